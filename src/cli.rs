@@ -1,0 +1,128 @@
+//! Command-line types (clap) and one small `run` per subcommand in `cli/`.
+//! Every command prints a human form, or with `--json` one JSON object, on stdout; logs go
+//! to stderr.
+
+mod init;
+mod publish;
+mod results;
+mod status;
+mod verify;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use fencepost::clock::{Clock, Instant};
+use fencepost::site::Site;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "fencepost",
+    version,
+    about = "Revision-stamped static sites with exactly-once publishing"
+)]
+pub struct Cli {
+    /// The site's root folder (holds fencepost.toml).
+    #[arg(long, global = true, default_value = ".", value_name = "DIR")]
+    site: PathBuf,
+    /// The instant used for every time decision (embargoes, leases), e.g. 2026-12-01T00:10:00Z.
+    #[arg(long, global = true, value_name = "RFC3339", value_parser = parse_now)]
+    now: Option<Instant>,
+    /// Print one JSON object on stdout instead of the human form.
+    #[arg(long, global = true)]
+    json: bool,
+    /// More log output on stderr (-v info, -vv debug). FENCEPOST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create a new site in DIR (config, templates, a sample item).
+    Init(init::Args),
+    /// Record every due item in the ledger exactly once.
+    Publish(publish::Args),
+    /// Summarise the ledger: revision, items by state, live leases, audit tip.
+    Status,
+    /// Recompute the audit chain; non-zero exit naming the first broken entry.
+    Verify,
+    /// Players' results.
+    Results {
+        #[command(subcommand)]
+        command: results::Command,
+    },
+}
+
+fn parse_now(s: &str) -> Result<Instant, String> {
+    Instant::parse_rfc3339(s)
+        .map_err(|e| format!("{e}: expected RFC 3339, e.g. 2026-12-01T00:10:00Z"))
+}
+
+/// Shared by every subcommand.
+pub struct Ctx {
+    pub site_dir: PathBuf,
+    pub clock: Clock,
+    pub json: bool,
+}
+
+impl Ctx {
+    pub fn site(&self) -> anyhow::Result<Site> {
+        Ok(Site::open(&self.site_dir)?)
+    }
+
+    /// Prints `value` as JSON, or the human form.
+    pub fn emit<T: serde::Serialize>(
+        &self,
+        value: &T,
+        human: impl FnOnce() -> String,
+    ) -> anyhow::Result<()> {
+        if self.json {
+            println!(
+                "{}",
+                serde_json::to_string(value).context("serialising the result")?
+            );
+        } else {
+            let text = human();
+            if !text.is_empty() {
+                println!("{}", text.trim_end());
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let ctx = Ctx {
+        site_dir: cli.site,
+        clock: cli.now.map_or(Clock::System, Clock::Fixed),
+        json: cli.json,
+    };
+    match cli.command {
+        Command::Init(args) => init::run(&ctx, args),
+        Command::Publish(args) => publish::run(&ctx, args),
+        Command::Status => status::run(&ctx),
+        Command::Verify => verify::run(&ctx),
+        Command::Results { command } => results::run(&ctx, command),
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("FENCEPOST_LOG").unwrap_or_else(|_| {
+            tracing_subscriber::EnvFilter::new(format!("fencepost={default},warn"))
+        });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

@@ -1,0 +1,26 @@
+use super::Ctx;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Folder for the new site (created if missing).
+    dir: PathBuf,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let written = fencepost::init::scaffold(&args.dir, ctx.clock.now())?;
+    let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    ctx.emit(
+        &serde_json::json!({ "site": args.dir, "written": files }),
+        || {
+            format!(
+                "created a fencepost site in {}\n  {}\nnext: fencepost --site {} publish",
+                args.dir.display(),
+                files.join("\n  "),
+                args.dir.display()
+            )
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,38 @@
+use super::Ctx;
+use fencepost::ledger::{self, Ledger};
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let site = ctx.site()?;
+    let mut l = Ledger::open(
+        &site.ledger_path(),
+        Duration::from_millis(site.config.ledger.busy_timeout_ms),
+    )?;
+    let tx = l.read()?;
+    let s = ledger::status::read(&tx, ctx.clock.now()).map_err(|e| ledger::LedgerError::Sql {
+        path: site.ledger_path(),
+        source: e,
+    })?;
+    drop(tx);
+    ctx.emit(&s, || {
+        let mut out = format!("publication revision {}\n", s.revision);
+        for (state, n) in &s.items {
+            out += &format!("  {state}: {n}\n");
+        }
+        out += &format!("  live leases: {}\n", s.leases);
+        out += &format!(
+            "  audit log: {} entries, tip {}\n",
+            s.audit_entries,
+            s.audit_tip.as_deref().unwrap_or("-")
+        );
+        if let Some(t) = s.next_embargo_at {
+            out += &format!("  next embargo ends at {t}\n");
+        }
+        for f in &s.failing {
+            out += &format!("  item {}: last error: {}\n", f.id, f.error);
+        }
+        out
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,86 @@
+//! Time as the whole program sees it. Every time decision (embargo ends, lease expiry, audit
+//! timestamps) goes through [`Clock`], so `--now` makes a run reproducible.
+
+use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+use std::fmt;
+
+/// An instant, stored in the ledger as whole milliseconds since the Unix epoch (UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant(pub i64);
+
+impl Instant {
+    pub fn from_datetime(dt: DateTime<Utc>) -> Self {
+        Instant(dt.timestamp_millis())
+    }
+
+    pub fn to_datetime(self) -> DateTime<Utc> {
+        Utc.timestamp_millis_opt(self.0)
+            .single()
+            .unwrap_or(DateTime::<Utc>::MIN_UTC)
+    }
+
+    pub fn parse_rfc3339(s: &str) -> Result<Self, chrono::ParseError> {
+        Ok(Self::from_datetime(
+            DateTime::parse_from_rfc3339(s)?.with_timezone(&Utc),
+        ))
+    }
+
+    pub fn rfc3339(self) -> String {
+        self.to_datetime()
+            .to_rfc3339_opts(SecondsFormat::AutoSi, true)
+    }
+
+    pub fn plus_secs(self, secs: u64) -> Self {
+        Instant(self.0.saturating_add((secs as i64).saturating_mul(1000)))
+    }
+}
+
+impl fmt::Display for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.rfc3339())
+    }
+}
+
+impl serde::Serialize for Instant {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.rfc3339())
+    }
+}
+
+/// The source of "now". `Fixed` comes from `--now` and never advances, so a test can place
+/// two runs at chosen instants (for example, the second one after the first one's lease).
+#[derive(Debug, Clone, Copy)]
+pub enum Clock {
+    System,
+    Fixed(Instant),
+}
+
+impl Clock {
+    pub fn now(&self) -> Instant {
+        match self {
+            Clock::System => Instant::from_datetime(Utc::now()),
+            Clock::Fixed(t) => *t,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_round_trips_through_millis() {
+        let t = Instant::parse_rfc3339("2026-11-30T00:10:00+01:00").unwrap();
+        assert_eq!(t.rfc3339(), "2026-11-29T23:10:00Z");
+        assert_eq!(Instant::parse_rfc3339(&t.rfc3339()).unwrap(), t);
+        assert_eq!(t.plus_secs(180).0 - t.0, 180_000);
+    }
+
+    #[test]
+    fn fixed_clock_does_not_move() {
+        let t = Instant(1_000);
+        let c = Clock::Fixed(t);
+        assert_eq!(c.now(), t);
+        assert_eq!(c.now(), t);
+    }
+}

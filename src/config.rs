@@ -1,0 +1,214 @@
+//! The site's configuration file, `fencepost.toml`. Every key has a default, so an empty file
+//! is a valid config; an unknown key is an error naming the key, because a misspelt setting
+//! that is silently ignored is worse than a refusal.
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+pub const CONFIG_FILE: &str = "fencepost.toml";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}\n  (is --site pointing at a fencepost site? `fencepost init DIR` makes one)")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: {key} = {value}: {why}")]
+    Invalid {
+        path: PathBuf,
+        key: &'static str,
+        value: String,
+        why: &'static str,
+    },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Site title, used by templates.
+    pub title: String,
+    /// Absolute URL the site is served from, used for feeds and sitemaps.
+    pub base_url: String,
+    pub publish: PublishConfig,
+    pub ledger: LedgerConfig,
+    pub images: ImagesConfig,
+    pub results: ResultsConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PublishConfig {
+    /// Minutes after the end of an item's `day` (00:00 UTC the next day) before it is due.
+    pub grace_minutes: u32,
+    /// Default lease length for `fencepost publish` (overridden by `--lease-secs`).
+    pub lease_secs: u64,
+    /// Items claimed, rendered and committed together (one lease transaction and one commit
+    /// transaction per batch; each item still has its own guarded, token-chained batch).
+    pub batch_size: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LedgerConfig {
+    /// The SQLite ledger, relative to the site root.
+    pub path: PathBuf,
+    /// How long a statement waits for another process's write lock, in milliseconds.
+    pub busy_timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ImagesConfig {
+    /// Content-addressed image store, relative to the site root.
+    pub store: PathBuf,
+    /// Largest image accepted, in bytes.
+    pub max_bytes: u64,
+    /// Timeout for fetching one http(s) image, in seconds.
+    pub fetch_timeout_secs: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResultsConfig {
+    /// At most this many `daily_results` rows per puzzle.
+    pub max_per_puzzle: i64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            title: "fencepost site".into(),
+            base_url: "http://localhost:8080/".into(),
+            publish: PublishConfig::default(),
+            ledger: LedgerConfig::default(),
+            images: ImagesConfig::default(),
+            results: ResultsConfig::default(),
+        }
+    }
+}
+
+impl Default for PublishConfig {
+    fn default() -> Self {
+        PublishConfig {
+            grace_minutes: 10,
+            lease_secs: 180,
+            batch_size: 64,
+        }
+    }
+}
+
+impl Default for LedgerConfig {
+    fn default() -> Self {
+        LedgerConfig {
+            path: PathBuf::from(".fencepost/ledger.sqlite"),
+            busy_timeout_ms: 30_000,
+        }
+    }
+}
+
+impl Default for ImagesConfig {
+    fn default() -> Self {
+        ImagesConfig {
+            store: PathBuf::from(".fencepost/images"),
+            max_bytes: 20 * 1024 * 1024,
+            fetch_timeout_secs: 30,
+        }
+    }
+}
+
+impl Default for ResultsConfig {
+    fn default() -> Self {
+        ResultsConfig {
+            max_per_puzzle: 50_000,
+        }
+    }
+}
+
+impl Config {
+    pub fn load(site_root: &Path) -> Result<Config, ConfigError> {
+        let path = site_root.join(CONFIG_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        Self::parse(&text, &path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        config.validate(path)?;
+        Ok(config)
+    }
+
+    fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |key, value: String, why| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key,
+            value,
+            why,
+        };
+        if self.publish.lease_secs == 0 {
+            return Err(invalid(
+                "publish.lease_secs",
+                "0".into(),
+                "a lease must last at least one second",
+            ));
+        }
+        if self.publish.batch_size == 0 || self.publish.batch_size > 10_000 {
+            return Err(invalid(
+                "publish.batch_size",
+                self.publish.batch_size.to_string(),
+                "must be between 1 and 10000",
+            ));
+        }
+        if self.results.max_per_puzzle < 1 {
+            return Err(invalid(
+                "results.max_per_puzzle",
+                self.results.max_per_puzzle.to_string(),
+                "must be at least 1",
+            ));
+        }
+        for (key, p) in [
+            ("ledger.path", &self.ledger.path),
+            ("images.store", &self.images.store),
+        ] {
+            if p.as_os_str().is_empty() {
+                return Err(invalid(key, "\"\"".into(), "must not be empty"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        let c = Config::parse("", Path::new("x.toml")).unwrap();
+        assert_eq!(c.publish.grace_minutes, 10);
+        assert_eq!(c.publish.lease_secs, 180);
+        assert_eq!(c.results.max_per_puzzle, 50_000);
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = Config::parse("[publish]\ngrace_minute = 5\n", Path::new("x.toml")).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("grace_minute"), "{msg}");
+        assert!(msg.contains("x.toml"), "{msg}");
+    }
+
+    #[test]
+    fn zero_lease_is_refused() {
+        let e = Config::parse("[publish]\nlease_secs = 0\n", Path::new("x.toml")).unwrap_err();
+        assert!(e.to_string().contains("publish.lease_secs"));
+    }
+}

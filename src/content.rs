@@ -1,0 +1,580 @@
+//! The content tree: answer items as Markdown files with TOML front matter (`+++`), and a scan
+//! that tells which files changed since the ledger last saw them.
+//!
+//! The scan keeps a stat cache in the ledger (size, mtime, inode, like git's index), so a run
+//! over a large unchanged tree stats every file but reads only the ones that changed. A file
+//! modified within [`RACY_WINDOW`] of the scan is always re-read: its mtime cannot yet tell a
+//! second edit apart from the first.
+
+use crate::clock::Instant;
+use chrono::{NaiveDate, NaiveTime, TimeZone, Utc};
+use rayon::prelude::*;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Files newer than this, at scan time, are re-hashed even when their stat matches the cache.
+pub const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct ItemId(pub i64);
+
+impl std::fmt::Display for ItemId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContentError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path}: no front matter: the file must start with a line `+++`, then TOML, then `+++`"
+    )]
+    NoFrontMatter { path: PathBuf },
+    #[error(
+        "{path}: front matter opened with `+++` on line 1 is never closed by another `+++` line"
+    )]
+    Unterminated { path: PathBuf },
+    #[error("{path}:{line}: front matter: {message}")]
+    FrontMatter {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: `{key}`: {why}")]
+    Invalid {
+        path: PathBuf,
+        key: &'static str,
+        why: String,
+    },
+    #[error("duplicate item id {id}: {first} and {second} both say `id = {id}`; give one of them a new id")]
+    DuplicateId {
+        id: ItemId,
+        first: String,
+        second: String,
+    },
+}
+
+/// Where an item's image comes from: a file under `content/` or an http(s) URL.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ImageSource {
+    /// Path relative to the site root, always starting with `content/`.
+    Local(String),
+    Remote(String),
+}
+
+impl ImageSource {
+    /// The key the ledger stores: the site-relative path or the URL.
+    pub fn key(&self) -> &str {
+        match self {
+            ImageSource::Local(p) | ImageSource::Remote(p) => p,
+        }
+    }
+
+    pub fn from_key(key: &str) -> ImageSource {
+        if key.starts_with("http://") || key.starts_with("https://") {
+            ImageSource::Remote(key.to_string())
+        } else {
+            ImageSource::Local(key.to_string())
+        }
+    }
+
+    /// Parses the front-matter `image` value. Local paths are taken relative to `content/`
+    /// (a leading `/` means the same) and may not climb out of it.
+    pub fn parse(value: &str) -> Result<ImageSource, String> {
+        let v = value.trim();
+        if v.is_empty() {
+            return Err("is empty".into());
+        }
+        if let Some(rest) = v
+            .strip_prefix("http://")
+            .or_else(|| v.strip_prefix("https://"))
+        {
+            if rest.is_empty() || rest.starts_with('/') {
+                return Err(format!("{v:?} is not a valid http(s) URL"));
+            }
+            return Ok(ImageSource::Remote(v.to_string()));
+        }
+        if v.contains("://") {
+            return Err(format!(
+                "{v:?}: only http:// and https:// URLs or paths under content/ are allowed"
+            ));
+        }
+        let rel = Path::new(v.trim_start_matches('/'));
+        let mut clean = Vec::new();
+        for c in rel.components() {
+            match c {
+                Component::Normal(s) => clean.push(s.to_string_lossy().into_owned()),
+                Component::CurDir => {}
+                _ => {
+                    return Err(format!(
+                        "{v:?} leaves content/: image paths may not use `..`"
+                    ))
+                }
+            }
+        }
+        if clean.is_empty() || v.contains('\0') {
+            return Err(format!("{v:?} is not a file path"));
+        }
+        Ok(ImageSource::Local(format!("content/{}", clean.join("/"))))
+    }
+}
+
+/// One answer item as its file says it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub id: ItemId,
+    pub day: NaiveDate,
+    pub title: String,
+    /// Price with exactly two decimals, e.g. `"4.99"`.
+    pub price: String,
+    pub image: Option<ImageSource>,
+    pub indexable: bool,
+    pub publish_at: Option<Instant>,
+    pub withdrawn: bool,
+    pub body: String,
+}
+
+impl Item {
+    /// When the item becomes due: its `publish_at`, or the end of its `day` (00:00 UTC the next
+    /// day) plus the grace window.
+    pub fn due_at(&self, grace_minutes: u32) -> Instant {
+        if let Some(t) = self.publish_at {
+            return t;
+        }
+        let next = self.day.succ_opt().unwrap_or(self.day);
+        let midnight = Utc.from_utc_datetime(&next.and_time(NaiveTime::MIN));
+        Instant::from_datetime(midnight).plus_secs(u64::from(grace_minutes) * 60)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFrontMatter {
+    id: Option<toml::Value>,
+    day: Option<toml::Value>,
+    title: Option<toml::Value>,
+    price: Option<toml::Value>,
+    image: Option<toml::Value>,
+    indexable: Option<toml::Value>,
+    publish_at: Option<toml::Value>,
+    withdrawn: Option<toml::Value>,
+}
+
+/// Parses one item file. `path` is only used in error messages.
+pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    match lines.next() {
+        Some(first) if first.trim_end() == "+++" => {}
+        _ => return Err(ContentError::NoFrontMatter { path: path.into() }),
+    }
+    let fm_start = text.find('\n').map(|i| i + 1).unwrap_or(text.len());
+    let mut offset = fm_start;
+    let mut fm_end = None;
+    for line in lines {
+        if line.trim_end() == "+++" {
+            fm_end = Some((offset, offset + line.len()));
+            break;
+        }
+        offset += line.len();
+    }
+    let (fm_stop, body_start) =
+        fm_end.ok_or_else(|| ContentError::Unterminated { path: path.into() })?;
+    let fm = &text[fm_start..fm_stop];
+    let body = text[body_start..]
+        .trim_start_matches(['\n', '\r'])
+        .to_string();
+
+    let raw: RawFrontMatter = toml::from_str(fm).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| fm[..s.start.min(fm.len())].matches('\n').count() + 2)
+            .unwrap_or(2);
+        ContentError::FrontMatter {
+            path: path.into(),
+            line,
+            message: e.message().to_string(),
+        }
+    })?;
+    let invalid = |key: &'static str, why: String| ContentError::Invalid {
+        path: path.into(),
+        key,
+        why,
+    };
+    let missing = |key: &'static str| invalid(key, "is required but missing".into());
+
+    let id = match raw.id.ok_or_else(|| missing("id"))? {
+        toml::Value::Integer(n) if n > 0 => ItemId(n),
+        other => {
+            return Err(invalid(
+                "id",
+                format!("must be a positive integer, not {other}"),
+            ))
+        }
+    };
+    let day = match raw.day.ok_or_else(|| missing("day"))? {
+        toml::Value::Datetime(dt) if dt.date.is_some() && dt.time.is_none() => {
+            let d = dt.date.unwrap();
+            NaiveDate::from_ymd_opt(i32::from(d.year), u32::from(d.month), u32::from(d.day))
+                .ok_or_else(|| invalid("day", format!("{dt} is not a calendar date")))?
+        }
+        toml::Value::String(s) => NaiveDate::parse_from_str(&s, "%Y-%m-%d")
+            .map_err(|_| invalid("day", format!("{s:?} is not a date like 2026-11-30")))?,
+        other => {
+            return Err(invalid(
+                "day",
+                format!("must be a date like 2026-11-30, not {other}"),
+            ))
+        }
+    };
+    let title = match raw.title.ok_or_else(|| missing("title"))? {
+        toml::Value::String(s) if !s.trim().is_empty() => s,
+        toml::Value::String(_) => return Err(invalid("title", "is empty".into())),
+        other => return Err(invalid("title", format!("must be a string, not {other}"))),
+    };
+    let price = parse_price(&raw.price.ok_or_else(|| missing("price"))?)
+        .map_err(|why| invalid("price", why))?;
+    let image = match raw.image {
+        None => None,
+        Some(toml::Value::String(s)) => {
+            Some(ImageSource::parse(&s).map_err(|why| invalid("image", why))?)
+        }
+        Some(other) => return Err(invalid("image", format!("must be a string, not {other}"))),
+    };
+    let bool_field = |key: &'static str, v: Option<toml::Value>, default: bool| match v {
+        None => Ok(default),
+        Some(toml::Value::Boolean(b)) => Ok(b),
+        Some(other) => Err(invalid(key, format!("must be true or false, not {other}"))),
+    };
+    let indexable = bool_field("indexable", raw.indexable, true)?;
+    let withdrawn = bool_field("withdrawn", raw.withdrawn, false)?;
+    let publish_at = match raw.publish_at {
+        None => None,
+        Some(v) => {
+            let s = match &v {
+                toml::Value::Datetime(dt) if dt.offset.is_some() => dt.to_string(),
+                toml::Value::String(s) => s.clone(),
+                other => return Err(invalid(
+                    "publish_at",
+                    format!(
+                        "must be a date-time with an offset like 2026-12-01T00:10:00Z, not {other}"
+                    ),
+                )),
+            };
+            Some(
+                Instant::parse_rfc3339(&s)
+                    .map_err(|e| invalid("publish_at", format!("{s:?}: {e}")))?,
+            )
+        }
+    };
+    Ok(Item {
+        id,
+        day,
+        title,
+        price,
+        image,
+        indexable,
+        publish_at,
+        withdrawn,
+        body,
+    })
+}
+
+/// Normalises a price to two decimals. Accepts a TOML number (`4.99`, `5`) or a string
+/// (`"4.99"`, `"$4.99"`).
+fn parse_price(v: &toml::Value) -> Result<String, String> {
+    let text = match v {
+        toml::Value::Integer(n) if *n >= 0 => return Ok(format!("{n}.00")),
+        toml::Value::Float(f) if f.is_finite() && *f >= 0.0 => return Ok(format!("{f:.2}")),
+        toml::Value::String(s) => s.trim().trim_start_matches('$').to_string(),
+        other => {
+            return Err(format!(
+                "must be a non-negative number like 4.99, not {other}"
+            ))
+        }
+    };
+    let (whole, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !(frac.is_empty() || (frac.len() <= 2 && digits(frac))) {
+        return Err(format!("{text:?} is not a price like 4.99"));
+    }
+    Ok(format!("{whole}.{frac:0<2}"))
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// What the stat cache remembers of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStat {
+    pub size: i64,
+    pub mtime_ns: i64,
+    pub ino: i64,
+}
+
+impl FileStat {
+    pub fn of(meta: &std::fs::Metadata) -> FileStat {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as i64)
+            .unwrap_or(0);
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(meta) as i64;
+        #[cfg(not(unix))]
+        let ino = 0;
+        FileStat {
+            size: meta.len() as i64,
+            mtime_ns,
+            ino,
+        }
+    }
+}
+
+/// A file the ledger already knows: its item id, stat and content hash.
+#[derive(Debug, Clone)]
+pub struct CachedFile {
+    pub id: ItemId,
+    pub stat: FileStat,
+    pub source_hash: String,
+}
+
+/// A file that was read in this scan.
+#[derive(Debug, Clone)]
+pub struct ReadFile {
+    /// Site-relative path with `/` separators.
+    pub path: String,
+    pub stat: FileStat,
+    pub source_hash: String,
+    pub item: Item,
+}
+
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Files whose stat matched the cache: path → id.
+    pub unchanged: BTreeMap<String, ItemId>,
+    /// New or changed files, read and parsed.
+    pub read: Vec<ReadFile>,
+}
+
+impl Scan {
+    /// Every item id present in the tree.
+    pub fn present_ids(&self) -> impl Iterator<Item = ItemId> + '_ {
+        self.unchanged
+            .values()
+            .copied()
+            .chain(self.read.iter().map(|r| r.item.id))
+    }
+}
+
+/// Lists `content/answers/**/*.md` (skipping hidden and editor temporary files), sorted.
+pub fn list_item_files(root: &Path) -> Result<Vec<(String, FileStat)>, ContentError> {
+    let dir = root.join(crate::site::ANSWERS_DIR);
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(&dir).min_depth(1).sort_by_file_name() {
+        let entry = entry.map_err(|e| ContentError::Read {
+            path: e
+                .path()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| dir.clone()),
+            source: e
+                .into_io_error()
+                .unwrap_or_else(|| std::io::Error::other("walk failed")),
+        })?;
+        let name = entry.file_name().to_string_lossy();
+        if name.starts_with('.') || !entry.file_type().is_file() || !name.ends_with(".md") {
+            continue;
+        }
+        let meta = entry.metadata().map_err(|e| ContentError::Read {
+            path: entry.path().to_path_buf(),
+            source: e
+                .into_io_error()
+                .unwrap_or_else(|| std::io::Error::other("stat failed")),
+        })?;
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .unwrap_or(entry.path())
+            .to_string_lossy()
+            .replace('\\', "/");
+        out.push((rel, FileStat::of(&meta)));
+    }
+    Ok(out)
+}
+
+/// Reads and parses one item file, returning it with its content hash.
+pub fn read_item(root: &Path, rel: &str) -> Result<(Item, String), ContentError> {
+    let path = root.join(rel);
+    let bytes = std::fs::read(&path).map_err(|source| ContentError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| ContentError::Invalid {
+        path: PathBuf::from(rel),
+        key: "(file)",
+        why: format!("is not UTF-8 ({e})"),
+    })?;
+    let item = parse_item(text, Path::new(rel))?;
+    Ok((item, sha256_hex(&bytes)))
+}
+
+/// Scans the tree against the stat cache. Fails on the first bad file or on a duplicate id:
+/// a tree that cannot be read completely must not be acted on (a file we could not parse
+/// would otherwise look removed, and its page would be withdrawn).
+pub fn scan(root: &Path, cache: &HashMap<String, CachedFile>) -> Result<Scan, ContentError> {
+    let files = list_item_files(root)?;
+    let racy_after = SystemTime::now()
+        .checked_sub(RACY_WINDOW)
+        .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(i64::MAX);
+    let mut scan = Scan::default();
+    let mut to_read = Vec::new();
+    for (rel, stat) in files {
+        match cache.get(&rel) {
+            Some(c) if c.stat == stat && stat.mtime_ns < racy_after => {
+                scan.unchanged.insert(rel, c.id);
+            }
+            _ => to_read.push((rel, stat)),
+        }
+    }
+    scan.read = to_read
+        .into_par_iter()
+        .map(|(rel, stat)| {
+            let (item, source_hash) = read_item(root, &rel)?;
+            Ok(ReadFile {
+                path: rel,
+                stat,
+                source_hash,
+                item,
+            })
+        })
+        .collect::<Result<Vec<_>, ContentError>>()?;
+    let mut seen: HashMap<ItemId, &str> = HashMap::new();
+    for (path, id) in &scan.unchanged {
+        seen.insert(*id, path);
+    }
+    for r in &scan.read {
+        if let Some(first) = seen.insert(r.item.id, &r.path) {
+            let (a, b) = if first < r.path.as_str() {
+                (first, r.path.as_str())
+            } else {
+                (r.path.as_str(), first)
+            };
+            return Err(ContentError::DuplicateId {
+                id: r.item.id,
+                first: a.to_string(),
+                second: b.to_string(),
+            });
+        }
+    }
+    Ok(scan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Item, ContentError> {
+        parse_item(s, Path::new("content/answers/1.md"))
+    }
+
+    #[test]
+    fn parses_a_full_item() {
+        let item = parse(
+            "+++\nid = 7\nday = 2026-11-29\ntitle = \"Rotisserie chicken\"\nprice = 4.99\nimage = \"images/c.png\"\nindexable = false\n+++\n\nBody *here*.\n",
+        )
+        .unwrap();
+        assert_eq!(item.id, ItemId(7));
+        assert_eq!(item.price, "4.99");
+        assert_eq!(
+            item.image,
+            Some(ImageSource::Local("content/images/c.png".into()))
+        );
+        assert!(!item.indexable);
+        assert_eq!(item.body, "Body *here*.\n");
+        assert_eq!(item.due_at(10).rfc3339(), "2026-11-30T00:10:00Z");
+    }
+
+    #[test]
+    fn publish_at_overrides_the_day_rule() {
+        let item = parse("+++\nid = 1\nday = 2026-11-29\ntitle = \"t\"\nprice = \"$5\"\npublish_at = 2027-01-01T12:00:00Z\n+++\n").unwrap();
+        assert_eq!(item.price, "5.00");
+        assert_eq!(item.due_at(10).rfc3339(), "2027-01-01T12:00:00Z");
+    }
+
+    #[test]
+    fn missing_field_is_named() {
+        let e = parse("+++\nid = 1\nday = 2026-11-29\nprice = 1\n+++\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "content/answers/1.md: `title`: is required but missing"
+        );
+    }
+
+    #[test]
+    fn toml_error_names_the_file_line() {
+        let e = parse("+++\nid = 1\nday = 2026-11-29\ntitle = \"unterminated\nprice = 1\n+++\n")
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("content/answers/1.md:4:"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_key_and_unterminated_are_errors() {
+        assert!(parse(
+            "+++\nid = 1\nday = 2026-11-29\ntitle = \"t\"\nprice = 1\ncolour = 2\n+++\n"
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("colour"));
+        assert!(matches!(
+            parse("+++\nid = 1\n"),
+            Err(ContentError::Unterminated { .. })
+        ));
+        assert!(matches!(
+            parse("id = 1\n"),
+            Err(ContentError::NoFrontMatter { .. })
+        ));
+    }
+
+    #[test]
+    fn image_paths_may_not_escape_content() {
+        assert!(ImageSource::parse("../secret.png").is_err());
+        assert!(ImageSource::parse("images/../../x.png").is_err());
+        assert!(ImageSource::parse("file:///etc/passwd").is_err());
+        assert_eq!(
+            ImageSource::parse("/a/b.png").unwrap(),
+            ImageSource::Local("content/a/b.png".into())
+        );
+        assert_eq!(
+            ImageSource::parse("https://cdn.example/x.jpg").unwrap(),
+            ImageSource::Remote("https://cdn.example/x.jpg".into())
+        );
+    }
+
+    #[test]
+    fn prices_are_normalised_or_refused() {
+        assert_eq!(parse_price(&toml::Value::Float(12.3)).unwrap(), "12.30");
+        assert_eq!(
+            parse_price(&toml::Value::String("7.5".into())).unwrap(),
+            "7.50"
+        );
+        assert!(parse_price(&toml::Value::String("seven".into())).is_err());
+        assert!(parse_price(&toml::Value::Float(-1.0)).is_err());
+    }
+}

@@ -1,0 +1,153 @@
+//! The SQLite ledger: the single source of truth for what is public.
+//!
+//! Opening it sets WAL, a busy timeout and foreign keys, and brings the schema up to date in
+//! one transaction; a ledger written by a newer fencepost is refused and left untouched.
+//! Every write transaction starts with `BEGIN IMMEDIATE`: a deferred transaction that reads
+//! and then writes gets SQLITE_BUSY at the upgrade instead of waiting for the lock.
+//!
+//! The submodules hold the named queries, grouped by table: [`lease`], [`items`], [`pages`]
+//! (the publish commit batch), [`audit`], [`images`], [`results`], [`status`].
+
+pub mod audit;
+pub mod images;
+pub mod items;
+pub mod lease;
+pub mod pages;
+pub mod results;
+pub mod schema;
+pub mod status;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error("cannot create the ledger folder {path}: {source}")]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open the ledger {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("{path} is not a usable fencepost ledger ({source}); restore it from a backup or move it aside to start a new one")]
+    Corrupt {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("{path} has schema version {found}, newer than this fencepost understands ({supported}); upgrade fencepost — the ledger was left untouched")]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("ledger {path}: {source}")]
+    Sql {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+}
+
+/// An open ledger. Cheap to pass around by reference; one per thread.
+pub struct Ledger {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Ledger {
+    /// Opens (creating if needed) and migrates the ledger at `path`.
+    pub fn open(path: &Path, busy_timeout: Duration) -> Result<Ledger, LedgerError> {
+        if let Some(dir) = path.parent() {
+            if !dir.as_os_str().is_empty() {
+                std::fs::create_dir_all(dir).map_err(|source| LedgerError::CreateDir {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
+            }
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|source| LedgerError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let corrupt = |source| LedgerError::Corrupt {
+            path: path.to_path_buf(),
+            source,
+        };
+        conn.busy_timeout(busy_timeout).map_err(corrupt)?;
+        // Refuse a newer ledger before anything (even the journal mode) touches it.
+        schema::refuse_newer(&conn, path)?;
+        // journal_mode=WAL returns the mode in force; it fails on a file that is not SQLite.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(corrupt)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(path = %path.display(), mode, "ledger is not in WAL mode");
+        }
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(corrupt)?;
+        audit::register_functions(&conn).map_err(corrupt)?;
+        let mut ledger = Ledger {
+            conn,
+            path: path.to_path_buf(),
+        };
+        schema::migrate(&mut ledger)?;
+        Ok(ledger)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Maps a SQLite error to [`LedgerError::Sql`] naming this ledger.
+    pub fn err(&self, source: rusqlite::Error) -> LedgerError {
+        LedgerError::Sql {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Starts a write transaction with `BEGIN IMMEDIATE`.
+    pub fn write(&mut self) -> Result<Transaction<'_>, LedgerError> {
+        let path = self.path.clone();
+        self.conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|source| LedgerError::Sql { path, source })
+    }
+
+    /// Starts a read transaction: one consistent snapshot until it ends.
+    pub fn read(&mut self) -> Result<Transaction<'_>, LedgerError> {
+        let path = self.path.clone();
+        self.conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(|source| LedgerError::Sql { path, source })
+    }
+}
+
+/// Shorthand for running a closure in a `BEGIN IMMEDIATE` transaction and committing it.
+pub fn with_write<T>(
+    ledger: &mut Ledger,
+    f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+) -> Result<T, LedgerError> {
+    let path = ledger.path.clone();
+    let sql = |source| LedgerError::Sql {
+        path: path.clone(),
+        source,
+    };
+    let tx = ledger.write()?;
+    let out = f(&tx).map_err(sql)?;
+    tx.commit().map_err(sql)?;
+    Ok(out)
+}

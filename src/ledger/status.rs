@@ -1,0 +1,77 @@
+//! A summary of the ledger for `fencepost status`.
+
+use crate::clock::Instant;
+use crate::ledger::lease;
+use rusqlite::{named_params, Connection, OptionalExtension};
+use std::collections::BTreeMap;
+
+const REVISION: &str = "SELECT publication_revision FROM site_state WHERE id = 1";
+const COUNTS: &str = "SELECT state, count(*) FROM items GROUP BY state";
+const AUDIT_TIP: &str = "SELECT seq, current_hash FROM audit_log ORDER BY seq DESC LIMIT 1";
+const NEXT_EMBARGO: &str = "SELECT min(publish_at) FROM items
+     WHERE publish_at > :now AND state IN ('pending', 'processing', 'withdrawn')
+       AND source_hash IS NOT NULL AND wants_withdrawn = 0";
+const FAILING: &str = "SELECT id, last_error FROM items WHERE last_error IS NOT NULL ORDER BY id";
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Failing {
+    pub id: i64,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Status {
+    pub revision: i64,
+    pub items: BTreeMap<&'static str, i64>,
+    pub leases: i64,
+    pub audit_entries: i64,
+    pub audit_tip: Option<String>,
+    pub next_embargo_at: Option<Instant>,
+    pub failing: Vec<Failing>,
+}
+
+pub fn revision(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached(REVISION)?.query_row([], |r| r.get(0))
+}
+
+/// Reads everything in the caller's transaction, so the figures agree with each other.
+pub fn read(conn: &Connection, now: Instant) -> rusqlite::Result<Status> {
+    let mut items: BTreeMap<&'static str, i64> =
+        ["pending", "processing", "published", "withdrawn"]
+            .into_iter()
+            .map(|s| (s, 0))
+            .collect();
+    let mut stmt = conn.prepare_cached(COUNTS)?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let state: String = r.get(0)?;
+        if let Some(n) = items.iter_mut().find(|(k, _)| **k == state).map(|(_, v)| v) {
+            *n = r.get(1)?;
+        }
+    }
+    let tip: Option<(i64, String)> = conn
+        .prepare_cached(AUDIT_TIP)?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let next: Option<i64> = conn
+        .prepare_cached(NEXT_EMBARGO)?
+        .query_row(named_params! { ":now": now.0 }, |r| r.get(0))?;
+    let failing = conn
+        .prepare_cached(FAILING)?
+        .query_map([], |r| {
+            Ok(Failing {
+                id: r.get(0)?,
+                error: r.get(1)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Status {
+        revision: revision(conn)?,
+        items,
+        leases: lease::count_live(conn, now)?,
+        audit_entries: tip.as_ref().map(|t| t.0).unwrap_or(0),
+        audit_tip: tip.map(|t| t.1),
+        next_embargo_at: next.map(Instant),
+        failing,
+    })
+}

@@ -1,0 +1,33 @@
+//! fencepost: a static-site generator whose publishing is exactly-once and whose output is
+//! revision-stamped.
+//!
+//! Data flows one way:
+//!
+//! 1. [`content`] reads the site's Markdown files (TOML front matter) and tells what changed
+//!    since the ledger last looked, using a stat cache kept in the ledger.
+//! 2. [`publish`] finds items whose embargo has passed and records each public change in the
+//!    [`ledger`] exactly once: a fenced lease per item, slow work outside any transaction,
+//!    then one guarded, token-chained batch that writes the page, moves the item's state,
+//!    bumps the publication revision and appends to the hash-chained audit log.
+//! 3. Later stages (build, deploy, serve) read the ledger; the ledger imports none of them.
+
+pub mod clock;
+pub mod config;
+pub mod content;
+pub mod init;
+pub mod ledger;
+pub mod publish;
+pub mod results;
+pub mod site;
+
+/// Expands to nothing unless the `failpoints` feature is on; then it is a named fail point
+/// (see the README's list) that tests configure through the `FAILPOINTS` environment variable.
+#[macro_export]
+macro_rules! fail_point {
+    ($name:expr) => {{
+        #[cfg(feature = "failpoints")]
+        {
+            ::fail::fail_point!($name);
+        }
+    }};
+}

@@ -1,0 +1,391 @@
+//! The publish job: preflight → slow work → guarded commit.
+//!
+//! 1. Scan the content tree (stat cache) and sync what it says into the ledger. A tree that
+//!    cannot be read completely stops the run before anything is written.
+//! 2. Plan from one snapshot: which items are due for a publication, an update or a
+//!    withdrawal.
+//! 3. For each batch of due items: take each item's lease (one upsert; a live lease is
+//!    someone else's and the item is skipped), re-read the item under the lease (preflight)
+//!    and mark new publications `processing`, all in one transaction.
+//! 4. Slow work outside any transaction: read and render the Markdown, fetch and store the
+//!    image.
+//! 5. Commit: each item's guarded, token-chained batch (see [`crate::ledger::pages`]), then
+//!    release the leases, in one transaction.
+//!
+//! An interrupted run leaves items `processing` under a lease that expires; the next run
+//! re-drives them. A run that lost its lease changes nothing.
+
+pub mod image;
+pub mod render;
+
+use crate::clock::{Clock, Instant};
+use crate::content::{self, ContentError, ImageSource, ItemId};
+use crate::ledger::items::{self, Action, ItemView, Plan, State};
+use crate::ledger::lease::{self, Lease, OwnerId};
+use crate::ledger::pages::{self, Commit, Outcome, PageFields};
+use crate::ledger::{self, with_write, Ledger, LedgerError};
+use crate::site::Site;
+use rayon::prelude::*;
+use std::collections::HashSet;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error(transparent)]
+    Content(#[from] ContentError),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub lease_secs: u64,
+}
+
+/// An item this run could not publish, and why; it is retried by the next run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Failed {
+    pub id: ItemId,
+    pub error: String,
+}
+
+/// What one run did. `revision` is the publication revision when the run ended.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Report {
+    pub owner: String,
+    pub published: Vec<ItemId>,
+    pub updated: Vec<ItemId>,
+    pub withdrawn: Vec<ItemId>,
+    pub unchanged: usize,
+    pub skipped_locked: Vec<ItemId>,
+    pub lease_lost: Vec<ItemId>,
+    pub conflict: Vec<ItemId>,
+    pub revision: i64,
+    pub failed: Vec<Failed>,
+    pub embargoed: usize,
+    pub next_embargo_at: Option<Instant>,
+    pub files_read: usize,
+}
+
+/// An item claimed under its lease, with what preflight saw.
+struct Claimed {
+    view: ItemView,
+    action: Action,
+    lease: Lease,
+    expected_state: State,
+}
+
+enum Prepared {
+    Commit(Commit),
+    Failed {
+        id: ItemId,
+        lease: Lease,
+        error: String,
+    },
+    /// The file changed after preflight: leave it to the next run, which sees the new file.
+    Stale {
+        id: ItemId,
+        lease: Lease,
+    },
+    Locked {
+        id: ItemId,
+        lease: Lease,
+    },
+}
+
+pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, PublishError> {
+    let mut ledger = Ledger::open(
+        &site.ledger_path(),
+        Duration::from_millis(site.config.ledger.busy_timeout_ms),
+    )?;
+    let owner = OwnerId::random();
+    let mut report = Report {
+        owner: owner.0.clone(),
+        ..Report::default()
+    };
+    tracing::debug!(owner = %owner.0, "publish run starts");
+
+    // 1. Scan and sync.
+    let cache = items::stat_cache(ledger.conn()).map_err(|e| ledger.err(e))?;
+    let scan = content::scan(&site.root, &cache)?;
+    report.files_read = scan.read.len();
+    crate::fail_point!("publish.after_scan");
+    let present: HashSet<ItemId> = scan.present_ids().collect();
+    let grace = site.config.publish.grace_minutes;
+    let now = clock.now();
+    with_write(&mut ledger, |tx| {
+        items::sync(tx, &scan.read, &present, grace, now)
+    })?;
+    crate::fail_point!("publish.after_sync");
+
+    // 2. Plan.
+    let now = clock.now();
+    let views = items::all_views(ledger.conn()).map_err(|e| ledger.err(e))?;
+    let mut due = Vec::new();
+    for v in views {
+        match v.plan(now) {
+            Plan::Act(_) => due.push(v),
+            Plan::Current => report.unchanged += 1,
+            Plan::Embargoed(at) => {
+                report.embargoed += 1;
+                report.next_embargo_at = Some(report.next_embargo_at.map_or(at, |n| n.min(at)));
+            }
+            Plan::Idle => {}
+        }
+    }
+    tracing::info!(
+        due = due.len(),
+        unchanged = report.unchanged,
+        embargoed = report.embargoed,
+        "planned"
+    );
+
+    // Items whose image must come over the network go one at a time, so one slow fetch
+    // cannot outlast the lease of a whole batch.
+    let (remote, local): (Vec<ItemView>, Vec<ItemView>) = due.into_iter().partition(|v| {
+        !v.image_stored
+            && v.image_source
+                .as_deref()
+                .is_some_and(|s| matches!(ImageSource::from_key(s), ImageSource::Remote(_)))
+    });
+    let batch = site.config.publish.batch_size;
+    let batches = local.chunks(batch).chain(remote.chunks(1));
+    for chunk in batches {
+        let ids: Vec<ItemId> = chunk.iter().map(|v| v.id).collect();
+        run_batch(&mut ledger, site, clock, opts, &owner, &ids, &mut report)?;
+    }
+
+    report.revision = ledger::status::revision(ledger.conn()).map_err(|e| ledger.err(e))?;
+    Ok(report)
+}
+
+fn run_batch(
+    ledger: &mut Ledger,
+    site: &Site,
+    clock: &Clock,
+    opts: &Options,
+    owner: &OwnerId,
+    ids: &[ItemId],
+    report: &mut Report,
+) -> Result<(), PublishError> {
+    // 3. Leases and preflight, in one transaction.
+    let now = clock.now();
+    let claimed = with_write(ledger, |tx| {
+        let mut claimed = Vec::new();
+        for &id in ids {
+            let Some(held) =
+                lease::acquire(tx, &items::lease_key(id), owner, now, opts.lease_secs)?
+            else {
+                report.skipped_locked.push(id);
+                continue;
+            };
+            let view = items::view(tx, id)?;
+            match view.as_ref().map(|v| v.plan(now)) {
+                Some(Plan::Act(action)) => {
+                    let view = view.expect("planned from a view");
+                    let expected_state = if action == Action::Publish {
+                        items::mark_processing(tx, id, &held, now)?;
+                        State::Processing
+                    } else {
+                        view.state
+                    };
+                    claimed.push(Claimed {
+                        view,
+                        action,
+                        lease: held,
+                        expected_state,
+                    });
+                }
+                other => {
+                    // Another run finished it since we planned; nothing to do.
+                    if other == Some(Plan::Current) {
+                        report.unchanged += 1;
+                    }
+                    lease::release(tx, &held, now)?;
+                }
+            }
+        }
+        Ok(claimed)
+    })?;
+    if claimed.is_empty() {
+        return Ok(());
+    }
+    crate::fail_point!("publish.after_preflight");
+
+    // 4. Slow work: images first (they need the ledger), then Markdown in parallel.
+    let mut images = Vec::with_capacity(claimed.len());
+    for c in &claimed {
+        let needs = c.action != Action::Withdraw && c.view.image_source.is_some();
+        images.push(match (needs, c.view.image_source.as_deref()) {
+            (true, Some(src)) => Some(image::ensure(
+                ledger,
+                site,
+                &ImageSource::from_key(src),
+                owner,
+                clock,
+                opts.lease_secs,
+            )),
+            _ => None,
+        });
+    }
+    let prepared: Vec<Prepared> = claimed
+        .into_par_iter()
+        .zip(images)
+        .map(|(c, img)| prepare(site, c, img))
+        .collect();
+    crate::fail_point!("publish.before_commit");
+
+    // 5. Commit every item's batch and release the leases, in one transaction.
+    let now = clock.now();
+    let results = with_write(ledger, |tx| {
+        let mut results = Vec::with_capacity(prepared.len());
+        for p in &prepared {
+            match p {
+                Prepared::Commit(c) => {
+                    let r = pages::commit(tx, c, now)?;
+                    lease::release(tx, &c.lease, now)?;
+                    results.push((c.id, Ok(r.outcome)));
+                }
+                Prepared::Failed {
+                    id,
+                    lease: held,
+                    error,
+                } => {
+                    let still_held = items::record_failure(tx, *id, error, held, now)?;
+                    lease::release(tx, held, now)?;
+                    results.push((
+                        *id,
+                        if still_held {
+                            Err(error.clone())
+                        } else {
+                            Ok(Outcome::LeaseLost)
+                        },
+                    ));
+                }
+                Prepared::Stale { id, lease: held } => {
+                    lease::release(tx, held, now)?;
+                    results.push((*id, Ok(Outcome::Conflict)));
+                }
+                Prepared::Locked { id, lease: held } => {
+                    // Back to pending so a later run picks it up once the image is stored.
+                    items::record_failure(
+                        tx,
+                        *id,
+                        "waiting for another run to fetch its image",
+                        held,
+                        now,
+                    )?;
+                    lease::release(tx, held, now)?;
+                    report.skipped_locked.push(*id);
+                }
+            }
+        }
+        Ok(results)
+    })?;
+    crate::fail_point!("publish.after_commit");
+    for (id, r) in results {
+        match r {
+            Ok(Outcome::Published) => report.published.push(id),
+            Ok(Outcome::Updated) => report.updated.push(id),
+            Ok(Outcome::Withdrawn) => report.withdrawn.push(id),
+            Ok(Outcome::Unchanged) => report.unchanged += 1,
+            Ok(Outcome::LeaseLost) => {
+                tracing::warn!(item = id.0, "lease lost before commit; nothing was written");
+                report.lease_lost.push(id)
+            }
+            Ok(Outcome::Conflict) => {
+                tracing::warn!(
+                    item = id.0,
+                    "item changed under this run; nothing was written, the next run retries"
+                );
+                report.conflict.push(id)
+            }
+            Err(error) => {
+                tracing::warn!(item = id.0, %error, "could not publish; the next run retries");
+                report.failed.push(Failed { id, error });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The slow part for one item: read the file preflight saw, render it, apply the one-way
+/// rules (which the commit statement enforces again).
+fn prepare(
+    site: &Site,
+    c: Claimed,
+    img: Option<Result<ledger::images::StoredImage, image::ImageError>>,
+) -> Prepared {
+    let id = c.view.id;
+    let commit = |page| {
+        Prepared::Commit(Commit {
+            id,
+            action: c.action,
+            lease: c.lease.clone(),
+            expected_state: c.expected_state,
+            expected_version: c.view.page.as_ref().map_or(0, |p| p.content_version),
+            source_hash: c.view.source_hash.clone(),
+            page,
+            token: uuid::Uuid::new_v4().simple().to_string(),
+        })
+    };
+    if c.action == Action::Withdraw {
+        return commit(None);
+    }
+    let (item, hash) = match content::read_item(&site.root, &c.view.source_path) {
+        Ok(x) => x,
+        Err(e) => {
+            return Prepared::Failed {
+                id,
+                lease: c.lease,
+                error: e.to_string(),
+            }
+        }
+    };
+    if Some(&hash) != c.view.source_hash.as_ref() || item.id != id {
+        return Prepared::Stale { id, lease: c.lease };
+    }
+    let stored = match img {
+        None => None,
+        Some(Ok(s)) => Some(s),
+        Some(Err(image::ImageError::Locked { .. })) => {
+            return Prepared::Locked { id, lease: c.lease }
+        }
+        Some(Err(e)) => {
+            return Prepared::Failed {
+                id,
+                lease: c.lease,
+                error: e.to_string(),
+            }
+        }
+    };
+    let mut page = PageFields {
+        title: item.title,
+        day: item.day.to_string(),
+        price: item.price,
+        body_html: render::markdown_to_html(&item.body),
+        image_source: stored
+            .as_ref()
+            .map(|_| c.view.image_source.clone().unwrap_or_default()),
+        image_sha256: stored.map(|s| s.sha256),
+        indexable: item.indexable,
+    };
+    if let Some(prev) = &c.view.page {
+        if prev.indexable && !page.indexable {
+            tracing::warn!(
+                item = id.0,
+                "indexable = false ignored: a page that was indexable never returns to noindex"
+            );
+            page.indexable = true;
+        }
+        if page.image_sha256.is_none() && prev.image_sha256.is_some() {
+            tracing::warn!(
+                item = id.0,
+                "image removed from the file ignored: a page that has its image keeps it"
+            );
+            page.image_source = prev.image_source.clone();
+            page.image_sha256 = prev.image_sha256.clone();
+        }
+    }
+    commit(Some(page))
+}

@@ -1,0 +1,39 @@
+//! A site on disk: its root, its config and the paths derived from them.
+
+use crate::config::{Config, ConfigError};
+use std::path::{Path, PathBuf};
+
+/// Folder of the answer items, relative to the site root.
+pub const ANSWERS_DIR: &str = "content/answers";
+
+#[derive(Debug, Clone)]
+pub struct Site {
+    pub root: PathBuf,
+    pub config: Config,
+}
+
+impl Site {
+    pub fn open(root: &Path) -> Result<Site, ConfigError> {
+        let config = Config::load(root)?;
+        Ok(Site {
+            root: root.to_path_buf(),
+            config,
+        })
+    }
+
+    pub fn ledger_path(&self) -> PathBuf {
+        self.root.join(&self.config.ledger.path)
+    }
+
+    pub fn content_dir(&self) -> PathBuf {
+        self.root.join("content")
+    }
+
+    pub fn answers_dir(&self) -> PathBuf {
+        self.root.join(ANSWERS_DIR)
+    }
+
+    pub fn image_store(&self) -> PathBuf {
+        self.root.join(&self.config.images.store)
+    }
+}
