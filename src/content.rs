@@ -263,12 +263,14 @@ pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
             let s = match &v {
                 toml::Value::Datetime(dt) if dt.offset.is_some() => dt.to_string(),
                 toml::Value::String(s) => s.clone(),
-                other => return Err(invalid(
-                    "publish_at",
-                    format!(
+                other => {
+                    return Err(invalid(
+                        "publish_at",
+                        format!(
                         "must be a date-time with an offset like 2026-12-01T00:10:00Z, not {other}"
                     ),
-                )),
+                    ))
+                }
             };
             Some(
                 Instant::parse_rfc3339(&s)

@@ -1,0 +1,142 @@
+//! A small fluent helper for driving the real `fencepost` binary against a temporary site.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+
+/// Instants the tests use. Items are played on 2026-11-0N and due at 00:10 the next day.
+pub const NOW: &str = "2026-12-01T00:00:00Z";
+
+pub fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("fencepost")
+}
+
+pub struct TestSite {
+    pub dir: tempfile::TempDir,
+}
+
+impl TestSite {
+    /// A site made by `fencepost init`, without its sample item.
+    pub fn new() -> TestSite {
+        let dir = tempfile::tempdir().unwrap();
+        Command::new(bin())
+            .args(["init"])
+            .arg(dir.path())
+            .args(["--now", NOW])
+            .assert()
+            .success();
+        std::fs::remove_file(dir.path().join("content/answers/1.md")).unwrap();
+        TestSite { dir }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> &Self {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+        self
+    }
+
+    /// Writes `content/answers/<id>.md` played on `day` with a default title and body.
+    pub fn item(&self, id: i64, day: &str) -> &Self {
+        self.item_with(id, day, "", &format!("Answer body for item {id}."))
+    }
+
+    pub fn item_with(&self, id: i64, day: &str, extra_front_matter: &str, body: &str) -> &Self {
+        self.write(
+            &format!("content/answers/{id}.md"),
+            &format!("+++\nid = {id}\nday = {day}\ntitle = \"Item {id}\"\nprice = 4.99\n{extra_front_matter}+++\n\n{body}\n"),
+        )
+    }
+
+    /// `fencepost --site <root> <args>`.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.arg("--site").arg(self.root()).args(args);
+        c
+    }
+
+    /// Runs `publish --json --now <now>` and returns its JSON; panics on failure.
+    pub fn publish(&self, now: &str) -> Value {
+        self.json(&["publish", "--now", now])
+    }
+
+    /// Runs a command with `--json`, expects success, parses stdout.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd(args).arg("--json").output().unwrap();
+        assert!(
+            out.status.success(),
+            "fencepost {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "bad JSON from {args:?}: {e}: {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })
+    }
+
+    pub fn status(&self) -> Value {
+        self.json(&["status", "--now", NOW])
+    }
+
+    pub fn revision(&self) -> i64 {
+        self.status()["revision"].as_i64().unwrap()
+    }
+
+    /// Spawns `publish --json` as a separate OS process (stdout piped).
+    pub fn spawn_publish(&self, now: &str, extra: &[&str], env: &[(&str, &str)]) -> Child {
+        let mut c = std::process::Command::new(bin());
+        c.arg("--site")
+            .arg(self.root())
+            .args(["publish", "--json", "--now", now])
+            .args(extra);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    pub fn ledger(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.path(".fencepost/ledger.sqlite")).unwrap()
+    }
+
+    pub fn count(&self, sql: &str) -> i64 {
+        self.ledger().query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+}
+
+/// Waits for a spawned publish and parses its JSON report.
+pub fn finish(child: Child) -> Value {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "publish failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+pub fn ids(v: &Value, key: &str) -> Vec<i64> {
+    v[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {v}"))
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect()
+}

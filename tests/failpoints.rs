@@ -1,0 +1,178 @@
+//! Crashes and stalls at named step boundaries (`FAILPOINTS`), with real OS processes.
+//! Needs `--features failpoints`.
+mod common;
+use common::*;
+use std::time::{Duration, Instant as Wall};
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Wall::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn processing(s: &TestSite) -> i64 {
+    s.count("SELECT count(*) FROM items WHERE state = 'processing'")
+}
+
+#[test]
+fn takeover_between_preflight_and_commit_changes_nothing_for_the_stalled_run() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    // A: stalls after preflight with a 60 s lease at NOW.
+    let a = s.spawn_publish(
+        NOW,
+        &["--lease-secs", "60"],
+        &[("FAILPOINTS", "publish.after_preflight=sleep(3000)")],
+    );
+    wait_for("A to pass preflight", || {
+        s.path(".fencepost/ledger.sqlite").exists() && processing(&s) == 1
+    });
+    // While A holds a live lease, another run skips the item.
+    let early = s.publish("2026-12-01T00:00:30Z");
+    assert_eq!(ids(&early, "skipped_locked"), vec![1]);
+    // B: after A's lease expired, takes it over (fence 2) and publishes.
+    let b = s.publish("2026-12-01T00:01:01Z");
+    assert_eq!(ids(&b, "published"), vec![1]);
+    assert_eq!(
+        s.count("SELECT fence FROM job_leases WHERE key = 'publication:1'"),
+        2
+    );
+    // A wakes up and tries its commit: lease_lost, and nothing of it lands.
+    let a = finish(a);
+    assert_eq!(ids(&a, "lease_lost"), vec![1], "{a}");
+    assert!(ids(&a, "published").is_empty());
+    assert_eq!(a["revision"], 1);
+    assert_eq!(s.revision(), 1);
+    assert_eq!(s.count("SELECT count(*) FROM pages"), 1);
+    assert_eq!(s.count("SELECT content_version FROM pages"), 1);
+    assert_eq!(s.count("SELECT count(*) FROM audit_log"), 1);
+    let owner_b = b["owner"].as_str().unwrap().to_string();
+    let detail: String = s
+        .ledger()
+        .query_row("SELECT detail FROM audit_log WHERE seq = 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(
+        detail.contains(&owner_b),
+        "the audit entry is B's: {detail}"
+    );
+    s.cmd(&["verify"]).assert().success();
+}
+
+#[test]
+fn a_live_lease_has_exactly_one_holder_across_processes() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.publish("2026-11-01T00:00:00Z"); // create the ledger; the item is not due yet
+    let children: Vec<_> = (0..5)
+        .map(|_| {
+            s.spawn_publish(
+                NOW,
+                &[],
+                &[("FAILPOINTS", "publish.after_preflight=sleep(1500)")],
+            )
+        })
+        .collect();
+    let reports: Vec<_> = children.into_iter().map(finish).collect();
+    let published: Vec<i64> = reports.iter().flat_map(|r| ids(r, "published")).collect();
+    let skipped: usize = reports.iter().map(|r| ids(r, "skipped_locked").len()).sum();
+    assert_eq!(published, vec![1], "{reports:?}");
+    assert_eq!(skipped, 4, "{reports:?}");
+    assert_eq!(
+        s.count("SELECT fence FROM job_leases WHERE key = 'publication:1'"),
+        1
+    );
+    assert_eq!(s.revision(), 1);
+}
+
+#[test]
+fn a_crash_after_preflight_is_redriven_once_the_lease_expires() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01").item(2, "2026-11-02");
+    let out = s
+        .cmd(&["publish", "--now", NOW, "--lease-secs", "60"])
+        .env("FAILPOINTS", "publish.after_preflight=panic")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // Decided but not carried out: processing, under a live lease, nothing public.
+    assert_eq!(processing(&s), 2);
+    assert_eq!(s.revision(), 0);
+    assert_eq!(s.count("SELECT count(*) FROM pages"), 0);
+    let r = s.publish("2026-12-01T00:00:59Z");
+    assert_eq!(ids(&r, "skipped_locked"), vec![1, 2]);
+    let r = s.publish("2026-12-01T00:01:00Z");
+    assert_eq!(ids(&r, "published"), vec![1, 2]);
+    assert_eq!(s.revision(), 2);
+    assert_eq!(s.count("SELECT attempts FROM items WHERE id = 1"), 2);
+    s.cmd(&["verify"]).assert().success();
+}
+
+#[test]
+fn a_crash_inside_the_commit_batch_writes_nothing() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let points = [
+        "publish.commit.after_page=panic",
+        "publish.commit.before_read_back=panic",
+        "publish.before_commit=panic",
+    ];
+    for (i, fp) in points.into_iter().enumerate() {
+        // Each crash leaves a 1 s lease behind; the next attempt comes after it.
+        let now = format!("2026-12-01T00:00:0{}Z", 2 * i);
+        let out = s
+            .cmd(&["publish", "--now", &now, "--lease-secs", "1"])
+            .env("FAILPOINTS", fp)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{fp}");
+        assert_eq!(s.revision(), 0, "{fp}");
+        assert_eq!(s.count("SELECT count(*) FROM pages"), 0, "{fp}");
+        assert_eq!(s.count("SELECT count(*) FROM audit_log"), 0, "{fp}");
+    }
+    let r = s.publish("2026-12-01T00:00:06Z");
+    assert_eq!(ids(&r, "published"), vec![1]);
+    assert_eq!(s.revision(), 1);
+}
+
+#[test]
+fn a_crash_after_the_commit_keeps_the_publication_and_reruns_do_not_repeat_it() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let out = s
+        .cmd(&["publish", "--now", NOW])
+        .env("FAILPOINTS", "publish.after_commit=panic")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(s.revision(), 1);
+    assert_eq!(
+        s.count("SELECT count(*) FROM job_leases WHERE expires_at > 0"),
+        0,
+        "released in the commit"
+    );
+    let r = s.publish(NOW);
+    assert!(ids(&r, "published").is_empty());
+    assert_eq!(r["unchanged"], 1);
+    assert_eq!(s.revision(), 1);
+}
+
+#[test]
+fn a_crash_before_the_sync_writes_nothing() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let out = s
+        .cmd(&["publish", "--now", NOW])
+        .env("FAILPOINTS", "publish.after_scan=panic")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(s.count("SELECT count(*) FROM items"), 0);
+    assert_eq!(ids(&s.publish(NOW), "published"), vec![1]);
+}
