@@ -360,3 +360,28 @@ fn results_add_gives_dense_slots_and_refuses_duplicates() {
     .failure()
     .stderr(predicates::str::contains("--guesses"));
 }
+
+#[test]
+fn unchanged_files_are_not_read_again() {
+    let s = TestSite::new();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let age = |id: i64, t: std::time::SystemTime| {
+        let f = std::fs::File::options().write(true).open(s.path(&format!("content/answers/{id}.md"))).unwrap();
+        f.set_modified(t).unwrap();
+    };
+    for id in 1..=20 {
+        s.item(id, "2026-11-01");
+        age(id, old);
+    }
+    assert_eq!(s.publish(NOW)["files_read"], 20);
+    assert_eq!(s.publish(NOW)["files_read"], 0);
+    // Same size, new content and mtime: the stat cache notices.
+    s.item_with(7, "2026-11-01", "", "Answer body for item 8.");
+    age(7, old + std::time::Duration::from_secs(1));
+    let r = s.publish(NOW);
+    assert_eq!(r["files_read"], 1);
+    assert_eq!(ids(&r, "updated"), vec![7]);
+    // A file written just now is always re-read: its mtime cannot yet be trusted.
+    s.item_with(8, "2026-11-01", "", "Answer body for item 8.");
+    assert_eq!(s.publish(NOW)["files_read"], 1);
+}

@@ -1,0 +1,220 @@
+//! Bad input: a clear error naming the file, item or key, a non-zero exit where the run cannot
+//! go on, and nothing half-written.
+mod common;
+use common::*;
+use predicates::str::contains;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn nothing_written(s: &TestSite) {
+    assert_eq!(s.count("SELECT count(*) FROM items"), 0);
+    assert_eq!(s.count("SELECT count(*) FROM pages"), 0);
+    assert_eq!(s.revision(), 0);
+}
+
+#[test]
+fn malformed_front_matter_stops_the_run_before_any_write() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.write("content/answers/2.md", "+++\nid = 2\nday = 2026-11-02\ntitle = \"unclosed\nprice = 1\n+++\nbody\n");
+    s.cmd(&["publish", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("content/answers/2.md:4:"));
+    nothing_written(&s);
+    s.write("content/answers/2.md", "+++\nid = 2\nday = 2026-11-02\n");
+    s.cmd(&["publish", "--now", NOW]).assert().failure().stderr(contains("never closed"));
+    s.write("content/answers/2.md", "no front matter\n");
+    s.cmd(&["publish", "--now", NOW]).assert().failure().stderr(contains("content/answers/2.md: no front matter"));
+    nothing_written(&s);
+}
+
+#[test]
+fn a_missing_or_wrong_field_is_named() {
+    let s = TestSite::new();
+    s.write("content/answers/5.md", "+++\nid = 5\nday = 2026-11-02\nprice = 1\n+++\nbody\n");
+    s.cmd(&["publish", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("content/answers/5.md: `title`: is required but missing"));
+    s.write("content/answers/5.md", "+++\nid = 5\nday = \"yesterday\"\ntitle = \"t\"\nprice = 1\n+++\nbody\n");
+    s.cmd(&["publish", "--now", NOW]).assert().failure().stderr(contains("`day`"));
+    s.write("content/answers/5.md", "+++\nid = 5\nday = 2026-11-02\ntitle = \"t\"\nprice = 1\nimage = \"../../etc/passwd\"\n+++\n");
+    s.cmd(&["publish", "--now", NOW]).assert().failure().stderr(contains("leaves content/"));
+    nothing_written(&s);
+}
+
+#[test]
+fn duplicate_ids_name_both_files_and_a_published_page_is_not_withdrawn() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    assert_eq!(s.publish(NOW)["revision"], 1);
+    s.write("content/answers/copy-of-1.md", &std::fs::read_to_string(s.path("content/answers/1.md")).unwrap());
+    s.cmd(&["publish", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("duplicate item id 1"))
+        .stderr(contains("content/answers/1.md"))
+        .stderr(contains("content/answers/copy-of-1.md"));
+    // A broken file must not look like a removed one.
+    std::fs::remove_file(s.path("content/answers/copy-of-1.md")).unwrap();
+    s.write("content/answers/1.md", "+++\nbroken");
+    s.cmd(&["publish", "--now", NOW]).assert().failure();
+    assert_eq!(s.status()["items"]["published"], 1);
+    assert_eq!(s.revision(), 1);
+}
+
+#[test]
+fn an_unreadable_image_leaves_the_item_pending_and_the_next_run_retries() {
+    let s = TestSite::new();
+    s.item_with(1, "2026-11-01", "image = \"images/missing.png\"\n", "x");
+    s.item_with(2, "2026-11-01", "image = \"images/not-an-image.png\"\n", "x");
+    s.item(3, "2026-11-01");
+    s.write("content/images/not-an-image.png", "hello");
+    let r = s.publish(NOW);
+    assert_eq!(ids(&r, "published"), vec![3], "the run goes on for the other items: {r}");
+    let failed = r["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 2);
+    assert_eq!(failed[0]["id"], 1);
+    assert!(failed[0]["error"].as_str().unwrap().contains("images/missing.png"), "{r}");
+    assert!(failed[1]["error"].as_str().unwrap().contains("not an image"), "{r}");
+    let st = s.status();
+    assert_eq!(st["items"]["pending"], 2);
+    assert_eq!(st["items"]["processing"], 0);
+    assert_eq!(st["failing"].as_array().unwrap().len(), 2);
+    let last_error: String = s.ledger().query_row("SELECT last_error FROM items WHERE id = 1", [], |r| r.get(0)).unwrap();
+    assert!(last_error.contains("missing.png"));
+    // Fix the files: the next run publishes both and clears the errors.
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    std::fs::write(s.path("content/images/missing.png"), png).unwrap();
+    std::fs::write(s.path("content/images/not-an-image.png"), png).unwrap();
+    let r = s.publish(NOW);
+    assert_eq!(ids(&r, "published"), vec![1, 2]);
+    assert_eq!(s.status()["failing"].as_array().unwrap().len(), 0);
+    // Same bytes from two sources: one blob in the store.
+    let blobs = walkdir::WalkDir::new(s.path(".fencepost/images")).into_iter().filter(|e| e.as_ref().unwrap().file_type().is_file()).count();
+    assert_eq!(blobs, 1);
+}
+
+#[test]
+fn a_corrupt_ledger_is_refused_and_left_alone() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    std::fs::create_dir_all(s.path(".fencepost")).unwrap();
+    let garbage = b"this is not a database, just some bytes that are long enough to look like a header......".repeat(20);
+    std::fs::write(s.path(".fencepost/ledger.sqlite"), &garbage).unwrap();
+    s.cmd(&["publish", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains(".fencepost/ledger.sqlite"))
+        .stderr(contains("not a usable fencepost ledger"));
+    assert_eq!(std::fs::read(s.path(".fencepost/ledger.sqlite")).unwrap(), garbage);
+    s.cmd(&["status"]).assert().failure();
+}
+
+#[test]
+fn a_newer_ledger_is_refused_and_left_alone() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.publish(NOW);
+    {
+        let c = s.ledger();
+        c.execute_batch("PRAGMA journal_mode = DELETE; PRAGMA user_version = 99;").unwrap();
+    }
+    let before = std::fs::read(s.path(".fencepost/ledger.sqlite")).unwrap();
+    s.cmd(&["publish", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("schema version 99"))
+        .stderr(contains("upgrade fencepost"));
+    assert_eq!(std::fs::read(s.path(".fencepost/ledger.sqlite")).unwrap(), before);
+    assert!(!s.path(".fencepost/ledger.sqlite-wal").exists(), "not even switched to WAL");
+}
+
+#[test]
+fn bad_config_and_bad_flags_are_named() {
+    let s = TestSite::new();
+    s.write("fencepost.toml", "[publish]\ngrace = 5\n");
+    s.cmd(&["publish"]).assert().failure().stderr(contains("fencepost.toml")).stderr(contains("grace"));
+    s.write("fencepost.toml", "");
+    s.cmd(&["publish", "--now", "yesterday"]).assert().failure().stderr(contains("RFC 3339"));
+    s.cmd(&["publish", "--lease-secs", "0"]).assert().failure();
+    let empty = tempfile::tempdir().unwrap();
+    assert_cmd::Command::new(bin())
+        .arg("--site")
+        .arg(empty.path())
+        .arg("publish")
+        .assert()
+        .failure()
+        .stderr(contains("fencepost init"));
+}
+
+#[test]
+fn init_refuses_an_existing_site() {
+    let s = TestSite::new();
+    assert_cmd::Command::new(bin()).arg("init").arg(s.root()).assert().failure().stderr(contains("already"));
+}
+
+/// A tiny HTTP/1.1 server on loopback that counts requests per path.
+fn serve(routes: Vec<(&'static str, u16, Vec<u8>)>) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+            }
+            counter.fetch_add(1, Ordering::SeqCst);
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let (status, body) = routes
+                .iter()
+                .find(|(p, _, _)| *p == path)
+                .map(|(_, s, b)| (*s, b.clone()))
+                .unwrap_or((404, b"not found".to_vec()));
+            let _ = write!(stream, "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+            let _ = stream.write_all(&body);
+        }
+    });
+    (base, hits)
+}
+
+#[test]
+fn a_remote_image_is_fetched_exactly_once_and_a_404_is_retried() {
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDRremote".to_vec();
+    let (base, hits) = serve(vec![("/a.png", 200, png.clone())]);
+    let s = TestSite::new();
+    s.item_with(1, "2026-11-01", &format!("image = \"{base}/a.png\"\n"), "x");
+    s.item_with(2, "2026-11-01", &format!("image = \"{base}/a.png\"\n"), "y");
+    s.item_with(3, "2026-11-01", &format!("image = \"{base}/missing.png\"\n"), "z");
+    let r = s.publish(NOW);
+    assert_eq!(ids(&r, "published"), vec![1, 2]);
+    assert_eq!(r["failed"][0]["id"], 3);
+    assert!(r["failed"][0]["error"].as_str().unwrap().contains("404"), "{r}");
+    let after_first = hits.load(Ordering::SeqCst);
+    assert_eq!(after_first, 2, "one fetch for a.png, one for missing.png");
+    // Reruns and an edit of a page never fetch the stored image again; the 404 is retried.
+    s.item_with(1, "2026-11-01", &format!("image = \"{base}/a.png\"\n"), "x edited");
+    let r = s.publish(NOW);
+    assert_eq!(ids(&r, "updated"), vec![1]);
+    assert_eq!(hits.load(Ordering::SeqCst), after_first + 1);
+    let (state, attempts): (String, i64) = s
+        .ledger()
+        .query_row("SELECT state, attempts FROM images WHERE source LIKE '%missing.png'", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!((state.as_str(), attempts), ("failed", 2));
+    let sha: String = s.ledger().query_row("SELECT image_sha256 FROM pages WHERE item_id = 2", [], |r| r.get(0)).unwrap();
+    assert_eq!(sha, fencepost::content::sha256_hex(&png));
+}
