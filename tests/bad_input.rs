@@ -18,31 +18,54 @@ fn nothing_written(s: &TestSite) {
 fn malformed_front_matter_stops_the_run_before_any_write() {
     let s = TestSite::new();
     s.item(1, "2026-11-01");
-    s.write("content/answers/2.md", "+++\nid = 2\nday = 2026-11-02\ntitle = \"unclosed\nprice = 1\n+++\nbody\n");
+    s.write(
+        "content/answers/2.md",
+        "+++\nid = 2\nday = 2026-11-02\ntitle = \"unclosed\nprice = 1\n+++\nbody\n",
+    );
     s.cmd(&["publish", "--now", NOW])
         .assert()
         .failure()
         .stderr(contains("content/answers/2.md:4:"));
     nothing_written(&s);
     s.write("content/answers/2.md", "+++\nid = 2\nday = 2026-11-02\n");
-    s.cmd(&["publish", "--now", NOW]).assert().failure().stderr(contains("never closed"));
+    s.cmd(&["publish", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("never closed"));
     s.write("content/answers/2.md", "no front matter\n");
-    s.cmd(&["publish", "--now", NOW]).assert().failure().stderr(contains("content/answers/2.md: no front matter"));
+    s.cmd(&["publish", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("content/answers/2.md: no front matter"));
     nothing_written(&s);
 }
 
 #[test]
 fn a_missing_or_wrong_field_is_named() {
     let s = TestSite::new();
-    s.write("content/answers/5.md", "+++\nid = 5\nday = 2026-11-02\nprice = 1\n+++\nbody\n");
+    s.write(
+        "content/answers/5.md",
+        "+++\nid = 5\nday = 2026-11-02\nprice = 1\n+++\nbody\n",
+    );
     s.cmd(&["publish", "--now", NOW])
         .assert()
         .failure()
-        .stderr(contains("content/answers/5.md: `title`: is required but missing"));
-    s.write("content/answers/5.md", "+++\nid = 5\nday = \"yesterday\"\ntitle = \"t\"\nprice = 1\n+++\nbody\n");
-    s.cmd(&["publish", "--now", NOW]).assert().failure().stderr(contains("`day`"));
+        .stderr(contains(
+            "content/answers/5.md: `title`: is required but missing",
+        ));
+    s.write(
+        "content/answers/5.md",
+        "+++\nid = 5\nday = \"yesterday\"\ntitle = \"t\"\nprice = 1\n+++\nbody\n",
+    );
+    s.cmd(&["publish", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("`day`"));
     s.write("content/answers/5.md", "+++\nid = 5\nday = 2026-11-02\ntitle = \"t\"\nprice = 1\nimage = \"../../etc/passwd\"\n+++\n");
-    s.cmd(&["publish", "--now", NOW]).assert().failure().stderr(contains("leaves content/"));
+    s.cmd(&["publish", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("leaves content/"));
     nothing_written(&s);
 }
 
@@ -51,7 +74,10 @@ fn duplicate_ids_name_both_files_and_a_published_page_is_not_withdrawn() {
     let s = TestSite::new();
     s.item(1, "2026-11-01");
     assert_eq!(s.publish(NOW)["revision"], 1);
-    s.write("content/answers/copy-of-1.md", &std::fs::read_to_string(s.path("content/answers/1.md")).unwrap());
+    s.write(
+        "content/answers/copy-of-1.md",
+        &std::fs::read_to_string(s.path("content/answers/1.md")).unwrap(),
+    );
     s.cmd(&["publish", "--now", NOW])
         .assert()
         .failure()
@@ -70,21 +96,47 @@ fn duplicate_ids_name_both_files_and_a_published_page_is_not_withdrawn() {
 fn an_unreadable_image_leaves_the_item_pending_and_the_next_run_retries() {
     let s = TestSite::new();
     s.item_with(1, "2026-11-01", "image = \"images/missing.png\"\n", "x");
-    s.item_with(2, "2026-11-01", "image = \"images/not-an-image.png\"\n", "x");
+    s.item_with(
+        2,
+        "2026-11-01",
+        "image = \"images/not-an-image.png\"\n",
+        "x",
+    );
     s.item(3, "2026-11-01");
     s.write("content/images/not-an-image.png", "hello");
     let r = s.publish(NOW);
-    assert_eq!(ids(&r, "published"), vec![3], "the run goes on for the other items: {r}");
+    assert_eq!(
+        ids(&r, "published"),
+        vec![3],
+        "the run goes on for the other items: {r}"
+    );
     let failed = r["failed"].as_array().unwrap();
     assert_eq!(failed.len(), 2);
     assert_eq!(failed[0]["id"], 1);
-    assert!(failed[0]["error"].as_str().unwrap().contains("images/missing.png"), "{r}");
-    assert!(failed[1]["error"].as_str().unwrap().contains("not an image"), "{r}");
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("images/missing.png"),
+        "{r}"
+    );
+    assert!(
+        failed[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not an image"),
+        "{r}"
+    );
     let st = s.status();
     assert_eq!(st["items"]["pending"], 2);
     assert_eq!(st["items"]["processing"], 0);
     assert_eq!(st["failing"].as_array().unwrap().len(), 2);
-    let last_error: String = s.ledger().query_row("SELECT last_error FROM items WHERE id = 1", [], |r| r.get(0)).unwrap();
+    let last_error: String = s
+        .ledger()
+        .query_row("SELECT last_error FROM items WHERE id = 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
     assert!(last_error.contains("missing.png"));
     // Fix the files: the next run publishes both and clears the errors.
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
@@ -94,7 +146,10 @@ fn an_unreadable_image_leaves_the_item_pending_and_the_next_run_retries() {
     assert_eq!(ids(&r, "published"), vec![1, 2]);
     assert_eq!(s.status()["failing"].as_array().unwrap().len(), 0);
     // Same bytes from two sources: one blob in the store.
-    let blobs = walkdir::WalkDir::new(s.path(".fencepost/images")).into_iter().filter(|e| e.as_ref().unwrap().file_type().is_file()).count();
+    let blobs = walkdir::WalkDir::new(s.path(".fencepost/images"))
+        .into_iter()
+        .filter(|e| e.as_ref().unwrap().file_type().is_file())
+        .count();
     assert_eq!(blobs, 1);
 }
 
@@ -103,14 +158,19 @@ fn a_corrupt_ledger_is_refused_and_left_alone() {
     let s = TestSite::new();
     s.item(1, "2026-11-01");
     std::fs::create_dir_all(s.path(".fencepost")).unwrap();
-    let garbage = b"this is not a database, just some bytes that are long enough to look like a header......".repeat(20);
+    let garbage =
+        b"this is not a database, just some bytes that are long enough to look like a header......"
+            .repeat(20);
     std::fs::write(s.path(".fencepost/ledger.sqlite"), &garbage).unwrap();
     s.cmd(&["publish", "--now", NOW])
         .assert()
         .failure()
         .stderr(contains(".fencepost/ledger.sqlite"))
         .stderr(contains("not a usable fencepost ledger"));
-    assert_eq!(std::fs::read(s.path(".fencepost/ledger.sqlite")).unwrap(), garbage);
+    assert_eq!(
+        std::fs::read(s.path(".fencepost/ledger.sqlite")).unwrap(),
+        garbage
+    );
     s.cmd(&["status"]).assert().failure();
 }
 
@@ -121,7 +181,8 @@ fn a_newer_ledger_is_refused_and_left_alone() {
     s.publish(NOW);
     {
         let c = s.ledger();
-        c.execute_batch("PRAGMA journal_mode = DELETE; PRAGMA user_version = 99;").unwrap();
+        c.execute_batch("PRAGMA journal_mode = DELETE; PRAGMA user_version = 99;")
+            .unwrap();
     }
     let before = std::fs::read(s.path(".fencepost/ledger.sqlite")).unwrap();
     s.cmd(&["publish", "--now", NOW])
@@ -129,17 +190,30 @@ fn a_newer_ledger_is_refused_and_left_alone() {
         .failure()
         .stderr(contains("schema version 99"))
         .stderr(contains("upgrade fencepost"));
-    assert_eq!(std::fs::read(s.path(".fencepost/ledger.sqlite")).unwrap(), before);
-    assert!(!s.path(".fencepost/ledger.sqlite-wal").exists(), "not even switched to WAL");
+    assert_eq!(
+        std::fs::read(s.path(".fencepost/ledger.sqlite")).unwrap(),
+        before
+    );
+    assert!(
+        !s.path(".fencepost/ledger.sqlite-wal").exists(),
+        "not even switched to WAL"
+    );
 }
 
 #[test]
 fn bad_config_and_bad_flags_are_named() {
     let s = TestSite::new();
     s.write("fencepost.toml", "[publish]\ngrace = 5\n");
-    s.cmd(&["publish"]).assert().failure().stderr(contains("fencepost.toml")).stderr(contains("grace"));
+    s.cmd(&["publish"])
+        .assert()
+        .failure()
+        .stderr(contains("fencepost.toml"))
+        .stderr(contains("grace"));
     s.write("fencepost.toml", "");
-    s.cmd(&["publish", "--now", "yesterday"]).assert().failure().stderr(contains("RFC 3339"));
+    s.cmd(&["publish", "--now", "yesterday"])
+        .assert()
+        .failure()
+        .stderr(contains("RFC 3339"));
     s.cmd(&["publish", "--lease-secs", "0"]).assert().failure();
     let empty = tempfile::tempdir().unwrap();
     assert_cmd::Command::new(bin())
@@ -154,7 +228,12 @@ fn bad_config_and_bad_flags_are_named() {
 #[test]
 fn init_refuses_an_existing_site() {
     let s = TestSite::new();
-    assert_cmd::Command::new(bin()).arg("init").arg(s.root()).assert().failure().stderr(contains("already"));
+    assert_cmd::Command::new(bin())
+        .arg("init")
+        .arg(s.root())
+        .assert()
+        .failure()
+        .stderr(contains("already"));
 }
 
 /// A tiny HTTP/1.1 server on loopback that counts requests per path.
@@ -184,7 +263,11 @@ fn serve(routes: Vec<(&'static str, u16, Vec<u8>)>) -> (String, Arc<AtomicUsize>
                 .find(|(p, _, _)| *p == path)
                 .map(|(_, s, b)| (*s, b.clone()))
                 .unwrap_or((404, b"not found".to_vec()));
-            let _ = write!(stream, "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
             let _ = stream.write_all(&body);
         }
     });
@@ -198,23 +281,47 @@ fn a_remote_image_is_fetched_exactly_once_and_a_404_is_retried() {
     let s = TestSite::new();
     s.item_with(1, "2026-11-01", &format!("image = \"{base}/a.png\"\n"), "x");
     s.item_with(2, "2026-11-01", &format!("image = \"{base}/a.png\"\n"), "y");
-    s.item_with(3, "2026-11-01", &format!("image = \"{base}/missing.png\"\n"), "z");
+    s.item_with(
+        3,
+        "2026-11-01",
+        &format!("image = \"{base}/missing.png\"\n"),
+        "z",
+    );
     let r = s.publish(NOW);
     assert_eq!(ids(&r, "published"), vec![1, 2]);
     assert_eq!(r["failed"][0]["id"], 3);
-    assert!(r["failed"][0]["error"].as_str().unwrap().contains("404"), "{r}");
+    assert!(
+        r["failed"][0]["error"].as_str().unwrap().contains("404"),
+        "{r}"
+    );
     let after_first = hits.load(Ordering::SeqCst);
     assert_eq!(after_first, 2, "one fetch for a.png, one for missing.png");
     // Reruns and an edit of a page never fetch the stored image again; the 404 is retried.
-    s.item_with(1, "2026-11-01", &format!("image = \"{base}/a.png\"\n"), "x edited");
+    s.item_with(
+        1,
+        "2026-11-01",
+        &format!("image = \"{base}/a.png\"\n"),
+        "x edited",
+    );
     let r = s.publish(NOW);
     assert_eq!(ids(&r, "updated"), vec![1]);
     assert_eq!(hits.load(Ordering::SeqCst), after_first + 1);
     let (state, attempts): (String, i64) = s
         .ledger()
-        .query_row("SELECT state, attempts FROM images WHERE source LIKE '%missing.png'", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row(
+            "SELECT state, attempts FROM images WHERE source LIKE '%missing.png'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
     assert_eq!((state.as_str(), attempts), ("failed", 2));
-    let sha: String = s.ledger().query_row("SELECT image_sha256 FROM pages WHERE item_id = 2", [], |r| r.get(0)).unwrap();
+    let sha: String = s
+        .ledger()
+        .query_row(
+            "SELECT image_sha256 FROM pages WHERE item_id = 2",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert_eq!(sha, fencepost::content::sha256_hex(&png));
 }

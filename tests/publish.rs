@@ -366,7 +366,10 @@ fn unchanged_files_are_not_read_again() {
     let s = TestSite::new();
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     let age = |id: i64, t: std::time::SystemTime| {
-        let f = std::fs::File::options().write(true).open(s.path(&format!("content/answers/{id}.md"))).unwrap();
+        let f = std::fs::File::options()
+            .write(true)
+            .open(s.path(&format!("content/answers/{id}.md")))
+            .unwrap();
         f.set_modified(t).unwrap();
     };
     for id in 1..=20 {

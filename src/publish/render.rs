@@ -44,7 +44,7 @@ pub fn markdown_to_html(md: &str) -> String {
 
 fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
     let lower = url.trim_start().to_ascii_lowercase();
-    let scheme_end = lower.find(|c: char| c == ':' || c == '/' || c == '?' || c == '#');
+    let scheme_end = lower.find([':', '/', '?', '#']);
     let has_scheme = scheme_end.is_some_and(|i| lower.as_bytes()[i] == b':');
     if !has_scheme
         || ["http:", "https:", "mailto:"]
