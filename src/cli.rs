@@ -2,9 +2,12 @@
 //! Every command prints a human form, or with `--json` one JSON object, on stdout; logs go
 //! to stderr.
 
+mod build;
+mod gc;
 mod init;
 mod publish;
 mod results;
+mod rollback;
 mod status;
 mod verify;
 
@@ -44,6 +47,12 @@ enum Command {
     Init(init::Args),
     /// Record every due item in the ledger exactly once.
     Publish(publish::Args),
+    /// Render the ledger's publication revision into public/revisions/R-B and move the pointer.
+    Build(build::Args),
+    /// Point public/current back at an existing complete revision.
+    Rollback(rollback::Args),
+    /// Remove old revision directories (never the current one).
+    Gc(gc::Args),
     /// Summarise the ledger: revision, items by state, live leases, audit tip.
     Status,
     /// Recompute the audit chain; non-zero exit naming the first broken entry.
@@ -104,6 +113,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Init(args) => init::run(&ctx, args),
         Command::Publish(args) => publish::run(&ctx, args),
+        Command::Build(args) => build::run(&ctx, args),
+        Command::Rollback(args) => rollback::run(&ctx, args),
+        Command::Gc(args) => gc::run(&ctx, args),
         Command::Status => status::run(&ctx),
         Command::Verify => verify::run(&ctx),
         Command::Results { command } => results::run(&ctx, command),

@@ -36,6 +36,28 @@ pub struct Config {
     pub ledger: LedgerConfig,
     pub images: ImagesConfig,
     pub results: ResultsConfig,
+    pub build: BuildConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BuildConfig {
+    /// Entries per numbered answers list page (`/answers/page/N/`, numbered from the oldest).
+    pub page_size: usize,
+    /// Entries in the Atom feed (the latest ones).
+    pub feed_entries: usize,
+    /// Entries on the home page.
+    pub home_entries: usize,
+}
+
+impl Default for BuildConfig {
+    fn default() -> Self {
+        BuildConfig {
+            page_size: 100,
+            feed_entries: 20,
+            home_entries: 10,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -86,6 +108,7 @@ impl Default for Config {
             ledger: LedgerConfig::default(),
             images: ImagesConfig::default(),
             results: ResultsConfig::default(),
+            build: BuildConfig::default(),
         }
     }
 }
@@ -173,6 +196,15 @@ impl Config {
                 self.results.max_per_puzzle.to_string(),
                 "must be at least 1",
             ));
+        }
+        for (key, n) in [
+            ("build.page_size", self.build.page_size),
+            ("build.feed_entries", self.build.feed_entries),
+            ("build.home_entries", self.build.home_entries),
+        ] {
+            if n == 0 || n > 100_000 {
+                return Err(invalid(key, n.to_string(), "must be between 1 and 100000"));
+            }
         }
         for (key, p) in [
             ("ledger.path", &self.ledger.path),

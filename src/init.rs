@@ -30,6 +30,15 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../templates/index.html"),
     ),
     ("templates/404.html", include_str!("../templates/404.html")),
+    (
+        "templates/list.html",
+        include_str!("../templates/list.html"),
+    ),
+    (
+        "templates/page.html",
+        include_str!("../templates/page.html"),
+    ),
+    ("content/about.md", include_str!("../content/about.md")),
     ("static/style.css", include_str!("../static/style.css")),
     (".gitignore", ".fencepost/\npublic/\n"),
 ];

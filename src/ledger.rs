@@ -13,6 +13,7 @@ pub mod images;
 pub mod items;
 pub mod lease;
 pub mod pages;
+pub mod public;
 pub mod results;
 pub mod schema;
 pub mod status;

@@ -9,25 +9,36 @@
 //!    [`ledger`] exactly once: a fenced lease per item, slow work outside any transaction,
 //!    then one guarded, token-chained batch that writes the page, moves the item's state,
 //!    bumps the publication revision and appends to the hash-chained audit log.
-//! 3. Later stages (build, deploy, serve) read the ledger; the ledger imports none of them.
+//! 3. [`build`] reads the ledger at one snapshot and renders publication revision R with
+//!    build fingerprint B into `public/revisions/<R>-<B>/`, reusing unchanged files, then
+//!    [`output`] swaps the `public/current` pointer so readers only see complete revisions.
+//!
+//! The ledger imports none of the later stages; build never touches object storage.
 
+pub mod build;
 pub mod clock;
 pub mod config;
 pub mod content;
 pub mod init;
 pub mod ledger;
+pub mod output;
 pub mod publish;
 pub mod results;
 pub mod site;
 
 /// Expands to nothing unless the `failpoints` feature is on; then it is a named fail point
 /// (see the README's list) that tests configure through the `FAILPOINTS` environment variable.
+/// Besides the `fail` crate's actions (`panic`, `sleep(ms)`, `pause`, ...), `return` ends the
+/// process on the spot with status 137 and no clean-up, like `kill -9`.
 #[macro_export]
 macro_rules! fail_point {
     ($name:expr) => {{
         #[cfg(feature = "failpoints")]
         {
-            ::fail::fail_point!($name);
+            ::fail::eval($name, |_| {
+                eprintln!("fail point {}: exiting without clean-up", $name);
+                std::process::exit(137)
+            });
         }
     }};
 }

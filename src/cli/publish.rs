@@ -6,6 +6,12 @@ pub struct Args {
     /// Lease length in seconds (default: publish.lease_secs in the config, 180).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     lease_secs: Option<u64>,
+    /// Then build the new revision (as `fencepost build`); the JSON gains a "build" key.
+    #[arg(long)]
+    build: bool,
+    /// With --build: fail on broken internal links.
+    #[arg(long, requires = "build")]
+    strict: bool,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
@@ -14,38 +20,67 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         lease_secs: args.lease_secs.unwrap_or(site.config.publish.lease_secs),
     };
     let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;
-    ctx.emit(&r, || {
-        let ids = |v: &[fencepost::content::ItemId]| {
-            v.iter()
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+    let built = if args.build {
+        let o = fencepost::build::Options {
+            strict: args.strict,
+            ..Default::default()
         };
-        let mut out = format!("publication revision {}\n", r.revision);
-        for (label, list) in [
-            ("published", &r.published),
-            ("updated", &r.updated),
-            ("withdrawn", &r.withdrawn),
-            ("skipped (held by another run)", &r.skipped_locked),
-            ("lease lost (nothing written)", &r.lease_lost),
-            ("conflict (nothing written)", &r.conflict),
-        ] {
-            if !list.is_empty() {
-                out += &format!("  {label}: {} [{}]\n", list.len(), ids(list));
+        Some(fencepost::build::run(&site, &ctx.clock, &o)?)
+    } else {
+        None
+    };
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        #[serde(flatten)]
+        publish: &'a fencepost::publish::Report,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        build: Option<&'a fencepost::build::Report>,
+    }
+    ctx.emit(
+        &Out {
+            publish: &r,
+            build: built.as_ref(),
+        },
+        || {
+            let ids = |v: &[fencepost::content::ItemId]| {
+                v.iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let mut out = format!("publication revision {}\n", r.revision);
+            for (label, list) in [
+                ("published", &r.published),
+                ("updated", &r.updated),
+                ("withdrawn", &r.withdrawn),
+                ("skipped (held by another run)", &r.skipped_locked),
+                ("lease lost (nothing written)", &r.lease_lost),
+                ("conflict (nothing written)", &r.conflict),
+            ] {
+                if !list.is_empty() {
+                    out += &format!("  {label}: {} [{}]\n", list.len(), ids(list));
+                }
             }
-        }
-        out += &format!("  unchanged: {}\n", r.unchanged);
-        if r.embargoed > 0 {
-            out += &format!(
-                "  embargoed: {} (next at {})\n",
-                r.embargoed,
-                r.next_embargo_at.map(|t| t.rfc3339()).unwrap_or_default()
-            );
-        }
-        for f in &r.failed {
-            out += &format!("  failed: item {}: {} (retried next run)\n", f.id, f.error);
-        }
-        out
-    })?;
+            out += &format!("  unchanged: {}\n", r.unchanged);
+            if r.embargoed > 0 {
+                out += &format!(
+                    "  embargoed: {} (next at {})\n",
+                    r.embargoed,
+                    r.next_embargo_at.map(|t| t.rfc3339()).unwrap_or_default()
+                );
+            }
+            for f in &r.failed {
+                out += &format!("  failed: item {}: {} (retried next run)\n", f.id, f.error);
+            }
+            if let Some(b) = &built {
+                out += &super::build::human(b);
+                out += &format!(
+                    "  look at it: fencepost serve, or open {}/public/current/index.html\n",
+                    site.root.display()
+                );
+            }
+            out
+        },
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,797 @@
+//! `fencepost build`: renders publication revision R of the ledger, with build fingerprint B,
+//! into `public/revisions/<R>-<B>/`, then moves the pointer.
+//!
+//! 1. One read transaction: R, every public page (without bodies), the next embargo end.
+//! 2. Plan every output file with a key over everything that goes into it.
+//! 3. Render into a temporary directory: a file whose key equals the previous revision's is
+//!    hard-linked from it (copied where links are impossible); the rest are rendered in
+//!    parallel, bodies streamed from the ledger a chunk at a time.
+//! 4. Check internal links, write the manifest, flush, rename into place.
+//! 5. Move `public/current` forward (never to a lower revision).
+//!
+//! `--preview` renders the content tree as it is now — embargoed items included, with a
+//! PREVIEW banner — into `public/preview/`, which nothing points to and deploys refuse.
+
+pub mod admin;
+pub mod fingerprint;
+pub mod links;
+pub mod plan;
+pub mod templates;
+pub mod view;
+pub mod xml;
+
+use crate::clock::{Clock, Instant};
+use crate::content::{self, ContentError, ImageSource, ItemId};
+use crate::ledger::{self, Ledger, LedgerError};
+use crate::output::manifest::{self, Entry, Manifest};
+use crate::output::pointer::{self, Pointer, Swap};
+use crate::output::revision::{self, Staging};
+use crate::output::OutputError;
+use crate::publish::{image, render};
+use crate::site::Site;
+use plan::{CopyInput, Job, PageInput, Planned};
+use rayon::prelude::*;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use view::{AnswerView, LinkView, PlainView, SiteView};
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("template {path}: {message}")]
+    Template { path: PathBuf, message: String },
+    #[error("missing template {dir}/{name}: every site needs {required}", dir = dir.display(), required = templates::REQUIRED.join(", "))]
+    MissingTemplate { name: String, dir: PathBuf },
+    #[error("rendering {output} with {template}: {message}")]
+    Render {
+        template: String,
+        output: String,
+        message: String,
+    },
+    #[error("{path}: {why}")]
+    PlainPage { path: PathBuf, why: String },
+    #[error("two sources write {path}: {why}")]
+    Collision { path: String, why: String },
+    #[error("{count} broken internal link(s), first: {first} (--strict makes these fatal; nothing was swapped)")]
+    BrokenLinks { count: usize, first: String },
+    #[error(transparent)]
+    Content(#[from] ContentError),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> BuildError {
+    let path = path.into();
+    move |source| BuildError::Io { path, source }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Render the content tree as it is now, embargoed items included, into public/preview.
+    pub preview: bool,
+    /// Broken internal links are fatal.
+    pub strict: bool,
+    /// Render everything; reuse nothing from the previous revision.
+    pub full: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BrokenLink {
+    pub page: String,
+    pub link: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub revision: i64,
+    pub build: String,
+    pub path: String,
+    pub rendered: usize,
+    pub reused: usize,
+    pub next_change_at: Option<Instant>,
+    /// `moved`, `unchanged`, `kept_higher` (the pointer names a higher revision) or
+    /// `none` (preview).
+    pub pointer: &'static str,
+    /// The revision directory already existed complete; nothing was rendered.
+    pub already_built: bool,
+    pub preview: bool,
+    pub files: usize,
+    pub broken_links: Vec<BrokenLink>,
+    /// Temporary directories of dead builds removed before this one.
+    pub abandoned_removed: usize,
+}
+
+/// Where a build gets its pages from.
+struct Source {
+    revision: i64,
+    pages: Vec<PageInput>,
+    images: Vec<CopyInput>,
+    next_change_at: Option<Instant>,
+    /// Bodies already in memory (preview); the ledger build fetches them in chunks.
+    bodies: HashMap<i64, String>,
+}
+
+pub fn public_dir(site: &Site) -> PathBuf {
+    site.root.join("public")
+}
+
+fn date_of(t: Instant) -> String {
+    t.to_datetime().date_naive().to_string()
+}
+
+fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) -> Option<CopyInput> {
+    let src = match content_type {
+        Some(ct) => image::blob_path(store, sha, ct),
+        None => std::fs::read_dir(store.join(&sha[..2.min(sha.len())]))
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_stem().is_some_and(|s| s == sha))?,
+    };
+    let name = src.file_name()?.to_string_lossy().into_owned();
+    Some(CopyInput {
+        path: format!("images/{name}"),
+        src,
+        sha256: sha.to_string(),
+    })
+}
+
+fn ledger_source(
+    tx: &rusqlite::Connection,
+    ledger_path: &Path,
+    site: &Site,
+) -> Result<Source, BuildError> {
+    let err = |source| LedgerError::Sql {
+        path: ledger_path.to_path_buf(),
+        source,
+    };
+    let revision = ledger::status::revision(tx).map_err(err)?;
+    let rows = ledger::public::pages(tx).map_err(err)?;
+    let next_change_at = ledger::public::next_change(tx).map_err(err)?;
+    let store = site.image_store();
+    let mut images = HashMap::new();
+    let pages = rows
+        .into_iter()
+        .map(|r| {
+            let copy = r.image_sha256.as_deref().and_then(|sha| {
+                let c = image_copy(&store, sha, r.image_content_type.as_deref());
+                if c.is_none() {
+                    tracing::warn!(
+                        item = r.id.0,
+                        sha,
+                        "image missing from the store; page rendered without it"
+                    );
+                }
+                c
+            });
+            let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
+            if let Some(c) = copy {
+                images.insert(c.path.clone(), c);
+            }
+            PageInput {
+                view: AnswerView {
+                    id: r.id.0,
+                    url: plan::answer_url(r.id.0),
+                    title: r.title,
+                    day: r.day,
+                    price: r.price,
+                    image_url,
+                    indexable: r.indexable,
+                    published: date_of(r.first_published_at),
+                    updated: date_of(r.updated_at),
+                    prev: None,
+                    next: None,
+                    embargoed_until: None,
+                    content_hash: r.content_hash,
+                },
+                first_published_at: r.first_published_at,
+                updated_at: r.updated_at,
+            }
+        })
+        .collect();
+    Ok(Source {
+        revision,
+        pages,
+        images: images.into_values().collect(),
+        next_change_at,
+        bodies: HashMap::new(),
+    })
+}
+
+/// The content tree as it is now: every item not withdrawn, embargoed ones included.
+fn tree_source(site: &Site, revision: i64, now: Instant) -> Result<Source, BuildError> {
+    let files = content::list_item_files(&site.root)?;
+    let items: Vec<content::Item> = files
+        .par_iter()
+        .map(|(rel, _)| content::read_item(&site.root, rel).map(|(item, _)| item))
+        .collect::<Result<_, _>>()?;
+    let mut seen = HashMap::new();
+    for (item, (rel, _)) in items.iter().zip(&files) {
+        if let Some(first) = seen.insert(item.id, rel) {
+            return Err(ContentError::DuplicateId {
+                id: item.id,
+                first: first.clone(),
+                second: rel.clone(),
+            }
+            .into());
+        }
+    }
+    let grace = site.config.publish.grace_minutes;
+    let mut images = HashMap::new();
+    let mut pages = Vec::new();
+    let mut bodies = HashMap::new();
+    let mut next_change_at: Option<Instant> = None;
+    for item in items.into_iter().filter(|i| !i.withdrawn) {
+        let due = item.due_at(grace);
+        if due > now {
+            next_change_at = Some(next_change_at.map_or(due, |n| n.min(due)));
+        }
+        let image_url = match &item.image {
+            None => None,
+            Some(ImageSource::Remote(url)) => Some(url.clone()),
+            Some(src @ ImageSource::Local(rel)) => {
+                let path = site.root.join(rel);
+                match std::fs::read(&path) {
+                    Ok(bytes) => {
+                        let sha = content::sha256_hex(&bytes);
+                        let ext = image::sniff(&bytes).map(|(e, _)| e).unwrap_or("bin");
+                        let c = CopyInput {
+                            path: format!("images/{sha}.{ext}"),
+                            src: path,
+                            sha256: sha,
+                        };
+                        let url = format!("/{}", c.path);
+                        images.insert(c.path.clone(), c);
+                        Some(url)
+                    }
+                    Err(e) => {
+                        tracing::warn!(item = item.id.0, image = src.key(), error = %e, "preview: image unreadable");
+                        None
+                    }
+                }
+            }
+        };
+        let body_html = render::markdown_to_html(&item.body);
+        let mut h = Sha256::new();
+        h.update(&body_html);
+        h.update(item.title.as_bytes());
+        let content_hash = hex::encode(h.finalize());
+        bodies.insert(item.id.0, body_html);
+        pages.push(PageInput {
+            view: AnswerView {
+                id: item.id.0,
+                url: plan::answer_url(item.id.0),
+                title: item.title,
+                day: item.day.to_string(),
+                price: item.price,
+                image_url,
+                indexable: item.indexable,
+                published: date_of(due),
+                updated: date_of(due),
+                prev: None,
+                next: None,
+                embargoed_until: (due > now).then(|| due.rfc3339()),
+                content_hash,
+            },
+            first_published_at: due,
+            updated_at: due,
+        });
+    }
+    pages.sort_by(|a, b| (&a.view.day, a.view.id).cmp(&(&b.view.day, b.view.id)));
+    Ok(Source {
+        revision,
+        pages,
+        images: images.into_values().collect(),
+        next_change_at,
+        bodies,
+    })
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainFrontMatter {
+    title: Option<String>,
+    indexable: Option<bool>,
+}
+
+fn plain_pages(site: &Site) -> Result<Vec<PlainView>, BuildError> {
+    let mut out = Vec::new();
+    for rel in fingerprint::plain_page_files(&site.root)? {
+        let path = site.root.join(&rel);
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        let slug = Path::new(&rel)
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let bad = |why: String| BuildError::PlainPage {
+            path: PathBuf::from(&rel),
+            why,
+        };
+        if slug.is_empty()
+            || !slug
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+            || ["answers", "images", "sitemaps", "index", "revisions"].contains(&slug.as_str())
+        {
+            return Err(bad(format!(
+                "`{slug}` cannot be a page name: use letters, digits, - and _, and not answers, images, sitemaps, index"
+            )));
+        }
+        let (fm, body) = match text.strip_prefix("+++\n") {
+            Some(rest) => match rest.split_once("\n+++") {
+                Some((fm, body)) => (Some(fm), body.trim_start_matches(['\n', '\r'])),
+                None => return Err(bad("front matter opened with +++ is never closed".into())),
+            },
+            None => (None, text.as_str()),
+        };
+        let fm: PlainFrontMatter = match fm {
+            Some(f) => {
+                toml::from_str(f).map_err(|e| bad(format!("front matter: {}", e.message())))?
+            }
+            None => PlainFrontMatter {
+                title: None,
+                indexable: None,
+            },
+        };
+        out.push(PlainView {
+            url: format!("/{slug}/"),
+            title: fm.title.unwrap_or_else(|| slug.clone()),
+            indexable: fm.indexable.unwrap_or(true),
+            body_html: render::markdown_to_html(body),
+            slug,
+        });
+    }
+    Ok(out)
+}
+
+fn static_copies(site: &Site) -> Result<Vec<CopyInput>, BuildError> {
+    fingerprint::list_files(&site.root, "static")?
+        .into_par_iter()
+        .map(|rel| {
+            let src = site.root.join(&rel);
+            let bytes = std::fs::read(&src).map_err(io(&src))?;
+            Ok(CopyInput {
+                path: rel.trim_start_matches("static/").to_string(),
+                src,
+                sha256: content::sha256_hex(&bytes),
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn content_key(s: &str) -> String {
+    content::sha256_hex(s.as_bytes())
+}
+
+/// Renders one planned file.
+struct Renderer<'a> {
+    templates: &'a templates::Templates,
+    site: SiteView,
+    base_url: String,
+}
+
+#[derive(Serialize)]
+struct AnswerPage<'a> {
+    #[serde(flatten)]
+    view: &'a AnswerView,
+    body_html: &'a str,
+}
+
+#[derive(Serialize)]
+struct ListPage<'a> {
+    title: String,
+    number: Option<usize>,
+    entries: &'a [LinkView],
+    archive: Option<&'a [view::ArchiveLink]>,
+    prev_url: Option<&'a str>,
+    next_url: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct PlainPage<'a> {
+    #[serde(flatten)]
+    view: &'a PlainView,
+    body_html: &'a str,
+}
+
+impl Renderer<'_> {
+    fn ctx(&self) -> tera::Context {
+        let mut c = tera::Context::new();
+        c.insert("site", &self.site);
+        c
+    }
+
+    fn render(
+        &self,
+        p: &Planned,
+        body: &dyn Fn(i64) -> Option<String>,
+    ) -> Result<Vec<u8>, BuildError> {
+        let t = self.templates;
+        let mut c = self.ctx();
+        match &p.job {
+            Job::Answer(v) => {
+                let b = body(v.id).unwrap_or_default();
+                c.insert(
+                    "page",
+                    &AnswerPage {
+                        view: v,
+                        body_html: &b,
+                    },
+                );
+                t.render("answer.html", &c, &p.path)
+            }
+            Job::Home(latest) => {
+                c.insert("latest", latest);
+                t.render("index.html", &c, &p.path)
+            }
+            Job::AnswersIndex(v) => {
+                c.insert(
+                    "list",
+                    &ListPage {
+                        title: "All answers".into(),
+                        number: None,
+                        entries: &v.latest,
+                        archive: Some(&v.archive),
+                        prev_url: None,
+                        next_url: None,
+                    },
+                );
+                t.render("list.html", &c, &p.path)
+            }
+            Job::List(v) => {
+                c.insert(
+                    "list",
+                    &ListPage {
+                        title: format!("Answers, page {}", v.number),
+                        number: Some(v.number),
+                        entries: &v.entries,
+                        archive: None,
+                        prev_url: v.prev_url.as_deref(),
+                        next_url: v.next_url.as_deref(),
+                    },
+                );
+                t.render("list.html", &c, &p.path)
+            }
+            Job::Plain(v) => {
+                c.insert(
+                    "page",
+                    &PlainPage {
+                        view: v,
+                        body_html: &v.body_html,
+                    },
+                );
+                t.render("page.html", &c, &p.path)
+            }
+            Job::NotFound => t.render("404.html", &c, &p.path),
+            Job::Feed(entries) => {
+                let bodies: Vec<String> = entries
+                    .iter()
+                    .map(|(v, _)| body(v.id).unwrap_or_default())
+                    .collect();
+                let list: Vec<(&AnswerView, Instant, &str)> = entries
+                    .iter()
+                    .zip(&bodies)
+                    .map(|((v, t), b)| (v, *t, b.as_str()))
+                    .collect();
+                Ok(xml::atom(&self.site.title, &self.base_url, &list).into_bytes())
+            }
+            Job::Sitemap(urls) => Ok(xml::urlset(&self.base_url, urls).into_bytes()),
+            Job::SitemapIndex(files) => Ok(xml::sitemap_index(&self.base_url, files).into_bytes()),
+            Job::Robots => Ok(xml::robots(&self.base_url).into_bytes()),
+            Job::Copy { .. } => unreachable!("copies are linked, not rendered"),
+        }
+    }
+}
+
+/// Checks that a planned path stays inside the output root.
+fn safe_rel(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && !path.contains('\0')
+        && Path::new(path)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+fn place(root: &Path, rel: &str) -> Result<PathBuf, BuildError> {
+    let path = root.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    Ok(path)
+}
+
+fn link_or_copy(src: &Path, dst: &Path) -> Result<(), BuildError> {
+    match std::fs::hard_link(src, dst) {
+        Ok(()) => Ok(()),
+        Err(_) => std::fs::copy(src, dst).map(|_| ()).map_err(io(dst)),
+    }
+}
+
+pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildError> {
+    let public = public_dir(site);
+    std::fs::create_dir_all(&public).map_err(io(&public))?;
+    let abandoned_removed = revision::remove_abandoned(&public)?;
+    let fingerprints = fingerprint::compute(site)?;
+    let build = fingerprints.build;
+    let mut ledger = Ledger::open(
+        &site.ledger_path(),
+        Duration::from_millis(site.config.ledger.busy_timeout_ms),
+    )?;
+    let path_copy = ledger.path().to_path_buf();
+    let tx = ledger.read()?;
+    let ledger_err = |e| LedgerError::Sql {
+        path: path_copy.clone(),
+        source: e,
+    };
+
+    let source = if opts.preview {
+        let r = ledger::status::revision(&tx).map_err(ledger_err)?;
+        tree_source(site, r, clock.now())?
+    } else {
+        ledger_source(&tx, &path_copy, site)?
+    };
+    crate::fail_point!("build.after_snapshot");
+    let name = if opts.preview {
+        "preview".to_string()
+    } else {
+        revision::dir_name(source.revision, &build)
+    };
+    let final_dir = if opts.preview {
+        public.join("preview")
+    } else {
+        public.join(revision::REVISIONS).join(&name)
+    };
+    let report = |rendered, reused, files, pointer, already_built, broken_links| Report {
+        revision: source.revision,
+        build: build.clone(),
+        path: final_dir.display().to_string(),
+        rendered,
+        reused,
+        next_change_at: source.next_change_at,
+        pointer,
+        already_built,
+        preview: opts.preview,
+        files,
+        broken_links,
+        abandoned_removed,
+    };
+
+    if !opts.preview && !opts.full && revision::is_complete(&final_dir) {
+        drop(tx);
+        let files = Manifest::read(&final_dir)?.files.len();
+        let swap = pointer::advance(&public, &Pointer::new(source.revision, &build))?;
+        return Ok(report(0, 0, files, swap_name(&swap), true, Vec::new()));
+    }
+
+    let templates = templates::Templates::load(&site.root)?;
+    let plain = plain_pages(site)?;
+    let mut copies = static_copies(site)?;
+    copies.extend(source.images.iter().cloned());
+    let planned = plan::plan(&plan::Inputs {
+        pages: &source.pages,
+        plain: &plain,
+        copies: &copies,
+        render_fingerprint: &fingerprints.render,
+        config: &site.config.build,
+    });
+    for w in planned.windows(2) {
+        if w[0].path == w[1].path {
+            return Err(BuildError::Collision {
+                path: w[0].path.clone(),
+                why: "a file in static/ has the same path as a generated page".into(),
+            });
+        }
+    }
+    if let Some(bad) = planned.iter().find(|p| !safe_rel(&p.path)) {
+        return Err(BuildError::Collision {
+            path: bad.path.clone(),
+            why: "the path would leave the output folder".into(),
+        });
+    }
+
+    // The revision to reuse from: the one the pointer names (or, for preview, the last preview).
+    let prev: Option<(PathBuf, Manifest)> = if opts.full {
+        None
+    } else {
+        let dir = if opts.preview {
+            Some(public.join("preview"))
+        } else {
+            pointer::read(&public)
+                .ok()
+                .flatten()
+                .map(|p| public.join(revision::REVISIONS).join(p.dir))
+                .or_else(|| {
+                    revision::list_complete(&public).ok().and_then(|l| {
+                        l.first()
+                            .map(|(_, n)| public.join(revision::REVISIONS).join(n))
+                    })
+                })
+        };
+        dir.and_then(|d| Manifest::read(&d).ok().map(|m| (d, m)))
+    };
+
+    let staging = Staging::create(&public, &name)?;
+    let renderer = Renderer {
+        templates: &templates,
+        site: SiteView {
+            title: site.config.title.clone(),
+            base_url: site.config.base_url.clone(),
+            preview: opts.preview,
+        },
+        base_url: site.config.base_url.clone(),
+    };
+    let progress = if std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::new(planned.len() as u64).with_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} building {pos}/{len} files {wide_bar} {eta}",
+            )
+            .expect("valid progress template"),
+        )
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let cache_until = source.next_change_at;
+    let reusable = |p: &Planned| -> Option<&Entry> {
+        let (_, m) = prev.as_ref()?;
+        m.find(&p.path).filter(|e| e.key == p.key)
+    };
+
+    let mut entries: Vec<Entry> = Vec::with_capacity(planned.len());
+    let (mut rendered, mut reused) = (0usize, 0usize);
+    const CHUNK: usize = 2048;
+    for chunk in planned.chunks(CHUNK) {
+        // Fetch the bodies this chunk needs, on this thread (the connection is not Sync).
+        let mut fetched: HashMap<i64, String> = HashMap::new();
+        if source.bodies.is_empty() {
+            let mut ids: Vec<i64> = Vec::new();
+            for p in chunk.iter().filter(|p| reusable(p).is_none()) {
+                match &p.job {
+                    Job::Answer(v) => ids.push(v.id),
+                    Job::Feed(list) => ids.extend(list.iter().map(|(v, _)| v.id)),
+                    _ => {}
+                }
+            }
+            for id in ids {
+                if let std::collections::hash_map::Entry::Vacant(e) = fetched.entry(id) {
+                    e.insert(ledger::public::body(&tx, ItemId(id)).map_err(ledger_err)?);
+                }
+            }
+        }
+        let body = |id: i64| fetched.get(&id).or_else(|| source.bodies.get(&id)).cloned();
+        let results: Vec<Result<(Entry, bool), BuildError>> = chunk
+            .par_iter()
+            .map(|p| {
+                let dst = place(&staging.path, &p.path)?;
+                let capped = p.cache.capped_by_embargo().then_some(cache_until).flatten();
+                if let (Some(e), Some((dir, _))) = (reusable(p), prev.as_ref()) {
+                    let src = dir.join(&p.path);
+                    if src.is_file() {
+                        link_or_copy(&src, &dst)?;
+                        let mut e = e.clone();
+                        e.cache_until = capped;
+                        e.max_age = p.cache.max_age();
+                        e.cache = p.cache;
+                        return Ok((e, true));
+                    }
+                }
+                let (sha256, bytes, links) = match &p.job {
+                    Job::Copy { src } => {
+                        link_or_copy(src, &dst)?;
+                        let len = dst.metadata().map_err(io(&dst))?.len();
+                        (
+                            p.key.trim_start_matches("copy:").to_string(),
+                            len,
+                            Vec::new(),
+                        )
+                    }
+                    _ => {
+                        let out = renderer.render(p, &body)?;
+                        std::fs::write(&dst, &out).map_err(io(&dst))?;
+                        let links = if p.path.ends_with(".html") {
+                            links::internal_links(&String::from_utf8_lossy(&out))
+                        } else {
+                            Vec::new()
+                        };
+                        (content::sha256_hex(&out), out.len() as u64, links)
+                    }
+                };
+                Ok((
+                    Entry {
+                        path: p.path.clone(),
+                        sha256,
+                        bytes,
+                        content_type: manifest::content_type(&p.path).to_string(),
+                        cache: p.cache,
+                        max_age: p.cache.max_age(),
+                        cache_until: capped,
+                        key: p.key.clone(),
+                        links,
+                    },
+                    false,
+                ))
+            })
+            .collect();
+        for r in results {
+            let (e, was_reused) = r?;
+            if was_reused {
+                reused += 1;
+            } else {
+                rendered += 1;
+            }
+            entries.push(e);
+        }
+        progress.inc(chunk.len() as u64);
+    }
+    progress.finish_and_clear();
+    drop(tx);
+    crate::fail_point!("build.after_render");
+
+    let paths: HashSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+    let broken: Vec<BrokenLink> = entries
+        .iter()
+        .flat_map(|e| {
+            e.links
+                .iter()
+                .filter(|l| !links::resolves(l, |p| paths.contains(p)))
+                .map(|l| BrokenLink {
+                    page: e.path.clone(),
+                    link: l.clone(),
+                })
+        })
+        .collect();
+    for b in broken.iter().take(20) {
+        tracing::warn!(page = %b.page, link = %b.link, "broken internal link");
+    }
+    if opts.strict && !broken.is_empty() {
+        return Err(BuildError::BrokenLinks {
+            count: broken.len(),
+            first: format!("{} -> {}", broken[0].page, broken[0].link),
+        });
+    }
+    let files = entries.len();
+    let manifest = Manifest {
+        revision: source.revision,
+        build: build.clone(),
+        preview: opts.preview,
+        next_change_at: source.next_change_at,
+        files: entries,
+    };
+    if opts.preview {
+        staging.replace(&manifest, &final_dir)?;
+        return Ok(report(rendered, reused, files, "none", false, broken));
+    }
+    let moved = staging.finish(&manifest, &name)?;
+    if !moved {
+        tracing::info!(dir = %final_dir.display(), "another build finished this revision first");
+    }
+    let swap = pointer::advance(&public, &Pointer::new(source.revision, &build))?;
+    Ok(report(
+        rendered,
+        reused,
+        files,
+        swap_name(&swap),
+        false,
+        broken,
+    ))
+}
+
+fn swap_name(s: &Swap) -> &'static str {
+    match s {
+        Swap::Moved { .. } => "moved",
+        Swap::Unchanged => "unchanged",
+        Swap::KeptHigher(_) => "kept_higher",
+    }
+}

@@ -1,0 +1,88 @@
+//! The build fingerprint B: a short hash of everything a build reads besides the ledger —
+//! templates, static files, plain pages, the config and the fencepost version. Output for
+//! publication revision R goes to `revisions/<R>-<B>/`, so a template change with no new
+//! publication still gets a new directory (and new cache keys).
+
+use super::BuildError;
+use crate::site::Site;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// Bumped when the output layout changes in a way the version number would not show.
+const LAYOUT: &str = "fencepost-layout-1";
+
+/// Files of `dir` (recursively, skipping hidden ones), as sorted site-relative paths.
+pub fn list_files(root: &Path, dir: &str) -> Result<Vec<String>, BuildError> {
+    let base = root.join(dir);
+    if !base.exists() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    let walk = walkdir::WalkDir::new(&base)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter();
+    for entry in walk.filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.')) {
+        let entry = entry.map_err(|e| BuildError::Io {
+            path: e
+                .path()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| base.clone()),
+            source: e
+                .into_io_error()
+                .unwrap_or_else(|| std::io::Error::other("walk failed")),
+        })?;
+        if entry.file_type().is_file() {
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    Ok(out)
+}
+
+/// Plain pages: `content/*.md` (not the answers folder).
+pub fn plain_page_files(root: &Path) -> Result<Vec<String>, BuildError> {
+    Ok(list_files(root, "content")?
+        .into_iter()
+        .filter(|p| p.ends_with(".md") && p.matches('/').count() == 1)
+        .collect())
+}
+
+/// The two fingerprints of a build.
+pub struct Fingerprints {
+    /// B: everything the build reads besides the ledger (names the revision directory).
+    pub build: String,
+    /// What every rendered page depends on: templates, config, version. Part of each page's
+    /// reuse key, so a change to a static file or a plain page re-renders only itself.
+    pub render: String,
+}
+
+pub fn compute(site: &Site) -> Result<Fingerprints, BuildError> {
+    let mut render_files = vec![crate::config::CONFIG_FILE.to_string()];
+    render_files.extend(list_files(&site.root, "templates")?);
+    let render = hash_files(site, &render_files)?;
+    let mut other = list_files(&site.root, "static")?;
+    other.extend(plain_page_files(&site.root)?);
+    let mut h = Sha256::new();
+    h.update(&render);
+    h.update(hash_files(site, &other)?);
+    Ok(Fingerprints {
+        build: hex::encode(h.finalize())[..10].to_string(),
+        render,
+    })
+}
+
+fn hash_files(site: &Site, files: &[String]) -> Result<String, BuildError> {
+    let mut h = Sha256::new();
+    h.update(LAYOUT);
+    h.update(env!("CARGO_PKG_VERSION"));
+    for rel in files {
+        let path = site.root.join(&rel);
+        let bytes = std::fs::read(&path).map_err(|source| BuildError::Io { path, source })?;
+        h.update(rel.len().to_le_bytes());
+        h.update(rel.as_bytes());
+        h.update(bytes.len().to_le_bytes());
+        h.update(&bytes);
+    }
+    Ok(hex::encode(h.finalize()))
+}

@@ -1,0 +1,374 @@
+//! The build plan: which files a revision has, what goes into each, and the key that decides
+//! whether a file can be reused from the previous revision. Pure: no I/O.
+//!
+//! The layout keeps one new item from touching many files: list pages are numbered from the
+//! oldest (publication order), sitemaps are chunked by item id (50,000 ids per file), the
+//! feed holds only the latest entries, and an answer page's key covers only its own row and
+//! its neighbours.
+
+use super::view::{AnswerView, AnswersIndexView, ArchiveLink, LinkView, ListView, PlainView};
+use crate::clock::Instant;
+use crate::config::BuildConfig;
+use crate::output::manifest::CacheClass;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+
+/// Item ids per sitemap chunk: the sitemap protocol allows 50,000 URLs a file.
+pub const SITEMAP_CHUNK: i64 = 50_000;
+
+/// One public answer page, as the plan needs it.
+#[derive(Debug, Clone)]
+pub struct PageInput {
+    /// The view, without prev/next (the plan fills them in).
+    pub view: AnswerView,
+    pub first_published_at: Instant,
+    pub updated_at: Instant,
+}
+
+/// A file copied as is: a static file or a stored image.
+#[derive(Debug, Clone)]
+pub struct CopyInput {
+    pub path: String,
+    pub src: PathBuf,
+    /// A content hash of the source (sha256), so equal sources are reused across builds.
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone)]
+pub enum Job {
+    Answer(Box<AnswerView>),
+    Home(Vec<LinkView>),
+    AnswersIndex(AnswersIndexView),
+    List(ListView),
+    Plain(PlainView),
+    NotFound,
+    /// Latest answers for the Atom feed, newest first, with their update instants.
+    Feed(Vec<(AnswerView, Instant)>),
+    SitemapIndex(Vec<String>),
+    /// (site-relative URL, last modification date)
+    Sitemap(Vec<(String, Option<String>)>),
+    Robots,
+    Copy {
+        src: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub path: String,
+    pub job: Job,
+    pub cache: CacheClass,
+    pub key: String,
+}
+
+pub struct Inputs<'a> {
+    /// Public answers in (day, id) order.
+    pub pages: &'a [PageInput],
+    pub plain: &'a [PlainView],
+    pub copies: &'a [CopyInput],
+    /// The render fingerprint (templates, config, version): seeds every page key.
+    pub render_fingerprint: &'a str,
+    pub config: &'a BuildConfig,
+}
+
+fn key(build: &str, kind: &str, data: &impl Serialize, extra: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(build);
+    h.update([0]);
+    h.update(kind);
+    h.update([0]);
+    h.update(serde_json::to_vec(data).expect("views serialise"));
+    h.update([0]);
+    h.update(extra);
+    hex::encode(h.finalize())
+}
+
+fn link(v: &AnswerView) -> LinkView {
+    LinkView {
+        url: v.url.clone(),
+        title: v.title.clone(),
+        day: v.day.clone(),
+    }
+}
+
+pub fn answer_url(id: i64) -> String {
+    format!("/answers/{id}/")
+}
+
+pub fn list_url(n: usize) -> String {
+    format!("/answers/page/{n}/")
+}
+
+/// Maps a site URL (`/a/b/`) to its file in the revision (`a/b/index.html`).
+pub fn url_to_path(url: &str) -> String {
+    let p = url.trim_start_matches('/');
+    if p.is_empty() || p.ends_with('/') {
+        format!("{p}index.html")
+    } else {
+        p.to_string()
+    }
+}
+
+pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
+    let b = inp.render_fingerprint;
+    let mut out = Vec::new();
+    let mut push = |path: String, job: Job, cache: CacheClass, key: String| {
+        out.push(Planned {
+            path,
+            job,
+            cache,
+            key,
+        })
+    };
+
+    // Answer pages with prev/next by day.
+    for (i, p) in inp.pages.iter().enumerate() {
+        let mut v = p.view.clone();
+        v.prev = i.checked_sub(1).map(|j| link(&inp.pages[j].view));
+        v.next = inp.pages.get(i + 1).map(|n| link(&n.view));
+        let k = key(b, "answer", &v, &v.content_hash);
+        push(
+            url_to_path(&v.url),
+            Job::Answer(Box::new(v)),
+            CacheClass::Content,
+            k,
+        );
+    }
+
+    // Publication order (oldest first) for lists and the feed.
+    let mut by_pub: Vec<&PageInput> = inp.pages.iter().collect();
+    by_pub.sort_by_key(|p| (p.first_published_at, p.view.id));
+    let size = inp.config.page_size;
+    let chunks: Vec<&[&PageInput]> = by_pub.chunks(size).collect();
+    let n_pages = chunks.len();
+    for (i, chunk) in chunks.iter().enumerate() {
+        let number = i + 1;
+        let v = ListView {
+            number,
+            url: list_url(number),
+            entries: chunk.iter().map(|p| link(&p.view)).collect(),
+            prev_url: (number > 1).then(|| list_url(number - 1)),
+            next_url: (number < n_pages).then(|| list_url(number + 1)),
+        };
+        let k = key(b, "list", &v, "");
+        push(url_to_path(&v.url), Job::List(v), CacheClass::Content, k);
+    }
+    let newest: Vec<LinkView> = by_pub
+        .iter()
+        .rev()
+        .take(size)
+        .map(|p| link(&p.view))
+        .collect();
+    let idx = AnswersIndexView {
+        latest: newest,
+        archive: (1..=n_pages)
+            .map(|n| ArchiveLink {
+                number: n,
+                url: list_url(n),
+            })
+            .collect(),
+    };
+    let k = key(b, "answers-index", &idx, "");
+    push(
+        "answers/index.html".into(),
+        Job::AnswersIndex(idx),
+        CacheClass::Content,
+        k,
+    );
+
+    let home: Vec<LinkView> = by_pub
+        .iter()
+        .rev()
+        .take(inp.config.home_entries)
+        .map(|p| link(&p.view))
+        .collect();
+    let k = key(b, "home", &home, "");
+    push("index.html".into(), Job::Home(home), CacheClass::Home, k);
+
+    let feed: Vec<(AnswerView, Instant)> = by_pub
+        .iter()
+        .rev()
+        .take(inp.config.feed_entries)
+        .map(|p| (p.view.clone(), p.updated_at))
+        .collect();
+    let feed_hashes: String = feed.iter().map(|(v, _)| v.content_hash.as_str()).collect();
+    let k = key(
+        b,
+        "feed",
+        &feed.iter().map(|(v, t)| (v, t.0)).collect::<Vec<_>>(),
+        &feed_hashes,
+    );
+    push("atom.xml".into(), Job::Feed(feed), CacheClass::Content, k);
+
+    for p in inp.plain {
+        let k = key(b, "plain", p, &super::content_key(&p.body_html));
+        push(
+            url_to_path(&p.url),
+            Job::Plain(p.clone()),
+            CacheClass::Content,
+            k,
+        );
+    }
+    push(
+        "404.html".into(),
+        Job::NotFound,
+        CacheClass::Content,
+        key(b, "404", &(), ""),
+    );
+
+    // Sitemaps: one for the site's own pages, one per 50,000 item ids.
+    let mut pages_urls: Vec<(String, Option<String>)> =
+        vec![("/".into(), None), ("/answers/".into(), None)];
+    pages_urls.extend((1..=n_pages).map(|n| (list_url(n), None)));
+    pages_urls.extend(
+        inp.plain
+            .iter()
+            .filter(|p| p.indexable)
+            .map(|p| (p.url.clone(), None)),
+    );
+    let mut sitemap_files = vec!["sitemaps/pages.xml".to_string()];
+    let mut by_chunk: std::collections::BTreeMap<i64, Vec<(i64, String, Option<String>)>> =
+        Default::default();
+    for p in inp.pages.iter().filter(|p| p.view.indexable) {
+        by_chunk
+            .entry(p.view.id / SITEMAP_CHUNK)
+            .or_default()
+            .push((p.view.id, p.view.url.clone(), Some(p.view.updated.clone())));
+    }
+    let k = key(b, "sitemap", &pages_urls, "");
+    push(
+        "sitemaps/pages.xml".into(),
+        Job::Sitemap(pages_urls),
+        CacheClass::Content,
+        k,
+    );
+    for (chunk, mut urls) in by_chunk {
+        urls.sort();
+        let urls: Vec<(String, Option<String>)> =
+            urls.into_iter().map(|(_, u, d)| (u, d)).collect();
+        let path = format!("sitemaps/answers-{chunk}.xml");
+        let k = key(b, "sitemap", &urls, "");
+        sitemap_files.push(path.clone());
+        push(path, Job::Sitemap(urls), CacheClass::Content, k);
+    }
+    let k = key(b, "sitemap-index", &sitemap_files, "");
+    push(
+        "sitemap.xml".into(),
+        Job::SitemapIndex(sitemap_files),
+        CacheClass::Content,
+        k,
+    );
+    push(
+        "robots.txt".into(),
+        Job::Robots,
+        CacheClass::Content,
+        key(b, "robots", &(), ""),
+    );
+
+    for c in inp.copies {
+        push(
+            c.path.clone(),
+            Job::Copy { src: c.src.clone() },
+            CacheClass::Asset,
+            format!("copy:{}", c.sha256),
+        );
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(id: i64, day: &str, published: i64) -> PageInput {
+        PageInput {
+            view: AnswerView {
+                id,
+                url: answer_url(id),
+                title: format!("Item {id}"),
+                day: day.into(),
+                price: "1.00".into(),
+                image_url: None,
+                indexable: true,
+                published: "2026-01-01".into(),
+                updated: "2026-01-01".into(),
+                prev: None,
+                next: None,
+                embargoed_until: None,
+                content_hash: format!("h{id}"),
+            },
+            first_published_at: Instant(published),
+            updated_at: Instant(published),
+        }
+    }
+
+    fn keys(pages: &[PageInput]) -> std::collections::BTreeMap<String, String> {
+        let config = BuildConfig {
+            page_size: 2,
+            feed_entries: 2,
+            home_entries: 2,
+        };
+        plan(&Inputs {
+            pages,
+            plain: &[],
+            copies: &[],
+            render_fingerprint: "b",
+            config: &config,
+        })
+        .into_iter()
+        .map(|p| (p.path, p.key))
+        .collect()
+    }
+
+    #[test]
+    fn one_new_item_changes_few_keys() {
+        let mut pages: Vec<PageInput> = (1..=9)
+            .map(|i| page(i, &format!("2026-01-{i:02}"), i))
+            .collect();
+        let before = keys(&pages);
+        pages.push(page(10, "2026-01-10", 10));
+        let after = keys(&pages);
+        let changed: Vec<&String> = after
+            .keys()
+            .filter(|k| before.get(*k) != after.get(*k))
+            .collect();
+        // The new page, its previous neighbour, the last list page, the answers index, home,
+        // feed and one sitemap chunk. (9 -> 10 items at 2 a page adds no list page, so the
+        // sitemap of list pages stays.)
+        assert_eq!(
+            changed,
+            vec![
+                "answers/10/index.html",
+                "answers/9/index.html",
+                "answers/index.html",
+                "answers/page/5/index.html",
+                "atom.xml",
+                "index.html",
+                "sitemaps/answers-0.xml",
+            ]
+        );
+        // An 11th item opens list page 6: page 5 gains a "newer" link, pages.xml lists page 6.
+        pages.push(page(11, "2026-01-11", 11));
+        let more = keys(&pages);
+        assert!(more.contains_key("answers/page/6/index.html"));
+        assert_ne!(
+            more["answers/page/5/index.html"],
+            after["answers/page/5/index.html"]
+        );
+        assert_ne!(more["sitemaps/pages.xml"], after["sitemaps/pages.xml"]);
+        assert_eq!(
+            more["answers/page/4/index.html"],
+            after["answers/page/4/index.html"]
+        );
+        assert_eq!(more["answers/1/index.html"], after["answers/1/index.html"]);
+    }
+
+    #[test]
+    fn urls_map_to_files() {
+        assert_eq!(url_to_path("/"), "index.html");
+        assert_eq!(url_to_path("/answers/3/"), "answers/3/index.html");
+        assert_eq!(url_to_path("/style.css"), "style.css");
+    }
+}

@@ -1,0 +1,85 @@
+//! Loading the site's tera templates (autoescape on for `.html`) with errors that name the
+//! file and line.
+
+use super::BuildError;
+use std::path::Path;
+
+/// Templates every site must have.
+pub const REQUIRED: &[&str] = &[
+    "answer.html",
+    "index.html",
+    "list.html",
+    "page.html",
+    "404.html",
+];
+
+pub struct Templates {
+    pub tera: tera::Tera,
+}
+
+/// The whole error chain in one line: tera puts the useful part (line, column, what was
+/// expected) in the sources.
+pub fn chain(e: &tera::Error) -> String {
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        src = s.source();
+    }
+    msg
+}
+
+impl Templates {
+    pub fn load(root: &Path) -> Result<Templates, BuildError> {
+        let dir = root.join("templates");
+        let mut sources = Vec::new();
+        for rel in super::fingerprint::list_files(root, "templates")? {
+            let path = root.join(&rel);
+            let text =
+                std::fs::read_to_string(&path).map_err(|source| BuildError::Io { path, source })?;
+            let name = rel.trim_start_matches("templates/").to_string();
+            sources.push((name, text));
+        }
+        for name in REQUIRED {
+            if !sources.iter().any(|(n, _)| n == name) {
+                return Err(BuildError::MissingTemplate {
+                    name: (*name).to_string(),
+                    dir: dir.clone(),
+                });
+            }
+        }
+        let mut tera = tera::Tera::default();
+        tera.add_raw_templates(sources.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+            .map_err(|e| {
+                let message = chain(&e);
+                // Tera names the template in its message ("Failed to parse 'x.html'").
+                let named = sources
+                    .iter()
+                    .map(|(n, _)| n)
+                    .find(|n| message.contains(&format!("'{n}'")));
+                BuildError::Template {
+                    path: named.map_or(dir.clone(), |n| dir.join(n)),
+                    message,
+                }
+            })?;
+        tera.autoescape_on(vec![".html", ".htm", ".xml"]);
+        Ok(Templates { tera })
+    }
+
+    pub fn render(
+        &self,
+        name: &str,
+        ctx: &tera::Context,
+        output: &str,
+    ) -> Result<Vec<u8>, BuildError> {
+        self.tera
+            .render(name, ctx)
+            .map(String::into_bytes)
+            .map_err(|e| BuildError::Render {
+                template: format!("templates/{name}"),
+                output: output.to_string(),
+                message: chain(&e),
+            })
+    }
+}

@@ -1,0 +1,78 @@
+use super::Ctx;
+use fencepost::build::{self, Report};
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Render the content tree as it is now (embargoed items too, with a PREVIEW banner)
+    /// into public/preview/; the pointer is not touched.
+    #[arg(long)]
+    pub preview: bool,
+    /// Fail on broken internal links (they are always reported).
+    #[arg(long)]
+    pub strict: bool,
+    /// Render every file; reuse nothing from the previous revision.
+    #[arg(long)]
+    pub full: bool,
+}
+
+impl Args {
+    pub fn options(&self) -> build::Options {
+        build::Options {
+            preview: self.preview,
+            strict: self.strict,
+            full: self.full,
+        }
+    }
+}
+
+pub fn human(r: &Report) -> String {
+    let mut out = if r.already_built {
+        format!(
+            "revision {}-{} was already built: nothing rendered\n",
+            r.revision, r.build
+        )
+    } else {
+        format!(
+            "built revision {}-{}{}: {} files, {} rendered, {} reused\n",
+            r.revision,
+            r.build,
+            if r.preview { " (preview)" } else { "" },
+            r.files,
+            r.rendered,
+            r.reused
+        )
+    };
+    out += &format!("  output: {}\n", r.path);
+    out += &match r.pointer {
+        "moved" => "  public/current now points to it\n".to_string(),
+        "unchanged" => "  public/current already pointed to it\n".to_string(),
+        "kept_higher" => {
+            "  public/current names a higher revision and was left alone\n".to_string()
+        }
+        _ => "  preview: not pointed to by public/current, never deployed\n".to_string(),
+    };
+    if let Some(t) = r.next_change_at {
+        out += &format!("  next embargo ends at {t}; cache lifetimes are capped at it\n");
+    }
+    for b in &r.broken_links {
+        out += &format!("  broken link: {} -> {}\n", b.page, b.link);
+    }
+    out
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let site = ctx.site()?;
+    let r = build::run(&site, &ctx.clock, &args.options())?;
+    ctx.emit(&r, || {
+        let mut s = human(&r);
+        if !r.preview {
+            s += &format!(
+                "  look at it: fencepost serve (or any static server with root {}/public/current)\n",
+                site.root.display()
+            );
+        }
+        s
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

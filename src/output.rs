@@ -1,0 +1,56 @@
+//! Finished output under `public/`: complete revision directories, their manifests, and the
+//! pointer that names the one being served.
+//!
+//! ```text
+//! public/revisions/<R>-<B>/     a complete tree plus manifest.json
+//! public/revisions/.tmp-*       a build in progress (never pointed to)
+//! public/current -> revisions/<R>-<B>   swapped with rename(2)
+//! public/current.json           {"revision": R, "build": B, "dir": "<R>-<B>"}
+//! public/preview/               `build --preview` output; never pointed to, never deployed
+//! ```
+
+pub mod manifest;
+pub mod pointer;
+pub mod revision;
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Manifest { path: PathBuf, message: String },
+    #[error("no complete revision {wanted} in {dir}; `fencepost status` and `ls {dir}` show what exists")]
+    NoSuchRevision { wanted: String, dir: PathBuf },
+}
+
+pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> OutputError {
+    let path = path.into();
+    move |source| OutputError::Io { path, source }
+}
+
+/// Writes `bytes` to `path` via a temporary sibling, fsync and rename, then fsyncs the folder.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), OutputError> {
+    use std::io::Write;
+    let dir = path.parent().expect("atomic writes go into a folder");
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name().unwrap_or_default().to_string_lossy(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io_err(path))
+}

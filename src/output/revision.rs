@@ -1,0 +1,207 @@
+//! Revision directories: written under a temporary name held by a lock file, renamed into
+//! place only when complete. A temporary directory whose lock nobody holds belongs to a
+//! build that died; the next build removes it.
+
+use super::manifest::{self, Manifest};
+use super::{io_err, OutputError};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+pub const REVISIONS: &str = "revisions";
+const TMP_PREFIX: &str = ".tmp-";
+
+/// `<R>-<B>`.
+pub fn dir_name(revision: i64, build: &str) -> String {
+    format!("{revision}-{build}")
+}
+
+/// Parses `<R>-<B>`.
+pub fn parse_dir_name(name: &str) -> Option<(i64, &str)> {
+    let (r, b) = name.split_once('-')?;
+    Some((r.parse().ok()?, b))
+        .filter(|_| !b.is_empty() && b.bytes().all(|c| c.is_ascii_alphanumeric()))
+}
+
+/// A complete revision directory: named `<R>-<B>` and holding its manifest.
+pub fn is_complete(dir: &Path) -> bool {
+    dir.join(manifest::FILE).is_file()
+}
+
+/// A revision being written. Dropping it without [`Staging::finish`] removes it.
+pub struct Staging {
+    pub path: PathBuf,
+    lock_path: PathBuf,
+    _lock: File,
+    done: bool,
+}
+
+impl Staging {
+    pub fn create(public: &Path, name: &str) -> Result<Staging, OutputError> {
+        let revisions = public.join(REVISIONS);
+        std::fs::create_dir_all(&revisions).map_err(io_err(&revisions))?;
+        let tmp = format!("{TMP_PREFIX}{name}-{}", uuid::Uuid::new_v4().simple());
+        let lock_path = revisions.join(format!("{tmp}.lock"));
+        let lock = File::create(&lock_path).map_err(io_err(&lock_path))?;
+        lock.lock().map_err(io_err(&lock_path))?;
+        let path = revisions.join(&tmp);
+        std::fs::create_dir(&path).map_err(io_err(&path))?;
+        Ok(Staging {
+            path,
+            lock_path,
+            _lock: lock,
+            done: false,
+        })
+    }
+
+    /// Writes the manifest, flushes the file system, and renames the directory to
+    /// `revisions/<name>`. Returns false if another build finished the same revision first.
+    pub fn finish(mut self, manifest: &Manifest, name: &str) -> Result<bool, OutputError> {
+        let mpath = self.path.join(manifest::FILE);
+        std::fs::write(&mpath, manifest.to_bytes()).map_err(io_err(&mpath))?;
+        sync_filesystem(&self.path).map_err(io_err(&self.path))?;
+        crate::fail_point!("build.before_rename");
+        let target = self.path.parent().expect("under revisions/").join(name);
+        let moved = match std::fs::rename(&self.path, &target) {
+            Ok(()) => true,
+            // Another build renamed the same <R>-<B> into place first: equal by construction.
+            Err(e) if target.exists() && is_complete(&target) => {
+                tracing::debug!(error = %e, "revision already in place");
+                false
+            }
+            Err(e) => {
+                return Err(OutputError::Io {
+                    path: target,
+                    source: e,
+                })
+            }
+        };
+        if moved {
+            std::fs::File::open(target.parent().unwrap())
+                .and_then(|d| d.sync_all())
+                .map_err(io_err(&target))?;
+            self.done = true;
+        }
+        Ok(moved)
+    }
+}
+
+impl Staging {
+    /// Writes the manifest and puts the directory at `target`, replacing what was there
+    /// (used for `public/preview`, which nothing points to).
+    pub fn replace(mut self, manifest: &Manifest, target: &Path) -> Result<(), OutputError> {
+        let mpath = self.path.join(manifest::FILE);
+        std::fs::write(&mpath, manifest.to_bytes()).map_err(io_err(&mpath))?;
+        let old = target.with_file_name(format!(".old-{}", uuid::Uuid::new_v4().simple()));
+        let had_old = target.exists();
+        if had_old {
+            std::fs::rename(target, &old).map_err(io_err(target))?;
+        }
+        std::fs::rename(&self.path, target).map_err(io_err(target))?;
+        self.done = true;
+        if had_old {
+            std::fs::remove_dir_all(&old).map_err(io_err(&old))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+        let _ = std::fs::remove_file(&self.lock_path);
+    }
+}
+
+/// Flushes everything written under `path` to disk (one `syncfs` on Linux).
+fn sync_filesystem(path: &Path) -> std::io::Result<()> {
+    let dir = File::open(path)?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: syncfs takes a valid open descriptor and has no memory effects.
+        if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    dir.sync_all()
+}
+
+/// Removes temporary directories left by builds that died (their lock is free).
+pub fn remove_abandoned(public: &Path) -> Result<usize, OutputError> {
+    let revisions = public.join(REVISIONS);
+    let Ok(entries) = std::fs::read_dir(&revisions) else {
+        return Ok(0);
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(TMP_PREFIX) || name.ends_with(".lock") {
+            continue;
+        }
+        let lock_path = revisions.join(format!("{name}.lock"));
+        let free = match File::options()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+        {
+            Ok(f) => f.try_lock().is_ok(),
+            Err(_) => false,
+        };
+        if free {
+            std::fs::remove_dir_all(entry.path()).map_err(io_err(entry.path()))?;
+            let _ = std::fs::remove_file(&lock_path);
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Complete revisions, newest first (by revision, then by directory mtime).
+pub fn list_complete(public: &Path) -> Result<Vec<(i64, String)>, OutputError> {
+    let revisions = public.join(REVISIONS);
+    let Ok(entries) = std::fs::read_dir(&revisions) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some((r, _)) = parse_dir_name(&name) {
+            if is_complete(&entry.path()) {
+                let mtime = entry.metadata().and_then(|m| m.modified()).ok();
+                out.push((r, mtime, name));
+            }
+        }
+    }
+    out.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    Ok(out.into_iter().map(|(r, _, n)| (r, n)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        assert_eq!(parse_dir_name(&dir_name(12, "ab12")), Some((12, "ab12")));
+        assert_eq!(parse_dir_name(".tmp-1-ab"), None);
+        assert_eq!(parse_dir_name("12-"), None);
+    }
+
+    #[test]
+    fn abandoned_staging_is_removed_but_a_live_one_is_not() {
+        let d = tempfile::tempdir().unwrap();
+        let live = Staging::create(d.path(), "1-aa").unwrap();
+        // Simulate a dead build: a tmp dir and a lock file nobody holds.
+        let dead = d.path().join("revisions/.tmp-2-bb-dead");
+        std::fs::create_dir_all(&dead).unwrap();
+        std::fs::write(d.path().join("revisions/.tmp-2-bb-dead.lock"), "").unwrap();
+        assert_eq!(remove_abandoned(d.path()).unwrap(), 1);
+        assert!(!dead.exists());
+        assert!(live.path.exists());
+    }
+}
