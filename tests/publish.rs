@@ -80,9 +80,11 @@ fn edits_withdrawals_and_returns_each_bump_the_revision_once() {
     assert_eq!(r["revision"], 4);
     let body: String = s
         .ledger()
-        .query_row("SELECT body_html FROM pages WHERE item_id = 1", [], |r| {
-            r.get(0)
-        })
+        .query_row(
+            "SELECT body_html FROM page_bodies WHERE item_id = 1",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(body, "<p>A corrected body.</p>\n");
 
@@ -163,7 +165,7 @@ fn one_way_rules_indexable_and_image_never_go_back() {
     let (indexable, image, body): (bool, Option<String>, String) = s
         .ledger()
         .query_row(
-            "SELECT indexable, image_sha256, body_html FROM pages WHERE item_id = 1",
+            "SELECT p.indexable, p.image_sha256, b.body_html FROM pages p JOIN page_bodies b USING (item_id) WHERE item_id = 1",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
@@ -285,7 +287,7 @@ fn markdown_edge_cases_render_safely() {
     let (title, price, body): (String, String, String) = s
         .ledger()
         .query_row(
-            "SELECT title, price, body_html FROM pages WHERE item_id = 1",
+            "SELECT p.title, p.price, b.body_html FROM pages p JOIN page_bodies b USING (item_id) WHERE item_id = 1",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )

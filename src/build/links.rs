@@ -37,6 +37,31 @@ fn decode_entities(v: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// Every link form that resolves in a revision: `/a/b/index.html` answers `/a/b/`, `/a/b`
+/// and `/a/b/index.html`. One hash lookup per link, no allocation.
+pub struct Targets(std::collections::HashSet<String>);
+
+impl Targets {
+    pub fn new<'a>(paths: impl Iterator<Item = &'a str>) -> Targets {
+        let mut set = std::collections::HashSet::new();
+        for p in paths {
+            set.insert(format!("/{p}"));
+            if let Some(dir) = p.strip_suffix("index.html") {
+                set.insert(format!("/{dir}"));
+                if let Some(d) = dir.strip_suffix('/') {
+                    set.insert(format!("/{d}"));
+                }
+            }
+        }
+        Targets(set)
+    }
+
+    pub fn resolves(&self, link: &str) -> bool {
+        self.0.contains(link)
+            || (link.contains("%20") && self.0.contains(&link.replace("%20", " ")))
+    }
+}
+
 /// The file a link needs: `/a/` → `a/index.html`; `/a` → `a` or `a/index.html`.
 pub fn resolves(link: &str, exists: impl Fn(&str) -> bool) -> bool {
     let decoded = link.replace("%20", " ");
@@ -58,6 +83,24 @@ mod tests {
     fn finds_internal_links_only() {
         let html = r#"<a href="/a/">x</a><a href="https://e.org/">y</a><img src="/i.png?x=1"><a href="//cdn/x"></a><a href="/b#top"></a><a href="&#x2F;c&#x2F;">"#;
         assert_eq!(internal_links(html), vec!["/a/", "/b", "/c/", "/i.png"]);
+    }
+
+    #[test]
+    fn targets_agree_with_resolves() {
+        let files = ["index.html", "a/index.html", "s.css", "b c/index.html"];
+        let t = Targets::new(files.iter().copied());
+        for l in [
+            "/",
+            "/a/",
+            "/a",
+            "/a/index.html",
+            "/s.css",
+            "/missing/",
+            "/b%20c/",
+            "/s.css/",
+        ] {
+            assert_eq!(t.resolves(l), resolves(l, |p| files.contains(&p)), "{l}");
+        }
     }
 
     #[test]

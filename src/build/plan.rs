@@ -10,6 +10,7 @@ use super::view::{AnswerView, AnswersIndexView, ArchiveLink, LinkView, ListView,
 use crate::clock::Instant;
 use crate::config::BuildConfig;
 use crate::output::manifest::CacheClass;
+use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
@@ -112,7 +113,22 @@ pub fn url_to_path(url: &str) -> String {
 
 pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     let b = inp.render_fingerprint;
-    let mut out = Vec::new();
+    // Answer pages with prev/next by day; keys in parallel (this is the bulk of the plan).
+    let mut out: Vec<Planned> = (0..inp.pages.len())
+        .into_par_iter()
+        .map(|i| {
+            let mut v = inp.pages[i].view.clone();
+            v.prev = i.checked_sub(1).map(|j| link(&inp.pages[j].view));
+            v.next = inp.pages.get(i + 1).map(|n| link(&n.view));
+            let key = key(b, "answer", &v, &v.content_hash);
+            Planned {
+                path: url_to_path(&v.url),
+                job: Job::Answer(Box::new(v)),
+                cache: CacheClass::Content,
+                key,
+            }
+        })
+        .collect();
     let mut push = |path: String, job: Job, cache: CacheClass, key: String| {
         out.push(Planned {
             path,
@@ -121,20 +137,6 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
             key,
         })
     };
-
-    // Answer pages with prev/next by day.
-    for (i, p) in inp.pages.iter().enumerate() {
-        let mut v = p.view.clone();
-        v.prev = i.checked_sub(1).map(|j| link(&inp.pages[j].view));
-        v.next = inp.pages.get(i + 1).map(|n| link(&n.view));
-        let k = key(b, "answer", &v, &v.content_hash);
-        push(
-            url_to_path(&v.url),
-            Job::Answer(Box::new(v)),
-            CacheClass::Content,
-            k,
-        );
-    }
 
     // Publication order (oldest first) for lists and the feed.
     let mut by_pub: Vec<&PageInput> = inp.pages.iter().collect();

@@ -8,6 +8,8 @@
 //! nothing, the whole batch writes nothing. No statement depends on Rust reading the result
 //! of an earlier one; the batch ends by reading the outcome back.
 //!
+//! The page's body goes to `page_bodies` in the same batch, under the same token condition.
+//!
 //! One-way rules live in the statement too: an indexable page never returns to noindex, and
 //! a page that has its image never loses it.
 
@@ -88,10 +90,10 @@ pub struct CommitResult {
 }
 
 const WRITE_PAGE: &str = concat!(
-    "INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, price, body_html,
+    "INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, price,
                         image_source, image_sha256, indexable, withdrawn, revision, first_published_at,
                         updated_at, commit_token)
-     SELECT :item, 1, :content_hash, :source_hash, :title, :day, :price, :body_html,
+     SELECT :item, 1, :content_hash, :source_hash, :title, :day, :price,
             :image_source, :image_sha256, :indexable, 0, 0, :now, :now, :token
      WHERE ",
     lease_guard!(),
@@ -104,7 +106,7 @@ const WRITE_PAGE: &str = concat!(
          content_version = pages.content_version + 1,
          content_hash = excluded.content_hash,
          source_hash = excluded.source_hash,
-         title = excluded.title, day = excluded.day, price = excluded.price, body_html = excluded.body_html,
+         title = excluded.title, day = excluded.day, price = excluded.price,
          image_source = CASE WHEN excluded.image_sha256 IS NULL THEN pages.image_source ELSE excluded.image_source END,
          image_sha256 = coalesce(excluded.image_sha256, pages.image_sha256),
          indexable = max(pages.indexable, excluded.indexable),
@@ -139,6 +141,12 @@ macro_rules! token_landed {
         "EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token)"
     };
 }
+
+const WRITE_BODY: &str = concat!(
+    "INSERT INTO page_bodies (item_id, body_html) SELECT :item, :body_html WHERE ",
+    token_landed!(),
+    " ON CONFLICT (item_id) DO UPDATE SET body_html = excluded.body_html"
+);
 
 const SET_ITEM_STATE: &str = concat!(
     "UPDATE items SET state = :new_state, last_error = NULL, updated_at = :now WHERE id = :item AND ",
@@ -176,13 +184,16 @@ pub fn commit(conn: &Connection, c: &Commit, now: Instant) -> rusqlite::Result<C
             let mut params = guard.to_vec();
             params.extend_from_slice(named_params! {
                 ":item": c.id.0, ":content_hash": content_hash, ":source_hash": c.source_hash,
-                ":title": p.title, ":day": p.day, ":price": p.price, ":body_html": p.body_html,
+                ":title": p.title, ":day": p.day, ":price": p.price,
                 ":image_source": p.image_source, ":image_sha256": p.image_sha256,
                 ":indexable": p.indexable, ":token": c.token,
                 ":expected_state": expected_state, ":expected_version": c.expected_version,
             });
             conn.prepare_cached(WRITE_PAGE)?
                 .execute(params.as_slice())?;
+            conn.prepare_cached(WRITE_BODY)?.execute(named_params! {
+                ":item": c.id.0, ":token": c.token, ":body_html": p.body_html,
+            })?;
         }
         _ => {
             let mut params = guard.to_vec();

@@ -28,7 +28,7 @@ const PUBLIC_PAGES: &str = "SELECT p.item_id, p.title, p.day, p.price, p.indexab
      WHERE p.withdrawn = 0
      ORDER BY p.day, p.item_id";
 
-const BODY: &str = "SELECT body_html FROM pages WHERE item_id = :id";
+const BODY: &str = "SELECT body_html FROM page_bodies WHERE item_id = :id";
 
 /// Embargo ends still ahead of the ledger: present items that are not public yet.
 const NEXT_CHANGE: &str = "SELECT min(publish_at) FROM items

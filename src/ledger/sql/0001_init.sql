@@ -55,7 +55,6 @@ CREATE TABLE pages (
     title              TEXT    NOT NULL,
     day                TEXT    NOT NULL,
     price              TEXT    NOT NULL,
-    body_html          TEXT    NOT NULL,
     image_source       TEXT,
     image_sha256       TEXT,
     indexable          INTEGER NOT NULL CHECK (indexable IN (0, 1)),
@@ -66,6 +65,12 @@ CREATE TABLE pages (
     commit_token       TEXT    NOT NULL
 ) STRICT;
 CREATE INDEX pages_by_revision ON pages (revision);
+
+-- Page bodies apart from the pages, so reading the page index never drags bodies along.
+CREATE TABLE page_bodies (
+    item_id   INTEGER PRIMARY KEY REFERENCES pages (item_id),
+    body_html TEXT    NOT NULL
+) STRICT;
 
 -- The one global publication revision: +1 per public change, in the batch that made it.
 CREATE TABLE site_state (
