@@ -140,3 +140,53 @@ pub fn ids(v: &Value, key: &str) -> Vec<i64> {
         .map(|x| x.as_i64().unwrap())
         .collect()
 }
+
+impl TestSite {
+    /// Runs `build --json --now <now>` (plus `extra`) and returns its JSON.
+    pub fn build(&self, extra: &[&str]) -> Value {
+        let mut args = vec!["build", "--now", NOW];
+        args.extend_from_slice(extra);
+        self.json(&args)
+    }
+
+    /// What `public/current` resolves to.
+    pub fn current_dir(&self) -> PathBuf {
+        std::fs::canonicalize(self.path("public/current")).unwrap()
+    }
+
+    pub fn current_file(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path("public/current").join(rel)).unwrap()
+    }
+}
+
+/// Every file under `dir` (relative path → bytes).
+pub fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+/// Asserts two trees are byte-identical, naming the paths that differ.
+pub fn assert_same_tree(
+    a: &std::collections::BTreeMap<String, Vec<u8>>,
+    b: &std::collections::BTreeMap<String, Vec<u8>>,
+    what: &str,
+) {
+    let differ: Vec<&String> = a
+        .keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .collect();
+    assert!(differ.is_empty(), "{what}: these files differ: {differ:?}");
+}

@@ -1,0 +1,454 @@
+//! `fencepost build`: revision directories, the pointer, incremental reuse, cache rules.
+mod common;
+use common::*;
+use predicates::str::contains;
+use serde_json::Value;
+
+fn manifest(dir: &std::path::Path) -> Value {
+    serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+fn site_with(n: i64) -> TestSite {
+    let s = TestSite::new();
+    for id in 1..=n {
+        s.item(id, &format!("2026-11-{:02}", id.min(28)));
+    }
+    s
+}
+
+#[test]
+fn builds_a_complete_revision_and_points_to_it() {
+    let s = site_with(5);
+    s.item(6, "2026-12-03"); // embargoed until 2026-12-04T00:10Z
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(ids(&r, "published"), vec![1, 2, 3, 4, 5]);
+    let b = &r["build"];
+    for key in [
+        "revision",
+        "build",
+        "path",
+        "rendered",
+        "reused",
+        "next_change_at",
+    ] {
+        assert!(b.get(key).is_some(), "missing {key}: {b}");
+    }
+    assert_eq!(b["revision"], 5);
+    assert_eq!(b["next_change_at"], "2026-12-04T00:10:00Z");
+    let dir_name = format!("5-{}", b["build"].as_str().unwrap());
+    assert!(b["path"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("public/revisions/{dir_name}")));
+    assert_eq!(
+        s.current_dir(),
+        std::fs::canonicalize(s.path(&format!("public/revisions/{dir_name}"))).unwrap()
+    );
+    let pointer: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("public/current.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        pointer,
+        serde_json::json!({"revision": 5, "build": b["build"], "dir": dir_name})
+    );
+
+    // The manifest lists every file exactly, with true hashes and sizes.
+    let dir = s.current_dir();
+    let m = manifest(&dir);
+    let files = tree(&dir);
+    let listed: Vec<&str> = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    let on_disk: Vec<&str> = files
+        .keys()
+        .map(String::as_str)
+        .filter(|p| *p != "manifest.json")
+        .collect();
+    assert_eq!(listed, on_disk);
+    for f in m["files"].as_array().unwrap() {
+        let bytes = &files[f["path"].as_str().unwrap()];
+        assert_eq!(f["sha256"], fencepost::content::sha256_hex(bytes));
+        assert_eq!(f["bytes"], bytes.len());
+        assert!(f["content_type"].is_string() && f["cache"].is_string());
+    }
+    for p in [
+        "index.html",
+        "answers/index.html",
+        "answers/page/1/index.html",
+        "answers/3/index.html",
+        "404.html",
+        "atom.xml",
+        "sitemap.xml",
+        "robots.txt",
+        "style.css",
+        "about/index.html",
+    ] {
+        assert!(files.contains_key(p), "missing {p}");
+    }
+    assert!(
+        !files.contains_key("answers/6/index.html"),
+        "embargoed item leaked"
+    );
+    let page = s.current_file("answers/3/index.html");
+    assert!(page.contains("<h1>Item 3</h1>") && page.contains("$4.99"));
+    assert!(page.contains(r#"href="/answers/2/""#) && page.contains(r#"href="/answers/4/""#));
+
+    // Building again finds the revision complete and does nothing.
+    let again = s.build(&[]);
+    assert_eq!(again["already_built"], true);
+    assert_eq!(again["rendered"], 0);
+}
+
+#[test]
+fn cache_lifetimes_are_capped_at_the_next_embargo_end() {
+    let s = site_with(3);
+    s.item(4, "2026-12-01"); // due 2026-12-02T00:10Z
+    s.publish(NOW);
+    let b = s.build(&[]);
+    assert_eq!(b["next_change_at"], "2026-12-02T00:10:00Z");
+    let m = manifest(&s.current_dir());
+    assert_eq!(m["next_change_at"], "2026-12-02T00:10:00Z");
+    let entry = |p: &str| {
+        m["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == p)
+            .unwrap()
+            .clone()
+    };
+    let home = entry("index.html");
+    assert_eq!(
+        (home["cache"].as_str(), home["max_age"].as_i64()),
+        (Some("home"), Some(60))
+    );
+    assert_eq!(home["cache_until"], "2026-12-02T00:10:00Z");
+    let page = entry("answers/1/index.html");
+    assert_eq!(
+        (page["cache"].as_str(), page["max_age"].as_i64()),
+        (Some("content"), Some(300))
+    );
+    assert_eq!(page["cache_until"], "2026-12-02T00:10:00Z");
+    assert_eq!(entry("style.css")["cache_until"], Value::Null);
+
+    // After the embargo ends and the item is published, nothing else is pending.
+    let r = s.json(&["publish", "--build", "--now", "2026-12-02T00:10:00Z"]);
+    assert_eq!(ids(&r, "published"), vec![4]);
+    assert_eq!(r["build"]["next_change_at"], Value::Null);
+    assert_eq!(
+        manifest(&s.current_dir())["files"][0]["cache_until"],
+        Value::Null
+    );
+}
+
+#[test]
+fn incremental_build_is_byte_identical_to_a_full_build() {
+    let s = site_with(12);
+    s.write(
+        "fencepost.toml",
+        "[build]\npage_size = 5\nfeed_entries = 3\nhome_entries = 3\n",
+    );
+    s.write(
+        "content/images/a.svg",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n",
+    );
+    s.item_with(2, "2026-11-02", "image = \"images/a.svg\"\n", "with image");
+    s.publish(NOW);
+    let first = s.build(&[]);
+    assert_eq!(first["reused"], 0);
+    // One new item, one edit, one withdrawal.
+    s.item(13, "2026-11-29");
+    s.item_with(5, "2026-11-05", "", "Edited five.");
+    std::fs::remove_file(s.path("content/answers/9.md")).unwrap();
+    s.publish(NOW);
+    let inc = s.build(&[]);
+    assert!(inc["reused"].as_i64().unwrap() > 10, "{inc}");
+    assert!(
+        inc["rendered"].as_i64().unwrap() < inc["reused"].as_i64().unwrap(),
+        "{inc}"
+    );
+    let dir = s.current_dir();
+    let incremental = tree(&dir);
+    // Unchanged pages are hard links to the previous revision's files.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        assert!(
+            std::fs::metadata(dir.join("answers/1/index.html"))
+                .unwrap()
+                .nlink()
+                >= 2
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let full = s.build(&["--full"]);
+    assert_eq!(full["reused"], 0);
+    assert_eq!(full["build"], inc["build"]);
+    assert_same_tree(
+        &tree(&s.current_dir()),
+        &incremental,
+        "incremental against full",
+    );
+}
+
+#[test]
+fn output_is_deterministic() {
+    let a = site_with(4);
+    let b = site_with(4);
+    for s in [&a, &b] {
+        s.write("fencepost.toml", "title = \"Same\"\n");
+    }
+    a.publish(NOW);
+    b.publish("2026-12-01T00:00:00Z");
+    a.build(&[]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    b.json(&["build", "--now", "2027-06-01T00:00:00Z"]);
+    // Different sites, different clocks for the build, identical bytes.
+    assert_same_tree(
+        &tree(&a.current_dir()),
+        &tree(&b.current_dir()),
+        "two builds of equal ledgers",
+    );
+}
+
+#[test]
+fn withdrawn_items_vanish_from_every_page_list_feed_and_sitemap() {
+    let s = site_with(4);
+    s.publish(NOW);
+    s.build(&[]);
+    let everywhere = |needle: &str| -> Vec<String> {
+        tree(&s.current_dir())
+            .into_iter()
+            .filter(|(p, b)| p != "manifest.json" && String::from_utf8_lossy(b).contains(needle))
+            .map(|(p, _)| p)
+            .collect()
+    };
+    assert!(
+        everywhere("/answers/3/").len() >= 5,
+        "{:?}",
+        everywhere("/answers/3/")
+    );
+    s.item_with(3, "2026-11-03", "withdrawn = true\n", "gone");
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(ids(&r, "withdrawn"), vec![3]);
+    assert_eq!(everywhere("/answers/3/"), Vec::<String>::new());
+    assert_eq!(everywhere("Item 3<"), Vec::<String>::new());
+    assert!(!s.current_dir().join("answers/3").exists());
+    // Neighbours now link past it.
+    assert!(s
+        .current_file("answers/2/index.html")
+        .contains(r#"href="/answers/4/""#));
+}
+
+#[test]
+fn noindex_pages_get_a_robots_meta_and_stay_out_of_the_sitemap() {
+    let s = site_with(2);
+    s.item_with(3, "2026-11-03", "indexable = false\n", "hidden");
+    s.publish(NOW);
+    s.build(&[]);
+    assert!(s
+        .current_file("answers/3/index.html")
+        .contains(r#"<meta name="robots" content="noindex">"#));
+    assert!(!s.current_file("answers/2/index.html").contains("noindex"));
+    let sitemap = s.current_file("sitemaps/answers-0.xml");
+    assert!(sitemap.contains("/answers/2/") && !sitemap.contains("/answers/3/"));
+    assert!(s
+        .current_file("sitemap.xml")
+        .contains("sitemaps/answers-0.xml"));
+    assert!(s
+        .current_file("robots.txt")
+        .contains("Sitemap: http://localhost:8080/sitemap.xml"));
+    let feed = s.current_file("atom.xml");
+    assert!(feed.starts_with("<?xml") && feed.contains("<entry>"));
+}
+
+#[test]
+fn a_template_change_without_a_publication_makes_a_new_directory() {
+    let s = site_with(2);
+    s.publish(NOW);
+    let a = s.build(&[]);
+    let t = std::fs::read_to_string(s.path("templates/answer.html")).unwrap();
+    s.write("templates/answer.html", &t.replace("Played", "Played on"));
+    let b = s.build(&[]);
+    assert_eq!(a["revision"], b["revision"]);
+    assert_ne!(a["build"], b["build"]);
+    assert_eq!(b["pointer"], "moved");
+    assert!(s.current_file("answers/1/index.html").contains("Played on"));
+    // A static-file change re-renders only that file.
+    s.write("static/style.css", "body { color: red }\n");
+    let c = s.build(&[]);
+    assert_eq!(c["rendered"], 1, "{c}");
+}
+
+#[test]
+fn template_errors_name_the_file_and_line_and_leave_the_pointer_alone() {
+    let s = site_with(2);
+    s.publish(NOW);
+    s.build(&[]);
+    let before = s.current_dir();
+    let revisions = || {
+        std::fs::read_dir(s.path("public/revisions"))
+            .unwrap()
+            .count()
+    };
+    let n = revisions();
+    s.write("templates/answer.html", "{% extends \"base.html\" %}\n{% block content %}\n<h1>{{ page.title </h1>\n{% endblock content %}\n");
+    s.cmd(&["build", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("templates/answer.html"))
+        .stderr(contains("3:"));
+    assert_eq!(s.current_dir(), before);
+    assert_eq!(revisions(), n, "no new directory, no temporary left behind");
+    // A render-time error (unknown variable) names the template and the output.
+    s.write("templates/answer.html", "{{ page.nope }}");
+    s.cmd(&["build", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("templates/answer.html"))
+        .stderr(contains("answers/"));
+    assert_eq!(s.current_dir(), before);
+    std::fs::remove_file(s.path("templates/answer.html")).unwrap();
+    s.cmd(&["build", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("missing template"))
+        .stderr(contains("answer.html"));
+    assert_eq!(revisions(), n);
+}
+
+#[test]
+fn strict_link_check() {
+    let s = site_with(1);
+    s.item_with(
+        2,
+        "2026-11-02",
+        "",
+        "See [nowhere](/no/such/page/) and [one](/answers/1/).",
+    );
+    s.publish(NOW);
+    s.cmd(&["build", "--strict", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("broken internal link"))
+        .stderr(contains("/no/such/page/"));
+    assert!(
+        !s.path("public/current").exists(),
+        "no pointer swap on a fatal error"
+    );
+    let r = s.build(&[]);
+    assert_eq!(
+        r["broken_links"],
+        serde_json::json!([{"page": "answers/2/index.html", "link": "/no/such/page/"}])
+    );
+    assert!(s.path("public/current").exists());
+}
+
+#[test]
+fn an_unwritable_output_folder_fails_cleanly() {
+    let s = site_with(1);
+    s.publish(NOW);
+    s.build(&[]);
+    let before = s.current_dir();
+    s.item(2, "2026-11-02");
+    s.publish(NOW);
+    // `public/revisions` replaced by a file: nothing can be written there (works as root too).
+    let rev = s.path("public/revisions");
+    let keep = s.path("public/revisions.keep");
+    std::fs::rename(&rev, &keep).unwrap();
+    std::fs::write(&rev, "not a folder").unwrap();
+    s.cmd(&["build", "--now", NOW])
+        .assert()
+        .failure()
+        .stderr(contains("public/revisions"));
+    std::fs::remove_file(&rev).unwrap();
+    std::fs::rename(&keep, &rev).unwrap();
+    assert_eq!(s.current_dir(), before);
+    assert_eq!(s.build(&[])["revision"], 2);
+}
+
+#[test]
+fn preview_renders_embargoed_items_with_a_banner_and_is_never_pointed_to() {
+    let s = site_with(2);
+    s.item(3, "2026-12-20");
+    s.publish(NOW);
+    s.build(&[]);
+    let before = s.current_dir();
+    let p = s.build(&["--preview"]);
+    assert_eq!(p["preview"], true);
+    assert_eq!(p["pointer"], "none");
+    assert_eq!(s.current_dir(), before);
+    let page = std::fs::read_to_string(s.path("public/preview/answers/3/index.html")).unwrap();
+    assert!(page.contains("PREVIEW"), "{page}");
+    assert!(page.contains("Embargoed until 2026-12-21T00:10:00Z"));
+    assert_eq!(manifest(&s.path("public/preview"))["preview"], true);
+    assert!(!s.current_dir().join("answers/3").exists());
+    assert!(!s.current_file("index.html").contains("PREVIEW"));
+    // A second preview reuses unchanged files.
+    let again = s.build(&["--preview"]);
+    assert!(again["reused"].as_i64().unwrap() > 0, "{again}");
+}
+
+#[test]
+fn rollback_and_gc() {
+    let s = site_with(1);
+    s.publish(NOW);
+    let r1 = s.build(&[]);
+    s.item(2, "2026-11-02");
+    s.publish(NOW);
+    s.build(&[]);
+    s.item(3, "2026-11-03");
+    s.publish(NOW);
+    let r3 = s.build(&[]);
+    assert_eq!(r3["revision"], 3);
+    let rb = s.json(&["rollback", "1", "--now", NOW]);
+    assert_eq!(rb["to"]["revision"], 1);
+    assert_eq!(rb["from"]["revision"], 3);
+    assert_eq!(
+        s.current_dir().file_name().unwrap().to_string_lossy(),
+        format!("1-{}", r1["build"].as_str().unwrap())
+    );
+    let audit: String = s
+        .ledger()
+        .query_row(
+            "SELECT action FROM audit_log ORDER BY seq DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(audit, "rollback");
+    s.cmd(&["verify"]).assert().success();
+    // The next build moves the pointer forward again (3 is higher than 1).
+    assert_eq!(s.build(&[])["pointer"], "moved");
+    s.json(&["rollback", "1", "--now", NOW]);
+    // gc keeps the newest N and always the current one.
+    let gc = s.json(&["gc", "--keep", "1"]);
+    assert_eq!(gc["removed"].as_array().unwrap().len(), 1, "{gc}");
+    assert_eq!(gc["kept"].as_array().unwrap().len(), 2, "{gc}");
+    assert!(s.current_dir().join("manifest.json").exists());
+    s.cmd(&["rollback", "2"])
+        .assert()
+        .failure()
+        .stderr(contains("no complete revision 2"));
+}
+
+#[test]
+fn markdown_html_and_unicode_render_safely_in_pages() {
+    let s = TestSite::new();
+    s.write(
+        "content/answers/1.md",
+        "+++\nid = 1\nday = 2026-11-01\ntitle = \"<b>Crème</b> & 日本\"\nprice = 1\n+++\n\n<script>alert(1)</script>\n",
+    );
+    s.publish(NOW);
+    s.build(&[]);
+    let page = s.current_file("answers/1/index.html");
+    assert!(
+        page.contains("&lt;b&gt;Crème&lt;&#x2F;b&gt; &amp; 日本"),
+        "title autoescaped: {page}"
+    );
+    assert!(!page.contains("<script>alert"));
+    assert!(s.current_file("atom.xml").contains("&lt;b&gt;Crème"));
+}
