@@ -176,3 +176,145 @@ fn a_crash_before_the_sync_writes_nothing() {
     assert_eq!(s.count("SELECT count(*) FROM items"), 0);
     assert_eq!(ids(&s.publish(NOW), "published"), vec![1]);
 }
+
+#[test]
+fn a_build_crash_at_any_step_leaves_the_previous_revision_served() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.publish(NOW);
+    s.build(&[]);
+    let served = s.current_dir();
+    let mut n = 1;
+    for point in [
+        "build.after_snapshot",
+        "build.after_render",
+        "build.before_rename",
+        "build.before_pointer_rename",
+    ] {
+        n += 1;
+        s.item(n, "2026-11-02");
+        s.publish(NOW);
+        let out = s
+            .cmd(&["build", "--now", NOW])
+            .env("FAILPOINTS", format!("{point}=return"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(137),
+            "{point}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            s.current_dir(),
+            served,
+            "{point}: the pointer must not move"
+        );
+        assert!(s.current_dir().join("manifest.json").exists());
+        // The next build succeeds and clears what the dead one left.
+        let r = s.build(&[]);
+        assert_eq!(r["revision"], n, "{point}");
+        assert_eq!(r["pointer"], "moved", "{point}");
+        let leftovers: Vec<String> = std::fs::read_dir(s.path("public/revisions"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(leftovers.is_empty(), "{point}: {leftovers:?}");
+        // Roll the served revision back so the next crash is judged against it.
+        let _ = std::fs::remove_dir_all(s.current_dir());
+        std::fs::remove_file(s.path("public/current")).unwrap();
+        std::os::unix::fs::symlink(&served, s.path("public/current")).unwrap();
+    }
+}
+
+#[test]
+fn a_crash_between_the_symlink_and_current_json_is_repaired_by_the_next_build() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.publish(NOW);
+    s.build(&[]);
+    s.item(2, "2026-11-02");
+    s.publish(NOW);
+    let out = s
+        .cmd(&["build", "--now", NOW])
+        .env("FAILPOINTS", "build.after_pointer_swap=return")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(137));
+    // The symlink already names the new, complete revision; the JSON still names the old one.
+    assert!(s
+        .current_dir()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("2-"));
+    let stale: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.path("public/current.json")).unwrap()).unwrap();
+    assert_eq!(stale["revision"], 1);
+    let r = s.build(&[]);
+    assert_eq!(r["already_built"], true);
+    let fixed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.path("public/current.json")).unwrap()).unwrap();
+    assert_eq!(fixed["revision"], 2);
+}
+
+#[test]
+fn concurrent_builds_move_the_pointer_forward_only() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.publish(NOW);
+    // A reads revision 1, then stalls before rendering.
+    let slow = std::process::Command::new(bin())
+        .arg("--site")
+        .arg(s.root())
+        .args(["build", "--json", "--now", NOW])
+        .env("FAILPOINTS", "build.after_snapshot=sleep(2500)")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    // Meanwhile revision 2 is published and built by B.
+    s.item(2, "2026-11-02");
+    let b = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(b["build"]["revision"], 2);
+    assert_eq!(b["build"]["pointer"], "moved");
+    let a = finish(slow);
+    assert_eq!(a["revision"], 1);
+    assert_eq!(a["pointer"], "kept_higher", "{a}");
+    assert!(s
+        .current_dir()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("2-"));
+    // And several builds of one revision at once: all succeed, one directory.
+    s.item(3, "2026-11-03");
+    s.publish(NOW);
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            std::process::Command::new(bin())
+                .arg("--site")
+                .arg(s.root())
+                .args(["build", "--json", "--now", NOW])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        assert_eq!(finish(c)["revision"], 3);
+    }
+    let dirs: Vec<String> = std::fs::read_dir(s.path("public/revisions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("3-"))
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    assert!(s
+        .current_dir()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("3-"));
+}
