@@ -672,6 +672,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     };
 
     let mut entries: Vec<Entry> = Vec::with_capacity(planned.len());
+    let mut rendered_paths: std::collections::HashSet<String> = std::collections::HashSet::new();
     let (mut rendered, mut reused) = (0usize, 0usize);
     const CHUNK: usize = 2048;
     for chunk in planned.chunks(CHUNK) {
@@ -753,6 +754,9 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
             } else {
                 rendered += 1;
             }
+            if !was_reused {
+                rendered_paths.insert(e.path.clone());
+            }
             entries.push(e);
         }
         progress.inc(chunk.len() as u64);
@@ -763,19 +767,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     crate::fail_point!("build.after_render");
 
     entries.sort_by(|a, b| a.path.cmp(&b.path));
-    let targets = links::Targets::new(entries.iter().map(|e| e.path.as_str()));
-    let broken: Vec<BrokenLink> = entries
-        .iter()
-        .flat_map(|e| {
-            e.links
-                .iter()
-                .filter(|l| !targets.resolves(l))
-                .map(|l| BrokenLink {
-                    page: e.path.clone(),
-                    link: l.clone(),
-                })
-        })
-        .collect();
+    let broken = check_links(&entries, &rendered_paths, prev.as_ref().map(|(_, m)| m));
     for b in broken.iter().take(20) {
         tracing::warn!(page = %b.page, link = %b.link, "broken internal link");
     }
@@ -792,6 +784,10 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
         build: build.clone(),
         preview: opts.preview,
         next_change_at: source.next_change_at,
+        broken_links: broken
+            .iter()
+            .map(|b| (b.page.clone(), b.link.clone()))
+            .collect(),
         files: entries,
     };
     if opts.preview {
@@ -812,6 +808,44 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
         false,
         broken,
     ))
+}
+
+/// Internal links that resolve to no file of the revision. A reused page is re-checked only
+/// when some path of the previous revision is gone, or it had broken links there: otherwise
+/// its links resolve exactly as they did.
+fn check_links(
+    entries: &[Entry],
+    rendered: &std::collections::HashSet<String>,
+    prev: Option<&Manifest>,
+) -> Vec<BrokenLink> {
+    let paths: std::collections::HashSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+    let exists = |p: &str| paths.contains(p);
+    let something_removed =
+        prev.is_none_or(|m| m.files.iter().any(|f| !paths.contains(f.path.as_str())));
+    let broken_before: std::collections::HashSet<&str> = prev
+        .map(|m| {
+            m.broken_links
+                .iter()
+                .map(|(page, _)| page.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for e in entries {
+        if !(something_removed
+            || rendered.contains(&e.path)
+            || broken_before.contains(e.path.as_str()))
+        {
+            continue;
+        }
+        for l in e.links.iter().filter(|l| !links::resolves(l, exists)) {
+            out.push(BrokenLink {
+                page: e.path.clone(),
+                link: l.clone(),
+            });
+        }
+    }
+    out
 }
 
 fn swap_name(s: &Swap) -> &'static str {

@@ -94,6 +94,14 @@ enum Prepared {
 }
 
 pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, PublishError> {
+    let started = std::time::Instant::now();
+    let phase = |name: &str| {
+        tracing::info!(
+            phase = name,
+            ms = started.elapsed().as_millis() as u64,
+            "publish phase done"
+        )
+    };
     let mut ledger = Ledger::open(
         &site.ledger_path(),
         Duration::from_millis(site.config.ledger.busy_timeout_ms),
@@ -109,18 +117,31 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     let cache = items::stat_cache(ledger.conn()).map_err(|e| ledger.err(e))?;
     let scan = content::scan(&site.root, &cache)?;
     report.files_read = scan.read.len();
+    phase("scan");
     crate::fail_point!("publish.after_scan");
     let present: HashSet<ItemId> = scan.present_ids().collect();
     let grace = site.config.publish.grace_minutes;
     let now = clock.now();
+    let known: Vec<ItemId> = cache.values().map(|c| c.id).collect();
     with_write(&mut ledger, |tx| {
-        items::sync(tx, &scan.read, &present, grace, now)
+        items::sync(tx, &scan.read, &known, &present, grace, now)
     })?;
+    phase("sync");
     crate::fail_point!("publish.after_sync");
 
     // 2. Plan.
     let now = clock.now();
-    let views = items::all_views(ledger.conn()).map_err(|e| ledger.err(e))?;
+    let (views, current) = {
+        let tx = ledger.read()?;
+        let views = items::candidate_views(&tx);
+        let current = items::count_published_current(&tx);
+        drop(tx);
+        (
+            views.map_err(|e| ledger.err(e))?,
+            current.map_err(|e| ledger.err(e))?,
+        )
+    };
+    report.unchanged += current;
     let mut due = Vec::new();
     for v in views {
         match v.plan(now) {
@@ -156,6 +177,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     }
 
     report.revision = ledger::status::revision(ledger.conn()).map_err(|e| ledger.err(e))?;
+    phase("commit");
     Ok(report)
 }
 

@@ -452,3 +452,67 @@ fn markdown_html_and_unicode_render_safely_in_pages() {
     assert!(!page.contains("<script>alert"));
     assert!(s.current_file("atom.xml").contains("&lt;b&gt;Crème"));
 }
+
+#[test]
+fn incremental_link_check_keeps_reporting_and_catches_links_broken_by_a_withdrawal() {
+    let s = site_with(3);
+    s.item_with(4, "2026-11-04", "", "Unrelated.");
+    s.item_with(
+        5,
+        "2026-11-20",
+        "",
+        "See [gone](/nowhere/) and [three](/answers/3/).",
+    );
+    s.publish(NOW);
+    let first = s.build(&[]);
+    assert_eq!(first["broken_links"].as_array().unwrap().len(), 1);
+    // A new item elsewhere: page 5 is reused, and its broken link is still reported.
+    s.item(6, "2026-11-21");
+    s.publish(NOW);
+    let second = s.build(&[]);
+    assert!(second["reused"].as_i64().unwrap() > 0);
+    assert_eq!(
+        second["broken_links"],
+        serde_json::json!([{"page": "answers/5/index.html", "link": "/nowhere/"}])
+    );
+    // Withdrawing item 3 breaks page 5's link to it, although page 5 itself is reused
+    // (its neighbours are 4 and 6).
+    std::fs::remove_file(s.path("content/answers/3.md")).unwrap();
+    s.publish(NOW);
+    let third = s.build(&[]);
+    let broken: Vec<String> = third["broken_links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["link"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(broken, vec!["/answers/3/", "/nowhere/"], "{third}");
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
+            .unwrap();
+    let page5 = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "answers/5/index.html")
+        .unwrap()
+        .clone();
+    let prev_dir = s.path(&format!(
+        "public/revisions/{}-{}",
+        second["revision"],
+        second["build"].as_str().unwrap()
+    ));
+    let prev: Value =
+        serde_json::from_slice(&std::fs::read(prev_dir.join("manifest.json")).unwrap()).unwrap();
+    let prev5 = prev["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "answers/5/index.html")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        page5["key"], prev5["key"],
+        "page 5 was reused, not re-rendered"
+    );
+}

@@ -206,9 +206,11 @@ pub struct SyncReport {
 
 /// Records a scan: every read file's fields, and which known items lost their file.
 /// Runs inside the caller's write transaction.
+/// `known`: ids the ledger has a file for (the stat cache's ids), to find the ones now gone.
 pub fn sync(
     conn: &Connection,
     read: &[ReadFile],
+    known: &[ItemId],
     present: &HashSet<ItemId>,
     grace_minutes: u32,
     now: Instant,
@@ -231,15 +233,12 @@ pub fn sync(
             ":now": now.0,
         })?;
     }
-    let known: Vec<i64> = conn
-        .prepare_cached("SELECT id FROM items WHERE source_hash IS NOT NULL")?
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
     let mut gone = conn.prepare_cached(MARK_GONE)?;
     let mut forget = conn.prepare_cached(FORGET_UNPUBLISHED)?;
     for id in known
-        .into_iter()
-        .filter(|id| !present.contains(&ItemId(*id)))
+        .iter()
+        .filter(|id| !present.contains(id))
+        .map(|id| id.0)
     {
         report.gone += gone.execute(named_params! { ":id": id, ":now": now.0 })?;
         forget.execute(named_params! { ":id": id, ":now": now.0 })?;
@@ -272,12 +271,28 @@ fn view_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemView> {
     })
 }
 
-/// Every item, in due order.
-pub fn all_views(conn: &Connection) -> rusqlite::Result<Vec<ItemView>> {
-    let sql = format!("{VIEW_COLUMNS} ORDER BY i.publish_at, i.id");
+/// A published item whose page matches its file: the common case, left out of
+/// [`candidate_views`] so a large site does not materialise every row on every run.
+const PUBLISHED_AND_CURRENT: &str =
+    "i.state = 'published' AND i.source_hash IS NOT NULL AND i.wants_withdrawn = 0
+     AND p.source_hash = i.source_hash";
+
+/// Every item except those published and current (see [`count_published_current`]), in due
+/// order. [`ItemView::plan`] decides about each.
+pub fn candidate_views(conn: &Connection) -> rusqlite::Result<Vec<ItemView>> {
+    let sql =
+        format!("{VIEW_COLUMNS} WHERE NOT ({PUBLISHED_AND_CURRENT}) ORDER BY i.publish_at, i.id");
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([], view_from_row)?;
     rows.collect()
+}
+
+/// How many items [`candidate_views`] leaves out (their plan is [`Plan::Current`]).
+pub fn count_published_current(conn: &Connection) -> rusqlite::Result<usize> {
+    let sql = format!("SELECT count(*) FROM items i JOIN pages p ON p.item_id = i.id WHERE {PUBLISHED_AND_CURRENT}");
+    conn.prepare_cached(&sql)?
+        .query_row([], |r| r.get::<_, i64>(0))
+        .map(|n| n as usize)
 }
 
 pub fn view(conn: &Connection, id: ItemId) -> rusqlite::Result<Option<ItemView>> {

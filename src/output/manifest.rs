@@ -60,6 +60,9 @@ pub struct Manifest {
     pub build: String,
     pub preview: bool,
     pub next_change_at: Option<Instant>,
+    /// (page, link) pairs whose target is not in this revision.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broken_links: Vec<(String, String)>,
     pub files: Vec<Entry>,
 }
 

@@ -44,6 +44,7 @@ CREATE TABLE images (
     last_error   TEXT,
     updated_at   INTEGER NOT NULL
 ) STRICT;
+CREATE INDEX images_by_sha256 ON images (sha256);
 
 -- The public pages, render-ready. content_version goes up by one per public change;
 -- commit_token is the token of the batch that last wrote the row.
@@ -65,6 +66,8 @@ CREATE TABLE pages (
     commit_token       TEXT    NOT NULL
 ) STRICT;
 CREATE INDEX pages_by_revision ON pages (revision);
+-- The build reads public pages in (day, id) order.
+CREATE INDEX pages_public_by_day ON pages (day, item_id) WHERE withdrawn = 0;
 
 -- Page bodies apart from the pages, so reading the page index never drags bodies along.
 CREATE TABLE page_bodies (
