@@ -36,6 +36,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 use view::{AnswerView, LinkView, PlainView, SiteView};
 
@@ -118,7 +119,7 @@ struct Source {
     images: Vec<CopyInput>,
     next_change_at: Option<Instant>,
     /// Bodies already in memory (preview); the ledger build fetches them in chunks.
-    bodies: HashMap<i64, String>,
+    bodies: HashMap<i64, Arc<str>>,
 }
 
 pub fn public_dir(site: &Site) -> PathBuf {
@@ -208,18 +209,91 @@ fn ledger_source(
     })
 }
 
+/// One parsed item file, kept between preview builds.
+struct TreeItem {
+    item: content::Item,
+    body_html: Arc<str>,
+    /// Local image: (copy, URL); remote image: (None, URL).
+    image: Option<(Option<CopyInput>, String)>,
+}
+
+/// Parsed item files of the content tree, kept between preview builds (watch mode) so a
+/// save re-reads one file, not the whole tree. Keyed by path, checked against the file's stat.
+#[derive(Default)]
+pub struct TreeCache {
+    files: HashMap<String, (content::FileStat, Arc<TreeItem>)>,
+}
+
+impl TreeCache {
+    /// Forgets one file (the watcher saw it change).
+    pub fn invalidate(&mut self, rel: &str) {
+        self.files.remove(rel);
+    }
+
+    /// Forgets everything (an image or other non-item file changed).
+    pub fn clear(&mut self) {
+        self.files.clear();
+    }
+}
+
+fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
+    let (item, _) = content::read_item(&site.root, rel)?;
+    let image = match &item.image {
+        None => None,
+        Some(ImageSource::Remote(url)) => Some((None, url.clone())),
+        Some(src @ ImageSource::Local(img_rel)) => {
+            let path = site.root.join(img_rel);
+            match std::fs::read(&path) {
+                Ok(bytes) => {
+                    let sha = content::sha256_hex(&bytes);
+                    let ext = image::sniff(&bytes).map(|(e, _)| e).unwrap_or("bin");
+                    let c = CopyInput {
+                        path: format!("images/{sha}.{ext}"),
+                        src: path,
+                        sha256: sha,
+                    };
+                    let url = format!("/{}", c.path);
+                    Some((Some(c), url))
+                }
+                Err(e) => {
+                    tracing::warn!(item = item.id.0, image = src.key(), error = %e, "preview: image unreadable");
+                    None
+                }
+            }
+        }
+    };
+    let body_html: Arc<str> = render::markdown_to_html(&item.body).into();
+    Ok(TreeItem {
+        item,
+        body_html,
+        image,
+    })
+}
+
 /// The content tree as it is now: every item not withdrawn, embargoed ones included.
-fn tree_source(site: &Site, revision: i64, now: Instant) -> Result<Source, BuildError> {
+fn tree_source(
+    site: &Site,
+    revision: i64,
+    now: Instant,
+    cache: &mut TreeCache,
+) -> Result<Source, BuildError> {
     let files = content::list_item_files(&site.root)?;
-    let items: Vec<content::Item> = files
+    let fresh: Vec<(String, content::FileStat, TreeItem)> = files
         .par_iter()
-        .map(|(rel, _)| content::read_item(&site.root, rel).map(|(item, _)| item))
+        .filter(|(rel, stat)| cache.files.get(rel).is_none_or(|(s, _)| s != stat))
+        .map(|(rel, stat)| read_tree_item(site, rel).map(|t| (rel.clone(), *stat, t)))
         .collect::<Result<_, _>>()?;
+    for (rel, stat, t) in fresh {
+        cache.files.insert(rel, (stat, Arc::new(t)));
+    }
+    let present: std::collections::HashSet<&String> = files.iter().map(|(r, _)| r).collect();
+    cache.files.retain(|rel, _| present.contains(rel));
     let mut seen = HashMap::new();
-    for (item, (rel, _)) in items.iter().zip(&files) {
-        if let Some(first) = seen.insert(item.id, rel) {
+    for (rel, _) in &files {
+        let id = cache.files[rel].1.item.id;
+        if let Some(first) = seen.insert(id, rel) {
             return Err(ContentError::DuplicateId {
-                id: item.id,
+                id,
                 first: first.clone(),
                 second: rel.clone(),
             }
@@ -231,49 +305,33 @@ fn tree_source(site: &Site, revision: i64, now: Instant) -> Result<Source, Build
     let mut pages = Vec::new();
     let mut bodies = HashMap::new();
     let mut next_change_at: Option<Instant> = None;
-    for item in items.into_iter().filter(|i| !i.withdrawn) {
+    for (rel, _) in &files {
+        let t = &cache.files[rel].1;
+        let item = &t.item;
+        if item.withdrawn {
+            continue;
+        }
         let due = item.due_at(grace);
         if due > now {
             next_change_at = Some(next_change_at.map_or(due, |n| n.min(due)));
         }
-        let image_url = match &item.image {
-            None => None,
-            Some(ImageSource::Remote(url)) => Some(url.clone()),
-            Some(src @ ImageSource::Local(rel)) => {
-                let path = site.root.join(rel);
-                match std::fs::read(&path) {
-                    Ok(bytes) => {
-                        let sha = content::sha256_hex(&bytes);
-                        let ext = image::sniff(&bytes).map(|(e, _)| e).unwrap_or("bin");
-                        let c = CopyInput {
-                            path: format!("images/{sha}.{ext}"),
-                            src: path,
-                            sha256: sha,
-                        };
-                        let url = format!("/{}", c.path);
-                        images.insert(c.path.clone(), c);
-                        Some(url)
-                    }
-                    Err(e) => {
-                        tracing::warn!(item = item.id.0, image = src.key(), error = %e, "preview: image unreadable");
-                        None
-                    }
-                }
+        let image_url = t.image.as_ref().map(|(copy, url)| {
+            if let Some(c) = copy {
+                images.insert(c.path.clone(), c.clone());
             }
-        };
-        let body_html = render::markdown_to_html(&item.body);
+            url.clone()
+        });
         let mut h = Sha256::new();
-        h.update(&body_html);
-        h.update(item.title.as_bytes());
+        h.update(t.body_html.as_bytes());
         let content_hash = hex::encode(h.finalize());
-        bodies.insert(item.id.0, body_html);
+        bodies.insert(item.id.0, t.body_html.clone());
         pages.push(PageInput {
             view: AnswerView {
                 id: item.id.0,
                 url: plan::answer_url(item.id.0),
-                title: item.title,
+                title: item.title.clone(),
                 day: item.day.to_string(),
-                price: item.price,
+                price: item.price.clone(),
                 image_url,
                 indexable: item.indexable,
                 published: date_of(due),
@@ -415,13 +473,13 @@ impl Renderer<'_> {
     fn render(
         &self,
         p: &Planned,
-        body: &dyn Fn(i64) -> Option<String>,
+        body: &dyn Fn(i64) -> Option<Arc<str>>,
     ) -> Result<Vec<u8>, BuildError> {
         let t = self.templates;
         let mut c = self.ctx();
         match &p.job {
             Job::Answer(v) => {
-                let b = body(v.id).unwrap_or_default();
+                let b = body(v.id).unwrap_or_else(|| Arc::from(""));
                 c.insert(
                     "page",
                     &AnswerPage {
@@ -475,14 +533,14 @@ impl Renderer<'_> {
             }
             Job::NotFound => t.render("404.html", &c, &p.path),
             Job::Feed(entries) => {
-                let bodies: Vec<String> = entries
+                let bodies: Vec<Arc<str>> = entries
                     .iter()
-                    .map(|(v, _)| body(v.id).unwrap_or_default())
+                    .map(|(v, _)| body(v.id).unwrap_or_else(|| Arc::from("")))
                     .collect();
                 let list: Vec<(&AnswerView, Instant, &str)> = entries
                     .iter()
                     .zip(&bodies)
-                    .map(|((v, t), b)| (v, *t, b.as_str()))
+                    .map(|((v, t), b)| (v, *t, &**b))
                     .collect();
                 Ok(xml::atom(&self.site.title, &self.base_url, &list).into_bytes())
             }
@@ -524,6 +582,149 @@ fn link_or_copy(src: &Path, dst: &Path) -> Result<(), BuildError> {
     }
 }
 
+/// Plans every file of the site from `source`, refusing collisions and unsafe paths.
+fn prepare(
+    site: &Site,
+    source: &Source,
+    render_fingerprint: &str,
+) -> Result<Vec<Planned>, BuildError> {
+    let plain = plain_pages(site)?;
+    let mut copies = static_copies(site)?;
+    copies.extend(source.images.iter().cloned());
+    let planned = plan::plan(&plan::Inputs {
+        pages: &source.pages,
+        plain: &plain,
+        copies: &copies,
+        render_fingerprint,
+        config: &site.config.build,
+    });
+    for w in planned.windows(2) {
+        if w[0].path == w[1].path {
+            return Err(BuildError::Collision {
+                path: w[0].path.clone(),
+                why: "a file in static/ has the same path as a generated page".into(),
+            });
+        }
+    }
+    if let Some(bad) = planned.iter().find(|p| !safe_rel(&p.path)) {
+        return Err(BuildError::Collision {
+            path: bad.path.clone(),
+            why: "the path would leave the output folder".into(),
+        });
+    }
+    Ok(planned)
+}
+
+/// One file of an in-memory preview.
+#[derive(Debug, Clone)]
+pub struct MemoryFile {
+    pub key: String,
+    pub bytes: Arc<Vec<u8>>,
+    pub sha256: String,
+    pub content_type: &'static str,
+}
+
+/// A whole preview site in memory (watch mode): path → file.
+#[derive(Debug, Clone, Default)]
+pub struct MemorySite {
+    pub revision: i64,
+    pub build: String,
+    pub files: HashMap<String, MemoryFile>,
+}
+
+/// What an in-memory preview build did.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryReport {
+    pub files: usize,
+    pub rendered: usize,
+    pub reused: usize,
+    pub ms: u64,
+}
+
+/// Renders the content tree as it is now (like `--preview`) into memory, re-rendering only
+/// files whose key differs from `prev`. Writes nothing to disk or the ledger.
+pub fn preview_in_memory(
+    site: &Site,
+    clock: &Clock,
+    cache: &mut TreeCache,
+    prev: Option<&MemorySite>,
+) -> Result<(MemorySite, MemoryReport), BuildError> {
+    let started = std::time::Instant::now();
+    let fingerprints = fingerprint::compute(site)?;
+    let revision = if site.ledger_path().exists() {
+        let l = Ledger::open(
+            &site.ledger_path(),
+            Duration::from_millis(site.config.ledger.busy_timeout_ms),
+        )?;
+        ledger::status::revision(l.conn()).map_err(|e| l.err(e))?
+    } else {
+        0
+    };
+    let source = tree_source(site, revision, clock.now(), cache)?;
+    let templates = templates::Templates::load(&site.root)?;
+    let planned = prepare(site, &source, &fingerprints.render)?;
+    let renderer = Renderer {
+        templates: &templates,
+        site: SiteView {
+            title: site.config.title.clone(),
+            base_url: site.config.base_url.clone(),
+            preview: true,
+        },
+        base_url: site.config.base_url.clone(),
+    };
+    let body = |id: i64| source.bodies.get(&id).cloned();
+    let results: Vec<Result<(String, MemoryFile, bool), BuildError>> = planned
+        .par_iter()
+        .map(|p| {
+            if let Some(old) = prev
+                .and_then(|m| m.files.get(&p.path))
+                .filter(|f| f.key == p.key)
+            {
+                return Ok((p.path.clone(), old.clone(), true));
+            }
+            let bytes = match &p.job {
+                Job::Copy { src } => std::fs::read(src).map_err(io(src))?,
+                _ => renderer.render(p, &body)?,
+            };
+            Ok((
+                p.path.clone(),
+                MemoryFile {
+                    key: p.key.clone(),
+                    sha256: content::sha256_hex(&bytes),
+                    bytes: Arc::new(bytes),
+                    content_type: manifest::content_type(&p.path),
+                },
+                false,
+            ))
+        })
+        .collect();
+    let mut files = HashMap::with_capacity(results.len());
+    let (mut rendered, mut reused) = (0, 0);
+    for r in results {
+        let (path, f, was_reused) = r?;
+        if was_reused {
+            reused += 1;
+        } else {
+            rendered += 1;
+        }
+        files.insert(path, f);
+    }
+    let report = MemoryReport {
+        files: files.len(),
+        rendered,
+        reused,
+        ms: started.elapsed().as_millis() as u64,
+    };
+    Ok((
+        MemorySite {
+            revision,
+            build: fingerprints.build,
+            files,
+        },
+        report,
+    ))
+}
+
 /// Logs how long each phase took (at `-v`).
 struct Phases(std::time::Instant);
 
@@ -558,7 +759,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
 
     let source = if opts.preview {
         let r = ledger::status::revision(&tx).map_err(ledger_err)?;
-        tree_source(site, r, clock.now())?
+        tree_source(site, r, clock.now(), &mut TreeCache::default())?
     } else {
         ledger_source(&tx, &path_copy, site)?
     };
@@ -597,31 +798,8 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     }
 
     let templates = templates::Templates::load(&site.root)?;
-    let plain = plain_pages(site)?;
-    let mut copies = static_copies(site)?;
-    copies.extend(source.images.iter().cloned());
-    let planned = plan::plan(&plan::Inputs {
-        pages: &source.pages,
-        plain: &plain,
-        copies: &copies,
-        render_fingerprint: &fingerprints.render,
-        config: &site.config.build,
-    });
+    let planned = prepare(site, &source, &fingerprints.render)?;
     phases.mark("plan");
-    for w in planned.windows(2) {
-        if w[0].path == w[1].path {
-            return Err(BuildError::Collision {
-                path: w[0].path.clone(),
-                why: "a file in static/ has the same path as a generated page".into(),
-            });
-        }
-    }
-    if let Some(bad) = planned.iter().find(|p| !safe_rel(&p.path)) {
-        return Err(BuildError::Collision {
-            path: bad.path.clone(),
-            why: "the path would leave the output folder".into(),
-        });
-    }
 
     // The revision to reuse from: the one the pointer names (or, for preview, the last preview).
     let prev: Option<(PathBuf, Manifest)> = if opts.full {
@@ -677,7 +855,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     const CHUNK: usize = 2048;
     for chunk in planned.chunks(CHUNK) {
         // Fetch the bodies this chunk needs, on this thread (the connection is not Sync).
-        let mut fetched: HashMap<i64, String> = HashMap::new();
+        let mut fetched: HashMap<i64, Arc<str>> = HashMap::new();
         if source.bodies.is_empty() {
             let mut ids: Vec<i64> = Vec::new();
             for p in chunk.iter().filter(|p| reusable(p).is_none()) {
@@ -689,7 +867,11 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
             }
             for id in ids {
                 if let std::collections::hash_map::Entry::Vacant(e) = fetched.entry(id) {
-                    e.insert(ledger::public::body(&tx, ItemId(id)).map_err(ledger_err)?);
+                    e.insert(
+                        ledger::public::body(&tx, ItemId(id))
+                            .map_err(ledger_err)?
+                            .into(),
+                    );
                 }
             }
         }

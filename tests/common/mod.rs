@@ -112,7 +112,17 @@ impl TestSite {
     }
 
     pub fn ledger(&self) -> rusqlite::Connection {
-        rusqlite::Connection::open(self.path(".fencepost/ledger.sqlite")).unwrap()
+        let c = rusqlite::Connection::open(self.path(".fencepost/ledger.sqlite")).unwrap();
+        c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+        c
+    }
+
+    /// Like [`TestSite::count`], but `None` while the ledger is still being created.
+    pub fn try_count(&self, sql: &str) -> Option<i64> {
+        if !self.path(".fencepost/ledger.sqlite").exists() {
+            return None;
+        }
+        self.ledger().query_row(sql, [], |r| r.get(0)).ok()
     }
 
     pub fn count(&self, sql: &str) -> i64 {
