@@ -144,6 +144,7 @@ fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) -> Option<Cop
         path: format!("images/{name}"),
         src,
         sha256: sha.to_string(),
+        immutable: true,
     })
 }
 
@@ -251,6 +252,7 @@ fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
                         path: format!("images/{sha}.{ext}"),
                         src: path,
                         sha256: sha,
+                        immutable: false,
                     };
                     let url = format!("/{}", c.path);
                     Some((Some(c), url))
@@ -423,6 +425,7 @@ fn static_copies(site: &Site) -> Result<Vec<CopyInput>, BuildError> {
                 path: rel.trim_start_matches("static/").to_string(),
                 src,
                 sha256: content::sha256_hex(&bytes),
+                immutable: false,
             })
         })
         .collect()
@@ -683,7 +686,7 @@ pub fn preview_in_memory(
                 return Ok((p.path.clone(), old.clone(), true));
             }
             let bytes = match &p.job {
-                Job::Copy { src } => std::fs::read(src).map_err(io(src))?,
+                Job::Copy { src, .. } => std::fs::read(src).map_err(io(src))?,
                 _ => renderer.render(p, &body)?,
             };
             Ok((
@@ -891,8 +894,12 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
                 }
             }
             let (sha256, bytes, links) = match &p.job {
-                Job::Copy { src } => {
-                    link_or_copy(src, &dst)?;
+                Job::Copy { src, immutable } => {
+                    if *immutable {
+                        link_or_copy(src, &dst)?;
+                    } else {
+                        std::fs::copy(src, &dst).map_err(io(&dst))?;
+                    }
                     let len = dst.metadata().map_err(io(&dst))?.len();
                     (
                         p.key.trim_start_matches("copy:").to_string(),

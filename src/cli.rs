@@ -8,6 +8,7 @@ mod init;
 mod publish;
 mod results;
 mod rollback;
+mod serve;
 mod status;
 mod verify;
 
@@ -53,6 +54,8 @@ enum Command {
     Rollback(rollback::Args),
     /// Remove old revision directories (never the current one).
     Gc(gc::Args),
+    /// Serve public/current (origin), or with --watch a live preview for editors.
+    Serve(serve::Args),
     /// Summarise the ledger: revision, items by state, live leases, audit tip.
     Status,
     /// Recompute the audit chain; non-zero exit naming the first broken entry.
@@ -104,7 +107,9 @@ impl Ctx {
 
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
-    init_logging(cli.verbose);
+    // A server's access log is its main output on stderr.
+    let serving = matches!(cli.command, Command::Serve(_));
+    init_logging(cli.verbose.max(u8::from(serving)));
     let ctx = Ctx {
         site_dir: cli.site,
         clock: cli.now.map_or(Clock::System, Clock::Fixed),
@@ -116,6 +121,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Build(args) => build::run(&ctx, args),
         Command::Rollback(args) => rollback::run(&ctx, args),
         Command::Gc(args) => gc::run(&ctx, args),
+        Command::Serve(args) => serve::run(&ctx, args),
         Command::Status => status::run(&ctx),
         Command::Verify => verify::run(&ctx),
         Command::Results { command } => results::run(&ctx, command),
@@ -136,5 +142,6 @@ fn init_logging(verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 }

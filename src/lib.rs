@@ -13,7 +13,11 @@
 //!    build fingerprint B into `public/revisions/<R>-<B>/`, reusing unchanged files, then
 //!    [`output`] swaps the `public/current` pointer so readers only see complete revisions.
 //!
-//! The ledger imports none of the later stages; build never touches object storage.
+//! 4. [`serve`] serves whatever `public/current` names, with revision-keyed cache headers, or
+//!    an in-memory live preview for editors.
+//!
+//! The ledger imports none of the later stages; build never touches object storage; serve
+//! reads only finished revisions (or its own in-memory preview).
 
 pub mod build;
 pub mod clock;
@@ -24,6 +28,7 @@ pub mod ledger;
 pub mod output;
 pub mod publish;
 pub mod results;
+pub mod serve;
 pub mod site;
 
 /// Expands to nothing unless the `failpoints` feature is on; then it is a named fail point

@@ -516,3 +516,31 @@ fn incremental_link_check_keeps_reporting_and_catches_links_broken_by_a_withdraw
         "page 5 was reused, not re-rendered"
     );
 }
+
+/// Regression: static files used to be hard-linked into the revision, so rewriting one in
+/// place changed a finished (and served) revision.
+#[test]
+fn editing_a_static_file_in_place_never_changes_a_finished_revision() {
+    let s = site_with(1);
+    s.write("static/app.js", "console.log(1);\n");
+    s.publish(NOW);
+    s.build(&[]);
+    let dir = s.current_dir();
+    // Rewrite the same inode, as editors and `>` redirection do.
+    std::fs::write(s.path("static/app.js"), "console.log(2);\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("app.js")).unwrap(),
+        "console.log(1);\n"
+    );
+    let m = manifest(&dir);
+    let e = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "app.js")
+        .unwrap();
+    assert_eq!(
+        e["sha256"],
+        fencepost::content::sha256_hex(b"console.log(1);\n")
+    );
+}

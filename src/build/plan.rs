@@ -34,6 +34,10 @@ pub struct CopyInput {
     pub src: PathBuf,
     /// A content hash of the source (sha256), so equal sources are reused across builds.
     pub sha256: String,
+    /// The source never changes in place (a content-addressed image blob), so the revision
+    /// may hard-link it. Files an editor can rewrite (static/, content/) are copied:
+    /// a link would let an edit reach into a finished revision.
+    pub immutable: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -52,6 +56,7 @@ pub enum Job {
     Robots,
     Copy {
         src: PathBuf,
+        immutable: bool,
     },
 }
 
@@ -271,7 +276,10 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     for c in inp.copies {
         push(
             c.path.clone(),
-            Job::Copy { src: c.src.clone() },
+            Job::Copy {
+                src: c.src.clone(),
+                immutable: c.immutable,
+            },
             CacheClass::Asset,
             format!("copy:{}", c.sha256),
         );

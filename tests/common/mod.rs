@@ -200,3 +200,138 @@ pub fn assert_same_tree(
         .collect();
     assert!(differ.is_empty(), "{what}: these files differ: {differ:?}");
 }
+
+/// A running `fencepost serve`, stopped (SIGTERM) when dropped.
+pub struct Server {
+    pub child: Child,
+    pub addr: String,
+}
+
+impl TestSite {
+    /// Starts `fencepost serve --bind 127.0.0.1:0 --json [extra]` and waits for its address.
+    pub fn serve(&self, extra: &[&str]) -> Server {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(bin())
+            .arg("--site")
+            .arg(self.root())
+            .args(["serve", "--json", "--bind", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let v: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("serve said {line:?}: {e}"));
+        Server {
+            addr: v["listening"].as_str().unwrap().to_string(),
+            child,
+        }
+    }
+}
+
+impl Server {
+    pub fn get(&self, target: &str) -> HttpResponse {
+        http(&self.addr, "GET", target, &[])
+    }
+
+    /// Sends SIGTERM and waits; returns the exit status.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let status = self.child.wait().unwrap();
+        std::mem::forget(self);
+        status
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// A minimal HTTP/1.1 client that sends `target` exactly as given (no normalisation).
+pub fn http(addr: &str, method: &str, target: &str, headers: &[(&str, &str)]) -> HttpResponse {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let mut req = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req += &format!("{k}: {v}\r\n");
+    }
+    req += "\r\n";
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    parse_response(&raw, method == "HEAD")
+}
+
+pub fn parse_response(raw: &[u8], head: bool) -> HttpResponse {
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a complete header block");
+    let head_text = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head_text.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    if chunked && !head {
+        let mut out = Vec::new();
+        let mut rest = &body[..];
+        loop {
+            let nl = rest.windows(2).position(|w| w == b"\r\n").unwrap();
+            let size = usize::from_str_radix(std::str::from_utf8(&rest[..nl]).unwrap().trim(), 16)
+                .unwrap();
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[nl + 2..nl + 2 + size]);
+            rest = &rest[nl + 2 + size + 2..];
+        }
+        body = out;
+    }
+    HttpResponse {
+        status,
+        headers,
+        body,
+    }
+}

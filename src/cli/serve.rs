@@ -1,0 +1,41 @@
+use super::Ctx;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address to listen on (port 0 picks a free one; the JSON says which).
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    bind: SocketAddr,
+    /// Editors' live preview: watch content/, templates/, static/ and the config, rebuild
+    /// in memory on every save (embargoed items included, with a PREVIEW banner) and reload
+    /// open pages. Writes nothing to the ledger or public/.
+    #[arg(long)]
+    watch: bool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let site = ctx.site()?;
+    let root = site.root.display().to_string();
+    let mode = if args.watch { "watch" } else { "origin" };
+    fencepost::serve::run(
+        site,
+        ctx.clock,
+        fencepost::serve::Options {
+            bind: args.bind,
+            watch: args.watch,
+        },
+        |addr| {
+            let _ = ctx.emit(&serde_json::json!({ "listening": addr.to_string(), "mode": mode, "site": root }), || {
+                if mode == "watch" {
+                    format!("previewing {root} at http://{addr}/ (live reload on save; Ctrl-C stops)")
+                } else {
+                    format!("serving {root}/public/current at http://{addr}/ (Ctrl-C stops)")
+                }
+            });
+            let _ = std::io::stdout().flush();
+        },
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

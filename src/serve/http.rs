@@ -1,0 +1,467 @@
+//! The HTTP layer. It serves whatever its root names — the revision `public/current` points
+//! to (origin), or the in-memory preview (watch mode) — and holds no build state.
+//!
+//! Origin: every request reads the pointer (one `readlink`); the parsed manifest is cached per
+//! target, so a swap is noticed by the next request. Only files the manifest lists are served,
+//! each from one opened file, so a response comes whole from one revision even if the pointer
+//! moves while it is being sent.
+
+use super::paths::{self, RequestPath};
+use crate::build::MemorySite;
+use crate::clock::{Clock, Instant};
+use crate::output::manifest::Manifest;
+use crate::output::pointer::CURRENT;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::broadcast;
+
+/// Where the reload script listens (watch mode only).
+pub const EVENTS_PATH: &str = "/__fencepost/events";
+
+/// The script that preview HTML responses carry: reload when the server says so.
+pub const RELOAD_SCRIPT: &str = "<script>/* fencepost live reload */(function(){var s=new EventSource(\"/__fencepost/events\");s.addEventListener(\"reload\",function(){location.reload();});})();</script>";
+
+/// Files up to this size are read whole; larger ones are streamed from the opened file.
+const READ_WHOLE: u64 = 256 * 1024;
+
+#[derive(Debug, Clone)]
+struct FileMeta {
+    sha256: String,
+    bytes: u64,
+    content_type: String,
+    max_age: u64,
+    cache_until: Option<Instant>,
+}
+
+/// A complete revision, as the origin serves it.
+pub struct Revision {
+    pub name: String,
+    dir: PathBuf,
+    files: HashMap<String, FileMeta>,
+    /// Paths already checked to resolve inside `dir` (revisions never change).
+    safe: RwLock<HashSet<String>>,
+}
+
+impl Revision {
+    fn load(dir: PathBuf, name: String) -> Result<Revision, String> {
+        let m = Manifest::read(&dir)
+            .map_err(|_| format!("revision {name} is incomplete (no readable manifest.json)"))?;
+        let files = m
+            .files
+            .into_iter()
+            .map(|e| {
+                (
+                    e.path,
+                    FileMeta {
+                        sha256: e.sha256,
+                        bytes: e.bytes,
+                        content_type: e.content_type,
+                        max_age: e.max_age,
+                        cache_until: e.cache_until,
+                    },
+                )
+            })
+            .collect();
+        Ok(Revision {
+            name,
+            dir,
+            files,
+            safe: RwLock::new(HashSet::new()),
+        })
+    }
+
+    /// Whether `rel` resolves to a file inside the revision (no symlink leads out).
+    fn is_safe(&self, rel: &str) -> bool {
+        if self.safe.read().map(|s| s.contains(rel)).unwrap_or(false) {
+            return true;
+        }
+        let ok = std::fs::canonicalize(self.dir.join(rel)).is_ok_and(|p| p.starts_with(&self.dir));
+        if ok {
+            if let Ok(mut s) = self.safe.write() {
+                s.insert(rel.to_string());
+            }
+        }
+        ok
+    }
+}
+
+/// Follows `public/current`.
+pub struct Origin {
+    public: PathBuf,
+    cached: Mutex<Option<(PathBuf, Arc<Revision>)>>,
+}
+
+impl Origin {
+    pub fn new(public: PathBuf) -> Origin {
+        Origin {
+            public,
+            cached: Mutex::new(None),
+        }
+    }
+
+    /// The revision the pointer names now. Err: why nothing can be served (503).
+    pub fn current(&self) -> Result<Arc<Revision>, String> {
+        let link = self.public.join(CURRENT);
+        let target = std::fs::read_link(&link).map_err(|e| {
+            format!(
+                "no revision to serve: {} cannot be read ({e}); run `fencepost build`",
+                link.display()
+            )
+        })?;
+        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((t, rev)) = cached.as_ref() {
+            if *t == target {
+                return Ok(rev.clone());
+            }
+        }
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = std::fs::canonicalize(self.public.join(&target))
+            .map_err(|_| format!("public/current names revision {name}, which is missing"))?;
+        let rev = Arc::new(Revision::load(dir, name)?);
+        *cached = Some((target, rev.clone()));
+        Ok(rev)
+    }
+}
+
+/// The watch-mode preview: an in-memory site swapped whole after each rebuild.
+pub struct Preview {
+    pub site: RwLock<Arc<MemorySite>>,
+    /// The last rebuild's error, shown instead of pages until a good save.
+    pub error: RwLock<Option<String>>,
+    pub events: broadcast::Sender<&'static str>,
+}
+
+impl Preview {
+    pub fn new(site: MemorySite, error: Option<String>) -> Preview {
+        Preview {
+            site: RwLock::new(Arc::new(site)),
+            error: RwLock::new(error),
+            events: broadcast::channel(16).0,
+        }
+    }
+
+    /// Installs a rebuilt site (or an error) and tells every open page to reload.
+    pub fn publish(&self, result: Result<MemorySite, String>) {
+        match result {
+            Ok(site) => {
+                *self.site.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(site);
+                *self.error.write().unwrap_or_else(|p| p.into_inner()) = None;
+            }
+            Err(e) => *self.error.write().unwrap_or_else(|p| p.into_inner()) = Some(e),
+        }
+        let _ = self.events.send("reload");
+    }
+}
+
+pub enum Root {
+    Origin(Origin),
+    Preview(Arc<Preview>),
+}
+
+pub struct App {
+    pub root: Root,
+    pub clock: Clock,
+}
+
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route(EVENTS_PATH, get(events))
+        .fallback(handle)
+        .with_state(app)
+}
+
+fn text(status: StatusCode, msg: &str) -> Response {
+    let mut r = (status, format!("{msg}\n")).into_response();
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
+    let started = std::time::Instant::now();
+    let method = req.method().clone();
+    let raw = req.uri().path().to_string();
+    let resp = tokio::task::block_in_place(|| respond(&app, &method, &raw, req.headers()));
+    tracing::info!(
+        target: "fencepost::access",
+        method = %method,
+        path = %raw,
+        status = resp.status().as_u16(),
+        revision = resp.headers().get("x-revision").and_then(|v| v.to_str().ok()).unwrap_or("-"),
+        us = started.elapsed().as_micros() as u64,
+        "request"
+    );
+    resp
+}
+
+fn respond(app: &App, method: &Method, raw: &str, headers: &HeaderMap) -> Response {
+    if method != Method::GET && method != Method::HEAD {
+        let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+    let rp = match paths::parse(raw) {
+        Ok(p) => p,
+        Err(why) => return text(StatusCode::BAD_REQUEST, why.message()),
+    };
+    let head = method == Method::HEAD;
+    match &app.root {
+        Root::Origin(origin) => match origin.current() {
+            Ok(rev) => serve_origin(app, &rev, &rp, headers, head),
+            Err(why) => {
+                let mut r = text(StatusCode::SERVICE_UNAVAILABLE, &why);
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                r
+            }
+        },
+        Root::Preview(p) => serve_preview(p, &rp, headers, head),
+    }
+}
+
+/// What `rp` maps to in a set of files: the file, a redirect to add a slash, or not found.
+enum Lookup {
+    File(String),
+    AddSlash(String),
+    NotFound,
+}
+
+fn lookup(rp: &RequestPath, has: impl Fn(&str) -> bool) -> Lookup {
+    let file = rp.file();
+    if has(&file) {
+        Lookup::File(file)
+    } else if !rp.trailing_slash && has(&format!("{}/index.html", rp.rel)) {
+        Lookup::AddSlash(format!("/{}/", rp.rel))
+    } else {
+        Lookup::NotFound
+    }
+}
+
+fn redirect(to: &str) -> Response {
+    let mut r = StatusCode::MOVED_PERMANENTLY.into_response();
+    if let Ok(v) = HeaderValue::from_str(
+        &percent_encoding::utf8_percent_encode(to, percent_encoding::CONTROLS).to_string(),
+    ) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r
+}
+
+fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim().trim_start_matches("W/"))
+        .any(|t| t == "*" || t == etag)
+}
+
+fn common_headers(r: &mut Response, etag: &str, content_type: &str, revision: &str) {
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(content_type) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(revision) {
+        h.insert("x-revision", v);
+    }
+}
+
+fn serve_origin(
+    app: &App,
+    rev: &Revision,
+    rp: &RequestPath,
+    headers: &HeaderMap,
+    head: bool,
+) -> Response {
+    let (path, status) = match lookup(rp, |p| rev.files.contains_key(p)) {
+        Lookup::File(p) => (p, StatusCode::OK),
+        Lookup::AddSlash(to) => return redirect(&to),
+        Lookup::NotFound if rev.files.contains_key("404.html") => {
+            ("404.html".to_string(), StatusCode::NOT_FOUND)
+        }
+        Lookup::NotFound => return text(StatusCode::NOT_FOUND, "not found"),
+    };
+    let meta = &rev.files[&path];
+    if !rev.is_safe(&path) {
+        return text(StatusCode::NOT_FOUND, "not found");
+    }
+    let etag = format!("\"{}\"", meta.sha256);
+    // Browsers and shared caches revalidate every time; the origin lifetime is for CDNs.
+    let now = app.clock.now();
+    let cdn_age = match meta.cache_until {
+        Some(until) if until <= now => 0,
+        Some(until) => meta.max_age.min(((until.0 - now.0) / 1000) as u64),
+        None => meta.max_age,
+    };
+    let finish = |mut r: Response| {
+        common_headers(&mut r, &etag, &meta.content_type, &rev.name);
+        let h = r.headers_mut();
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=0, must-revalidate"),
+        );
+        if let Ok(v) = HeaderValue::from_str(&format!("public, max-age={cdn_age}")) {
+            h.insert("cdn-cache-control", v);
+        }
+        r
+    };
+    if status == StatusCode::OK && etag_matches(headers, &etag) {
+        return finish(StatusCode::NOT_MODIFIED.into_response());
+    }
+    let full = rev.dir.join(&path);
+    let file = match std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&full)
+    {
+        Ok(f) => f,
+        Err(_) => {
+            return text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the revision went away while being served; retry",
+            )
+        }
+    };
+    let body = if head {
+        Body::empty()
+    } else if meta.bytes <= READ_WHOLE {
+        let mut buf = Vec::with_capacity(meta.bytes as usize);
+        let mut file = file;
+        if file.read_to_end(&mut buf).is_err() {
+            return text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the revision went away while being served; retry",
+            );
+        }
+        Body::from(buf)
+    } else {
+        Body::from_stream(tokio_util::io::ReaderStream::new(
+            tokio::fs::File::from_std(file),
+        ))
+    };
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(meta.bytes));
+    finish(r)
+}
+
+use std::os::unix::fs::OpenOptionsExt;
+
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn inject_reload(html: &[u8]) -> Vec<u8> {
+    let s = String::from_utf8_lossy(html);
+    match s.rfind("</body>") {
+        Some(i) => format!("{}{RELOAD_SCRIPT}{}", &s[..i], &s[i..]).into_bytes(),
+        None => format!("{s}{RELOAD_SCRIPT}").into_bytes(),
+    }
+}
+
+fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool) -> Response {
+    let site = p.site.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let error = p.error.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let found = lookup(rp, |f| site.files.contains_key(f));
+    let wants_html = match &found {
+        Lookup::File(f) => f.ends_with(".html"),
+        _ => rp.trailing_slash || !rp.rel.contains('.'),
+    };
+    if let (Some(msg), true) = (error, wants_html) {
+        let page = format!(
+            "<!doctype html><html><head><meta charset=\"utf-8\"><title>Build error</title></head><body>\
+             <h1>fencepost could not rebuild the preview</h1><pre class=\"fencepost-error\">{}</pre>\
+             <p>Fix the file and save: this page reloads by itself.</p>{RELOAD_SCRIPT}</body></html>",
+            escape_html(&msg)
+        );
+        let mut r = (StatusCode::INTERNAL_SERVER_ERROR, page).into_response();
+        let h = r.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        return r;
+    }
+    let (path, status) = match found {
+        Lookup::File(f) => (f, StatusCode::OK),
+        Lookup::AddSlash(to) => return redirect(&to),
+        Lookup::NotFound if site.files.contains_key("404.html") => {
+            ("404.html".to_string(), StatusCode::NOT_FOUND)
+        }
+        Lookup::NotFound => return text(StatusCode::NOT_FOUND, "not found"),
+    };
+    let f = &site.files[&path];
+    let etag = format!("\"{}\"", f.sha256);
+    let finish = |mut r: Response| {
+        common_headers(&mut r, &etag, f.content_type, "preview");
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        r
+    };
+    if status == StatusCode::OK && etag_matches(headers, &etag) {
+        return finish(StatusCode::NOT_MODIFIED.into_response());
+    }
+    let bytes = if path.ends_with(".html") {
+        inject_reload(&f.bytes)
+    } else {
+        f.bytes.to_vec()
+    };
+    let len = bytes.len();
+    let mut r = Response::new(if head {
+        Body::empty()
+    } else {
+        Body::from(bytes)
+    });
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    finish(r)
+}
+
+async fn events(State(app): State<Arc<App>>) -> Response {
+    let Root::Preview(p) = &app.root else {
+        return text(StatusCode::NOT_FOUND, "not found");
+    };
+    let rx = p.events.subscribe();
+    let hello = futures_util::stream::once(async {
+        Ok::<_, Infallible>(Event::default().event("ready").data("ready"))
+    });
+    let updates = futures_util::stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok("shutdown") | Err(broadcast::error::RecvError::Closed) => return None,
+                Ok(ev) => {
+                    return Some((Ok::<_, Infallible>(Event::default().event(ev).data(ev)), rx))
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            }
+        }
+    });
+    use futures_util::StreamExt;
+    Sse::new(hello.chain(updates))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}

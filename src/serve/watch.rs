@@ -1,0 +1,217 @@
+//! Watch mode: file events become a small [`Change`] set (a pure, tested function), a quiet
+//! period debounces a burst of saves, then the preview is rebuilt in memory and every open page
+//! is told to reload.
+
+use super::http::Preview;
+use super::ServeError;
+use crate::build::{self, MemorySite, TreeCache};
+use crate::clock::Clock;
+use crate::config::CONFIG_FILE;
+use crate::site::Site;
+use notify::{RecursiveMode, Watcher};
+use std::path::{Component, Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long the tree must be quiet before a rebuild: editors write a file in several steps.
+pub const DEBOUNCE: Duration = Duration::from_millis(25);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// An answer item file (site-relative path).
+    Item(String),
+    /// Another file under content/ (a plain page, an image).
+    OtherContent,
+    Templates,
+    Static,
+    Config,
+    Ignored,
+}
+
+/// What a changed path means for the preview.
+pub fn classify(root: &Path, path: &Path) -> Change {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return Change::Ignored;
+    };
+    let name = rel
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = name.starts_with('.')
+        || name.ends_with('~')
+        || name.ends_with(".swp")
+        || name.ends_with(".swx")
+        || name.ends_with(".tmp")
+        || name == "4913";
+    let parts: Vec<String> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    if temp || parts.iter().any(|p| p.starts_with('.')) {
+        return Change::Ignored;
+    }
+    match parts.first().map(String::as_str) {
+        Some("content")
+            if parts.get(1).map(String::as_str) == Some("answers") && name.ends_with(".md") =>
+        {
+            Change::Item(parts.join("/"))
+        }
+        Some("content") => Change::OtherContent,
+        Some("templates") => Change::Templates,
+        Some("static") => Change::Static,
+        Some(CONFIG_FILE) if parts.len() == 1 => Change::Config,
+        _ => Change::Ignored,
+    }
+}
+
+/// Keeps the file watcher alive.
+pub struct Watch {
+    _watcher: notify::RecommendedWatcher,
+}
+
+fn rebuild(site: &Site, clock: &Clock, cache: &mut TreeCache, preview: &Preview) {
+    let prev: Arc<MemorySite> = preview
+        .site
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    match build::preview_in_memory(site, clock, cache, Some(&prev)) {
+        Ok((m, report)) => {
+            tracing::info!(
+                ms = report.ms,
+                rendered = report.rendered,
+                reused = report.reused,
+                "preview rebuilt"
+            );
+            preview.publish(Ok(m));
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "preview rebuild failed; showing the error until the next good save");
+            preview.publish(Err(e.to_string()));
+        }
+    }
+}
+
+/// Builds the first preview, then rebuilds it on every change until the process ends.
+pub fn start(site: Site, clock: Clock) -> Result<(Arc<Preview>, Watch), ServeError> {
+    let root = std::fs::canonicalize(&site.root).map_err(|source| ServeError::Io {
+        path: site.root.clone(),
+        source,
+    })?;
+    let mut site = Site {
+        root: root.clone(),
+        ..site
+    };
+    let mut cache = TreeCache::default();
+    let preview = Arc::new(
+        match build::preview_in_memory(&site, &clock, &mut cache, None) {
+            Ok((m, report)) => {
+                tracing::info!(ms = report.ms, files = report.files, "preview built");
+                Preview::new(m, None)
+            }
+            Err(e) => Preview::new(MemorySite::default(), Some(e.to_string())),
+        },
+    );
+    let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
+    let mut watcher = notify::recommended_watcher(move |ev| {
+        let _ = tx.send(ev);
+    })
+    .map_err(ServeError::Watch)?;
+    for dir in ["content", "templates", "static"] {
+        let p = root.join(dir);
+        if p.is_dir() {
+            watcher
+                .watch(&p, RecursiveMode::Recursive)
+                .map_err(ServeError::Watch)?;
+        }
+    }
+    watcher
+        .watch(&root, RecursiveMode::NonRecursive)
+        .map_err(ServeError::Watch)?;
+    let shared = preview.clone();
+    std::thread::Builder::new()
+        .name("fencepost-watch".into())
+        .spawn(move || {
+            let collect = |ev: notify::Result<notify::Event>, changes: &mut Vec<Change>| {
+                if let Ok(ev) = ev {
+                    if !matches!(ev.kind, notify::EventKind::Access(_)) {
+                        changes.extend(
+                            ev.paths
+                                .iter()
+                                .map(|p| classify(&root, p))
+                                .filter(|c| *c != Change::Ignored),
+                        );
+                    }
+                }
+            };
+            while let Ok(first) = rx.recv() {
+                let mut changes = Vec::new();
+                collect(first, &mut changes);
+                while let Ok(ev) = rx.recv_timeout(DEBOUNCE) {
+                    collect(ev, &mut changes);
+                }
+                if changes.is_empty() {
+                    continue;
+                }
+                for c in &changes {
+                    match c {
+                        Change::Item(rel) => cache.invalidate(rel),
+                        Change::OtherContent => cache.clear(),
+                        _ => {}
+                    }
+                }
+                if changes.contains(&Change::Config) {
+                    match Site::open(&root) {
+                        Ok(s) => site = s,
+                        Err(e) => {
+                            shared.publish(Err(e.to_string()));
+                            continue;
+                        }
+                    }
+                }
+                rebuild(&site, &clock, &mut cache, &shared);
+            }
+        })
+        .map_err(|source| ServeError::Io {
+            path: PathBuf::from("watch thread"),
+            source,
+        })?;
+    Ok((preview, Watch { _watcher: watcher }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_changes() {
+        let root = Path::new("/site");
+        let c = |p: &str| classify(root, &root.join(p));
+        assert_eq!(
+            c("content/answers/3.md"),
+            Change::Item("content/answers/3.md".into())
+        );
+        assert_eq!(
+            c("content/answers/sub/4.md"),
+            Change::Item("content/answers/sub/4.md".into())
+        );
+        assert_eq!(c("content/about.md"), Change::OtherContent);
+        assert_eq!(c("content/images/a.png"), Change::OtherContent);
+        assert_eq!(c("templates/answer.html"), Change::Templates);
+        assert_eq!(c("static/style.css"), Change::Static);
+        assert_eq!(c("fencepost.toml"), Change::Config);
+        assert_eq!(c("content/answers/.3.md.swp"), Change::Ignored);
+        assert_eq!(c("content/answers/3.md~"), Change::Ignored);
+        assert_eq!(c("content/answers/4913"), Change::Ignored);
+        assert_eq!(c(".fencepost/ledger.sqlite"), Change::Ignored);
+        assert_eq!(c("public/current/index.html"), Change::Ignored);
+        assert_eq!(
+            classify(root, Path::new("/elsewhere/x.md")),
+            Change::Ignored
+        );
+    }
+}

@@ -1,0 +1,372 @@
+//! `fencepost serve` over real HTTP on loopback: the origin and the watch-mode preview.
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+fn built_site() -> TestSite {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01").item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s
+}
+
+fn manifest_entry(s: &TestSite, path: &str) -> serde_json::Value {
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
+            .unwrap();
+    m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn origin_headers_conditional_requests_head_and_404() {
+    let s = built_site();
+    let srv = s.serve(&[]);
+    let dir = s
+        .current_dir()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let r = srv.get("/answers/1/");
+    assert_eq!(r.status, 200);
+    let entry = manifest_entry(&s, "answers/1/index.html");
+    let etag = format!("\"{}\"", entry["sha256"].as_str().unwrap());
+    assert_eq!(r.header("etag"), Some(etag.as_str()));
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(
+        r.header("cache-control"),
+        Some("public, max-age=0, must-revalidate")
+    );
+    assert_eq!(r.header("x-revision"), Some(dir.as_str()));
+    assert_eq!(r.header("cdn-cache-control"), Some("public, max-age=300"));
+    assert!(r.text().contains("<h1>Item 1</h1>"));
+    assert_eq!(r.body.len(), entry["bytes"].as_u64().unwrap() as usize);
+
+    let not_modified = http(&srv.addr, "GET", "/answers/1/", &[("If-None-Match", &etag)]);
+    assert_eq!(not_modified.status, 304);
+    assert!(not_modified.body.is_empty());
+    assert_eq!(not_modified.header("etag"), Some(etag.as_str()));
+    assert_eq!(
+        http(
+            &srv.addr,
+            "GET",
+            "/answers/1/",
+            &[("If-None-Match", "\"other\"")]
+        )
+        .status,
+        200
+    );
+    assert_eq!(
+        http(
+            &srv.addr,
+            "GET",
+            "/answers/1/",
+            &[("If-None-Match", "\"a\", *")]
+        )
+        .status,
+        304
+    );
+
+    let head = http(&srv.addr, "HEAD", "/answers/1/index.html", &[]);
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    assert_eq!(
+        head.header("content-length"),
+        Some(entry["bytes"].to_string().as_str())
+    );
+
+    assert_eq!(srv.get("/").status, 200);
+    assert_eq!(
+        srv.get("/style.css").header("content-type"),
+        Some("text/css; charset=utf-8")
+    );
+    let missing = srv.get("/no/such/page/");
+    assert_eq!(missing.status, 404);
+    assert!(
+        missing.text().contains("Not found"),
+        "the revision's own 404 page"
+    );
+    let slash = srv.get("/answers/2");
+    assert_eq!(
+        (slash.status, slash.header("location")),
+        (301, Some("/answers/2/"))
+    );
+    assert_eq!(http(&srv.addr, "POST", "/", &[]).status, 405);
+    assert_eq!(srv.stop().code(), Some(0), "graceful shutdown on SIGTERM");
+}
+
+#[test]
+fn cdn_lifetime_is_capped_at_the_next_embargo_end() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01").item(2, "2026-11-30"); // item 2 due 2026-12-01T00:10Z
+    s.json(&["publish", "--build", "--now", NOW]);
+    // 200 s before the embargo ends: content may be cached 200 s, the home page 60 s.
+    let srv = s.serve(&["--now", "2026-12-01T00:06:40Z"]);
+    assert_eq!(
+        srv.get("/answers/1/").header("cdn-cache-control"),
+        Some("public, max-age=200")
+    );
+    assert_eq!(
+        srv.get("/").header("cdn-cache-control"),
+        Some("public, max-age=60")
+    );
+    drop(srv);
+    let late = s.serve(&["--now", "2026-12-01T00:11:00Z"]);
+    assert_eq!(
+        late.get("/answers/1/").header("cdn-cache-control"),
+        Some("public, max-age=0")
+    );
+}
+
+#[test]
+fn a_broken_pointer_is_a_503_never_a_stale_200() {
+    let s = built_site();
+    let srv = s.serve(&[]);
+    assert_eq!(srv.get("/").status, 200);
+    let current = s.current_dir();
+    // Pointer missing.
+    std::fs::rename(s.path("public/current"), s.path("public/current.away")).unwrap();
+    let r = srv.get("/");
+    assert_eq!(r.status, 503);
+    assert!(r.text().contains("public/current"), "{}", r.text());
+    std::fs::rename(s.path("public/current.away"), s.path("public/current")).unwrap();
+    assert_eq!(srv.get("/").status, 200);
+    // Pointer names a revision that is not there.
+    std::fs::remove_file(s.path("public/current")).unwrap();
+    std::os::unix::fs::symlink("revisions/999-deadbeef00", s.path("public/current")).unwrap();
+    let r = srv.get("/");
+    assert_eq!(r.status, 503);
+    assert!(r.text().contains("missing"));
+    // Pointer names an incomplete revision (no manifest).
+    let incomplete = s.path("public/revisions/998-deadbeef00");
+    std::fs::create_dir_all(&incomplete).unwrap();
+    std::fs::write(incomplete.join("index.html"), "stale").unwrap();
+    std::fs::remove_file(s.path("public/current")).unwrap();
+    std::os::unix::fs::symlink("revisions/998-deadbeef00", s.path("public/current")).unwrap();
+    let r = srv.get("/");
+    assert_eq!(r.status, 503);
+    assert!(r.text().contains("incomplete"));
+    // Back to the real one.
+    std::fs::remove_file(s.path("public/current")).unwrap();
+    std::os::unix::fs::symlink(&current, s.path("public/current")).unwrap();
+    assert_eq!(srv.get("/").status, 200);
+}
+
+#[test]
+fn nothing_outside_the_revision_can_be_read() {
+    let s = built_site();
+    std::fs::write(s.path("secret.txt"), "top secret").unwrap();
+    let srv = s.serve(&[]);
+    for target in [
+        "/../secret.txt",
+        "/../../../../etc/passwd",
+        "/%2e%2e/secret.txt",
+        "/%2E%2E/%2E%2E/etc/passwd",
+        "/answers/..%2f..%2fsecret.txt",
+        "/..%5csecret.txt",
+        "/answers\\..\\..\\secret.txt",
+        "/index.html%00.css",
+        "//etc/passwd",
+        "/./index.html",
+    ] {
+        let r = http(&srv.addr, "GET", target, &[]);
+        assert!(r.status == 400 || r.status == 404, "{target}: {}", r.status);
+        assert!(
+            !r.text().contains("top secret") && !r.text().contains("root:"),
+            "{target}"
+        );
+    }
+    // Absolute-form request target: only its path counts.
+    let r = http(&srv.addr, "GET", "http://evil.example/../secret.txt", &[]);
+    assert!(r.status == 400 || r.status == 404, "{}", r.status);
+    // Symlinks planted in the revision that lead out of it are refused.
+    let dir = s.current_dir();
+    std::fs::remove_file(dir.join("answers/2/index.html")).unwrap();
+    std::os::unix::fs::symlink(s.path("secret.txt"), dir.join("answers/2/index.html")).unwrap();
+    let r = srv.get("/answers/2/");
+    assert_eq!(r.status, 404);
+    assert!(!r.text().contains("top secret"));
+    std::fs::remove_dir_all(dir.join("answers/1")).unwrap();
+    std::os::unix::fs::symlink(s.root(), dir.join("answers/1")).unwrap();
+    let r = srv.get("/answers/1/secret.txt");
+    assert!(!r.text().contains("top secret"));
+    let r = srv.get("/answers/1/");
+    assert_eq!(r.status, 404, "a directory symlink out of the tree");
+}
+
+#[test]
+fn a_swap_in_the_middle_of_a_long_download_does_not_mix_revisions() {
+    use std::io::{Read, Write};
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let big_a: Vec<u8> = (0..8 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(s.path("static/big.bin"), &big_a).unwrap();
+    s.json(&["publish", "--build", "--now", NOW]);
+    let first = s
+        .current_dir()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let srv = s.serve(&[]);
+    let mut conn = std::net::TcpStream::connect(&srv.addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        conn,
+        "GET /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = vec![0u8; 64 * 1024];
+    let n = conn.read(&mut raw).unwrap();
+    raw.truncate(n);
+    // Mid-download: a new revision with a different big.bin, the pointer moves, the old
+    // revision is even garbage-collected.
+    let big_b: Vec<u8> = big_a.iter().map(|b| b.wrapping_add(1)).collect();
+    std::fs::write(s.path("static/big.bin"), &big_b).unwrap();
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s.json(&["gc", "--keep", "1"]);
+    assert!(!s.path(&format!("public/revisions/{first}")).exists());
+    conn.read_to_end(&mut raw).unwrap();
+    let r = parse_response(&raw, false);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-revision"), Some(first.as_str()));
+    assert!(
+        r.body == big_a,
+        "the body must be the first revision's file, whole"
+    );
+    // The next request sees the new revision.
+    let next = srv.get("/big.bin");
+    assert_ne!(next.header("x-revision"), Some(first.as_str()));
+    assert!(next.body == big_b);
+}
+
+#[test]
+fn watch_mode_rebuilds_on_save_and_shows_errors_until_fixed() {
+    use std::io::{BufRead, BufReader, Write};
+    let s = built_site();
+    s.item(3, "2026-12-25"); // embargoed: visible in the preview only
+    let srv = s.serve(&["--watch"]);
+    let page = srv.get("/answers/3/");
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains("PREVIEW") && page.text().contains("Embargoed until"));
+    assert!(
+        page.text().contains("fencepost live reload"),
+        "preview HTML carries the reload script"
+    );
+    assert_eq!(page.header("x-revision"), Some("preview"));
+    assert_eq!(page.header("cache-control"), Some("no-store"));
+    assert!(
+        !s.path("public/preview").exists(),
+        "watch mode writes nothing to public/"
+    );
+    let revision_before = s.revision();
+
+    // Listen for reloads.
+    let mut events = std::net::TcpStream::connect(&srv.addr).unwrap();
+    events
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        events,
+        "GET /__fencepost/events HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
+    .unwrap();
+    let mut events = BufReader::new(events);
+    let mut wait_event = |name: &str| {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            events
+                .read_line(&mut line)
+                .unwrap_or_else(|e| panic!("waiting for {name}: {e}"));
+            if line.trim() == format!("event: {name}") {
+                return;
+            }
+        }
+    };
+    wait_event("ready");
+
+    let t0 = Instant::now();
+    s.item_with(1, "2026-11-01", "", "A freshly edited body.");
+    wait_event("reload");
+    assert!(srv
+        .get("/answers/1/")
+        .text()
+        .contains("A freshly edited body."));
+    assert!(t0.elapsed() < Duration::from_secs(5));
+
+    s.write("templates/answer.html", "{% extends \"base.html\" %}\n{% block content %}\n{{ page.title \n{% endblock content %}\n");
+    wait_event("reload");
+    let broken = srv.get("/answers/1/");
+    assert_eq!(broken.status, 500);
+    assert!(
+        broken.text().contains("templates/answer.html") && broken.text().contains("--&gt; 4:1"),
+        "file and line: {}",
+        broken.text()
+    );
+    assert!(
+        broken.text().contains("fencepost live reload"),
+        "the error page reloads itself too"
+    );
+
+    s.write(
+        "templates/answer.html",
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/templates/answer.html"
+        ))
+        .unwrap(),
+    );
+    wait_event("reload");
+    let fixed = srv.get("/answers/1/");
+    assert_eq!(fixed.status, 200);
+    assert!(fixed.text().contains("A freshly edited body."));
+
+    // A bad front matter is an error page too, and the next good save recovers.
+    s.write("content/answers/2.md", "+++\nid = 2\nday = \n+++\n");
+    wait_event("reload");
+    let bad = srv.get("/answers/1/");
+    assert_eq!(bad.status, 500);
+    assert!(
+        bad.text().contains("content/answers/2.md"),
+        "{}",
+        bad.text()
+    );
+    s.item(2, "2026-11-02");
+    wait_event("reload");
+    assert_eq!(srv.get("/answers/2/").status, 200);
+
+    assert_eq!(
+        s.revision(),
+        revision_before,
+        "watch mode never writes to the ledger"
+    );
+    // Graceful shutdown even with a live-reload stream open.
+    let t = Instant::now();
+    assert_eq!(srv.stop().code(), Some(0));
+    assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn the_origin_notices_a_pointer_swap_on_the_next_request() {
+    let s = built_site();
+    let srv = s.serve(&[]);
+    let a = srv.get("/").header("x-revision").unwrap().to_string();
+    s.item(3, "2026-11-03");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let b = srv.get("/").header("x-revision").unwrap().to_string();
+    assert_ne!(a, b);
+    assert!(b.starts_with("3-"));
+    assert!(
+        !srv.get("/").text().contains("fencepost live reload"),
+        "origin pages carry no reload script"
+    );
+}
