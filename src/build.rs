@@ -22,7 +22,7 @@ pub mod xml;
 
 use crate::clock::{Clock, Instant};
 use crate::content::{self, ContentError, ImageSource, ItemId};
-use crate::ledger::{self, Ledger, LedgerError};
+use crate::ledger::{self, LedgerError};
 use crate::output::manifest::{self, Entry, Manifest};
 use crate::output::pointer::{self, Pointer, Swap};
 use crate::output::revision::{self, Staging};
@@ -37,7 +37,6 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 use view::{AnswerView, LinkView, PlainView, SiteView};
 
 #[derive(Debug, thiserror::Error)]
@@ -655,10 +654,7 @@ pub fn preview_in_memory(
     let started = std::time::Instant::now();
     let fingerprints = fingerprint::compute(site)?;
     let revision = if site.ledger_path().exists() {
-        let l = Ledger::open(
-            &site.ledger_path(),
-            Duration::from_millis(site.config.ledger.busy_timeout_ms),
-        )?;
+        let l = site.open_ledger()?;
         ledger::status::revision(l.conn()).map_err(|e| l.err(e))?
     } else {
         0
@@ -749,10 +745,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     let abandoned_removed = revision::remove_abandoned(&public)?;
     let fingerprints = fingerprint::compute(site)?;
     let build = fingerprints.build;
-    let mut ledger = Ledger::open(
-        &site.ledger_path(),
-        Duration::from_millis(site.config.ledger.busy_timeout_ms),
-    )?;
+    let mut ledger = site.open_ledger()?;
     let path_copy = ledger.path().to_path_buf();
     let tx = ledger.read()?;
     let ledger_err = |e| LedgerError::Sql {

@@ -27,7 +27,6 @@ use crate::ledger::{self, with_write, Ledger, LedgerError};
 use crate::site::Site;
 use rayon::prelude::*;
 use std::collections::HashSet;
-use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
@@ -102,10 +101,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
             "publish phase done"
         )
     };
-    let mut ledger = Ledger::open(
-        &site.ledger_path(),
-        Duration::from_millis(site.config.ledger.busy_timeout_ms),
-    )?;
+    let mut ledger = site.open_ledger()?;
     let owner = OwnerId::random();
     let mut report = Report {
         owner: owner.0.clone(),

@@ -3,9 +3,8 @@
 
 use crate::clock::Clock;
 use crate::ledger::results::{self, Insert, NewResult};
-use crate::ledger::{Ledger, LedgerError};
+use crate::ledger::LedgerError;
 use crate::site::Site;
-use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {
@@ -48,10 +47,7 @@ pub fn add(
             why: "must be between 1 and 100",
         });
     }
-    let ledger = Ledger::open(
-        &site.ledger_path(),
-        Duration::from_millis(site.config.ledger.busy_timeout_ms),
-    )?;
+    let ledger = site.open_ledger()?;
     let r = NewResult {
         puzzle,
         session,

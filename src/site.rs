@@ -1,6 +1,7 @@
 //! A site on disk: its root, its config and the paths derived from them.
 
 use crate::config::{Config, ConfigError};
+use crate::ledger::{Ledger, LedgerError};
 use std::path::{Path, PathBuf};
 
 /// Folder of the answer items, relative to the site root.
@@ -19,6 +20,14 @@ impl Site {
             root: root.to_path_buf(),
             config,
         })
+    }
+
+    /// Opens (creating and migrating if needed) the site's ledger with its busy timeout.
+    pub fn open_ledger(&self) -> Result<Ledger, LedgerError> {
+        Ledger::open(
+            &self.ledger_path(),
+            std::time::Duration::from_millis(self.config.ledger.busy_timeout_ms),
+        )
     }
 
     pub fn ledger_path(&self) -> PathBuf {

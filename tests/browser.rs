@@ -26,7 +26,10 @@ fn live_preview_in_a_real_browser() {
         .arg(e2e.join("watch.mjs"))
         .arg(format!("http://{}", srv.addr))
         .arg(s.root())
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/templates/answer.html"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/templates/answer.html"
+        ))
         .arg(&shots)
         .output()
         .expect("node runs");

@@ -2,13 +2,12 @@
 
 use super::{public_dir, BuildError};
 use crate::clock::Clock;
-use crate::ledger::{audit, with_write, Ledger};
+use crate::ledger::{audit, with_write};
 use crate::output::pointer::{self, Pointer};
 use crate::output::revision::{self, REVISIONS};
 use crate::output::OutputError;
 use crate::site::Site;
 use serde::Serialize;
-use std::time::Duration;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RollbackReport {
@@ -48,10 +47,7 @@ pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackRepo
     let (_, b) = revision::parse_dir_name(&name).expect("listed names parse");
     let to = Pointer::new(r, b);
     let from = pointer::force(&public, &to)?;
-    let mut ledger = Ledger::open(
-        &site.ledger_path(),
-        Duration::from_millis(site.config.ledger.busy_timeout_ms),
-    )?;
+    let mut ledger = site.open_ledger()?;
     let detail =
         serde_json::json!({ "from": from.as_ref().map(|p| &p.dir), "to": to.dir }).to_string();
     let now = clock.now();

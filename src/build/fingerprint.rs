@@ -77,7 +77,7 @@ fn hash_files(site: &Site, files: &[String]) -> Result<String, BuildError> {
     h.update(LAYOUT);
     h.update(env!("CARGO_PKG_VERSION"));
     for rel in files {
-        let path = site.root.join(&rel);
+        let path = site.root.join(rel);
         let bytes = std::fs::read(&path).map_err(|source| BuildError::Io { path, source })?;
         h.update(rel.len().to_le_bytes());
         h.update(rel.as_bytes());

@@ -1,14 +1,10 @@
 use super::Ctx;
-use fencepost::ledger::{self, Ledger};
+use fencepost::ledger::{self};
 use std::process::ExitCode;
-use std::time::Duration;
 
 pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
-    let mut l = Ledger::open(
-        &site.ledger_path(),
-        Duration::from_millis(site.config.ledger.busy_timeout_ms),
-    )?;
+    let mut l = site.open_ledger()?;
     let tx = l.read()?;
     let s = ledger::status::read(&tx, ctx.clock.now()).map_err(|e| ledger::LedgerError::Sql {
         path: site.ledger_path(),

@@ -175,6 +175,24 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<Verification> {
     })
 }
 
+const APPEND: &str = crate::audit_append_select!("1");
+
+/// Appends an entry outside a publish batch (for example a rollback of the pointer). Runs in
+/// the caller's write transaction.
+pub fn append(
+    conn: &Connection,
+    now: crate::clock::Instant,
+    action: &str,
+    subject: &str,
+    detail: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(APPEND)?
+        .execute(rusqlite::named_params! {
+            ":now": now.0, ":action": action, ":subject": subject, ":detail": detail,
+        })?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,22 +217,4 @@ mod tests {
             .unwrap();
         assert_eq!(h, entry_hash(GENESIS, 3, 4, "publish", "item:1", 9, "{}"));
     }
-}
-
-const APPEND: &str = crate::audit_append_select!("1");
-
-/// Appends an entry outside a publish batch (for example a rollback of the pointer). Runs in
-/// the caller's write transaction.
-pub fn append(
-    conn: &Connection,
-    now: crate::clock::Instant,
-    action: &str,
-    subject: &str,
-    detail: &str,
-) -> rusqlite::Result<()> {
-    conn.prepare_cached(APPEND)?
-        .execute(rusqlite::named_params! {
-            ":now": now.0, ":action": action, ":subject": subject, ":detail": detail,
-        })?;
-    Ok(())
 }
