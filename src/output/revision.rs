@@ -177,7 +177,7 @@ pub fn list_complete(public: &Path) -> Result<Vec<(i64, String)>, OutputError> {
             }
         }
     }
-    out.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    out.sort_by_key(|e| std::cmp::Reverse((e.0, e.1)));
     Ok(out.into_iter().map(|(r, _, n)| (r, n)).collect())
 }
 
