@@ -31,8 +31,13 @@ pub const EVENTS_PATH: &str = "/__fencepost/events";
 /// The script that preview HTML responses carry: reload when the server says so.
 pub const RELOAD_SCRIPT: &str = "<script>/* fencepost live reload */(function(){var s=new EventSource(\"/__fencepost/events\");s.addEventListener(\"reload\",function(){location.reload();});})();</script>";
 
-/// Files up to this size are read whole; larger ones are streamed from the opened file.
+/// Files up to this size are read whole (and kept in memory); larger ones are streamed from
+/// the opened file.
 const READ_WHOLE: u64 = 256 * 1024;
+
+/// Bytes of small files kept in memory per revision. Revisions never change, so a cached
+/// file is always that revision's file.
+const CACHE_BUDGET: u64 = 128 * 1024 * 1024;
 
 #[derive(Debug, Clone)]
 struct FileMeta {
@@ -50,6 +55,8 @@ pub struct Revision {
     files: HashMap<String, FileMeta>,
     /// Paths already checked to resolve inside `dir` (revisions never change).
     safe: RwLock<HashSet<String>>,
+    /// Contents of small files already served, up to [`CACHE_BUDGET`] bytes.
+    cache: RwLock<(u64, HashMap<String, axum::body::Bytes>)>,
 }
 
 impl Revision {
@@ -77,7 +84,21 @@ impl Revision {
             dir,
             files,
             safe: RwLock::new(HashSet::new()),
+            cache: RwLock::new((0, HashMap::new())),
         })
+    }
+
+    fn cached(&self, rel: &str) -> Option<axum::body::Bytes> {
+        self.cache.read().ok()?.1.get(rel).cloned()
+    }
+
+    fn remember(&self, rel: &str, bytes: &axum::body::Bytes) {
+        if let Ok(mut c) = self.cache.write() {
+            if c.0 + bytes.len() as u64 <= CACHE_BUDGET && !c.1.contains_key(rel) {
+                c.0 += bytes.len() as u64;
+                c.1.insert(rel.to_string(), bytes.clone());
+            }
+        }
     }
 
     /// Whether `rel` resolves to a file inside the revision (no symlink leads out).
@@ -326,6 +347,17 @@ fn serve_origin(
     if status == StatusCode::OK && etag_matches(headers, &etag) {
         return finish(StatusCode::NOT_MODIFIED.into_response());
     }
+    if let Some(bytes) = rev.cached(&path) {
+        let mut r = Response::new(if head {
+            Body::empty()
+        } else {
+            Body::from(bytes)
+        });
+        *r.status_mut() = status;
+        r.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(meta.bytes));
+        return finish(r);
+    }
     let full = rev.dir.join(&path);
     let file = match std::fs::File::options()
         .read(true)
@@ -351,7 +383,9 @@ fn serve_origin(
                 "the revision went away while being served; retry",
             );
         }
-        Body::from(buf)
+        let bytes = axum::body::Bytes::from(buf);
+        rev.remember(&path, &bytes);
+        Body::from(bytes)
     } else {
         Body::from_stream(tokio_util::io::ReaderStream::new(
             tokio::fs::File::from_std(file),
