@@ -39,11 +39,12 @@ const READ_WHOLE: u64 = 256 * 1024;
 /// file is always that revision's file.
 const CACHE_BUDGET: u64 = 128 * 1024 * 1024;
 
+/// What the origin needs per file, with header values built once per revision.
 #[derive(Debug, Clone)]
 struct FileMeta {
-    sha256: String,
+    etag: HeaderValue,
+    content_type: HeaderValue,
     bytes: u64,
-    content_type: String,
     max_age: u64,
     cache_until: Option<Instant>,
 }
@@ -51,6 +52,7 @@ struct FileMeta {
 /// A complete revision, as the origin serves it.
 pub struct Revision {
     pub name: String,
+    name_header: HeaderValue,
     dir: PathBuf,
     files: HashMap<String, FileMeta>,
     /// Paths already checked to resolve inside `dir` (revisions never change).
@@ -70,9 +72,11 @@ impl Revision {
                 (
                     e.path,
                     FileMeta {
-                        sha256: e.sha256,
+                        etag: HeaderValue::from_str(&format!("\"{}\"", e.sha256))
+                            .unwrap_or(HeaderValue::from_static("\"\"")),
+                        content_type: HeaderValue::from_str(&e.content_type)
+                            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
                         bytes: e.bytes,
-                        content_type: e.content_type,
                         max_age: e.max_age,
                         cache_until: e.cache_until,
                     },
@@ -80,6 +84,7 @@ impl Revision {
             })
             .collect();
         Ok(Revision {
+            name_header: HeaderValue::from_str(&name).unwrap_or(HeaderValue::from_static("-")),
             name,
             dir,
             files,
@@ -116,17 +121,22 @@ impl Revision {
     }
 }
 
+/// Revisions kept loaded (a rollback or a quick succession of builds finds its manifest
+/// already parsed).
+const KEEP_REVISIONS: usize = 4;
+
 /// Follows `public/current`.
 pub struct Origin {
     public: PathBuf,
-    cached: Mutex<Option<(PathBuf, Arc<Revision>)>>,
+    /// Most recently used first: (link target, revision).
+    cached: Mutex<Vec<(PathBuf, Arc<Revision>)>>,
 }
 
 impl Origin {
     pub fn new(public: PathBuf) -> Origin {
         Origin {
             public,
-            cached: Mutex::new(None),
+            cached: Mutex::new(Vec::new()),
         }
     }
 
@@ -140,10 +150,12 @@ impl Origin {
             )
         })?;
         let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((t, rev)) = cached.as_ref() {
-            if *t == target {
-                return Ok(rev.clone());
+        if let Some(pos) = cached.iter().position(|(t, _)| *t == target) {
+            if pos > 0 {
+                let hit = cached.remove(pos);
+                cached.insert(0, hit);
             }
+            return Ok(cached[0].1.clone());
         }
         let name = target
             .file_name()
@@ -152,7 +164,8 @@ impl Origin {
         let dir = std::fs::canonicalize(self.public.join(&target))
             .map_err(|_| format!("public/current names revision {name}, which is missing"))?;
         let rev = Arc::new(Revision::load(dir, name)?);
-        *cached = Some((target, rev.clone()));
+        cached.insert(0, (target, rev.clone()));
+        cached.truncate(KEEP_REVISIONS);
         Ok(rev)
     }
 }
@@ -215,7 +228,9 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
     let started = std::time::Instant::now();
     let method = req.method().clone();
     let raw = req.uri().path().to_string();
-    let resp = tokio::task::block_in_place(|| respond(&app, &method, &raw, req.headers()));
+    // Only quick syscalls happen here (readlink; a small file's read the first time it is
+    // served); large files are streamed through tokio.
+    let resp = respond(&app, &method, &raw, req.headers());
     tracing::info!(
         target: "fencepost::access",
         method = %method,
@@ -282,14 +297,14 @@ fn redirect(to: &str) -> Response {
     r
 }
 
-fn etag_matches(headers: &HeaderMap, etag: &str) -> bool {
+fn etag_matches(headers: &HeaderMap, etag: &[u8]) -> bool {
     headers
         .get_all(header::IF_NONE_MATCH)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(|t| t.trim().trim_start_matches("W/"))
-        .any(|t| t == "*" || t == etag)
+        .any(|t| t == "*" || t.as_bytes() == etag)
 }
 
 fn common_headers(r: &mut Response, etag: &str, content_type: &str, revision: &str) {
@@ -324,7 +339,6 @@ fn serve_origin(
     if !rev.is_safe(&path) {
         return text(StatusCode::NOT_FOUND, "not found");
     }
-    let etag = format!("\"{}\"", meta.sha256);
     // Browsers and shared caches revalidate every time; the origin lifetime is for CDNs.
     let now = app.clock.now();
     let cdn_age = match meta.cache_until {
@@ -333,8 +347,10 @@ fn serve_origin(
         None => meta.max_age,
     };
     let finish = |mut r: Response| {
-        common_headers(&mut r, &etag, &meta.content_type, &rev.name);
         let h = r.headers_mut();
+        h.insert(header::ETAG, meta.etag.clone());
+        h.insert(header::CONTENT_TYPE, meta.content_type.clone());
+        h.insert("x-revision", rev.name_header.clone());
         h.insert(
             header::CACHE_CONTROL,
             HeaderValue::from_static("public, max-age=0, must-revalidate"),
@@ -344,7 +360,7 @@ fn serve_origin(
         }
         r
     };
-    if status == StatusCode::OK && etag_matches(headers, &etag) {
+    if status == StatusCode::OK && etag_matches(headers, meta.etag.as_bytes()) {
         return finish(StatusCode::NOT_MODIFIED.into_response());
     }
     if let Some(bytes) = rev.cached(&path) {
@@ -455,7 +471,7 @@ fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool)
             .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         r
     };
-    if status == StatusCode::OK && etag_matches(headers, &etag) {
+    if status == StatusCode::OK && etag_matches(headers, etag.as_bytes()) {
         return finish(StatusCode::NOT_MODIFIED.into_response());
     }
     let bytes = if path.ends_with(".html") {
