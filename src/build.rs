@@ -32,7 +32,6 @@ use crate::site::Site;
 use plan::{CopyInput, Job, PageInput, Planned};
 use rayon::prelude::*;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -213,6 +212,9 @@ fn ledger_source(
 struct TreeItem {
     item: content::Item,
     body_html: Arc<str>,
+    /// The page as the plan needs it, built once when the file is read (`embargoed_until` is
+    /// filled in per rebuild, since it depends on the clock).
+    page: PageInput,
     /// Local image: (copy, URL); remote image: (None, URL).
     image: Option<(Option<CopyInput>, String)>,
 }
@@ -222,6 +224,9 @@ struct TreeItem {
 #[derive(Default)]
 pub struct TreeCache {
     files: HashMap<String, (content::FileStat, Arc<TreeItem>)>,
+    /// A file watcher reports every change ([`TreeCache::invalidate`]), so cached files need
+    /// no stat: a rebuild only lists names.
+    pub trust_invalidations: bool,
 }
 
 impl TreeCache {
@@ -264,9 +269,30 @@ fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
         }
     };
     let body_html: Arc<str> = render::markdown_to_html(&item.body).into();
+    let due = item.due_at(site.config.publish.grace_minutes);
+    let page = PageInput {
+        view: AnswerView {
+            id: item.id.0,
+            url: plan::answer_url(item.id.0),
+            title: item.title.clone(),
+            day: item.day.to_string(),
+            price: item.price.clone(),
+            image_url: image.as_ref().map(|(_, url)| url.clone()),
+            indexable: item.indexable,
+            published: date_of(due),
+            updated: date_of(due),
+            prev: None,
+            next: None,
+            embargoed_until: None,
+            content_hash: content::sha256_hex(body_html.as_bytes()),
+        },
+        first_published_at: due,
+        updated_at: due,
+    };
     Ok(TreeItem {
         item,
         body_html,
+        page,
         image,
     })
 }
@@ -278,7 +304,24 @@ fn tree_source(
     now: Instant,
     cache: &mut TreeCache,
 ) -> Result<Source, BuildError> {
-    let files = content::list_item_files(&site.root)?;
+    let files: Vec<(String, content::FileStat)> =
+        if cache.trust_invalidations && !cache.files.is_empty() {
+            let unknown = content::FileStat {
+                size: -1,
+                mtime_ns: -1,
+                ino: -1,
+            };
+            content::list_item_paths(&site.root)?
+                .iter()
+                .map(|p| {
+                    let rel = content::relative(&site.root, p);
+                    let stat = cache.files.get(&rel).map_or(unknown, |(s, _)| *s);
+                    (rel, stat)
+                })
+                .collect()
+        } else {
+            content::list_item_files(&site.root)?
+        };
     let fresh: Vec<(String, content::FileStat, TreeItem)> = files
         .par_iter()
         .filter(|(rel, stat)| cache.files.get(rel).is_none_or(|(s, _)| s != stat))
@@ -301,7 +344,6 @@ fn tree_source(
             .into());
         }
     }
-    let grace = site.config.publish.grace_minutes;
     let mut images = HashMap::new();
     let mut pages = Vec::new();
     let mut bodies = HashMap::new();
@@ -312,39 +354,17 @@ fn tree_source(
         if item.withdrawn {
             continue;
         }
-        let due = item.due_at(grace);
+        let due = t.page.first_published_at;
+        let mut page = t.page.clone();
         if due > now {
             next_change_at = Some(next_change_at.map_or(due, |n| n.min(due)));
+            page.view.embargoed_until = Some(due.rfc3339());
         }
-        let image_url = t.image.as_ref().map(|(copy, url)| {
-            if let Some(c) = copy {
-                images.insert(c.path.clone(), c.clone());
-            }
-            url.clone()
-        });
-        let mut h = Sha256::new();
-        h.update(t.body_html.as_bytes());
-        let content_hash = hex::encode(h.finalize());
+        if let Some((Some(c), _)) = &t.image {
+            images.insert(c.path.clone(), c.clone());
+        }
         bodies.insert(item.id.0, t.body_html.clone());
-        pages.push(PageInput {
-            view: AnswerView {
-                id: item.id.0,
-                url: plan::answer_url(item.id.0),
-                title: item.title.clone(),
-                day: item.day.to_string(),
-                price: item.price.clone(),
-                image_url,
-                indexable: item.indexable,
-                published: date_of(due),
-                updated: date_of(due),
-                prev: None,
-                next: None,
-                embargoed_until: (due > now).then(|| due.rfc3339()),
-                content_hash,
-            },
-            first_published_at: due,
-            updated_at: due,
-        });
+        pages.push(page);
     }
     pages.sort_by(|a, b| (&a.view.day, a.view.id).cmp(&(&b.view.day, b.view.id)));
     Ok(Source {
@@ -652,16 +672,21 @@ pub fn preview_in_memory(
     prev: Option<&MemorySite>,
 ) -> Result<(MemorySite, MemoryReport), BuildError> {
     let started = std::time::Instant::now();
+    let mut phases = Phases(std::time::Instant::now());
     let fingerprints = fingerprint::compute(site)?;
+    phases.mark("preview fingerprint");
     let revision = if site.ledger_path().exists() {
         let l = site.open_ledger()?;
         ledger::status::revision(l.conn()).map_err(|e| l.err(e))?
     } else {
         0
     };
+    phases.mark("preview ledger");
     let source = tree_source(site, revision, clock.now(), cache)?;
+    phases.mark("preview tree");
     let templates = templates::Templates::load(&site.root)?;
     let planned = prepare(site, &source, &fingerprints.render)?;
+    phases.mark("preview plan");
     let renderer = Renderer {
         templates: &templates,
         site: SiteView {

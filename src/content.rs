@@ -381,13 +381,13 @@ impl Scan {
 }
 
 /// Lists `content/answers/**/*.md` (skipping hidden and editor temporary files), sorted.
-pub fn list_item_files(root: &Path) -> Result<Vec<(String, FileStat)>, ContentError> {
+/// Item files under `content/answers/` (no stat), sorted, as absolute paths.
+pub fn list_item_paths(root: &Path) -> Result<Vec<PathBuf>, ContentError> {
     let dir = root.join(crate::site::ANSWERS_DIR);
     if !dir.exists() {
         return Ok(Vec::new());
     }
-    // Walk without stat (the file type comes from the directory entry), then stat the files
-    // in parallel: on a large tree the stats are most of the scan.
+    // Walk without stat: the file type comes from the directory entry.
     let mut paths = Vec::new();
     for entry in walkdir::WalkDir::new(&dir).min_depth(1).sort_by_file_name() {
         let entry = entry.map_err(|e| ContentError::Read {
@@ -405,6 +405,20 @@ pub fn list_item_files(root: &Path) -> Result<Vec<(String, FileStat)>, ContentEr
         }
         paths.push(entry.into_path());
     }
+    Ok(paths)
+}
+
+/// Site-relative `/`-separated form of a path under `root`.
+pub fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+pub fn list_item_files(root: &Path) -> Result<Vec<(String, FileStat)>, ContentError> {
+    // Stat the files in parallel: on a large tree the stats are most of the scan.
+    let paths = list_item_paths(root)?;
     paths
         .into_par_iter()
         .map(|path| {

@@ -42,10 +42,26 @@ pub fn list_files(root: &Path, dir: &str) -> Result<Vec<String>, BuildError> {
 
 /// Plain pages: `content/*.md` (not the answers folder).
 pub fn plain_page_files(root: &Path) -> Result<Vec<String>, BuildError> {
-    Ok(list_files(root, "content")?
-        .into_iter()
-        .filter(|p| p.ends_with(".md") && p.matches('/').count() == 1)
-        .collect())
+    let dir = root.join("content");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| BuildError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md")
+            && !name.starts_with('.')
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            out.push(format!("content/{name}"));
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// The two fingerprints of a build.

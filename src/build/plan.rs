@@ -90,6 +90,44 @@ fn key(build: &str, kind: &str, data: &impl Serialize, extra: &str) -> String {
     hex::encode(h.finalize())
 }
 
+/// The key of an answer page: every field of its view, hashed directly (this runs once per
+/// page per build, so it avoids the JSON detour of [`key`]).
+fn answer_key(render_fingerprint: &str, v: &AnswerView) -> String {
+    let mut h = Sha256::new();
+    let mut field = |s: &str| {
+        h.update((s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    };
+    field(render_fingerprint);
+    field("answer");
+    field(&v.id.to_string());
+    for s in [
+        &v.url,
+        &v.title,
+        &v.day,
+        &v.price,
+        &v.published,
+        &v.updated,
+        &v.content_hash,
+    ] {
+        field(s);
+    }
+    field(v.image_url.as_deref().unwrap_or("\0none"));
+    field(if v.indexable { "1" } else { "0" });
+    field(v.embargoed_until.as_deref().unwrap_or("\0none"));
+    for l in [&v.prev, &v.next] {
+        match l {
+            Some(l) => {
+                field(&l.url);
+                field(&l.title);
+                field(&l.day);
+            }
+            None => field("\0none"),
+        }
+    }
+    hex::encode(h.finalize())
+}
+
 fn link(v: &AnswerView) -> LinkView {
     LinkView {
         url: v.url.clone(),
@@ -125,7 +163,7 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
             let mut v = inp.pages[i].view.clone();
             v.prev = i.checked_sub(1).map(|j| link(&inp.pages[j].view));
             v.next = inp.pages.get(i + 1).map(|n| link(&n.view));
-            let key = key(b, "answer", &v, &v.content_hash);
+            let key = answer_key(b, &v);
             Planned {
                 path: url_to_path(&v.url),
                 job: Job::Answer(Box::new(v)),
@@ -373,6 +411,52 @@ mod tests {
             after["answers/page/4/index.html"]
         );
         assert_eq!(more["answers/1/index.html"], after["answers/1/index.html"]);
+    }
+
+    #[test]
+    fn every_field_of_an_answer_view_changes_its_key() {
+        let base = page(1, "2026-01-01", 1).view;
+        let k = |v: &AnswerView| answer_key("fp", v);
+        let link = LinkView {
+            url: "/a/".into(),
+            title: "t".into(),
+            day: "d".into(),
+        };
+        let variants: Vec<Box<dyn Fn(&mut AnswerView)>> = vec![
+            Box::new(|v| v.id = 2),
+            Box::new(|v| v.url.push('x')),
+            Box::new(|v| v.title.push('x')),
+            Box::new(|v| v.day.push('x')),
+            Box::new(|v| v.price.push('x')),
+            Box::new(|v| v.image_url = Some("/i.png".into())),
+            Box::new(|v| v.indexable = false),
+            Box::new(|v| v.published.push('x')),
+            Box::new(|v| v.updated.push('x')),
+            Box::new(move |v| v.prev = Some(link.clone())),
+            Box::new(|v| {
+                v.next = Some(LinkView {
+                    url: "/b/".into(),
+                    title: "u".into(),
+                    day: "e".into(),
+                })
+            }),
+            Box::new(|v| v.embargoed_until = Some("2027".into())),
+            Box::new(|v| v.content_hash.push('x')),
+        ];
+        for (i, change) in variants.iter().enumerate() {
+            let mut v = base.clone();
+            change(&mut v);
+            assert_ne!(k(&v), k(&base), "field change {i} did not change the key");
+        }
+        // A new field must be added to answer_key and above; this count is the reminder.
+        assert_eq!(
+            serde_json::to_value(&base)
+                .unwrap()
+                .as_object()
+                .unwrap()
+                .len(),
+            12
+        );
     }
 
     #[test]

@@ -18,8 +18,8 @@ pub struct LinkView {
     pub day: String,
 }
 
-/// An answer page. Everything but the body goes into the reuse key; the body is covered by
-/// `content_hash`.
+/// An answer page. Everything but the body goes into the reuse key (`plan::answer_key`, which
+/// hashes each field: a new field must be added there); the body is covered by `content_hash`.
 #[derive(Debug, Clone, Serialize)]
 pub struct AnswerView {
     pub id: i64,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How long the tree must be quiet before a rebuild: editors write a file in several steps.
-pub const DEBOUNCE: Duration = Duration::from_millis(25);
+pub const DEBOUNCE: Duration = Duration::from_millis(10);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
@@ -160,7 +160,8 @@ pub fn start(site: Site, clock: Clock) -> Result<(Arc<Preview>, Watch), ServeErr
                 for c in &changes {
                     match c {
                         Change::Item(rel) => cache.invalidate(rel),
-                        Change::OtherContent => cache.clear(),
+                        // An image or plain page, or the config (grace minutes shape the pages).
+                        Change::OtherContent | Change::Config => cache.clear(),
                         _ => {}
                     }
                 }
