@@ -116,6 +116,8 @@ pub fn start(site: Site, clock: Clock) -> Result<(Arc<Preview>, Watch), ServeErr
             Err(e) => Preview::new(MemorySite::default(), Some(e.to_string())),
         },
     );
+    // From here on the watcher reports every change: rebuilds need not stat every file.
+    cache.trust_invalidations = true;
     let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
     let mut watcher = notify::recommended_watcher(move |ev| {
         let _ = tx.send(ev);
