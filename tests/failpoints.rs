@@ -83,8 +83,12 @@ fn a_live_lease_has_exactly_one_holder_across_processes() {
     let reports: Vec<_> = children.into_iter().map(finish).collect();
     let published: Vec<i64> = reports.iter().flat_map(|r| ids(r, "published")).collect();
     let skipped: usize = reports.iter().map(|r| ids(r, "skipped_locked").len()).sum();
+    let found_done = reports.iter().filter(|r| r["unchanged"] == 1).count();
     assert_eq!(published, vec![1], "{reports:?}");
-    assert_eq!(skipped, 4, "{reports:?}");
+    // Every other run met the live lease, or (if it started after the holder finished) found
+    // the item already published; none took the lease over.
+    assert_eq!(skipped + found_done, 4, "{reports:?}");
+    assert!(skipped >= 1, "the runs overlapped: {reports:?}");
     assert_eq!(
         s.count("SELECT fence FROM job_leases WHERE key = 'publication:1'"),
         1
@@ -270,11 +274,11 @@ fn concurrent_builds_move_the_pointer_forward_only() {
         .arg("--site")
         .arg(s.root())
         .args(["build", "--json", "--now", NOW])
-        .env("FAILPOINTS", "build.after_snapshot=sleep(2500)")
+        .env("FAILPOINTS", "build.after_snapshot=sleep(4000)")
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    std::thread::sleep(Duration::from_millis(1200));
     // Meanwhile revision 2 is published and built by B.
     s.item(2, "2026-11-02");
     let b = s.json(&["publish", "--build", "--now", NOW]);
