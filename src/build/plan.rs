@@ -422,7 +422,8 @@ mod tests {
             title: "t".into(),
             day: "d".into(),
         };
-        let variants: Vec<Box<dyn Fn(&mut AnswerView)>> = vec![
+        type Change = Box<dyn Fn(&mut AnswerView)>;
+        let variants: Vec<Change> = vec![
             Box::new(|v| v.id = 2),
             Box::new(|v| v.url.push('x')),
             Box::new(|v| v.title.push('x')),
