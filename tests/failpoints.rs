@@ -100,11 +100,10 @@ fn a_live_lease_has_exactly_one_holder_across_processes() {
 fn a_crash_after_preflight_is_redriven_once_the_lease_expires() {
     let s = TestSite::new();
     s.item(1, "2026-11-01").item(2, "2026-11-02");
-    let out = s
-        .cmd(&["publish", "--now", NOW, "--lease-secs", "60"])
-        .env("FAILPOINTS", "publish.after_preflight=panic")
-        .output()
-        .unwrap();
+    let out = s.with_failpoints(
+        &["publish", "--now", NOW, "--lease-secs", "60"],
+        "publish.after_preflight=panic",
+    );
     assert!(!out.status.success());
     // Decided but not carried out: processing, under a live lease, nothing public.
     assert_eq!(processing(&s), 2);
@@ -131,11 +130,7 @@ fn a_crash_inside_the_commit_batch_writes_nothing() {
     for (i, fp) in points.into_iter().enumerate() {
         // Each crash leaves a 1 s lease behind; the next attempt comes after it.
         let now = format!("2026-12-01T00:00:0{}Z", 2 * i);
-        let out = s
-            .cmd(&["publish", "--now", &now, "--lease-secs", "1"])
-            .env("FAILPOINTS", fp)
-            .output()
-            .unwrap();
+        let out = s.with_failpoints(&["publish", "--now", &now, "--lease-secs", "1"], fp);
         assert!(!out.status.success(), "{fp}");
         assert_eq!(s.revision(), 0, "{fp}");
         assert_eq!(s.count("SELECT count(*) FROM pages"), 0, "{fp}");
@@ -150,11 +145,7 @@ fn a_crash_inside_the_commit_batch_writes_nothing() {
 fn a_crash_after_the_commit_keeps_the_publication_and_reruns_do_not_repeat_it() {
     let s = TestSite::new();
     s.item(1, "2026-11-01");
-    let out = s
-        .cmd(&["publish", "--now", NOW])
-        .env("FAILPOINTS", "publish.after_commit=panic")
-        .output()
-        .unwrap();
+    let out = s.with_failpoints(&["publish", "--now", NOW], "publish.after_commit=panic");
     assert!(!out.status.success());
     assert_eq!(s.revision(), 1);
     assert_eq!(
@@ -172,11 +163,7 @@ fn a_crash_after_the_commit_keeps_the_publication_and_reruns_do_not_repeat_it() 
 fn a_crash_before_the_sync_writes_nothing() {
     let s = TestSite::new();
     s.item(1, "2026-11-01");
-    let out = s
-        .cmd(&["publish", "--now", NOW])
-        .env("FAILPOINTS", "publish.after_scan=panic")
-        .output()
-        .unwrap();
+    let out = s.with_failpoints(&["publish", "--now", NOW], "publish.after_scan=panic");
     assert!(!out.status.success());
     assert_eq!(s.count("SELECT count(*) FROM items"), 0);
     assert_eq!(ids(&s.publish(NOW), "published"), vec![1]);
@@ -199,11 +186,7 @@ fn a_build_crash_at_any_step_leaves_the_previous_revision_served() {
         n += 1;
         s.item(n, "2026-11-02");
         s.publish(NOW);
-        let out = s
-            .cmd(&["build", "--now", NOW])
-            .env("FAILPOINTS", format!("{point}=return"))
-            .output()
-            .unwrap();
+        let out = s.with_failpoints(&["build", "--now", NOW], &format!("{point}=return"));
         assert_eq!(
             out.status.code(),
             Some(137),
@@ -241,11 +224,7 @@ fn a_crash_between_the_symlink_and_current_json_is_repaired_by_the_next_build() 
     s.build(&[]);
     s.item(2, "2026-11-02");
     s.publish(NOW);
-    let out = s
-        .cmd(&["build", "--now", NOW])
-        .env("FAILPOINTS", "build.after_pointer_swap=return")
-        .output()
-        .unwrap();
+    let out = s.with_failpoints(&["build", "--now", NOW], "build.after_pointer_swap=return");
     assert_eq!(out.status.code(), Some(137));
     // The symlink already names the new, complete revision; the JSON still names the old one.
     assert!(s

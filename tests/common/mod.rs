@@ -65,6 +65,15 @@ impl TestSite {
         c
     }
 
+    /// Runs `fencepost <args>` with the fail points `failpoints` set (needs `--features
+    /// failpoints`) and returns its output, whatever the exit status.
+    pub fn with_failpoints(&self, args: &[&str], failpoints: &str) -> std::process::Output {
+        self.cmd(args)
+            .env("FAILPOINTS", failpoints)
+            .output()
+            .unwrap()
+    }
+
     /// Runs `publish --json --now <now>` and returns its JSON; panics on failure.
     pub fn publish(&self, now: &str) -> Value {
         self.json(&["publish", "--now", now])
