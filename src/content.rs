@@ -390,14 +390,9 @@ pub fn list_item_paths(root: &Path) -> Result<Vec<PathBuf>, ContentError> {
     // Walk without stat: the file type comes from the directory entry.
     let mut paths = Vec::new();
     for entry in walkdir::WalkDir::new(&dir).min_depth(1).sort_by_file_name() {
-        let entry = entry.map_err(|e| ContentError::Read {
-            path: e
-                .path()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| dir.clone()),
-            source: e
-                .into_io_error()
-                .unwrap_or_else(|| std::io::Error::other("walk failed")),
+        let entry = entry.map_err(|e| {
+            let (path, source) = walk_error(e, &dir);
+            ContentError::Read { path, source }
         })?;
         let name = entry.file_name().to_string_lossy();
         if name.starts_with('.') || !entry.file_type().is_file() || !name.ends_with(".md") {
@@ -406,6 +401,17 @@ pub fn list_item_paths(root: &Path) -> Result<Vec<PathBuf>, ContentError> {
         paths.push(entry.into_path());
     }
     Ok(paths)
+}
+
+/// The path and I/O error of a failed directory walk (`fallback` when the walk names none).
+pub fn walk_error(e: walkdir::Error, fallback: &Path) -> (PathBuf, std::io::Error) {
+    let path = e
+        .path()
+        .map_or_else(|| fallback.to_path_buf(), Path::to_path_buf);
+    let source = e
+        .into_io_error()
+        .unwrap_or_else(|| std::io::Error::other("walk failed"));
+    (path, source)
 }
 
 /// Site-relative `/`-separated form of a path under `root`.

@@ -23,18 +23,12 @@ pub fn list_files(root: &Path, dir: &str) -> Result<Vec<String>, BuildError> {
         .sort_by_file_name()
         .into_iter();
     for entry in walk.filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.')) {
-        let entry = entry.map_err(|e| BuildError::Io {
-            path: e
-                .path()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| base.clone()),
-            source: e
-                .into_io_error()
-                .unwrap_or_else(|| std::io::Error::other("walk failed")),
+        let entry = entry.map_err(|e| {
+            let (path, source) = crate::content::walk_error(e, &base);
+            BuildError::Io { path, source }
         })?;
         if entry.file_type().is_file() {
-            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-            out.push(rel.to_string_lossy().replace('\\', "/"));
+            out.push(crate::content::relative(root, entry.path()));
         }
     }
     Ok(out)
