@@ -608,10 +608,11 @@ fn link_or_copy(src: &Path, dst: &Path) -> Result<(), BuildError> {
 fn prepare(
     site: &Site,
     source: &Source,
+    statics: &[CopyInput],
     render_fingerprint: &str,
 ) -> Result<Vec<Planned>, BuildError> {
     let plain = plain_pages(site)?;
-    let mut copies = static_copies(site)?;
+    let mut copies = statics.to_vec();
     copies.extend(source.images.iter().cloned());
     let planned = plan::plan(&plan::Inputs {
         pages: &source.pages,
@@ -673,7 +674,9 @@ pub fn preview_in_memory(
 ) -> Result<(MemorySite, MemoryReport), BuildError> {
     let started = std::time::Instant::now();
     let mut phases = Phases(std::time::Instant::now());
-    let fingerprints = fingerprint::compute(site)?;
+    // Static files are read and hashed once: for the fingerprint and for the copies.
+    let statics = static_copies(site)?;
+    let fingerprints = fingerprint::compute(site, &statics)?;
     phases.mark("preview fingerprint");
     let revision = if site.ledger_path().exists() {
         let l = site.open_ledger()?;
@@ -685,7 +688,7 @@ pub fn preview_in_memory(
     let source = tree_source(site, revision, clock.now(), cache)?;
     phases.mark("preview tree");
     let templates = templates::Templates::load(&site.root)?;
-    let planned = prepare(site, &source, &fingerprints.render)?;
+    let planned = prepare(site, &source, &statics, &fingerprints.render)?;
     phases.mark("preview plan");
     let renderer = Renderer {
         templates: &templates,
@@ -768,7 +771,9 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     let public = public_dir(site);
     std::fs::create_dir_all(&public).map_err(io(&public))?;
     let abandoned_removed = revision::remove_abandoned(&public)?;
-    let fingerprints = fingerprint::compute(site)?;
+    // Static files are read and hashed once: for the fingerprint and for the copies.
+    let statics = static_copies(site)?;
+    let fingerprints = fingerprint::compute(site, &statics)?;
     let build = fingerprints.build;
     let mut ledger = site.open_ledger()?;
     let path_copy = ledger.path().to_path_buf();
@@ -819,7 +824,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     }
 
     let templates = templates::Templates::load(&site.root)?;
-    let planned = prepare(site, &source, &fingerprints.render)?;
+    let planned = prepare(site, &source, &statics, &fingerprints.render)?;
     phases.mark("plan");
 
     // The revision to reuse from: the one the pointer names (or, for preview, the last preview).

@@ -67,15 +67,23 @@ pub struct Fingerprints {
     pub render: String,
 }
 
-pub fn compute(site: &Site) -> Result<Fingerprints, BuildError> {
+/// `statics`: the static files, already hashed (see `build::static_copies`), so they are not
+/// read twice.
+pub fn compute(
+    site: &Site,
+    statics: &[super::plan::CopyInput],
+) -> Result<Fingerprints, BuildError> {
     let mut render_files = vec![crate::config::CONFIG_FILE.to_string()];
     render_files.extend(list_files(&site.root, "templates")?);
     let render = hash_files(site, &render_files)?;
-    let mut other = list_files(&site.root, "static")?;
-    other.extend(plain_page_files(&site.root)?);
     let mut h = Sha256::new();
     h.update(&render);
-    h.update(hash_files(site, &other)?);
+    for c in statics {
+        h.update(c.path.len().to_le_bytes());
+        h.update(c.path.as_bytes());
+        h.update(c.sha256.as_bytes());
+    }
+    h.update(hash_files(site, &plain_page_files(&site.root)?)?);
     Ok(Fingerprints {
         build: hex::encode(h.finalize())[..10].to_string(),
         render,
