@@ -29,7 +29,7 @@ use crate::output::revision::{self, Staging};
 use crate::output::OutputError;
 use crate::publish::{image, render};
 use crate::site::Site;
-use plan::{CopyInput, Job, PageInput, Planned};
+use plan::{CopyInput, CopySource, Job, PageInput, Planned};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -61,6 +61,10 @@ pub enum BuildError {
     Collision { path: String, why: String },
     #[error("{count} broken internal link(s), first: {first} (--strict makes these fatal; nothing was swapped)")]
     BrokenLinks { count: usize, first: String },
+    #[error("rendering {output}: the ledger snapshot has no body for item {item}; nothing was swapped (run `fencepost verify`, then build again)")]
+    MissingBody { item: i64, output: String },
+    #[error("{path}: {why}")]
+    Input { path: PathBuf, why: String },
     #[error(transparent)]
     Content(#[from] ContentError),
     #[error(transparent)]
@@ -140,9 +144,8 @@ fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) -> Option<Cop
     let name = src.file_name()?.to_string_lossy().into_owned();
     Some(CopyInput {
         path: format!("images/{name}"),
-        src,
+        source: CopySource::Blob(src),
         sha256: sha.to_string(),
-        immutable: true,
     })
 }
 
@@ -242,31 +245,26 @@ impl TreeCache {
 }
 
 fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
-    let (item, _) = content::read_item(&site.root, rel)?;
+    let (item, _) = content::read_item(&site.root, rel, site.config.publish.max_item_bytes)?;
     let image = match &item.image {
         None => None,
         Some(ImageSource::Remote(url)) => Some((None, url.clone())),
-        Some(src @ ImageSource::Local(img_rel)) => {
-            let path = site.root.join(img_rel);
-            match std::fs::read(&path) {
-                Ok(bytes) => {
-                    let sha = content::sha256_hex(&bytes);
-                    let ext = image::sniff(&bytes).map(|(e, _)| e).unwrap_or("bin");
-                    let c = CopyInput {
-                        path: format!("images/{sha}.{ext}"),
-                        src: path,
-                        sha256: sha,
-                        immutable: false,
-                    };
-                    let url = format!("/{}", c.path);
-                    Some((Some(c), url))
-                }
-                Err(e) => {
-                    tracing::warn!(item = item.id.0, image = src.key(), error = %e, "preview: image unreadable");
-                    None
-                }
+        Some(src @ ImageSource::Local(img_rel)) => match image::load_local(site, img_rel) {
+            Ok((bytes, content_type)) => {
+                let sha = content::sha256_hex(&bytes);
+                let c = CopyInput {
+                    path: format!("images/{sha}.{}", image::extension(content_type)),
+                    sha256: sha,
+                    source: CopySource::Bytes(Arc::new(bytes)),
+                };
+                let url = format!("/{}", c.path);
+                Some((Some(c), url))
             }
-        }
+            Err(why) => {
+                tracing::warn!(item = item.id.0, image = src.key(), error = %why, "preview: image left out");
+                None
+            }
+        },
     };
     let body_html: Arc<str> = render::markdown_to_html(&item.body).into();
     let due = item.due_at(site.config.publish.grace_minutes);
@@ -383,11 +381,9 @@ struct PlainFrontMatter {
     indexable: Option<bool>,
 }
 
-fn plain_pages(site: &Site) -> Result<Vec<PlainView>, BuildError> {
+fn plain_pages(files: &fingerprint::SiteFiles) -> Result<Vec<PlainView>, BuildError> {
     let mut out = Vec::new();
-    for rel in fingerprint::plain_page_files(&site.root)? {
-        let path = site.root.join(&rel);
-        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+    for (rel, text) in &files.plain {
         let slug = Path::new(&rel)
             .file_stem()
             .unwrap_or_default()
@@ -435,16 +431,15 @@ fn plain_pages(site: &Site) -> Result<Vec<PlainView>, BuildError> {
 }
 
 fn static_copies(site: &Site) -> Result<Vec<CopyInput>, BuildError> {
-    fingerprint::list_files(&site.root, "static")?
+    fingerprint::list_files(&site.root, "static", fingerprint::Hidden::Keep)?
         .into_par_iter()
         .map(|rel| {
             let src = site.root.join(&rel);
             let bytes = std::fs::read(&src).map_err(io(&src))?;
             Ok(CopyInput {
                 path: rel.trim_start_matches("static/").to_string(),
-                src,
                 sha256: content::sha256_hex(&bytes),
-                immutable: false,
+                source: CopySource::Bytes(Arc::new(bytes)),
             })
         })
         .collect()
@@ -501,7 +496,7 @@ impl Renderer<'_> {
         let mut c = self.ctx();
         match &p.job {
             Job::Answer(v) => {
-                let b = body(v.id).unwrap_or_else(|| Arc::from(""));
+                let b = body(v.id).ok_or_else(|| missing_body(v.id, &p.path))?;
                 c.insert(
                     "page",
                     &AnswerPage {
@@ -557,8 +552,8 @@ impl Renderer<'_> {
             Job::Feed(entries) => {
                 let bodies: Vec<Arc<str>> = entries
                     .iter()
-                    .map(|(v, _)| body(v.id).unwrap_or_else(|| Arc::from("")))
-                    .collect();
+                    .map(|(v, _)| body(v.id).ok_or_else(|| missing_body(v.id, &p.path)))
+                    .collect::<Result<_, _>>()?;
                 let list: Vec<(&AnswerView, Instant, &str)> = entries
                     .iter()
                     .zip(&bodies)
@@ -570,6 +565,37 @@ impl Renderer<'_> {
             Job::SitemapIndex(files) => Ok(xml::sitemap_index(&self.base_url, files).into_bytes()),
             Job::Robots => Ok(xml::robots(&self.base_url).into_bytes()),
             Job::Copy { .. } => unreachable!("copies are linked, not rendered"),
+        }
+    }
+}
+
+fn missing_body(id: i64, output: &str) -> BuildError {
+    BuildError::MissingBody {
+        item: id,
+        output: output.to_string(),
+    }
+}
+
+/// The items whose bodies rendering `job` needs.
+fn body_ids(job: &Job) -> Vec<i64> {
+    match job {
+        Job::Answer(v) => vec![v.id],
+        Job::Feed(list) => list.iter().map(|(v, _)| v.id).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Puts a copied input at `dst` and returns its size: a blob is linked, bytes read when the
+/// build started are written as they are (see [`CopySource`]).
+fn copy_input(source: &CopySource, dst: &Path) -> Result<u64, BuildError> {
+    match source {
+        CopySource::Blob(src) => {
+            link_or_copy(src, dst)?;
+            Ok(dst.metadata().map_err(io(dst))?.len())
+        }
+        CopySource::Bytes(bytes) => {
+            std::fs::write(dst, &bytes[..]).map_err(io(dst))?;
+            Ok(bytes.len() as u64)
         }
     }
 }
@@ -607,11 +633,12 @@ fn link_or_copy(src: &Path, dst: &Path) -> Result<(), BuildError> {
 /// Plans every file of the site from `source`, refusing collisions and unsafe paths.
 fn prepare(
     site: &Site,
+    files: &fingerprint::SiteFiles,
     source: &Source,
     statics: &[CopyInput],
     render_fingerprint: &str,
 ) -> Result<Vec<Planned>, BuildError> {
-    let plain = plain_pages(site)?;
+    let plain = plain_pages(files)?;
     let mut copies = statics.to_vec();
     copies.extend(source.images.iter().cloned());
     let planned = plan::plan(&plan::Inputs {
@@ -676,7 +703,8 @@ pub fn preview_in_memory(
     let mut phases = Phases(std::time::Instant::now());
     // Static files are read and hashed once: for the fingerprint and for the copies.
     let statics = static_copies(site)?;
-    let fingerprints = fingerprint::compute(site, &statics)?;
+    let site_files = fingerprint::SiteFiles::read(site)?;
+    let fingerprints = fingerprint::compute(site, &site_files, &statics);
     phases.mark("preview fingerprint");
     let revision = if site.ledger_path().exists() {
         let l = site.open_ledger()?;
@@ -687,8 +715,8 @@ pub fn preview_in_memory(
     phases.mark("preview ledger");
     let source = tree_source(site, revision, clock.now(), cache)?;
     phases.mark("preview tree");
-    let templates = templates::Templates::load(&site.root)?;
-    let planned = prepare(site, &source, &statics, &fingerprints.render)?;
+    let templates = templates::Templates::load(&site.root, &site_files.templates)?;
+    let planned = prepare(site, &site_files, &source, &statics, &fingerprints.render)?;
     phases.mark("preview plan");
     let renderer = Renderer {
         templates: &templates,
@@ -710,7 +738,14 @@ pub fn preview_in_memory(
                 return Ok((p.path.clone(), old.clone(), true));
             }
             let bytes = match &p.job {
-                Job::Copy { src, .. } => std::fs::read(src).map_err(io(src))?,
+                Job::Copy {
+                    source: CopySource::Bytes(b),
+                    ..
+                } => b.to_vec(),
+                Job::Copy {
+                    source: CopySource::Blob(src),
+                    ..
+                } => std::fs::read(src).map_err(io(src))?,
                 _ => renderer.render(p, &body)?,
             };
             Ok((
@@ -770,10 +805,17 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     let mut phases = Phases(std::time::Instant::now());
     let public = public_dir(site);
     std::fs::create_dir_all(&public).map_err(io(&public))?;
-    let abandoned_removed = revision::remove_abandoned(&public)?;
+    let mut abandoned_removed = revision::remove_abandoned(&public)?;
+    // Leftovers of killed swaps and gc runs, unless someone is using the pointer right now.
+    if let Some(n) = pointer::try_with_lock(&public, || {
+        pointer::remove_dead_swaps(&public) + revision::remove_trash(&public).unwrap_or(0)
+    }) {
+        abandoned_removed += n;
+    }
     // Static files are read and hashed once: for the fingerprint and for the copies.
     let statics = static_copies(site)?;
-    let fingerprints = fingerprint::compute(site, &statics)?;
+    let site_files = fingerprint::SiteFiles::read(site)?;
+    let fingerprints = fingerprint::compute(site, &site_files, &statics);
     let build = fingerprints.build;
     let mut ledger = site.open_ledger()?;
     let path_copy = ledger.path().to_path_buf();
@@ -816,15 +858,18 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
         abandoned_removed,
     };
 
+    let ledger_id = ledger::status::ledger_id(&tx).map_err(ledger_err)?;
     if !opts.preview && !opts.full && revision::is_complete(&final_dir) {
         drop(tx);
-        let files = Manifest::read(&final_dir)?.files.len();
-        let swap = pointer::advance(&public, &Pointer::new(source.revision, &build))?;
+        let existing = Manifest::read(&final_dir)?;
+        same_ledger(&public, &name, existing.ledger_id.as_deref(), &ledger_id)?;
+        let files = existing.files.len();
+        let swap = pointer::advance(&public, &Pointer::new(source.revision, &build), clock.now())?;
         return Ok(report(0, 0, files, swap_name(&swap), true, Vec::new()));
     }
 
-    let templates = templates::Templates::load(&site.root)?;
-    let planned = prepare(site, &source, &statics, &fingerprints.render)?;
+    let templates = templates::Templates::load(&site.root, &site_files.templates)?;
+    let planned = prepare(site, &site_files, &source, &statics, &fingerprints.render)?;
     phases.mark("plan");
 
     // The revision to reuse from: the one the pointer names (or, for preview, the last preview).
@@ -847,8 +892,21 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
         };
         dir.and_then(|d| Manifest::read(&d).ok().map(|m| (d, m)))
     };
+    if !opts.preview {
+        // The live revision must come from this ledger: revision numbers of a new or emptied
+        // ledger start again at 1 and would collide with the old output.
+        if let Some(live) = pointer::read(&public)? {
+            let live_dir = public.join(revision::REVISIONS).join(&live.dir);
+            let theirs = match &prev {
+                Some((d, m)) if *d == live_dir => m.ledger_id.clone(),
+                _ => Manifest::read_ledger_id(&live_dir).ok().flatten(),
+            };
+            same_ledger(&public, &live.dir, theirs.as_deref(), &ledger_id)?;
+        }
+    }
 
     phases.mark("previous manifest");
+    crate::fail_point!("build.after_previous");
     let staging = Staging::create(&public, &name)?;
     let renderer = Renderer {
         templates: &templates,
@@ -880,55 +938,47 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     let (mut rendered, mut reused) = (0usize, 0usize);
     const CHUNK: usize = 2048;
     for chunk in planned.chunks(CHUNK) {
-        // Fetch the bodies this chunk needs, on this thread (the connection is not Sync).
+        // 1. Link every reusable file from the previous revision. A link can fail when its
+        //    source is gone (a file pruned, or the whole revision garbage-collected since this
+        //    build read its manifest): such a file is rendered after all, from the snapshot.
+        let linked: Vec<Option<Entry>> = chunk
+            .par_iter()
+            .map(|p| {
+                let (e, (dir, _)) = (reusable(p)?, prev.as_ref()?);
+                let dst = place(&staging.path, &p.path).ok()?;
+                link_or_copy(&dir.join(&p.path), &dst).ok()?;
+                let mut e = e.clone();
+                e.cache_until = p.cache.capped_by_embargo().then_some(cache_until).flatten();
+                e.max_age = p.cache.max_age();
+                e.cache = p.cache;
+                Some(e)
+            })
+            .collect();
+        // 2. Fetch, on this thread (the connection is not Sync), the body of every page the
+        //    rest of this chunk renders, fallbacks included: a page is never rendered from
+        //    missing data.
         let mut fetched: HashMap<i64, Arc<str>> = HashMap::new();
         if source.bodies.is_empty() {
-            let mut ids: Vec<i64> = Vec::new();
-            for p in chunk.iter().filter(|p| reusable(p).is_none()) {
-                match &p.job {
-                    Job::Answer(v) => ids.push(v.id),
-                    Job::Feed(list) => ids.extend(list.iter().map(|(v, _)| v.id)),
-                    _ => {}
-                }
-            }
-            for id in ids {
-                if let std::collections::hash_map::Entry::Vacant(e) = fetched.entry(id) {
-                    e.insert(
-                        ledger::public::body(&tx, ItemId(id))
-                            .map_err(ledger_err)?
-                            .into(),
-                    );
+            for (p, _) in chunk.iter().zip(&linked).filter(|(_, l)| l.is_none()) {
+                for id in body_ids(&p.job) {
+                    if let std::collections::hash_map::Entry::Vacant(e) = fetched.entry(id) {
+                        if let Some(b) =
+                            ledger::public::body(&tx, ItemId(id)).map_err(ledger_err)?
+                        {
+                            e.insert(b.into());
+                        }
+                    }
                 }
             }
         }
         let body = |id: i64| fetched.get(&id).or_else(|| source.bodies.get(&id)).cloned();
-        let exec = |p: &Planned| -> Result<(Entry, bool), BuildError> {
+        // 3. Render the rest in parallel.
+        let exec = |p: &Planned| -> Result<Entry, BuildError> {
             let dst = place(&staging.path, &p.path)?;
             let capped = p.cache.capped_by_embargo().then_some(cache_until).flatten();
-            if let (Some(e), Some((dir, _))) = (reusable(p), prev.as_ref()) {
-                // Link straight away; a missing source (someone pruned the old tree) just
-                // means this file is rendered after all.
-                if link_or_copy(&dir.join(&p.path), &dst).is_ok() {
-                    let mut e = e.clone();
-                    e.cache_until = capped;
-                    e.max_age = p.cache.max_age();
-                    e.cache = p.cache;
-                    return Ok((e, true));
-                }
-            }
             let (sha256, bytes, links) = match &p.job {
-                Job::Copy { src, immutable } => {
-                    if *immutable {
-                        link_or_copy(src, &dst)?;
-                    } else {
-                        std::fs::copy(src, &dst).map_err(io(&dst))?;
-                    }
-                    let len = dst.metadata().map_err(io(&dst))?.len();
-                    (
-                        p.key.trim_start_matches("copy:").to_string(),
-                        len,
-                        Vec::new(),
-                    )
+                Job::Copy { source, sha256 } => {
+                    (sha256.clone(), copy_input(source, &dst)?, Vec::new())
                 }
                 _ => {
                     let out = renderer.render(p, &body)?;
@@ -941,32 +991,34 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
                     (content::sha256_hex(&out), out.len() as u64, links)
                 }
             };
-            Ok((
-                Entry {
-                    path: p.path.clone(),
-                    sha256,
-                    bytes,
-                    content_type: manifest::content_type(&p.path).to_string(),
-                    cache: p.cache,
-                    max_age: p.cache.max_age(),
-                    cache_until: capped,
-                    key: p.key.clone(),
-                    links,
-                },
-                false,
-            ))
+            Ok(Entry {
+                path: p.path.clone(),
+                sha256,
+                bytes,
+                content_type: manifest::content_type(&p.path).to_string(),
+                cache: p.cache,
+                max_age: p.cache.max_age(),
+                cache_until: capped,
+                key: p.key.clone(),
+                links,
+            })
         };
         // Links and renders both in parallel: links into one big folder contend on its lock,
         // but measured at 100k pages two threads still beat one (1.6 s against 2.6 s).
-        let results: Vec<Result<(Entry, bool), BuildError>> = chunk.par_iter().map(exec).collect();
-        for r in results {
-            let (e, was_reused) = r?;
+        let results: Vec<(Result<Entry, BuildError>, bool)> = chunk
+            .par_iter()
+            .zip(linked.into_par_iter())
+            .map(|(p, l)| match l {
+                Some(e) => (Ok(e), true),
+                None => (exec(p), false),
+            })
+            .collect();
+        for (r, was_reused) in results {
+            let e = r?;
             if was_reused {
                 reused += 1;
             } else {
                 rendered += 1;
-            }
-            if !was_reused {
                 rendered_paths.insert(e.path.clone());
             }
             entries.push(e);
@@ -993,6 +1045,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     let files = entries.len();
     let manifest = Manifest {
         revision: source.revision,
+        ledger_id: (!opts.preview).then(|| ledger_id.clone()),
         build: build.clone(),
         preview: opts.preview,
         next_change_at: source.next_change_at,
@@ -1011,7 +1064,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     if !moved {
         tracing::info!(dir = %final_dir.display(), "another build finished this revision first");
     }
-    let swap = pointer::advance(&public, &Pointer::new(source.revision, &build))?;
+    let swap = pointer::advance(&public, &Pointer::new(source.revision, &build), clock.now())?;
     Ok(report(
         rendered,
         reused,
@@ -1058,6 +1111,24 @@ fn check_links(
         }
     }
     out
+}
+
+/// Refuses output built from another ledger (a manifest without an id predates the check).
+fn same_ledger(
+    public: &Path,
+    dir: &str,
+    theirs: Option<&str>,
+    ours: &str,
+) -> Result<(), OutputError> {
+    match theirs {
+        Some(t) if t != ours => Err(OutputError::ForeignOutput {
+            public: public.to_path_buf(),
+            dir: dir.to_string(),
+            theirs: t.to_string(),
+            ours: ours.to_string(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn swap_name(s: &Swap) -> &'static str {

@@ -68,8 +68,14 @@ enum Command {
 }
 
 fn parse_now(s: &str) -> Result<Instant, String> {
-    Instant::parse_rfc3339(s)
-        .map_err(|e| format!("{e}: expected RFC 3339, e.g. 2026-12-01T00:10:00Z"))
+    let t = Instant::parse_rfc3339(s)
+        .map_err(|e| format!("{e}: expected RFC 3339, e.g. 2026-12-01T00:10:00Z"))?;
+    // Instant 0 means "released" to a lease, so time before 1970 would make released leases
+    // look live; nothing fencepost schedules lies there.
+    if t.0 < 0 {
+        return Err("must not be before 1970-01-01T00:00:00Z".into());
+    }
+    Ok(t)
 }
 
 /// Shared by every subcommand.

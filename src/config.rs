@@ -37,6 +37,30 @@ pub struct Config {
     pub images: ImagesConfig,
     pub results: ResultsConfig,
     pub build: BuildConfig,
+    pub serve: ServeConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// A client must send a complete request head within this many seconds of the server
+    /// starting to wait for it (also bounds an idle keep-alive connection).
+    pub header_timeout_secs: u64,
+    /// Connections served at once; more wait in the listen queue.
+    pub max_connections: usize,
+    /// On SIGINT/SIGTERM, open responses get this many seconds to finish; then the server
+    /// exits anyway.
+    pub shutdown_deadline_secs: u64,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            header_timeout_secs: 10,
+            max_connections: 1024,
+            shutdown_deadline_secs: 10,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -70,7 +94,13 @@ pub struct PublishConfig {
     /// Items claimed, rendered and committed together (one lease transaction and one commit
     /// transaction per batch; each item still has its own guarded, token-chained batch).
     pub batch_size: usize,
+    /// Largest content file (item, plain page, template) read, in bytes.
+    pub max_item_bytes: u64,
 }
+
+/// Longest lease accepted (a year): far beyond any real job, far below where instants
+/// in milliseconds would overflow.
+pub const MAX_LEASE_SECS: u64 = 366 * 24 * 3600;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -109,6 +139,7 @@ impl Default for Config {
             images: ImagesConfig::default(),
             results: ResultsConfig::default(),
             build: BuildConfig::default(),
+            serve: ServeConfig::default(),
         }
     }
 }
@@ -119,6 +150,7 @@ impl Default for PublishConfig {
             grace_minutes: 10,
             lease_secs: 180,
             batch_size: 64,
+            max_item_bytes: 1024 * 1024,
         }
     }
 }
@@ -151,13 +183,16 @@ impl Default for ResultsConfig {
 }
 
 impl Config {
-    pub fn load(site_root: &Path) -> Result<Config, ConfigError> {
+    /// Loads the config, returning it with the sha256 of the very text it was parsed from
+    /// (the build fingerprint uses that hash, so it describes the config the build used).
+    pub fn load(site_root: &Path) -> Result<(Config, String), ConfigError> {
         let path = site_root.join(CONFIG_FILE);
         let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
             path: path.clone(),
             source,
         })?;
-        Self::parse(&text, &path)
+        let hash = crate::content::sha256_hex(text.as_bytes());
+        Ok((Self::parse(&text, &path)?, hash))
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
@@ -176,11 +211,25 @@ impl Config {
             value,
             why,
         };
-        if self.publish.lease_secs == 0 {
+        if self.publish.lease_secs == 0 || self.publish.lease_secs > MAX_LEASE_SECS {
             return Err(invalid(
                 "publish.lease_secs",
+                self.publish.lease_secs.to_string(),
+                "a lease lasts from 1 second to a year (31622400)",
+            ));
+        }
+        if self.publish.max_item_bytes == 0 {
+            return Err(invalid(
+                "publish.max_item_bytes",
                 "0".into(),
-                "a lease must last at least one second",
+                "must be at least 1",
+            ));
+        }
+        if self.images.fetch_timeout_secs == 0 || self.images.fetch_timeout_secs > 3600 {
+            return Err(invalid(
+                "images.fetch_timeout_secs",
+                self.images.fetch_timeout_secs.to_string(),
+                "must be between 1 and 3600 (0 would mean no timeout at all)",
             ));
         }
         if self.publish.batch_size == 0 || self.publish.batch_size > 10_000 {
@@ -195,6 +244,24 @@ impl Config {
                 "results.max_per_puzzle",
                 self.results.max_per_puzzle.to_string(),
                 "must be at least 1",
+            ));
+        }
+        for (key, n) in [
+            ("serve.header_timeout_secs", self.serve.header_timeout_secs),
+            (
+                "serve.shutdown_deadline_secs",
+                self.serve.shutdown_deadline_secs,
+            ),
+        ] {
+            if n == 0 || n > 3600 {
+                return Err(invalid(key, n.to_string(), "must be between 1 and 3600"));
+            }
+        }
+        if self.serve.max_connections == 0 || self.serve.max_connections > 1_000_000 {
+            return Err(invalid(
+                "serve.max_connections",
+                self.serve.max_connections.to_string(),
+                "must be between 1 and 1000000",
             ));
         }
         for (key, n) in [
@@ -236,6 +303,26 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("grace_minute"), "{msg}");
         assert!(msg.contains("x.toml"), "{msg}");
+    }
+
+    #[test]
+    fn unbounded_numbers_are_refused() {
+        for (text, key) in [
+            (
+                "[publish]\nlease_secs = 99999999999\n",
+                "publish.lease_secs",
+            ),
+            (
+                "[images]\nfetch_timeout_secs = 0\n",
+                "images.fetch_timeout_secs",
+            ),
+            ("[publish]\nmax_item_bytes = 0\n", "publish.max_item_bytes"),
+        ] {
+            let e = Config::parse(text, Path::new("x.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key), "{text}: {e}");
+        }
     }
 
     #[test]

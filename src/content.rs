@@ -55,6 +55,10 @@ pub enum ContentError {
         key: &'static str,
         why: String,
     },
+    #[error("{path} {why}; fix or remove it (nothing was published or withdrawn)")]
+    Unreadable { path: PathBuf, why: String },
+    #[error("{path}: {why}")]
+    TooLarge { path: PathBuf, why: String },
     #[error("duplicate item id {id}: {first} and {second} both say `id = {id}`; give one of them a new id")]
     DuplicateId {
         id: ItemId,
@@ -217,7 +221,7 @@ pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
         other => {
             return Err(invalid(
                 "id",
-                format!("must be a positive integer, not {other}"),
+                format!("must be a positive integer, not {}", show(&other)),
             ))
         }
     };
@@ -232,14 +236,19 @@ pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
         other => {
             return Err(invalid(
                 "day",
-                format!("must be a date like 2026-11-30, not {other}"),
+                format!("must be a date like 2026-11-30, not {}", show(&other)),
             ))
         }
     };
     let title = match raw.title.ok_or_else(|| missing("title"))? {
         toml::Value::String(s) if !s.trim().is_empty() => s,
         toml::Value::String(_) => return Err(invalid("title", "is empty".into())),
-        other => return Err(invalid("title", format!("must be a string, not {other}"))),
+        other => {
+            return Err(invalid(
+                "title",
+                format!("must be a string, not {}", show(&other)),
+            ))
+        }
     };
     let price = parse_price(&raw.price.ok_or_else(|| missing("price"))?)
         .map_err(|why| invalid("price", why))?;
@@ -248,12 +257,20 @@ pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
         Some(toml::Value::String(s)) => {
             Some(ImageSource::parse(&s).map_err(|why| invalid("image", why))?)
         }
-        Some(other) => return Err(invalid("image", format!("must be a string, not {other}"))),
+        Some(other) => {
+            return Err(invalid(
+                "image",
+                format!("must be a string, not {}", show(&other)),
+            ))
+        }
     };
     let bool_field = |key: &'static str, v: Option<toml::Value>, default: bool| match v {
         None => Ok(default),
         Some(toml::Value::Boolean(b)) => Ok(b),
-        Some(other) => Err(invalid(key, format!("must be true or false, not {other}"))),
+        Some(other) => Err(invalid(
+            key,
+            format!("must be true or false, not {}", show(&other)),
+        )),
     };
     let indexable = bool_field("indexable", raw.indexable, true)?;
     let withdrawn = bool_field("withdrawn", raw.withdrawn, false)?;
@@ -267,8 +284,9 @@ pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
                     return Err(invalid(
                         "publish_at",
                         format!(
-                        "must be a date-time with an offset like 2026-12-01T00:10:00Z, not {other}"
-                    ),
+                            "must be a date-time with an offset like 2026-12-01T00:10:00Z, not {}",
+                            show(other)
+                        ),
                     ))
                 }
             };
@@ -291,16 +309,35 @@ pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
     })
 }
 
+/// A front-matter value as the editor wrote it, for error messages (a date-time deserialised
+/// into a `toml::Value` can arrive as a table under toml's private marker key).
+fn show(v: &toml::Value) -> String {
+    const MARKER: &str = "$__toml_private_datetime";
+    match v {
+        toml::Value::Datetime(dt) => dt.to_string(),
+        toml::Value::Table(t) if t.len() == 1 && t.contains_key(MARKER) => match &t[MARKER] {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        },
+        toml::Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
 /// Normalises a price to two decimals. Accepts a TOML number (`4.99`, `5`) or a string
 /// (`"4.99"`, `"$4.99"`).
 fn parse_price(v: &toml::Value) -> Result<String, String> {
     let text = match v {
         toml::Value::Integer(n) if *n >= 0 => return Ok(format!("{n}.00")),
-        toml::Value::Float(f) if f.is_finite() && *f >= 0.0 => return Ok(format!("{f:.2}")),
+        // `+ 0.0` turns -0.0 into 0.0, which would otherwise print as "-0.00".
+        toml::Value::Float(f) if f.is_finite() && *f >= 0.0 => {
+            return Ok(format!("{:.2}", f + 0.0))
+        }
         toml::Value::String(s) => s.trim().trim_start_matches('$').to_string(),
         other => {
             return Err(format!(
-                "must be a non-negative number like 4.99, not {other}"
+                "must be a non-negative number like 4.99, not {}",
+                show(other)
             ))
         }
     };
@@ -380,8 +417,11 @@ impl Scan {
     }
 }
 
-/// Lists `content/answers/**/*.md` (skipping hidden and editor temporary files), sorted.
-/// Item files under `content/answers/` (no stat), sorted, as absolute paths.
+/// Item files under `content/answers/` (`**/*.md`, hidden files skipped), sorted, as absolute
+/// paths, without a stat per regular file. A symlink named `*.md` is followed when it leads
+/// to a regular file inside `content/`; any other entry by that name (a symlink leading out
+/// or nowhere, a FIFO, a socket) stops the scan with an error naming it: an entry that
+/// cannot be read must never look like a removed item, whose page would be withdrawn.
 pub fn list_item_paths(root: &Path) -> Result<Vec<PathBuf>, ContentError> {
     let dir = root.join(crate::site::ANSWERS_DIR);
     if !dir.exists() {
@@ -395,12 +435,60 @@ pub fn list_item_paths(root: &Path) -> Result<Vec<PathBuf>, ContentError> {
             ContentError::Read { path, source }
         })?;
         let name = entry.file_name().to_string_lossy();
-        if name.starts_with('.') || !entry.file_type().is_file() || !name.ends_with(".md") {
+        if name.starts_with('.') || !name.ends_with(".md") || entry.file_type().is_dir() {
             continue;
+        }
+        if !entry.file_type().is_file() {
+            check_linked_item(root, entry.path())?;
         }
         paths.push(entry.into_path());
     }
     Ok(paths)
+}
+
+/// Accepts a non-regular entry named `*.md` only if it is a symlink to a regular file inside
+/// `content/`.
+fn check_linked_item(root: &Path, path: &Path) -> Result<(), ContentError> {
+    let unreadable = |why: String| ContentError::Unreadable {
+        path: PathBuf::from(relative(root, path)),
+        why,
+    };
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Err(unreadable(
+            "is not a regular file (a FIFO, socket or device)".into(),
+        ));
+    }
+    let content = root
+        .join("content")
+        .canonicalize()
+        .map_err(|e| unreadable(format!("content/ cannot be resolved: {e}")))?;
+    let real = path
+        .canonicalize()
+        .map_err(|e| unreadable(format!("is a symlink that leads nowhere ({e})")))?;
+    if !real.starts_with(&content) {
+        return Err(unreadable(format!(
+            "is a symlink to {}, outside content/",
+            real.display()
+        )));
+    }
+    if !real.is_file() {
+        return Err(unreadable(format!(
+            "is a symlink to {}, which is not a regular file",
+            real.display()
+        )));
+    }
+    Ok(())
+}
+
+/// A file an editor writes while saving (swap, backup and probe files), never site content.
+pub fn is_editor_temp(name: &str) -> bool {
+    name.ends_with('~')
+        || name.ends_with(".swp")
+        || name.ends_with(".swx")
+        || name.ends_with(".tmp")
+        || name.starts_with(".#")
+        || name == "4913"
 }
 
 /// The path and I/O error of a failed directory walk (`fallback` when the walk names none).
@@ -442,13 +530,11 @@ pub fn list_item_files(root: &Path) -> Result<Vec<(String, FileStat)>, ContentEr
         .collect()
 }
 
-/// Reads and parses one item file, returning it with its content hash.
-pub fn read_item(root: &Path, rel: &str) -> Result<(Item, String), ContentError> {
+/// Reads and parses one item file (at most `max` bytes, see `publish.max_item_bytes`),
+/// returning it with its content hash.
+pub fn read_item(root: &Path, rel: &str, max: u64) -> Result<(Item, String), ContentError> {
     let path = root.join(rel);
-    let bytes = std::fs::read(&path).map_err(|source| ContentError::Read {
-        path: path.clone(),
-        source,
-    })?;
+    let bytes = read_bounded(&path, max)?;
     let text = std::str::from_utf8(&bytes).map_err(|e| ContentError::Invalid {
         path: PathBuf::from(rel),
         key: "(file)",
@@ -458,10 +544,49 @@ pub fn read_item(root: &Path, rel: &str) -> Result<(Item, String), ContentError>
     Ok((item, sha256_hex(&bytes)))
 }
 
+/// Reads a content file of at most `max` bytes; never blocks on a FIFO.
+fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, ContentError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let read_err = |source| ContentError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(ContentError::Unreadable {
+            path: path.to_path_buf(),
+            why: "is not a regular file (a FIFO, socket or device)".into(),
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len().min(max) as usize);
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > max {
+        return Err(ContentError::TooLarge {
+            path: path.to_path_buf(),
+            why: format!(
+                "is larger than publish.max_item_bytes = {max}; shorten it or raise the limit in fencepost.toml"
+            ),
+        });
+    }
+    Ok(bytes)
+}
+
 /// Scans the tree against the stat cache. Fails on the first bad file or on a duplicate id:
 /// a tree that cannot be read completely must not be acted on (a file we could not parse
 /// would otherwise look removed, and its page would be withdrawn).
-pub fn scan(root: &Path, cache: &HashMap<String, CachedFile>) -> Result<Scan, ContentError> {
+pub fn scan(
+    root: &Path,
+    cache: &HashMap<String, CachedFile>,
+    max_item_bytes: u64,
+) -> Result<Scan, ContentError> {
     let files = list_item_files(root)?;
     let racy_after = SystemTime::now()
         .checked_sub(RACY_WINDOW)
@@ -481,7 +606,7 @@ pub fn scan(root: &Path, cache: &HashMap<String, CachedFile>) -> Result<Scan, Co
     scan.read = to_read
         .into_par_iter()
         .map(|(rel, stat)| {
-            let (item, source_hash) = read_item(root, &rel)?;
+            let (item, source_hash) = read_item(root, &rel, max_item_bytes)?;
             Ok(ReadFile {
                 path: rel,
                 stat,
@@ -602,5 +727,6 @@ mod tests {
         );
         assert!(parse_price(&toml::Value::String("seven".into())).is_err());
         assert!(parse_price(&toml::Value::Float(-1.0)).is_err());
+        assert_eq!(parse_price(&toml::Value::Float(-0.0)).unwrap(), "0.00");
     }
 }

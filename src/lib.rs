@@ -31,6 +31,23 @@ pub mod results;
 pub mod serve;
 pub mod site;
 
+/// With the `failpoints` feature, appends `name` to the file `FENCEPOST_FAILPOINT_LOG` names
+/// (when set) as a fail point is reached, before its action runs: a test can wait for a
+/// process to arrive at a `sleep` fail point and act in the window it holds open.
+#[cfg(feature = "failpoints")]
+pub fn failpoint_reached(name: &str) {
+    use std::io::Write;
+    if let Some(path) = std::env::var_os("FENCEPOST_FAILPOINT_LOG") {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{name}");
+        }
+    }
+}
+
 /// Expands to nothing unless the `failpoints` feature is on; then it is a named fail point
 /// (see the README's list) that tests configure through the `FAILPOINTS` environment variable.
 /// Besides the `fail` crate's actions (`panic`, `sleep(ms)`, `pause`, ...), `return` ends the
@@ -40,6 +57,7 @@ macro_rules! fail_point {
     ($name:expr) => {{
         #[cfg(feature = "failpoints")]
         {
+            $crate::failpoint_reached($name);
             ::fail::eval($name, |_| {
                 eprintln!("fail point {}: exiting without clean-up", $name);
                 std::process::exit(137)

@@ -24,8 +24,17 @@ pub enum OutputError {
     },
     #[error("{path}: {message}")]
     Manifest { path: PathBuf, message: String },
-    #[error("no complete revision {wanted} in {dir}; `fencepost status` and `ls {dir}` show what exists")]
+    #[error("no complete revision {wanted} in {dir} (it may just have been garbage-collected); `ls {dir}` shows what exists")]
     NoSuchRevision { wanted: String, dir: PathBuf },
+    #[error("{path} is not a symlink: fencepost keeps the pointer to the live revision there; move that folder or file aside and build again")]
+    NotAPointer { path: PathBuf },
+    #[error("{public} holds revisions built from another ledger (the live one, {dir}, came from ledger {theirs}; this ledger is {ours}). Restore the ledger that built them, or move {public} aside to start the output afresh")]
+    ForeignOutput {
+        public: PathBuf,
+        dir: String,
+        theirs: String,
+        ours: String,
+    },
 }
 
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> OutputError {

@@ -111,7 +111,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
 
     // 1. Scan and sync.
     let cache = items::stat_cache(ledger.conn()).map_err(|e| ledger.err(e))?;
-    let scan = content::scan(&site.root, &cache)?;
+    let scan = content::scan(&site.root, &cache, site.config.publish.max_item_bytes)?;
     report.files_read = scan.read.len();
     phase("scan");
     crate::fail_point!("publish.after_scan");
@@ -350,7 +350,11 @@ fn prepare(
     if c.action == Action::Withdraw {
         return commit(None);
     }
-    let (item, hash) = match content::read_item(&site.root, &c.view.source_path) {
+    let (item, hash) = match content::read_item(
+        &site.root,
+        &c.view.source_path,
+        site.config.publish.max_item_bytes,
+    ) {
         Ok(x) => x,
         Err(e) => {
             return Prepared::Failed {

@@ -2,6 +2,7 @@
 //! headers, or (`--watch`) an editor's live preview that rebuilds in memory on every save and
 //! reloads open pages over Server-Sent Events.
 
+pub mod beneath;
 pub mod http;
 pub mod paths;
 pub mod watch;
@@ -94,12 +95,75 @@ pub fn run(
             source,
         })?;
         ready(addr);
-        axum::serve(listener, http::router(app.clone()))
-            .with_graceful_shutdown(shutdown_signal(app))
-            .await
-            .map_err(|source| ServeError::Io {
-                path: PathBuf::from(addr.to_string()),
-                source,
-            })
+        let limits = site.config.serve.clone();
+        accept_loop(
+            listener,
+            http::router(app.clone()),
+            &limits,
+            shutdown_signal(app),
+        )
+        .await;
+        Ok(())
     })
+}
+
+/// Accepts connections until `shutdown` resolves, then lets open responses finish for at most
+/// `serve.shutdown_deadline_secs`. Every connection must send its request head within
+/// `serve.header_timeout_secs` (hyper's header-read timer, which also runs while a keep-alive
+/// connection idles), and at most `serve.max_connections` are served at once: a client that
+/// trickles a request, or thousands of them, cannot pin the server open or crowd others out
+/// for longer than that timeout.
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    limits: &crate::config::ServeConfig,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use std::time::Duration;
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(limits.header_timeout_secs));
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+            _ = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors and the like: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let conn = graceful.watch(http1.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let deadline = Duration::from_secs(limits.shutdown_deadline_secs);
+    tokio::select! {
+        _ = graceful.shutdown() => {}
+        _ = tokio::time::sleep(deadline) => {
+            tracing::warn!(
+                secs = limits.shutdown_deadline_secs,
+                "connections still open at the shutdown deadline; closing them"
+            );
+        }
+    }
 }

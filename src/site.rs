@@ -11,14 +11,17 @@ pub const ANSWERS_DIR: &str = "content/answers";
 pub struct Site {
     pub root: PathBuf,
     pub config: Config,
+    /// sha256 of the `fencepost.toml` text `config` was parsed from.
+    pub config_hash: String,
 }
 
 impl Site {
     pub fn open(root: &Path) -> Result<Site, ConfigError> {
-        let config = Config::load(root)?;
+        let (config, config_hash) = Config::load(root)?;
         Ok(Site {
             root: root.to_path_buf(),
             config,
+            config_hash,
         })
     }
 

@@ -232,7 +232,7 @@ fn a_swap_in_the_middle_of_a_long_download_does_not_mix_revisions() {
     std::fs::write(s.path("static/big.bin"), &big_b).unwrap();
     s.item(2, "2026-11-02");
     s.json(&["publish", "--build", "--now", NOW]);
-    s.json(&["gc", "--keep", "1"]);
+    s.json(&["gc", "--keep", "1", "--grace-secs", "0"]);
     assert!(!s.path(&format!("public/revisions/{first}")).exists());
     conn.read_to_end(&mut raw).unwrap();
     let r = parse_response(&raw, false);

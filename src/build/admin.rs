@@ -8,6 +8,7 @@ use crate::output::revision::{self, REVISIONS};
 use crate::output::OutputError;
 use crate::site::Site;
 use serde::Serialize;
+use std::collections::HashSet;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RollbackReport {
@@ -46,7 +47,9 @@ pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackRepo
     };
     let (_, b) = revision::parse_dir_name(&name).expect("listed names parse");
     let to = Pointer::new(r, b);
-    let from = pointer::force(&public, &to)?;
+    crate::fail_point!("rollback.before_pointer");
+    // The target is checked again under the pointer lock: gc may have removed it since.
+    let from = pointer::force(&public, &to, clock.now())?;
     let mut ledger = site.open_ledger()?;
     let detail =
         serde_json::json!({ "from": from.as_ref().map(|p| &p.dir), "to": to.dir }).to_string();
@@ -61,41 +64,53 @@ pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackRepo
 pub struct GcReport {
     pub kept: Vec<String>,
     pub removed: Vec<String>,
+    /// Kept although beyond `--keep`: live less than the grace period ago.
+    pub in_grace: Vec<String>,
+    /// Temporary directories of dead builds, and leftovers of killed swaps and gc runs.
     pub abandoned_removed: usize,
 }
 
-/// Removes complete revisions beyond the newest `keep`, never the current one, and the
-/// temporary directories of dead builds.
-pub fn gc(site: &Site, keep: usize) -> Result<GcReport, BuildError> {
+/// Removes complete revisions beyond the newest `keep`, never the current one nor one that
+/// was live less than `grace_secs` ago (a static server or a reader may still be reading it),
+/// and the leftovers of builds, swaps and gc runs that died.
+pub fn gc(
+    site: &Site,
+    clock: &Clock,
+    keep: usize,
+    grace_secs: u64,
+) -> Result<GcReport, BuildError> {
     let public = public_dir(site);
-    let abandoned_removed = revision::remove_abandoned(&public)?;
+    let mut abandoned_removed = revision::remove_abandoned(&public)?;
+    let now = clock.now();
     let report = pointer::with_lock(&public, || {
+        abandoned_removed += pointer::remove_dead_swaps(&public) + revision::remove_trash(&public)?;
         let current = pointer::read(&public)?.map(|p| p.dir);
+        let grace_ms = i64::try_from(grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+        let recent: HashSet<String> = pointer::retired(&public)
+            .into_iter()
+            // A retirement "in the future" (a clock that went back) counts as recent.
+            .filter(|r| grace_ms > 0 && now.0.saturating_sub(r.at_ms) < grace_ms)
+            .map(|r| r.dir)
+            .collect();
         let mut kept = Vec::new();
         let mut removed = Vec::new();
+        let mut in_grace = Vec::new();
         for (i, (_, name)) in revision::list_complete(&public)?.into_iter().enumerate() {
             if i < keep || Some(&name) == current.as_ref() {
                 kept.push(name);
                 continue;
             }
-            let dir = public.join(REVISIONS).join(&name);
-            // Rename first so a half-removed revision never looks complete.
-            let trash = public
-                .join(REVISIONS)
-                .join(format!(".trash-{name}-{}", uuid::Uuid::new_v4().simple()));
-            std::fs::rename(&dir, &trash).map_err(|source| OutputError::Io {
-                path: dir.clone(),
-                source,
-            })?;
-            std::fs::remove_dir_all(&trash).map_err(|source| OutputError::Io {
-                path: trash,
-                source,
-            })?;
+            if recent.contains(&name) {
+                in_grace.push(name);
+                continue;
+            }
+            revision::remove(&public, &name)?;
             removed.push(name);
         }
         Ok(GcReport {
             kept,
             removed,
+            in_grace,
             abandoned_removed,
         })
     })?;

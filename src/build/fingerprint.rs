@@ -11,8 +11,19 @@ use std::path::Path;
 /// Bumped when the output layout changes in a way the version number would not show.
 const LAYOUT: &str = "fencepost-layout-1";
 
-/// Files of `dir` (recursively, skipping hidden ones), as sorted site-relative paths.
-pub fn list_files(root: &Path, dir: &str) -> Result<Vec<String>, BuildError> {
+/// Which hidden entries a listing keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hidden {
+    /// Skip every name starting with `.` (templates).
+    Skip,
+    /// Keep dotfiles and dot-folders such as `.well-known/` (static files), but never
+    /// version-control folders or editor temporary files.
+    Keep,
+}
+
+/// Files of `dir` (recursively), as sorted site-relative paths. A name that is not UTF-8 or
+/// holds a backslash is refused with its own path: it cannot be given a URL faithfully.
+pub fn list_files(root: &Path, dir: &str, hidden: Hidden) -> Result<Vec<String>, BuildError> {
     let base = root.join(dir);
     if !base.exists() {
         return Ok(Vec::new());
@@ -22,14 +33,46 @@ pub fn list_files(root: &Path, dir: &str) -> Result<Vec<String>, BuildError> {
         .min_depth(1)
         .sort_by_file_name()
         .into_iter();
-    for entry in walk.filter_entry(|e| !e.file_name().to_string_lossy().starts_with('.')) {
+    let keep = |e: &walkdir::DirEntry| {
+        let name = e.file_name().to_string_lossy();
+        match hidden {
+            Hidden::Skip => !name.starts_with('.'),
+            Hidden::Keep => {
+                !crate::content::is_editor_temp(&name)
+                    && ![".git", ".hg", ".svn", ".DS_Store"].contains(&name.as_ref())
+            }
+        }
+    };
+    for entry in walk.filter_entry(keep) {
         let entry = entry.map_err(|e| {
             let (path, source) = crate::content::walk_error(e, &base);
             BuildError::Io { path, source }
         })?;
-        if entry.file_type().is_file() {
-            out.push(crate::content::relative(root, entry.path()));
+        if !entry.file_type().is_file() {
+            continue;
         }
+        let name = entry.file_name();
+        let bad = |why: &str| BuildError::Input {
+            path: entry.path().to_path_buf(),
+            why: format!("{why}; rename it"),
+        };
+        match name.to_str() {
+            None => return Err(bad("the file name is not valid UTF-8")),
+            Some(n) if n.contains('\\') => {
+                return Err(bad(
+                    "the file name contains a backslash, which no URL can name",
+                ))
+            }
+            Some(_) => {}
+        }
+        if entry
+            .path()
+            .strip_prefix(root)
+            .is_ok_and(|r| r.to_str().is_none())
+        {
+            return Err(bad("a folder on its path is not valid UTF-8"));
+        }
+        out.push(crate::content::relative(root, entry.path()));
     }
     Ok(out)
 }
@@ -58,6 +101,49 @@ pub fn plain_page_files(root: &Path) -> Result<Vec<String>, BuildError> {
     Ok(out)
 }
 
+/// The site's own files a build reads besides the ledger and `static/`, each read once: the
+/// fingerprint and the render both use these very texts, so a file saved during a build can
+/// never make the directory name describe other bytes than the ones rendered.
+pub struct SiteFiles {
+    /// (name under templates/, text)
+    pub templates: Vec<(String, String)>,
+    /// (site-relative path, text) of the plain pages `content/*.md`
+    pub plain: Vec<(String, String)>,
+}
+
+impl SiteFiles {
+    pub fn read(site: &Site) -> Result<SiteFiles, BuildError> {
+        let read = |rel: String| -> Result<(String, String), BuildError> {
+            let path = site.root.join(&rel);
+            let bytes = crate::publish::image::read_regular(
+                &path,
+                site.config.publish.max_item_bytes,
+                "publish.max_item_bytes",
+            )
+            .map_err(|why| BuildError::Input {
+                path: path.clone(),
+                why,
+            })?;
+            let text = String::from_utf8(bytes).map_err(|_| BuildError::Input {
+                path,
+                why: "is not UTF-8".into(),
+            })?;
+            Ok((rel, text))
+        };
+        let templates = list_files(&site.root, "templates", Hidden::Skip)?
+            .into_iter()
+            .map(|rel| {
+                read(rel).map(|(rel, t)| (rel.trim_start_matches("templates/").to_string(), t))
+            })
+            .collect::<Result<_, _>>()?;
+        let plain = plain_page_files(&site.root)?
+            .into_iter()
+            .map(read)
+            .collect::<Result<_, _>>()?;
+        Ok(SiteFiles { templates, plain })
+    }
+}
+
 /// The two fingerprints of a build.
 pub struct Fingerprints {
     /// B: everything the build reads besides the ledger (names the revision directory).
@@ -67,15 +153,14 @@ pub struct Fingerprints {
     pub render: String,
 }
 
-/// `statics`: the static files, already hashed (see `build::static_copies`), so they are not
-/// read twice.
-pub fn compute(
-    site: &Site,
-    statics: &[super::plan::CopyInput],
-) -> Result<Fingerprints, BuildError> {
-    let mut render_files = vec![crate::config::CONFIG_FILE.to_string()];
-    render_files.extend(list_files(&site.root, "templates")?);
-    let render = hash_files(site, &render_files)?;
+/// `statics`: the static files, already read and hashed (see `build::static_copies`).
+pub fn compute(site: &Site, files: &SiteFiles, statics: &[super::plan::CopyInput]) -> Fingerprints {
+    let mut h = Sha256::new();
+    h.update(LAYOUT);
+    h.update(env!("CARGO_PKG_VERSION"));
+    h.update(&site.config_hash);
+    hash_texts(&mut h, &files.templates);
+    let render = hex::encode(h.finalize());
     let mut h = Sha256::new();
     h.update(&render);
     for c in statics {
@@ -83,24 +168,18 @@ pub fn compute(
         h.update(c.path.as_bytes());
         h.update(c.sha256.as_bytes());
     }
-    h.update(hash_files(site, &plain_page_files(&site.root)?)?);
-    Ok(Fingerprints {
+    hash_texts(&mut h, &files.plain);
+    Fingerprints {
         build: hex::encode(h.finalize())[..10].to_string(),
         render,
-    })
+    }
 }
 
-fn hash_files(site: &Site, files: &[String]) -> Result<String, BuildError> {
-    let mut h = Sha256::new();
-    h.update(LAYOUT);
-    h.update(env!("CARGO_PKG_VERSION"));
-    for rel in files {
-        let path = site.root.join(rel);
-        let bytes = std::fs::read(&path).map_err(|source| BuildError::Io { path, source })?;
-        h.update(rel.len().to_le_bytes());
-        h.update(rel.as_bytes());
-        h.update(bytes.len().to_le_bytes());
-        h.update(&bytes);
+fn hash_texts(h: &mut Sha256, files: &[(String, String)]) {
+    for (name, text) in files {
+        h.update(name.len().to_le_bytes());
+        h.update(name.as_bytes());
+        h.update(text.len().to_le_bytes());
+        h.update(text.as_bytes());
     }
-    Ok(hex::encode(h.finalize()))
 }

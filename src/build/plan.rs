@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Item ids per sitemap chunk: the sitemap protocol allows 50,000 URLs a file.
 pub const SITEMAP_CHUNK: i64 = 50_000;
@@ -27,17 +28,27 @@ pub struct PageInput {
     pub updated_at: Instant,
 }
 
+/// Where the bytes of a copied file come from.
+#[derive(Debug, Clone)]
+pub enum CopySource {
+    /// A content-addressed blob of the image store: it never changes in place, so a revision
+    /// may hard-link it.
+    Blob(PathBuf),
+    /// Bytes read, and hashed, when the build started: files an editor can rewrite
+    /// (`static/`, preview images under `content/`). Writing these very bytes keeps the
+    /// manifest's sha256, the reuse key and the build fingerprint true of what the revision
+    /// holds, even when the file is rewritten while the build runs; a hard link would even
+    /// let a later edit reach into a finished revision.
+    Bytes(Arc<Vec<u8>>),
+}
+
 /// A file copied as is: a static file or a stored image.
 #[derive(Debug, Clone)]
 pub struct CopyInput {
     pub path: String,
-    pub src: PathBuf,
-    /// A content hash of the source (sha256), so equal sources are reused across builds.
+    pub source: CopySource,
+    /// A content hash of the bytes (sha256), so equal sources are reused across builds.
     pub sha256: String,
-    /// The source never changes in place (a content-addressed image blob), so the revision
-    /// may hard-link it. Files an editor can rewrite (static/, content/) are copied:
-    /// a link would let an edit reach into a finished revision.
-    pub immutable: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -55,8 +66,8 @@ pub enum Job {
     Sitemap(Vec<(String, Option<String>)>),
     Robots,
     Copy {
-        src: PathBuf,
-        immutable: bool,
+        source: CopySource,
+        sha256: String,
     },
 }
 
@@ -315,8 +326,8 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
         push(
             c.path.clone(),
             Job::Copy {
-                src: c.src.clone(),
-                immutable: c.immutable,
+                source: c.source.clone(),
+                sha256: c.sha256.clone(),
             },
             CacheClass::Asset,
             format!("copy:{}", c.sha256),

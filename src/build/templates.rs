@@ -31,16 +31,9 @@ pub fn chain(e: &tera::Error) -> String {
 }
 
 impl Templates {
-    pub fn load(root: &Path) -> Result<Templates, BuildError> {
+    /// Compiles the templates read into `sources` ((name under templates/, text)).
+    pub fn load(root: &Path, sources: &[(String, String)]) -> Result<Templates, BuildError> {
         let dir = root.join("templates");
-        let mut sources = Vec::new();
-        for rel in super::fingerprint::list_files(root, "templates")? {
-            let path = root.join(&rel);
-            let text =
-                std::fs::read_to_string(&path).map_err(|source| BuildError::Io { path, source })?;
-            let name = rel.trim_start_matches("templates/").to_string();
-            sources.push((name, text));
-        }
         for name in REQUIRED {
             if !sources.iter().any(|(n, _)| n == name) {
                 return Err(BuildError::MissingTemplate {

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Lease length in seconds (default: publish.lease_secs in the config, 180).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=fencepost::config::MAX_LEASE_SECS))]
     lease_secs: Option<u64>,
     /// Then build the new revision (as `fencepost build`); the JSON gains a "build" key.
     #[arg(long)]

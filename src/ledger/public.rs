@@ -55,9 +55,12 @@ pub fn pages(conn: &Connection) -> rusqlite::Result<Vec<PublicPage>> {
     rows.collect()
 }
 
-pub fn body(conn: &Connection, id: ItemId) -> rusqlite::Result<String> {
+/// The rendered body of a public page; `None` when the snapshot has no such page.
+pub fn body(conn: &Connection, id: ItemId) -> rusqlite::Result<Option<String>> {
+    use rusqlite::OptionalExtension;
     conn.prepare_cached(BODY)?
         .query_row(named_params! { ":id": id.0 }, |r| r.get(0))
+        .optional()
 }
 
 /// The earliest embargo end among items that are present but not public. Computed from the

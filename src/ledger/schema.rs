@@ -6,7 +6,10 @@ use super::{Ledger, LedgerError};
 use rusqlite::TransactionBehavior;
 
 /// The migrations, in order; migration `i` brings the schema to version `i + 1`.
-pub const MIGRATIONS: &[&str] = &[include_str!("sql/0001_init.sql")];
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("sql/0001_init.sql"),
+    include_str!("sql/0002_ledger_id.sql"),
+];
 
 /// The schema version this binary writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -101,5 +104,39 @@ mod tests {
             )
             .unwrap();
         assert_eq!(rev, 0);
+    }
+}
+
+#[cfg(test)]
+mod upgrade_tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A ledger frozen at schema 1 (as fencepost 0.1 left it) gains an id on upgrade and
+    /// keeps its revision.
+    #[test]
+    fn a_version_1_ledger_gets_an_id_and_keeps_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.sqlite");
+        {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.execute_batch(
+                "UPDATE site_state SET publication_revision = 7; PRAGMA user_version = 1;",
+            )
+            .unwrap();
+        }
+        let l = Ledger::open(&path, Duration::from_secs(1)).unwrap();
+        let (rev, id): (i64, String) = l
+            .conn()
+            .query_row(
+                "SELECT publication_revision, ledger_id FROM site_state WHERE id = 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(rev, 7);
+        assert_eq!(id.len(), 32);
+        assert_eq!(crate::ledger::status::ledger_id(l.conn()).unwrap(), id);
     }
 }

@@ -30,6 +30,13 @@ pub struct Status {
     pub failing: Vec<Failing>,
 }
 
+const LEDGER_ID: &str = "SELECT ledger_id FROM site_state WHERE id = 1";
+
+/// The ledger's random id (recorded in every manifest built from it).
+pub fn ledger_id(conn: &Connection) -> rusqlite::Result<String> {
+    conn.prepare_cached(LEDGER_ID)?.query_row([], |r| r.get(0))
+}
+
 pub fn revision(conn: &Connection) -> rusqlite::Result<i64> {
     conn.prepare_cached(REVISION)?.query_row([], |r| r.get(0))
 }

@@ -57,6 +57,9 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub revision: i64,
+    /// The ledger the revision was built from (absent in manifests older than the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_id: Option<String>,
     pub build: String,
     pub preview: bool,
     pub next_change_at: Option<Instant>,
@@ -81,6 +84,22 @@ impl Manifest {
             path,
             message: e.to_string(),
         })
+    }
+
+    /// Reads only the ledger id of the manifest in `dir` (without its file list).
+    pub fn read_ledger_id(dir: &Path) -> Result<Option<String>, OutputError> {
+        #[derive(Deserialize)]
+        struct Head {
+            #[serde(default)]
+            ledger_id: Option<String>,
+        }
+        let path = dir.join(FILE);
+        let bytes = std::fs::read(&path).map_err(io_err(&path))?;
+        let head: Head = serde_json::from_slice(&bytes).map_err(|e| OutputError::Manifest {
+            path,
+            message: e.to_string(),
+        })?;
+        Ok(head.ledger_id)
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {

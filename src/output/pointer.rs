@@ -1,17 +1,28 @@
 //! The pointer: `public/current`, a symlink to `revisions/<R>-<B>` replaced with rename(2),
-//! and `public/current.json` describing it. The symlink is the truth; the JSON follows it.
-//! Swaps happen under an exclusive lock on `public/.pointer.lock`, and a build never moves
-//! the pointer to a lower publication revision (only `rollback` does, on purpose).
+//! and `public/current.json` describing it. The symlink is the truth; the JSON follows it
+//! (and is repaired when a crash or a write error left it behind).
+//!
+//! Every move happens under an exclusive lock on `public/.pointer.lock`, and re-checks under
+//! that lock that its target is complete: `gc` removes revisions under the same lock, so a
+//! target chosen earlier can never turn into a dangling pointer. A build never moves the
+//! pointer to a lower publication revision (only `rollback` does, on purpose).
+//!
+//! Each move also records when the revision it replaced stopped being live
+//! (`public/retired.json`), so `gc` can keep it for a grace period: stock static servers and
+//! in-flight readers may still be reading it just after a swap.
 
 use super::revision::{self, REVISIONS};
 use super::{io_err, write_atomic, OutputError};
+use crate::clock::Instant;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::path::Path;
 
 pub const CURRENT: &str = "current";
 pub const CURRENT_JSON: &str = "current.json";
+pub const RETIRED_JSON: &str = "retired.json";
 const LOCK: &str = ".pointer.lock";
+const TMP_PREFIX: &str = ".current.tmp-";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pointer {
@@ -45,8 +56,7 @@ pub enum Swap {
 /// The revision `public/current` names, if any.
 pub fn read(public: &Path) -> Result<Option<Pointer>, OutputError> {
     let link = public.join(CURRENT);
-    let target = match std::fs::read_link(&link) {
-        Ok(t) => t,
+    match std::fs::symlink_metadata(&link) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             return Err(OutputError::Io {
@@ -54,7 +64,12 @@ pub fn read(public: &Path) -> Result<Option<Pointer>, OutputError> {
                 source: e,
             })
         }
-    };
+        Ok(m) if !m.file_type().is_symlink() => {
+            return Err(OutputError::NotAPointer { path: link })
+        }
+        Ok(_) => {}
+    }
+    let target = std::fs::read_link(&link).map_err(io_err(&link))?;
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -84,9 +99,28 @@ fn lock(public: &Path) -> Result<File, OutputError> {
     Ok(f)
 }
 
-fn swap_locked(public: &Path, to: &Pointer) -> Result<(), OutputError> {
+/// Refuses a target that is not a complete revision right now (called under the lock).
+fn check_target(public: &Path, to: &Pointer) -> Result<(), OutputError> {
+    let dir = public.join(REVISIONS).join(&to.dir);
+    if revision::is_complete(&dir) {
+        Ok(())
+    } else {
+        Err(OutputError::NoSuchRevision {
+            wanted: to.dir.clone(),
+            dir: public.join(REVISIONS),
+        })
+    }
+}
+
+fn swap_locked(
+    public: &Path,
+    from: Option<&Pointer>,
+    to: &Pointer,
+    now: Instant,
+) -> Result<(), OutputError> {
+    check_target(public, to)?;
     let link = public.join(CURRENT);
-    let tmp = public.join(format!(".current.tmp-{}", uuid::Uuid::new_v4().simple()));
+    let tmp = public.join(format!("{TMP_PREFIX}{}", uuid::Uuid::new_v4().simple()));
     let target = Path::new(REVISIONS).join(&to.dir);
     #[cfg(unix)]
     std::os::unix::fs::symlink(&target, &tmp).map_err(io_err(&tmp))?;
@@ -104,43 +138,87 @@ fn swap_locked(public: &Path, to: &Pointer) -> Result<(), OutputError> {
         .and_then(|d| d.sync_all())
         .map_err(io_err(public))?;
     crate::fail_point!("build.after_pointer_swap");
+    if let Some(from) = from {
+        if let Err(e) = retire(public, &from.dir, now) {
+            tracing::warn!(error = %e, "could not record the retired revision; gc may remove it without a grace period");
+        }
+    }
+    write_json(public, to);
+    Ok(())
+}
+
+/// Rewrites `current.json`. The symlink has already moved and is the truth, so a failure
+/// here is a warning, not a failed swap: the next pointer operation repairs the JSON.
+fn write_json(public: &Path, to: &Pointer) {
     let json = serde_json::to_vec_pretty(to).expect("pointers serialise");
-    write_atomic(&public.join(CURRENT_JSON), &json)
+    if let Err(e) = write_atomic(&public.join(CURRENT_JSON), &json) {
+        tracing::warn!(error = %e, "public/current moved, but current.json could not be rewritten; it is repaired by the next build");
+    }
+}
+
+/// A revision that stopped being live, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retired {
+    pub dir: String,
+    /// Milliseconds since the epoch.
+    pub at_ms: i64,
+}
+
+/// Revisions that were live once, with the instant they stopped being live (most recent
+/// retirement per directory). An unreadable file counts as empty: it only extends grace.
+pub fn retired(public: &Path) -> Vec<Retired> {
+    std::fs::read(public.join(RETIRED_JSON))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+fn retire(public: &Path, dir: &str, now: Instant) -> Result<(), OutputError> {
+    let mut list = retired(public);
+    list.retain(|r| r.dir != dir && public.join(REVISIONS).join(&r.dir).exists());
+    list.push(Retired {
+        dir: dir.to_string(),
+        at_ms: now.0,
+    });
+    write_atomic(
+        &public.join(RETIRED_JSON),
+        &serde_json::to_vec(&list).expect("retired list serialises"),
+    )
 }
 
 /// Points `current` at `to` unless it already names a higher revision.
-pub fn advance(public: &Path, to: &Pointer) -> Result<Swap, OutputError> {
+pub fn advance(public: &Path, to: &Pointer, now: Instant) -> Result<Swap, OutputError> {
     let _guard = lock(public)?;
     let from = read(public)?;
     match &from {
         Some(p) if p == to => {
-            // A crash between the symlink swap and the JSON write leaves the JSON behind.
-            let json_path = public.join(CURRENT_JSON);
-            let json_ok = std::fs::read(&json_path)
+            // A crash (or a write error) between the symlink swap and the JSON write leaves
+            // the JSON behind.
+            let json_ok = std::fs::read(public.join(CURRENT_JSON))
                 .ok()
                 .and_then(|b| serde_json::from_slice::<Pointer>(&b).ok())
                 .is_some_and(|j| &j == to);
             if !json_ok {
-                write_atomic(
-                    &json_path,
-                    &serde_json::to_vec_pretty(to).expect("pointers serialise"),
-                )?;
+                write_json(public, to);
             }
             return Ok(Swap::Unchanged);
         }
+        // Whether or not `to` still exists (gc may already have collected it): it would not
+        // have become live.
         Some(p) if p.revision > to.revision => return Ok(Swap::KeptHigher(p.clone())),
         _ => {}
     }
-    swap_locked(public, to)?;
+    swap_locked(public, from.as_ref(), to, now)?;
     Ok(Swap::Moved { from })
 }
 
 /// Points `current` at `to` whatever it named before (rollback). Returns the old pointer.
-pub fn force(public: &Path, to: &Pointer) -> Result<Option<Pointer>, OutputError> {
+pub fn force(public: &Path, to: &Pointer, now: Instant) -> Result<Option<Pointer>, OutputError> {
     let _guard = lock(public)?;
     let from = read(public)?;
+    check_target(public, to)?;
     if from.as_ref() != Some(to) {
-        swap_locked(public, to)?;
+        swap_locked(public, from.as_ref(), to, now)?;
     }
     Ok(from)
 }
@@ -152,6 +230,32 @@ pub fn with_lock<T>(
 ) -> Result<T, OutputError> {
     let _guard = lock(public)?;
     f()
+}
+
+/// Removes what a process killed mid-swap left in `public/`: temporary symlinks of swaps that
+/// never got renamed. Only call it holding the pointer lock (no swap is running then).
+pub fn remove_dead_swaps(public: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(public) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(TMP_PREFIX))
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
+}
+
+/// Like [`with_lock`], but gives up at once (returning `None`) when someone holds the lock.
+pub fn try_with_lock<T>(public: &Path, f: impl FnOnce() -> T) -> Option<T> {
+    let path = public.join(LOCK);
+    let file = File::options()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .ok()?;
+    file.try_lock().ok()?;
+    Some(f())
 }
 
 #[cfg(test)]
@@ -170,18 +274,62 @@ mod tests {
         let (p2, p1) = (Pointer::new(2, "aa"), Pointer::new(1, "aa"));
         make_rev(d.path(), &p1);
         make_rev(d.path(), &p2);
-        assert_eq!(advance(d.path(), &p2).unwrap(), Swap::Moved { from: None });
+        let t = Instant(1_000);
         assert_eq!(
-            advance(d.path(), &p1).unwrap(),
+            advance(d.path(), &p2, t).unwrap(),
+            Swap::Moved { from: None }
+        );
+        assert_eq!(
+            advance(d.path(), &p1, t).unwrap(),
             Swap::KeptHigher(p2.clone())
         );
-        assert_eq!(advance(d.path(), &p2).unwrap(), Swap::Unchanged);
+        assert_eq!(advance(d.path(), &p2, t).unwrap(), Swap::Unchanged);
         assert_eq!(read(d.path()).unwrap(), Some(p2.clone()));
-        assert_eq!(force(d.path(), &p1).unwrap(), Some(p2));
+        assert_eq!(force(d.path(), &p1, t).unwrap(), Some(p2.clone()));
+        assert_eq!(
+            retired(d.path()),
+            vec![Retired {
+                dir: p2.dir.clone(),
+                at_ms: 1_000
+            }]
+        );
         assert_eq!(read(d.path()).unwrap(), Some(p1.clone()));
         let json: Pointer =
             serde_json::from_slice(&std::fs::read(d.path().join(CURRENT_JSON)).unwrap()).unwrap();
         assert_eq!(json, p1);
         assert!(d.path().join("current/manifest.json").exists());
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+
+    #[test]
+    fn a_move_to_a_missing_revision_fails_and_leaves_the_pointer() {
+        let d = tempfile::tempdir().unwrap();
+        let p1 = Pointer::new(1, "aa");
+        let dir = d.path().join(REVISIONS).join(&p1.dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("manifest.json"), "{}").unwrap();
+        advance(d.path(), &p1, Instant(0)).unwrap();
+        let gone = Pointer::new(2, "aa");
+        assert!(matches!(
+            advance(d.path(), &gone, Instant(0)),
+            Err(OutputError::NoSuchRevision { .. })
+        ));
+        assert!(matches!(
+            force(d.path(), &gone, Instant(0)),
+            Err(OutputError::NoSuchRevision { .. })
+        ));
+        assert_eq!(read(d.path()).unwrap(), Some(p1));
+    }
+
+    #[test]
+    fn a_folder_in_place_of_the_pointer_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(CURRENT)).unwrap();
+        let e = read(d.path()).unwrap_err().to_string();
+        assert!(e.contains("not a symlink"), "{e}");
     }
 }

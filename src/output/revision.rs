@@ -153,9 +153,53 @@ pub fn remove_abandoned(public: &Path) -> Result<usize, OutputError> {
             Err(_) => false,
         };
         if free {
-            std::fs::remove_dir_all(entry.path()).map_err(io_err(entry.path()))?;
+            // Between the listing and the lock, the build may have finished (renamed its
+            // folder into place and released its lock), or another cleaner got there first.
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_err(entry.path())(e)),
+            }
             let _ = std::fs::remove_file(&lock_path);
-            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+const TRASH_PREFIX: &str = ".trash-";
+
+/// Removes a complete revision: renamed aside first, so a half-removed one never looks
+/// complete, then deleted. Call it holding the pointer lock (see `pointer::with_lock`).
+pub fn remove(public: &Path, name: &str) -> Result<(), OutputError> {
+    let dir = public.join(REVISIONS).join(name);
+    let trash = public.join(REVISIONS).join(format!(
+        "{TRASH_PREFIX}{name}-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::rename(&dir, &trash).map_err(io_err(&dir))?;
+    crate::fail_point!("gc.after_trash_rename");
+    std::fs::remove_dir_all(&trash).map_err(io_err(&trash))
+}
+
+/// Removes what gc runs that died left behind (`revisions/.trash-*`). Call it holding the
+/// pointer lock: gc deletes under that lock, so no live gc owns a trash folder then.
+pub fn remove_trash(public: &Path) -> Result<usize, OutputError> {
+    let revisions = public.join(REVISIONS);
+    let Ok(entries) = std::fs::read_dir(&revisions) else {
+        return Ok(0);
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(TRASH_PREFIX)
+        {
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_err(entry.path())(e)),
+            }
         }
     }
     Ok(removed)

@@ -52,7 +52,14 @@ pub fn sniff(bytes: &[u8]) -> Option<(&'static str, &'static str)> {
 
 /// Where the store keeps an image.
 pub fn blob_path(store: &Path, sha256: &str, content_type: &str) -> PathBuf {
-    let ext = match content_type {
+    store
+        .join(&sha256[..2])
+        .join(format!("{sha256}.{}", extension(content_type)))
+}
+
+/// The file extension the store and the site use for an image type.
+pub fn extension(content_type: &str) -> &'static str {
+    match content_type {
         "image/png" => "png",
         "image/jpeg" => "jpg",
         "image/gif" => "gif",
@@ -60,8 +67,7 @@ pub fn blob_path(store: &Path, sha256: &str, content_type: &str) -> PathBuf {
         "image/avif" => "avif",
         "image/svg+xml" => "svg",
         _ => "bin",
-    };
-    store.join(&sha256[..2]).join(format!("{sha256}.{ext}"))
+    }
 }
 
 /// Writes `bytes` to `path` via a temporary name, fsync and rename, so a reader never sees a
@@ -81,34 +87,77 @@ fn write_blob(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::File::open(dir)?.sync_all()
 }
 
+/// Reads a regular file of at most `max` bytes without ever blocking on it: opened
+/// non-blocking (a FIFO or device is refused, not waited on), checked on the opened
+/// descriptor, and read no further than `max + 1` bytes. `what` names the key that sets `max`.
+pub fn read_regular(path: &Path, max: u64, what: &str) -> Result<Vec<u8>, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{} is not a regular file (a FIFO, device or folder); replace it with a file",
+            path.display()
+        ));
+    }
+    if meta.len() > max {
+        return Err(format!(
+            "{} is {} bytes, more than {what} = {max}",
+            path.display(),
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.len() as u64 > max {
+        return Err(format!(
+            "{} grew past {what} = {max} while being read",
+            path.display()
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Reads a local image (`content/...`): it must resolve inside `content/` (a symlink may not
+/// lead out), be a regular file, and be at most `images.max_bytes`.
+fn read_local(site: &Site, rel: &str) -> Result<Vec<u8>, String> {
+    let path = site.root.join(rel);
+    // The parse step refused `..`; a symlink may still point out of content/.
+    let content = site
+        .content_dir()
+        .canonicalize()
+        .map_err(|e| format!("content/: {e}"))?;
+    let real = path
+        .canonicalize()
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !real.starts_with(&content) {
+        return Err(format!("{} resolves outside content/", path.display()));
+    }
+    read_regular(&real, site.config.images.max_bytes, "images.max_bytes")
+}
+
+/// A local image as publish, `build --preview` and watch mode all load it: the checks of
+/// [`read_local`], then a recognised image type. Returns the bytes and their content type.
+pub fn load_local(site: &Site, rel: &str) -> Result<(Vec<u8>, &'static str), String> {
+    let bytes = read_local(site, rel)?;
+    let (_, content_type) = sniff(&bytes).ok_or(NOT_AN_IMAGE)?;
+    Ok((bytes, content_type))
+}
+
+const NOT_AN_IMAGE: &str = "not an image: PNG, JPEG, GIF, WebP, AVIF or SVG expected";
+
 fn read_source(site: &Site, source: &ImageSource) -> Result<Vec<u8>, String> {
     let max = site.config.images.max_bytes;
     match source {
-        ImageSource::Local(rel) => {
-            let path = site.root.join(rel);
-            // The parse step refused `..`; a symlink may still point out of content/.
-            let content = site
-                .content_dir()
-                .canonicalize()
-                .map_err(|e| format!("content/: {e}"))?;
-            let real = path
-                .canonicalize()
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            if !real.starts_with(&content) {
-                return Err(format!("{} resolves outside content/", path.display()));
-            }
-            let meta = real
-                .metadata()
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            if meta.len() > max {
-                return Err(format!(
-                    "{} is {} bytes, more than images.max_bytes = {max}",
-                    path.display(),
-                    meta.len()
-                ));
-            }
-            std::fs::read(&real).map_err(|e| format!("cannot read {}: {e}", path.display()))
-        }
+        ImageSource::Local(rel) => read_local(site, rel),
         ImageSource::Remote(url) => {
             let agent = ureq::AgentBuilder::new()
                 .timeout(Duration::from_secs(site.config.images.fetch_timeout_secs))
@@ -171,8 +220,7 @@ pub fn ensure(
             None => read_source(site, source)?,
         };
         crate::fail_point!("image.after_fetch");
-        let (_, content_type) =
-            sniff(&bytes).ok_or("not an image: PNG, JPEG, GIF, WebP, AVIF or SVG expected")?;
+        let (_, content_type) = sniff(&bytes).ok_or(NOT_AN_IMAGE)?;
         let img = StoredImage {
             sha256: sha256_hex(&bytes),
             bytes: bytes.len() as i64,

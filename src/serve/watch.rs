@@ -11,7 +11,7 @@ use crate::site::Site;
 use notify::{RecursiveMode, Watcher};
 use std::path::{Component, Path, PathBuf};
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long the tree must be quiet before a rebuild: editors write a file in several steps.
@@ -38,12 +38,6 @@ pub fn classify(root: &Path, path: &Path) -> Change {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temp = name.starts_with('.')
-        || name.ends_with('~')
-        || name.ends_with(".swp")
-        || name.ends_with(".swx")
-        || name.ends_with(".tmp")
-        || name == "4913";
     let parts: Vec<String> = rel
         .components()
         .filter_map(|c| match c {
@@ -51,7 +45,16 @@ pub fn classify(root: &Path, path: &Path) -> Change {
             _ => None,
         })
         .collect();
-    if temp || parts.iter().any(|p| p.starts_with('.')) {
+    // Static files may be dotfiles (`.well-known/`); everything else hidden is ignored.
+    let in_static = parts.first().is_some_and(|p| p == "static");
+    let hidden = |p: &String| {
+        if in_static {
+            [".git", ".hg", ".svn", ".DS_Store"].contains(&p.as_str())
+        } else {
+            p.starts_with('.')
+        }
+    };
+    if crate::content::is_editor_temp(&name) || parts.iter().any(hidden) {
         return Change::Ignored;
     }
     match parts.first().map(String::as_str) {
@@ -70,7 +73,54 @@ pub fn classify(root: &Path, path: &Path) -> Change {
 
 /// Keeps the file watcher alive.
 pub struct Watch {
-    _watcher: notify::RecommendedWatcher,
+    _watcher: Arc<Mutex<notify::RecommendedWatcher>>,
+}
+
+/// The folders watched recursively. The site root itself is watched non-recursively, so their
+/// creation and removal are seen and [`Armed::rearm`] can follow them.
+const WATCHED: [&str; 3] = ["content", "templates", "static"];
+
+/// Which folder is watched as which inode: a folder deleted and created again (a branch
+/// switch, a restore) is a new inode whose old watch died with the old one.
+#[derive(Default)]
+struct Armed(std::collections::HashMap<&'static str, Option<u64>>);
+
+impl Armed {
+    /// Watches every folder of [`WATCHED`] that exists now and is not yet watched as the inode
+    /// it is now. Returns whether anything changed (the caller then rereads everything: files
+    /// may have appeared before the new watch existed).
+    fn rearm(&mut self, root: &Path, watcher: &Mutex<notify::RecommendedWatcher>) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let mut changed = false;
+        let mut w = watcher.lock().unwrap_or_else(|e| e.into_inner());
+        for dir in WATCHED {
+            let path = root.join(dir);
+            let now = std::fs::metadata(&path)
+                .ok()
+                .filter(|m| m.is_dir())
+                .map(|m| m.ino());
+            let before = self.0.get(dir).copied().flatten();
+            if now == before {
+                continue;
+            }
+            if before.is_some() {
+                let _ = w.unwatch(&path);
+            }
+            let armed = match now {
+                Some(ino) => match w.watch(&path, RecursiveMode::Recursive) {
+                    Ok(()) => Some(ino),
+                    Err(e) => {
+                        tracing::warn!(dir = %path.display(), error = %e, "cannot watch; will retry on the next change");
+                        None
+                    }
+                },
+                None => None,
+            };
+            changed |= armed != before;
+            self.0.insert(dir, armed);
+        }
+        changed
+    }
 }
 
 fn rebuild(site: &Site, clock: &Clock, cache: &mut TreeCache, preview: &Preview) {
@@ -119,21 +169,19 @@ pub fn start(site: Site, clock: Clock) -> Result<(Arc<Preview>, Watch), ServeErr
     // From here on the watcher reports every change: rebuilds need not stat every file.
     cache.trust_invalidations = true;
     let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
-    let mut watcher = notify::recommended_watcher(move |ev| {
+    let watcher = notify::recommended_watcher(move |ev| {
         let _ = tx.send(ev);
     })
     .map_err(ServeError::Watch)?;
-    for dir in ["content", "templates", "static"] {
-        let p = root.join(dir);
-        if p.is_dir() {
-            watcher
-                .watch(&p, RecursiveMode::Recursive)
-                .map_err(ServeError::Watch)?;
-        }
-    }
+    let watcher = Arc::new(Mutex::new(watcher));
+    let mut armed = Armed::default();
+    armed.rearm(&root, &watcher);
     watcher
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
         .watch(&root, RecursiveMode::NonRecursive)
         .map_err(ServeError::Watch)?;
+    let thread_watcher = watcher.clone();
     let shared = preview.clone();
     std::thread::Builder::new()
         .name("fencepost-watch".into())
@@ -155,6 +203,11 @@ pub fn start(site: Site, clock: Clock) -> Result<(Arc<Preview>, Watch), ServeErr
                 collect(first, &mut changes);
                 while let Ok(ev) = rx.recv_timeout(DEBOUNCE) {
                     collect(ev, &mut changes);
+                }
+                // A watched folder created, or deleted and created again: watch it (again)
+                // and reread the whole tree, which may have filled before the watch existed.
+                if armed.rearm(&root, &thread_watcher) {
+                    changes.push(Change::OtherContent);
                 }
                 if changes.is_empty() {
                     continue;
@@ -206,6 +259,9 @@ mod tests {
         assert_eq!(c("content/images/a.png"), Change::OtherContent);
         assert_eq!(c("templates/answer.html"), Change::Templates);
         assert_eq!(c("static/style.css"), Change::Static);
+        assert_eq!(c("static/.well-known/security.txt"), Change::Static);
+        assert_eq!(c("static/.style.css.swp"), Change::Ignored);
+        assert_eq!(c("static/.git/HEAD"), Change::Ignored);
         assert_eq!(c("fencepost.toml"), Change::Config);
         assert_eq!(c("content/answers/.3.md.swp"), Change::Ignored);
         assert_eq!(c("content/answers/3.md~"), Change::Ignored);
