@@ -146,6 +146,7 @@ fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) -> Option<Cop
         path: format!("images/{name}"),
         source: CopySource::Blob(src),
         sha256: sha.to_string(),
+        immutable_url: true,
     })
 }
 
@@ -256,6 +257,7 @@ fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
                     path: format!("images/{sha}.{}", image::extension(content_type)),
                     sha256: sha,
                     source: CopySource::Bytes(Arc::new(bytes)),
+                    immutable_url: true,
                 };
                 let url = format!("/{}", c.path);
                 Some((Some(c), url))
@@ -440,6 +442,7 @@ fn static_copies(site: &Site) -> Result<Vec<CopyInput>, BuildError> {
                 path: rel.trim_start_matches("static/").to_string(),
                 sha256: content::sha256_hex(&bytes),
                 source: CopySource::Bytes(Arc::new(bytes)),
+                immutable_url: false,
             })
         })
         .collect()
@@ -636,23 +639,26 @@ fn prepare(
     files: &fingerprint::SiteFiles,
     source: &Source,
     statics: &[CopyInput],
-    render_fingerprint: &str,
+    assets: &fingerprint::Assets,
+    fingerprints: &fingerprint::Fingerprints,
 ) -> Result<Vec<Planned>, BuildError> {
     let plain = plain_pages(files)?;
     let mut copies = statics.to_vec();
+    copies.extend(assets.copies.iter().cloned());
     copies.extend(source.images.iter().cloned());
     let planned = plan::plan(&plan::Inputs {
         pages: &source.pages,
         plain: &plain,
         copies: &copies,
-        render_fingerprint,
+        render_fingerprint: &fingerprints.render,
+        generated_fingerprint: &fingerprints.generated,
         config: &site.config.build,
     });
     for w in planned.windows(2) {
         if w[0].path == w[1].path {
             return Err(BuildError::Collision {
                 path: w[0].path.clone(),
-                why: "a file in static/ has the same path as a generated page".into(),
+                why: "a file in static/ has the same path as a generated page (or as the hashed copy of another static file)".into(),
             });
         }
     }
@@ -704,7 +710,8 @@ pub fn preview_in_memory(
     // Static files are read and hashed once: for the fingerprint and for the copies.
     let statics = static_copies(site)?;
     let site_files = fingerprint::SiteFiles::read(site)?;
-    let fingerprints = fingerprint::compute(site, &site_files, &statics);
+    let assets = fingerprint::referenced_assets(&site_files.templates, &statics);
+    let fingerprints = fingerprint::compute(site, &site_files, &statics, &assets);
     phases.mark("preview fingerprint");
     let revision = if site.ledger_path().exists() {
         let l = site.open_ledger()?;
@@ -715,8 +722,8 @@ pub fn preview_in_memory(
     phases.mark("preview ledger");
     let source = tree_source(site, revision, clock.now(), cache)?;
     phases.mark("preview tree");
-    let templates = templates::Templates::load(&site.root, &site_files.templates)?;
-    let planned = prepare(site, &site_files, &source, &statics, &fingerprints.render)?;
+    let templates = templates::Templates::load(&site.root, &site_files.templates, &assets.urls)?;
+    let planned = prepare(site, &site_files, &source, &statics, &assets, &fingerprints)?;
     phases.mark("preview plan");
     let renderer = Renderer {
         templates: &templates,
@@ -815,9 +822,14 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     // Static files are read and hashed once: for the fingerprint and for the copies.
     let statics = static_copies(site)?;
     let site_files = fingerprint::SiteFiles::read(site)?;
-    let fingerprints = fingerprint::compute(site, &site_files, &statics);
-    let build = fingerprints.build;
+    let assets = fingerprint::referenced_assets(&site_files.templates, &statics);
+    let fingerprints = fingerprint::compute(site, &site_files, &statics, &assets);
+    let build = fingerprints.build.clone();
     let mut ledger = site.open_ledger()?;
+    if !opts.preview {
+        // A rollback that died between moving the pointer and writing its audit entry.
+        admin::finish_rollback_receipt(&mut ledger, &public)?;
+    }
     let path_copy = ledger.path().to_path_buf();
     let tx = ledger.read()?;
     let ledger_err = |e| LedgerError::Sql {
@@ -859,17 +871,23 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     };
 
     let ledger_id = ledger::status::ledger_id(&tx).map_err(ledger_err)?;
+    let audit_tip = ledger::status::anchor(&tx).map_err(ledger_err)?;
     if !opts.preview && !opts.full && revision::is_complete(&final_dir) {
         drop(tx);
         let existing = Manifest::read(&final_dir)?;
         same_ledger(&public, &name, existing.ledger_id.as_deref(), &ledger_id)?;
         let files = existing.files.len();
-        let swap = pointer::advance(&public, &Pointer::new(source.revision, &build), clock.now())?;
+        let swap = pointer::advance(
+            &public,
+            &Pointer::new(source.revision, &build),
+            clock.now(),
+            source.next_change_at,
+        )?;
         return Ok(report(0, 0, files, swap_name(&swap), true, Vec::new()));
     }
 
-    let templates = templates::Templates::load(&site.root, &site_files.templates)?;
-    let planned = prepare(site, &site_files, &source, &statics, &fingerprints.render)?;
+    let templates = templates::Templates::load(&site.root, &site_files.templates, &assets.urls)?;
+    let planned = prepare(site, &site_files, &source, &statics, &assets, &fingerprints)?;
     phases.mark("plan");
 
     // The revision to reuse from: the one the pointer names (or, for preview, the last preview).
@@ -1046,6 +1064,10 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     let manifest = Manifest {
         revision: source.revision,
         ledger_id: (!opts.preview).then(|| ledger_id.clone()),
+        audit_tip: (!opts.preview).then(|| manifest::AuditAnchor {
+            seq: audit_tip.seq,
+            hash: audit_tip.hash.clone(),
+        }),
         build: build.clone(),
         preview: opts.preview,
         next_change_at: source.next_change_at,
@@ -1064,7 +1086,12 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     if !moved {
         tracing::info!(dir = %final_dir.display(), "another build finished this revision first");
     }
-    let swap = pointer::advance(&public, &Pointer::new(source.revision, &build), clock.now())?;
+    let swap = pointer::advance(
+        &public,
+        &Pointer::new(source.revision, &build),
+        clock.now(),
+        source.next_change_at,
+    )?;
     Ok(report(
         rendered,
         reused,
@@ -1136,5 +1163,6 @@ fn swap_name(s: &Swap) -> &'static str {
         Swap::Moved { .. } => "moved",
         Swap::Unchanged => "unchanged",
         Swap::KeptHigher(_) => "kept_higher",
+        Swap::Held(_) => "held",
     }
 }

@@ -96,6 +96,8 @@ pub struct PublishConfig {
     pub batch_size: usize,
     /// Largest content file (item, plain page, template) read, in bytes.
     pub max_item_bytes: u64,
+    /// Attempts at an item (or a remote image) before it is parked until re-armed.
+    pub max_attempts: u32,
 }
 
 /// Longest lease accepted (a year): far beyond any real job, far below where instants
@@ -151,6 +153,7 @@ impl Default for PublishConfig {
             lease_secs: 180,
             batch_size: 64,
             max_item_bytes: 1024 * 1024,
+            max_attempts: 5,
         }
     }
 }
@@ -216,6 +219,13 @@ impl Config {
                 "publish.lease_secs",
                 self.publish.lease_secs.to_string(),
                 "a lease lasts from 1 second to a year (31622400)",
+            ));
+        }
+        if self.publish.max_attempts == 0 || self.publish.max_attempts > 1000 {
+            return Err(invalid(
+                "publish.max_attempts",
+                self.publish.max_attempts.to_string(),
+                "must be between 1 and 1000",
             ));
         }
         if self.publish.max_item_bytes == 0 {

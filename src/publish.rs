@@ -34,11 +34,15 @@ pub enum PublishError {
     Content(#[from] ContentError),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    #[error("--retry {0}: the ledger has no item {0} (`fencepost status` lists parked items)")]
+    NoSuchItem(ItemId),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     pub lease_secs: u64,
+    /// Items to re-arm before the run (`--retry ID`): parked ones become due again.
+    pub retry: Vec<ItemId>,
 }
 
 /// An item this run could not publish, and why; it is retried by the next run.
@@ -64,6 +68,10 @@ pub struct Report {
     pub embargoed: usize,
     pub next_embargo_at: Option<Instant>,
     pub files_read: usize,
+    /// Items skipped because they are parked (see `fencepost status`; `--retry ID`).
+    pub parked: Vec<ItemId>,
+    /// Items re-armed by `--retry`.
+    pub retried: Vec<ItemId>,
 }
 
 /// An item claimed under its lease, with what preflight saw.
@@ -108,6 +116,21 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         ..Report::default()
     };
     tracing::debug!(owner = %owner.0, "publish run starts");
+    if !opts.retry.is_empty() {
+        let now = clock.now();
+        let missing = with_write(&mut ledger, |tx| {
+            for &id in &opts.retry {
+                if !items::retry(tx, id, now)? {
+                    return Ok(Some(id));
+                }
+            }
+            Ok(None)
+        })?;
+        if let Some(id) = missing {
+            return Err(PublishError::NoSuchItem(id));
+        }
+        report.retried = opts.retry.clone();
+    }
 
     // 1. Scan and sync.
     let cache = items::stat_cache(ledger.conn()).map_err(|e| ledger.err(e))?;
@@ -118,7 +141,13 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     let present: HashSet<ItemId> = scan.present_ids().collect();
     let grace = site.config.publish.grace_minutes;
     let now = clock.now();
-    let known: Vec<ItemId> = cache.values().map(|c| c.id).collect();
+    // Files the scan missed but that are there again now (an editor's save-by-rename, a
+    // checkout) are not taken for gone: the next scan reads them.
+    let known: Vec<ItemId> = cache
+        .iter()
+        .filter(|(path, c)| present.contains(&c.id) || !site.root.join(path).exists())
+        .map(|(_, c)| c.id)
+        .collect();
     with_write(&mut ledger, |tx| {
         items::sync(tx, &scan.read, &known, &present, grace, now)
     })?;
@@ -147,6 +176,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
                 report.embargoed += 1;
                 report.next_embargo_at = Some(report.next_embargo_at.map_or(at, |n| n.min(at)));
             }
+            Plan::Parked => report.parked.push(v.id),
             Plan::Idle => {}
         }
     }
@@ -188,6 +218,7 @@ fn run_batch(
 ) -> Result<(), PublishError> {
     // 3. Leases and preflight, in one transaction.
     let now = clock.now();
+    let max_attempts = site.config.publish.max_attempts;
     let claimed = with_write(ledger, |tx| {
         let mut claimed = Vec::new();
         for &id in ids {
@@ -199,12 +230,24 @@ fn run_batch(
             };
             let view = items::view(tx, id)?;
             match view.as_ref().map(|v| v.plan(now)) {
+                Some(Plan::Act(_))
+                    if view
+                        .as_ref()
+                        .is_some_and(|v| v.attempts >= i64::from(max_attempts)) =>
+                {
+                    // Every earlier attempt ended without a recorded failure (they crashed):
+                    // stop trying until someone re-arms it.
+                    items::park(tx, id, &held, now)?;
+                    lease::release(tx, &held, now)?;
+                    report.parked.push(id);
+                }
                 Some(Plan::Act(action)) => {
                     let view = view.expect("planned from a view");
                     let expected_state = if action == Action::Publish {
                         items::mark_processing(tx, id, &held, now)?;
                         State::Processing
                     } else {
+                        items::claim(tx, id, &held, now)?;
                         view.state
                     };
                     claimed.push(Claimed {
@@ -269,7 +312,8 @@ fn run_batch(
                     lease: held,
                     error,
                 } => {
-                    let still_held = items::record_failure(tx, *id, error, held, now)?;
+                    let still_held =
+                        items::record_failure(tx, *id, error, held, max_attempts, now)?;
                     lease::release(tx, held, now)?;
                     results.push((
                         *id,
@@ -291,6 +335,8 @@ fn run_batch(
                         *id,
                         "waiting for another run to fetch its image",
                         held,
+                        // Waiting on another run is not a failure of this item.
+                        u32::MAX,
                         now,
                     )?;
                     lease::release(tx, held, now)?;
@@ -348,7 +394,25 @@ fn prepare(
         })
     };
     if c.action == Action::Withdraw {
-        return commit(None);
+        // Re-check under the lease, as publish and update re-read the file: the withdrawal
+        // stands only while the file is still gone, or still the very file that said
+        // `withdrawn = true`. A scan that saw the file missing for a moment (a save by rename,
+        // a checkout) must not take the page down.
+        let path = site.root.join(&c.view.source_path);
+        let still = match &c.view.source_hash {
+            None => !path.exists(),
+            Some(seen) => content::read_item(
+                &site.root,
+                &c.view.source_path,
+                site.config.publish.max_item_bytes,
+            )
+            .is_ok_and(|(item, hash)| &hash == seen && item.withdrawn),
+        };
+        return if still {
+            commit(None)
+        } else {
+            Prepared::Stale { id, lease: c.lease }
+        };
     }
     let (item, hash) = match content::read_item(
         &site.root,

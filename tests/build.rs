@@ -49,7 +49,8 @@ fn builds_a_complete_revision_and_points_to_it() {
             .unwrap();
     assert_eq!(
         pointer,
-        serde_json::json!({"revision": 5, "build": b["build"], "dir": dir_name})
+        serde_json::json!({"revision": 5, "build": b["build"], "dir": dir_name,
+                           "next_change_at": b["next_change_at"]})
     );
 
     // The manifest lists every file exactly, with true hashes and sizes.
@@ -120,19 +121,40 @@ fn cache_lifetimes_are_capped_at_the_next_embargo_end() {
             .unwrap()
             .clone()
     };
+    // URL-keyed files are revalidated by every cache (max_age 0); pages carry the instant
+    // what they show changes without a write.
     let home = entry("index.html");
     assert_eq!(
         (home["cache"].as_str(), home["max_age"].as_i64()),
-        (Some("home"), Some(60))
+        (Some("home"), Some(0))
     );
     assert_eq!(home["cache_until"], "2026-12-02T00:10:00Z");
     let page = entry("answers/1/index.html");
     assert_eq!(
         (page["cache"].as_str(), page["max_age"].as_i64()),
-        (Some("content"), Some(300))
+        (Some("content"), Some(0))
     );
     assert_eq!(page["cache_until"], "2026-12-02T00:10:00Z");
-    assert_eq!(entry("style.css")["cache_until"], Value::Null);
+    let css = entry("style.css");
+    assert_eq!(
+        (css["cache"].as_str(), css["max_age"].as_i64()),
+        (Some("asset"), Some(0))
+    );
+    assert_eq!(css["cache_until"], Value::Null);
+    // Only a URL that names its bytes may be kept long: the hashed copy of the stylesheet.
+    let hashed = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            let p = f["path"].as_str().unwrap();
+            p.starts_with("style.") && p != "style.css"
+        })
+        .unwrap();
+    assert_eq!(
+        (hashed["cache"].as_str(), hashed["max_age"].as_i64()),
+        (Some("immutable"), Some(31_536_000))
+    );
 
     // After the embargo ends and the item is published, nothing else is pending.
     let r = s.json(&["publish", "--build", "--now", "2026-12-02T00:10:00Z"]);
@@ -212,7 +234,10 @@ fn output_is_deterministic() {
         let mut t = tree(&dir);
         let mut m: serde_json::Value = serde_json::from_slice(&t["manifest.json"]).unwrap();
         assert_eq!(m["ledger_id"].as_str().map(str::len), Some(32));
+        // Provenance of the ledger, not content: its id and its audit chain's tip (entries
+        // carry each run's random owner id).
         m.as_object_mut().unwrap().remove("ledger_id");
+        m.as_object_mut().unwrap().remove("audit_tip");
         t.insert("manifest.json".into(), serde_json::to_vec(&m).unwrap());
         t
     };
@@ -286,10 +311,40 @@ fn a_template_change_without_a_publication_makes_a_new_directory() {
     assert_ne!(a["build"], b["build"]);
     assert_eq!(b["pointer"], "moved");
     assert!(s.current_file("answers/1/index.html").contains("Played on"));
-    // A static-file change re-renders only that file.
-    s.write("static/style.css", "body { color: red }\n");
+    // A static file no template links re-renders only itself.
+    s.write("static/notes.txt", "one\n");
+    s.build(&[]);
+    s.write("static/notes.txt", "two\n");
     let c = s.build(&[]);
     assert_eq!(c["rendered"], 1, "{c}");
+    // The stylesheet the templates link by its hashed URL: the pages that link it re-render
+    // (their output changes), with the new hashed copy beside the plain one.
+    let css_url = |s: &TestSite| {
+        let html = s.current_file("answers/1/index.html");
+        let at = html.find("href=\"/style.").unwrap() + 6;
+        html[at..at + html[at..].find('"').unwrap()].to_string()
+    };
+    let old_url = css_url(&s);
+    s.write("static/style.css", "body { color: red }\n");
+    let d = s.build(&[]);
+    let new_url = css_url(&s);
+    assert_ne!(old_url, new_url);
+    assert_eq!(
+        s.current_file(new_url.trim_start_matches('/')),
+        "body { color: red }\n"
+    );
+    assert!(!s
+        .current_dir()
+        .join(old_url.trim_start_matches('/'))
+        .exists());
+    let pages = manifest(&s.current_dir())["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().ends_with(".html"))
+        .count() as u64;
+    assert_eq!(d["rendered"].as_u64(), Some(pages + 2), "{d}");
+    assert_eq!(d["broken_links"].as_array().map(Vec::len), Some(0));
 }
 
 #[test]
@@ -430,13 +485,21 @@ fn rollback_and_gc() {
         .unwrap();
     assert_eq!(audit, "rollback");
     s.cmd(&["verify"]).assert().success();
-    // The next build moves the pointer forward again (3 is higher than 1).
+    // A rollback holds: building revision 3 again (a cron every minute) leaves it alone...
+    assert_eq!(s.build(&[])["pointer"], "held");
+    assert!(s
+        .current_dir()
+        .ends_with(format!("1-{}", r1["build"].as_str().unwrap())));
+    // ...until something new is published: revision 4 moves the pointer forward again.
+    s.item(4, "2026-11-04");
+    s.publish(NOW);
     assert_eq!(s.build(&[])["pointer"], "moved");
+    assert!(!s.path("public/rollback.json").exists());
     s.json(&["rollback", "1", "--now", NOW]);
     // gc keeps the newest N and always the current one.
     // (No grace period here: this test is about which revisions count, not about when.)
     let gc = s.json(&["gc", "--keep", "1", "--grace-secs", "0"]);
-    assert_eq!(gc["removed"].as_array().unwrap().len(), 1, "{gc}");
+    assert_eq!(gc["removed"].as_array().unwrap().len(), 2, "{gc}");
     assert_eq!(gc["kept"].as_array().unwrap().len(), 2, "{gc}");
     assert!(s.current_dir().join("manifest.json").exists());
     s.cmd(&["rollback", "2"])

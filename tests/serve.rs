@@ -44,7 +44,8 @@ fn origin_headers_conditional_requests_head_and_404() {
         Some("public, max-age=0, must-revalidate")
     );
     assert_eq!(r.header("x-revision"), Some(dir.as_str()));
-    assert_eq!(r.header("cdn-cache-control"), Some("public, max-age=300"));
+    // Every cache revalidates a URL-keyed response; nothing gives a CDN a longer lifetime.
+    assert_eq!(r.header("cdn-cache-control"), None);
     assert!(r.text().contains("<h1>Item 1</h1>"));
     assert_eq!(r.body.len(), entry["bytes"].as_u64().unwrap() as usize);
 
@@ -101,27 +102,61 @@ fn origin_headers_conditional_requests_head_and_404() {
     assert_eq!(srv.stop().code(), Some(0), "graceful shutdown on SIGTERM");
 }
 
+/// Once published, no edge may serve the old version: every URL-keyed response (pages, the
+/// home page, lists, feed, sitemaps, static files under their own names, 404s, 304s and
+/// redirects) says `max-age=0, must-revalidate` to every cache; only URLs that name their
+/// bytes (image blobs, hashed static files) may be kept for a year.
 #[test]
-fn cdn_lifetime_is_capped_at_the_next_embargo_end() {
+fn only_urls_that_name_their_bytes_are_cached_long() {
     let s = TestSite::new();
-    s.item(1, "2026-11-01").item(2, "2026-11-30"); // item 2 due 2026-12-01T00:10Z
+    std::fs::create_dir_all(s.path("content/images")).unwrap();
+    std::fs::write(s.path("content/images/a.png"), b"\x89PNG\r\n\x1a\nimage").unwrap();
+    s.item_with(1, "2026-11-01", "image = \"images/a.png\"\n", "one");
+    s.item(2, "2026-11-30"); // embargoed until 2026-12-01T00:10Z
     s.json(&["publish", "--build", "--now", NOW]);
-    // 200 s before the embargo ends: content may be cached 200 s, the home page 60 s.
-    let srv = s.serve(&["--now", "2026-12-01T00:06:40Z"]);
-    assert_eq!(
-        srv.get("/answers/1/").header("cdn-cache-control"),
-        Some("public, max-age=200")
+    let srv = s.serve(&[]);
+    let revalidate = Some("public, max-age=0, must-revalidate");
+    let page = srv.get("/answers/1/");
+    for (what, r) in [
+        ("page", &page),
+        ("home", &srv.get("/")),
+        ("list", &srv.get("/answers/")),
+        ("feed", &srv.get("/atom.xml")),
+        ("sitemap", &srv.get("/sitemap.xml")),
+        ("static under its own name", &srv.get("/style.css")),
+        ("404", &srv.get("/no/such/page/")),
+        ("redirect", &srv.get("/answers")),
+        (
+            "304",
+            &http(
+                &srv.addr,
+                "GET",
+                "/answers/1/",
+                &[("If-None-Match", page.header("etag").unwrap())],
+            ),
+        ),
+    ] {
+        assert_eq!(r.header("cache-control"), revalidate, "{what}");
+        assert_eq!(r.header("cdn-cache-control"), None, "{what}");
+    }
+    let html = page.text().replace("&#x2F;", "/"); // tera escapes slashes in attributes
+    let img = &html[html.find("/images/").unwrap()..];
+    let img = &img[..img.find('"').unwrap()];
+    let css = &html[html.find("/style.").unwrap()..];
+    let css = &css[..css.find('"').unwrap()];
+    assert_ne!(
+        css, "/style.css",
+        "the shipped templates link the hashed stylesheet"
     );
-    assert_eq!(
-        srv.get("/").header("cdn-cache-control"),
-        Some("public, max-age=60")
-    );
-    drop(srv);
-    let late = s.serve(&["--now", "2026-12-01T00:11:00Z"]);
-    assert_eq!(
-        late.get("/answers/1/").header("cdn-cache-control"),
-        Some("public, max-age=0")
-    );
+    for url in [img, css] {
+        let r = srv.get(url);
+        assert_eq!(r.status, 200, "{url}");
+        assert_eq!(
+            r.header("cache-control"),
+            Some("public, max-age=31536000, immutable"),
+            "{url}"
+        );
+    }
 }
 
 #[test]

@@ -2,13 +2,14 @@
 
 use super::{public_dir, BuildError};
 use crate::clock::Clock;
-use crate::ledger::{audit, with_write};
+use crate::ledger::{audit, with_write, Ledger};
 use crate::output::pointer::{self, Pointer};
 use crate::output::revision::{self, REVISIONS};
 use crate::output::OutputError;
 use crate::site::Site;
 use serde::Serialize;
 use std::collections::HashSet;
+use std::path::Path;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RollbackReport {
@@ -47,17 +48,35 @@ pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackRepo
     };
     let (_, b) = revision::parse_dir_name(&name).expect("listed names parse");
     let to = Pointer::new(r, b);
-    crate::fail_point!("rollback.before_pointer");
-    // The target is checked again under the pointer lock: gc may have removed it since.
-    let from = pointer::force(&public, &to, clock.now())?;
     let mut ledger = site.open_ledger()?;
-    let detail =
-        serde_json::json!({ "from": from.as_ref().map(|p| &p.dir), "to": to.dir }).to_string();
-    let now = clock.now();
-    with_write(&mut ledger, |tx| {
-        audit::append(tx, now, "rollback", "pointer", &detail)
-    })?;
+    // An earlier rollback's receipt first: the journal below replaces its own.
+    finish_rollback_receipt(&mut ledger, &public)?;
+    crate::fail_point!("rollback.before_pointer");
+    // The target is checked again under the pointer lock (gc may have removed it since); the
+    // journal is written before the pointer moves.
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let from = pointer::rollback(&public, &to, &id, clock.now())?;
+    crate::fail_point!("rollback.after_pointer");
+    finish_rollback_receipt(&mut ledger, &public)?;
     Ok(RollbackReport { from, to })
+}
+
+/// Writes the audit entry of the journaled rollback if it is missing (once: the entry's
+/// subject names the rollback), then marks the journal audited. Called by rollback right
+/// after it moves the pointer, and by the next build or rollback, so a process that died
+/// in between loses no receipt.
+pub fn finish_rollback_receipt(ledger: &mut Ledger, public: &Path) -> Result<(), BuildError> {
+    let Some(j) = pointer::rollback_journal(public).filter(|j| !j.audited) else {
+        return Ok(());
+    };
+    let detail =
+        serde_json::json!({ "from": j.from, "to": j.to, "held_below": j.held_below }).to_string();
+    let subject = format!("rollback:{}", j.id);
+    with_write(ledger, |tx| {
+        audit::append_once(tx, j.at, "rollback", &subject, &detail)
+    })?;
+    pointer::rollback_audited(public, &j.id)?;
+    Ok(())
 }
 
 #[derive(Debug, Clone, Serialize)]

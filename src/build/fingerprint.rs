@@ -148,18 +148,106 @@ impl SiteFiles {
 pub struct Fingerprints {
     /// B: everything the build reads besides the ledger (names the revision directory).
     pub build: String,
-    /// What every rendered page depends on: templates, config, version. Part of each page's
-    /// reuse key, so a change to a static file or a plain page re-renders only itself.
+    /// What every templated page depends on: templates, the assets they link, config,
+    /// version. Part of each page's reuse key, so a change to another static file or a plain
+    /// page re-renders only itself.
     pub render: String,
+    /// What the generated files (feed, sitemaps, robots.txt) depend on: config and version.
+    pub generated: String,
+}
+
+/// Static files that templates link by a content-hashed URL (`{{ asset_url(path="x.css") }}`):
+/// `static/css/site.css` is also written as `css/site.<16 hex of its sha256>.css`, which every
+/// cache may keep for a year, since a new version gets a new name.
+#[derive(Debug, Clone, Default)]
+pub struct Assets {
+    /// path under static/ → the hashed URL (`/css/site.0123456789abcdef.css`)
+    pub urls: std::collections::BTreeMap<String, String>,
+    /// The hashed copies to write.
+    pub copies: Vec<super::plan::CopyInput>,
+}
+
+/// The hashed name of a static file: its sha256's first 16 hex digits before the extension.
+pub fn hashed_path(path: &str, sha256: &str) -> String {
+    let (dir, name) = path.rsplit_once('/').map_or(("", path), |(d, n)| (d, n));
+    let hashed = match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => format!("{stem}.{}.{ext}", &sha256[..16]),
+        _ => format!("{name}.{}", &sha256[..16]),
+    };
+    if dir.is_empty() {
+        hashed
+    } else {
+        format!("{dir}/{hashed}")
+    }
+}
+
+/// Which static files the templates link with `asset_url`: the literal `path` arguments found
+/// in their text. A call whose argument is not a string literal could name any file, so then
+/// every static file gets its hashed copy. Only these files' hashes enter the render
+/// fingerprint: editing a stylesheet the templates link re-renders the pages (their links
+/// change), editing any other static file re-renders only that file.
+pub fn referenced_assets(
+    templates: &[(String, String)],
+    statics: &[super::plan::CopyInput],
+) -> Assets {
+    let mut wanted: std::collections::BTreeSet<String> = Default::default();
+    let mut all = false;
+    for (_, text) in templates {
+        for (at, _) in text.match_indices("asset_url(") {
+            match literal_path_arg(&text[at + "asset_url(".len()..]) {
+                Some(p) => {
+                    wanted.insert(p.trim_start_matches('/').to_string());
+                }
+                None => all = true,
+            }
+        }
+    }
+    let mut assets = Assets::default();
+    for c in statics {
+        if !(all || wanted.contains(&c.path)) {
+            continue;
+        }
+        let hashed = hashed_path(&c.path, &c.sha256);
+        assets.urls.insert(c.path.clone(), format!("/{hashed}"));
+        assets.copies.push(super::plan::CopyInput {
+            path: hashed,
+            source: c.source.clone(),
+            sha256: c.sha256.clone(),
+            immutable_url: true,
+        });
+    }
+    assets
+}
+
+/// `path="x.css"` or `path='x.css'` at the start of a call's arguments.
+fn literal_path_arg(args: &str) -> Option<&str> {
+    let rest = args.trim_start().strip_prefix("path")?.trim_start();
+    let rest = rest.strip_prefix('=')?.trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let rest = &rest[1..];
+    let end = rest.find(quote)?;
+    let after = rest[end + 1..].trim_start();
+    (after.starts_with(')') || after.starts_with(',')).then_some(&rest[..end])
 }
 
 /// `statics`: the static files, already read and hashed (see `build::static_copies`).
-pub fn compute(site: &Site, files: &SiteFiles, statics: &[super::plan::CopyInput]) -> Fingerprints {
+pub fn compute(
+    site: &Site,
+    files: &SiteFiles,
+    statics: &[super::plan::CopyInput],
+    assets: &Assets,
+) -> Fingerprints {
     let mut h = Sha256::new();
     h.update(LAYOUT);
     h.update(env!("CARGO_PKG_VERSION"));
     h.update(&site.config_hash);
+    let generated = hex::encode(h.clone().finalize());
     hash_texts(&mut h, &files.templates);
+    for (path, url) in &assets.urls {
+        h.update(path.len().to_le_bytes());
+        h.update(path.as_bytes());
+        h.update(url.as_bytes());
+    }
     let render = hex::encode(h.finalize());
     let mut h = Sha256::new();
     h.update(&render);
@@ -172,6 +260,7 @@ pub fn compute(site: &Site, files: &SiteFiles, statics: &[super::plan::CopyInput
     Fingerprints {
         build: hex::encode(h.finalize())[..10].to_string(),
         render,
+        generated,
     }
 }
 
@@ -181,5 +270,54 @@ fn hash_texts(h: &mut Sha256, files: &[(String, String)]) {
         h.update(name.as_bytes());
         h.update(text.len().to_le_bytes());
         h.update(text.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::plan::{CopyInput, CopySource};
+    use std::sync::Arc;
+
+    fn copy(path: &str, sha: &str) -> CopyInput {
+        CopyInput {
+            path: path.into(),
+            source: CopySource::Bytes(Arc::new(Vec::new())),
+            sha256: sha.into(),
+            immutable_url: false,
+        }
+    }
+
+    #[test]
+    fn hashed_names_keep_the_folder_and_extension() {
+        let sha = "0123456789abcdef0123";
+        assert_eq!(hashed_path("style.css", sha), "style.0123456789abcdef.css");
+        assert_eq!(
+            hashed_path("css/site.min.css", sha),
+            "css/site.min.0123456789abcdef.css"
+        );
+        assert_eq!(hashed_path("LICENSE", sha), "LICENSE.0123456789abcdef");
+        assert_eq!(hashed_path(".htaccess", sha), ".htaccess.0123456789abcdef");
+    }
+
+    #[test]
+    fn only_literally_referenced_assets_are_hashed_unless_a_call_is_dynamic() {
+        let statics = [
+            copy("style.css", &"a".repeat(64)),
+            copy("x.js", &"b".repeat(64)),
+        ];
+        let t = |text: &str| vec![("base.html".to_string(), text.to_string())];
+        let a = referenced_assets(
+            &t(r#"<link href="{{ asset_url(path="style.css") }}">"#),
+            &statics,
+        );
+        assert_eq!(a.urls.keys().collect::<Vec<_>>(), ["style.css"]);
+        assert_eq!(a.copies[0].path, "style.aaaaaaaaaaaaaaaa.css");
+        assert!(a.copies[0].immutable_url);
+        let a = referenced_assets(&t("{{ asset_url( path = '/x.js' ) }}"), &statics);
+        assert_eq!(a.urls.keys().collect::<Vec<_>>(), ["x.js"]);
+        let a = referenced_assets(&t("{{ asset_url(path=name) }}"), &statics);
+        assert_eq!(a.urls.len(), 2);
+        assert!(referenced_assets(&t("no calls"), &statics).urls.is_empty());
     }
 }

@@ -49,6 +49,8 @@ pub struct CopyInput {
     pub source: CopySource,
     /// A content hash of the bytes (sha256), so equal sources are reused across builds.
     pub sha256: String,
+    /// The path names the bytes (a content hash in the name): caches may keep it for a year.
+    pub immutable_url: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -84,8 +86,12 @@ pub struct Inputs<'a> {
     pub pages: &'a [PageInput],
     pub plain: &'a [PlainView],
     pub copies: &'a [CopyInput],
-    /// The render fingerprint (templates, config, version): seeds every page key.
+    /// The render fingerprint (templates, the assets they link, config, version): seeds the
+    /// key of every templated page.
     pub render_fingerprint: &'a str,
+    /// Config and version only: seeds the keys of the generated files (feed, sitemaps,
+    /// robots.txt), which no template or stylesheet touches.
+    pub generated_fingerprint: &'a str,
     pub config: &'a BuildConfig,
 }
 
@@ -167,6 +173,7 @@ pub fn url_to_path(url: &str) -> String {
 
 pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     let b = inp.render_fingerprint;
+    let g = inp.generated_fingerprint;
     // Answer pages with prev/next by day; keys in parallel (this is the bulk of the plan).
     let mut out: Vec<Planned> = (0..inp.pages.len())
         .into_par_iter()
@@ -250,7 +257,7 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
         .collect();
     let feed_hashes: String = feed.iter().map(|(v, _)| v.content_hash.as_str()).collect();
     let k = key(
-        b,
+        g,
         "feed",
         &feed.iter().map(|(v, t)| (v, t.0)).collect::<Vec<_>>(),
         &feed_hashes,
@@ -292,7 +299,7 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
             .or_default()
             .push((p.view.id, p.view.url.clone(), Some(p.view.updated.clone())));
     }
-    let k = key(b, "sitemap", &pages_urls, "");
+    let k = key(g, "sitemap", &pages_urls, "");
     push(
         "sitemaps/pages.xml".into(),
         Job::Sitemap(pages_urls),
@@ -304,11 +311,11 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
         let urls: Vec<(String, Option<String>)> =
             urls.into_iter().map(|(_, u, d)| (u, d)).collect();
         let path = format!("sitemaps/answers-{chunk}.xml");
-        let k = key(b, "sitemap", &urls, "");
+        let k = key(g, "sitemap", &urls, "");
         sitemap_files.push(path.clone());
         push(path, Job::Sitemap(urls), CacheClass::Content, k);
     }
-    let k = key(b, "sitemap-index", &sitemap_files, "");
+    let k = key(g, "sitemap-index", &sitemap_files, "");
     push(
         "sitemap.xml".into(),
         Job::SitemapIndex(sitemap_files),
@@ -319,7 +326,7 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
         "robots.txt".into(),
         Job::Robots,
         CacheClass::Content,
-        key(b, "robots", &(), ""),
+        key(g, "robots", &(), ""),
     );
 
     for c in inp.copies {
@@ -329,7 +336,11 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
                 source: c.source.clone(),
                 sha256: c.sha256.clone(),
             },
-            CacheClass::Asset,
+            if c.immutable_url {
+                CacheClass::Immutable
+            } else {
+                CacheClass::Asset
+            },
             format!("copy:{}", c.sha256),
         );
     }
@@ -374,6 +385,7 @@ mod tests {
             plain: &[],
             copies: &[],
             render_fingerprint: "b",
+            generated_fingerprint: "g",
             config: &config,
         })
         .into_iter()

@@ -13,6 +13,32 @@ pub const REQUIRED: &[&str] = &[
     "404.html",
 ];
 
+/// `asset_url(path="style.css")`: the content-hashed URL of a static file.
+struct AssetUrl(std::collections::BTreeMap<String, String>);
+
+impl tera::Function for AssetUrl {
+    fn call(
+        &self,
+        args: &std::collections::HashMap<String, tera::Value>,
+    ) -> tera::Result<tera::Value> {
+        let path = args
+            .get("path")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| tera::Error::msg("asset_url needs path=\"file under static/\""))?;
+        let key = path.trim_start_matches('/');
+        match self.0.get(key) {
+            Some(url) => Ok(tera::Value::String(url.clone())),
+            None => Err(tera::Error::msg(format!(
+                "asset_url: there is no static/{key}"
+            ))),
+        }
+    }
+
+    fn is_safe(&self) -> bool {
+        true
+    }
+}
+
 pub struct Templates {
     pub tera: tera::Tera,
 }
@@ -31,8 +57,13 @@ pub fn chain(e: &tera::Error) -> String {
 }
 
 impl Templates {
-    /// Compiles the templates read into `sources` ((name under templates/, text)).
-    pub fn load(root: &Path, sources: &[(String, String)]) -> Result<Templates, BuildError> {
+    /// Compiles the templates read into `sources` ((name under templates/, text)), with the
+    /// function `asset_url(path=...)` answering from `assets` (path under static/ → hashed URL).
+    pub fn load(
+        root: &Path,
+        sources: &[(String, String)],
+        assets: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Templates, BuildError> {
         let dir = root.join("templates");
         for name in REQUIRED {
             if !sources.iter().any(|(n, _)| n == name) {
@@ -57,6 +88,7 @@ impl Templates {
                 }
             })?;
         tera.autoescape_on(vec![".html", ".htm", ".xml"]);
+        tera.register_function("asset_url", AssetUrl(assets.clone()));
         Ok(Templates { tera })
     }
 

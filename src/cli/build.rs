@@ -50,10 +50,13 @@ pub fn human(r: &Report) -> String {
         "kept_higher" => {
             "  public/current names a higher revision and was left alone\n".to_string()
         }
+        "held" => "  public/current is held by a rollback until a higher revision is published (fencepost rollback moves it explicitly)\n".to_string(),
         _ => "  preview: not pointed to by public/current, never deployed\n".to_string(),
     };
     if let Some(t) = r.next_change_at {
-        out += &format!("  next embargo ends at {t}; cache lifetimes are capped at it\n");
+        out += &format!(
+            "  next embargo ends at {t}: the site changes then without a write (publish --build after it)\n"
+        );
     }
     for b in &r.broken_links {
         out += &format!("  broken link: {} -> {}\n", b.page, b.link);

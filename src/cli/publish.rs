@@ -12,12 +12,21 @@ pub struct Args {
     /// With --build: fail on broken internal links.
     #[arg(long, requires = "build")]
     strict: bool,
+    /// Re-arm item ID (parked after publish.max_attempts failures), and its image, before the
+    /// run. Repeatable.
+    #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i64).range(1..))]
+    retry: Vec<i64>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let opts = fencepost::publish::Options {
         lease_secs: args.lease_secs.unwrap_or(site.config.publish.lease_secs),
+        retry: args
+            .retry
+            .iter()
+            .map(|&id| fencepost::content::ItemId(id))
+            .collect(),
     };
     let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;
     let built = if args.build {
@@ -56,6 +65,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 ("skipped (held by another run)", &r.skipped_locked),
                 ("lease lost (nothing written)", &r.lease_lost),
                 ("conflict (nothing written)", &r.conflict),
+                ("re-armed", &r.retried),
+                ("parked (fencepost status; --retry ID re-arms)", &r.parked),
             ] {
                 if !list.is_empty() {
                     out += &format!("  {label}: {} [{}]\n", list.len(), ids(list));
@@ -70,7 +81,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 );
             }
             for f in &r.failed {
-                out += &format!("  failed: item {}: {} (retried next run)\n", f.id, f.error);
+                out += &format!(
+                    "  failed: item {}: {} (retried next run, parked after publish.max_attempts)\n",
+                    f.id, f.error
+                );
             }
             if let Some(b) = &built {
                 out += &super::build::human(b);

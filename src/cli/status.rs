@@ -25,7 +25,19 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         if let Some(t) = s.next_embargo_at {
             out += &format!("  next embargo ends at {t}\n");
         }
-        for f in &s.failing {
+        for p in &s.parked {
+            out += &format!(
+                "  item {} PARKED after {} attempts (since {}): {}\n    re-arm it: fencepost publish --retry {}\n",
+                p.id, p.attempts, p.since, p.error, p.id
+            );
+        }
+        for i in &s.parked_images {
+            out += &format!(
+                "  image {} PARKED after {} failed fetches: {}\n",
+                i.source, i.attempts, i.error
+            );
+        }
+        for f in s.failing.iter().filter(|f| !s.parked.iter().any(|p| p.id == f.id)) {
             out += &format!("  item {}: last error: {}\n", f.id, f.error);
         }
         out

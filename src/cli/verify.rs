@@ -1,22 +1,53 @@
 use super::Ctx;
 use fencepost::ledger::{audit, LedgerError};
+use fencepost::output::{manifest::Manifest, pointer, revision};
 use std::process::ExitCode;
 
+/// Recomputes the audit chain, checks its end against the ledger's anchor, and checks that
+/// the live revision's manifest names an entry the chain still holds.
 pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let mut l = site.open_ledger()?;
     let tx = l.read()?;
-    let v = audit::verify(&tx).map_err(|source| LedgerError::Sql {
+    let sql = |source| LedgerError::Sql {
         path: site.ledger_path(),
         source,
-    })?;
+    };
+    let mut v = audit::verify_anchored(&tx).map_err(sql)?;
+    // The live revision: built from an earlier point of this very chain.
+    let public = fencepost::build::public_dir(&site);
+    let mut live = serde_json::Value::Null;
+    if let Ok(Some(p)) = pointer::read(&public) {
+        let dir = public.join(revision::REVISIONS).join(&p.dir);
+        if let Ok(m) = Manifest::read(&dir) {
+            if let Some(t) = m.audit_tip {
+                let held = if t.seq == 0 {
+                    true
+                } else {
+                    audit::hash_at(&tx, t.seq).map_err(sql)? == t.hash
+                };
+                live = serde_json::json!({ "dir": p.dir, "audit_seq": t.seq, "consistent": held });
+                if !held && v.first_break.is_none() {
+                    v.first_break = Some(audit::Break {
+                        seq: t.seq,
+                        reason: format!(
+                            "the live revision {} was built when the chain's entry {} was {}, which the chain no longer holds",
+                            p.dir,
+                            t.seq,
+                            t.hash.as_deref().unwrap_or("-")
+                        ),
+                    });
+                }
+            }
+        }
+    }
     drop(tx);
     let intact = v.first_break.is_none();
     ctx.emit(
-        &serde_json::json!({ "intact": intact, "entries": v.entries, "tip": v.tip, "first_break": v.first_break }),
+        &serde_json::json!({ "intact": intact, "entries": v.entries, "tip": v.tip, "first_break": v.first_break, "live_revision": live }),
         || match &v.first_break {
             None => format!("audit chain intact: {} entries, tip {}", v.entries, v.tip),
-            Some(b) => String::new() + &format!("audit chain BROKEN at entry {}: {}", b.seq, b.reason),
+            Some(b) => format!("audit chain BROKEN at entry {}: {}", b.seq, b.reason),
         },
     )?;
     if let Some(b) = &v.first_break {

@@ -175,7 +175,79 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<Verification> {
     })
 }
 
+const ANCHOR: &str = "SELECT audit_tip_seq, audit_tip_hash FROM site_state WHERE id = 1";
+const HASH_AT: &str = "SELECT current_hash FROM audit_log WHERE seq = :seq";
+
+/// [`verify`], then the chain's end against its anchor: the seq and hash of the newest entry,
+/// which a trigger records beside the publication revision in the statement that appends.
+/// Deleting the newest entries leaves a chain that links up, but not one that reaches its
+/// anchor.
+pub fn verify_anchored(conn: &Connection) -> rusqlite::Result<Verification> {
+    let v = verify(conn)?;
+    if v.first_break.is_some() {
+        return Ok(v);
+    }
+    let (seq, hash): (i64, Option<String>) = conn
+        .prepare_cached(ANCHOR)?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let reason = if seq > v.entries {
+        Some(format!(
+            "truncated: the ledger's anchor says the chain reaches entry {seq} ({}), but it ends at entry {}",
+            hash.as_deref().unwrap_or("-"),
+            v.entries
+        ))
+    } else if seq < v.entries {
+        Some(format!(
+            "the ledger's anchor names entry {seq}, but the chain goes on to entry {}: entries were added behind the ledger's back",
+            v.entries
+        ))
+    } else if seq > 0 && hash.as_deref() != Some(v.tip.as_str()) {
+        Some(format!(
+            "the newest entry hashes to {}, not to the {} the ledger anchored",
+            v.tip,
+            hash.as_deref().unwrap_or("-")
+        ))
+    } else {
+        None
+    };
+    Ok(Verification {
+        first_break: reason.map(|reason| Break {
+            seq: seq.max(v.entries),
+            reason,
+        }),
+        ..v
+    })
+}
+
+/// The hash of entry `seq`, if the chain holds it.
+pub fn hash_at(conn: &Connection, seq: i64) -> rusqlite::Result<Option<String>> {
+    use rusqlite::OptionalExtension;
+    conn.prepare_cached(HASH_AT)?
+        .query_row(rusqlite::named_params! { ":seq": seq }, |r| r.get(0))
+        .optional()
+}
+
 const APPEND: &str = crate::audit_append_select!("1");
+const APPEND_ONCE: &str = crate::audit_append_select!(
+    "NOT EXISTS (SELECT 1 FROM audit_log WHERE action = :action AND subject = :subject)"
+);
+
+/// Appends an entry unless one with the same action and subject exists (a receipt that a
+/// re-driven step may try to write twice). Returns whether it appended.
+pub fn append_once(
+    conn: &Connection,
+    now: crate::clock::Instant,
+    action: &str,
+    subject: &str,
+    detail: &str,
+) -> rusqlite::Result<bool> {
+    let n = conn
+        .prepare_cached(APPEND_ONCE)?
+        .execute(rusqlite::named_params! {
+            ":now": now.0, ":action": action, ":subject": subject, ":detail": detail,
+        })?;
+    Ok(n == 1)
+}
 
 /// Appends an entry outside a publish batch (for example a rollback of the pointer). Runs in
 /// the caller's write transaction.

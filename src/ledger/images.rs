@@ -26,16 +26,23 @@ const RECORD_STORED: &str = concat!(
          state = 'stored', attempts = images.attempts + 1, last_error = NULL, updated_at = excluded.updated_at"
 );
 
-/// A failure never replaces a stored image: the page that has it keeps it.
+/// A failure never replaces a stored image: the page that has it keeps it. After
+/// `:max_attempts` failures the image is parked (`:max_attempts` NULL: never, for local files,
+/// which are cheap to read again and change with the editor's next save).
 const RECORD_FAILED: &str = concat!(
-    "INSERT INTO images (source, state, attempts, last_error, updated_at)
-     SELECT :source, 'failed', 1, :error, :now WHERE ",
+    "INSERT INTO images (source, state, attempts, last_error, updated_at, parked_at)
+     SELECT :source, 'failed', 1, :error, :now, CASE WHEN 1 >= :max_attempts THEN :now END WHERE ",
     lease_guard!(),
     "
      ON CONFLICT (source) DO UPDATE SET
          state = CASE WHEN images.state = 'stored' THEN 'stored' ELSE 'failed' END,
-         attempts = images.attempts + 1, last_error = excluded.last_error, updated_at = excluded.updated_at"
+         attempts = images.attempts + 1, last_error = excluded.last_error, updated_at = excluded.updated_at,
+         parked_at = CASE WHEN images.attempts + 1 >= :max_attempts THEN excluded.updated_at
+                          ELSE images.parked_at END"
 );
+
+const PARKED: &str = "SELECT attempts, coalesce(last_error, '') FROM images
+     WHERE source = :source AND parked_at IS NOT NULL AND state <> 'stored'";
 
 pub fn lookup(conn: &Connection, source: &str) -> rusqlite::Result<Option<StoredImage>> {
     conn.prepare_cached(LOOKUP)?
@@ -63,15 +70,25 @@ pub fn record_stored(
     Ok(n == 1)
 }
 
+/// A parked image: how many fetches failed, and the last error.
+pub fn parked(conn: &Connection, source: &str) -> rusqlite::Result<Option<(i64, String)>> {
+    conn.prepare_cached(PARKED)?
+        .query_row(named_params! { ":source": source }, |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+}
+
 pub fn record_failed(
     conn: &Connection,
     source: &str,
     error: &str,
     lease: &Lease,
+    max_attempts: Option<u32>,
     now: Instant,
 ) -> rusqlite::Result<bool> {
     let n = conn.prepare_cached(RECORD_FAILED)?.execute(named_params! {
-        ":source": source, ":error": error,
+        ":source": source, ":error": error, ":max_attempts": max_attempts,
         ":now": now.0, ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
     })?;
     Ok(n == 1)

@@ -59,6 +59,10 @@ pub struct ItemView {
     pub image_source: Option<String>,
     pub image_stored: bool,
     pub page: Option<PageView>,
+    /// Claims so far without success (publish, update or withdrawal alike).
+    pub attempts: i64,
+    /// Set when the item was parked after too many failed attempts.
+    pub parked_at: Option<Instant>,
 }
 
 /// The parts of a page row that publishing decisions need.
@@ -92,6 +96,8 @@ pub enum Plan {
     Current,
     /// Never published and has no file to publish (removed, or withdrawn before it was due).
     Idle,
+    /// Parked after too many failed attempts: nothing is tried until it is re-armed.
+    Parked,
 }
 
 impl ItemView {
@@ -103,6 +109,9 @@ impl ItemView {
     /// Decides what to do, from the ledger alone. Pure, so it is the same at the candidate
     /// scan and at preflight under the lease.
     pub fn plan(&self, now: Instant) -> Plan {
+        if self.parked_at.is_some() {
+            return Plan::Parked;
+        }
         match self.state {
             State::Pending | State::Processing | State::Withdrawn => {
                 if self.present() {
@@ -134,10 +143,15 @@ const STAT_CACHE: &str =
     "SELECT id, source_path, source_hash, source_size, source_mtime_ns, source_ino
      FROM items WHERE source_hash IS NOT NULL";
 
+/// A changed file (a new source hash) re-arms a parked item: the editor fixed something.
 const UPSERT_SEEN: &str = "INSERT INTO items (id, source_path, source_hash, source_size, source_mtime_ns, source_ino,
-                        wants_withdrawn, day, publish_at, image_source, updated_at)
-     VALUES (:id, :path, :hash, :size, :mtime_ns, :ino, :wants_withdrawn, :day, :publish_at, :image_source, :now)
+                        wants_withdrawn, day, publish_at, explicit_publish_at, image_source, updated_at)
+     VALUES (:id, :path, :hash, :size, :mtime_ns, :ino, :wants_withdrawn, :day, :publish_at,
+             :explicit_publish_at, :image_source, :now)
      ON CONFLICT (id) DO UPDATE SET
+         parked_at = CASE WHEN items.source_hash IS excluded.source_hash THEN items.parked_at END,
+         attempts = CASE WHEN items.source_hash IS excluded.source_hash THEN items.attempts ELSE 0 END,
+         explicit_publish_at = excluded.explicit_publish_at,
          source_path = excluded.source_path, source_hash = excluded.source_hash,
          source_size = excluded.source_size, source_mtime_ns = excluded.source_mtime_ns,
          source_ino = excluded.source_ino, wants_withdrawn = excluded.wants_withdrawn,
@@ -152,15 +166,26 @@ const MARK_GONE: &str =
                       source_ino = NULL, updated_at = :now
      WHERE id = :id AND source_hash IS NOT NULL";
 
-/// A never-published item whose file is gone leaves no trace, unless a run holds it.
+/// A never-published item whose file is gone leaves no trace, once no run holds it. Swept on
+/// every sync, not only when the file goes: a run that held the lease at that moment must not
+/// leave the row behind for ever.
 const FORGET_UNPUBLISHED: &str = "DELETE FROM items
-     WHERE id = :id AND source_hash IS NULL AND state IN ('pending', 'processing')
-       AND NOT EXISTS (SELECT 1 FROM pages WHERE item_id = :id)
-       AND NOT EXISTS (SELECT 1 FROM job_leases WHERE key = 'publication:' || :id AND expires_at > :now)";
+     WHERE source_hash IS NULL AND state IN ('pending', 'processing')
+       AND NOT EXISTS (SELECT 1 FROM pages WHERE item_id = items.id)
+       AND NOT EXISTS (SELECT 1 FROM job_leases WHERE key = 'publication:' || items.id AND expires_at > :now)";
+
+/// Items not yet public are due at their file's own `publish_at`, or at the end of their day
+/// plus the grace window as configured *now* (`:grace_ms`): a changed window applies to every
+/// item still waiting, in either direction.
+const RECOMPUTE_DUE: &str = "UPDATE items
+     SET publish_at = coalesce(explicit_publish_at, unixepoch(day, '+1 day') * 1000 + :grace_ms)
+     WHERE state <> 'published'
+       AND publish_at IS NOT coalesce(explicit_publish_at, unixepoch(day, '+1 day') * 1000 + :grace_ms)";
 
 const VIEW_COLUMNS: &str = "SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
             i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
-            p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn
+            p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
+            i.attempts, i.parked_at
      FROM items i
      LEFT JOIN pages p ON p.item_id = i.id
      LEFT JOIN images img ON img.source = i.image_source";
@@ -171,12 +196,40 @@ const MARK_PROCESSING: &str = concat!(
     lease_guard!()
 );
 
+/// Counts an attempt at an update or a withdrawal (a publication counts in MARK_PROCESSING).
+const CLAIM: &str = concat!(
+    "UPDATE items SET attempts = attempts + 1, updated_at = :now WHERE id = :item AND ",
+    lease_guard!()
+);
+
+/// Records a failure; after `:max_attempts` attempts the item is parked.
 const RECORD_FAILURE: &str = concat!(
     "UPDATE items SET state = CASE WHEN state = 'processing' THEN 'pending' ELSE state END,
-                      last_error = :error, updated_at = :now
+                      last_error = :error, updated_at = :now,
+                      parked_at = CASE WHEN attempts >= :max_attempts THEN :now ELSE parked_at END
      WHERE id = :item AND ",
     lease_guard!()
 );
+
+/// Parks an item that reached its attempts without ever recording a failure (every attempt
+/// crashed the run, say).
+const PARK: &str = concat!(
+    "UPDATE items SET parked_at = :now, updated_at = :now,
+                      state = CASE WHEN state = 'processing' THEN 'pending' ELSE state END,
+                      last_error = coalesce(last_error, 'no attempt finished (the runs stopped or crashed)')
+     WHERE id = :item AND parked_at IS NULL AND ",
+    lease_guard!()
+);
+
+/// Re-arms a parked item, and its image if that was parked too.
+const RETRY_ITEM: &str = "UPDATE items SET parked_at = NULL, attempts = 0, updated_at = :now
+     WHERE id = :item";
+const RETRY_IMAGE: &str = "UPDATE images SET parked_at = NULL, attempts = 0, updated_at = :now
+     WHERE parked_at IS NOT NULL AND source = (SELECT image_source FROM items WHERE id = :item)";
+
+/// Parked items, for `status`.
+const PARKED: &str = "SELECT id, attempts, parked_at, coalesce(last_error, '') FROM items
+     WHERE parked_at IS NOT NULL ORDER BY id";
 
 pub fn stat_cache(conn: &Connection) -> rusqlite::Result<HashMap<String, CachedFile>> {
     let mut stmt = conn.prepare(STAT_CACHE)?;
@@ -229,20 +282,23 @@ pub fn sync(
             ":wants_withdrawn": item.withdrawn,
             ":day": item.day.to_string(),
             ":publish_at": item.due_at(grace_minutes).0,
+            ":explicit_publish_at": item.publish_at.map(|t| t.0),
             ":image_source": item.image.as_ref().map(|i| i.key()),
             ":now": now.0,
         })?;
     }
     let mut gone = conn.prepare_cached(MARK_GONE)?;
-    let mut forget = conn.prepare_cached(FORGET_UNPUBLISHED)?;
     for id in known
         .iter()
         .filter(|id| !present.contains(id))
         .map(|id| id.0)
     {
         report.gone += gone.execute(named_params! { ":id": id, ":now": now.0 })?;
-        forget.execute(named_params! { ":id": id, ":now": now.0 })?;
     }
+    conn.prepare_cached(FORGET_UNPUBLISHED)?
+        .execute(named_params! { ":now": now.0 })?;
+    conn.prepare_cached(RECOMPUTE_DUE)?
+        .execute(named_params! { ":grace_ms": i64::from(grace_minutes) * 60_000 })?;
     Ok(report)
 }
 
@@ -268,6 +324,8 @@ fn view_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemView> {
         image_source: r.get(6)?,
         image_stored: r.get::<_, Option<bool>>(7)?.unwrap_or(false),
         page,
+        attempts: r.get(14)?,
+        parked_at: r.get::<_, Option<i64>>(15)?.map(Instant),
     })
 }
 
@@ -319,21 +377,73 @@ pub fn mark_processing(
 }
 
 /// Records why this run could not publish an item; a `processing` item goes back to
-/// `pending` so the next run retries it.
+/// `pending` so the next run retries it, until it has had `max_attempts` attempts: then it
+/// is parked.
 pub fn record_failure(
     conn: &Connection,
     id: ItemId,
     error: &str,
     lease: &Lease,
+    max_attempts: u32,
     now: Instant,
 ) -> rusqlite::Result<bool> {
     let n = conn
         .prepare_cached(RECORD_FAILURE)?
         .execute(named_params! {
-            ":item": id.0, ":error": error, ":now": now.0,
+            ":item": id.0, ":error": error, ":now": now.0, ":max_attempts": max_attempts,
             ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
         })?;
     Ok(n == 1)
+}
+
+/// Counts an attempt at an update or a withdrawal under the lease.
+pub fn claim(conn: &Connection, id: ItemId, lease: &Lease, now: Instant) -> rusqlite::Result<bool> {
+    let n = conn.prepare_cached(CLAIM)?.execute(named_params! {
+        ":item": id.0, ":now": now.0,
+        ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
+    })?;
+    Ok(n == 1)
+}
+
+/// Parks an item under the lease (its attempts are used up).
+pub fn park(conn: &Connection, id: ItemId, lease: &Lease, now: Instant) -> rusqlite::Result<bool> {
+    let n = conn.prepare_cached(PARK)?.execute(named_params! {
+        ":item": id.0, ":now": now.0,
+        ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
+    })?;
+    Ok(n == 1)
+}
+
+/// Re-arms a parked item (and its parked image). Returns whether the item exists.
+pub fn retry(conn: &Connection, id: ItemId, now: Instant) -> rusqlite::Result<bool> {
+    let n = conn
+        .prepare_cached(RETRY_ITEM)?
+        .execute(named_params! { ":item": id.0, ":now": now.0 })?;
+    conn.prepare_cached(RETRY_IMAGE)?
+        .execute(named_params! { ":item": id.0, ":now": now.0 })?;
+    Ok(n == 1)
+}
+
+/// A parked item, as `status` lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Parked {
+    pub id: i64,
+    pub attempts: i64,
+    pub since: Instant,
+    pub error: String,
+}
+
+pub fn parked(conn: &Connection) -> rusqlite::Result<Vec<Parked>> {
+    conn.prepare_cached(PARKED)?
+        .query_map([], |r| {
+            Ok(Parked {
+                id: r.get(0)?,
+                attempts: r.get(1)?,
+                since: Instant(r.get(2)?),
+                error: r.get(3)?,
+            })
+        })?
+        .collect()
 }
 
 /// The lease key for publishing one item.
@@ -360,6 +470,8 @@ mod tests {
             publish_at: Instant(publish_at),
             image_source: None,
             image_stored: false,
+            attempts: 0,
+            parked_at: None,
             page: page_hash.map(|h| PageView {
                 content_version: 1,
                 source_hash: h.into(),
@@ -410,5 +522,7 @@ mod tests {
         let mut w = view(State::Published, Some("a"), Some("a"), 1);
         w.wants_withdrawn = true;
         assert_eq!(w.plan(now), Plan::Act(Action::Withdraw));
+        w.parked_at = Some(Instant(50));
+        assert_eq!(w.plan(now), Plan::Parked);
     }
 }

@@ -149,7 +149,8 @@ const WRITE_BODY: &str = concat!(
 );
 
 const SET_ITEM_STATE: &str = concat!(
-    "UPDATE items SET state = :new_state, last_error = NULL, updated_at = :now WHERE id = :item AND ",
+    "UPDATE items SET state = :new_state, last_error = NULL, attempts = 0, parked_at = NULL,
+                      updated_at = :now WHERE id = :item AND ",
     token_landed!()
 );
 

@@ -30,9 +30,12 @@ const PUBLIC_PAGES: &str = "SELECT p.item_id, p.title, p.day, p.price, p.indexab
 
 const BODY: &str = "SELECT body_html FROM page_bodies WHERE item_id = :id";
 
-/// Embargo ends still ahead of the ledger: present items that are not public yet.
+/// Embargo ends still ahead of the ledger: present items that are not public yet. A parked
+/// item does not count: it will not change the site until someone re-arms it, and an instant
+/// it already missed would otherwise pin every consumer's cap in the past.
 const NEXT_CHANGE: &str = "SELECT min(publish_at) FROM items
-     WHERE state IN ('pending', 'processing', 'withdrawn') AND source_hash IS NOT NULL AND wants_withdrawn = 0";
+     WHERE state IN ('pending', 'processing', 'withdrawn') AND source_hash IS NOT NULL
+       AND wants_withdrawn = 0 AND parked_at IS NULL";
 
 /// Every public page, in (day, id) order.
 pub fn pages(conn: &Connection) -> rusqlite::Result<Vec<PublicPage>> {

@@ -9,6 +9,7 @@ use rusqlite::TransactionBehavior;
 pub const MIGRATIONS: &[&str] = &[
     include_str!("sql/0001_init.sql"),
     include_str!("sql/0002_ledger_id.sql"),
+    include_str!("sql/0003_parking_due_anchor.sql"),
 ];
 
 /// The schema version this binary writes.

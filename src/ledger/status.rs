@@ -6,11 +6,16 @@ use rusqlite::{named_params, Connection, OptionalExtension};
 use std::collections::BTreeMap;
 
 const REVISION: &str = "SELECT publication_revision FROM site_state WHERE id = 1";
-const COUNTS: &str = "SELECT state, count(*) FROM items GROUP BY state";
+/// A parked item counts as `failed`, whatever state it was parked in.
+const COUNTS: &str = "SELECT CASE WHEN parked_at IS NOT NULL THEN 'failed' ELSE state END, count(*)
+     FROM items GROUP BY 1";
+const PARKED_IMAGES: &str = "SELECT source, attempts, coalesce(last_error, '') FROM images
+     WHERE parked_at IS NOT NULL AND state <> 'stored' ORDER BY source";
+const ANCHOR: &str = "SELECT audit_tip_seq, audit_tip_hash FROM site_state WHERE id = 1";
 const AUDIT_TIP: &str = "SELECT seq, current_hash FROM audit_log ORDER BY seq DESC LIMIT 1";
 const NEXT_EMBARGO: &str = "SELECT min(publish_at) FROM items
      WHERE publish_at > :now AND state IN ('pending', 'processing', 'withdrawn')
-       AND source_hash IS NOT NULL AND wants_withdrawn = 0";
+       AND source_hash IS NOT NULL AND wants_withdrawn = 0 AND parked_at IS NULL";
 const FAILING: &str = "SELECT id, last_error FROM items WHERE last_error IS NOT NULL ORDER BY id";
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -28,6 +33,34 @@ pub struct Status {
     pub audit_tip: Option<String>,
     pub next_embargo_at: Option<Instant>,
     pub failing: Vec<Failing>,
+    /// Items parked after `publish.max_attempts` failures; `publish --retry ID` re-arms one.
+    pub parked: Vec<crate::ledger::items::Parked>,
+    /// Remote images parked after `publish.max_attempts` failed fetches.
+    pub parked_images: Vec<ParkedImage>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ParkedImage {
+    pub source: String,
+    pub attempts: i64,
+    pub error: String,
+}
+
+/// The audit chain's anchor: the seq and hash of the newest entry, as the ledger recorded
+/// them beside the revision when it was appended.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AuditTip {
+    pub seq: i64,
+    pub hash: Option<String>,
+}
+
+pub fn anchor(conn: &Connection) -> rusqlite::Result<AuditTip> {
+    conn.prepare_cached(ANCHOR)?.query_row([], |r| {
+        Ok(AuditTip {
+            seq: r.get(0)?,
+            hash: r.get(1)?,
+        })
+    })
 }
 
 const LEDGER_ID: &str = "SELECT ledger_id FROM site_state WHERE id = 1";
@@ -44,7 +77,7 @@ pub fn revision(conn: &Connection) -> rusqlite::Result<i64> {
 /// Reads everything in the caller's transaction, so the figures agree with each other.
 pub fn read(conn: &Connection, now: Instant) -> rusqlite::Result<Status> {
     let mut items: BTreeMap<&'static str, i64> =
-        ["pending", "processing", "published", "withdrawn"]
+        ["pending", "processing", "published", "withdrawn", "failed"]
             .into_iter()
             .map(|s| (s, 0))
             .collect();
@@ -80,5 +113,16 @@ pub fn read(conn: &Connection, now: Instant) -> rusqlite::Result<Status> {
         audit_tip: tip.map(|t| t.1),
         next_embargo_at: next.map(Instant),
         failing,
+        parked: crate::ledger::items::parked(conn)?,
+        parked_images: conn
+            .prepare_cached(PARKED_IMAGES)?
+            .query_map([], |r| {
+                Ok(ParkedImage {
+                    source: r.get(0)?,
+                    attempts: r.get(1)?,
+                    error: r.get(2)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?,
     })
 }

@@ -9,29 +9,48 @@ use std::path::Path;
 
 pub const FILE: &str = "manifest.json";
 
-/// How long a cache may keep a file.
+/// How caches may keep a file. A URL that names a file by its path is answered differently
+/// by the next revision, and no purge reaches every edge: every cache must revalidate it
+/// (`max-age=0, must-revalidate` with its strong ETag, so a revalidation is a cheap 304). Only
+/// a URL that names its bytes — a content hash in the name — may be kept long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CacheClass {
-    /// Home page: at most 60 s, capped at the next embargo end.
+    /// The home page: revalidated; changes with every publication.
     Home,
-    /// Every other page, list, feed and sitemap: at most 300 s, capped at the next embargo end.
+    /// Every other page, list, feed, sitemap and 404: revalidated.
     Content,
-    /// Static files and images: an hour; their bytes cannot change within a revision.
+    /// A static file under its own path: revalidated.
     Asset,
+    /// A URL that names its bytes (`/images/<sha256>.<ext>`, a fingerprinted static file):
+    /// `public, max-age=31536000, immutable`.
+    Immutable,
 }
 
+/// A year: the lifetime of a URL that names its bytes.
+pub const IMMUTABLE_MAX_AGE: u64 = 31_536_000;
+
 impl CacheClass {
+    /// Seconds any cache (browser, CDN) may keep the response without revalidating it.
     pub fn max_age(self) -> u64 {
         match self {
-            CacheClass::Home => 60,
-            CacheClass::Content => 300,
-            CacheClass::Asset => 3600,
+            CacheClass::Immutable => IMMUTABLE_MAX_AGE,
+            _ => 0,
         }
     }
 
+    /// The `Cache-Control` value every response of this class carries.
+    pub fn cache_control(self) -> &'static str {
+        match self {
+            CacheClass::Immutable => "public, max-age=31536000, immutable",
+            _ => "public, max-age=0, must-revalidate",
+        }
+    }
+
+    /// Whether what the URL shows can change at the next embargo end (pages do; a static
+    /// file's or an image's bytes do not).
     pub fn capped_by_embargo(self) -> bool {
-        !matches!(self, CacheClass::Asset)
+        matches!(self, CacheClass::Home | CacheClass::Content)
     }
 }
 
@@ -43,9 +62,11 @@ pub struct Entry {
     pub bytes: u64,
     pub content_type: String,
     pub cache: CacheClass,
-    /// The origin's own cache lifetime in seconds (browsers always get max-age=0).
+    /// Seconds any cache may keep the file without revalidating (0, or a year for a URL that
+    /// names its bytes).
     pub max_age: u64,
-    /// No cache may keep the file past this instant (the next embargo end), if any.
+    /// For pages: the next embargo end, the instant what the URL should show changes without
+    /// a write; no cache keyed by revision may keep the page past it.
     pub cache_until: Option<Instant>,
     /// Hash of everything that went into the file; equal keys mean equal bytes.
     pub key: String,
@@ -60,6 +81,10 @@ pub struct Manifest {
     /// The ledger the revision was built from (absent in manifests older than the field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ledger_id: Option<String>,
+    /// The audit chain's tip when the revision's snapshot was read: `verify` checks that the
+    /// chain still holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_tip: Option<AuditAnchor>,
     pub build: String,
     pub preview: bool,
     pub next_change_at: Option<Instant>,
@@ -67,6 +92,13 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broken_links: Vec<(String, String)>,
     pub files: Vec<Entry>,
+}
+
+/// An audit chain position: entry `seq` with hash `hash` (seq 0: the empty chain).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditAnchor {
+    pub seq: i64,
+    pub hash: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for Instant {

@@ -21,6 +21,7 @@ use std::path::Path;
 pub const CURRENT: &str = "current";
 pub const CURRENT_JSON: &str = "current.json";
 pub const RETIRED_JSON: &str = "retired.json";
+pub const ROLLBACK_JSON: &str = "rollback.json";
 const LOCK: &str = ".pointer.lock";
 const TMP_PREFIX: &str = ".current.tmp-";
 
@@ -41,6 +42,37 @@ impl Pointer {
     }
 }
 
+/// `public/current.json`: the pointer, plus the instant at which what the site should show
+/// next changes without a write (the next embargo end, from the ledger at the last build).
+/// It lives beside the revision, not in it, so a build that finds its revision already made
+/// can still bring it up to date without touching an immutable directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurrentJson {
+    pub revision: i64,
+    pub build: String,
+    pub dir: String,
+    #[serde(default)]
+    pub next_change_at: Option<Instant>,
+}
+
+impl CurrentJson {
+    fn of(to: &Pointer, next_change_at: Option<Instant>) -> CurrentJson {
+        CurrentJson {
+            revision: to.revision,
+            build: to.build.clone(),
+            dir: to.dir.clone(),
+            next_change_at,
+        }
+    }
+}
+
+/// `public/current.json`, if readable.
+pub fn read_json(public: &Path) -> Option<CurrentJson> {
+    std::fs::read(public.join(CURRENT_JSON))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+}
+
 /// What a swap did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Swap {
@@ -51,6 +83,36 @@ pub enum Swap {
     Unchanged,
     /// The pointer names a higher revision; left alone.
     KeptHigher(Pointer),
+    /// A rollback from revision `.0` holds the pointer until a higher revision is built.
+    Held(i64),
+}
+
+/// `public/rollback.json`: the journal of the last rollback. While `held_below` is set, builds
+/// of that revision or lower leave the pointer where the rollback put it. `audited` is the
+/// receipt: the pointer moves first, the audit entry follows, and a process that died in
+/// between leaves `audited: false` for the next build or rollback to finish.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RollbackJournal {
+    pub id: String,
+    pub from: Option<String>,
+    pub to: String,
+    pub held_below: Option<i64>,
+    pub at: Instant,
+    pub audited: bool,
+}
+
+/// The rollback journal, if any.
+pub fn rollback_journal(public: &Path) -> Option<RollbackJournal> {
+    std::fs::read(public.join(ROLLBACK_JSON))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+}
+
+fn write_journal(public: &Path, j: &RollbackJournal) -> Result<(), OutputError> {
+    write_atomic(
+        &public.join(ROLLBACK_JSON),
+        &serde_json::to_vec_pretty(j).expect("journals serialise"),
+    )
 }
 
 /// The revision `public/current` names, if any.
@@ -117,6 +179,7 @@ fn swap_locked(
     from: Option<&Pointer>,
     to: &Pointer,
     now: Instant,
+    next_change_at: Option<Instant>,
 ) -> Result<(), OutputError> {
     check_target(public, to)?;
     let link = public.join(CURRENT);
@@ -143,14 +206,14 @@ fn swap_locked(
             tracing::warn!(error = %e, "could not record the retired revision; gc may remove it without a grace period");
         }
     }
-    write_json(public, to);
+    write_json(public, &CurrentJson::of(to, next_change_at));
     Ok(())
 }
 
 /// Rewrites `current.json`. The symlink has already moved and is the truth, so a failure
 /// here is a warning, not a failed swap: the next pointer operation repairs the JSON.
-fn write_json(public: &Path, to: &Pointer) {
-    let json = serde_json::to_vec_pretty(to).expect("pointers serialise");
+fn write_json(public: &Path, j: &CurrentJson) {
+    let json = serde_json::to_vec_pretty(j).expect("pointers serialise");
     if let Err(e) = write_atomic(&public.join(CURRENT_JSON), &json) {
         tracing::warn!(error = %e, "public/current moved, but current.json could not be rewritten; it is repaired by the next build");
     }
@@ -186,20 +249,25 @@ fn retire(public: &Path, dir: &str, now: Instant) -> Result<(), OutputError> {
     )
 }
 
-/// Points `current` at `to` unless it already names a higher revision.
-pub fn advance(public: &Path, to: &Pointer, now: Instant) -> Result<Swap, OutputError> {
+/// Points `current` at `to` unless it already names a higher revision, or a rollback holds
+/// it below a revision `to` does not exceed. `next_change_at` goes to `current.json` (also when
+/// the pointer already named `to`: the ledger may have learned of a new embargo since).
+pub fn advance(
+    public: &Path,
+    to: &Pointer,
+    now: Instant,
+    next_change_at: Option<Instant>,
+) -> Result<Swap, OutputError> {
     let _guard = lock(public)?;
     let from = read(public)?;
+    let journal = rollback_journal(public);
     match &from {
         Some(p) if p == to => {
             // A crash (or a write error) between the symlink swap and the JSON write leaves
-            // the JSON behind.
-            let json_ok = std::fs::read(public.join(CURRENT_JSON))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Pointer>(&b).ok())
-                .is_some_and(|j| &j == to);
-            if !json_ok {
-                write_json(public, to);
+            // the JSON behind; a new embargo changes next_change_at.
+            let want = CurrentJson::of(to, next_change_at);
+            if read_json(public).as_ref() != Some(&want) {
+                write_json(public, &want);
             }
             return Ok(Swap::Unchanged);
         }
@@ -208,19 +276,78 @@ pub fn advance(public: &Path, to: &Pointer, now: Instant) -> Result<Swap, Output
         Some(p) if p.revision > to.revision => return Ok(Swap::KeptHigher(p.clone())),
         _ => {}
     }
-    swap_locked(public, from.as_ref(), to, now)?;
+    if let Some(held) = journal.as_ref().and_then(|j| j.held_below) {
+        if to.revision <= held {
+            return Ok(Swap::Held(held));
+        }
+    }
+    swap_locked(public, from.as_ref(), to, now, next_change_at)?;
+    // Past the hold: the rollback is over. Its journal goes once its receipt is written.
+    if let Some(mut j) = journal {
+        if j.audited {
+            let _ = std::fs::remove_file(public.join(ROLLBACK_JSON));
+        } else if j.held_below.is_some() {
+            j.held_below = None;
+            write_journal(public, &j)?;
+        }
+    }
     Ok(Swap::Moved { from })
 }
 
-/// Points `current` at `to` whatever it named before (rollback). Returns the old pointer.
-pub fn force(public: &Path, to: &Pointer, now: Instant) -> Result<Option<Pointer>, OutputError> {
+/// Points `current` at `to` whatever it named before (rollback), journaling the move first
+/// (`rollback.json`, not yet audited): a rollback to a lower revision holds the pointer there
+/// until a build of a higher revision than the one rolled back from. Returns the old pointer.
+pub fn rollback(
+    public: &Path,
+    to: &Pointer,
+    id: &str,
+    now: Instant,
+) -> Result<Option<Pointer>, OutputError> {
     let _guard = lock(public)?;
     let from = read(public)?;
     check_target(public, to)?;
+    let earlier = rollback_journal(public).and_then(|j| j.held_below);
+    let held_below = from
+        .as_ref()
+        .map(|f| f.revision)
+        .into_iter()
+        .chain(earlier)
+        .filter(|r| *r > to.revision)
+        .max();
+    write_journal(
+        public,
+        &RollbackJournal {
+            id: id.to_string(),
+            from: from.as_ref().map(|p| p.dir.clone()),
+            to: to.dir.clone(),
+            held_below,
+            at: now,
+            audited: false,
+        },
+    )?;
     if from.as_ref() != Some(to) {
-        swap_locked(public, from.as_ref(), to, now)?;
+        let next = read_json(public).and_then(|j| j.next_change_at);
+        swap_locked(public, from.as_ref(), to, now, next)?;
     }
     Ok(from)
+}
+
+/// Records that rollback `id`'s audit entry is written; a journal with no hold left is
+/// removed.
+pub fn rollback_audited(public: &Path, id: &str) -> Result<(), OutputError> {
+    let _guard = lock(public)?;
+    match rollback_journal(public) {
+        Some(mut j) if j.id == id => {
+            if j.held_below.is_none() {
+                std::fs::remove_file(public.join(ROLLBACK_JSON))
+                    .map_err(io_err(public.join(ROLLBACK_JSON)))
+            } else {
+                j.audited = true;
+                write_journal(public, &j)
+            }
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Runs `f` while holding the pointer lock (gc uses it so it never races a swap).
@@ -276,16 +403,20 @@ mod tests {
         make_rev(d.path(), &p2);
         let t = Instant(1_000);
         assert_eq!(
-            advance(d.path(), &p2, t).unwrap(),
+            advance(d.path(), &p2, t, None).unwrap(),
             Swap::Moved { from: None }
         );
         assert_eq!(
-            advance(d.path(), &p1, t).unwrap(),
+            advance(d.path(), &p1, t, None).unwrap(),
             Swap::KeptHigher(p2.clone())
         );
-        assert_eq!(advance(d.path(), &p2, t).unwrap(), Swap::Unchanged);
+        assert_eq!(advance(d.path(), &p2, t, None).unwrap(), Swap::Unchanged);
         assert_eq!(read(d.path()).unwrap(), Some(p2.clone()));
-        assert_eq!(force(d.path(), &p1, t).unwrap(), Some(p2.clone()));
+        assert_eq!(rollback(d.path(), &p1, "r1", t).unwrap(), Some(p2.clone()));
+        // Held: rebuilding revision 2 does not undo the rollback.
+        assert_eq!(advance(d.path(), &p2, t, None).unwrap(), Swap::Held(2));
+        rollback_audited(d.path(), "r1").unwrap();
+        assert!(rollback_journal(d.path()).unwrap().audited);
         assert_eq!(
             retired(d.path()),
             vec![Retired {
@@ -294,9 +425,8 @@ mod tests {
             }]
         );
         assert_eq!(read(d.path()).unwrap(), Some(p1.clone()));
-        let json: Pointer =
-            serde_json::from_slice(&std::fs::read(d.path().join(CURRENT_JSON)).unwrap()).unwrap();
-        assert_eq!(json, p1);
+        let json = read_json(d.path()).unwrap();
+        assert_eq!((json.revision, json.dir), (1, p1.dir.clone()));
         assert!(d.path().join("current/manifest.json").exists());
     }
 }
@@ -312,14 +442,14 @@ mod more_tests {
         let dir = d.path().join(REVISIONS).join(&p1.dir);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("manifest.json"), "{}").unwrap();
-        advance(d.path(), &p1, Instant(0)).unwrap();
+        advance(d.path(), &p1, Instant(0), None).unwrap();
         let gone = Pointer::new(2, "aa");
         assert!(matches!(
-            advance(d.path(), &gone, Instant(0)),
+            advance(d.path(), &gone, Instant(0), None),
             Err(OutputError::NoSuchRevision { .. })
         ));
         assert!(matches!(
-            force(d.path(), &gone, Instant(0)),
+            rollback(d.path(), &gone, "x", Instant(0)),
             Err(OutputError::NoSuchRevision { .. })
         ));
         assert_eq!(read(d.path()).unwrap(), Some(p1));

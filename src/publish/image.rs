@@ -207,6 +207,18 @@ pub fn ensure(
             return Ok(k.clone());
         }
     }
+    if let ImageSource::Remote(_) = source {
+        if let Some((attempts, last)) =
+            images::parked(ledger.conn(), &key).map_err(|e| ledger.err(e))?
+        {
+            return Err(ImageError::Failed {
+                image: key,
+                why: format!(
+                    "parked after {attempts} failed fetches (last: {last}); `fencepost publish --retry ID` re-arms it"
+                ),
+            });
+        }
+    }
     let now = clock.now();
     let Some(held) = with_write(ledger, |tx| {
         lease::acquire(tx, &images::lease_key(&key), owner, now, lease_secs)
@@ -249,7 +261,11 @@ pub fn ensure(
         }
         Err(why) => {
             with_write(ledger, |tx| {
-                images::record_failed(tx, &key, &why, &held, now)?;
+                let max = match source {
+                    ImageSource::Remote(_) => Some(site.config.publish.max_attempts),
+                    ImageSource::Local(_) => None,
+                };
+                images::record_failed(tx, &key, &why, &held, max, now)?;
                 lease::release(tx, &held, now)
             })?;
             Err(ImageError::Failed { image: key, why })

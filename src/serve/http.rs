@@ -8,7 +8,7 @@
 
 use super::paths::{self, RequestPath};
 use crate::build::MemorySite;
-use crate::clock::{Clock, Instant};
+use crate::clock::Clock;
 use crate::output::manifest::Manifest;
 use crate::output::pointer::CURRENT;
 use axum::body::Body;
@@ -21,6 +21,7 @@ use axum::Router;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::broadcast;
@@ -44,9 +45,8 @@ const CACHE_BUDGET: u64 = 128 * 1024 * 1024;
 struct FileMeta {
     etag: HeaderValue,
     content_type: HeaderValue,
+    cache_control: HeaderValue,
     bytes: u64,
-    max_age: u64,
-    cache_until: Option<Instant>,
 }
 
 /// A complete revision, as the origin serves it.
@@ -55,6 +55,8 @@ pub struct Revision {
     name_header: HeaderValue,
     /// The revision folder, open: every file is opened beneath it with no symlink followed.
     dir: std::fs::File,
+    /// (device, inode) of that folder: the pointer must still lead to this very folder.
+    id: (u64, u64),
     files: HashMap<String, FileMeta>,
     /// Contents of small files already served, up to [`CACHE_BUDGET`] bytes.
     cache: RwLock<(u64, HashMap<String, axum::body::Bytes>)>,
@@ -75,19 +77,23 @@ impl Revision {
                             .unwrap_or(HeaderValue::from_static("\"\"")),
                         content_type: HeaderValue::from_str(&e.content_type)
                             .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+                        cache_control: HeaderValue::from_static(e.cache.cache_control()),
                         bytes: e.bytes,
-                        max_age: e.max_age,
-                        cache_until: e.cache_until,
                     },
                 )
             })
             .collect();
         let dir = std::fs::File::open(&dir)
             .map_err(|e| format!("revision {name} cannot be opened: {e}"))?;
+        let id = dir
+            .metadata()
+            .map(|m| (m.dev(), m.ino()))
+            .map_err(|e| format!("revision {name} cannot be opened: {e}"))?;
         Ok(Revision {
             name_header: HeaderValue::from_str(&name).unwrap_or(HeaderValue::from_static("-")),
             name,
             dir,
+            id,
             files,
             cache: RwLock::new((0, HashMap::new())),
         })
@@ -127,26 +133,40 @@ impl Origin {
     }
 
     /// The revision the pointer names now. Err: why nothing can be served (503).
+    ///
+    /// Two system calls per request: `stat` through the pointer (the folder it leads to must
+    /// exist and be the very folder a cached revision was loaded from) and `readlink` (its
+    /// name). A revision deleted or moved away while the origin runs is a 503, never cached
+    /// bytes of a revision it can no longer read, nor a 404.
     pub fn current(&self) -> Result<Arc<Revision>, String> {
         let link = self.public.join(CURRENT);
-        let target = std::fs::read_link(&link).map_err(|e| {
+        let unreadable = |e: std::io::Error| {
             format!(
                 "no revision to serve: {} cannot be read ({e}); run `fencepost build`",
                 link.display()
             )
-        })?;
+        };
+        let target = std::fs::read_link(&link).map_err(unreadable)?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let live = std::fs::metadata(&link)
+            .map_err(|_| format!("public/current names revision {name}, which is missing"))?;
+        let live_id = (live.dev(), live.ino());
         let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(pos) = cached.iter().position(|(t, _)| *t == target) {
+        if let Some(pos) = cached
+            .iter()
+            .position(|(t, r)| *t == target && r.id == live_id)
+        {
             if pos > 0 {
                 let hit = cached.remove(pos);
                 cached.insert(0, hit);
             }
             return Ok(cached[0].1.clone());
         }
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        // A cached revision of that name from another folder is stale: drop it.
+        cached.retain(|(t, _)| *t != target);
         let dir = std::fs::canonicalize(self.public.join(&target))
             .map_err(|_| format!("public/current names revision {name}, which is missing"))?;
         let rev = Arc::new(Revision::load(dir, name)?);
@@ -243,7 +263,7 @@ fn respond(app: &App, method: &Method, raw: &str, headers: &HeaderMap) -> Respon
     let head = method == Method::HEAD;
     match &app.root {
         Root::Origin(origin) => match origin.current() {
-            Ok(rev) => serve_origin(app, &rev, &rp, headers, head),
+            Ok(rev) => serve_origin(&rev, &rp, headers, head),
             Err(why) => {
                 let mut r = text(StatusCode::SERVICE_UNAVAILABLE, &why);
                 r.headers_mut()
@@ -275,6 +295,11 @@ fn lookup(rp: &RequestPath, has: impl Fn(&str) -> bool) -> Lookup {
 
 fn redirect(to: &str) -> Response {
     let mut r = StatusCode::MOVED_PERMANENTLY.into_response();
+    // A 301 is cacheable by default: keep it from outliving the revision that made it.
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=0, must-revalidate"),
+    );
     if let Ok(v) = HeaderValue::from_str(
         &percent_encoding::utf8_percent_encode(to, percent_encoding::CONTROLS).to_string(),
     ) {
@@ -328,13 +353,7 @@ fn common_headers(r: &mut Response, etag: &str, content_type: &str, revision: &s
     }
 }
 
-fn serve_origin(
-    app: &App,
-    rev: &Revision,
-    rp: &RequestPath,
-    headers: &HeaderMap,
-    head: bool,
-) -> Response {
+fn serve_origin(rev: &Revision, rp: &RequestPath, headers: &HeaderMap, head: bool) -> Response {
     let (path, status) = match lookup(rp, |p| rev.files.contains_key(p)) {
         Lookup::File(p) => (p, StatusCode::OK),
         Lookup::AddSlash(to) => return redirect(&to),
@@ -344,26 +363,14 @@ fn serve_origin(
         Lookup::NotFound => return text(StatusCode::NOT_FOUND, "not found"),
     };
     let meta = &rev.files[&path];
-    // Browsers and shared caches revalidate every time; the origin lifetime is for CDNs.
-    let now = app.clock.now();
-    let cdn_age = match meta.cache_until {
-        Some(until) if until <= now => 0,
-        Some(until) => meta.max_age.min(((until.0 - now.0) / 1000) as u64),
-        None => meta.max_age,
-    };
     let finish = |mut r: Response| {
         let h = r.headers_mut();
         h.insert(header::ETAG, meta.etag.clone());
         h.insert(header::CONTENT_TYPE, meta.content_type.clone());
         safety_headers(h, meta.content_type.as_bytes());
         h.insert("x-revision", rev.name_header.clone());
-        h.insert(
-            header::CACHE_CONTROL,
-            HeaderValue::from_static("public, max-age=0, must-revalidate"),
-        );
-        if let Ok(v) = HeaderValue::from_str(&format!("public, max-age={cdn_age}")) {
-            h.insert("cdn-cache-control", v);
-        }
+        // URL-keyed: every cache revalidates; only a URL naming its bytes is kept long.
+        h.insert(header::CACHE_CONTROL, meta.cache_control.clone());
         r
     };
     if status == StatusCode::OK && etag_matches(headers, meta.etag.as_bytes()) {
