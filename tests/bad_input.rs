@@ -3,10 +3,7 @@
 mod common;
 use common::*;
 use predicates::str::contains;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 fn nothing_written(s: &TestSite) {
     assert_eq!(s.count("SELECT count(*) FROM items"), 0);
@@ -236,48 +233,10 @@ fn init_refuses_an_existing_site() {
         .stderr(contains("already"));
 }
 
-/// A tiny HTTP/1.1 server on loopback that counts requests per path.
-fn serve(routes: Vec<(&'static str, u16, Vec<u8>)>) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let hits = Arc::new(AtomicUsize::new(0));
-    let counter = hits.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            if reader.read_line(&mut line).is_err() {
-                continue;
-            }
-            loop {
-                let mut h = String::new();
-                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                    break;
-                }
-            }
-            counter.fetch_add(1, Ordering::SeqCst);
-            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let (status, body) = routes
-                .iter()
-                .find(|(p, _, _)| *p == path)
-                .map(|(_, s, b)| (*s, b.clone()))
-                .unwrap_or((404, b"not found".to_vec()));
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(&body);
-        }
-    });
-    (base, hits)
-}
-
 #[test]
 fn a_remote_image_is_fetched_exactly_once_and_a_404_is_retried() {
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDRremote".to_vec();
-    let (base, hits) = serve(vec![("/a.png", 200, png.clone())]);
+    let (base, hits) = image_server(vec![("/a.png", 200, png.clone())]);
     let s = TestSite::new();
     s.item_with(1, "2026-11-01", &format!("image = \"{base}/a.png\"\n"), "x");
     s.item_with(2, "2026-11-01", &format!("image = \"{base}/a.png\"\n"), "y");

@@ -2,18 +2,7 @@
 //! Needs `--features failpoints`.
 mod common;
 use common::*;
-use std::time::{Duration, Instant as Wall};
-
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Wall::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use std::time::Duration;
 
 fn processing(s: &TestSite) -> i64 {
     s.try_count("SELECT count(*) FROM items WHERE state = 'processing'")

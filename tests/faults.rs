@@ -5,64 +5,7 @@
 mod common;
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant as Wall};
-
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Wall::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A fencepost process stalled at a fail point, and the log that says when it got there.
-struct Stalled {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Stalled {
-    fn start(s: &TestSite, args: &[&str], failpoints: &str) -> Stalled {
-        let log = s.path(&format!(".fp-{}.log", uuid_like()));
-        let child = std::process::Command::new(bin())
-            .arg("--site")
-            .arg(s.root())
-            .args(args)
-            .arg("--json")
-            .env("FAILPOINTS", failpoints)
-            .env("FENCEPOST_FAILPOINT_LOG", &log)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        Stalled { child, log }
-    }
-
-    fn wait_until(&self, point: &str) {
-        wait_for(point, || {
-            std::fs::read_to_string(&self.log).is_ok_and(|t| t.lines().any(|l| l == point))
-        });
-    }
-
-    fn finish(self) -> std::process::Output {
-        self.child.wait_with_output().unwrap()
-    }
-}
-
-fn uuid_like() -> String {
-    format!(
-        "{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
-}
 
 fn manifest(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()

@@ -344,3 +344,100 @@ pub fn parse_response(raw: &[u8], head: bool) -> HttpResponse {
         body,
     }
 }
+
+/// A tiny HTTP/1.1 image server on loopback that counts the requests it answers.
+pub fn image_server(
+    routes: Vec<(&'static str, u16, Vec<u8>)>,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = hits.clone();
+    use std::io::{BufRead, Write};
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+            }
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let (status, body) = routes
+                .iter()
+                .find(|(p, _, _)| *p == path)
+                .map(|(_, s, b)| (*s, b.clone()))
+                .unwrap_or((404, b"not found".to_vec()));
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&body);
+        }
+    });
+    (base, hits)
+}
+
+pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A fencepost process stalled at a fail point, and the log that says when it got there.
+pub struct Stalled {
+    pub child: Child,
+    log: PathBuf,
+}
+
+impl Stalled {
+    pub fn start(s: &TestSite, args: &[&str], failpoints: &str) -> Stalled {
+        let log = s.path(&format!(".fp-{}.log", uuid_like()));
+        let child = std::process::Command::new(bin())
+            .arg("--site")
+            .arg(s.root())
+            .args(args)
+            .arg("--json")
+            .env("FAILPOINTS", failpoints)
+            .env("FENCEPOST_FAILPOINT_LOG", &log)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Stalled { child, log }
+    }
+
+    pub fn wait_until(&self, point: &str) {
+        wait_for(point, || {
+            std::fs::read_to_string(&self.log).is_ok_and(|t| t.lines().any(|l| l == point))
+        });
+    }
+
+    pub fn finish(self) -> std::process::Output {
+        self.child.wait_with_output().unwrap()
+    }
+}
+
+fn uuid_like() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
