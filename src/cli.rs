@@ -3,6 +3,7 @@
 //! to stderr.
 
 mod build;
+mod deploy;
 mod gc;
 mod init;
 mod publish;
@@ -50,7 +51,10 @@ enum Command {
     Publish(publish::Args),
     /// Render the ledger's publication revision into public/revisions/R-B and move the pointer.
     Build(build::Args),
-    /// Point public/current back at an existing complete revision.
+    /// Ship a finished revision to object storage (resumable; the pointer moves last, by
+    /// compare-and-set).
+    Deploy(deploy::Args),
+    /// Point public/current (or, with --to, a bucket's pointer) back at a revision it holds.
     Rollback(rollback::Args),
     /// Remove old revision directories (never the current one).
     Gc(gc::Args),
@@ -125,6 +129,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Init(args) => init::run(&ctx, args),
         Command::Publish(args) => publish::run(&ctx, args),
         Command::Build(args) => build::run(&ctx, args),
+        Command::Deploy(args) => deploy::run(&ctx, args),
         Command::Rollback(args) => rollback::run(&ctx, args),
         Command::Gc(args) => gc::run(&ctx, args),
         Command::Serve(args) => serve::run(&ctx, args),

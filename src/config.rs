@@ -38,6 +38,29 @@ pub struct Config {
     pub results: ResultsConfig,
     pub build: BuildConfig,
     pub serve: ServeConfig,
+    pub deploy: DeployConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeployConfig {
+    /// The default target of `deploy`, `rollback --to` and `gc --to`
+    /// (`s3://bucket/prefix`, `gs://…`, `az://…`, `file:///abs/path`).
+    pub to: Option<String>,
+    /// Lease length of one deploy operation (kept alive through long uploads).
+    pub lease_secs: u64,
+    /// Attempts before an operation is parked `failed`.
+    pub max_attempts: u32,
+}
+
+impl Default for DeployConfig {
+    fn default() -> Self {
+        DeployConfig {
+            to: None,
+            lease_secs: 300,
+            max_attempts: 5,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -51,6 +74,11 @@ pub struct ServeConfig {
     /// On SIGINT/SIGTERM, open responses get this many seconds to finish; then the server
     /// exits anyway.
     pub shutdown_deadline_secs: u64,
+    /// `serve --from`: the bucket's pointer is read at most once per this many
+    /// milliseconds (and never cached past its next_change_at).
+    pub pointer_ttl_ms: u64,
+    /// `serve --from`: bytes of blobs kept in memory.
+    pub blob_cache_bytes: u64,
 }
 
 impl Default for ServeConfig {
@@ -59,6 +87,8 @@ impl Default for ServeConfig {
             header_timeout_secs: 10,
             max_connections: 1024,
             shutdown_deadline_secs: 10,
+            pointer_ttl_ms: 1000,
+            blob_cache_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -142,6 +172,7 @@ impl Default for Config {
             results: ResultsConfig::default(),
             build: BuildConfig::default(),
             serve: ServeConfig::default(),
+            deploy: DeployConfig::default(),
         }
     }
 }
@@ -266,6 +297,27 @@ impl Config {
             if n == 0 || n > 3600 {
                 return Err(invalid(key, n.to_string(), "must be between 1 and 3600"));
             }
+        }
+        if self.deploy.lease_secs == 0 || self.deploy.lease_secs > MAX_LEASE_SECS {
+            return Err(invalid(
+                "deploy.lease_secs",
+                self.deploy.lease_secs.to_string(),
+                "a lease lasts from 1 second to a year (31622400)",
+            ));
+        }
+        if self.deploy.max_attempts == 0 || self.deploy.max_attempts > 1000 {
+            return Err(invalid(
+                "deploy.max_attempts",
+                self.deploy.max_attempts.to_string(),
+                "must be between 1 and 1000",
+            ));
+        }
+        if self.serve.pointer_ttl_ms > 3_600_000 {
+            return Err(invalid(
+                "serve.pointer_ttl_ms",
+                self.serve.pointer_ttl_ms.to_string(),
+                "must be at most 3600000 (an hour)",
+            ));
         }
         if self.serve.max_connections == 0 || self.serve.max_connections > 1_000_000 {
             return Err(invalid(

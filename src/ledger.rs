@@ -9,6 +9,7 @@
 //! (the publish commit batch), [`audit`], [`images`], [`results`], [`status`].
 
 pub mod audit;
+pub mod deploys;
 pub mod images;
 pub mod items;
 pub mod lease;

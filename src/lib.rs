@@ -13,7 +13,9 @@
 //!    build fingerprint B into `public/revisions/<R>-<B>/`, reusing unchanged files, then
 //!    [`output`] swaps the `public/current` pointer so readers only see complete revisions.
 //!
-//! 4. [`serve`] serves whatever `public/current` names, with revision-keyed cache headers, or
+//! 4. [`deploy`] ships a finished revision to object storage as a resumable saga and moves
+//!    the bucket's pointer by compare-and-set.
+//! 5. [`serve`] serves whatever `public/current` (or a bucket's pointer) names, with revision-keyed cache headers, or
 //!    an in-memory live preview for editors.
 //!
 //! The ledger imports none of the later stages; build never touches object storage; serve
@@ -23,6 +25,7 @@ pub mod build;
 pub mod clock;
 pub mod config;
 pub mod content;
+pub mod deploy;
 pub mod init;
 pub mod ledger;
 pub mod output;

@@ -22,23 +22,8 @@ pub struct RollbackReport {
 /// Recorded in the audit log.
 pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackReport, BuildError> {
     let public = public_dir(site);
-    let complete = revision::list_complete(&public)?;
     let current = pointer::read(&public)?;
-    let chosen = if let Some((r, b)) = revision::parse_dir_name(target) {
-        complete
-            .iter()
-            .find(|(_, n)| *n == revision::dir_name(r, b))
-            .cloned()
-    } else if let Ok(r) = target.parse::<i64>() {
-        let same_build = current.as_ref().map(|c| revision::dir_name(r, &c.build));
-        complete
-            .iter()
-            .find(|(_, n)| Some(n) == same_build.as_ref())
-            .or_else(|| complete.iter().find(|(rev, _)| *rev == r))
-            .cloned()
-    } else {
-        None
-    };
+    let chosen = revision::choose(&public, target, current.as_ref())?;
     let Some((r, name)) = chosen else {
         return Err(OutputError::NoSuchRevision {
             wanted: target.to_string(),

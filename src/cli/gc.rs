@@ -6,15 +6,42 @@ pub struct Args {
     /// How many of the newest complete revisions to keep (the current one is always kept).
     #[arg(long, value_name = "N")]
     keep: usize,
-    /// Keep a revision that was live less than this many seconds ago, whatever --keep says:
-    /// a static server or a reader may still be reading it.
-    #[arg(long, value_name = "SECS", default_value_t = 300)]
-    grace_secs: u64,
+    /// Locally: keep a revision that was live less than this many seconds ago, whatever
+    /// --keep says (default 300). With --to: never remove an object younger than this
+    /// (default 3600: a concurrent deploy may have uploaded it before its manifest).
+    #[arg(long, value_name = "SECS")]
+    grace_secs: Option<u64>,
+    /// Collect the bucket at URL instead of public/.
+    #[arg(long, value_name = "URL")]
+    to: Option<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
-    let r = fencepost::build::admin::gc(&site, &ctx.clock, args.keep, args.grace_secs)?;
+    if let Some(url) = &args.to {
+        let r = fencepost::deploy::admin::gc(
+            &site,
+            &ctx.clock,
+            url,
+            args.keep,
+            args.grace_secs.unwrap_or(3600),
+        )?;
+        ctx.emit(&r, || {
+            format!(
+                "{}: kept {} ({}); removed {} manifest(s), {} shard(s), {} blob(s); {} unreferenced object(s) younger than the grace period left",
+                r.target,
+                r.kept.len(),
+                r.kept.join(", "),
+                r.removed_manifests,
+                r.removed_shards,
+                r.removed_blobs,
+                r.young_kept
+            )
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let r =
+        fencepost::build::admin::gc(&site, &ctx.clock, args.keep, args.grace_secs.unwrap_or(300))?;
     ctx.emit(&r, || {
         format!(
             "kept {} revision(s){}, removed {}: {}{}",

@@ -5,10 +5,25 @@ use std::process::ExitCode;
 pub struct Args {
     /// A publication revision `R` (newest complete build of it) or a directory name `R-B`.
     revision: String,
+    /// Roll back the bucket at URL instead of public/current (a revision the bucket holds).
+    #[arg(long, value_name = "URL")]
+    to: Option<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
+    if let Some(url) = &args.to {
+        let r = fencepost::deploy::admin::rollback(&site, &ctx.clock, url, &args.revision)?;
+        ctx.emit(&r, || {
+            format!(
+                "{}: {} -> {} (held until a higher revision is deployed; recorded in the audit log)",
+                r.target,
+                r.from.as_deref().unwrap_or("(none)"),
+                r.to
+            )
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let r = fencepost::build::admin::rollback(&site, &ctx.clock, &args.revision)?;
     ctx.emit(&r, || {
         format!(

@@ -58,6 +58,11 @@ const RELEASE: &str = "UPDATE job_leases SET expires_at = 0, updated_at = :now
 
 const HOLDS: &str = concat!("SELECT ", lease_guard!());
 
+/// Extends a live lease this owner holds (same fence): long work keeps it without letting
+/// anyone in between.
+const EXTEND: &str = "UPDATE job_leases SET expires_at = :expires_at, updated_at = :now
+     WHERE key = :key AND owner_id = :owner AND fence = :fence AND expires_at > :now";
+
 const COUNT_LIVE: &str = "SELECT count(*) FROM job_leases WHERE expires_at > :now";
 
 /// Tries to take `key` for `owner` until `now + secs`. `None`: someone else holds it.
@@ -91,6 +96,24 @@ pub fn release(conn: &Connection, lease: &Lease, now: Instant) -> rusqlite::Resu
         named_params! { ":key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0, ":now": now.0 },
     )?;
     Ok(n == 1)
+}
+
+/// Extends `lease` to `now + secs` if it is still held; returns the extended lease.
+pub fn extend(
+    conn: &Connection,
+    lease: &Lease,
+    now: Instant,
+    secs: u64,
+) -> rusqlite::Result<Option<Lease>> {
+    let expires_at = now.plus_secs(secs);
+    let n = conn.prepare_cached(EXTEND)?.execute(named_params! {
+        ":key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
+        ":now": now.0, ":expires_at": expires_at.0,
+    })?;
+    Ok((n == 1).then(|| Lease {
+        expires_at,
+        ..lease.clone()
+    }))
 }
 
 /// Whether `lease` is still held at `now`.

@@ -10,6 +10,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("sql/0001_init.sql"),
     include_str!("sql/0002_ledger_id.sql"),
     include_str!("sql/0003_parking_due_anchor.sql"),
+    include_str!("sql/0004_deploy.sql"),
 ];
 
 /// The schema version this binary writes.

@@ -205,6 +205,28 @@ pub fn remove_trash(public: &Path) -> Result<usize, OutputError> {
     Ok(removed)
 }
 
+/// Chooses a complete revision from `target`: `R-B` exactly, or `R` — the directory for R
+/// with the build `current` names, else the newest one for R.
+pub fn choose(
+    public: &Path,
+    target: &str,
+    current: Option<&super::pointer::Pointer>,
+) -> Result<Option<(i64, String)>, OutputError> {
+    let complete = list_complete(public)?;
+    Ok(if let Some((r, b)) = parse_dir_name(target) {
+        complete.iter().find(|(_, n)| *n == dir_name(r, b)).cloned()
+    } else if let Ok(r) = target.parse::<i64>() {
+        let same_build = current.map(|c| dir_name(r, &c.build));
+        complete
+            .iter()
+            .find(|(_, n)| Some(n) == same_build.as_ref())
+            .or_else(|| complete.iter().find(|(rev, _)| *rev == r))
+            .cloned()
+    } else {
+        None
+    })
+}
+
 /// Complete revisions, newest first (by revision, then by directory mtime).
 pub fn list_complete(public: &Path) -> Result<Vec<(i64, String)>, OutputError> {
     let revisions = public.join(REVISIONS);

@@ -1,0 +1,84 @@
+use super::Ctx;
+use fencepost::deploy::{self, Outcome, Report};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The target: s3://bucket/prefix (endpoint, region and credentials from AWS_*), gs://…,
+    /// az://…, or file:///absolute/path. Default: deploy.to in fencepost.toml.
+    #[arg(long, value_name = "URL")]
+    to: Option<String>,
+    /// The revision to deploy, `R` or `R-B` (default: the one public/current names).
+    #[arg(long, value_name = "R|R-B")]
+    revision: Option<String>,
+    /// Re-arm the parked operation ID (see `fencepost status`) before deploying.
+    #[arg(long, value_name = "ID")]
+    retry: Option<String>,
+}
+
+pub fn human(r: &Report) -> String {
+    let what = format!("{}-{} to {}", r.revision, r.build, r.target);
+    let mut out = match r.outcome {
+        Outcome::Deployed => format!(
+            "deployed {what}: {} blob(s) uploaded ({} bytes), {} already there; pointer {}\n",
+            r.blobs_uploaded, r.bytes_uploaded, r.blobs_present, r.pointer
+        ),
+        Outcome::AlreadyDeployed => format!("{what}: already deployed, nothing to do\n"),
+        Outcome::Superseded => {
+            format!("{what}: a higher revision is already live there; nothing to do\n")
+        }
+        Outcome::Held => format!(
+            "{what}: a rollback holds the target below a higher revision; publish something new, or `fencepost rollback --to` it\n"
+        ),
+        Outcome::SkippedLocked => {
+            format!("{what}: another deploy is doing the work right now; nothing to do\n")
+        }
+        Outcome::Failed => format!(
+            "deploying {what} FAILED: {}\n  the next `fencepost deploy` resumes it; after deploy.max_attempts it is parked (fencepost status)\n",
+            r.error.as_deref().unwrap_or("?")
+        ),
+    };
+    if r.resumed {
+        out += "  (resumed an operation an earlier run had started)\n";
+    }
+    if let Some(op) = &r.operation {
+        out += &format!("  operation {op}\n");
+    }
+    out
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let site = ctx.site()?;
+    let bar = if std::io::stderr().is_terminal() && !ctx.json {
+        indicatif::ProgressBar::new(0).with_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} uploading {pos}/{len} blobs {wide_bar} {eta}",
+            )
+            .expect("valid progress template"),
+        )
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let r = deploy::run(
+        &site,
+        &ctx.clock,
+        &deploy::Options {
+            to: args.to,
+            revision: args.revision,
+            retry: args.retry,
+        },
+        &progress,
+    )?;
+    bar.finish_and_clear();
+    ctx.emit(&r, || human(&r))?;
+    Ok(if r.outcome == Outcome::Failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

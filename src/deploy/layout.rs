@@ -1,0 +1,180 @@
+//! A revision's manifest as the bucket holds it: a small root naming fixed shards, each a
+//! content-addressed object. Files are spread over [`SHARDS`] shards by a hash of their path,
+//! so a one-page change re-uploads the root and the few shards whose files changed, not an
+//! O(N) manifest; equal shards are the same object and are never uploaded twice. Pure: the
+//! same local manifest always gives the same bytes, which is what lets a resumed deploy
+//! verify its frozen plan instead of re-planning.
+
+use crate::clock::Instant;
+use crate::output::manifest::{AuditAnchor, CacheClass, Manifest};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+
+/// Shards per manifest. At 100,000 files a shard holds about 100 entries (~15 KB) and the
+/// root lists at most 1,024 shard digests (~70 KB).
+pub const SHARDS: u32 = 1024;
+
+/// What a reader needs of one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteEntry {
+    pub path: String,
+    pub sha256: String,
+    pub bytes: u64,
+    pub content_type: String,
+    pub cache: CacheClass,
+    pub max_age: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_until: Option<Instant>,
+}
+
+/// The manifest root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Root {
+    pub format: u32,
+    pub revision: i64,
+    pub build: String,
+    #[serde(default)]
+    pub ledger_id: Option<String>,
+    #[serde(default)]
+    pub audit_tip: Option<AuditAnchor>,
+    pub next_change_at: Option<Instant>,
+    pub files: usize,
+    /// (shard index, sha256 of the shard object), non-empty shards only, by index.
+    pub shards: Vec<(u32, String)>,
+}
+
+/// One object to upload: its digest and bytes.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub sha256: String,
+    pub bytes: Vec<u8>,
+}
+
+/// A local manifest split for the bucket: the root, its shards, and every distinct blob
+/// (sha256 → a path in the revision that holds those bytes, and its content type).
+#[derive(Debug, Clone)]
+pub struct Split {
+    pub root: Object,
+    pub shards: Vec<Object>,
+    pub blobs: BTreeMap<String, (String, String)>,
+}
+
+pub fn shard_of(path: &str) -> u32 {
+    let d = Sha256::digest(path.as_bytes());
+    (u32::from(d[0]) << 8 | u32::from(d[1])) % SHARDS
+}
+
+fn object(bytes: Vec<u8>) -> Object {
+    Object {
+        sha256: hex::encode(Sha256::digest(&bytes)),
+        bytes,
+    }
+}
+
+pub fn split(m: &Manifest) -> Split {
+    let mut by_shard: BTreeMap<u32, Vec<RemoteEntry>> = BTreeMap::new();
+    let mut blobs = BTreeMap::new();
+    for e in &m.files {
+        by_shard
+            .entry(shard_of(&e.path))
+            .or_default()
+            .push(RemoteEntry {
+                path: e.path.clone(),
+                sha256: e.sha256.clone(),
+                bytes: e.bytes,
+                content_type: e.content_type.clone(),
+                cache: e.cache,
+                max_age: e.max_age,
+                cache_until: e.cache_until,
+            });
+        blobs
+            .entry(e.sha256.clone())
+            .or_insert_with(|| (e.path.clone(), e.content_type.clone()));
+    }
+    let mut shards = Vec::new();
+    let mut index = Vec::new();
+    for (i, mut entries) in by_shard {
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        let o = object(serde_json::to_vec(&entries).expect("entries serialise"));
+        index.push((i, o.sha256.clone()));
+        shards.push(o);
+    }
+    let root = Root {
+        format: 1,
+        revision: m.revision,
+        build: m.build.clone(),
+        ledger_id: m.ledger_id.clone(),
+        audit_tip: m.audit_tip.clone(),
+        next_change_at: m.next_change_at,
+        files: m.files.len(),
+        shards: index,
+    };
+    Split {
+        root: object(serde_json::to_vec(&root).expect("roots serialise")),
+        shards,
+        blobs,
+    }
+}
+
+/// A manifest read back from the bucket: path → entry.
+#[derive(Debug, Clone)]
+pub struct RemoteManifest {
+    pub root: Root,
+    pub files: HashMap<String, RemoteEntry>,
+}
+
+/// Checks that `bytes` hash to `sha256` (everything read from a bucket is checked).
+pub fn verified(bytes: &[u8], sha256: &str) -> bool {
+    hex::encode(Sha256::digest(bytes)) == sha256
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::manifest::Entry;
+
+    fn manifest(n: usize, changed: Option<usize>) -> Manifest {
+        Manifest {
+            revision: 1,
+            ledger_id: None,
+            audit_tip: None,
+            build: "b".into(),
+            preview: false,
+            next_change_at: None,
+            broken_links: vec![],
+            files: (0..n)
+                .map(|i| Entry {
+                    path: format!("answers/{i}/index.html"),
+                    sha256: format!("{:064x}", i + usize::from(changed == Some(i)) * 7_777_777),
+                    bytes: 10,
+                    content_type: "text/html; charset=utf-8".into(),
+                    cache: CacheClass::Content,
+                    max_age: 0,
+                    cache_until: None,
+                    key: String::new(),
+                    links: vec![],
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn splitting_is_deterministic_and_a_one_file_change_touches_one_shard() {
+        let a = split(&manifest(5_000, None));
+        let again = split(&manifest(5_000, None));
+        assert_eq!(a.root.sha256, again.root.sha256);
+        let b = split(&manifest(5_000, Some(42)));
+        let old: std::collections::HashSet<&str> =
+            a.shards.iter().map(|s| s.sha256.as_str()).collect();
+        let new_shards: Vec<_> = b
+            .shards
+            .iter()
+            .filter(|s| !old.contains(s.sha256.as_str()))
+            .collect();
+        assert_eq!(new_shards.len(), 1);
+        assert!(new_shards[0].bytes.len() < 2_000, "a shard is a few KB");
+        assert_ne!(a.root.sha256, b.root.sha256);
+        assert_eq!(a.blobs.len(), 5_000);
+    }
+}

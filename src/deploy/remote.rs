@@ -1,0 +1,493 @@
+//! A deploy target: an object store (S3 and what speaks it — R2, MinIO —, GCS, Azure, the
+//! in-memory store, or a folder) behind `object_store`, with fencepost's remote layout and a
+//! compare-and-set pointer.
+//!
+//! ```text
+//! <prefix>/objects/<sha256>              blobs, immutable, uploaded only when missing
+//! <prefix>/manifests/<sha256>.json       a revision's manifest root (content-addressed)
+//! <prefix>/manifests/shards/<sha256>.json its shards (content-addressed, reused when equal)
+//! <prefix>/current                        the pointer: moved only by compare-and-set
+//! ```
+//!
+//! Every key is made from a hex digest or a fixed name, never from a path of the site, so no
+//! key can leave the prefix. Credentials come only from the environment (`AWS_*`,
+//! `GOOGLE_*`, `AZURE_*`, read by `object_store`'s builders) and the URL shown in logs and JSON
+//! is the one the user gave, which carries none.
+
+use super::DeployError;
+use futures_util::StreamExt;
+use object_store::path::Path as KeyPath;
+use object_store::{
+    Attribute, Attributes, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+    UpdateVersion,
+};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How the pointer is moved by compare-and-set.
+#[derive(Debug, Clone)]
+enum Kind {
+    /// The store's own conditional writes (create-if-absent, if-match on the etag).
+    Conditional { content_types: bool },
+    /// A folder: `object_store`'s local store has no if-match update, so the pointer is
+    /// swapped with write-temp + rename under an exclusive lock file.
+    Folder(PathBuf),
+}
+
+/// The pointer object: which revision the target serves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemotePointer {
+    pub revision: i64,
+    pub build: String,
+    /// sha256 of the manifest root (`manifests/<sha256>.json`).
+    pub manifest: String,
+    pub deployed_at: crate::clock::Instant,
+    /// The next instant what the site should show changes without a write (from the
+    /// ledger when the pointer moved); an origin caps its pointer cache at it.
+    #[serde(default)]
+    pub next_change_at: Option<crate::clock::Instant>,
+    /// Set by `rollback --to`: deploys of this revision or lower leave the pointer alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_below: Option<i64>,
+}
+
+/// The version of the pointer a compare-and-set expects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version(VersionInner);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum VersionInner {
+    Store(UpdateVersion),
+    /// sha256 of the folder's pointer file.
+    Digest(String),
+}
+
+/// A deploy target.
+#[derive(Clone)]
+pub struct Remote {
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+    kind: Kind,
+    /// As the user gave it (no credentials ever live in it).
+    pub url: String,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote").field("url", &self.url).finish()
+    }
+}
+
+fn store_err(url: &str, what: &str) -> impl Fn(object_store::Error) -> DeployError {
+    let (url, what) = (url.to_string(), what.to_string());
+    move |e| DeployError::Store {
+        target: url.clone(),
+        what: what.clone(),
+        message: e.to_string(),
+    }
+}
+
+impl Remote {
+    /// Opens `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix`,
+    /// `file:///absolute/folder` or `memory://name` (in-process; for tests).
+    pub fn open(url: &str) -> Result<Remote, DeployError> {
+        let bad = |why: &str| DeployError::BadTarget {
+            target: url.to_string(),
+            why: why.to_string(),
+        };
+        let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(bad(
+                "credentials do not belong in the URL: put them in the environment (AWS_ACCESS_KEY_ID, …)",
+            ));
+        }
+        let prefix = parsed.path().trim_matches('/').to_string();
+        if prefix.split('/').any(|s| s == ".." || s == ".") {
+            return Err(bad("the prefix may not contain . or .. segments"));
+        }
+        let bucket = parsed.host_str().unwrap_or_default().to_string();
+        let (store, kind, prefix): (Arc<dyn ObjectStore>, Kind, String) = match parsed.scheme() {
+            "s3" | "s3a" => {
+                let mut b = object_store::aws::AmazonS3Builder::from_env()
+                    .with_url(format!("s3://{bucket}"));
+                let endpoint = std::env::var("AWS_ENDPOINT_URL")
+                    .or_else(|_| std::env::var("AWS_ENDPOINT"))
+                    .unwrap_or_default();
+                if endpoint.starts_with("http://") {
+                    b = b.with_allow_http(true);
+                }
+                let store = b.build().map_err(|e| bad(&e.to_string()))?;
+                (
+                    Arc::new(store),
+                    Kind::Conditional {
+                        content_types: true,
+                    },
+                    prefix,
+                )
+            }
+            "gs" => {
+                let store = object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                    .with_url(format!("gs://{bucket}"))
+                    .build()
+                    .map_err(|e| bad(&e.to_string()))?;
+                (
+                    Arc::new(store),
+                    Kind::Conditional {
+                        content_types: true,
+                    },
+                    prefix,
+                )
+            }
+            "az" | "azure" | "abfs" | "abfss" => {
+                let store = object_store::azure::MicrosoftAzureBuilder::from_env()
+                    .with_url(url)
+                    .build()
+                    .map_err(|e| bad(&e.to_string()))?;
+                (
+                    Arc::new(store),
+                    Kind::Conditional {
+                        content_types: true,
+                    },
+                    prefix,
+                )
+            }
+            "file" => {
+                let root = parsed
+                    .to_file_path()
+                    .map_err(|_| bad("a file:// target needs an absolute path"))?;
+                std::fs::create_dir_all(&root).map_err(|e| bad(&e.to_string()))?;
+                let store = object_store::local::LocalFileSystem::new_with_prefix(&root)
+                    .map_err(|e| bad(&e.to_string()))?;
+                (Arc::new(store), Kind::Folder(root), String::new())
+            }
+            "memory" => (
+                memory_store(&bucket),
+                Kind::Conditional {
+                    content_types: true,
+                },
+                prefix,
+            ),
+            other => return Err(bad(&format!(
+                "unknown scheme {other}: use s3://, gs://, az://, file:// (or memory:// in tests)"
+            ))),
+        };
+        Ok(Remote {
+            store,
+            prefix,
+            kind,
+            url: url.to_string(),
+        })
+    }
+
+    /// A target over any store (tests wrap stores this way).
+    pub fn with_store(url: &str, store: Arc<dyn ObjectStore>) -> Remote {
+        Remote {
+            store,
+            prefix: String::new(),
+            kind: Kind::Conditional {
+                content_types: true,
+            },
+            url: url.to_string(),
+        }
+    }
+
+    fn key(&self, rel: &str) -> KeyPath {
+        if self.prefix.is_empty() {
+            KeyPath::from(rel)
+        } else {
+            KeyPath::from(format!("{}/{rel}", self.prefix))
+        }
+    }
+
+    fn err(&self, what: &str) -> impl Fn(object_store::Error) -> DeployError {
+        store_err(&self.url, what)
+    }
+
+    pub fn blob_key(sha: &str) -> String {
+        format!("objects/{sha}")
+    }
+
+    pub fn root_key(sha: &str) -> String {
+        format!("manifests/{sha}.json")
+    }
+
+    pub fn shard_key(sha: &str) -> String {
+        format!("manifests/shards/{sha}.json")
+    }
+
+    /// Writes `rel` only if nothing is there. Returns whether this call created it (false:
+    /// it existed, content-addressed objects are then equal by construction).
+    pub async fn create(
+        &self,
+        rel: &str,
+        bytes: Vec<u8>,
+        content_type: Option<&str>,
+    ) -> Result<bool, DeployError> {
+        let mut attributes = Attributes::new();
+        if let (
+            Kind::Conditional {
+                content_types: true,
+            },
+            Some(ct),
+        ) = (&self.kind, content_type)
+        {
+            attributes.insert(Attribute::ContentType, ct.to_string().into());
+        }
+        let opts = PutOptions {
+            mode: PutMode::Create,
+            attributes,
+            ..Default::default()
+        };
+        match self
+            .store
+            .put_opts(&self.key(rel), PutPayload::from(bytes), opts)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            // Some stores answer a lost create race with 412.
+            Err(object_store::Error::Precondition { .. }) => Ok(false),
+            Err(e) => Err(self.err(&format!("writing {rel}"))(e)),
+        }
+    }
+
+    pub async fn exists(&self, rel: &str) -> Result<bool, DeployError> {
+        match self.store.head(&self.key(rel)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.err(&format!("checking {rel}"))(e)),
+        }
+    }
+
+    pub async fn get(&self, rel: &str) -> Result<Option<Vec<u8>>, DeployError> {
+        match self.store.get(&self.key(rel)).await {
+            Ok(r) => Ok(Some(
+                r.bytes()
+                    .await
+                    .map_err(self.err(&format!("reading {rel}")))?
+                    .to_vec(),
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(&format!("reading {rel}"))(e)),
+        }
+    }
+
+    pub async fn delete(&self, rel: &str) -> Result<(), DeployError> {
+        match self.store.delete(&self.key(rel)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.err(&format!("deleting {rel}"))(e)),
+        }
+    }
+
+    /// Every object under `dir/` (relative to the prefix): (name after `dir/`, last
+    /// modified).
+    pub async fn list(
+        &self,
+        dir: &str,
+    ) -> Result<Vec<(String, chrono::DateTime<chrono::Utc>)>, DeployError> {
+        let base = self.key(dir);
+        let mut stream = self.store.list(Some(&base));
+        let mut out = Vec::new();
+        let strip = format!("{}/", base.as_ref());
+        while let Some(meta) = stream.next().await {
+            let meta = meta.map_err(self.err(&format!("listing {dir}/")))?;
+            let name = meta
+                .location
+                .as_ref()
+                .strip_prefix(&strip)
+                .unwrap_or(meta.location.as_ref())
+                .to_string();
+            out.push((name, meta.last_modified));
+        }
+        Ok(out)
+    }
+
+    /// The pointer and its version, if there is one.
+    pub async fn read_pointer(&self) -> Result<Option<(RemotePointer, Version)>, DeployError> {
+        let parse = |bytes: &[u8]| {
+            serde_json::from_slice::<RemotePointer>(bytes).map_err(|e| DeployError::Store {
+                target: self.url.clone(),
+                what: "reading current".into(),
+                message: format!("not a fencepost pointer: {e}"),
+            })
+        };
+        match &self.kind {
+            Kind::Folder(root) => match std::fs::read(root.join("current")) {
+                Ok(b) => Ok(Some((
+                    parse(&b)?,
+                    Version(VersionInner::Digest(crate::content::sha256_hex(&b))),
+                ))),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(DeployError::Io {
+                    path: root.join("current"),
+                    source: e,
+                }),
+            },
+            Kind::Conditional { .. } => match self.store.get(&self.key("current")).await {
+                Ok(r) => {
+                    let version = UpdateVersion {
+                        e_tag: r.meta.e_tag.clone(),
+                        version: r.meta.version.clone(),
+                    };
+                    let bytes = r.bytes().await.map_err(self.err("reading current"))?;
+                    Ok(Some((
+                        parse(&bytes)?,
+                        Version(VersionInner::Store(version)),
+                    )))
+                }
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(self.err("reading current")(e)),
+            },
+        }
+    }
+
+    /// Replaces the pointer if it is still at `expected` (None: if there is none yet).
+    /// Returns false when someone moved it first: re-read and decide again.
+    pub async fn swap_pointer(
+        &self,
+        expected: Option<&Version>,
+        new: &RemotePointer,
+    ) -> Result<bool, DeployError> {
+        let bytes = serde_json::to_vec_pretty(new).expect("pointers serialise");
+        match &self.kind {
+            Kind::Folder(root) => swap_folder_pointer(root, expected, &bytes),
+            Kind::Conditional { content_types } => {
+                let mode = match expected {
+                    None => PutMode::Create,
+                    Some(Version(VersionInner::Store(v))) => PutMode::Update(v.clone()),
+                    Some(Version(VersionInner::Digest(_))) => {
+                        unreachable!("digest versions belong to folders")
+                    }
+                };
+                let mut attributes = Attributes::new();
+                if *content_types {
+                    attributes.insert(Attribute::ContentType, "application/json".into());
+                    // Every cache must ask again: the pointer is the one URL that moves.
+                    attributes.insert(Attribute::CacheControl, "no-store".into());
+                }
+                let opts = PutOptions {
+                    mode,
+                    attributes,
+                    ..Default::default()
+                };
+                match self
+                    .store
+                    .put_opts(&self.key("current"), PutPayload::from(bytes), opts)
+                    .await
+                {
+                    Ok(_) => Ok(true),
+                    Err(object_store::Error::AlreadyExists { .. })
+                    | Err(object_store::Error::Precondition { .. }) => Ok(false),
+                    Err(e) => Err(self.err("moving current")(e)),
+                }
+            }
+        }
+    }
+
+    /// Checks that the store enforces conditional writes, which the pointer's
+    /// compare-and-set depends on: a create-if-absent written twice must be refused the
+    /// second time, and an if-match update with a wrong etag must be refused. Some
+    /// S3-compatible stores answer 200 and overwrite (Garage does).
+    pub async fn probe(&self) -> Result<(), DeployError> {
+        if let Kind::Folder(_) = self.kind {
+            return Ok(()); // the pointer is swapped under our own lock
+        }
+        let rel = format!(".fencepost-probe/{}", uuid::Uuid::new_v4().simple());
+        let refuse = |what: &str| DeployError::NoConditionalWrites {
+            target: self.url.clone(),
+            what: what.to_string(),
+        };
+        let key = self.key(&rel);
+        let put = |mode: PutMode, body: &'static [u8]| {
+            let opts = PutOptions {
+                mode,
+                ..Default::default()
+            };
+            self.store
+                .put_opts(&key, PutPayload::from_static(body), opts)
+        };
+        let first = put(PutMode::Create, b"1")
+            .await
+            .map_err(self.err("probing conditional writes"))?;
+        let second = put(PutMode::Create, b"2").await;
+        let wrong = UpdateVersion {
+            e_tag: Some("\"fencepost-probe-no-such-etag\"".into()),
+            version: None,
+        };
+        let third = put(PutMode::Update(wrong), b"3").await;
+        let _ = first;
+        let _ = self.delete(&rel).await;
+        match second {
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => {}
+            Ok(_) => {
+                return Err(refuse(
+                    "a create-if-absent (If-None-Match: *) overwrote an existing object",
+                ))
+            }
+            Err(e) => return Err(self.err("probing conditional writes")(e)),
+        }
+        match third {
+            Err(object_store::Error::Precondition { .. })
+            | Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Ok(_) => Err(refuse(
+                "an update with a wrong If-Match etag overwrote the object",
+            )),
+            Err(e) => Err(self.err("probing conditional writes")(e)),
+        }
+    }
+}
+
+/// One in-memory store per name, for the process's lifetime (tests run deployers as threads
+/// against the same `memory://name`).
+fn memory_store(name: &str) -> Arc<dyn ObjectStore> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static STORES: OnceLock<Mutex<HashMap<String, Arc<dyn ObjectStore>>>> = OnceLock::new();
+    STORES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(name.to_string())
+        .or_insert_with(|| Arc::new(object_store::memory::InMemory::new()))
+        .clone()
+}
+
+/// The folder pointer: exclusive lock file, compare the current file's digest, write a
+/// temporary file, fsync, rename, fsync the folder.
+fn swap_folder_pointer(
+    root: &std::path::Path,
+    expected: Option<&Version>,
+    bytes: &[u8],
+) -> Result<bool, DeployError> {
+    let io = |path: PathBuf| move |source| DeployError::Io { path, source };
+    let lock_path = root.join("current.lock");
+    let lock = std::fs::File::options()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .map_err(io(lock_path.clone()))?;
+    lock.lock().map_err(io(lock_path))?;
+    let path = root.join("current");
+    let now = match std::fs::read(&path) {
+        Ok(b) => Some(crate::content::sha256_hex(&b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io(path)(e)),
+    };
+    let expected = expected.map(|v| match &v.0 {
+        VersionInner::Digest(d) => d.clone(),
+        VersionInner::Store(_) => unreachable!("store versions belong to stores"),
+    });
+    if now != expected {
+        return Ok(false);
+    }
+    crate::output::write_atomic(&path, bytes).map_err(|e| DeployError::Store {
+        target: root.display().to_string(),
+        what: "moving current".into(),
+        message: e.to_string(),
+    })?;
+    Ok(true)
+}
