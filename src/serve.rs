@@ -3,6 +3,7 @@
 //! reloads open pages over Server-Sent Events.
 
 pub mod beneath;
+pub mod bucket;
 pub mod http;
 pub mod paths;
 pub mod watch;
@@ -29,12 +30,16 @@ pub enum ServeError {
     },
     #[error("cannot watch the site for changes: {0}")]
     Watch(notify::Error),
+    #[error(transparent)]
+    Deploy(#[from] crate::deploy::DeployError),
 }
 
 #[derive(Debug, Clone)]
 pub struct Options {
     pub bind: SocketAddr,
     pub watch: bool,
+    /// Serve the bucket at this URL (what `fencepost deploy` writes) instead of public/.
+    pub from: Option<String>,
 }
 
 async fn shutdown_signal(app: Arc<App>) {
@@ -80,6 +85,18 @@ pub fn run(
         let (root, _watch) = if opts.watch {
             let (preview, watch) = watch::start(site.clone(), clock)?;
             (Root::Preview(preview), Some(watch))
+        } else if let Some(url) = &opts.from {
+            let remote = crate::deploy::remote::Remote::open(url)?;
+            let c = &site.config.serve;
+            (
+                Root::Bucket(Arc::new(bucket::BucketOrigin::new(
+                    remote,
+                    clock,
+                    c.pointer_ttl_ms,
+                    c.blob_cache_bytes,
+                ))),
+                None,
+            )
         } else {
             (Root::Origin(Origin::new(public_dir(&site))), None)
         };

@@ -11,25 +11,39 @@ pub struct Args {
     /// Editors' live preview: watch content/, templates/, static/ and the config, rebuild
     /// in memory on every save (embargoed items included, with a PREVIEW banner) and reload
     /// open pages. Writes nothing to the ledger or public/.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "from")]
     watch: bool,
+    /// Serve the bucket at URL (what `fencepost deploy` writes: s3://…, gs://…, az://…,
+    /// file:///…) instead of public/current.
+    #[arg(long, value_name = "URL")]
+    from: Option<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let root = site.root.display().to_string();
-    let mode = if args.watch { "watch" } else { "origin" };
+    let mode = if args.watch {
+        "watch"
+    } else if args.from.is_some() {
+        "bucket"
+    } else {
+        "origin"
+    };
+    let from = args.from.clone();
     fencepost::serve::run(
         site,
         ctx.clock,
         fencepost::serve::Options {
             bind: args.bind,
             watch: args.watch,
+            from: args.from,
         },
         |addr| {
             let _ = ctx.emit(&serde_json::json!({ "listening": addr.to_string(), "mode": mode, "site": root }), || {
                 if mode == "watch" {
                     format!("previewing {root} at http://{addr}/ (live reload on save; Ctrl-C stops)")
+                } else if let Some(url) = &from {
+                    format!("serving {url} at http://{addr}/ (Ctrl-C stops)")
                 } else {
                     format!("serving {root}/public/current at http://{addr}/ (Ctrl-C stops)")
                 }

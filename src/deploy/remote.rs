@@ -168,9 +168,11 @@ impl Remote {
                 },
                 prefix,
             ),
-            other => return Err(bad(&format!(
+            other => {
+                return Err(bad(&format!(
                 "unknown scheme {other}: use s3://, gs://, az://, file:// (or memory:// in tests)"
-            ))),
+            )))
+            }
         };
         Ok(Remote {
             store,

@@ -209,6 +209,8 @@ impl Preview {
 pub enum Root {
     Origin(Origin),
     Preview(Arc<Preview>),
+    /// `serve --from URL`: the origin over a bucket's pointer.
+    Bucket(Arc<super::bucket::BucketOrigin>),
 }
 
 pub struct App {
@@ -223,7 +225,7 @@ pub fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-fn text(status: StatusCode, msg: &str) -> Response {
+pub(super) fn text(status: StatusCode, msg: &str) -> Response {
     let mut r = (status, format!("{msg}\n")).into_response();
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -236,7 +238,10 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
     let raw = req.uri().path().to_string();
     // Only quick syscalls happen here (readlink; a small file's read the first time it is
     // served); large files are streamed through tokio.
-    let resp = respond(&app, &method, &raw, req.headers());
+    let resp = match &app.root {
+        Root::Bucket(b) => super::bucket::respond(b, &method, &raw, req.headers()).await,
+        _ => respond(&app, &method, &raw, req.headers()),
+    };
     tracing::info!(
         target: "fencepost::access",
         method = %method,
@@ -251,10 +256,7 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
 
 fn respond(app: &App, method: &Method, raw: &str, headers: &HeaderMap) -> Response {
     if method != Method::GET && method != Method::HEAD {
-        let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
-        r.headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return r;
+        return method_not_allowed();
     }
     let rp = match paths::parse(raw) {
         Ok(p) => p,
@@ -264,25 +266,37 @@ fn respond(app: &App, method: &Method, raw: &str, headers: &HeaderMap) -> Respon
     match &app.root {
         Root::Origin(origin) => match origin.current() {
             Ok(rev) => serve_origin(&rev, &rp, headers, head),
-            Err(why) => {
-                let mut r = text(StatusCode::SERVICE_UNAVAILABLE, &why);
-                r.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-                r
-            }
+            Err(why) => unavailable(&why),
         },
         Root::Preview(p) => serve_preview(p, &rp, headers, head),
+        Root::Bucket(_) => unreachable!("bucket requests are answered asynchronously"),
     }
 }
 
+/// 503 with no-store: nothing can be served right now; never a stale 200.
+pub(super) fn unavailable(why: &str) -> Response {
+    let mut r = text(StatusCode::SERVICE_UNAVAILABLE, why);
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// 405 for anything but GET and HEAD.
+pub(super) fn method_not_allowed() -> Response {
+    let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    r
+}
+
 /// What `rp` maps to in a set of files: the file, a redirect to add a slash, or not found.
-enum Lookup {
+pub(super) enum Lookup {
     File(String),
     AddSlash(String),
     NotFound,
 }
 
-fn lookup(rp: &RequestPath, has: impl Fn(&str) -> bool) -> Lookup {
+pub(super) fn lookup(rp: &RequestPath, has: impl Fn(&str) -> bool) -> Lookup {
     let file = rp.file();
     if has(&file) {
         Lookup::File(file)
@@ -293,7 +307,7 @@ fn lookup(rp: &RequestPath, has: impl Fn(&str) -> bool) -> Lookup {
     }
 }
 
-fn redirect(to: &str) -> Response {
+pub(super) fn redirect(to: &str) -> Response {
     let mut r = StatusCode::MOVED_PERMANENTLY.into_response();
     // A 301 is cacheable by default: keep it from outliving the revision that made it.
     r.headers_mut().insert(
@@ -308,7 +322,7 @@ fn redirect(to: &str) -> Response {
     r
 }
 
-fn etag_matches(headers: &HeaderMap, etag: &[u8]) -> bool {
+pub(super) fn etag_matches(headers: &HeaderMap, etag: &[u8]) -> bool {
     headers
         .get_all(header::IF_NONE_MATCH)
         .iter()
@@ -326,7 +340,7 @@ pub const SVG_CSP: &str =
 
 /// Headers every file response carries whatever its type: no MIME sniffing, and the SVG
 /// sandbox for SVGs.
-fn safety_headers(h: &mut HeaderMap, content_type: &[u8]) {
+pub(super) fn safety_headers(h: &mut HeaderMap, content_type: &[u8]) {
     h.insert(
         "x-content-type-options",
         HeaderValue::from_static("nosniff"),
