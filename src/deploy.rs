@@ -281,6 +281,18 @@ pub async fn run_on(
             return Ok(skipped(&target, &op));
         };
         let now = clock.now();
+        if op.attempts >= i64::from(site.config.deploy.max_attempts) {
+            // Every attempt so far ended without recording why (crashed, killed): park it.
+            with_write(&mut ledger, |tx| deploys::park(tx, &op.id, &held, now))?;
+            release(&mut ledger, &ctx, &held);
+            let mut r = skipped(&target, &op);
+            r.outcome = Outcome::Failed;
+            r.error = Some(format!(
+                "operation {} parked after {} attempts; `fencepost deploy --retry {}` re-arms it",
+                op.id, op.attempts, op.id
+            ));
+            return Ok(r);
+        }
         if !with_write(&mut ledger, |tx| {
             deploys::count_attempt(tx, &op.id, &held, now)
         })? {

@@ -37,6 +37,35 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 i.source, i.attempts, i.error
             );
         }
+        for t in &s.targets {
+            if let Some(r) = t.revision {
+                out += &format!(
+                    "  deployed to {}: revision {}-{} at {}\n",
+                    t.target,
+                    r,
+                    t.build.as_deref().unwrap_or("?"),
+                    t.at.map(|a| a.rfc3339()).unwrap_or_default()
+                );
+            }
+        }
+        for d in &s.deploys {
+            out += &format!(
+                "  {} operation {} on {}: {} at step {} after {} attempt(s){}\n",
+                d.kind,
+                d.id,
+                d.target,
+                if d.status == "failed" { "PARKED" } else { "pending" },
+                d.step.as_str(),
+                d.attempts,
+                d.last_error
+                    .as_deref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
+            );
+            if d.status == "failed" {
+                out += &format!("    re-arm it: fencepost deploy --retry {}\n", d.id);
+            }
+        }
         for f in s.failing.iter().filter(|f| !s.parked.iter().any(|p| p.id == f.id)) {
             out += &format!("  item {}: last error: {}\n", f.id, f.error);
         }

@@ -92,6 +92,13 @@ impl Remote {
     /// Opens `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix`,
     /// `file:///absolute/folder` or `memory://name` (in-process; for tests).
     pub fn open(url: &str) -> Result<Remote, DeployError> {
+        Remote::open_with(url, &[])
+    }
+
+    /// [`Remote::open`] with settings given explicitly on top of the environment (tests use
+    /// it to reach a local S3 server without touching the process's environment), e.g.
+    /// `("aws_endpoint", "http://127.0.0.1:9000")`.
+    pub fn open_with(url: &str, settings: &[(&str, &str)]) -> Result<Remote, DeployError> {
         let bad = |why: &str| DeployError::BadTarget {
             target: url.to_string(),
             why: why.to_string(),
@@ -111,9 +118,18 @@ impl Remote {
             "s3" | "s3a" => {
                 let mut b = object_store::aws::AmazonS3Builder::from_env()
                     .with_url(format!("s3://{bucket}"));
-                let endpoint = std::env::var("AWS_ENDPOINT_URL")
+                let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
                     .or_else(|_| std::env::var("AWS_ENDPOINT"))
                     .unwrap_or_default();
+                for (k, v) in settings {
+                    let key: object_store::aws::AmazonS3ConfigKey = k
+                        .parse()
+                        .map_err(|_| bad(&format!("unknown S3 setting {k}")))?;
+                    if key == object_store::aws::AmazonS3ConfigKey::Endpoint {
+                        endpoint = v.to_string();
+                    }
+                    b = b.with_config(key, *v);
+                }
                 if endpoint.starts_with("http://") {
                     b = b.with_allow_http(true);
                 }

@@ -218,6 +218,22 @@ pub fn record_failure(
     Ok(n == 1)
 }
 
+/// Parks an operation whose attempts are used up without a recorded failure (the runs
+/// crashed or were killed).
+pub fn park(conn: &Connection, id: &str, lease: &Lease, now: Instant) -> rusqlite::Result<bool> {
+    let sql = concat!(
+        "UPDATE deploy_ops SET status = 'failed', updated_at = :now,
+                last_error = coalesce(last_error, 'no attempt finished (the runs stopped or crashed)')
+         WHERE id = :id AND status = 'pending' AND ",
+        lease_guard!()
+    );
+    let n = conn.prepare_cached(sql)?.execute(named_params! {
+        ":id": id, ":now": now.0,
+        ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
+    })?;
+    Ok(n == 1)
+}
+
 /// Re-arms a parked operation. Returns false when there is no such parked operation, or
 /// another operation on its target is pending (the partial unique index refuses a second).
 pub fn retry(conn: &Connection, id: &str, now: Instant) -> rusqlite::Result<bool> {

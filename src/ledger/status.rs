@@ -37,6 +37,11 @@ pub struct Status {
     pub parked: Vec<crate::ledger::items::Parked>,
     /// Remote images parked after `publish.max_attempts` failed fetches.
     pub parked_images: Vec<ParkedImage>,
+    /// Deploy operations not done: pending (resumed by the next deploy) or parked `failed`
+    /// (`deploy --retry ID` re-arms one).
+    pub deploys: Vec<crate::ledger::deploys::Op>,
+    /// What each target has deployed, as the ledger recorded it.
+    pub targets: Vec<crate::ledger::deploys::Deployed>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -124,5 +129,7 @@ pub fn read(conn: &Connection, now: Instant) -> rusqlite::Result<Status> {
                 })
             })?
             .collect::<rusqlite::Result<_>>()?,
+        deploys: crate::ledger::deploys::unfinished(conn)?,
+        targets: crate::ledger::deploys::targets(conn)?,
     })
 }

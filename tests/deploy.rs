@@ -1,0 +1,727 @@
+//! `fencepost deploy`, `rollback --to`, `gc --to` and `serve --from` (issue 9), against the
+//! in-memory store, a folder, and a real S3 server over HTTP on 127.0.0.1 (moto). Needs
+//! `--features failpoints` and moto (`scripts/test` installs it).
+mod common;
+use common::*;
+use fencepost::clock::{Clock, Instant};
+use fencepost::deploy::remote::{Remote, RemotePointer};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn unique(name: &str) -> String {
+    format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+fn pointer(revision: i64, manifest: &str) -> RemotePointer {
+    RemotePointer {
+        revision,
+        build: "b".into(),
+        manifest: manifest.into(),
+        deployed_at: Instant(0),
+        next_change_at: None,
+        held_below: None,
+    }
+}
+
+/// The contract every backend keeps (as Litestream tests every replica client).
+async fn conformance(remote: &Remote) {
+    // Create-if-absent.
+    assert!(remote
+        .create("conf/a", b"one".to_vec(), Some("text/plain"))
+        .await
+        .unwrap());
+    assert!(!remote
+        .create("conf/a", b"two".to_vec(), Some("text/plain"))
+        .await
+        .unwrap());
+    assert_eq!(
+        remote.get("conf/a").await.unwrap().as_deref(),
+        Some(&b"one"[..])
+    );
+    assert!(remote.exists("conf/a").await.unwrap());
+    assert!(!remote.exists("conf/b").await.unwrap());
+    assert_eq!(remote.get("conf/b").await.unwrap(), None);
+    // Listing.
+    assert!(remote.create("conf/c", b"3".to_vec(), None).await.unwrap());
+    let mut names: Vec<String> = remote
+        .list("conf")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "c"]);
+    // The pointer: create-if-absent the first time, if-match after.
+    assert_eq!(remote.read_pointer().await.unwrap(), None);
+    assert!(remote.swap_pointer(None, &pointer(1, "m1")).await.unwrap());
+    assert!(
+        !remote.swap_pointer(None, &pointer(2, "m2")).await.unwrap(),
+        "a second create-if-absent must lose"
+    );
+    let (p1, v1) = remote.read_pointer().await.unwrap().unwrap();
+    assert_eq!(p1.manifest, "m1");
+    assert!(remote
+        .swap_pointer(Some(&v1), &pointer(2, "m2"))
+        .await
+        .unwrap());
+    assert!(
+        !remote
+            .swap_pointer(Some(&v1), &pointer(3, "m3"))
+            .await
+            .unwrap(),
+        "an if-match on a stale version must lose"
+    );
+    assert_eq!(
+        remote.read_pointer().await.unwrap().unwrap().0.manifest,
+        "m2"
+    );
+    // The probe passes on a store that enforces conditional writes.
+    remote.probe().await.unwrap();
+    remote.delete("conf/a").await.unwrap();
+    remote.delete("conf/a").await.unwrap(); // deleting what is gone is fine
+    assert!(!remote.exists("conf/a").await.unwrap());
+}
+
+#[test]
+fn conformance_in_memory() {
+    let r = Remote::open(&format!("memory://{}", unique("conf"))).unwrap();
+    rt().block_on(conformance(&r));
+}
+
+#[test]
+fn conformance_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let r = Remote::open(&format!("file://{}", d.path().display())).unwrap();
+    rt().block_on(conformance(&r));
+}
+
+#[test]
+fn conformance_s3_over_http() {
+    let moto = Moto::start();
+    moto.bucket("conformance");
+    let settings = Moto::settings(&moto.endpoint);
+    let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let r = Remote::open_with("s3://conformance/site", &settings).unwrap();
+    rt().block_on(conformance(&r));
+}
+
+#[test]
+fn a_store_that_ignores_conditional_writes_is_refused() {
+    let moto = Moto::start();
+    moto.bucket("garage-like");
+    let proxy = Proxy::start(&moto.endpoint, true);
+    let settings = Moto::settings(&proxy.endpoint);
+    let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let r = Remote::open_with("s3://garage-like/site", &settings).unwrap();
+    let e = rt().block_on(r.probe()).unwrap_err().to_string();
+    assert!(e.contains("does not enforce conditional writes"), "{e}");
+    // Through the binary: a refusal, a non-zero exit, and nothing deployed.
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let mut cmd = s.cmd(&["deploy", "--to", "s3://garage-like/site", "--now", NOW]);
+    for (k, v) in Moto::env(&proxy.endpoint) {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("does not enforce conditional writes") && err.contains("Garage"),
+        "{err}"
+    );
+    let settings = Moto::settings(&moto.endpoint);
+    let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let direct = Remote::open_with("s3://garage-like/site", &settings).unwrap();
+    assert!(rt().block_on(direct.list("objects")).unwrap().is_empty());
+    assert_eq!(rt().block_on(direct.read_pointer()).unwrap(), None);
+}
+
+/// A site with revisions 1..=n built (nothing collected).
+fn site_with_revisions(n: i64) -> TestSite {
+    let s = TestSite::new();
+    for i in 1..=n {
+        s.item(i, &format!("2026-11-{:02}", i));
+        s.json(&["publish", "--build", "--now", NOW]);
+    }
+    s
+}
+
+#[test]
+fn eight_racing_deployers_end_at_the_highest_revision_and_never_go_back() {
+    let s = site_with_revisions(8);
+    // Eight CI runners, each with its own checkout whose pointer names another revision.
+    let copies: Vec<tempfile::TempDir> = (1..=8)
+        .map(|r| {
+            let d = tempfile::tempdir().unwrap();
+            assert!(std::process::Command::new("cp")
+                .arg("-a")
+                .arg(format!("{}/.", s.root().display()))
+                .arg(d.path())
+                .status()
+                .unwrap()
+                .success());
+            let out = std::process::Command::new(bin())
+                .arg("--site")
+                .arg(d.path())
+                .args(["rollback", &r.to_string(), "--now", NOW])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            d
+        })
+        .collect();
+    let url = format!("memory://{}", unique("race"));
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (url, done) = (url.clone(), done.clone());
+        std::thread::spawn(move || {
+            let remote = Remote::open(&url).unwrap();
+            let rt = rt();
+            let mut seen = 0;
+            let mut moves = 0;
+            while !done.load(Ordering::SeqCst) {
+                if let Some((p, _)) = rt.block_on(remote.read_pointer()).unwrap() {
+                    assert!(
+                        p.revision >= seen,
+                        "the pointer went back from {seen} to {}",
+                        p.revision
+                    );
+                    if p.revision > seen {
+                        moves += 1;
+                    }
+                    seen = p.revision;
+                }
+            }
+            moves
+        })
+    };
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+    let runs: Vec<_> = copies
+        .iter()
+        .map(|d| {
+            let (root, url, barrier) = (d.path().to_path_buf(), url.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let site = fencepost::site::Site::open(&root).unwrap();
+                let clock = Clock::Fixed(Instant::parse_rfc3339(NOW).unwrap());
+                barrier.wait();
+                fencepost::deploy::run(
+                    &site,
+                    &clock,
+                    &fencepost::deploy::Options {
+                        to: Some(url),
+                        ..Default::default()
+                    },
+                    &|_, _| {},
+                )
+                .unwrap()
+            })
+        })
+        .collect();
+    let reports: Vec<_> = runs.into_iter().map(|t| t.join().unwrap()).collect();
+    done.store(true, Ordering::SeqCst);
+    let moves = watcher.join().unwrap();
+    assert!(moves >= 1);
+    let remote = Remote::open(&url).unwrap();
+    let (live, _) = rt().block_on(remote.read_pointer()).unwrap().unwrap();
+    assert_eq!(live.revision, 8);
+    let blobs = rt().block_on(remote.list("objects")).unwrap().len() as u64;
+    let uploaded: u64 = reports.iter().map(|r| r.blobs_uploaded).sum();
+    assert_eq!(
+        uploaded, blobs,
+        "every blob uploaded exactly once: {reports:#?}"
+    );
+    for r in &reports {
+        let o = serde_json::to_value(r.outcome).unwrap();
+        assert!(o == "deployed" || o == "superseded", "{r:?}");
+    }
+}
+
+/// Every object of a folder bucket: key → bytes (the lock file aside).
+fn bucket_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    tree(dir)
+        .into_iter()
+        .filter(|(k, _)| k != "current.lock")
+        .collect()
+}
+
+/// A reader that follows the bucket's pointer and fetches every file of the revision it
+/// names, checking each against the manifest, until told to stop. Returns the checks made.
+fn folder_reader(
+    dir: std::path::PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let remote = Remote::open(&format!("file://{}", dir.display())).unwrap();
+        let rt = rt();
+        let mut checks = 0;
+        while !stop.load(Ordering::SeqCst) {
+            let Some((p, _)) = rt.block_on(remote.read_pointer()).unwrap() else {
+                continue;
+            };
+            let root_bytes = rt
+                .block_on(remote.get(&Remote::root_key(&p.manifest)))
+                .unwrap()
+                .expect("the pointer names a manifest that is there");
+            let root: fencepost::deploy::layout::Root =
+                serde_json::from_slice(&root_bytes).unwrap();
+            let entries = rt
+                .block_on(fencepost::deploy::admin::read_entries(&remote, &root))
+                .unwrap();
+            for e in entries {
+                let bytes = rt
+                    .block_on(remote.get(&Remote::blob_key(&e.sha256)))
+                    .unwrap()
+                    .unwrap_or_else(|| panic!("{} of revision {} is missing", e.path, p.revision));
+                assert!(
+                    fencepost::deploy::layout::verified(&bytes, &e.sha256),
+                    "{}",
+                    e.path
+                );
+            }
+            checks += 1;
+        }
+        checks
+    })
+}
+
+#[test]
+fn a_crash_at_every_deploy_step_resumes_to_the_same_bucket() {
+    for point in [
+        "deploy.after_plan",
+        "deploy.after_blobs",
+        "deploy.after_manifest",
+        "deploy.before_pointer",
+        "deploy.after_pointer",
+    ] {
+        let s = site_with_revisions(2);
+        let crashed = tempfile::tempdir().unwrap();
+        let clean = tempfile::tempdir().unwrap();
+        let url = |d: &tempfile::TempDir| format!("file://{}", d.path().display());
+        s.json(&[
+            "deploy",
+            "--to",
+            &url(&crashed),
+            "--now",
+            NOW,
+            "--revision",
+            "1",
+        ]);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = folder_reader(crashed.path().to_path_buf(), stop.clone());
+        let out = s.with_failpoints(
+            &["deploy", "--to", &url(&crashed), "--now", NOW],
+            &format!("{point}=return"),
+        );
+        assert_eq!(out.status.code(), Some(137), "{point}");
+        let st = s.status();
+        assert_eq!(st["deploys"].as_array().unwrap().len(), 1, "{point}: {st}");
+        // While the crashed run's lease is live, nobody else touches its operation.
+        let early = s.json(&["deploy", "--to", &url(&crashed), "--now", NOW]);
+        assert_eq!(early["outcome"], "skipped_locked", "{point}: {early}");
+        // After it expired (deploy.lease_secs = 300), the next run resumes it.
+        let later = "2026-12-01T00:05:01Z";
+        let again = s.json(&["deploy", "--to", &url(&crashed), "--now", later]);
+        assert_eq!(again["outcome"], "deployed", "{point}: {again}");
+        assert_eq!(again["resumed"], true, "{point}: {again}");
+        assert_eq!(again["revision"], 2);
+        // A third run finds nothing to do.
+        let third = s.json(&["deploy", "--to", &url(&crashed), "--now", later]);
+        assert_eq!(third["outcome"], "already_deployed", "{point}: {third}");
+        stop.store(true, Ordering::SeqCst);
+        assert!(reader.join().unwrap() > 0);
+        // An uninterrupted deploy of the same two revisions leaves the same bucket, object
+        // for object. (The pointer records when it moved: the same instants here, unless
+        // the crash came after the pointer had moved.)
+        s.json(&[
+            "deploy",
+            "--to",
+            &url(&clean),
+            "--now",
+            NOW,
+            "--revision",
+            "1",
+        ]);
+        let pointer_moved_at = if point == "deploy.after_pointer" {
+            NOW
+        } else {
+            later
+        };
+        s.json(&["deploy", "--to", &url(&clean), "--now", pointer_moved_at]);
+        assert_same_tree(
+            &bucket_tree(crashed.path()),
+            &bucket_tree(clean.path()),
+            point,
+        );
+        assert!(s.status()["deploys"].as_array().unwrap().is_empty());
+        s.cmd(&["verify"]).assert().success();
+    }
+}
+
+#[test]
+fn a_deploy_that_keeps_failing_is_parked_and_retry_rearms_it() {
+    let s = site_with_revisions(1);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.write("fencepost.toml", "[deploy]\nmax_attempts = 3\n");
+    let out = s.with_failpoints(
+        &["deploy", "--to", &url, "--now", NOW],
+        "deploy.after_plan=return",
+    );
+    assert_eq!(out.status.code(), Some(137));
+    // The revision the plan names disappears: every attempt fails, and says why.
+    let dir = s.current_dir();
+    let aside = s.path("revision-aside");
+    std::fs::rename(&dir, &aside).unwrap();
+    for attempt in 1..=2 {
+        // Each run comes after the previous one's lease (deploy.lease_secs = 300).
+        let now = format!("2026-12-01T0{attempt}:00:00Z");
+        let out = s
+            .cmd(&["deploy", "--to", &url, "--json", "--now", &now])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["outcome"], "failed");
+        assert!(
+            r["error"].as_str().unwrap().contains("garbage-collected"),
+            "{r}"
+        );
+    }
+    let st = s.status();
+    let op = &st["deploys"][0];
+    assert_eq!(op["status"], "failed", "{st}");
+    let id = op["id"].as_str().unwrap().to_string();
+    // Parked: runs no longer try it.
+    std::fs::rename(&aside, &dir).unwrap();
+    let r = s.json(&["deploy", "--to", &url, "--now", "2026-12-01T03:00:00Z"]);
+    assert_eq!(r["outcome"], "deployed", "a new operation is planned: {r}");
+    // --retry re-arms the parked one, which resumes and finds its work done.
+    let r = s.json(&[
+        "deploy",
+        "--to",
+        &url,
+        "--retry",
+        &id,
+        "--now",
+        "2026-12-01T04:00:00Z",
+    ]);
+    assert_eq!(r["resumed"], true, "{r}");
+    assert_eq!(r["operation"], id.as_str(), "{r}");
+    assert!(s.status()["deploys"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn previews_and_backward_moves_are_refused() {
+    let s = site_with_revisions(2);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &url, "--revision", "1", "--now", NOW]);
+    assert_eq!(
+        s.json(&["deploy", "--to", &url, "--now", NOW])["outcome"],
+        "deployed"
+    );
+    let out = s
+        .cmd(&["deploy", "--to", &url, "--revision", "1", "--now", NOW])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rollback"));
+    // Rollback moves it back, and holds.
+    let rb = s.json(&["rollback", "1", "--to", &url, "--now", NOW]);
+    assert!(rb["to"].as_str().unwrap().starts_with("1-"), "{rb}");
+    let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!(r["outcome"], "held", "{r}");
+    assert_eq!(
+        s.count("SELECT count(*) FROM audit_log WHERE action = 'rollback'"),
+        1
+    );
+    // No target at all is a clear error.
+    let out = s.cmd(&["deploy", "--now", NOW]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("deploy.to"));
+    // Credentials in the URL are refused, never echoed back.
+    let out = s
+        .cmd(&["deploy", "--to", "s3://AKIA:secret@bucket/x", "--now", NOW])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("credentials"),
+        "{err}"
+    );
+}
+
+#[test]
+fn gc_to_keeps_the_live_and_newest_revisions_and_young_objects() {
+    let s = site_with_revisions(3);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    for r in 1..=3 {
+        s.json(&[
+            "deploy",
+            "--to",
+            &url,
+            "--revision",
+            &r.to_string(),
+            "--now",
+            NOW,
+        ]);
+    }
+    let manifests = || {
+        std::fs::read_dir(bucket.path().join("manifests"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .count()
+    };
+    assert_eq!(manifests(), 3);
+    // Everything is younger than an hour (object times are the real clock's): nothing goes.
+    let young = s.json(&["gc", "--to", &url, "--keep", "1"]);
+    assert_eq!(young["removed_manifests"], 0, "{young}");
+    let gc = s.json(&["gc", "--to", &url, "--keep", "1", "--grace-secs", "0"]);
+    assert_eq!(gc["removed_manifests"], 2, "{gc}");
+    assert!(gc["removed_blobs"].as_u64().unwrap() >= 1, "{gc}");
+    assert_eq!(manifests(), 1);
+    // What is left still serves completely.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = folder_reader(bucket.path().to_path_buf(), stop.clone());
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    stop.store(true, Ordering::SeqCst);
+    assert!(reader.join().unwrap() > 0);
+}
+
+#[test]
+fn two_cron_pipelines_publish_build_and_deploy_each_thing_once() {
+    let moto = Moto::start();
+    moto.bucket("cron");
+    let proxy = Proxy::start(&moto.endpoint, false);
+    let png = |n: u8| {
+        let mut b = b"\x89PNG\r\n\x1a\n".to_vec();
+        b.push(n);
+        b
+    };
+    let (base, hits) = image_server(
+        (1..=6u8)
+            .map(|i| {
+                let path: &'static str = Box::leak(format!("/{i}.png").into_boxed_str());
+                (path, 200, png(i))
+            })
+            .collect(),
+    );
+    let s = TestSite::new();
+    for i in 1..=6 {
+        s.item_with(
+            i,
+            &format!("2026-11-0{i}"),
+            &format!("image = \"{base}/{i}.png\"\n"),
+            &format!("Answer body for item {i}."),
+        );
+    }
+    s.publish("2026-11-01T00:00:00Z");
+    let pipeline = |now: String| {
+        let root = s.root().to_path_buf();
+        let env = Moto::env(&proxy.endpoint);
+        std::thread::spawn(move || {
+            let run = |args: &[&str]| {
+                let mut c = std::process::Command::new(bin());
+                c.arg("--site")
+                    .arg(&root)
+                    .args(args)
+                    .args(["--json", "--now", &now]);
+                for (k, v) in &env {
+                    c.env(k, v);
+                }
+                let out = c.output().unwrap();
+                assert!(
+                    out.status.success(),
+                    "{args:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+            };
+            let p = run(&["publish", "--build"]);
+            let d = run(&["deploy", "--to", "s3://cron/www"]);
+            (p, d)
+        })
+    };
+    let mut published = Vec::new();
+    for round in 1..=4 {
+        let now = format!("2026-12-0{round}T00:00:00Z");
+        let (a, b) = (pipeline(now.clone()), pipeline(now));
+        for (p, _) in [a.join().unwrap(), b.join().unwrap()] {
+            published.extend(ids(&p, "published"));
+        }
+    }
+    published.sort();
+    assert_eq!(published, vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(s.revision(), 6);
+    assert_eq!(hits.load(Ordering::SeqCst), 6, "each image fetched once");
+    // The bucket serves revision 6; every object was uploaded exactly once.
+    let puts = proxy.puts();
+    let mut per_key: BTreeMap<String, usize> = BTreeMap::new();
+    for p in puts
+        .iter()
+        .filter(|p| !p.contains("fencepost-probe") && !p.ends_with("/current"))
+    {
+        *per_key.entry(p.clone()).or_default() += 1;
+    }
+    assert!(per_key.values().all(|n| *n == 1), "{per_key:#?}");
+    // Two more pipelines at once: nothing to publish, nothing to upload.
+    let before = proxy.puts().len();
+    let (a, b) = (
+        pipeline("2026-12-09T00:00:00Z".into()),
+        pipeline("2026-12-09T00:00:00Z".into()),
+    );
+    for (p, d) in [a.join().unwrap(), b.join().unwrap()] {
+        assert!(ids(&p, "published").is_empty());
+        assert_eq!(d["blobs_uploaded"], 0, "{d}");
+    }
+    assert_eq!(
+        proxy.puts().len(),
+        before,
+        "the last two runs upload nothing"
+    );
+    let settings = Moto::settings(&moto.endpoint);
+    let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let remote = Remote::open_with("s3://cron/www", &settings).unwrap();
+    let (live, _) = rt().block_on(remote.read_pointer()).unwrap().unwrap();
+    assert_eq!(live.revision, 6);
+    s.cmd(&["verify"]).assert().success();
+}
+
+#[test]
+fn serve_from_a_bucket_follows_deploys_refuses_tampering_and_503s() {
+    let moto = Moto::start();
+    moto.bucket("origin");
+    let s = site_with_revisions(1);
+    s.write("fencepost.toml", "[serve]\npointer_ttl_ms = 200\n");
+    let env = Moto::env(&moto.endpoint);
+    let deploy = |s: &TestSite| {
+        let mut c = s.cmd(&["deploy", "--to", "s3://origin/www", "--json", "--now", NOW]);
+        for (k, v) in &env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    deploy(&s);
+    let mut c = std::process::Command::new(bin());
+    c.arg("--site")
+        .arg(s.root())
+        .args([
+            "serve",
+            "--json",
+            "--bind",
+            "127.0.0.1:0",
+            "--from",
+            "s3://origin/www",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in &env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let srv = Server {
+        addr: v["listening"].as_str().unwrap().to_string(),
+        child,
+    };
+    let r = srv.get("/answers/1/");
+    assert_eq!(r.status, 200);
+    assert!(r.header("x-revision").unwrap().starts_with("1-"));
+    assert_eq!(
+        r.header("cache-control"),
+        Some("public, max-age=0, must-revalidate")
+    );
+    let etag = r.header("etag").unwrap().to_string();
+    assert_eq!(
+        http(&srv.addr, "GET", "/answers/1/", &[("If-None-Match", &etag)]).status,
+        304
+    );
+    assert_eq!(srv.get("/no/such/").status, 404);
+    assert_eq!(srv.get("/answers").status, 301);
+    // A new revision is seen within the pointer's TTL.
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    deploy(&s);
+    wait_for("the new revision to be served", || {
+        srv.get("/answers/2/").status == 200
+    });
+    // A tampered blob is refused (a file not served yet, so not in memory).
+    let settings = Moto::settings(&moto.endpoint);
+    let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let remote = Remote::open_with("s3://origin/www", &settings).unwrap();
+    let sha = {
+        let m: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
+                .unwrap();
+        m["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == "robots.txt")
+            .unwrap()["sha256"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // Someone with write access to the bucket swaps the blob's bytes.
+    {
+        use object_store::ObjectStoreExt;
+        let store = object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name("origin")
+            .with_endpoint(&moto.endpoint)
+            .with_allow_http(true)
+            .with_access_key_id("testing")
+            .with_secret_access_key("testing")
+            .with_region("us-east-1")
+            .build()
+            .unwrap();
+        rt().block_on(store.put(
+            &object_store::path::Path::from(format!("www/objects/{sha}")),
+            b"User-agent: *\nDisallow: /evil\n".to_vec().into(),
+        ))
+        .unwrap();
+    }
+    let r = srv.get("/robots.txt");
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(!r.text().contains("evil"));
+    // The pointer cannot be read: 503, never a stale 200.
+    rt().block_on(remote.delete("current")).unwrap();
+    wait_for("the unreadable pointer to be noticed", || {
+        srv.get("/answers/1/").status == 503
+    });
+    assert_eq!(srv.get("/").header("cache-control"), Some("no-store"));
+    assert_eq!(srv.stop().code(), Some(0));
+}
