@@ -547,7 +547,8 @@ impl Proxy {
                 std::thread::spawn(move || {
                     let mut reader = std::io::BufReader::new(client.try_clone().unwrap());
                     let mut client = client;
-                    loop {
+                    // One request per connection: the answer says Connection: close.
+                    {
                         let mut head = Vec::new();
                         loop {
                             let mut line = String::new();
@@ -622,11 +623,7 @@ impl Proxy {
                         out += "Connection: close\r\n";
                         let mut bytes = out.into_bytes();
                         bytes.extend_from_slice(&response[(split + 2).min(response.len())..]);
-                        if client.write_all(&bytes).is_err() {
-                            return;
-                        }
-                        // The upstream answer says Connection: close; so do we.
-                        return;
+                        let _ = client.write_all(&bytes);
                     }
                 });
             }
