@@ -329,21 +329,22 @@ pub async fn run_on(
         error: None,
     };
     if let Some(p) = &live {
-        let settled = if p.manifest == split.root.sha256 {
-            Some(base(Outcome::AlreadyDeployed, "unchanged"))
-        } else if p.revision > local.revision {
-            if opts.revision.is_some() {
+        let settled = match pointer::decide(
+            Some((p.revision, p.manifest == split.root.sha256)),
+            p.held_below,
+            local.revision,
+        ) {
+            pointer::Decision::Unchanged => Some(base(Outcome::AlreadyDeployed, "unchanged")),
+            pointer::Decision::KeptHigher if opts.revision.is_some() => {
                 return Err(DeployError::Backwards {
                     target,
                     live: revision::dir_name(p.revision, &p.build),
                     wanted: local.dir,
                 });
             }
-            Some(base(Outcome::Superseded, "kept_higher"))
-        } else if p.held_below.is_some_and(|h| h >= local.revision) {
-            Some(base(Outcome::Held, "kept_higher"))
-        } else {
-            None
+            pointer::Decision::KeptHigher => Some(base(Outcome::Superseded, "kept_higher")),
+            pointer::Decision::Held(_) => Some(base(Outcome::Held, "kept_higher")),
+            pointer::Decision::Move => None,
         };
         if let Some(r) = settled {
             // Report the operation this run carried out, if it resumed one.
@@ -731,22 +732,22 @@ async fn move_pointer(
             next_change_at,
             held_below: None,
         };
-        let version = match &live {
-            None => None,
-            Some((p, v)) => {
-                if p.manifest == plan.root {
-                    return Ok((Outcome::Deployed, "unchanged"));
-                }
-                if p.revision > plan.revision {
-                    return Ok((Outcome::Superseded, "kept_higher"));
-                }
-                if p.held_below.is_some_and(|h| h >= plan.revision) {
-                    return Ok((Outcome::Held, "kept_higher"));
-                }
-                Some(v)
-            }
-        };
-        if remote.swap_pointer(version, &new).await? {
+        let decision = pointer::decide(
+            live.as_ref()
+                .map(|(p, _)| (p.revision, p.manifest == plan.root)),
+            live.as_ref().and_then(|(p, _)| p.held_below),
+            plan.revision,
+        );
+        match decision {
+            pointer::Decision::Unchanged => return Ok((Outcome::Deployed, "unchanged")),
+            pointer::Decision::KeptHigher => return Ok((Outcome::Superseded, "kept_higher")),
+            pointer::Decision::Held(_) => return Ok((Outcome::Held, "kept_higher")),
+            pointer::Decision::Move => {}
+        }
+        if remote
+            .swap_pointer(live.as_ref().map(|(_, v)| v), &new)
+            .await?
+        {
             return Ok((Outcome::Deployed, "moved"));
         }
         tracing::info!("the pointer moved under this deploy; reading it again");

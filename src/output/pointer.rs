@@ -87,6 +87,34 @@ pub enum Swap {
     Held(i64),
 }
 
+/// What a pointer move should do: the forward-only rule, once for both pointers (the local
+/// `public/current` and a bucket's `current`). Pure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The pointer already names the target.
+    Unchanged,
+    /// It names a higher publication revision: leave it.
+    KeptHigher,
+    /// A rollback holds it below this revision, which the target does not exceed.
+    Held(i64),
+    /// Move it.
+    Move,
+}
+
+/// `live`: (revision the pointer names, whether that is the target itself); `held_below`: a
+/// rollback's hold; `to`: the target's revision. Forward only — a higher revision, or the same
+/// revision with another build — and never past a hold.
+pub fn decide(live: Option<(i64, bool)>, held_below: Option<i64>, to: i64) -> Decision {
+    match live {
+        Some((_, true)) => Decision::Unchanged,
+        Some((r, false)) if r > to => Decision::KeptHigher,
+        _ => match held_below {
+            Some(h) if to <= h => Decision::Held(h),
+            _ => Decision::Move,
+        },
+    }
+}
+
 /// `public/rollback.json`: the journal of the last rollback. While `held_below` is set, builds
 /// of that revision or lower leave the pointer where the rollback put it. `audited` is the
 /// receipt: the pointer moves first, the audit entry follows, and a process that died in
@@ -261,8 +289,13 @@ pub fn advance(
     let _guard = lock(public)?;
     let from = read(public)?;
     let journal = rollback_journal(public);
-    match &from {
-        Some(p) if p == to => {
+    let live = from.as_ref().map(|p| (p.revision, p == to));
+    match decide(
+        live,
+        journal.as_ref().and_then(|j| j.held_below),
+        to.revision,
+    ) {
+        Decision::Unchanged => {
             // A crash (or a write error) between the symlink swap and the JSON write leaves
             // the JSON behind; a new embargo changes next_change_at.
             let want = CurrentJson::of(to, next_change_at);
@@ -273,13 +306,11 @@ pub fn advance(
         }
         // Whether or not `to` still exists (gc may already have collected it): it would not
         // have become live.
-        Some(p) if p.revision > to.revision => return Ok(Swap::KeptHigher(p.clone())),
-        _ => {}
-    }
-    if let Some(held) = journal.as_ref().and_then(|j| j.held_below) {
-        if to.revision <= held {
-            return Ok(Swap::Held(held));
+        Decision::KeptHigher => {
+            return Ok(Swap::KeptHigher(from.expect("a higher revision is live")))
         }
+        Decision::Held(h) => return Ok(Swap::Held(h)),
+        Decision::Move => {}
     }
     swap_locked(public, from.as_ref(), to, now, next_change_at)?;
     // Past the hold: the rollback is over. Its journal goes once its receipt is written.
@@ -461,5 +492,30 @@ mod more_tests {
         std::fs::create_dir_all(d.path().join(CURRENT)).unwrap();
         let e = read(d.path()).unwrap_err().to_string();
         assert!(e.contains("not a symlink"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod decide_tests {
+    use super::*;
+
+    #[test]
+    fn forward_only_and_never_past_a_hold() {
+        use Decision::*;
+        let table = [
+            (None, None, 1, Move),
+            (Some((1, true)), None, 1, Unchanged),
+            (Some((1, false)), None, 1, Move), // same revision, new build
+            (Some((1, false)), None, 2, Move),
+            (Some((3, false)), None, 2, KeptHigher),
+            (Some((1, false)), Some(3), 3, Held(3)),
+            (Some((1, false)), Some(3), 2, Held(3)),
+            (Some((1, false)), Some(3), 4, Move),
+            (Some((1, true)), Some(3), 1, Unchanged),
+            (None, Some(3), 3, Held(3)),
+        ];
+        for (live, held, to, want) in table {
+            assert_eq!(decide(live, held, to), want, "{live:?} {held:?} {to}");
+        }
     }
 }
