@@ -40,6 +40,12 @@ pub enum LedgerError {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    #[error("{path} is busy: another process kept it locked for {waited_ms} ms while this one was {doing} (most likely another fencepost run creating or migrating it). The ledger is fine: run again, or raise ledger.busy_timeout_ms")]
+    Busy {
+        path: PathBuf,
+        doing: &'static str,
+        waited_ms: u64,
+    },
     #[error("{path} has schema version {found}, newer than this fencepost understands ({supported}); upgrade fencepost — the ledger was left untouched")]
     TooNew {
         path: PathBuf,
@@ -80,28 +86,57 @@ impl Ledger {
             path: path.to_path_buf(),
             source,
         })?;
-        let corrupt = |source| LedgerError::Corrupt {
-            path: path.to_path_buf(),
-            source,
+        let started = std::time::Instant::now();
+        let deadline = started + busy_timeout;
+        // Opening races with other openers of a new ledger: switching to WAL and the first
+        // migration need locks they may hold. Busy is waited out (within the busy timeout),
+        // and only a file that really is not a ledger is called unusable.
+        let classify = |doing: &'static str| {
+            let path = path.to_path_buf();
+            move |source: rusqlite::Error| {
+                if is_busy(&source) {
+                    LedgerError::Busy {
+                        path,
+                        doing,
+                        waited_ms: started.elapsed().as_millis() as u64,
+                    }
+                } else if is_not_a_ledger(&source) {
+                    LedgerError::Corrupt { path, source }
+                } else {
+                    LedgerError::Sql { path, source }
+                }
+            }
         };
-        conn.busy_timeout(busy_timeout).map_err(corrupt)?;
+        conn.busy_timeout(busy_timeout)
+            .map_err(classify("setting the busy timeout"))?;
         // Refuse a newer ledger before anything (even the journal mode) touches it.
-        schema::refuse_newer(&conn, path)?;
+        let waited = |e: LedgerError| match e {
+            LedgerError::Busy { path, doing, .. } => LedgerError::Busy {
+                path,
+                doing,
+                waited_ms: started.elapsed().as_millis() as u64,
+            },
+            e => e,
+        };
+        retry_busy(deadline, || schema::refuse_newer(&conn, path)).map_err(waited)?;
         // journal_mode=WAL returns the mode in force; it fails on a file that is not SQLite.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(corrupt)?;
+        let mode: String = retry_busy(deadline, || {
+            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        })
+        .map_err(classify("switching it to WAL"))?;
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(path = %path.display(), mode, "ledger is not in WAL mode");
         }
-        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-            .map_err(corrupt)?;
-        audit::register_functions(&conn).map_err(corrupt)?;
+        retry_busy(deadline, || {
+            conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        })
+        .map_err(classify("setting its pragmas"))?;
+        audit::register_functions(&conn).map_err(classify("registering its functions"))?;
         let mut ledger = Ledger {
             conn,
             path: path.to_path_buf(),
         };
-        schema::migrate(&mut ledger)?;
+        retry_busy(deadline, || schema::migrate(&mut ledger)).map_err(waited)?;
         Ok(ledger)
     }
 
@@ -135,6 +170,64 @@ impl Ledger {
         self.conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(|source| LedgerError::Sql { path, source })
+    }
+}
+
+/// SQLITE_BUSY / SQLITE_LOCKED: another connection holds a lock we need right now.
+pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// The file is not an SQLite database, or is damaged.
+fn is_not_a_ledger(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+    )
+}
+
+/// Something whose failure may just mean "busy": retried until `deadline`.
+trait MaybeBusy {
+    fn busy(&self) -> bool;
+}
+
+impl MaybeBusy for rusqlite::Error {
+    fn busy(&self) -> bool {
+        is_busy(self)
+    }
+}
+
+impl MaybeBusy for LedgerError {
+    fn busy(&self) -> bool {
+        match self {
+            LedgerError::Busy { .. } => true,
+            LedgerError::Corrupt { source, .. } | LedgerError::Sql { source, .. } => {
+                is_busy(source)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Runs `f` again while it fails with busy, with a short randomised backoff, until
+/// `deadline`; then returns its last result.
+fn retry_busy<T, E: MaybeBusy>(
+    deadline: std::time::Instant,
+    mut f: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    let mut attempt = 0u32;
+    loop {
+        match f() {
+            Err(e) if e.busy() && std::time::Instant::now() < deadline => {
+                attempt += 1;
+                let jitter = u64::from(uuid::Uuid::new_v4().as_bytes()[0] % 16);
+                std::thread::sleep(Duration::from_millis((2u64 << attempt.min(5)) + jitter));
+            }
+            r => return r,
+        }
     }
 }
 

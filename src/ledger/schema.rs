@@ -24,9 +24,19 @@ pub(super) fn refuse_newer(
     conn: &rusqlite::Connection,
     path: &std::path::Path,
 ) -> Result<(), LedgerError> {
-    let found = user_version(conn).map_err(|source| LedgerError::Corrupt {
-        path: path.to_path_buf(),
-        source,
+    let found = user_version(conn).map_err(|source| {
+        if super::is_busy(&source) {
+            LedgerError::Busy {
+                path: path.to_path_buf(),
+                doing: "reading its schema version",
+                waited_ms: 0,
+            }
+        } else {
+            LedgerError::Corrupt {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
     })?;
     if found > LATEST {
         return Err(LedgerError::TooNew {
@@ -40,9 +50,19 @@ pub(super) fn refuse_newer(
 
 pub(super) fn migrate(ledger: &mut Ledger) -> Result<(), LedgerError> {
     let path = ledger.path.clone();
-    let corrupt = |source| LedgerError::Corrupt {
-        path: path.clone(),
-        source,
+    let corrupt = |source: rusqlite::Error| {
+        if super::is_busy(&source) {
+            LedgerError::Busy {
+                path: path.clone(),
+                doing: "creating or migrating its schema",
+                waited_ms: 0,
+            }
+        } else {
+            LedgerError::Corrupt {
+                path: path.clone(),
+                source,
+            }
+        }
     };
     // Cheap check first, so a current ledger never takes the write lock here.
     if user_version(&ledger.conn).map_err(corrupt)? == LATEST {
