@@ -558,45 +558,36 @@ async fn steps(
             .map(|(name, _)| name)
             .collect();
         let total = plan.blobs.len() as u64;
-        let mut last_extend = std::time::Instant::now();
-        for (i, (sha, path, content_type)) in plan.blobs.iter().enumerate() {
-            if present.contains(sha) {
-                report.blobs_present += 1;
-            } else {
-                if step == Step::Blobs {
-                    tracing::warn!(blob = %sha, path = %path, "a blob an earlier attempt uploaded is missing from the bucket; uploading it again");
-                }
-                let local = dir.join(path);
-                let bytes = std::fs::read(&local).map_err(|source| DeployError::Io {
-                    path: local.clone(),
-                    source,
-                })?;
-                if !layout::verified(&bytes, sha) {
-                    return Err(DeployError::store(
-                        remote,
-                        "verifying a blob",
-                        format!(
-                            "{} does not hash to {sha} as its manifest says",
-                            local.display()
-                        ),
-                    ));
-                }
-                let len = bytes.len() as u64;
-                if remote
-                    .create(&Remote::blob_key(sha), bytes, Some(content_type))
-                    .await?
-                {
+        let missing: Vec<&(String, String, String)> = plan
+            .blobs
+            .iter()
+            .filter(|(sha, _, _)| !present.contains(sha))
+            .collect();
+        report.blobs_present += total - missing.len() as u64;
+        let mut done = total - missing.len() as u64;
+        (ctx.progress)(done, total);
+        // Uploads run UPLOADS at a time; between chunks the lease is kept alive.
+        for chunk in missing.chunks(UPLOAD_CHUNK) {
+            use futures_util::StreamExt;
+            let results: Vec<Result<(bool, u64), DeployError>> =
+                futures_util::stream::iter(chunk.iter().map(|(sha, path, content_type)| {
+                    upload_blob(remote, &dir, sha, path, content_type, step == Step::Blobs)
+                }))
+                .buffer_unordered(UPLOADS)
+                .collect()
+                .await;
+            for r in results {
+                let (created, len) = r?;
+                if created {
                     report.blobs_uploaded += 1;
                     report.bytes_uploaded += len;
                 } else {
                     report.blobs_present += 1;
                 }
             }
-            (ctx.progress)(i as u64 + 1, total);
-            if last_extend.elapsed() > std::time::Duration::from_secs(20) {
-                keep_lease(ledger, ctx, held)?;
-                last_extend = std::time::Instant::now();
-            }
+            done += chunk.len() as u64;
+            (ctx.progress)(done, total);
+            keep_lease(ledger, ctx, held)?;
         }
         if step == Step::Planned {
             advance(ledger, ctx, op, Step::Planned, Step::Blobs, None, held)?;
@@ -608,16 +599,44 @@ async fn steps(
     // The manifest: shards, then the root (readers find shards through the root).
     if step <= Step::Manifest {
         let split = split.as_ref().expect("read above");
-        for shard in &split.shards {
-            let key = Remote::shard_key(&shard.sha256);
-            if step == Step::Manifest && !remote.exists(&key).await? {
+        // Shards are content-addressed: list which the bucket holds, upload the others.
+        let stored: HashSet<String> = remote
+            .list("manifests/shards")
+            .await?
+            .into_iter()
+            .filter_map(|(name, _)| name.strip_suffix(".json").map(str::to_string))
+            .collect();
+        let missing: Vec<_> = split
+            .shards
+            .iter()
+            .filter(|s| !stored.contains(&s.sha256))
+            .collect();
+        if step == Step::Manifest {
+            for shard in &missing {
                 tracing::warn!(shard = %shard.sha256, "a manifest shard an earlier attempt uploaded is missing; uploading it again");
             }
-            if remote
-                .create(&key, shard.bytes.clone(), Some("application/json"))
-                .await?
-            {
-                report.bytes_uploaded += shard.bytes.len() as u64;
+        }
+        {
+            use futures_util::StreamExt;
+            let results: Vec<Result<(bool, u64), DeployError>> =
+                futures_util::stream::iter(missing.iter().map(|shard| async move {
+                    let created = remote
+                        .create(
+                            &Remote::shard_key(&shard.sha256),
+                            shard.bytes.clone(),
+                            Some("application/json"),
+                        )
+                        .await?;
+                    Ok((created, shard.bytes.len() as u64))
+                }))
+                .buffer_unordered(UPLOADS)
+                .collect()
+                .await;
+            for r in results {
+                let (created, len) = r?;
+                if created {
+                    report.bytes_uploaded += len;
+                }
             }
         }
         let key = Remote::root_key(&split.root.sha256);
@@ -712,6 +731,46 @@ async fn steps(
         advance(ledger, ctx, op, Step::Recorded, Step::Done, None, held)?;
     }
     Ok(())
+}
+
+/// Blob uploads in flight at once (`hugo deploy` uses 10 workers; S3 serves far more).
+const UPLOADS: usize = 16;
+/// Blobs uploaded between two extensions of the lease.
+const UPLOAD_CHUNK: usize = 512;
+
+/// Reads one blob from the revision, checks it against its digest and uploads it if the
+/// bucket lacks it. Returns (this call created it, its size).
+async fn upload_blob(
+    remote: &Remote,
+    dir: &std::path::Path,
+    sha: &str,
+    path: &str,
+    content_type: &str,
+    redo: bool,
+) -> Result<(bool, u64), DeployError> {
+    if redo {
+        tracing::warn!(blob = %sha, path = %path, "a blob an earlier attempt uploaded is missing from the bucket; uploading it again");
+    }
+    let local = dir.join(path);
+    let bytes = std::fs::read(&local).map_err(|source| DeployError::Io {
+        path: local.clone(),
+        source,
+    })?;
+    if !layout::verified(&bytes, sha) {
+        return Err(DeployError::store(
+            remote,
+            "verifying a blob",
+            format!(
+                "{} does not hash to {sha} as its manifest says",
+                local.display()
+            ),
+        ));
+    }
+    let len = bytes.len() as u64;
+    let created = remote
+        .create(&Remote::blob_key(sha), bytes, Some(content_type))
+        .await?;
+    Ok((created, len))
 }
 
 /// Moves `current` to the plan's manifest unless a higher revision, or a rollback's hold, is

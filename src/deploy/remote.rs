@@ -35,6 +35,11 @@ enum Kind {
     Folder(PathBuf),
 }
 
+/// A store with its own conditional writes that keeps content types.
+const CLOUD: Kind = Kind::Conditional {
+    content_types: true,
+};
+
 /// The pointer object: which revision the target serves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemotePointer {
@@ -134,39 +139,21 @@ impl Remote {
                     b = b.with_allow_http(true);
                 }
                 let store = b.build().map_err(|e| bad(&e.to_string()))?;
-                (
-                    Arc::new(store),
-                    Kind::Conditional {
-                        content_types: true,
-                    },
-                    prefix,
-                )
+                (Arc::new(store), CLOUD, prefix)
             }
             "gs" => {
                 let store = object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(format!("gs://{bucket}"))
                     .build()
                     .map_err(|e| bad(&e.to_string()))?;
-                (
-                    Arc::new(store),
-                    Kind::Conditional {
-                        content_types: true,
-                    },
-                    prefix,
-                )
+                (Arc::new(store), CLOUD, prefix)
             }
             "az" | "azure" | "abfs" | "abfss" => {
                 let store = object_store::azure::MicrosoftAzureBuilder::from_env()
                     .with_url(url)
                     .build()
                     .map_err(|e| bad(&e.to_string()))?;
-                (
-                    Arc::new(store),
-                    Kind::Conditional {
-                        content_types: true,
-                    },
-                    prefix,
-                )
+                (Arc::new(store), CLOUD, prefix)
             }
             "file" => {
                 let root = parsed
@@ -177,13 +164,7 @@ impl Remote {
                     .map_err(|e| bad(&e.to_string()))?;
                 (Arc::new(store), Kind::Folder(root), String::new())
             }
-            "memory" => (
-                memory_store(&bucket),
-                Kind::Conditional {
-                    content_types: true,
-                },
-                prefix,
-            ),
+            "memory" => (memory_store(&bucket), CLOUD, prefix),
             other => {
                 return Err(bad(&format!(
                 "unknown scheme {other}: use s3://, gs://, az://, file:// (or memory:// in tests)"
@@ -203,9 +184,7 @@ impl Remote {
         Remote {
             store,
             prefix: String::new(),
-            kind: Kind::Conditional {
-                content_types: true,
-            },
+            kind: CLOUD,
             url: url.to_string(),
         }
     }

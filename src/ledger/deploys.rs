@@ -159,11 +159,27 @@ pub fn count_attempt(
     lease: &Lease,
     now: Instant,
 ) -> rusqlite::Result<bool> {
-    let sql = concat!(
-        "UPDATE deploy_ops SET attempts = attempts + 1, updated_at = :now
-         WHERE id = :id AND status = 'pending' AND ",
-        lease_guard!()
-    );
+    exec_guarded(
+        conn,
+        concat!(
+            "UPDATE deploy_ops SET attempts = attempts + 1, updated_at = :now
+             WHERE id = :id AND status = 'pending' AND ",
+            lease_guard!()
+        ),
+        id,
+        lease,
+        now,
+    )
+}
+
+/// Runs a statement over one operation that binds only `:id`, `:now` and the lease guard.
+fn exec_guarded(
+    conn: &Connection,
+    sql: &str,
+    id: &str,
+    lease: &Lease,
+    now: Instant,
+) -> rusqlite::Result<bool> {
     let n = conn.prepare_cached(sql)?.execute(named_params! {
         ":id": id, ":now": now.0,
         ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
@@ -221,17 +237,18 @@ pub fn record_failure(
 /// Parks an operation whose attempts are used up without a recorded failure (the runs
 /// crashed or were killed).
 pub fn park(conn: &Connection, id: &str, lease: &Lease, now: Instant) -> rusqlite::Result<bool> {
-    let sql = concat!(
-        "UPDATE deploy_ops SET status = 'failed', updated_at = :now,
-                last_error = coalesce(last_error, 'no attempt finished (the runs stopped or crashed)')
-         WHERE id = :id AND status = 'pending' AND ",
-        lease_guard!()
-    );
-    let n = conn.prepare_cached(sql)?.execute(named_params! {
-        ":id": id, ":now": now.0,
-        ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
-    })?;
-    Ok(n == 1)
+    exec_guarded(
+        conn,
+        concat!(
+            "UPDATE deploy_ops SET status = 'failed', updated_at = :now,
+                    last_error = coalesce(last_error, 'no attempt finished (the runs stopped or crashed)')
+             WHERE id = :id AND status = 'pending' AND ",
+            lease_guard!()
+        ),
+        id,
+        lease,
+        now,
+    )
 }
 
 /// Re-arms a parked operation. Returns false when there is no such parked operation, or
