@@ -548,15 +548,29 @@ async fn steps(
     };
     let _ = needs_local;
 
-    // Blobs: list what the bucket holds once, upload what is missing. On resume past this
-    // step, a blob listed as uploaded that is missing is uploaded again, loudly.
+    // What the bucket is known to hold without listing it: when its pointer names the very
+    // manifest this ledger recorded as deployed there, and that revision is still here, every
+    // blob and shard of it is in the bucket (gc never removes the live manifest's objects).
+    // Otherwise (another host deployed, a first deploy, a resumed step that must verify), the
+    // bucket is listed.
+    let known = if step == Step::Planned {
+        known_present(ledger, ctx, &public).await?
+    } else {
+        None
+    };
+
+    // Blobs: upload what is missing. On resume past this step, a blob the journal says was
+    // uploaded but that is missing is uploaded again, loudly.
     if step <= Step::Blobs {
-        let present: HashSet<String> = remote
-            .list("objects")
-            .await?
-            .into_iter()
-            .map(|(name, _)| name)
-            .collect();
+        let present: HashSet<String> = match &known {
+            Some((blobs, _)) => blobs.clone(),
+            None => remote
+                .list("objects")
+                .await?
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect(),
+        };
         let total = plan.blobs.len() as u64;
         let missing: Vec<&(String, String, String)> = plan
             .blobs
@@ -599,13 +613,16 @@ async fn steps(
     // The manifest: shards, then the root (readers find shards through the root).
     if step <= Step::Manifest {
         let split = split.as_ref().expect("read above");
-        // Shards are content-addressed: list which the bucket holds, upload the others.
-        let stored: HashSet<String> = remote
-            .list("manifests/shards")
-            .await?
-            .into_iter()
-            .filter_map(|(name, _)| name.strip_suffix(".json").map(str::to_string))
-            .collect();
+        // Shards are content-addressed: upload the ones the bucket lacks.
+        let stored: HashSet<String> = match &known {
+            Some((_, shards)) => shards.clone(),
+            None => remote
+                .list("manifests/shards")
+                .await?
+                .into_iter()
+                .filter_map(|(name, _)| name.strip_suffix(".json").map(str::to_string))
+                .collect(),
+        };
         let missing: Vec<_> = split
             .shards
             .iter()
@@ -731,6 +748,41 @@ async fn steps(
         advance(ledger, ctx, op, Step::Recorded, Step::Done, None, held)?;
     }
     Ok(())
+}
+
+/// The blobs and shards the bucket holds for sure (see the caller), if that can be known
+/// without listing it.
+async fn known_present(
+    ledger: &Ledger,
+    ctx: &Ctx<'_>,
+    public: &std::path::Path,
+) -> Result<Option<(HashSet<String>, HashSet<String>)>, DeployError> {
+    let Some(recorded) =
+        deploys::target(ledger.conn(), &ctx.remote.url).map_err(|e| ledger.err(e))?
+    else {
+        return Ok(None);
+    };
+    let (Some(rev), Some(build), Some(manifest)) =
+        (recorded.revision, recorded.build, recorded.manifest)
+    else {
+        return Ok(None);
+    };
+    let live = ctx.remote.read_pointer().await?;
+    if live.as_ref().map(|(p, _)| &p.manifest) != Some(&manifest) {
+        return Ok(None);
+    }
+    let dir = public.join(REVISIONS).join(revision::dir_name(rev, &build));
+    let Ok(m) = Manifest::read(&dir) else {
+        return Ok(None);
+    };
+    let split = layout::split(&m);
+    if split.root.sha256 != manifest {
+        return Ok(None);
+    }
+    Ok(Some((
+        split.blobs.into_keys().collect(),
+        split.shards.into_iter().map(|s| s.sha256).collect(),
+    )))
 }
 
 /// Blob uploads in flight at once (`hugo deploy` uses 10 workers; S3 serves far more).

@@ -725,3 +725,55 @@ fn serve_from_a_bucket_follows_deploys_refuses_tampering_and_503s() {
     assert_eq!(srv.get("/").header("cache-control"), Some("no-store"));
     assert_eq!(srv.stop().code(), Some(0));
 }
+
+#[test]
+fn a_deploy_after_one_publish_puts_only_what_changed_and_lists_nothing() {
+    let moto = Moto::start();
+    moto.bucket("incremental");
+    let proxy = Proxy::start(&moto.endpoint, false);
+    let s = site_with_revisions(20);
+    let deploy = |s: &TestSite| {
+        let mut c = s.cmd(&[
+            "deploy",
+            "--to",
+            "s3://incremental/www",
+            "--json",
+            "--now",
+            NOW,
+        ]);
+        for (k, v) in Moto::env(&proxy.endpoint) {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    deploy(&s);
+    let files = s.current_dir();
+    let total_files = tree(&files).len();
+    s.item(21, "2026-11-21");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let before = proxy.log.lock().unwrap().len();
+    let r = deploy(&s);
+    let log: Vec<(String, String, u16)> = proxy.log.lock().unwrap()[before..].to_vec();
+    let puts = log.iter().filter(|(m, _, _)| m == "PUT").count() as u64;
+    let lists = log
+        .iter()
+        .filter(|(_, p, _)| p.contains("list-type"))
+        .count();
+    assert_eq!(
+        lists, 0,
+        "the bucket's pointer names the manifest the ledger recorded: no listing needed: {log:#?}"
+    );
+    let uploaded = r["blobs_uploaded"].as_u64().unwrap();
+    assert!(uploaded >= 1 && uploaded < total_files as u64 / 3, "{r}");
+    // PUTs: the changed files, their shards (at most one per file), the root, the pointer.
+    assert!(
+        puts <= 2 * uploaded + 2,
+        "{puts} PUTs for {uploaded} changed files: {log:#?}"
+    );
+}
