@@ -405,13 +405,11 @@ fn plain_pages(files: &fingerprint::SiteFiles) -> Result<Vec<PlainView>, BuildEr
                 "`{slug}` cannot be a page name: use letters, digits, - and _, and not answers, images, sitemaps, index"
             )));
         }
-        let (fm, body) = match text.strip_prefix("+++\n") {
-            Some(rest) => match rest.split_once("\n+++") {
-                Some((fm, body)) => (Some(fm), body.trim_start_matches(['\n', '\r'])),
-                None => return Err(bad("front matter opened with +++ is never closed".into())),
-            },
-            None => (None, text.as_str()),
-        };
+        let content::Split {
+            front_matter: fm,
+            body,
+        } = content::split_front_matter(text)
+            .map_err(|()| bad("front matter opened with +++ is never closed".into()))?;
         let fm: PlainFrontMatter = match fm {
             Some(f) => {
                 toml::from_str(f).map_err(|e| bad(format!("front matter: {}", e.message())))?

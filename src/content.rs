@@ -173,30 +173,51 @@ struct RawFrontMatter {
     withdrawn: Option<toml::Value>,
 }
 
-/// Parses one item file. `path` is only used in error messages.
-pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
+/// A file split at its `+++` front matter: the TOML between the fences and the body after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split<'a> {
+    /// `None`: the file has no front matter (it does not start with a `+++` line).
+    pub front_matter: Option<&'a str>,
+    pub body: &'a str,
+}
+
+/// The one front-matter splitter for answer items and plain pages: a leading BOM is
+/// skipped, fence lines may end in `\n` or `\r\n` (an editor on Windows) and may carry
+/// trailing spaces. Err: a front matter opened on line 1 is never closed.
+pub fn split_front_matter(text: &str) -> Result<Split<'_>, ()> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     match lines.next() {
         Some(first) if first.trim_end() == "+++" => {}
-        _ => return Err(ContentError::NoFrontMatter { path: path.into() }),
+        _ => {
+            return Ok(Split {
+                front_matter: None,
+                body: text,
+            })
+        }
     }
     let fm_start = text.find('\n').map(|i| i + 1).unwrap_or(text.len());
     let mut offset = fm_start;
-    let mut fm_end = None;
     for line in lines {
         if line.trim_end() == "+++" {
-            fm_end = Some((offset, offset + line.len()));
-            break;
+            return Ok(Split {
+                front_matter: Some(&text[fm_start..offset]),
+                body: text[offset + line.len()..].trim_start_matches(['\n', '\r']),
+            });
         }
         offset += line.len();
     }
-    let (fm_stop, body_start) =
-        fm_end.ok_or_else(|| ContentError::Unterminated { path: path.into() })?;
-    let fm = &text[fm_start..fm_stop];
-    let body = text[body_start..]
-        .trim_start_matches(['\n', '\r'])
-        .to_string();
+    Err(())
+}
+
+/// Parses one item file. `path` is only used in error messages.
+pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
+    let split =
+        split_front_matter(text).map_err(|()| ContentError::Unterminated { path: path.into() })?;
+    let fm = split
+        .front_matter
+        .ok_or_else(|| ContentError::NoFrontMatter { path: path.into() })?;
+    let body = split.body.to_string();
 
     let raw: RawFrontMatter = toml::from_str(fm).map_err(|e| {
         let line = e
@@ -716,6 +737,26 @@ mod tests {
             ImageSource::parse("https://cdn.example/x.jpg").unwrap(),
             ImageSource::Remote("https://cdn.example/x.jpg".into())
         );
+    }
+
+    #[test]
+    fn front_matter_splits_alike_with_lf_crlf_and_a_bom() {
+        for text in [
+            "+++\ntitle = \"T\"\n+++\n\nBody.\n",
+            "+++\r\ntitle = \"T\"\r\n+++\r\n\r\nBody.\n",
+            "\u{feff}+++ \ntitle = \"T\"\n+++  \nBody.\n",
+        ] {
+            let s = split_front_matter(text).unwrap();
+            assert_eq!(
+                s.front_matter.map(str::trim),
+                Some("title = \"T\""),
+                "{text:?}"
+            );
+            assert_eq!(s.body, "Body.\n", "{text:?}");
+        }
+        let none = split_front_matter("Just text.\n").unwrap();
+        assert_eq!((none.front_matter, none.body), (None, "Just text.\n"));
+        assert!(split_front_matter("+++\ntitle = 1\n").is_err());
     }
 
     #[test]

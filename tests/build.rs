@@ -617,3 +617,21 @@ fn editing_a_static_file_in_place_never_changes_a_finished_revision() {
         fencepost::content::sha256_hex(b"console.log(1);\n")
     );
 }
+
+#[test]
+fn a_plain_page_saved_with_crlf_line_endings_keeps_its_front_matter_out_of_the_body() {
+    let s = site_with(1);
+    s.publish(NOW);
+    s.write(
+        "content/about.md",
+        "+++\r\ntitle = \"About this game\"\r\n+++\r\n\r\nHello from Windows.\r\n",
+    );
+    s.build(&[]);
+    let html = s.current_file("about/index.html");
+    assert!(html.contains("About this game"), "{html}");
+    assert!(html.contains("Hello from Windows."));
+    assert!(
+        !html.contains("title ="),
+        "the TOML leaked into the body: {html}"
+    );
+}
