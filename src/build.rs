@@ -27,7 +27,6 @@ use crate::output::manifest::{self, Entry, Manifest};
 use crate::output::pointer::{self, Pointer, Swap};
 use crate::output::revision::{self, Staging};
 use crate::output::OutputError;
-use crate::publish::{image, render};
 use crate::site::Site;
 use plan::{CopyInput, CopySource, Job, PageInput, Planned};
 use rayon::prelude::*;
@@ -134,7 +133,7 @@ fn date_of(t: Instant) -> String {
 
 fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) -> Option<CopyInput> {
     let src = match content_type {
-        Some(ct) => image::blob_path(store, sha, ct),
+        Some(ct) => crate::images::blob_path(store, sha, ct),
         None => std::fs::read_dir(store.join(&sha[..2.min(sha.len())]))
             .ok()?
             .flatten()
@@ -250,11 +249,11 @@ fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
     let image = match &item.image {
         None => None,
         Some(ImageSource::Remote(url)) => Some((None, url.clone())),
-        Some(src @ ImageSource::Local(img_rel)) => match image::load_local(site, img_rel) {
+        Some(src @ ImageSource::Local(img_rel)) => match crate::images::load_local(site, img_rel) {
             Ok((bytes, content_type)) => {
                 let sha = content::sha256_hex(&bytes);
                 let c = CopyInput {
-                    path: format!("images/{sha}.{}", image::extension(content_type)),
+                    path: format!("images/{sha}.{}", crate::images::extension(content_type)),
                     sha256: sha,
                     source: CopySource::Bytes(Arc::new(bytes)),
                     immutable_url: true,
@@ -268,7 +267,7 @@ fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
             }
         },
     };
-    let body_html: Arc<str> = render::markdown_to_html(&item.body).into();
+    let body_html: Arc<str> = crate::markdown::markdown_to_html(&item.body).into();
     let due = item.due_at(site.config.publish.grace_minutes);
     let page = PageInput {
         view: AnswerView {
@@ -409,7 +408,7 @@ fn plain_pages(files: &fingerprint::SiteFiles) -> Result<Vec<PlainView>, BuildEr
             front_matter: fm,
             body,
         } = content::split_front_matter(text)
-            .map_err(|()| bad("front matter opened with +++ is never closed".into()))?;
+            .map_err(|_| bad("front matter opened with +++ is never closed".into()))?;
         let fm: PlainFrontMatter = match fm {
             Some(f) => {
                 toml::from_str(f).map_err(|e| bad(format!("front matter: {}", e.message())))?
@@ -423,7 +422,7 @@ fn plain_pages(files: &fingerprint::SiteFiles) -> Result<Vec<PlainView>, BuildEr
             url: format!("/{slug}/"),
             title: fm.title.unwrap_or_else(|| slug.clone()),
             indexable: fm.indexable.unwrap_or(true),
-            body_html: render::markdown_to_html(body),
+            body_html: crate::markdown::markdown_to_html(body),
             slug,
         });
     }

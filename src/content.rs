@@ -184,7 +184,7 @@ pub struct Split<'a> {
 /// The one front-matter splitter for answer items and plain pages: a leading BOM is
 /// skipped, fence lines may end in `\n` or `\r\n` (an editor on Windows) and may carry
 /// trailing spaces. Err: a front matter opened on line 1 is never closed.
-pub fn split_front_matter(text: &str) -> Result<Split<'_>, ()> {
+pub fn split_front_matter(text: &str) -> Result<Split<'_>, UnclosedFrontMatter> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     match lines.next() {
@@ -207,13 +207,17 @@ pub fn split_front_matter(text: &str) -> Result<Split<'_>, ()> {
         }
         offset += line.len();
     }
-    Err(())
+    Err(UnclosedFrontMatter)
 }
+
+/// A front matter opened with `+++` on line 1 that no later `+++` line closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnclosedFrontMatter;
 
 /// Parses one item file. `path` is only used in error messages.
 pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
     let split =
-        split_front_matter(text).map_err(|()| ContentError::Unterminated { path: path.into() })?;
+        split_front_matter(text).map_err(|_| ContentError::Unterminated { path: path.into() })?;
     let fm = split
         .front_matter
         .ok_or_else(|| ContentError::NoFrontMatter { path: path.into() })?;

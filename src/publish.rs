@@ -16,7 +16,6 @@
 //! re-drives them. A run that lost its lease changes nothing.
 
 pub mod image;
-pub mod render;
 
 use crate::clock::{Clock, Instant};
 use crate::content::{self, ContentError, ImageSource, ItemId};
@@ -449,7 +448,7 @@ fn prepare(
         title: item.title,
         day: item.day.to_string(),
         price: item.price,
-        body_html: render::markdown_to_html(&item.body),
+        body_html: crate::markdown::markdown_to_html(&item.body),
         image_source: stored
             .as_ref()
             .map(|_| c.view.image_source.clone().unwrap_or_default()),

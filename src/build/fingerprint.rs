@@ -115,7 +115,7 @@ impl SiteFiles {
     pub fn read(site: &Site) -> Result<SiteFiles, BuildError> {
         let read = |rel: String| -> Result<(String, String), BuildError> {
             let path = site.root.join(&rel);
-            let bytes = crate::publish::image::read_regular(
+            let bytes = crate::images::read_regular(
                 &path,
                 site.config.publish.max_item_bytes,
                 "publish.max_item_bytes",
