@@ -32,7 +32,6 @@ use plan::{CopyInput, CopySource, Job, PageInput, Planned};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use view::{AnswerView, LinkView, PlainView, SiteView};
@@ -805,7 +804,20 @@ impl Phases {
     }
 }
 
+/// Reports progress to the caller (the CLI draws a bar): (files done, files in all).
+pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+
 pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildError> {
+    run_with_progress(site, clock, opts, &|_, _| {})
+}
+
+/// [`run`], telling `progress` how far the render has come.
+pub fn run_with_progress(
+    site: &Site,
+    clock: &Clock,
+    opts: &Options,
+    progress: Progress<'_>,
+) -> Result<Report, BuildError> {
     let mut phases = Phases(std::time::Instant::now());
     let public = public_dir(site);
     std::fs::create_dir_all(&public).map_err(io(&public))?;
@@ -932,16 +944,9 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
         },
         base_url: site.config.base_url.clone(),
     };
-    let progress = if std::io::stderr().is_terminal() {
-        indicatif::ProgressBar::new(planned.len() as u64).with_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} building {pos}/{len} files {wide_bar} {eta}",
-            )
-            .expect("valid progress template"),
-        )
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let total = planned.len() as u64;
+    let mut done = 0u64;
+    progress(done, total);
     let cache_until = source.next_change_at;
     let reusable = |p: &Planned| -> Option<&Entry> {
         let (_, m) = prev.as_ref()?;
@@ -1038,9 +1043,9 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
             }
             entries.push(e);
         }
-        progress.inc(chunk.len() as u64);
+        done += chunk.len() as u64;
+        progress(done, total);
     }
-    progress.finish_and_clear();
     drop(tx);
     phases.mark("render and link");
     crate::fail_point!("build.after_render");

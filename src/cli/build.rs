@@ -64,9 +64,34 @@ pub fn human(r: &Report) -> String {
     out
 }
 
+/// Runs a build with a progress bar on a terminal.
+pub fn with_bar(
+    site: &fencepost::site::Site,
+    ctx: &Ctx,
+    opts: &build::Options,
+) -> Result<Report, build::BuildError> {
+    use std::io::IsTerminal;
+    let bar = if std::io::stderr().is_terminal() && !ctx.json {
+        indicatif::ProgressBar::new(0).with_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} building {pos}/{len} files {wide_bar} {eta}",
+            )
+            .expect("valid progress template"),
+        )
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let r = build::run_with_progress(site, &ctx.clock, opts, &|done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    r
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
-    let r = build::run(&site, &ctx.clock, &args.options())?;
+    let r = with_bar(&site, ctx, &args.options())?;
     ctx.emit(&r, || {
         let mut s = human(&r);
         if !r.preview {

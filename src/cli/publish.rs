@@ -34,7 +34,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             strict: args.strict,
             ..Default::default()
         };
-        Some(fencepost::build::run(&site, &ctx.clock, &o)?)
+        Some(super::build::with_bar(&site, ctx, &o)?)
     } else {
         None
     };
