@@ -153,11 +153,18 @@ pub struct Plan {
     pub build: String,
     /// `<R>-<B>` under `public/revisions/`.
     pub dir: String,
-    /// sha256 of the manifest root.
+    /// sha256 of the manifest root. It content-addresses the shards, which list every file:
+    /// the revision's whole blob list is frozen through it.
     pub root: String,
     pub shards: Vec<String>,
-    /// Every distinct blob: (sha256, a path in the revision with those bytes, content type).
+    /// The blobs to upload: (sha256, a path in the revision with those bytes, content type).
+    /// Every blob of the revision, unless `assumed` says which were known to be there.
     pub blobs: Vec<(String, String, String)>,
+    /// The manifest the bucket's pointer named when planning, whose blobs and shards were
+    /// taken as present (so only the others are listed in `blobs`). Checked again when the
+    /// blobs go up; if the pointer moved meanwhile, the bucket is listed instead.
+    #[serde(default)]
+    pub assumed: Option<String>,
 }
 
 /// Reports progress to the caller (the CLI draws a bar): (done, total) blobs.
@@ -299,7 +306,7 @@ pub async fn run_on(
             return Ok(skipped(&target, &op));
         }
         tracing::info!(operation = %op.id, step = op.step.as_str(), "resuming a deploy");
-        let r = execute(&mut ledger, &ctx, op, held, true).await?;
+        let r = execute(&mut ledger, &ctx, op, held, true, None).await?;
         if r.outcome == Outcome::Failed {
             return Ok(r);
         }
@@ -351,7 +358,12 @@ pub async fn run_on(
             return Ok(resumed.unwrap_or(r));
         }
     }
-    // 3. Plan, freeze, execute.
+    // 3. Plan, freeze, execute. What the live manifest holds is known without listing the
+    // bucket when it is the one this ledger recorded there (see `known_present`).
+    let known = match &live {
+        Some(p) => known_present(&ledger, remote, &p.manifest, &site_public(site)).await?,
+        None => None,
+    };
     let plan = Plan {
         revision: local.revision,
         build: local.build.clone(),
@@ -361,8 +373,10 @@ pub async fn run_on(
         blobs: split
             .blobs
             .iter()
+            .filter(|(sha, _)| !known.as_ref().is_some_and(|k| k.blobs.contains(*sha)))
             .map(|(sha, (path, ct))| (sha.clone(), path.clone(), ct.clone()))
             .collect(),
+        assumed: known.as_ref().map(|k| k.manifest.clone()),
     };
     let Some(held) = take_lease(&mut ledger, &ctx, &target)? else {
         return Ok(base(Outcome::SkippedLocked, "unchanged"));
@@ -381,7 +395,7 @@ pub async fn run_on(
     let op = deploys::get(ledger.conn(), &id)
         .map_err(|e| ledger.err(e))?
         .expect("just inserted");
-    execute(&mut ledger, &ctx, op, held, false).await
+    execute(&mut ledger, &ctx, op, held, false, Some(split)).await
 }
 
 fn skipped(target: &str, op: &Op) -> Report {
@@ -422,12 +436,15 @@ fn release(ledger: &mut Ledger, ctx: &Ctx<'_>, held: &Lease) {
 
 /// Runs an operation's remaining steps; a failure is recorded (and parks the operation after
 /// `deploy.max_attempts`), and reported as the outcome `failed`.
+/// `fresh`: the split the plan was just made from (a resumed operation reads and checks it
+/// again).
 async fn execute(
     ledger: &mut Ledger,
     ctx: &Ctx<'_>,
     op: Op,
     held: Lease,
     resumed: bool,
+    fresh: Option<layout::Split>,
 ) -> Result<Report, DeployError> {
     let plan: Plan = serde_json::from_str(&op.plan)
         .map_err(|e| DeployError::store(ctx.remote, "reading the frozen plan", format!("{e}")))?;
@@ -445,7 +462,7 @@ async fn execute(
         error: None,
     };
     let mut held = held;
-    match steps(ledger, ctx, &op, &plan, &mut held, &mut report).await {
+    match steps(ledger, ctx, &op, &plan, &mut held, &mut report, fresh).await {
         Ok(()) => {
             release(ledger, ctx, &held);
             Ok(report)
@@ -514,14 +531,16 @@ async fn steps(
     plan: &Plan,
     held: &mut Lease,
     report: &mut Report,
+    fresh: Option<layout::Split>,
 ) -> Result<(), DeployError> {
     let remote = ctx.remote;
     let mut step = op.step;
     let public = crate::build::public_dir(ctx.site);
     let dir = public.join(REVISIONS).join(&plan.dir);
     // The plan is never recomputed; the local revision it came from must still say the same.
-    let needs_local = step < Step::Manifest;
-    let split = if step < Step::Pointer {
+    let split = if let Some(f) = fresh.filter(|f| f.root.sha256 == plan.root) {
+        Some(f)
+    } else if step < Step::Pointer {
         let manifest = Manifest::read(&dir).map_err(|e| {
             DeployError::store(
                 remote,
@@ -546,46 +565,46 @@ async fn steps(
     } else {
         None
     };
-    let _ = needs_local;
 
-    // What the bucket is known to hold without listing it: when its pointer names the very
-    // manifest this ledger recorded as deployed there, and that revision is still here, every
-    // blob and shard of it is in the bucket (gc never removes the live manifest's objects).
-    // Otherwise (another host deployed, a first deploy, a resumed step that must verify), the
-    // bucket is listed.
-    let known = if step == Step::Planned {
-        known_present(ledger, ctx, &public).await?
-    } else {
-        None
-    };
-
-    // Blobs: upload what is missing. On resume past this step, a blob the journal says was
-    // uploaded but that is missing is uploaded again, loudly.
+    // The blobs. A fresh plan lists what to upload, taking the manifest its pointer named as
+    // present — if the pointer still names it. Otherwise (it moved, or this is a resumed step
+    // that must verify what the journal says was done) the bucket is listed, and every blob
+    // of the revision it lacks is uploaded; one the journal says was uploaded is redone loudly.
+    let mut known_shards: Option<HashSet<String>> = None;
     if step <= Step::Blobs {
-        let present: HashSet<String> = match &known {
-            Some((blobs, _)) => blobs.clone(),
-            None => remote
+        let live = remote.read_pointer().await?.map(|(p, _)| p.manifest);
+        let trusted = step == Step::Planned && plan.assumed.is_some() && live == plan.assumed;
+        let todo: Vec<(String, String, String)> = if trusted {
+            if let Some(m) = &plan.assumed {
+                known_shards = root_shards(remote, m).await?;
+            }
+            plan.blobs.clone()
+        } else {
+            let present: HashSet<String> = remote
                 .list("objects")
                 .await?
                 .into_iter()
                 .map(|(name, _)| name)
-                .collect(),
+                .collect();
+            let split = split.as_ref().expect("read above");
+            split
+                .blobs
+                .iter()
+                .filter(|(sha, _)| !present.contains(*sha))
+                .map(|(sha, (path, ct))| (sha.clone(), path.clone(), ct.clone()))
+                .collect()
         };
-        let total = plan.blobs.len() as u64;
-        let missing: Vec<&(String, String, String)> = plan
-            .blobs
-            .iter()
-            .filter(|(sha, _, _)| !present.contains(sha))
-            .collect();
-        report.blobs_present += total - missing.len() as u64;
-        let mut done = total - missing.len() as u64;
+        let total = split.as_ref().map_or(todo.len(), |s| s.blobs.len()) as u64;
+        report.blobs_present += total - todo.len() as u64;
+        let mut done = total - todo.len() as u64;
         (ctx.progress)(done, total);
+        let redo = step == Step::Blobs;
         // Uploads run UPLOADS at a time; between chunks the lease is kept alive.
-        for chunk in missing.chunks(UPLOAD_CHUNK) {
+        for chunk in todo.chunks(UPLOAD_CHUNK) {
             use futures_util::StreamExt;
             let results: Vec<Result<(bool, u64), DeployError>> =
                 futures_util::stream::iter(chunk.iter().map(|(sha, path, content_type)| {
-                    upload_blob(remote, &dir, sha, path, content_type, step == Step::Blobs)
+                    upload_blob(remote, &dir, sha, path, content_type, redo)
                 }))
                 .buffer_unordered(UPLOADS)
                 .collect()
@@ -614,8 +633,8 @@ async fn steps(
     if step <= Step::Manifest {
         let split = split.as_ref().expect("read above");
         // Shards are content-addressed: upload the ones the bucket lacks.
-        let stored: HashSet<String> = match &known {
-            Some((_, shards)) => shards.clone(),
+        let stored: HashSet<String> = match known_shards.take() {
+            Some(shards) => shards,
             None => remote
                 .list("manifests/shards")
                 .await?
@@ -750,15 +769,27 @@ async fn steps(
     Ok(())
 }
 
-/// The blobs and shards the bucket holds for sure (see the caller), if that can be known
-/// without listing it.
+/// What a bucket is known to hold without listing it.
+struct Known {
+    manifest: String,
+    blobs: HashSet<String>,
+}
+
+fn site_public(site: &Site) -> PathBuf {
+    crate::build::public_dir(site)
+}
+
+/// When the bucket's pointer names `live`, and that is the manifest this ledger recorded as
+/// deployed there, and its revision is still here: every blob of it is in the bucket (gc
+/// never removes the live manifest's objects). Its blobs are read from the local manifest
+/// (checked to give that very root), so no listing of the bucket is needed.
 async fn known_present(
     ledger: &Ledger,
-    ctx: &Ctx<'_>,
+    remote: &Remote,
+    live: &str,
     public: &std::path::Path,
-) -> Result<Option<(HashSet<String>, HashSet<String>)>, DeployError> {
-    let Some(recorded) =
-        deploys::target(ledger.conn(), &ctx.remote.url).map_err(|e| ledger.err(e))?
+) -> Result<Option<Known>, DeployError> {
+    let Some(recorded) = deploys::target(ledger.conn(), &remote.url).map_err(|e| ledger.err(e))?
     else {
         return Ok(None);
     };
@@ -767,22 +798,44 @@ async fn known_present(
     else {
         return Ok(None);
     };
-    let live = ctx.remote.read_pointer().await?;
-    if live.as_ref().map(|(p, _)| &p.manifest) != Some(&manifest) {
+    if manifest != live {
         return Ok(None);
     }
+    // Revision directories never change once complete, and this one (from this ledger, whose
+    // id its manifest carries) is the one whose root was recorded.
     let dir = public.join(REVISIONS).join(revision::dir_name(rev, &build));
     let Ok(m) = Manifest::read(&dir) else {
         return Ok(None);
     };
-    let split = layout::split(&m);
-    if split.root.sha256 != manifest {
+    let ours = deploy_ledger_id(ledger)?;
+    if m.ledger_id.as_deref().is_some_and(|id| id != ours) {
         return Ok(None);
     }
-    Ok(Some((
-        split.blobs.into_keys().collect(),
-        split.shards.into_iter().map(|s| s.sha256).collect(),
-    )))
+    Ok(Some(Known {
+        manifest,
+        blobs: m.files.into_iter().map(|e| e.sha256).collect(),
+    }))
+}
+
+fn deploy_ledger_id(ledger: &Ledger) -> Result<String, DeployError> {
+    Ok(crate::ledger::status::ledger_id(ledger.conn()).map_err(|e| ledger.err(e))?)
+}
+
+/// The shard digests a manifest root in the bucket names (its bytes checked against its
+/// name); `None` if it cannot be read.
+async fn root_shards(
+    remote: &Remote,
+    manifest: &str,
+) -> Result<Option<HashSet<String>>, DeployError> {
+    let Some(bytes) = remote.get(&Remote::root_key(manifest)).await? else {
+        return Ok(None);
+    };
+    if !layout::verified(&bytes, manifest) {
+        return Ok(None);
+    }
+    Ok(serde_json::from_slice::<layout::Root>(&bytes)
+        .ok()
+        .map(|r| r.shards.into_iter().map(|(_, s)| s).collect()))
 }
 
 /// Blob uploads in flight at once (`hugo deploy` uses 10 workers; S3 serves far more).
