@@ -838,6 +838,20 @@ pub fn run_with_progress(
     if !opts.preview {
         // A rollback that died between moving the pointer and writing its audit entry.
         admin::finish_rollback_receipt(&mut ledger, &public)?;
+        // Revisions only grow, so the live revision can never be ahead of the ledger that
+        // built it: if it is, this ledger is not that one (lost, emptied, restored from an old
+        // backup) — even for output older than the ledger id in manifests.
+        if let Some(live) = pointer::read(&public)? {
+            let now_at = ledger::status::revision(ledger.conn()).map_err(|e| ledger.err(e))?;
+            if live.revision > now_at {
+                return Err(OutputError::AheadOfLedger {
+                    public: public.clone(),
+                    live: live.dir,
+                    ledger: now_at,
+                }
+                .into());
+            }
+        }
     }
     let path_copy = ledger.path().to_path_buf();
     let tx = ledger.read()?;

@@ -28,6 +28,12 @@ pub enum OutputError {
     NoSuchRevision { wanted: String, dir: PathBuf },
     #[error("{path} is not a symlink: fencepost keeps the pointer to the live revision there; move that folder or file aside and build again")]
     NotAPointer { path: PathBuf },
+    #[error("{public}/current names revision {live}, but the ledger is only at revision {ledger}: the output is ahead of its ledger, so this is not the ledger that built it (lost, emptied, or restored from an older backup). Restore the ledger that built it, or move {public} aside to start the output afresh")]
+    AheadOfLedger {
+        public: PathBuf,
+        live: String,
+        ledger: i64,
+    },
     #[error("{public} holds revisions built from another ledger (the live one, {dir}, came from ledger {theirs}; this ledger is {ours}). Restore the ledger that built them, or move {public} aside to start the output afresh")]
     ForeignOutput {
         public: PathBuf,

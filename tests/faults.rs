@@ -715,3 +715,28 @@ fn pointer_troubles_are_named_and_a_stuck_current_json_does_not_fail_a_build() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("public/current is not a symlink"), "{err}");
 }
+
+#[test]
+fn a_new_ledger_beside_output_from_before_ledger_ids_is_refused_too() {
+    let s = TestSite::new();
+    for i in 1..=3 {
+        s.item(i, &format!("2026-11-0{i}"));
+    }
+    s.publish(NOW);
+    s.build(&[]);
+    // Output from before manifests carried a ledger id.
+    let live = s.current_dir();
+    let mut m = manifest(&live);
+    m.as_object_mut().unwrap().remove("ledger_id");
+    std::fs::write(live.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    for f in ["ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm"] {
+        let _ = std::fs::remove_file(s.path(&format!(".fencepost/{f}")));
+    }
+    std::fs::remove_file(s.path("content/answers/3.md")).unwrap();
+    s.publish(NOW); // a new ledger at revision 2, behind the live revision 3
+    let out = s.cmd(&["build", "--now", NOW]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ahead of its ledger"), "{err}");
+    assert_eq!(s.current_dir(), live);
+}
