@@ -617,16 +617,7 @@ fn serve_from_a_bucket_follows_deploys_refuses_tampering_and_503s() {
     s.write("fencepost.toml", "[serve]\npointer_ttl_ms = 200\n");
     let env = Moto::env(&moto.endpoint);
     let deploy = |s: &TestSite| {
-        let mut c = s.cmd(&["deploy", "--to", "s3://origin/www", "--json", "--now", NOW]);
-        for (k, v) in &env {
-            c.env(k, v);
-        }
-        let out = c.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        s.json_env(&["deploy", "--to", "s3://origin/www", "--now", NOW], &env);
     };
     deploy(&s);
     let mut c = std::process::Command::new(bin());
@@ -732,25 +723,12 @@ fn a_deploy_after_one_publish_puts_only_what_changed_and_lists_nothing() {
     moto.bucket("incremental");
     let proxy = Proxy::start(&moto.endpoint, false);
     let s = site_with_revisions(20);
+    let env = Moto::env(&proxy.endpoint);
     let deploy = |s: &TestSite| {
-        let mut c = s.cmd(&[
-            "deploy",
-            "--to",
-            "s3://incremental/www",
-            "--json",
-            "--now",
-            NOW,
-        ]);
-        for (k, v) in Moto::env(&proxy.endpoint) {
-            c.env(k, v);
-        }
-        let out = c.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        s.json_env(
+            &["deploy", "--to", "s3://incremental/www", "--now", NOW],
+            &env,
+        )
     };
     deploy(&s);
     let files = s.current_dir();

@@ -445,13 +445,7 @@ fn leftovers_of_a_killed_gc_and_a_killed_swap_are_removed() {
         "gc.after_trash_rename=return",
     );
     assert_eq!(out.status.code(), Some(137));
-    let trash = || {
-        std::fs::read_dir(s.path("public/revisions"))
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with(".trash-"))
-            .count()
-    };
+    let trash = || count_named(&s.path("public/revisions"), ".trash-");
     assert_eq!(trash(), 1);
     let gc = s.json(&["gc", "--keep", "5", "--now", NOW]);
     assert_eq!(gc["abandoned_removed"], 1, "{gc}");
@@ -463,13 +457,7 @@ fn leftovers_of_a_killed_gc_and_a_killed_swap_are_removed() {
         "build.before_pointer_rename=return",
     );
     assert_eq!(out.status.code(), Some(137));
-    let tmp_links = || {
-        std::fs::read_dir(s.path("public"))
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with(".current.tmp-"))
-            .count()
-    };
+    let tmp_links = || count_named(&s.path("public"), ".current.tmp-");
     assert_eq!(tmp_links(), 1);
     let b = s.build(&[]);
     assert_eq!(b["abandoned_removed"], 1, "{b}");

@@ -96,6 +96,22 @@ impl TestSite {
         })
     }
 
+    /// Like [`TestSite::json`], with extra environment variables (say, an S3 endpoint).
+    pub fn json_env(&self, args: &[&str], env: &[(String, String)]) -> Value {
+        let mut c = self.cmd(args);
+        c.arg("--json");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "fencepost {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
     pub fn status(&self) -> Value {
         self.json(&["status", "--now", NOW])
     }
@@ -176,6 +192,15 @@ impl TestSite {
     pub fn current_file(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path("public/current").join(rel)).unwrap()
     }
+}
+
+/// How many entries of folder `dir` have names starting with `prefix`.
+pub fn count_named(dir: &Path, prefix: &str) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .count()
 }
 
 /// Every file under `dir` (relative path → bytes).
