@@ -730,43 +730,17 @@ pub fn preview_in_memory(
         },
         base_url: site.config.base_url.clone(),
     };
-    let body = |id: i64| source.bodies.get(&id).cloned();
-    let results: Vec<Result<(String, MemoryFile, bool), BuildError>> = planned
-        .par_iter()
-        .map(|p| {
-            if let Some(old) = prev
-                .and_then(|m| m.files.get(&p.path))
-                .filter(|f| f.key == p.key)
-            {
-                return Ok((p.path.clone(), old.clone(), true));
-            }
-            let bytes = match &p.job {
-                Job::Copy {
-                    source: CopySource::Bytes(b),
-                    ..
-                } => b.to_vec(),
-                Job::Copy {
-                    source: CopySource::Blob(src),
-                    ..
-                } => std::fs::read(src).map_err(io(src))?,
-                _ => renderer.render(p, &body)?,
-            };
-            Ok((
-                p.path.clone(),
-                MemoryFile {
-                    key: p.key.clone(),
-                    sha256: content::sha256_hex(&bytes),
-                    bytes: Arc::new(bytes),
-                    content_type: manifest::content_type(&p.path),
-                },
-                false,
-            ))
-        })
-        .collect();
-    let mut files = HashMap::with_capacity(results.len());
+    let sink = MemorySink { prev };
+    let mut from_memory = |ids: &[i64]| -> Result<Bodies, BuildError> {
+        Ok(ids
+            .iter()
+            .filter_map(|id| source.bodies.get(id).map(|b| (*id, b.clone())))
+            .collect())
+    };
+    let outputs = render_all(&planned, &sink, &renderer, &mut from_memory, &|_, _| {})?;
+    let mut files = HashMap::with_capacity(outputs.len());
     let (mut rendered, mut reused) = (0, 0);
-    for r in results {
-        let (path, f, was_reused) = r?;
+    for ((path, f), was_reused) in outputs {
         if was_reused {
             reused += 1;
         } else {
@@ -788,6 +762,174 @@ pub fn preview_in_memory(
         },
         report,
     ))
+}
+
+/// Page bodies by item id.
+type Bodies = HashMap<i64, Arc<str>>;
+
+/// What the pipeline hands a sink for one planned file.
+enum Made<'a> {
+    /// Rendered bytes.
+    Rendered(Vec<u8>),
+    /// A file copied as is, with its sha256.
+    Copy(&'a CopySource, &'a str),
+}
+
+/// Where a render goes: a revision directory (`build`) or memory (watch mode's preview).
+/// The pipeline ([`render_all`]) is the same for both.
+trait Sink: Sync {
+    type File: Send;
+    /// The previous output's file for `p` if its key is the same, made part of this output
+    /// (hard-linked, or shared); `None` when there is none or it cannot be had (its source
+    /// gone): then `p` is rendered after all.
+    fn reuse(&self, p: &Planned) -> Option<Self::File>;
+    fn store(&self, p: &Planned, made: Made<'_>) -> Result<Self::File, BuildError>;
+}
+
+/// The render pipeline, a chunk at a time: reuse what the sink can, fetch the bodies of
+/// everything else (fallbacks included: a page is never rendered from missing data), then
+/// render and store in parallel. Returns each file with whether it was reused.
+fn render_all<S: Sink>(
+    planned: &[Planned],
+    sink: &S,
+    renderer: &Renderer<'_>,
+    bodies: &mut dyn FnMut(&[i64]) -> Result<Bodies, BuildError>,
+    progress: Progress<'_>,
+) -> Result<Vec<(S::File, bool)>, BuildError> {
+    const CHUNK: usize = 2048;
+    let total = planned.len() as u64;
+    let mut done = 0u64;
+    progress(done, total);
+    let mut out = Vec::with_capacity(planned.len());
+    for chunk in planned.chunks(CHUNK) {
+        let reused: Vec<Option<S::File>> = chunk.par_iter().map(|p| sink.reuse(p)).collect();
+        let mut ids: Vec<i64> = chunk
+            .iter()
+            .zip(&reused)
+            .filter(|(_, r)| r.is_none())
+            .flat_map(|(p, _)| body_ids(&p.job))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let fetched = bodies(&ids)?;
+        let body = |id: i64| fetched.get(&id).cloned();
+        // Links and renders both in parallel: links into one big folder contend on its lock,
+        // but measured at 100k pages two threads still beat one (1.6 s against 2.6 s).
+        let results: Vec<Result<(S::File, bool), BuildError>> = chunk
+            .par_iter()
+            .zip(reused.into_par_iter())
+            .map(|(p, r)| match r {
+                Some(f) => Ok((f, true)),
+                None => {
+                    let made = match &p.job {
+                        Job::Copy { source, sha256 } => Made::Copy(source, sha256),
+                        _ => Made::Rendered(renderer.render(p, &body)?),
+                    };
+                    sink.store(p, made).map(|f| (f, false))
+                }
+            })
+            .collect();
+        for r in results {
+            out.push(r?);
+        }
+        done += chunk.len() as u64;
+        progress(done, total);
+    }
+    Ok(out)
+}
+
+/// A revision directory being written: reuse hard-links from the previous revision.
+struct DirSink<'a> {
+    staging: &'a Path,
+    prev: Option<&'a (PathBuf, Manifest)>,
+    cache_until: Option<Instant>,
+}
+
+impl DirSink<'_> {
+    fn capped(&self, p: &Planned) -> Option<Instant> {
+        p.cache
+            .capped_by_embargo()
+            .then_some(self.cache_until)
+            .flatten()
+    }
+}
+
+impl Sink for DirSink<'_> {
+    type File = Entry;
+
+    fn reuse(&self, p: &Planned) -> Option<Entry> {
+        let (dir, m) = self.prev?;
+        let e = m.find(&p.path).filter(|e| e.key == p.key)?;
+        let dst = place(self.staging, &p.path).ok()?;
+        // A missing source (a file pruned, or the whole revision garbage-collected since
+        // this build read its manifest) means the file is rendered after all.
+        link_or_copy(&dir.join(&p.path), &dst).ok()?;
+        let mut e = e.clone();
+        e.cache_until = self.capped(p);
+        e.max_age = p.cache.max_age();
+        e.cache = p.cache;
+        Some(e)
+    }
+
+    fn store(&self, p: &Planned, made: Made<'_>) -> Result<Entry, BuildError> {
+        let dst = place(self.staging, &p.path)?;
+        let (sha256, bytes, links) = match made {
+            Made::Copy(source, sha256) => {
+                (sha256.to_string(), copy_input(source, &dst)?, Vec::new())
+            }
+            Made::Rendered(out) => {
+                std::fs::write(&dst, &out).map_err(io(&dst))?;
+                let links = if p.path.ends_with(".html") {
+                    links::internal_links(&String::from_utf8_lossy(&out))
+                } else {
+                    Vec::new()
+                };
+                (content::sha256_hex(&out), out.len() as u64, links)
+            }
+        };
+        Ok(Entry {
+            path: p.path.clone(),
+            sha256,
+            bytes,
+            content_type: manifest::content_type(&p.path).to_string(),
+            cache: p.cache,
+            max_age: p.cache.max_age(),
+            cache_until: self.capped(p),
+            key: p.key.clone(),
+            links,
+        })
+    }
+}
+
+/// Watch mode's preview in memory: reuse shares the previous preview's bytes.
+struct MemorySink<'a> {
+    prev: Option<&'a MemorySite>,
+}
+
+impl Sink for MemorySink<'_> {
+    type File = (String, MemoryFile);
+
+    fn reuse(&self, p: &Planned) -> Option<(String, MemoryFile)> {
+        let f = self.prev?.files.get(&p.path).filter(|f| f.key == p.key)?;
+        Some((p.path.clone(), f.clone()))
+    }
+
+    fn store(&self, p: &Planned, made: Made<'_>) -> Result<(String, MemoryFile), BuildError> {
+        let bytes = match made {
+            Made::Rendered(b) => b,
+            Made::Copy(CopySource::Bytes(b), _) => b.to_vec(),
+            Made::Copy(CopySource::Blob(src), _) => std::fs::read(src).map_err(io(src))?,
+        };
+        Ok((
+            p.path.clone(),
+            MemoryFile {
+                key: p.key.clone(),
+                sha256: content::sha256_hex(&bytes),
+                bytes: Arc::new(bytes),
+                content_type: manifest::content_type(&p.path),
+            },
+        ))
+    }
 }
 
 /// Logs how long each phase took (at `-v`).
@@ -958,107 +1100,40 @@ pub fn run_with_progress(
         },
         base_url: site.config.base_url.clone(),
     };
-    let total = planned.len() as u64;
-    let mut done = 0u64;
-    progress(done, total);
-    let cache_until = source.next_change_at;
-    let reusable = |p: &Planned| -> Option<&Entry> {
-        let (_, m) = prev.as_ref()?;
-        m.find(&p.path).filter(|e| e.key == p.key)
+    let sink = DirSink {
+        staging: &staging.path,
+        prev: prev.as_ref(),
+        cache_until: source.next_change_at,
     };
-
-    let mut entries: Vec<Entry> = Vec::with_capacity(planned.len());
+    // Bodies: in memory for a preview (read from the content tree), else fetched from the
+    // snapshot a chunk at a time, on this thread (the connection is not Sync).
+    let mut fetch = |ids: &[i64]| -> Result<Bodies, BuildError> {
+        let mut out = HashMap::with_capacity(ids.len());
+        for &id in ids {
+            let body = match source.bodies.get(&id) {
+                Some(b) => Some(b.clone()),
+                None => ledger::public::body(&tx, ItemId(id))
+                    .map_err(ledger_err)?
+                    .map(Arc::from),
+            };
+            if let Some(b) = body {
+                out.insert(id, b);
+            }
+        }
+        Ok(out)
+    };
+    let outputs = render_all(&planned, &sink, &renderer, &mut fetch, progress)?;
+    let mut entries: Vec<Entry> = Vec::with_capacity(outputs.len());
     let mut rendered_paths: std::collections::HashSet<String> = std::collections::HashSet::new();
     let (mut rendered, mut reused) = (0usize, 0usize);
-    const CHUNK: usize = 2048;
-    for chunk in planned.chunks(CHUNK) {
-        // 1. Link every reusable file from the previous revision. A link can fail when its
-        //    source is gone (a file pruned, or the whole revision garbage-collected since this
-        //    build read its manifest): such a file is rendered after all, from the snapshot.
-        let linked: Vec<Option<Entry>> = chunk
-            .par_iter()
-            .map(|p| {
-                let (e, (dir, _)) = (reusable(p)?, prev.as_ref()?);
-                let dst = place(&staging.path, &p.path).ok()?;
-                link_or_copy(&dir.join(&p.path), &dst).ok()?;
-                let mut e = e.clone();
-                e.cache_until = p.cache.capped_by_embargo().then_some(cache_until).flatten();
-                e.max_age = p.cache.max_age();
-                e.cache = p.cache;
-                Some(e)
-            })
-            .collect();
-        // 2. Fetch, on this thread (the connection is not Sync), the body of every page the
-        //    rest of this chunk renders, fallbacks included: a page is never rendered from
-        //    missing data.
-        let mut fetched: HashMap<i64, Arc<str>> = HashMap::new();
-        if source.bodies.is_empty() {
-            for (p, _) in chunk.iter().zip(&linked).filter(|(_, l)| l.is_none()) {
-                for id in body_ids(&p.job) {
-                    if let std::collections::hash_map::Entry::Vacant(e) = fetched.entry(id) {
-                        if let Some(b) =
-                            ledger::public::body(&tx, ItemId(id)).map_err(ledger_err)?
-                        {
-                            e.insert(b.into());
-                        }
-                    }
-                }
-            }
+    for (e, was_reused) in outputs {
+        if was_reused {
+            reused += 1;
+        } else {
+            rendered += 1;
+            rendered_paths.insert(e.path.clone());
         }
-        let body = |id: i64| fetched.get(&id).or_else(|| source.bodies.get(&id)).cloned();
-        // 3. Render the rest in parallel.
-        let exec = |p: &Planned| -> Result<Entry, BuildError> {
-            let dst = place(&staging.path, &p.path)?;
-            let capped = p.cache.capped_by_embargo().then_some(cache_until).flatten();
-            let (sha256, bytes, links) = match &p.job {
-                Job::Copy { source, sha256 } => {
-                    (sha256.clone(), copy_input(source, &dst)?, Vec::new())
-                }
-                _ => {
-                    let out = renderer.render(p, &body)?;
-                    std::fs::write(&dst, &out).map_err(io(&dst))?;
-                    let links = if p.path.ends_with(".html") {
-                        links::internal_links(&String::from_utf8_lossy(&out))
-                    } else {
-                        Vec::new()
-                    };
-                    (content::sha256_hex(&out), out.len() as u64, links)
-                }
-            };
-            Ok(Entry {
-                path: p.path.clone(),
-                sha256,
-                bytes,
-                content_type: manifest::content_type(&p.path).to_string(),
-                cache: p.cache,
-                max_age: p.cache.max_age(),
-                cache_until: capped,
-                key: p.key.clone(),
-                links,
-            })
-        };
-        // Links and renders both in parallel: links into one big folder contend on its lock,
-        // but measured at 100k pages two threads still beat one (1.6 s against 2.6 s).
-        let results: Vec<(Result<Entry, BuildError>, bool)> = chunk
-            .par_iter()
-            .zip(linked.into_par_iter())
-            .map(|(p, l)| match l {
-                Some(e) => (Ok(e), true),
-                None => (exec(p), false),
-            })
-            .collect();
-        for (r, was_reused) in results {
-            let e = r?;
-            if was_reused {
-                reused += 1;
-            } else {
-                rendered += 1;
-                rendered_paths.insert(e.path.clone());
-            }
-            entries.push(e);
-        }
-        done += chunk.len() as u64;
-        progress(done, total);
+        entries.push(e);
     }
     drop(tx);
     phases.mark("render and link");
