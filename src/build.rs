@@ -148,18 +148,10 @@ fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) -> Option<Cop
     })
 }
 
-fn ledger_source(
-    tx: &rusqlite::Connection,
-    ledger_path: &Path,
-    site: &Site,
-) -> Result<Source, BuildError> {
-    let err = |source| LedgerError::Sql {
-        path: ledger_path.to_path_buf(),
-        source,
-    };
-    let revision = ledger::status::revision(tx).map_err(err)?;
-    let rows = ledger::public::pages(tx).map_err(err)?;
-    let next_change_at = ledger::public::next_change(tx).map_err(err)?;
+fn ledger_source(snap: &ledger::Snapshot<'_>, site: &Site) -> Result<Source, BuildError> {
+    let revision = snap.revision()?;
+    let rows = snap.pages()?;
+    let next_change_at = snap.next_change()?;
     let store = site.image_store();
     let mut images = HashMap::new();
     let pages = rows
@@ -710,8 +702,7 @@ pub fn preview_in_memory(
     let fingerprints = fingerprint::compute(site, &site_files, &statics, &assets);
     phases.mark("preview fingerprint");
     let revision = if site.ledger_path().exists() {
-        let l = site.open_ledger()?;
-        ledger::status::revision(l.conn()).map_err(|e| l.err(e))?
+        site.open_ledger()?.revision()?
     } else {
         0
     };
@@ -984,7 +975,7 @@ pub fn run_with_progress(
         // built it: if it is, this ledger is not that one (lost, emptied, restored from an old
         // backup) — even for output older than the ledger id in manifests.
         if let Some(live) = pointer::read(&public)? {
-            let now_at = ledger::status::revision(ledger.conn()).map_err(|e| ledger.err(e))?;
+            let now_at = ledger.revision()?;
             if live.revision > now_at {
                 return Err(OutputError::AheadOfLedger {
                     public: public.clone(),
@@ -995,18 +986,16 @@ pub fn run_with_progress(
             }
         }
     }
-    let path_copy = ledger.path().to_path_buf();
-    let tx = ledger.read()?;
-    let ledger_err = |e| LedgerError::Sql {
-        path: path_copy.clone(),
-        source: e,
-    };
-
+    let snap = ledger.snapshot()?;
     let source = if opts.preview {
-        let r = ledger::status::revision(&tx).map_err(ledger_err)?;
-        tree_source(site, r, clock.now(), &mut TreeCache::default())?
+        tree_source(
+            site,
+            snap.revision()?,
+            clock.now(),
+            &mut TreeCache::default(),
+        )?
     } else {
-        ledger_source(&tx, &path_copy, site)?
+        ledger_source(&snap, site)?
     };
     phases.mark("snapshot");
     crate::fail_point!("build.after_snapshot");
@@ -1035,10 +1024,10 @@ pub fn run_with_progress(
         abandoned_removed,
     };
 
-    let ledger_id = ledger::status::ledger_id(&tx).map_err(ledger_err)?;
-    let audit_tip = ledger::status::anchor(&tx).map_err(ledger_err)?;
+    let ledger_id = snap.ledger_id()?;
+    let audit_tip = snap.anchor()?;
     if !opts.preview && !opts.full && revision::is_complete(&final_dir) {
-        drop(tx);
+        drop(snap);
         let existing = Manifest::read(&final_dir)?;
         same_ledger(&public, &name, existing.ledger_id.as_deref(), &ledger_id)?;
         let files = existing.files.len();
@@ -1112,9 +1101,7 @@ pub fn run_with_progress(
         for &id in ids {
             let body = match source.bodies.get(&id) {
                 Some(b) => Some(b.clone()),
-                None => ledger::public::body(&tx, ItemId(id))
-                    .map_err(ledger_err)?
-                    .map(Arc::from),
+                None => snap.body(ItemId(id))?.map(Arc::from),
             };
             if let Some(b) = body {
                 out.insert(id, b);
@@ -1135,7 +1122,7 @@ pub fn run_with_progress(
         }
         entries.push(e);
     }
-    drop(tx);
+    drop(snap);
     phases.mark("render and link");
     crate::fail_point!("build.after_render");
 

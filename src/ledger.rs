@@ -173,6 +173,67 @@ impl Ledger {
     }
 }
 
+impl Ledger {
+    /// The publication revision now (outside any snapshot).
+    pub fn revision(&self) -> Result<i64, LedgerError> {
+        status::revision(&self.conn).map_err(|e| self.err(e))
+    }
+
+    /// One consistent read of everything a build needs: a read transaction held until the
+    /// snapshot is dropped.
+    pub fn snapshot(&mut self) -> Result<Snapshot<'_>, LedgerError> {
+        let path = self.path.clone();
+        Ok(Snapshot {
+            tx: self.read()?,
+            path,
+        })
+    }
+}
+
+/// A consistent view of the ledger (see [`Ledger::snapshot`]); its reads answer with
+/// [`LedgerError`], so callers never see a `rusqlite` type.
+pub struct Snapshot<'a> {
+    tx: Transaction<'a>,
+    path: PathBuf,
+}
+
+impl Snapshot<'_> {
+    fn err(&self, source: rusqlite::Error) -> LedgerError {
+        LedgerError::Sql {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn revision(&self) -> Result<i64, LedgerError> {
+        status::revision(&self.tx).map_err(|e| self.err(e))
+    }
+
+    pub fn ledger_id(&self) -> Result<String, LedgerError> {
+        status::ledger_id(&self.tx).map_err(|e| self.err(e))
+    }
+
+    pub fn anchor(&self) -> Result<status::AuditTip, LedgerError> {
+        status::anchor(&self.tx).map_err(|e| self.err(e))
+    }
+
+    pub fn pages(&self) -> Result<Vec<public::PublicPage>, LedgerError> {
+        public::pages(&self.tx).map_err(|e| self.err(e))
+    }
+
+    pub fn next_change(&self) -> Result<Option<crate::clock::Instant>, LedgerError> {
+        public::next_change(&self.tx).map_err(|e| self.err(e))
+    }
+
+    pub fn body(&self, id: crate::content::ItemId) -> Result<Option<String>, LedgerError> {
+        public::body(&self.tx, id).map_err(|e| self.err(e))
+    }
+}
+
 /// SQLITE_BUSY / SQLITE_LOCKED: another connection holds a lock we need right now.
 pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
