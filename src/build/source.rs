@@ -1,0 +1,328 @@
+//! Where a build gets its pages from: the ledger's snapshot, or (previews) the content tree
+//! as it is now, parsed files kept between watch-mode rebuilds; and the site's other inputs
+//! (plain pages, static files).
+
+use super::*;
+
+/// Where a build gets its pages from.
+pub(super) struct Source {
+    pub(super) revision: i64,
+    pub(super) pages: Vec<PageInput>,
+    pub(super) images: Vec<CopyInput>,
+    pub(super) next_change_at: Option<Instant>,
+    /// Bodies already in memory (preview); the ledger build fetches them in chunks.
+    pub(super) bodies: HashMap<i64, Arc<str>>,
+}
+
+pub(super) fn date_of(t: Instant) -> String {
+    t.to_datetime().date_naive().to_string()
+}
+
+pub(super) fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) -> Option<CopyInput> {
+    let src = match content_type {
+        Some(ct) => crate::images::blob_path(store, sha, ct),
+        None => std::fs::read_dir(store.join(&sha[..2.min(sha.len())]))
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_stem().is_some_and(|s| s == sha))?,
+    };
+    let name = src.file_name()?.to_string_lossy().into_owned();
+    Some(CopyInput {
+        path: format!("images/{name}"),
+        source: CopySource::Blob(src),
+        sha256: sha.to_string(),
+        immutable_url: true,
+    })
+}
+
+pub(super) fn ledger_source(
+    snap: &ledger::Snapshot<'_>,
+    site: &Site,
+) -> Result<Source, BuildError> {
+    let revision = snap.revision()?;
+    let rows = snap.pages()?;
+    let next_change_at = snap.next_change()?;
+    let store = site.image_store();
+    let mut images = HashMap::new();
+    let pages = rows
+        .into_iter()
+        .map(|r| {
+            let copy = r.image_sha256.as_deref().and_then(|sha| {
+                let c = image_copy(&store, sha, r.image_content_type.as_deref());
+                if c.is_none() {
+                    tracing::warn!(
+                        item = r.id.0,
+                        sha,
+                        "image missing from the store; page rendered without it"
+                    );
+                }
+                c
+            });
+            let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
+            if let Some(c) = copy {
+                images.insert(c.path.clone(), c);
+            }
+            PageInput {
+                view: AnswerView {
+                    id: r.id.0,
+                    url: plan::answer_url(r.id.0),
+                    title: r.title,
+                    day: r.day,
+                    price: r.price,
+                    image_url,
+                    indexable: r.indexable,
+                    published: date_of(r.first_published_at),
+                    updated: date_of(r.updated_at),
+                    prev: None,
+                    next: None,
+                    embargoed_until: None,
+                    content_hash: r.content_hash,
+                },
+                first_published_at: r.first_published_at,
+                updated_at: r.updated_at,
+            }
+        })
+        .collect();
+    Ok(Source {
+        revision,
+        pages,
+        images: images.into_values().collect(),
+        next_change_at,
+        bodies: HashMap::new(),
+    })
+}
+
+/// One parsed item file, kept between preview builds.
+pub(super) struct TreeItem {
+    pub(super) item: content::Item,
+    pub(super) body_html: Arc<str>,
+    /// The page as the plan needs it, built once when the file is read (`embargoed_until` is
+    /// filled in per rebuild, since it depends on the clock).
+    pub(super) page: PageInput,
+    /// Local image: (copy, URL); remote image: (None, URL).
+    pub(super) image: Option<(Option<CopyInput>, String)>,
+}
+
+/// Parsed item files of the content tree, kept between preview builds (watch mode) so a
+/// save re-reads one file, not the whole tree. Keyed by path, checked against the file's stat.
+#[derive(Default)]
+pub struct TreeCache {
+    pub(super) files: HashMap<String, (content::FileStat, Arc<TreeItem>)>,
+    /// A file watcher reports every change ([`TreeCache::invalidate`]), so cached files need
+    /// no stat: a rebuild only lists names.
+    pub trust_invalidations: bool,
+}
+
+impl TreeCache {
+    /// Forgets one file (the watcher saw it change).
+    pub fn invalidate(&mut self, rel: &str) {
+        self.files.remove(rel);
+    }
+
+    /// Forgets everything (an image or other non-item file changed).
+    pub fn clear(&mut self) {
+        self.files.clear();
+    }
+}
+
+pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
+    let (item, _) = content::read_item(&site.root, rel, site.config.publish.max_item_bytes)?;
+    let image = match &item.image {
+        None => None,
+        Some(ImageSource::Remote(url)) => Some((None, url.clone())),
+        Some(src @ ImageSource::Local(img_rel)) => match crate::images::load_local(site, img_rel) {
+            Ok((bytes, content_type)) => {
+                let sha = content::sha256_hex(&bytes);
+                let c = CopyInput {
+                    path: format!("images/{sha}.{}", crate::images::extension(content_type)),
+                    sha256: sha,
+                    source: CopySource::Bytes(Arc::new(bytes)),
+                    immutable_url: true,
+                };
+                let url = format!("/{}", c.path);
+                Some((Some(c), url))
+            }
+            Err(why) => {
+                tracing::warn!(item = item.id.0, image = src.key(), error = %why, "preview: image left out");
+                None
+            }
+        },
+    };
+    let body_html: Arc<str> = crate::markdown::markdown_to_html(&item.body).into();
+    let due = item.due_at(site.config.publish.grace_minutes);
+    let page = PageInput {
+        view: AnswerView {
+            id: item.id.0,
+            url: plan::answer_url(item.id.0),
+            title: item.title.clone(),
+            day: item.day.to_string(),
+            price: item.price.clone(),
+            image_url: image.as_ref().map(|(_, url)| url.clone()),
+            indexable: item.indexable,
+            published: date_of(due),
+            updated: date_of(due),
+            prev: None,
+            next: None,
+            embargoed_until: None,
+            content_hash: content::sha256_hex(body_html.as_bytes()),
+        },
+        first_published_at: due,
+        updated_at: due,
+    };
+    Ok(TreeItem {
+        item,
+        body_html,
+        page,
+        image,
+    })
+}
+
+/// The content tree as it is now: every item not withdrawn, embargoed ones included.
+pub(super) fn tree_source(
+    site: &Site,
+    revision: i64,
+    now: Instant,
+    cache: &mut TreeCache,
+) -> Result<Source, BuildError> {
+    let files: Vec<(String, content::FileStat)> =
+        if cache.trust_invalidations && !cache.files.is_empty() {
+            let unknown = content::FileStat {
+                size: -1,
+                mtime_ns: -1,
+                ino: -1,
+            };
+            content::list_item_paths(&site.root)?
+                .iter()
+                .map(|p| {
+                    let rel = content::relative(&site.root, p);
+                    let stat = cache.files.get(&rel).map_or(unknown, |(s, _)| *s);
+                    (rel, stat)
+                })
+                .collect()
+        } else {
+            content::list_item_files(&site.root)?
+        };
+    let fresh: Vec<(String, content::FileStat, TreeItem)> = files
+        .par_iter()
+        .filter(|(rel, stat)| cache.files.get(rel).is_none_or(|(s, _)| s != stat))
+        .map(|(rel, stat)| read_tree_item(site, rel).map(|t| (rel.clone(), *stat, t)))
+        .collect::<Result<_, _>>()?;
+    for (rel, stat, t) in fresh {
+        cache.files.insert(rel, (stat, Arc::new(t)));
+    }
+    let present: std::collections::HashSet<&String> = files.iter().map(|(r, _)| r).collect();
+    cache.files.retain(|rel, _| present.contains(rel));
+    let mut seen = HashMap::new();
+    for (rel, _) in &files {
+        let id = cache.files[rel].1.item.id;
+        if let Some(first) = seen.insert(id, rel) {
+            return Err(ContentError::DuplicateId {
+                id,
+                first: first.clone(),
+                second: rel.clone(),
+            }
+            .into());
+        }
+    }
+    let mut images = HashMap::new();
+    let mut pages = Vec::new();
+    let mut bodies = HashMap::new();
+    let mut next_change_at: Option<Instant> = None;
+    for (rel, _) in &files {
+        let t = &cache.files[rel].1;
+        let item = &t.item;
+        if item.withdrawn {
+            continue;
+        }
+        let due = t.page.first_published_at;
+        let mut page = t.page.clone();
+        if due > now {
+            next_change_at = Some(next_change_at.map_or(due, |n| n.min(due)));
+            page.view.embargoed_until = Some(due.rfc3339());
+        }
+        if let Some((Some(c), _)) = &t.image {
+            images.insert(c.path.clone(), c.clone());
+        }
+        bodies.insert(item.id.0, t.body_html.clone());
+        pages.push(page);
+    }
+    pages.sort_by(|a, b| (&a.view.day, a.view.id).cmp(&(&b.view.day, b.view.id)));
+    Ok(Source {
+        revision,
+        pages,
+        images: images.into_values().collect(),
+        next_change_at,
+        bodies,
+    })
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PlainFrontMatter {
+    pub(super) title: Option<String>,
+    pub(super) indexable: Option<bool>,
+}
+
+pub(super) fn plain_pages(files: &fingerprint::SiteFiles) -> Result<Vec<PlainView>, BuildError> {
+    let mut out = Vec::new();
+    for (rel, text) in &files.plain {
+        let slug = Path::new(&rel)
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let bad = |why: String| BuildError::PlainPage {
+            path: PathBuf::from(&rel),
+            why,
+        };
+        if slug.is_empty()
+            || !slug
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+            || ["answers", "images", "sitemaps", "index", "revisions"].contains(&slug.as_str())
+        {
+            return Err(bad(format!(
+                "`{slug}` cannot be a page name: use letters, digits, - and _, and not answers, images, sitemaps, index"
+            )));
+        }
+        let content::Split {
+            front_matter: fm,
+            body,
+        } = content::split_front_matter(text)
+            .map_err(|_| bad("front matter opened with +++ is never closed".into()))?;
+        let fm: PlainFrontMatter = match fm {
+            Some(f) => {
+                toml::from_str(f).map_err(|e| bad(format!("front matter: {}", e.message())))?
+            }
+            None => PlainFrontMatter {
+                title: None,
+                indexable: None,
+            },
+        };
+        out.push(PlainView {
+            url: format!("/{slug}/"),
+            title: fm.title.unwrap_or_else(|| slug.clone()),
+            indexable: fm.indexable.unwrap_or(true),
+            body_html: crate::markdown::markdown_to_html(body),
+            slug,
+        });
+    }
+    Ok(out)
+}
+
+pub(super) fn static_copies(site: &Site) -> Result<Vec<CopyInput>, BuildError> {
+    fingerprint::list_files(&site.root, "static", fingerprint::Hidden::Keep)?
+        .into_par_iter()
+        .map(|rel| {
+            let src = site.root.join(&rel);
+            let bytes = std::fs::read(&src).map_err(io(&src))?;
+            Ok(CopyInput {
+                path: rel.trim_start_matches("static/").to_string(),
+                sha256: content::sha256_hex(&bytes),
+                source: CopySource::Bytes(Arc::new(bytes)),
+                immutable_url: false,
+            })
+        })
+        .collect()
+}
