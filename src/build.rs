@@ -30,7 +30,7 @@ use crate::clock::{Clock, Instant};
 use crate::content::{self, ContentError, ImageSource, ItemId};
 use crate::ledger::{self, LedgerError};
 use crate::output::manifest::{self, Entry, Manifest};
-use crate::output::pointer::{self, Pointer, Swap};
+use crate::output::pointer::{self, Pointer};
 use crate::output::revision::{self, Staging};
 use crate::output::OutputError;
 use crate::site::Site;
@@ -111,7 +111,7 @@ pub struct Report {
     pub next_change_at: Option<Instant>,
     /// `moved`, `unchanged`, `kept_higher` (the pointer names a higher revision) or
     /// `none` (preview).
-    pub pointer: &'static str,
+    pub pointer: pointer::PointerOutcome,
     /// The revision directory already existed complete; nothing was rendered.
     pub already_built: bool,
     pub preview: bool,
@@ -377,7 +377,14 @@ pub fn run_with_progress(
             clock.now(),
             source.next_change_at,
         )?;
-        return Ok(report(0, 0, files, swap_name(&swap), true, Vec::new()));
+        return Ok(report(
+            0,
+            0,
+            files,
+            pointer::PointerOutcome::from(&swap),
+            true,
+            Vec::new(),
+        ));
     }
 
     let templates = templates::Templates::load(&site.root, &site_files.templates, &assets.urls)?;
@@ -497,7 +504,14 @@ pub fn run_with_progress(
     };
     if opts.preview {
         staging.replace(&manifest, &final_dir)?;
-        return Ok(report(rendered, reused, files, "none", false, broken));
+        return Ok(report(
+            rendered,
+            reused,
+            files,
+            pointer::PointerOutcome::None,
+            false,
+            broken,
+        ));
     }
     let moved = staging.finish(&manifest, &name)?;
     phases.mark("manifest and rename");
@@ -514,7 +528,7 @@ pub fn run_with_progress(
         rendered,
         reused,
         files,
-        swap_name(&swap),
+        pointer::PointerOutcome::from(&swap),
         false,
         broken,
     ))
@@ -573,14 +587,5 @@ fn same_ledger(
             ours: ours.to_string(),
         }),
         _ => Ok(()),
-    }
-}
-
-fn swap_name(s: &Swap) -> &'static str {
-    match s {
-        Swap::Moved { .. } => "moved",
-        Swap::Unchanged => "unchanged",
-        Swap::KeptHigher(_) => "kept_higher",
-        Swap::Held(_) => "held",
     }
 }

@@ -27,6 +27,7 @@ use crate::ledger::deploys::{self, Op, Step};
 use crate::ledger::lease::{self, Lease, OwnerId};
 use crate::ledger::{audit, with_write, Ledger, LedgerError};
 use crate::output::manifest::Manifest;
+use crate::output::pointer::PointerOutcome;
 use crate::output::revision::{self, REVISIONS};
 use crate::output::{pointer, OutputError};
 use crate::site::Site;
@@ -141,7 +142,7 @@ pub struct Report {
     pub blobs_present: u64,
     pub bytes_uploaded: u64,
     /// `moved`, `unchanged` or `kept_higher` (a higher revision, or a rollback's hold).
-    pub pointer: &'static str,
+    pub pointer: PointerOutcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -322,7 +323,7 @@ pub async fn run_on(
     };
     let split = layout::split(&local.manifest);
     let live = remote.read_pointer().await?.map(|(p, _)| p);
-    let base = |outcome: Outcome, pointer: &'static str| Report {
+    let base = |outcome: Outcome, pointer: PointerOutcome| Report {
         target: target.clone(),
         operation: None,
         revision: local.revision,
@@ -341,7 +342,9 @@ pub async fn run_on(
             p.held_below,
             local.revision,
         ) {
-            pointer::Decision::Unchanged => Some(base(Outcome::AlreadyDeployed, "unchanged")),
+            pointer::Decision::Unchanged => {
+                Some(base(Outcome::AlreadyDeployed, PointerOutcome::Unchanged))
+            }
             pointer::Decision::KeptHigher if opts.revision.is_some() => {
                 return Err(DeployError::Backwards {
                     target,
@@ -349,8 +352,10 @@ pub async fn run_on(
                     wanted: local.dir,
                 });
             }
-            pointer::Decision::KeptHigher => Some(base(Outcome::Superseded, "kept_higher")),
-            pointer::Decision::Held(_) => Some(base(Outcome::Held, "kept_higher")),
+            pointer::Decision::KeptHigher => {
+                Some(base(Outcome::Superseded, PointerOutcome::KeptHigher))
+            }
+            pointer::Decision::Held(_) => Some(base(Outcome::Held, PointerOutcome::KeptHigher)),
             pointer::Decision::Move => None,
         };
         if let Some(r) = settled {
@@ -379,7 +384,7 @@ pub async fn run_on(
         assumed: known.as_ref().map(|k| k.manifest.clone()),
     };
     let Some(held) = take_lease(&mut ledger, &ctx, &target)? else {
-        return Ok(base(Outcome::SkippedLocked, "unchanged"));
+        return Ok(base(Outcome::SkippedLocked, PointerOutcome::Unchanged));
     };
     let id = uuid::Uuid::new_v4().simple().to_string();
     let plan_json = serde_json::to_string(&plan).expect("plans serialise");
@@ -389,7 +394,7 @@ pub async fn run_on(
     })? {
         // Another deployer planned first (the partial unique index): it does the work.
         release(&mut ledger, &ctx, &held);
-        return Ok(base(Outcome::SkippedLocked, "unchanged"));
+        return Ok(base(Outcome::SkippedLocked, PointerOutcome::Unchanged));
     }
     crate::fail_point!("deploy.after_plan");
     let op = deploys::get(ledger.conn(), &id)
@@ -410,7 +415,7 @@ fn skipped(target: &str, op: &Op) -> Report {
         blobs_uploaded: 0,
         blobs_present: 0,
         bytes_uploaded: 0,
-        pointer: "unchanged",
+        pointer: PointerOutcome::Unchanged,
         error: None,
     }
 }
@@ -423,7 +428,7 @@ fn take_lease(
     let now = ctx.clock.now();
     let secs = ctx.lease_secs();
     Ok(with_write(ledger, |tx| {
-        lease::acquire(tx, &deploys::lease_key(target), &ctx.owner, now, secs)
+        lease::acquire(tx, &lease::LeaseKey::Deploy(target), &ctx.owner, now, secs)
     })?)
 }
 
@@ -458,7 +463,7 @@ async fn execute(
         blobs_uploaded: 0,
         blobs_present: 0,
         bytes_uploaded: 0,
-        pointer: "unchanged",
+        pointer: PointerOutcome::Unchanged,
         error: None,
     };
     let mut held = held;
@@ -749,7 +754,7 @@ async fn steps(
                 )? {
                     return Ok(false);
                 }
-                audit::append_once(tx, now, "deploy", &subject, &detail)?;
+                audit::append_once(tx, now, audit::AuditAction::Deploy, &subject, &detail)?;
             }
             Ok(true)
         })?;
@@ -885,7 +890,7 @@ async fn move_pointer(
     plan: &Plan,
     now: Instant,
     next_change_at: Option<Instant>,
-) -> Result<(Outcome, &'static str), DeployError> {
+) -> Result<(Outcome, PointerOutcome), DeployError> {
     for _ in 0..32 {
         let live = remote.read_pointer().await?;
         let new = RemotePointer {
@@ -903,16 +908,20 @@ async fn move_pointer(
             plan.revision,
         );
         match decision {
-            pointer::Decision::Unchanged => return Ok((Outcome::Deployed, "unchanged")),
-            pointer::Decision::KeptHigher => return Ok((Outcome::Superseded, "kept_higher")),
-            pointer::Decision::Held(_) => return Ok((Outcome::Held, "kept_higher")),
+            pointer::Decision::Unchanged => {
+                return Ok((Outcome::Deployed, PointerOutcome::Unchanged))
+            }
+            pointer::Decision::KeptHigher => {
+                return Ok((Outcome::Superseded, PointerOutcome::KeptHigher))
+            }
+            pointer::Decision::Held(_) => return Ok((Outcome::Held, PointerOutcome::KeptHigher)),
             pointer::Decision::Move => {}
         }
         if remote
             .swap_pointer(live.as_ref().map(|(_, v)| v), &new)
             .await?
         {
-            return Ok((Outcome::Deployed, "moved"));
+            return Ok((Outcome::Deployed, PointerOutcome::Moved));
         }
         tracing::info!("the pointer moved under this deploy; reading it again");
     }

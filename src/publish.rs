@@ -221,8 +221,13 @@ fn run_batch(
     let claimed = with_write(ledger, |tx| {
         let mut claimed = Vec::new();
         for &id in ids {
-            let Some(held) =
-                lease::acquire(tx, &items::lease_key(id), owner, now, opts.lease_secs)?
+            let Some(held) = lease::acquire(
+                tx,
+                &lease::LeaseKey::Publication(id),
+                owner,
+                now,
+                opts.lease_secs,
+            )?
             else {
                 report.skipped_locked.push(id);
                 continue;

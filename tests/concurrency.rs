@@ -117,9 +117,15 @@ fn two_concurrent_commits_of_the_same_page_exactly_one_wins() {
     let now = Instant::parse_rfc3339("2026-12-21T01:00:00Z").unwrap();
     let held = {
         let l = Ledger::open(&path, Duration::from_secs(5)).unwrap();
-        let held = lease::acquire(l.conn(), "publication:1", &OwnerId::random(), now, 60)
-            .unwrap()
-            .unwrap();
+        let held = lease::acquire(
+            l.conn(),
+            &fencepost::ledger::lease::LeaseKey::Publication(fencepost::content::ItemId(1)),
+            &OwnerId::random(),
+            now,
+            60,
+        )
+        .unwrap()
+        .unwrap();
         assert!(
             fencepost::ledger::items::mark_processing(l.conn(), ItemId(1), &held, now).unwrap()
         );

@@ -199,9 +199,15 @@ fn the_one_way_rules_hold_in_sql_against_a_confused_writer() {
     fencepost::ledger::audit::register_functions(&conn).unwrap();
     let now = Instant::parse_rfc3339(NOW).unwrap();
     let owner = OwnerId::random();
-    let held = lease::acquire(&conn, "publication:1", &owner, now, 60)
-        .unwrap()
-        .unwrap();
+    let held = lease::acquire(
+        &conn,
+        &lease::LeaseKey::Publication(fencepost::content::ItemId(1)),
+        &owner,
+        now,
+        60,
+    )
+    .unwrap()
+    .unwrap();
     let source_hash: String = conn
         .query_row("SELECT source_hash FROM items WHERE id = 1", [], |r| {
             r.get(0)

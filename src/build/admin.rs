@@ -58,7 +58,7 @@ pub fn finish_rollback_receipt(ledger: &mut Ledger, public: &Path) -> Result<(),
         serde_json::json!({ "from": j.from, "to": j.to, "held_below": j.held_below }).to_string();
     let subject = format!("rollback:{}", j.id);
     with_write(ledger, |tx| {
-        audit::append_once(tx, j.at, "rollback", &subject, &detail)
+        audit::append_once(tx, j.at, audit::AuditAction::Rollback, &subject, &detail)
     })?;
     pointer::rollback_audited(public, &j.id)?;
     Ok(())

@@ -44,14 +44,15 @@ pub fn human(r: &Report) -> String {
         )
     };
     out += &format!("  output: {}\n", r.path);
+    use fencepost::output::pointer::PointerOutcome;
     out += &match r.pointer {
-        "moved" => "  public/current now points to it\n".to_string(),
-        "unchanged" => "  public/current already pointed to it\n".to_string(),
-        "kept_higher" => {
+        PointerOutcome::Moved => "  public/current now points to it\n".to_string(),
+        PointerOutcome::Unchanged => "  public/current already pointed to it\n".to_string(),
+        PointerOutcome::KeptHigher => {
             "  public/current names a higher revision and was left alone\n".to_string()
         }
-        "held" => "  public/current is held by a rollback until a higher revision is published (fencepost rollback moves it explicitly)\n".to_string(),
-        _ => "  preview: not pointed to by public/current, never deployed\n".to_string(),
+        PointerOutcome::Held => "  public/current is held by a rollback until a higher revision is published (fencepost rollback moves it explicitly)\n".to_string(),
+        PointerOutcome::None => "  preview: not pointed to by public/current, never deployed\n".to_string(),
     };
     if let Some(t) = r.next_change_at {
         out += &format!(

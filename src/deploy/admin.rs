@@ -104,7 +104,7 @@ pub fn rollback(
         let now = clock.now();
         let secs = site.config.deploy.lease_secs;
         let Some(held) = with_write(&mut ledger, |tx| {
-            lease::acquire(tx, &deploys::lease_key(&remote.url), &owner, now, secs)
+            lease::acquire(tx, &lease::LeaseKey::Deploy(&remote.url), &owner, now, secs)
         })?
         else {
             return Err(DeployError::store(
@@ -280,7 +280,7 @@ async fn finish(
     .to_string();
     let subject = format!("rollback:{}", op.id);
     with_write(ledger, |tx| {
-        audit::append_once(tx, now, "rollback", &subject, &detail)?;
+        audit::append_once(tx, now, audit::AuditAction::Rollback, &subject, &detail)?;
         deploys::advance(tx, &op.id, Step::Pointer, Step::Done, None, held, now)
     })?;
     Ok(())

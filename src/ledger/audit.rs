@@ -7,6 +7,30 @@ use rusqlite::functions::FunctionFlags;
 use rusqlite::Connection;
 use sha2::{Digest, Sha256};
 
+/// What an audit entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditAction {
+    Publish,
+    Update,
+    Withdraw,
+    /// `public/current` or a bucket's pointer moved back.
+    Rollback,
+    /// A revision went live on a deploy target.
+    Deploy,
+}
+
+impl AuditAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditAction::Publish => "publish",
+            AuditAction::Update => "update",
+            AuditAction::Withdraw => "withdraw",
+            AuditAction::Rollback => "rollback",
+            AuditAction::Deploy => "deploy",
+        }
+    }
+}
+
 /// `previous_hash` of the first entry.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -227,7 +251,6 @@ pub fn hash_at(conn: &Connection, seq: i64) -> rusqlite::Result<Option<String>> 
         .optional()
 }
 
-const APPEND: &str = crate::audit_append_select!("1");
 const APPEND_ONCE: &str = crate::audit_append_select!(
     "NOT EXISTS (SELECT 1 FROM audit_log WHERE action = :action AND subject = :subject)"
 );
@@ -237,32 +260,16 @@ const APPEND_ONCE: &str = crate::audit_append_select!(
 pub fn append_once(
     conn: &Connection,
     now: crate::clock::Instant,
-    action: &str,
+    action: AuditAction,
     subject: &str,
     detail: &str,
 ) -> rusqlite::Result<bool> {
     let n = conn
         .prepare_cached(APPEND_ONCE)?
         .execute(rusqlite::named_params! {
-            ":now": now.0, ":action": action, ":subject": subject, ":detail": detail,
+            ":now": now.0, ":action": action.as_str(), ":subject": subject, ":detail": detail,
         })?;
     Ok(n == 1)
-}
-
-/// Appends an entry outside a publish batch (for example a rollback of the pointer). Runs in
-/// the caller's write transaction.
-pub fn append(
-    conn: &Connection,
-    now: crate::clock::Instant,
-    action: &str,
-    subject: &str,
-    detail: &str,
-) -> rusqlite::Result<()> {
-    conn.prepare_cached(APPEND)?
-        .execute(rusqlite::named_params! {
-            ":now": now.0, ":action": action, ":subject": subject, ":detail": detail,
-        })?;
-    Ok(())
 }
 
 #[cfg(test)]

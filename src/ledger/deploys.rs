@@ -347,8 +347,3 @@ pub fn record_deployed(
     })?;
     Ok(n == 1)
 }
-
-/// The lease key for deploying to one target.
-pub fn lease_key(target: &str) -> String {
-    format!("deploy:{target}")
-}

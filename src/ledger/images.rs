@@ -93,7 +93,3 @@ pub fn record_failed(
     })?;
     Ok(n == 1)
 }
-
-pub fn lease_key(source: &str) -> String {
-    format!("image:{source}")
-}

@@ -446,11 +446,6 @@ pub fn parked(conn: &Connection) -> rusqlite::Result<Vec<Parked>> {
         .collect()
 }
 
-/// The lease key for publishing one item.
-pub fn lease_key(id: ItemId) -> String {
-    format!("publication:{}", id.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,29 @@ macro_rules! lease_guard {
     };
 }
 
+/// What a lease is for: the closed set of jobs that take leases. Its text form is the row's
+/// key (`publication:12`, `image:https://…`, `deploy:s3://…`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseKey<'a> {
+    /// Publishing (or updating, or withdrawing) one item. (The items sweep's SQL spells
+    /// this form out: `'publication:' || id`.)
+    Publication(crate::content::ItemId),
+    /// Fetching and storing one image source.
+    Image(&'a str),
+    /// Deploying to one target URL.
+    Deploy(&'a str),
+}
+
+impl std::fmt::Display for LeaseKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LeaseKey::Publication(id) => write!(f, "publication:{}", id.0),
+            LeaseKey::Image(source) => write!(f, "image:{source}"),
+            LeaseKey::Deploy(target) => write!(f, "deploy:{target}"),
+        }
+    }
+}
+
 /// A random identity for one run of a job.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(transparent)]
@@ -68,7 +91,7 @@ const COUNT_LIVE: &str = "SELECT count(*) FROM job_leases WHERE expires_at > :no
 /// Tries to take `key` for `owner` until `now + secs`. `None`: someone else holds it.
 pub fn acquire(
     conn: &Connection,
-    key: &str,
+    key: &LeaseKey<'_>,
     owner: &OwnerId,
     now: Instant,
     secs: u64,
@@ -77,7 +100,7 @@ pub fn acquire(
     let fence: Option<i64> = conn
         .prepare_cached(ACQUIRE)?
         .query_row(
-            named_params! { ":key": key, ":owner": owner.0, ":expires_at": expires_at.0, ":now": now.0 },
+            named_params! { ":key": key.to_string(), ":owner": owner.0, ":expires_at": expires_at.0, ":now": now.0 },
             |r| r.get(0),
         )
         .optional()?;
@@ -132,6 +155,8 @@ pub fn count_live(conn: &Connection, now: Instant) -> rusqlite::Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const K: LeaseKey<'static> = LeaseKey::Deploy("k");
     use crate::ledger::Ledger;
     use std::time::Duration;
 
@@ -146,13 +171,13 @@ mod tests {
         let (_d, l) = ledger();
         let (a, b) = (OwnerId::random(), OwnerId::random());
         let t0 = Instant(1_000_000);
-        let la = acquire(l.conn(), "k", &a, t0, 180).unwrap().unwrap();
+        let la = acquire(l.conn(), &K, &a, t0, 180).unwrap().unwrap();
         assert_eq!(la.fence, Fence(1));
-        assert!(acquire(l.conn(), "k", &b, t0.plus_secs(179), 180)
+        assert!(acquire(l.conn(), &K, &b, t0.plus_secs(179), 180)
             .unwrap()
             .is_none());
         assert!(holds(l.conn(), &la, t0.plus_secs(179)).unwrap());
-        let lb = acquire(l.conn(), "k", &b, t0.plus_secs(180), 180)
+        let lb = acquire(l.conn(), &K, &b, t0.plus_secs(180), 180)
             .unwrap()
             .unwrap();
         assert_eq!(lb.fence, Fence(2));
@@ -161,7 +186,7 @@ mod tests {
         assert!(!release(l.conn(), &la, t0.plus_secs(181)).unwrap());
         assert!(release(l.conn(), &lb, t0.plus_secs(181)).unwrap());
         // Released: the next claimant gets it at once, fence still growing.
-        let la2 = acquire(l.conn(), "k", &a, t0.plus_secs(181), 180)
+        let la2 = acquire(l.conn(), &K, &a, t0.plus_secs(181), 180)
             .unwrap()
             .unwrap();
         assert_eq!(la2.fence, Fence(3));
@@ -180,7 +205,14 @@ mod tests {
                 std::thread::spawn(move || {
                     let l = Ledger::open(&path, Duration::from_secs(30)).unwrap();
                     barrier.wait();
-                    acquire(l.conn(), "race", &OwnerId::random(), Instant(5_000), 60).unwrap()
+                    acquire(
+                        l.conn(),
+                        &LeaseKey::Deploy("race"),
+                        &OwnerId::random(),
+                        Instant(5_000),
+                        60,
+                    )
+                    .unwrap()
                 })
             })
             .collect();

@@ -17,6 +17,7 @@ use crate::audit_append_select;
 use crate::clock::Instant;
 use crate::content::ItemId;
 use crate::lease_guard;
+use crate::ledger::audit::AuditAction;
 use crate::ledger::items::{Action, State};
 use crate::ledger::lease::Lease;
 use rusqlite::{named_params, Connection};
@@ -220,10 +221,11 @@ pub fn commit(conn: &Connection, c: &Commit, now: Instant) -> rusqlite::Result<C
     conn.prepare_cached(STAMP_PAGE_REVISION)?
         .execute(named_params! { ":item": c.id.0, ":token": c.token })?;
     let action = match c.action {
-        Action::Publish => "publish",
-        Action::Update => "update",
-        Action::Withdraw => "withdraw",
-    };
+        Action::Publish => AuditAction::Publish,
+        Action::Update => AuditAction::Update,
+        Action::Withdraw => AuditAction::Withdraw,
+    }
+    .as_str();
     let detail = serde_json::json!({
         "content_version": c.expected_version + 1,
         "content_hash": content_hash,

@@ -115,6 +115,51 @@ pub fn decide(live: Option<(i64, bool)>, held_below: Option<i64>, to: i64) -> De
     }
 }
 
+/// What a command did to a pointer, as its JSON says (`"pointer"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointerOutcome {
+    /// It now names the target.
+    Moved,
+    /// It already named the target.
+    Unchanged,
+    /// It names a higher revision (or, for a bucket, a rollback holds it): left alone.
+    KeptHigher,
+    /// A rollback of `public/current` holds it below a revision the target does not exceed.
+    Held,
+    /// Nothing points at the output (a preview).
+    None,
+}
+
+impl PointerOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointerOutcome::Moved => "moved",
+            PointerOutcome::Unchanged => "unchanged",
+            PointerOutcome::KeptHigher => "kept_higher",
+            PointerOutcome::Held => "held",
+            PointerOutcome::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for PointerOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&Swap> for PointerOutcome {
+    fn from(s: &Swap) -> PointerOutcome {
+        match s {
+            Swap::Moved { .. } => PointerOutcome::Moved,
+            Swap::Unchanged => PointerOutcome::Unchanged,
+            Swap::KeptHigher(_) => PointerOutcome::KeptHigher,
+            Swap::Held(_) => PointerOutcome::Held,
+        }
+    }
+}
+
 /// `public/rollback.json`: the journal of the last rollback. While `held_below` is set, builds
 /// of that revision or lower leave the pointer where the rollback put it. `audited` is the
 /// receipt: the pointer moves first, the audit entry follows, and a process that died in

@@ -108,7 +108,7 @@ pub fn ensure(
     }
     let now = clock.now();
     let Some(held) = with_write(ledger, |tx| {
-        lease::acquire(tx, &images::lease_key(&key), owner, now, lease_secs)
+        lease::acquire(tx, &lease::LeaseKey::Image(&key), owner, now, lease_secs)
     })?
     else {
         return Err(ImageError::Locked { image: key });
