@@ -56,9 +56,10 @@ enum Command {
     Deploy(deploy::Args),
     /// Point public/current (or, with --to, a bucket's pointer) back at a revision it holds.
     Rollback(rollback::Args),
-    /// Remove old revision directories (never the current one).
+    /// Remove old revisions (never the live one), locally or, with --to, in a bucket.
     Gc(gc::Args),
-    /// Serve public/current (origin), or with --watch a live preview for editors.
+    /// Serve public/current (origin), a deployed bucket (--from), or a live preview for
+    /// editors (--watch).
     Serve(serve::Args),
     /// Summarise the ledger: revision, items by state, live leases, audit tip.
     Status,
