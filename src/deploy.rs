@@ -282,7 +282,17 @@ pub async fn run_on(
         owner: OwnerId::random(),
         progress,
     };
-    // 1. Finish what an earlier run decided but did not carry out.
+    // 1. Finish what an earlier run decided but did not carry out: a rollback's audit
+    // receipt, then a deploy.
+    if let Some(op) =
+        deploys::pending_of(ledger.conn(), &target, "rollback").map_err(|e| ledger.err(e))?
+    {
+        if let Some(held) = take_lease(&mut ledger, &ctx, &target)? {
+            let done = admin::finish(&mut ledger, clock, remote, &op, &held).await;
+            release(&mut ledger, &ctx, &held);
+            done?;
+        }
+    }
     let mut resumed: Option<Report> = None;
     if let Some(op) = deploys::pending(ledger.conn(), &target).map_err(|e| ledger.err(e))? {
         let Some(held) = take_lease(&mut ledger, &ctx, &target)? else {

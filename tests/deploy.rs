@@ -755,3 +755,28 @@ fn a_deploy_after_one_publish_puts_only_what_changed_and_lists_nothing() {
         "{puts} PUTs for {uploaded} changed files: {log:#?}"
     );
 }
+
+#[test]
+fn a_remote_rollback_killed_after_the_pointer_moved_gets_its_receipt_from_the_next_deploy() {
+    let s = site_with_revisions(2);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &url, "--revision", "1", "--now", NOW]);
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let out = s.with_failpoints(
+        &["rollback", "1", "--to", &url, "--now", NOW],
+        "rollback.remote.after_pointer=return",
+    );
+    assert_eq!(out.status.code(), Some(137));
+    let rollbacks =
+        |s: &TestSite| s.count("SELECT count(*) FROM audit_log WHERE action = 'rollback'");
+    assert_eq!(rollbacks(&s), 0, "the receipt is what the crash lost");
+    // The pointer did move (and holds); the next deploy writes the receipt, once.
+    let r = s.json(&["deploy", "--to", &url, "--now", "2026-12-01T00:05:01Z"]);
+    assert_eq!(r["outcome"], "held", "{r}");
+    assert_eq!(rollbacks(&s), 1);
+    s.json(&["deploy", "--to", &url, "--now", "2026-12-01T00:10:01Z"]);
+    assert_eq!(rollbacks(&s), 1);
+    assert!(s.status()["deploys"].as_array().unwrap().is_empty());
+    s.cmd(&["verify"]).assert().success();
+}

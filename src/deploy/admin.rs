@@ -242,7 +242,7 @@ async fn rollback_held(
 /// Writes a decided rollback's audit entry (once) and closes it. One that never moved the
 /// pointer is closed as superseded: a rollback decided earlier must not clobber what is live
 /// now.
-async fn finish(
+pub(crate) async fn finish(
     ledger: &mut Ledger,
     clock: &Clock,
     remote: &Remote,
