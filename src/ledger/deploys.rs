@@ -274,42 +274,32 @@ pub struct Deployed {
     pub probed: bool,
 }
 
-pub fn target(conn: &Connection, target: &str) -> rusqlite::Result<Option<Deployed>> {
-    conn.prepare_cached(
-        "SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
-                probed_at IS NOT NULL
-         FROM deploy_targets WHERE target = :target",
-    )?
-    .query_row(named_params! { ":target": target }, |r| {
-        Ok(Deployed {
-            target: r.get(0)?,
-            revision: r.get(1)?,
-            build: r.get(2)?,
-            manifest: r.get(3)?,
-            at: r.get::<_, Option<i64>>(4)?.map(Instant),
-            probed: r.get(5)?,
-        })
+const TARGET_COLUMNS: &str =
+    "SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
+            probed_at IS NOT NULL
+     FROM deploy_targets";
+
+fn deployed_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Deployed> {
+    Ok(Deployed {
+        target: r.get(0)?,
+        revision: r.get(1)?,
+        build: r.get(2)?,
+        manifest: r.get(3)?,
+        at: r.get::<_, Option<i64>>(4)?.map(Instant),
+        probed: r.get(5)?,
     })
-    .optional()
+}
+
+pub fn target(conn: &Connection, target: &str) -> rusqlite::Result<Option<Deployed>> {
+    conn.prepare_cached(&format!("{TARGET_COLUMNS} WHERE target = :target"))?
+        .query_row(named_params! { ":target": target }, deployed_from_row)
+        .optional()
 }
 
 pub fn targets(conn: &Connection) -> rusqlite::Result<Vec<Deployed>> {
-    conn.prepare_cached(
-        "SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
-                probed_at IS NOT NULL
-         FROM deploy_targets ORDER BY target",
-    )?
-    .query_map([], |r| {
-        Ok(Deployed {
-            target: r.get(0)?,
-            revision: r.get(1)?,
-            build: r.get(2)?,
-            manifest: r.get(3)?,
-            at: r.get::<_, Option<i64>>(4)?.map(Instant),
-            probed: r.get(5)?,
-        })
-    })?
-    .collect()
+    conn.prepare_cached(&format!("{TARGET_COLUMNS} ORDER BY target"))?
+        .query_map([], deployed_from_row)?
+        .collect()
 }
 
 /// Notes that `target` passed the conditional-write probe.
