@@ -209,7 +209,7 @@ pub fn preview_in_memory(
     let assets = fingerprint::referenced_assets(&site_files.templates, &statics);
     let fingerprints = fingerprint::compute(site, &site_files, &statics, &assets);
     phases.mark("preview fingerprint");
-    let revision = if site.ledger_path().exists() {
+    let revision = if site.ledger_exists() {
         site.open_ledger()?.revision()?
     } else {
         0

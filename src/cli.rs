@@ -6,6 +6,7 @@ mod build;
 mod deploy;
 mod gc;
 mod init;
+mod ledger;
 mod publish;
 mod results;
 mod rollback;
@@ -65,6 +66,12 @@ enum Command {
     Status,
     /// Recompute the audit chain; non-zero exit naming the first broken entry.
     Verify,
+    /// Ledger administration: `ledger copy --to postgres://…` moves a SQLite ledger into a
+    /// shared PostgreSQL database.
+    Ledger {
+        #[command(subcommand)]
+        command: ledger::Command,
+    },
     /// Players' results.
     Results {
         #[command(subcommand)]
@@ -121,9 +128,15 @@ pub fn run() -> anyhow::Result<ExitCode> {
     // A server's access log is its main output on stderr.
     let serving = matches!(cli.command, Command::Serve(_));
     init_logging(cli.verbose.max(u8::from(serving)));
+    let uses_ledger = !matches!(cli.command, Command::Init(_) | Command::Ledger { .. });
+    let clock = match cli.now {
+        Some(t) => Clock::Fixed(t),
+        None if uses_ledger => database_clock(&cli.site),
+        None => Clock::System,
+    };
     let ctx = Ctx {
         site_dir: cli.site,
-        clock: cli.now.map_or(Clock::System, Clock::Fixed),
+        clock,
         json: cli.json,
     };
     match cli.command {
@@ -136,7 +149,30 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&ctx, args),
         Command::Status => status::run(&ctx),
         Command::Verify => verify::run(&ctx),
+        Command::Ledger { command } => ledger::run(&ctx, command),
         Command::Results { command } => results::run(&ctx, command),
+    }
+}
+
+/// Without `--now`, a shared ledger's clock is the database's: hosts with skewed clocks then
+/// agree on lease expiry and audit times. (A SQLite ledger's clock is this host's.) If the
+/// site or its ledger cannot be opened, the command itself says why.
+fn database_clock(site_dir: &std::path::Path) -> Clock {
+    let Ok(site) = Site::open(site_dir) else {
+        return Clock::System;
+    };
+    if !matches!(
+        site.ledger_location(),
+        fencepost::ledger::Location::Postgres(_)
+    ) {
+        return Clock::System;
+    }
+    match site.open_ledger().and_then(|mut l| l.clock_offset_ms()) {
+        Ok(offset_ms) => {
+            tracing::debug!(offset_ms, "using the database clock");
+            Clock::Database { offset_ms }
+        }
+        Err(_) => Clock::System,
     }
 }
 

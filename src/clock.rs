@@ -49,10 +49,13 @@ impl serde::Serialize for Instant {
 
 /// The source of "now". `Fixed` comes from `--now` and never advances, so a test can place
 /// two runs at chosen instants (for example, the second one after the first one's lease).
+/// `Database` is a shared ledger's clock: this host's, corrected by the offset measured
+/// against the database, so hosts with skewed clocks agree on lease expiry and audit times.
 #[derive(Debug, Clone, Copy)]
 pub enum Clock {
     System,
     Fixed(Instant),
+    Database { offset_ms: i64 },
 }
 
 impl Clock {
@@ -60,6 +63,9 @@ impl Clock {
         match self {
             Clock::System => Instant::from_datetime(Utc::now()),
             Clock::Fixed(t) => *t,
+            Clock::Database { offset_ms } => {
+                Instant(Utc::now().timestamp_millis().saturating_add(*offset_ms))
+            }
         }
     }
 }

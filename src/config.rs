@@ -139,6 +139,9 @@ pub const MAX_LEASE_SECS: u64 = 366 * 24 * 3600;
 pub struct LedgerConfig {
     /// The SQLite ledger, relative to the site root.
     pub path: PathBuf,
+    /// A shared ledger on PostgreSQL (`postgres://USER@HOST:PORT/DB`); overrides `path`. The
+    /// password belongs in `PGPASSWORD`, not here. `FENCEPOST_LEDGER` overrides both.
+    pub url: Option<String>,
     /// How long a statement waits for another process's write lock, in milliseconds.
     pub busy_timeout_ms: u64,
 }
@@ -159,6 +162,16 @@ pub struct ImagesConfig {
 pub struct ResultsConfig {
     /// At most this many `daily_results` rows per puzzle.
     pub max_per_puzzle: i64,
+}
+
+/// sha256 of the settings that can change the output: the config as parsed, without its
+/// `[ledger]` table (where the ledger lives and how long to wait for it never changes a
+/// page, so moving a ledger to PostgreSQL does not re-render a site), and without comments
+/// or layout.
+pub fn output_hash(text: &str) -> String {
+    let mut table: toml::Table = toml::from_str(text).unwrap_or_default();
+    table.remove("ledger");
+    crate::content::sha256_hex(toml::to_string(&table).unwrap_or_default().as_bytes())
 }
 
 impl Default for Config {
@@ -193,6 +206,7 @@ impl Default for LedgerConfig {
     fn default() -> Self {
         LedgerConfig {
             path: PathBuf::from(".fencepost/ledger.sqlite"),
+            url: None,
             busy_timeout_ms: 30_000,
         }
     }
@@ -225,11 +239,12 @@ impl Config {
             path: path.clone(),
             source,
         })?;
-        let hash = crate::content::sha256_hex(text.as_bytes());
-        Ok((Self::parse(&text, &path)?, hash))
+        let config = Self::parse(&text, &path)?;
+        Ok((config, output_hash(&text)))
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        // (output_hash relies on this parse having succeeded.)
         let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -335,6 +350,15 @@ impl Config {
                 return Err(invalid(key, n.to_string(), "must be between 1 and 100000"));
             }
         }
+        if let Some(url) = &self.ledger.url {
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                return Err(invalid(
+                    "ledger.url",
+                    crate::ledger::redact(url),
+                    "must be a postgres:// URL (for a SQLite ledger, set ledger.path)",
+                ));
+            }
+        }
         for (key, p) in [
             ("ledger.path", &self.ledger.path),
             ("images.store", &self.images.store),
@@ -344,6 +368,19 @@ impl Config {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod output_hash_tests {
+    use super::output_hash;
+
+    #[test]
+    fn only_settings_that_shape_the_output_count() {
+        let base = "title = \"a\"\n[ledger]\npath = \"x.sqlite\"\n";
+        let moved = "# moved\ntitle = \"a\"\n\n[ledger]\nurl = \"postgres://h/db\"\n";
+        assert_eq!(output_hash(base), output_hash(moved));
+        assert_ne!(output_hash(base), output_hash("title = \"b\"\n"));
     }
 }
 

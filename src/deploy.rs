@@ -25,7 +25,7 @@ pub mod remote;
 use crate::clock::{Clock, Instant};
 use crate::ledger::deploys::{self, Op, Step};
 use crate::ledger::lease::{self, Lease, OwnerId};
-use crate::ledger::{audit, with_write, Ledger, LedgerError};
+use crate::ledger::{audit, Ledger, LedgerError};
 use crate::output::manifest::Manifest;
 use crate::output::pointer::PointerOutcome;
 use crate::output::revision::{self, REVISIONS};
@@ -263,17 +263,17 @@ pub async fn run_on(
     let target = remote.url.clone();
     if let Some(id) = &opts.retry {
         let now = clock.now();
-        if !with_write(&mut ledger, |tx| deploys::retry(tx, id, now))? {
+        if !ledger.write(|tx| deploys::retry(tx, id, now))? {
             return Err(DeployError::NoSuchParked(id.clone()));
         }
     }
     // Before the first write to a target new to this ledger: does it honour conditional
     // writes at all?
-    let known = deploys::target(ledger.conn(), &target).map_err(|e| ledger.err(e))?;
+    let known = ledger.read(|tx| deploys::target(tx, &target))?;
     if !known.is_some_and(|t| t.probed) {
         remote.probe().await?;
         let now = clock.now();
-        with_write(&mut ledger, |tx| deploys::mark_probed(tx, &target, now))?;
+        ledger.write(|tx| deploys::mark_probed(tx, &target, now))?;
     }
     let ctx = Ctx {
         site,
@@ -284,9 +284,7 @@ pub async fn run_on(
     };
     // 1. Finish what an earlier run decided but did not carry out: a rollback's audit
     // receipt, then a deploy.
-    if let Some(op) =
-        deploys::pending_of(ledger.conn(), &target, "rollback").map_err(|e| ledger.err(e))?
-    {
+    if let Some(op) = ledger.read(|tx| deploys::pending_of(tx, &target, "rollback"))? {
         if let Some(held) = take_lease(&mut ledger, &ctx, &target)? {
             let done = admin::finish(&mut ledger, clock, remote, &op, &held).await;
             release(&mut ledger, &ctx, &held);
@@ -294,14 +292,14 @@ pub async fn run_on(
         }
     }
     let mut resumed: Option<Report> = None;
-    if let Some(op) = deploys::pending(ledger.conn(), &target).map_err(|e| ledger.err(e))? {
+    if let Some(op) = ledger.read(|tx| deploys::pending(tx, &target))? {
         let Some(held) = take_lease(&mut ledger, &ctx, &target)? else {
             return Ok(skipped(&target, &op));
         };
         let now = clock.now();
         if op.attempts >= i64::from(site.config.deploy.max_attempts) {
             // Every attempt so far ended without recording why (crashed, killed): park it.
-            with_write(&mut ledger, |tx| deploys::park(tx, &op.id, &held, now))?;
+            ledger.write(|tx| deploys::park(tx, &op.id, &held, now))?;
             release(&mut ledger, &ctx, &held);
             let mut r = skipped(&target, &op);
             r.outcome = Outcome::Failed;
@@ -311,9 +309,7 @@ pub async fn run_on(
             ));
             return Ok(r);
         }
-        if !with_write(&mut ledger, |tx| {
-            deploys::count_attempt(tx, &op.id, &held, now)
-        })? {
+        if !ledger.write(|tx| deploys::count_attempt(tx, &op.id, &held, now))? {
             return Ok(skipped(&target, &op));
         }
         tracing::info!(operation = %op.id, step = op.step.as_str(), "resuming a deploy");
@@ -376,7 +372,7 @@ pub async fn run_on(
     // 3. Plan, freeze, execute. What the live manifest holds is known without listing the
     // bucket when it is the one this ledger recorded there (see `known_present`).
     let known = match &live {
-        Some(p) => known_present(&ledger, remote, &p.manifest, &site_public(site)).await?,
+        Some(p) => known_present(&mut ledger, remote, &p.manifest, &site_public(site)).await?,
         None => None,
     };
     let plan = Plan {
@@ -399,16 +395,14 @@ pub async fn run_on(
     let id = uuid::Uuid::new_v4().simple().to_string();
     let plan_json = serde_json::to_string(&plan).expect("plans serialise");
     let now = clock.now();
-    if !with_write(&mut ledger, |tx| {
-        deploys::insert(tx, &id, &target, &plan_json, &held, now)
-    })? {
+    if !ledger.write(|tx| deploys::insert(tx, &id, &target, &plan_json, &held, now))? {
         // Another deployer planned first (the partial unique index): it does the work.
         release(&mut ledger, &ctx, &held);
         return Ok(base(Outcome::SkippedLocked, PointerOutcome::Unchanged));
     }
     crate::fail_point!("deploy.after_plan");
-    let op = deploys::get(ledger.conn(), &id)
-        .map_err(|e| ledger.err(e))?
+    let op = ledger
+        .read(|tx| deploys::get(tx, &id))?
         .expect("just inserted");
     execute(&mut ledger, &ctx, op, held, false, Some(split)).await
 }
@@ -437,14 +431,13 @@ fn take_lease(
 ) -> Result<Option<Lease>, DeployError> {
     let now = ctx.clock.now();
     let secs = ctx.lease_secs();
-    Ok(with_write(ledger, |tx| {
-        lease::acquire(tx, &lease::LeaseKey::Deploy(target), &ctx.owner, now, secs)
-    })?)
+    Ok(ledger
+        .write(|tx| lease::acquire(tx, &lease::LeaseKey::Deploy(target), &ctx.owner, now, secs))?)
 }
 
 fn release(ledger: &mut Ledger, ctx: &Ctx<'_>, held: &Lease) {
     let now = ctx.clock.now();
-    if let Err(e) = with_write(ledger, |tx| lease::release(tx, held, now)) {
+    if let Err(e) = ledger.write(|tx| lease::release(tx, held, now)) {
         tracing::warn!(error = %e, "could not release the deploy lease; it expires by itself");
     }
 }
@@ -487,9 +480,7 @@ async fn execute(
             tracing::warn!(operation = %op.id, error = %msg, "deploy step failed; the next run resumes it");
             let now = ctx.clock.now();
             let max = ctx.site.config.deploy.max_attempts;
-            let _ = with_write(ledger, |tx| {
-                deploys::record_failure(tx, &op.id, &msg, max, &held, now)
-            });
+            let _ = ledger.write(|tx| deploys::record_failure(tx, &op.id, &msg, max, &held, now));
             release(ledger, ctx, &held);
             report.outcome = Outcome::Failed;
             report.error = Some(msg);
@@ -509,9 +500,7 @@ fn advance(
     held: &Lease,
 ) -> Result<(), DeployError> {
     let now = ctx.clock.now();
-    if with_write(ledger, |tx| {
-        deploys::advance(tx, &op.id, from, to, outcome, held, now)
-    })? {
+    if ledger.write(|tx| deploys::advance(tx, &op.id, from, to, outcome, held, now))? {
         Ok(())
     } else {
         Err(DeployError::store(
@@ -526,7 +515,7 @@ fn advance(
 fn keep_lease(ledger: &mut Ledger, ctx: &Ctx<'_>, held: &mut Lease) -> Result<(), DeployError> {
     let now = ctx.clock.now();
     let secs = ctx.lease_secs();
-    match with_write(ledger, |tx| lease::extend(tx, held, now, secs))? {
+    match ledger.write(|tx| lease::extend(tx, held, now, secs))? {
         Some(l) => {
             *held = l;
             Ok(())
@@ -714,10 +703,7 @@ async fn steps(
                 format!("manifests/{}.json is missing", plan.root),
             ));
         }
-        let next_change_at = {
-            let l = &*ledger;
-            crate::ledger::public::next_change(l.conn()).map_err(|e| l.err(e))?
-        };
+        let next_change_at = ledger.read(crate::ledger::public::next_change)?;
         let (outcome, moved) = move_pointer(remote, plan, ctx.clock.now(), next_change_at).await?;
         report.outcome = outcome;
         report.pointer = moved;
@@ -751,7 +737,7 @@ async fn steps(
         .to_string();
         let subject = format!("deploy:{}", op.id);
         let h = held.clone();
-        let recorded = with_write(ledger, |tx| {
+        let recorded = ledger.write(|tx| {
             if outcome == Outcome::Deployed {
                 if !deploys::record_deployed(
                     tx,
@@ -799,13 +785,12 @@ fn site_public(site: &Site) -> PathBuf {
 /// never removes the live manifest's objects). Its blobs are read from the local manifest
 /// (checked to give that very root), so no listing of the bucket is needed.
 async fn known_present(
-    ledger: &Ledger,
+    ledger: &mut Ledger,
     remote: &Remote,
     live: &str,
     public: &std::path::Path,
 ) -> Result<Option<Known>, DeployError> {
-    let Some(recorded) = deploys::target(ledger.conn(), &remote.url).map_err(|e| ledger.err(e))?
-    else {
+    let Some(recorded) = ledger.read(|tx| deploys::target(tx, &remote.url))? else {
         return Ok(None);
     };
     let (Some(rev), Some(build), Some(manifest)) =
@@ -832,8 +817,8 @@ async fn known_present(
     }))
 }
 
-fn deploy_ledger_id(ledger: &Ledger) -> Result<String, DeployError> {
-    Ok(crate::ledger::status::ledger_id(ledger.conn()).map_err(|e| ledger.err(e))?)
+fn deploy_ledger_id(ledger: &mut Ledger) -> Result<String, DeployError> {
+    Ok(ledger.read(crate::ledger::status::ledger_id)?)
 }
 
 /// The shard digests a manifest root in the bucket names (its bytes checked against its

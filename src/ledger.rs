@@ -1,25 +1,39 @@
-//! The SQLite ledger: the single source of truth for what is public.
+//! The ledger: the single source of truth for what is public, on SQLite (one host, the
+//! default) or PostgreSQL (shared by publishers on many hosts).
 //!
-//! Opening it sets WAL, a busy timeout and foreign keys, and brings the schema up to date in
-//! one transaction; a ledger written by a newer fencepost is refused and left untouched.
-//! Every write transaction starts with `BEGIN IMMEDIATE`: a deferred transaction that reads
-//! and then writes gets SQLITE_BUSY at the upgrade instead of waiting for the lock.
+//! Callers see one contract: a [`Ledger`] runs whole transactions ([`Ledger::write`],
+//! [`Ledger::read`], [`Ledger::snapshot`]) whose statements are named and kept per dialect
+//! (see [`db`]); errors are [`LedgerError`]s that carry no driver type. The engine-specific
+//! code lives in [`sqlite`] and [`postgres`] and nowhere else.
 //!
-//! The submodules hold the named queries, grouped by table: [`lease`], [`items`], [`pages`]
-//! (the publish commit batch), [`audit`], [`images`], [`results`], [`status`].
+//! What the engines do differently, and how each keeps the guarantees:
+//! - SQLite: every write transaction starts with `BEGIN IMMEDIATE`, so writers are serial and
+//!   an in-statement lease guard reads the latest state.
+//! - PostgreSQL (READ COMMITTED): an in-statement guard reads only its statement's snapshot and
+//!   locks nothing, so every unit of work under a lease first locks the lease row
+//!   ([`lease::lock`]: `SELECT … FOR UPDATE`, zero rows = lease lost) and keeps the guards too;
+//!   audit appends lock the revision row first, so the chain's order is the commit order;
+//!   a transaction PostgreSQL aborts to break a deadlock or a serialisation conflict runs again.
+//!
+//! The submodules hold the operations, grouped by table: [`lease`], [`items`], [`pages`]
+//! (the publish commit batch), [`audit`], [`images`], [`results`], [`status`], [`deploys`].
 
 pub mod audit;
+pub mod copy;
+pub mod db;
 pub mod deploys;
 pub mod images;
 pub mod items;
 pub mod lease;
 pub mod pages;
+pub mod postgres;
 pub mod public;
 pub mod results;
 pub mod schema;
+pub mod sqlite;
 pub mod status;
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use db::{Args, DbError, DbErrorKind, Dialect, Row};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -30,280 +44,395 @@ pub enum LedgerError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot open the ledger {path}: {source}")]
-    Open {
-        path: PathBuf,
-        source: rusqlite::Error,
-    },
-    #[error("{path} is not a usable fencepost ledger ({source}); restore it from a backup or move it aside to start a new one")]
-    Corrupt {
-        path: PathBuf,
-        source: rusqlite::Error,
-    },
-    #[error("{path} is busy: another process kept it locked for {waited_ms} ms while this one was {doing} (most likely another fencepost run creating or migrating it). The ledger is fine: run again, or raise ledger.busy_timeout_ms")]
+    #[error("cannot open the ledger {ledger}: {source}")]
+    Open { ledger: String, source: DbError },
+    #[error("{ledger} is not a usable fencepost ledger ({source}); restore it from a backup or move it aside to start a new one")]
+    Corrupt { ledger: String, source: DbError },
+    #[error("{ledger} is busy: another process kept it locked for {waited_ms} ms while this one was {doing} (most likely another fencepost run creating or migrating it). The ledger is fine: run again, or raise ledger.busy_timeout_ms")]
     Busy {
-        path: PathBuf,
+        ledger: String,
         doing: &'static str,
         waited_ms: u64,
     },
-    #[error("{path} has schema version {found}, newer than this fencepost understands ({supported}); upgrade fencepost — the ledger was left untouched")]
+    #[error("{ledger} has schema version {found}, newer than this fencepost understands ({supported}); upgrade fencepost — the ledger was left untouched")]
     TooNew {
-        path: PathBuf,
+        ledger: String,
         found: i64,
         supported: i64,
     },
-    #[error("ledger {path}: {source}")]
+    #[error("ledger {ledger}: {statement}: {source}")]
     Sql {
-        path: PathBuf,
-        source: rusqlite::Error,
+        ledger: String,
+        statement: &'static str,
+        source: DbError,
     },
+    #[error("ledger {0}")]
+    Location(String),
+    #[error("ledger copy: {0}")]
+    Copy(String),
+    #[error("ledger: {0} (a bug in fencepost; please report it)")]
+    Internal(String),
 }
 
-/// An open ledger. Cheap to pass around by reference; one per thread.
+impl LedgerError {
+    /// The database's own kind of failure, when there is one.
+    pub fn kind(&self) -> Option<DbErrorKind> {
+        match self {
+            LedgerError::Sql { source, .. }
+            | LedgerError::Open { source, .. }
+            | LedgerError::Corrupt { source, .. } => Some(source.kind),
+            LedgerError::Busy { .. } => Some(DbErrorKind::Busy),
+            _ => None,
+        }
+    }
+}
+
+/// Where a ledger lives: chosen by `FENCEPOST_LEDGER`, then `ledger.url`, then `ledger.path`.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    /// A `postgres://` or `postgresql://` URL (TLS when it says `sslmode=require`).
+    Postgres(String),
+}
+
+impl Location {
+    /// A `postgres://…` URL selects PostgreSQL; anything else is a SQLite path, relative to
+    /// `root`.
+    pub fn parse(text: &str, root: &Path) -> Location {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            Location::Postgres(text.to_string())
+        } else {
+            Location::Sqlite(root.join(text))
+        }
+    }
+
+    /// How errors and logs name it: a path, or the URL without its password.
+    pub fn display(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Postgres(u) => redact(u),
+        }
+    }
+}
+
+impl std::fmt::Debug for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
+/// A connection URL with any password replaced, fit for logs, errors and JSON.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            if u.password().is_some() {
+                let _ = u.set_password(Some("***"));
+            }
+            let pairs: Vec<(String, String)> = u
+                .query_pairs()
+                .map(|(k, v)| {
+                    let secret = k.eq_ignore_ascii_case("password");
+                    (
+                        k.into_owned(),
+                        if secret { "***".into() } else { v.into_owned() },
+                    )
+                })
+                .collect();
+            if !pairs.is_empty() {
+                u.query_pairs_mut().clear().extend_pairs(pairs);
+            }
+            u.to_string()
+        }
+        Err(_) => "<unparseable postgres URL>".into(),
+    }
+}
+
+enum Backend {
+    Sqlite(rusqlite::Connection),
+    Postgres(postgres::Conn),
+}
+
+/// An open ledger. One per thread.
 pub struct Ledger {
-    conn: Connection,
-    path: PathBuf,
+    backend: Backend,
+    name: String,
+    location: Location,
 }
 
 impl Ledger {
-    /// Opens (creating if needed) and migrates the ledger at `path`.
+    /// Opens (creating if needed) and migrates the SQLite ledger at `path`.
     pub fn open(path: &Path, busy_timeout: Duration) -> Result<Ledger, LedgerError> {
-        if let Some(dir) = path.parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(|source| LedgerError::CreateDir {
-                    path: dir.to_path_buf(),
-                    source,
-                })?;
-            }
+        Ledger::open_at(&Location::Sqlite(path.to_path_buf()), busy_timeout)
+    }
+
+    /// Opens (creating the schema if needed) the ledger at `location`.
+    pub fn open_at(location: &Location, busy_timeout: Duration) -> Result<Ledger, LedgerError> {
+        let name = location.display();
+        let backend = match location {
+            Location::Sqlite(path) => Backend::Sqlite(sqlite::open(path, &name, busy_timeout)?),
+            Location::Postgres(url) => Backend::Postgres(postgres::open(url, &name, busy_timeout)?),
+        };
+        Ok(Ledger {
+            backend,
+            name,
+            location: location.clone(),
+        })
+    }
+
+    /// How errors name this ledger (a path, or a URL without its password).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match self.backend {
+            Backend::Sqlite(_) => Dialect::Sqlite,
+            Backend::Postgres(_) => Dialect::Postgres,
         }
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|source| LedgerError::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let started = std::time::Instant::now();
-        let deadline = started + busy_timeout;
-        // Opening races with other openers of a new ledger: switching to WAL and the first
-        // migration need locks they may hold. Busy is waited out (within the busy timeout),
-        // and only a file that really is not a ledger is called unusable.
-        let classify = |doing: &'static str| {
-            let path = path.to_path_buf();
-            move |source: rusqlite::Error| {
-                if is_busy(&source) {
-                    LedgerError::Busy {
-                        path,
-                        doing,
-                        waited_ms: started.elapsed().as_millis() as u64,
-                    }
-                } else if is_not_a_ledger(&source) {
-                    LedgerError::Corrupt { path, source }
-                } else {
-                    LedgerError::Sql { path, source }
+    }
+
+    /// Whether other hosts may share this ledger (and so its clock and stat cache are not
+    /// this host's).
+    pub fn shared(&self) -> bool {
+        self.dialect() == Dialect::Postgres
+    }
+
+    /// Runs `f` in one write transaction and commits it. On PostgreSQL, a transaction the
+    /// server aborted to break a deadlock or a serialisation conflict runs again from the
+    /// start (so `f` must not change anything outside the transaction).
+    pub fn write<T>(
+        &mut self,
+        mut f: impl FnMut(&Tx<'_>) -> Result<T, LedgerError>,
+    ) -> Result<T, LedgerError> {
+        let mut attempt = 0u32;
+        loop {
+            let tx = self.begin(TxMode::Write)?;
+            let r = f(&tx);
+            let r = match r {
+                Ok(v) => tx.commit().map(|()| v),
+                Err(e) => Err(e),
+            };
+            match r {
+                Err(e) if e.kind() == Some(DbErrorKind::Retry) && attempt < 30 => {
+                    attempt += 1;
+                    tracing::debug!(attempt, error = %e, "ledger transaction aborted by the server; running it again");
+                    backoff(attempt);
                 }
+                r => return r,
+            }
+        }
+    }
+
+    /// Runs `f` over one consistent read (a SQLite read transaction; a PostgreSQL REPEATABLE
+    /// READ, READ ONLY one).
+    pub fn read<T>(
+        &mut self,
+        f: impl FnOnce(&Tx<'_>) -> Result<T, LedgerError>,
+    ) -> Result<T, LedgerError> {
+        let tx = self.begin(TxMode::Snapshot)?;
+        let v = f(&tx)?;
+        tx.commit()?;
+        Ok(v)
+    }
+
+    fn begin(&mut self, mode: TxMode) -> Result<Tx<'_>, LedgerError> {
+        let name = self.name.as_str();
+        let inner = match &mut self.backend {
+            Backend::Sqlite(conn) => TxInner::Sqlite(sqlite::begin(conn, name, mode)?),
+            Backend::Postgres(conn) => {
+                let (tx, cache) = postgres::begin(conn, name, mode)?;
+                TxInner::Postgres(std::cell::RefCell::new(tx), cache)
             }
         };
-        conn.busy_timeout(busy_timeout)
-            .map_err(classify("setting the busy timeout"))?;
-        // Refuse a newer ledger before anything (even the journal mode) touches it.
-        let waited = |e: LedgerError| match e {
-            LedgerError::Busy { path, doing, .. } => LedgerError::Busy {
-                path,
-                doing,
-                waited_ms: started.elapsed().as_millis() as u64,
-            },
-            e => e,
-        };
-        retry_busy(deadline, || schema::refuse_newer(&conn, path)).map_err(waited)?;
-        // journal_mode=WAL returns the mode in force; it fails on a file that is not SQLite.
-        let mode: String = retry_busy(deadline, || {
-            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        Ok(Tx { inner, name })
+    }
+
+    /// The publication revision now.
+    pub fn revision(&mut self) -> Result<i64, LedgerError> {
+        self.read(status::revision)
+    }
+
+    /// One consistent read of everything a build needs, held until the snapshot is dropped.
+    pub fn snapshot(&mut self) -> Result<Snapshot<'_>, LedgerError> {
+        Ok(Snapshot {
+            tx: self.begin(TxMode::Snapshot)?,
         })
-        .map_err(classify("switching it to WAL"))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            tracing::warn!(path = %path.display(), mode, "ledger is not in WAL mode");
+    }
+
+    /// The database's clock minus this host's, in milliseconds (0 for SQLite, whose clock
+    /// is this host's). Sampled at the midpoint of one round trip.
+    pub fn clock_offset_ms(&mut self) -> Result<i64, LedgerError> {
+        match &mut self.backend {
+            Backend::Sqlite(_) => Ok(0),
+            Backend::Postgres(conn) => postgres::clock_offset_ms(conn, &self.name),
         }
-        retry_busy(deadline, || {
-            conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-        })
-        .map_err(classify("setting its pragmas"))?;
-        audit::register_functions(&conn).map_err(classify("registering its functions"))?;
-        let mut ledger = Ledger {
-            conn,
-            path: path.to_path_buf(),
-        };
-        retry_busy(deadline, || schema::migrate(&mut ledger)).map_err(waited)?;
-        Ok(ledger)
+    }
+}
+
+fn backoff(attempt: u32) {
+    let jitter = u64::from(uuid::Uuid::new_v4().as_bytes()[0] % 16);
+    std::thread::sleep(Duration::from_millis((2u64 << attempt.min(6)) + jitter));
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TxMode {
+    Write,
+    Snapshot,
+}
+
+enum TxInner<'a> {
+    Sqlite(rusqlite::Transaction<'a>),
+    Postgres(
+        std::cell::RefCell<::postgres::Transaction<'a>>,
+        &'a std::cell::RefCell<postgres::Cache>,
+    ),
+}
+
+/// One transaction on either engine. Its statements are named (see [`db`]).
+pub struct Tx<'a> {
+    inner: TxInner<'a>,
+    name: &'a str,
+}
+
+impl Tx<'_> {
+    pub fn dialect(&self) -> Dialect {
+        match self.inner {
+            TxInner::Sqlite(_) => Dialect::Sqlite,
+            TxInner::Postgres(..) => Dialect::Postgres,
+        }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn conn(&self) -> &Connection {
-        &self.conn
-    }
-
-    /// Maps a SQLite error to [`LedgerError::Sql`] naming this ledger.
-    pub fn err(&self, source: rusqlite::Error) -> LedgerError {
+    fn err(&self, statement: &'static str, source: DbError) -> LedgerError {
         LedgerError::Sql {
-            path: self.path.clone(),
+            ledger: self.name.to_string(),
+            statement,
             source,
         }
     }
 
-    /// Starts a write transaction with `BEGIN IMMEDIATE`.
-    pub fn write(&mut self) -> Result<Transaction<'_>, LedgerError> {
-        let path = self.path.clone();
-        self.conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|source| LedgerError::Sql { path, source })
+    /// Runs a statement; returns the number of rows it changed.
+    pub fn exec(&self, name: &'static str, args: Args<'_>) -> Result<usize, LedgerError> {
+        let stmt = self.dialect().statement(name)?;
+        let values = stmt.bind(name, args)?;
+        match &self.inner {
+            TxInner::Sqlite(tx) => sqlite::exec(tx, &stmt.text, &values),
+            TxInner::Postgres(tx, cache) => {
+                postgres::exec(&mut tx.borrow_mut(), cache, name, &stmt.text, &values)
+            }
+        }
+        .map_err(|e| self.err(name, e))
     }
 
-    /// Starts a read transaction: one consistent snapshot until it ends.
-    pub fn read(&mut self) -> Result<Transaction<'_>, LedgerError> {
-        let path = self.path.clone();
-        self.conn
-            .transaction_with_behavior(TransactionBehavior::Deferred)
-            .map_err(|source| LedgerError::Sql { path, source })
+    /// Runs a query; returns every row.
+    pub fn rows(&self, name: &'static str, args: Args<'_>) -> Result<Vec<Row>, LedgerError> {
+        let stmt = self.dialect().statement(name)?;
+        let values = stmt.bind(name, args)?;
+        self.rows_of(name, &stmt.text, &values)
+    }
+
+    fn rows_of(
+        &self,
+        name: &'static str,
+        text: &str,
+        values: &[db::Value],
+    ) -> Result<Vec<Row>, LedgerError> {
+        match &self.inner {
+            TxInner::Sqlite(tx) => sqlite::query(tx, name, text, values),
+            TxInner::Postgres(tx, cache) => {
+                postgres::query(&mut tx.borrow_mut(), cache, name, text, values)
+            }
+        }
+        .map_err(|e| self.err(name, e))
+    }
+
+    /// Runs a query that answers at most one row.
+    pub fn row(&self, name: &'static str, args: Args<'_>) -> Result<Option<Row>, LedgerError> {
+        Ok(self.rows(name, args)?.into_iter().next())
+    }
+
+    /// Runs a query that answers exactly one row.
+    pub fn one(&self, name: &'static str, args: Args<'_>) -> Result<Row, LedgerError> {
+        self.row(name, args)?
+            .ok_or_else(|| LedgerError::Internal(format!("statement {name:?} answered no row")))
+    }
+
+    /// Statement text made by the code, not kept in the statement files: only `ledger copy`
+    /// uses it, for plain column-list `SELECT`s and `INSERT`s that are the same in both
+    /// dialects. Parameters are written `:name`.
+    pub(crate) fn rows_generated(
+        &self,
+        sql: &str,
+        args: Args<'_>,
+    ) -> Result<Vec<Row>, LedgerError> {
+        let stmt = db::positional(sql, self.dialect());
+        let values = stmt.bind("generated", args)?;
+        self.rows_of("generated", &stmt.text, &values)
+    }
+
+    pub(crate) fn exec_generated(
+        &self,
+        sql: &str,
+        values: &[db::Value],
+    ) -> Result<usize, LedgerError> {
+        let stmt = db::positional(sql, self.dialect());
+        match &self.inner {
+            TxInner::Sqlite(tx) => sqlite::exec(tx, &stmt.text, values),
+            TxInner::Postgres(tx, _) => {
+                postgres::exec_uncached(&mut tx.borrow_mut(), &stmt.text, values)
+            }
+        }
+        .map_err(|e| self.err("generated", e))
+    }
+
+    fn commit(self) -> Result<(), LedgerError> {
+        let name = self.name;
+        let err = |source| LedgerError::Sql {
+            ledger: name.to_string(),
+            statement: "commit",
+            source,
+        };
+        match self.inner {
+            TxInner::Sqlite(tx) => sqlite::commit(tx).map_err(err),
+            TxInner::Postgres(tx, _) => postgres::commit(tx.into_inner()).map_err(err),
+        }
     }
 }
 
-impl Ledger {
-    /// The publication revision now (outside any snapshot).
-    pub fn revision(&self) -> Result<i64, LedgerError> {
-        status::revision(&self.conn).map_err(|e| self.err(e))
-    }
-
-    /// One consistent read of everything a build needs: a read transaction held until the
-    /// snapshot is dropped.
-    pub fn snapshot(&mut self) -> Result<Snapshot<'_>, LedgerError> {
-        let path = self.path.clone();
-        Ok(Snapshot {
-            tx: self.read()?,
-            path,
-        })
-    }
-}
-
-/// A consistent view of the ledger (see [`Ledger::snapshot`]); its reads answer with
-/// [`LedgerError`], so callers never see a `rusqlite` type.
+/// A consistent view of the ledger (see [`Ledger::snapshot`]).
 pub struct Snapshot<'a> {
-    tx: Transaction<'a>,
-    path: PathBuf,
+    tx: Tx<'a>,
 }
 
 impl Snapshot<'_> {
-    fn err(&self, source: rusqlite::Error) -> LedgerError {
-        LedgerError::Sql {
-            path: self.path.clone(),
-            source,
-        }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
+    pub fn name(&self) -> &str {
+        self.tx.name
     }
 
     pub fn revision(&self) -> Result<i64, LedgerError> {
-        status::revision(&self.tx).map_err(|e| self.err(e))
+        status::revision(&self.tx)
     }
 
     pub fn ledger_id(&self) -> Result<String, LedgerError> {
-        status::ledger_id(&self.tx).map_err(|e| self.err(e))
+        status::ledger_id(&self.tx)
     }
 
     pub fn anchor(&self) -> Result<status::AuditTip, LedgerError> {
-        status::anchor(&self.tx).map_err(|e| self.err(e))
+        status::anchor(&self.tx)
     }
 
     pub fn pages(&self) -> Result<Vec<public::PublicPage>, LedgerError> {
-        public::pages(&self.tx).map_err(|e| self.err(e))
+        public::pages(&self.tx)
     }
 
     pub fn next_change(&self) -> Result<Option<crate::clock::Instant>, LedgerError> {
-        public::next_change(&self.tx).map_err(|e| self.err(e))
+        public::next_change(&self.tx)
     }
 
     pub fn body(&self, id: crate::content::ItemId) -> Result<Option<String>, LedgerError> {
-        public::body(&self.tx, id).map_err(|e| self.err(e))
+        public::body(&self.tx, id)
     }
-}
-
-/// SQLITE_BUSY / SQLITE_LOCKED: another connection holds a lock we need right now.
-pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
-}
-
-/// The file is not an SQLite database, or is damaged.
-fn is_not_a_ledger(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
-    )
-}
-
-/// Something whose failure may just mean "busy": retried until `deadline`.
-trait MaybeBusy {
-    fn busy(&self) -> bool;
-}
-
-impl MaybeBusy for rusqlite::Error {
-    fn busy(&self) -> bool {
-        is_busy(self)
-    }
-}
-
-impl MaybeBusy for LedgerError {
-    fn busy(&self) -> bool {
-        match self {
-            LedgerError::Busy { .. } => true,
-            LedgerError::Corrupt { source, .. } | LedgerError::Sql { source, .. } => {
-                is_busy(source)
-            }
-            _ => false,
-        }
-    }
-}
-
-/// Runs `f` again while it fails with busy, with a short randomised backoff, until
-/// `deadline`; then returns its last result.
-fn retry_busy<T, E: MaybeBusy>(
-    deadline: std::time::Instant,
-    mut f: impl FnMut() -> Result<T, E>,
-) -> Result<T, E> {
-    let mut attempt = 0u32;
-    loop {
-        match f() {
-            Err(e) if e.busy() && std::time::Instant::now() < deadline => {
-                attempt += 1;
-                let jitter = u64::from(uuid::Uuid::new_v4().as_bytes()[0] % 16);
-                std::thread::sleep(Duration::from_millis((2u64 << attempt.min(5)) + jitter));
-            }
-            r => return r,
-        }
-    }
-}
-
-/// Shorthand for running a closure in a `BEGIN IMMEDIATE` transaction and committing it.
-pub fn with_write<T>(
-    ledger: &mut Ledger,
-    f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
-) -> Result<T, LedgerError> {
-    let path = ledger.path.clone();
-    let sql = |source| LedgerError::Sql {
-        path: path.clone(),
-        source,
-    };
-    let tx = ledger.write()?;
-    let out = f(&tx).map_err(sql)?;
-    tx.commit().map_err(sql)?;
-    Ok(out)
 }

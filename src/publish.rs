@@ -16,13 +16,14 @@
 //! re-drives them. A run that lost its lease changes nothing.
 
 pub mod image;
+pub mod stat_cache;
 
 use crate::clock::{Clock, Instant};
 use crate::content::{self, ContentError, ImageSource, ItemId};
 use crate::ledger::items::{self, Action, ItemView, Plan, State};
 use crate::ledger::lease::{self, Lease, OwnerId};
 use crate::ledger::pages::{self, Commit, Outcome, PageFields};
-use crate::ledger::{self, with_write, Ledger, LedgerError};
+use crate::ledger::{self, Ledger, LedgerError};
 use crate::site::Site;
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -117,7 +118,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     tracing::debug!(owner = %owner.0, "publish run starts");
     if !opts.retry.is_empty() {
         let now = clock.now();
-        let missing = with_write(&mut ledger, |tx| {
+        let missing = ledger.write(|tx| {
             for &id in &opts.retry {
                 if !items::retry(tx, id, now)? {
                     return Ok(Some(id));
@@ -132,7 +133,15 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     }
 
     // 1. Scan and sync.
-    let cache = items::stat_cache(ledger.conn()).map_err(|e| ledger.err(e))?;
+    let (mut cache, ledger_id) =
+        ledger.read(|tx| Ok((items::stat_cache(tx)?, ledger::status::ledger_id(tx)?)))?;
+    // A shared ledger keeps no stats: this host's come from its own file.
+    let local = ledger
+        .shared()
+        .then(|| stat_cache::Local::load(site, &ledger_id));
+    if let Some(l) = &local {
+        l.overlay(&mut cache);
+    }
     let scan = content::scan(&site.root, &cache, site.config.publish.max_item_bytes)?;
     report.files_read = scan.read.len();
     phase("scan");
@@ -147,24 +156,21 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         .filter(|(path, c)| present.contains(&c.id) || !site.root.join(path).exists())
         .map(|(_, c)| c.id)
         .collect();
-    with_write(&mut ledger, |tx| {
-        items::sync(tx, &scan.read, &known, &present, grace, now)
-    })?;
+    ledger.write(|tx| items::sync(tx, &scan.read, &known, &present, grace, now))?;
+    if let Some(l) = local {
+        l.save(&cache, &scan.read, &present);
+    }
     phase("sync");
     crate::fail_point!("publish.after_sync");
 
     // 2. Plan.
     let now = clock.now();
-    let (views, current) = {
-        let tx = ledger.read()?;
-        let views = items::candidate_views(&tx);
-        let current = items::count_published_current(&tx);
-        drop(tx);
-        (
-            views.map_err(|e| ledger.err(e))?,
-            current.map_err(|e| ledger.err(e))?,
-        )
-    };
+    let (views, current) = ledger.read(|tx| {
+        Ok((
+            items::candidate_views(tx)?,
+            items::count_published_current(tx)?,
+        ))
+    })?;
     report.unchanged += current;
     let mut due = Vec::new();
     for v in views {
@@ -201,7 +207,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         run_batch(&mut ledger, site, clock, opts, &owner, &ids, &mut report)?;
     }
 
-    report.revision = ledger::status::revision(ledger.conn()).map_err(|e| ledger.err(e))?;
+    report.revision = ledger.read(|tx| ledger::status::revision(tx))?;
     phase("commit");
     Ok(report)
 }
@@ -215,25 +221,37 @@ fn run_batch(
     ids: &[ItemId],
     report: &mut Report,
 ) -> Result<(), PublishError> {
-    // 3. Leases and preflight, in one transaction.
+    // 3. Leases (see lease::acquire_all), then preflight under them in one transaction.
     let now = clock.now();
     let max_attempts = site.config.publish.max_attempts;
-    let claimed = with_write(ledger, |tx| {
-        let mut claimed = Vec::new();
-        for &id in ids {
-            let Some(held) = lease::acquire(
-                tx,
-                &lease::LeaseKey::Publication(id),
-                owner,
-                now,
-                opts.lease_secs,
-            )?
-            else {
-                report.skipped_locked.push(id);
-                continue;
-            };
+    let keys: Vec<lease::LeaseKey<'_>> = ids
+        .iter()
+        .map(|&id| lease::LeaseKey::Publication(id))
+        .collect();
+    let taken = lease::acquire_all(ledger, &keys, owner, now, opts.lease_secs)?;
+    let mut held = Vec::with_capacity(ids.len());
+    for (&id, t) in ids.iter().zip(taken) {
+        match t {
+            Some(l) => held.push((id, l)),
+            None => report.skipped_locked.push(id),
+        }
+    }
+    if held.is_empty() {
+        return Ok(());
+    }
+    enum Preflight {
+        Claimed(Claimed),
+        Parked(ItemId),
+        Current,
+        Nothing,
+    }
+    // The closure may run again (a PostgreSQL retry), so it only returns what it saw.
+    let preflight = ledger.write(|tx| {
+        let mut out = Vec::with_capacity(held.len());
+        for (id, held) in &held {
+            let (id, held) = (*id, held.clone());
             let view = items::view(tx, id)?;
-            match view.as_ref().map(|v| v.plan(now)) {
+            out.push(match view.as_ref().map(|v| v.plan(now)) {
                 Some(Plan::Act(_))
                     if view
                         .as_ref()
@@ -243,7 +261,7 @@ fn run_batch(
                     // stop trying until someone re-arms it.
                     items::park(tx, id, &held, now)?;
                     lease::release(tx, &held, now)?;
-                    report.parked.push(id);
+                    Preflight::Parked(id)
                 }
                 Some(Plan::Act(action)) => {
                     let view = view.expect("planned from a view");
@@ -254,24 +272,35 @@ fn run_batch(
                         items::claim(tx, id, &held, now)?;
                         view.state
                     };
-                    claimed.push(Claimed {
+                    Preflight::Claimed(Claimed {
                         view,
                         action,
                         lease: held,
                         expected_state,
-                    });
+                    })
                 }
                 other => {
                     // Another run finished it since we planned; nothing to do.
-                    if other == Some(Plan::Current) {
-                        report.unchanged += 1;
-                    }
                     lease::release(tx, &held, now)?;
+                    if other == Some(Plan::Current) {
+                        Preflight::Current
+                    } else {
+                        Preflight::Nothing
+                    }
                 }
-            }
+            });
         }
-        Ok(claimed)
+        Ok(out)
     })?;
+    let mut claimed = Vec::with_capacity(preflight.len());
+    for p in preflight {
+        match p {
+            Preflight::Claimed(c) => claimed.push(c),
+            Preflight::Parked(id) => report.parked.push(id),
+            Preflight::Current => report.unchanged += 1,
+            Preflight::Nothing => {}
+        }
+    }
     if claimed.is_empty() {
         return Ok(());
     }
@@ -302,14 +331,14 @@ fn run_batch(
 
     // 5. Commit every item's batch and release the leases, in one transaction.
     let now = clock.now();
-    let results = with_write(ledger, |tx| {
+    let results = ledger.write(|tx| {
         let mut results = Vec::with_capacity(prepared.len());
         for p in &prepared {
             match p {
                 Prepared::Commit(c) => {
                     let r = pages::commit(tx, c, now)?;
                     lease::release(tx, &c.lease, now)?;
-                    results.push((c.id, Ok(r.outcome)));
+                    results.push((c.id, Ok(Some(r.outcome))));
                 }
                 Prepared::Failed {
                     id,
@@ -324,13 +353,13 @@ fn run_batch(
                         if still_held {
                             Err(error.clone())
                         } else {
-                            Ok(Outcome::LeaseLost)
+                            Ok(Some(Outcome::LeaseLost))
                         },
                     ));
                 }
                 Prepared::Stale { id, lease: held } => {
                     lease::release(tx, held, now)?;
-                    results.push((*id, Ok(Outcome::Conflict)));
+                    results.push((*id, Ok(Some(Outcome::Conflict))));
                 }
                 Prepared::Locked { id, lease: held } => {
                     // Back to pending so a later run picks it up once the image is stored.
@@ -344,7 +373,7 @@ fn run_batch(
                         now,
                     )?;
                     lease::release(tx, held, now)?;
-                    report.skipped_locked.push(*id);
+                    results.push((*id, Ok(None)));
                 }
             }
         }
@@ -353,15 +382,16 @@ fn run_batch(
     crate::fail_point!("publish.after_commit");
     for (id, r) in results {
         match r {
-            Ok(Outcome::Published) => report.published.push(id),
-            Ok(Outcome::Updated) => report.updated.push(id),
-            Ok(Outcome::Withdrawn) => report.withdrawn.push(id),
-            Ok(Outcome::Unchanged) => report.unchanged += 1,
-            Ok(Outcome::LeaseLost) => {
+            Ok(None) => report.skipped_locked.push(id),
+            Ok(Some(Outcome::Published)) => report.published.push(id),
+            Ok(Some(Outcome::Updated)) => report.updated.push(id),
+            Ok(Some(Outcome::Withdrawn)) => report.withdrawn.push(id),
+            Ok(Some(Outcome::Unchanged)) => report.unchanged += 1,
+            Ok(Some(Outcome::LeaseLost)) => {
                 tracing::warn!(item = id.0, "lease lost before commit; nothing was written");
                 report.lease_lost.push(id)
             }
-            Ok(Outcome::Conflict) => {
+            Ok(Some(Outcome::Conflict)) => {
                 tracing::warn!(
                     item = id.0,
                     "item changed under this run; nothing was written, the next run retries"

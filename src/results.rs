@@ -47,18 +47,17 @@ pub fn add(
             why: "must be between 1 and 100",
         });
     }
-    let ledger = site.open_ledger()?;
+    let mut ledger = site.open_ledger()?;
     let r = NewResult {
         puzzle,
         session,
         outcome,
         guesses,
     };
-    results::insert(
-        ledger.conn(),
+    Ok(results::add(
+        &mut ledger,
         &r,
         site.config.results.max_per_puzzle,
         clock.now(),
-    )
-    .map_err(|e| ledger.err(e).into())
+    )?)
 }

@@ -2,7 +2,7 @@
 
 use super::{public_dir, BuildError};
 use crate::clock::Clock;
-use crate::ledger::{audit, with_write, Ledger};
+use crate::ledger::{audit, Ledger};
 use crate::output::pointer::{self, Pointer};
 use crate::output::revision::{self, REVISIONS};
 use crate::output::OutputError;
@@ -57,7 +57,7 @@ pub fn finish_rollback_receipt(ledger: &mut Ledger, public: &Path) -> Result<(),
     let detail =
         serde_json::json!({ "from": j.from, "to": j.to, "held_below": j.held_below }).to_string();
     let subject = format!("rollback:{}", j.id);
-    with_write(ledger, |tx| {
+    ledger.write(|tx| {
         audit::append_once(tx, j.at, audit::AuditAction::Rollback, &subject, &detail)
     })?;
     pointer::rollback_audited(public, &j.id)?;

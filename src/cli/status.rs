@@ -5,12 +5,8 @@ use std::process::ExitCode;
 pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let mut l = site.open_ledger()?;
-    let tx = l.read()?;
-    let s = ledger::status::read(&tx, ctx.clock.now()).map_err(|e| ledger::LedgerError::Sql {
-        path: site.ledger_path(),
-        source: e,
-    })?;
-    drop(tx);
+    let now = ctx.clock.now();
+    let s = l.read(|tx| ledger::status::read(tx, now))?;
     ctx.emit(&s, || {
         let mut out = format!("publication revision {}\n", s.revision);
         for (state, n) in &s.items {

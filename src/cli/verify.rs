@@ -1,5 +1,5 @@
 use super::Ctx;
-use fencepost::ledger::{audit, LedgerError};
+use fencepost::ledger::audit;
 use fencepost::output::{manifest::Manifest, pointer, revision};
 use std::process::ExitCode;
 
@@ -8,12 +8,7 @@ use std::process::ExitCode;
 pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let mut l = site.open_ledger()?;
-    let tx = l.read()?;
-    let sql = |source| LedgerError::Sql {
-        path: site.ledger_path(),
-        source,
-    };
-    let mut v = audit::verify_anchored(&tx).map_err(sql)?;
+    let mut v = l.read(audit::verify_anchored)?;
     // The live revision: built from an earlier point of this very chain.
     let public = fencepost::build::public_dir(&site);
     let mut live = serde_json::Value::Null;
@@ -24,7 +19,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 let held = if t.seq == 0 {
                     true
                 } else {
-                    audit::hash_at(&tx, t.seq).map_err(sql)? == t.hash
+                    l.read(|tx| audit::hash_at(tx, t.seq))? == t.hash
                 };
                 live = serde_json::json!({ "dir": p.dir, "audit_seq": t.seq, "consistent": held });
                 if !held && v.first_break.is_none() {
@@ -41,7 +36,6 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    drop(tx);
     let intact = v.first_break.is_none();
     ctx.emit(
         &serde_json::json!({ "intact": intact, "entries": v.entries, "tip": v.tip, "first_break": v.first_break, "live_revision": live }),

@@ -6,7 +6,7 @@ use super::{DeployError, Outcome};
 use crate::clock::Clock;
 use crate::ledger::deploys::{self, Step};
 use crate::ledger::lease::{self, OwnerId};
-use crate::ledger::{audit, with_write, Ledger};
+use crate::ledger::{audit, Ledger};
 use crate::output::revision;
 use crate::site::Site;
 use serde::{Deserialize, Serialize};
@@ -103,7 +103,7 @@ pub fn rollback(
         let owner = OwnerId::random();
         let now = clock.now();
         let secs = site.config.deploy.lease_secs;
-        let Some(held) = with_write(&mut ledger, |tx| {
+        let Some(held) = ledger.write(|tx| {
             lease::acquire(tx, &lease::LeaseKey::Deploy(&remote.url), &owner, now, secs)
         })?
         else {
@@ -115,7 +115,7 @@ pub fn rollback(
         };
         let result = rollback_held(&mut ledger, clock, &remote, wanted, &held).await;
         let now = clock.now();
-        let _ = with_write(&mut ledger, |tx| lease::release(tx, &held, now));
+        let _ = ledger.write(|tx| lease::release(tx, &held, now));
         result
     })
 }
@@ -128,9 +128,7 @@ async fn rollback_held(
     held: &crate::ledger::lease::Lease,
 ) -> Result<RemoteRollback, DeployError> {
     // An earlier rollback that died after deciding: finish its receipt first.
-    if let Some(op) =
-        deploys::pending_of(ledger.conn(), &remote.url, "rollback").map_err(|e| ledger.err(e))?
-    {
+    if let Some(op) = ledger.read(|tx| deploys::pending_of(tx, &remote.url, "rollback"))? {
         finish(ledger, clock, remote, &op, held).await?;
     }
     let held_revisions = revisions(remote).await?;
@@ -167,9 +165,9 @@ async fn rollback_held(
     let id = uuid::Uuid::new_v4().simple().to_string();
     let now = clock.now();
     let plan_json = serde_json::to_string(&plan).expect("plans serialise");
-    if !with_write(ledger, |tx| {
-        deploys::insert_of(tx, &id, &remote.url, "rollback", &plan_json, held, now)
-    })? {
+    if !ledger
+        .write(|tx| deploys::insert_of(tx, &id, &remote.url, "rollback", &plan_json, held, now))?
+    {
         return Err(DeployError::store(
             remote,
             "rolling back",
@@ -214,7 +212,7 @@ async fn rollback_held(
         ));
     }
     let now = clock.now();
-    with_write(ledger, |tx| {
+    ledger.write(|tx| {
         deploys::advance(
             tx,
             &id,
@@ -226,8 +224,8 @@ async fn rollback_held(
         )
     })?;
     crate::fail_point!("rollback.remote.after_pointer");
-    let op = deploys::get(ledger.conn(), &id)
-        .map_err(|e| ledger.err(e))?
+    let op = ledger
+        .read(|tx| deploys::get(tx, &id))?
         .expect("just inserted");
     finish(ledger, clock, remote, &op, held).await?;
     Ok(RemoteRollback {
@@ -256,7 +254,7 @@ pub(crate) async fn finish(
         let live = remote.read_pointer().await?;
         let there = live.is_some_and(|(p, _)| p.manifest == plan.root);
         let outcome = if there { "deployed" } else { "superseded" };
-        with_write(ledger, |tx| {
+        ledger.write(|tx| {
             deploys::advance(
                 tx,
                 &op.id,
@@ -268,7 +266,7 @@ pub(crate) async fn finish(
             )
         })?;
         if !there {
-            with_write(ledger, |tx| {
+            ledger.write(|tx| {
                 deploys::advance(tx, &op.id, Step::Pointer, Step::Done, None, held, now)
             })?;
             return Ok(());
@@ -279,7 +277,7 @@ pub(crate) async fn finish(
     })
     .to_string();
     let subject = format!("rollback:{}", op.id);
-    with_write(ledger, |tx| {
+    ledger.write(|tx| {
         audit::append_once(tx, now, audit::AuditAction::Rollback, &subject, &detail)?;
         deploys::advance(tx, &op.id, Step::Pointer, Step::Done, None, held, now)
     })?;
@@ -309,9 +307,9 @@ pub fn gc(
     grace_secs: u64,
 ) -> Result<RemoteGc, DeployError> {
     let remote = Remote::open(url)?;
-    let ledger = site.open_ledger()?;
-    let pending_roots: HashSet<String> = deploys::unfinished(ledger.conn())
-        .map_err(|e| ledger.err(e))?
+    let mut ledger = site.open_ledger()?;
+    let pending_roots: HashSet<String> = ledger
+        .read(deploys::unfinished)?
         .into_iter()
         .filter(|op| op.target == remote.url && op.status == "pending")
         .filter_map(|op| {

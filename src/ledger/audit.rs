@@ -1,10 +1,12 @@
 //! The hash-chained audit log. Each entry's `current_hash` is sha256 over the previous
 //! entry's hash and the entry's own fields, computed inside the committing statement by the
-//! SQL function `fp_audit_hash`, so the chain order is the commit order. [`verify`]
-//! recomputes the chain with the same Rust function.
+//! SQL function `fp_audit_hash` (registered from Rust on SQLite; a SQL function computing the
+//! same bytes on PostgreSQL), so the chain order is the commit order. Appends first lock the
+//! revision row (`audit.lock`), which serialises them across hosts. [`verify`] recomputes the
+//! chain with [`entry_hash`].
 
-use rusqlite::functions::FunctionFlags;
-use rusqlite::Connection;
+use crate::args;
+use crate::ledger::{LedgerError, Tx};
 use sha2::{Digest, Sha256};
 
 /// What an audit entry records.
@@ -62,51 +64,6 @@ pub fn entry_hash(
     hex::encode(h.finalize())
 }
 
-/// Registers `fp_audit_hash(previous_hash, seq, at, action, subject, revision, detail)`.
-pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
-    conn.create_scalar_function(
-        "fp_audit_hash",
-        7,
-        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
-        |ctx| {
-            Ok(entry_hash(
-                &ctx.get::<String>(0)?,
-                ctx.get(1)?,
-                ctx.get(2)?,
-                &ctx.get::<String>(3)?,
-                &ctx.get::<String>(4)?,
-                ctx.get(5)?,
-                &ctx.get::<String>(6)?,
-            ))
-        },
-    )
-}
-
-/// Appends an entry when `:condition_token` is NULL or a page carries it (see
-/// [`super::pages`]); binds `:now`, `:action`, `:subject`, `:detail`.
-/// The tip is read inside the statement, so the entry always chains onto the latest one.
-#[macro_export]
-macro_rules! audit_append_select {
-    ($condition:expr) => {
-        concat!(
-            "INSERT INTO audit_log (seq, at, action, subject, revision, detail, previous_hash, current_hash)
-             SELECT tip.seq + 1, :now, :action, :subject, rev.r, :detail, tip.hash,
-                    fp_audit_hash(tip.hash, tip.seq + 1, :now, :action, :subject, rev.r, :detail)
-             FROM (SELECT coalesce((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0) AS seq,
-                          coalesce((SELECT current_hash FROM audit_log ORDER BY seq DESC LIMIT 1), '",
-            "0000000000000000000000000000000000000000000000000000000000000000",
-            "') AS hash) AS tip,
-                  (SELECT publication_revision AS r FROM site_state WHERE id = 1) AS rev
-             WHERE ",
-            $condition
-        )
-    };
-}
-
-const ENTRIES: &str =
-    "SELECT seq, at, action, subject, revision, detail, previous_hash, current_hash
-     FROM audit_log ORDER BY seq";
-
 /// One audit entry as stored.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Entry {
@@ -135,13 +92,12 @@ pub struct Verification {
 }
 
 /// Walks the whole chain in order, recomputing every hash.
-pub fn verify(conn: &Connection) -> rusqlite::Result<Verification> {
-    let mut stmt = conn.prepare(ENTRIES)?;
-    let mut rows = stmt.query([])?;
+pub fn verify(tx: &Tx<'_>) -> Result<Verification, LedgerError> {
+    let rows = tx.rows("audit.entries", &[])?;
     let mut prev = GENESIS.to_string();
     let mut expected_seq = 1;
     let mut entries = 0;
-    while let Some(r) = rows.next()? {
+    for r in &rows {
         let e = Entry {
             seq: r.get(0)?,
             at: r.get(1)?,
@@ -199,21 +155,17 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<Verification> {
     })
 }
 
-const ANCHOR: &str = "SELECT audit_tip_seq, audit_tip_hash FROM site_state WHERE id = 1";
-const HASH_AT: &str = "SELECT current_hash FROM audit_log WHERE seq = :seq";
-
 /// [`verify`], then the chain's end against its anchor: the seq and hash of the newest entry,
 /// which a trigger records beside the publication revision in the statement that appends.
 /// Deleting the newest entries leaves a chain that links up, but not one that reaches its
 /// anchor.
-pub fn verify_anchored(conn: &Connection) -> rusqlite::Result<Verification> {
-    let v = verify(conn)?;
+pub fn verify_anchored(tx: &Tx<'_>) -> Result<Verification, LedgerError> {
+    let v = verify(tx)?;
     if v.first_break.is_some() {
         return Ok(v);
     }
-    let (seq, hash): (i64, Option<String>) = conn
-        .prepare_cached(ANCHOR)?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let r = tx.one("audit.anchor", &[])?;
+    let (seq, hash): (i64, Option<String>) = (r.get(0)?, r.get(1)?);
     let reason = if seq > v.entries {
         Some(format!(
             "truncated: the ledger's anchor says the chain reaches entry {seq} ({}), but it ends at entry {}",
@@ -244,31 +196,33 @@ pub fn verify_anchored(conn: &Connection) -> rusqlite::Result<Verification> {
 }
 
 /// The hash of entry `seq`, if the chain holds it.
-pub fn hash_at(conn: &Connection, seq: i64) -> rusqlite::Result<Option<String>> {
-    use rusqlite::OptionalExtension;
-    conn.prepare_cached(HASH_AT)?
-        .query_row(rusqlite::named_params! { ":seq": seq }, |r| r.get(0))
-        .optional()
+pub fn hash_at(tx: &Tx<'_>, seq: i64) -> Result<Option<String>, LedgerError> {
+    tx.row("audit.hash_at", args! { "seq" => seq })?
+        .map(|r| r.get(0))
+        .transpose()
 }
 
-const APPEND_ONCE: &str = crate::audit_append_select!(
-    "NOT EXISTS (SELECT 1 FROM audit_log WHERE action = :action AND subject = :subject)"
-);
+/// Locks the chain's tip for the rest of the transaction (the revision row, on
+/// PostgreSQL), so appends from racing hosts chain in commit order.
+pub fn lock(tx: &Tx<'_>) -> Result<(), LedgerError> {
+    tx.rows("audit.lock", &[])?;
+    Ok(())
+}
 
 /// Appends an entry unless one with the same action and subject exists (a receipt that a
 /// re-driven step may try to write twice). Returns whether it appended.
 pub fn append_once(
-    conn: &Connection,
+    tx: &Tx<'_>,
     now: crate::clock::Instant,
     action: AuditAction,
     subject: &str,
     detail: &str,
-) -> rusqlite::Result<bool> {
-    let n = conn
-        .prepare_cached(APPEND_ONCE)?
-        .execute(rusqlite::named_params! {
-            ":now": now.0, ":action": action.as_str(), ":subject": subject, ":detail": detail,
-        })?;
+) -> Result<bool, LedgerError> {
+    lock(tx)?;
+    let n = tx.exec(
+        "audit.append_once",
+        args! { "now" => now.0, "action" => action.as_str(), "subject" => subject, "detail" => detail },
+    )?;
     Ok(n == 1)
 }
 
@@ -281,19 +235,5 @@ mod tests {
         let a = entry_hash(GENESIS, 1, 2, "ab", "c", 1, "");
         let b = entry_hash(GENESIS, 1, 2, "a", "bc", 1, "");
         assert_ne!(a, b);
-    }
-
-    #[test]
-    fn sql_function_matches_rust() {
-        let conn = Connection::open_in_memory().unwrap();
-        register_functions(&conn).unwrap();
-        let h: String = conn
-            .query_row(
-                "SELECT fp_audit_hash(?1, 3, 4, 'publish', 'item:1', 9, '{}')",
-                [GENESIS],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(h, entry_hash(GENESIS, 3, 4, "publish", "item:1", 9, "{}"));
     }
 }

@@ -2,10 +2,11 @@
 //! one per target (probed, what is deployed there). Every step's write is guarded by the
 //! operation's lease (`deploy:<target>`), as publish's are.
 
+use crate::args;
 use crate::clock::Instant;
-use crate::lease_guard;
-use crate::ledger::lease::Lease;
-use rusqlite::{named_params, Connection, OptionalExtension};
+use crate::ledger::db::{join, Args, Row};
+use crate::ledger::lease::{self, Lease};
+use crate::ledger::{LedgerError, Tx};
 
 /// Where an operation is: the last step it completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -31,7 +32,7 @@ impl Step {
         }
     }
 
-    fn parse(s: &str) -> rusqlite::Result<Step> {
+    fn parse(s: &str) -> Result<Step, LedgerError> {
         Ok(match s {
             "planned" => Step::Planned,
             "blobs" => Step::Blobs,
@@ -40,11 +41,9 @@ impl Step {
             "recorded" => Step::Recorded,
             "done" => Step::Done,
             other => {
-                return Err(rusqlite::Error::FromSqlConversionFailure(
-                    0,
-                    rusqlite::types::Type::Text,
-                    format!("unknown deploy step {other:?}").into(),
-                ))
+                return Err(LedgerError::Internal(format!(
+                    "unknown deploy step {other:?}"
+                )))
             }
         })
     }
@@ -66,15 +65,12 @@ pub struct Op {
     pub outcome: Option<String>,
 }
 
-const OP_COLUMNS: &str =
-    "SELECT id, target, status, step, plan, attempts, last_error, outcome, kind FROM deploy_ops";
-
-fn op_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Op> {
+fn op_from_row(r: &Row) -> Result<Op, LedgerError> {
     Ok(Op {
         id: r.get(0)?,
         target: r.get(1)?,
         status: r.get(2)?,
-        step: Step::parse(&r.get::<_, String>(3)?)?,
+        step: Step::parse(&r.get::<String>(3)?)?,
         plan: r.get(4)?,
         attempts: r.get(5)?,
         last_error: r.get(6)?,
@@ -84,183 +80,150 @@ fn op_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Op> {
 }
 
 /// The live deploy on `target`, if any.
-pub fn pending(conn: &Connection, target: &str) -> rusqlite::Result<Option<Op>> {
-    pending_of(conn, target, "deploy")
+pub fn pending(tx: &Tx<'_>, target: &str) -> Result<Option<Op>, LedgerError> {
+    pending_of(tx, target, "deploy")
 }
 
 /// The live operation of `kind` (`deploy` or `rollback`) on `target`, if any.
-pub fn pending_of(conn: &Connection, target: &str, kind: &str) -> rusqlite::Result<Option<Op>> {
-    conn.prepare_cached(&format!(
-        "{OP_COLUMNS} WHERE target = :target AND kind = :kind AND status = 'pending'"
-    ))?
-    .query_row(
-        named_params! { ":target": target, ":kind": kind },
-        op_from_row,
-    )
-    .optional()
+pub fn pending_of(tx: &Tx<'_>, target: &str, kind: &str) -> Result<Option<Op>, LedgerError> {
+    tx.row(
+        "deploys.pending_of",
+        args! { "target" => target, "kind" => kind },
+    )?
+    .as_ref()
+    .map(op_from_row)
+    .transpose()
 }
 
-pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Op>> {
-    conn.prepare_cached(&format!("{OP_COLUMNS} WHERE id = :id"))?
-        .query_row(named_params! { ":id": id }, op_from_row)
-        .optional()
+pub fn get(tx: &Tx<'_>, id: &str) -> Result<Option<Op>, LedgerError> {
+    tx.row("deploys.get", args! { "id" => id })?
+        .as_ref()
+        .map(op_from_row)
+        .transpose()
 }
 
 /// Operations not done (pending or parked), for `status`.
-pub fn unfinished(conn: &Connection) -> rusqlite::Result<Vec<Op>> {
-    conn.prepare_cached(&format!(
-        "{OP_COLUMNS} WHERE status <> 'done' ORDER BY created_at"
-    ))?
-    .query_map([], op_from_row)?
-    .collect()
+pub fn unfinished(tx: &Tx<'_>) -> Result<Vec<Op>, LedgerError> {
+    tx.rows("deploys.unfinished", &[])?
+        .iter()
+        .map(op_from_row)
+        .collect()
+}
+
+/// Runs a lease-guarded statement after locking the lease; whether it changed one row.
+fn guarded(
+    tx: &Tx<'_>,
+    statement: &'static str,
+    lease: &Lease,
+    now: Instant,
+    extra: Args<'_>,
+) -> Result<bool, LedgerError> {
+    if !lease::lock(tx, lease, now)? {
+        return Ok(false);
+    }
+    let guard = args! {
+        "now" => now.0, "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0,
+    };
+    Ok(tx.exec(statement, &join(guard, extra))? == 1)
 }
 
 /// Starts an operation with its frozen plan, under the lease. Returns false when another
 /// operation on the target is already pending (the partial unique index) or the lease is
 /// gone.
 pub fn insert(
-    conn: &Connection,
+    tx: &Tx<'_>,
     id: &str,
     target: &str,
     plan: &str,
     lease: &Lease,
     now: Instant,
-) -> rusqlite::Result<bool> {
-    insert_of(conn, id, target, "deploy", plan, lease, now)
+) -> Result<bool, LedgerError> {
+    insert_of(tx, id, target, "deploy", plan, lease, now)
 }
 
 /// [`insert`] for an operation of `kind`.
 pub fn insert_of(
-    conn: &Connection,
+    tx: &Tx<'_>,
     id: &str,
     target: &str,
     kind: &str,
     plan: &str,
     lease: &Lease,
     now: Instant,
-) -> rusqlite::Result<bool> {
-    let sql = concat!(
-        "INSERT INTO deploy_ops (id, target, kind, status, step, plan, attempts, created_at, updated_at)
-         SELECT :id, :target, :kind, 'pending', 'planned', :plan, 1, :now, :now WHERE ",
-        lease_guard!(),
-        " ON CONFLICT DO NOTHING"
-    );
-    let n = conn.prepare_cached(sql)?.execute(named_params! {
-        ":id": id, ":target": target, ":kind": kind, ":plan": plan, ":now": now.0,
-        ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
-    })?;
-    Ok(n == 1)
+) -> Result<bool, LedgerError> {
+    guarded(
+        tx,
+        "deploys.insert",
+        lease,
+        now,
+        args! { "id" => id, "target" => target, "kind" => kind, "plan" => plan },
+    )
 }
 
 /// Counts an attempt at resuming `id` under the lease.
 pub fn count_attempt(
-    conn: &Connection,
+    tx: &Tx<'_>,
     id: &str,
     lease: &Lease,
     now: Instant,
-) -> rusqlite::Result<bool> {
-    exec_guarded(
-        conn,
-        concat!(
-            "UPDATE deploy_ops SET attempts = attempts + 1, updated_at = :now
-             WHERE id = :id AND status = 'pending' AND ",
-            lease_guard!()
-        ),
-        id,
+) -> Result<bool, LedgerError> {
+    guarded(
+        tx,
+        "deploys.count_attempt",
         lease,
         now,
+        args! { "id" => id },
     )
-}
-
-/// Runs a statement over one operation that binds only `:id`, `:now` and the lease guard.
-fn exec_guarded(
-    conn: &Connection,
-    sql: &str,
-    id: &str,
-    lease: &Lease,
-    now: Instant,
-) -> rusqlite::Result<bool> {
-    let n = conn.prepare_cached(sql)?.execute(named_params! {
-        ":id": id, ":now": now.0,
-        ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
-    })?;
-    Ok(n == 1)
 }
 
 /// Moves the cursor from `from` to `to`, under the lease; `outcome` closes the operation
 /// when `to` is `done`. Returns false when the lease was lost or the cursor moved already.
 pub fn advance(
-    conn: &Connection,
+    tx: &Tx<'_>,
     id: &str,
     from: Step,
     to: Step,
     outcome: Option<&str>,
     lease: &Lease,
     now: Instant,
-) -> rusqlite::Result<bool> {
-    let sql = concat!(
-        "UPDATE deploy_ops SET step = :to, updated_at = :now, last_error = NULL,
-                status = CASE WHEN :to = 'done' THEN 'done' ELSE status END,
-                outcome = coalesce(:outcome, outcome)
-         WHERE id = :id AND step = :from AND status = 'pending' AND ",
-        lease_guard!()
-    );
-    let n = conn.prepare_cached(sql)?.execute(named_params! {
-        ":id": id, ":from": from.as_str(), ":to": to.as_str(), ":outcome": outcome, ":now": now.0,
-        ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
-    })?;
-    Ok(n == 1)
+) -> Result<bool, LedgerError> {
+    guarded(
+        tx,
+        "deploys.advance",
+        lease,
+        now,
+        args! { "id" => id, "from" => from.as_str(), "to" => to.as_str(), "outcome" => outcome },
+    )
 }
 
 /// Records a failed attempt; after `max_attempts` the operation is parked `failed`.
 pub fn record_failure(
-    conn: &Connection,
+    tx: &Tx<'_>,
     id: &str,
     error: &str,
     max_attempts: u32,
     lease: &Lease,
     now: Instant,
-) -> rusqlite::Result<bool> {
-    let sql = concat!(
-        "UPDATE deploy_ops SET last_error = :error, updated_at = :now,
-                status = CASE WHEN attempts >= :max THEN 'failed' ELSE status END
-         WHERE id = :id AND status = 'pending' AND ",
-        lease_guard!()
-    );
-    let n = conn.prepare_cached(sql)?.execute(named_params! {
-        ":id": id, ":error": error, ":max": max_attempts, ":now": now.0,
-        ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
-    })?;
-    Ok(n == 1)
+) -> Result<bool, LedgerError> {
+    guarded(
+        tx,
+        "deploys.record_failure",
+        lease,
+        now,
+        args! { "id" => id, "error" => error, "max" => max_attempts },
+    )
 }
 
 /// Parks an operation whose attempts are used up without a recorded failure (the runs
 /// crashed or were killed).
-pub fn park(conn: &Connection, id: &str, lease: &Lease, now: Instant) -> rusqlite::Result<bool> {
-    exec_guarded(
-        conn,
-        concat!(
-            "UPDATE deploy_ops SET status = 'failed', updated_at = :now,
-                    last_error = coalesce(last_error, 'no attempt finished (the runs stopped or crashed)')
-             WHERE id = :id AND status = 'pending' AND ",
-            lease_guard!()
-        ),
-        id,
-        lease,
-        now,
-    )
+pub fn park(tx: &Tx<'_>, id: &str, lease: &Lease, now: Instant) -> Result<bool, LedgerError> {
+    guarded(tx, "deploys.park", lease, now, args! { "id" => id })
 }
 
 /// Re-arms a parked operation. Returns false when there is no such parked operation, or
 /// another operation on its target is pending (the partial unique index refuses a second).
-pub fn retry(conn: &Connection, id: &str, now: Instant) -> rusqlite::Result<bool> {
-    let n = conn
-        .prepare_cached(
-            "UPDATE OR IGNORE deploy_ops SET status = 'pending', attempts = 0, updated_at = :now
-             WHERE id = :id AND status = 'failed'",
-        )?
-        .execute(named_params! { ":id": id, ":now": now.0 })?;
-    Ok(n == 1)
+pub fn retry(tx: &Tx<'_>, id: &str, now: Instant) -> Result<bool, LedgerError> {
+    Ok(tx.exec("deploys.retry", args! { "id" => id, "now" => now.0 })? == 1)
 }
 
 /// What the ledger recorded as deployed on a target.
@@ -274,66 +237,58 @@ pub struct Deployed {
     pub probed: bool,
 }
 
-const TARGET_COLUMNS: &str =
-    "SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
-            probed_at IS NOT NULL
-     FROM deploy_targets";
-
-fn deployed_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Deployed> {
+fn deployed_from_row(r: &Row) -> Result<Deployed, LedgerError> {
     Ok(Deployed {
         target: r.get(0)?,
         revision: r.get(1)?,
         build: r.get(2)?,
         manifest: r.get(3)?,
-        at: r.get::<_, Option<i64>>(4)?.map(Instant),
+        at: r.get::<Option<i64>>(4)?.map(Instant),
         probed: r.get(5)?,
     })
 }
 
-pub fn target(conn: &Connection, target: &str) -> rusqlite::Result<Option<Deployed>> {
-    conn.prepare_cached(&format!("{TARGET_COLUMNS} WHERE target = :target"))?
-        .query_row(named_params! { ":target": target }, deployed_from_row)
-        .optional()
+pub fn target(tx: &Tx<'_>, target: &str) -> Result<Option<Deployed>, LedgerError> {
+    tx.row("deploys.target", args! { "target" => target })?
+        .as_ref()
+        .map(deployed_from_row)
+        .transpose()
 }
 
-pub fn targets(conn: &Connection) -> rusqlite::Result<Vec<Deployed>> {
-    conn.prepare_cached(&format!("{TARGET_COLUMNS} ORDER BY target"))?
-        .query_map([], deployed_from_row)?
+pub fn targets(tx: &Tx<'_>) -> Result<Vec<Deployed>, LedgerError> {
+    tx.rows("deploys.targets", &[])?
+        .iter()
+        .map(deployed_from_row)
         .collect()
 }
 
 /// Notes that `target` passed the conditional-write probe.
-pub fn mark_probed(conn: &Connection, target: &str, now: Instant) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO deploy_targets (target, probed_at) VALUES (:target, :now)
-         ON CONFLICT (target) DO UPDATE SET probed_at = excluded.probed_at",
-    )?
-    .execute(named_params! { ":target": target, ":now": now.0 })?;
+pub fn mark_probed(tx: &Tx<'_>, target: &str, now: Instant) -> Result<(), LedgerError> {
+    tx.exec(
+        "deploys.mark_probed",
+        args! { "target" => target, "now" => now.0 },
+    )?;
     Ok(())
 }
 
 /// Records what is deployed on `target` (the `recorded` step), under the lease.
 #[allow(clippy::too_many_arguments)]
 pub fn record_deployed(
-    conn: &Connection,
+    tx: &Tx<'_>,
     target: &str,
     revision: i64,
     build: &str,
     manifest: &str,
     lease: &Lease,
     now: Instant,
-) -> rusqlite::Result<bool> {
-    let sql = concat!(
-        "INSERT INTO deploy_targets (target, deployed_revision, deployed_build, deployed_manifest, deployed_at)
-         SELECT :target, :revision, :build, :manifest, :now WHERE ",
-        lease_guard!(),
-        " ON CONFLICT (target) DO UPDATE SET deployed_revision = excluded.deployed_revision,
-             deployed_build = excluded.deployed_build, deployed_manifest = excluded.deployed_manifest,
-             deployed_at = excluded.deployed_at"
-    );
-    let n = conn.prepare_cached(sql)?.execute(named_params! {
-        ":target": target, ":revision": revision, ":build": build, ":manifest": manifest, ":now": now.0,
-        ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
-    })?;
-    Ok(n == 1)
+) -> Result<bool, LedgerError> {
+    guarded(
+        tx,
+        "deploys.record_deployed",
+        lease,
+        now,
+        args! {
+            "target" => target, "revision" => revision, "build" => build, "manifest" => manifest,
+        },
+    )
 }

@@ -1,10 +1,11 @@
 //! Images: each source (a path under `content/` or a URL) is fetched once, under its own
 //! lease, and stored content-addressed; the row records the sha256 the page refers to.
 
+use crate::args;
 use crate::clock::Instant;
-use crate::lease_guard;
-use crate::ledger::lease::Lease;
-use rusqlite::{named_params, Connection, OptionalExtension};
+use crate::ledger::db::join;
+use crate::ledger::lease::{self, Lease};
+use crate::ledger::{LedgerError, Tx};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredImage {
@@ -13,83 +14,76 @@ pub struct StoredImage {
     pub content_type: String,
 }
 
-const LOOKUP: &str = "SELECT sha256, bytes, content_type FROM images
-     WHERE source = :source AND state = 'stored' AND sha256 IS NOT NULL";
-
-const RECORD_STORED: &str = concat!(
-    "INSERT INTO images (source, sha256, bytes, content_type, state, attempts, last_error, updated_at)
-     SELECT :source, :sha256, :bytes, :content_type, 'stored', 1, NULL, :now WHERE ",
-    lease_guard!(),
-    "
-     ON CONFLICT (source) DO UPDATE SET
-         sha256 = excluded.sha256, bytes = excluded.bytes, content_type = excluded.content_type,
-         state = 'stored', attempts = images.attempts + 1, last_error = NULL, updated_at = excluded.updated_at"
-);
-
-/// A failure never replaces a stored image: the page that has it keeps it. After
-/// `:max_attempts` failures the image is parked (`:max_attempts` NULL: never, for local files,
-/// which are cheap to read again and change with the editor's next save).
-const RECORD_FAILED: &str = concat!(
-    "INSERT INTO images (source, state, attempts, last_error, updated_at, parked_at)
-     SELECT :source, 'failed', 1, :error, :now, CASE WHEN 1 >= :max_attempts THEN :now END WHERE ",
-    lease_guard!(),
-    "
-     ON CONFLICT (source) DO UPDATE SET
-         state = CASE WHEN images.state = 'stored' THEN 'stored' ELSE 'failed' END,
-         attempts = images.attempts + 1, last_error = excluded.last_error, updated_at = excluded.updated_at,
-         parked_at = CASE WHEN images.attempts + 1 >= :max_attempts THEN excluded.updated_at
-                          ELSE images.parked_at END"
-);
-
-const PARKED: &str = "SELECT attempts, coalesce(last_error, '') FROM images
-     WHERE source = :source AND parked_at IS NOT NULL AND state <> 'stored'";
-
-pub fn lookup(conn: &Connection, source: &str) -> rusqlite::Result<Option<StoredImage>> {
-    conn.prepare_cached(LOOKUP)?
-        .query_row(named_params! { ":source": source }, |r| {
+pub fn lookup(tx: &Tx<'_>, source: &str) -> Result<Option<StoredImage>, LedgerError> {
+    tx.row("images.lookup", args! { "source" => source })?
+        .map(|r| {
             Ok(StoredImage {
                 sha256: r.get(0)?,
                 bytes: r.get(1)?,
                 content_type: r.get(2)?,
             })
         })
-        .optional()
+        .transpose()
+}
+
+fn guarded(
+    tx: &Tx<'_>,
+    statement: &'static str,
+    lease: &Lease,
+    now: Instant,
+    extra: crate::ledger::db::Args<'_>,
+) -> Result<bool, LedgerError> {
+    if !lease::lock(tx, lease, now)? {
+        return Ok(false);
+    }
+    let guard = args! {
+        "now" => now.0, "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0,
+    };
+    Ok(tx.exec(statement, &join(guard, extra))? == 1)
 }
 
 pub fn record_stored(
-    conn: &Connection,
+    tx: &Tx<'_>,
     source: &str,
     img: &StoredImage,
     lease: &Lease,
     now: Instant,
-) -> rusqlite::Result<bool> {
-    let n = conn.prepare_cached(RECORD_STORED)?.execute(named_params! {
-        ":source": source, ":sha256": img.sha256, ":bytes": img.bytes, ":content_type": img.content_type,
-        ":now": now.0, ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
-    })?;
-    Ok(n == 1)
+) -> Result<bool, LedgerError> {
+    guarded(
+        tx,
+        "images.record_stored",
+        lease,
+        now,
+        args! {
+            "source" => source, "sha256" => img.sha256, "bytes" => img.bytes,
+            "content_type" => img.content_type,
+        },
+    )
 }
 
 /// A parked image: how many fetches failed, and the last error.
-pub fn parked(conn: &Connection, source: &str) -> rusqlite::Result<Option<(i64, String)>> {
-    conn.prepare_cached(PARKED)?
-        .query_row(named_params! { ":source": source }, |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .optional()
+pub fn parked(tx: &Tx<'_>, source: &str) -> Result<Option<(i64, String)>, LedgerError> {
+    tx.row("images.parked", args! { "source" => source })?
+        .map(|r| Ok((r.get(0)?, r.get(1)?)))
+        .transpose()
 }
 
+/// Records a failed fetch. A failure never replaces a stored image: the page that has it
+/// keeps it. After `max_attempts` failures the image is parked (`None`: never, for local
+/// files, which are cheap to read again and change with the editor's next save).
 pub fn record_failed(
-    conn: &Connection,
+    tx: &Tx<'_>,
     source: &str,
     error: &str,
     lease: &Lease,
     max_attempts: Option<u32>,
     now: Instant,
-) -> rusqlite::Result<bool> {
-    let n = conn.prepare_cached(RECORD_FAILED)?.execute(named_params! {
-        ":source": source, ":error": error, ":max_attempts": max_attempts,
-        ":now": now.0, ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
-    })?;
-    Ok(n == 1)
+) -> Result<bool, LedgerError> {
+    guarded(
+        tx,
+        "images.record_failed",
+        lease,
+        now,
+        args! { "source" => source, "error" => error, "max_attempts" => max_attempts },
+    )
 }

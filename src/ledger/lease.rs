@@ -2,21 +2,14 @@
 //!
 //! Taking a lease is one upsert: a missing key is created with fence 1; an expired lease
 //! changes hands and its fence goes up by one; a live lease matches nothing and the caller
-//! gets `None`. Every write that depends on a lease repeats [`lease_guard!`] inside the
-//! statement, so a holder that stalled past its expiry and lost the lease changes nothing.
+//! gets `None`. Every write that depends on a lease repeats the lease guard inside the
+//! statement, and first calls [`lock`], so a holder that stalled past its expiry and lost the
+//! lease changes nothing — on PostgreSQL too, where the guard alone reads a snapshot.
 
+use crate::args;
 use crate::clock::Instant;
-use rusqlite::{named_params, Connection, OptionalExtension};
-
-/// The lease guard, for `concat!` into statements. Binds `:lease_key`, `:owner`, `:fence`
-/// and `:now`.
-#[macro_export]
-macro_rules! lease_guard {
-    () => {
-        "EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner \
-         AND fence = :fence AND expires_at > :now)"
-    };
-}
+use crate::ledger::db::Dialect;
+use crate::ledger::{Ledger, LedgerError, Tx};
 
 /// What a lease is for: the closed set of jobs that take leases. Its text form is the row's
 /// key (`publication:12`, `image:https://…`, `deploy:s3://…`).
@@ -66,73 +59,96 @@ pub struct Lease {
     pub expires_at: Instant,
 }
 
-const ACQUIRE: &str = "INSERT INTO job_leases (key, owner_id, fence, expires_at, updated_at)
-     VALUES (:key, :owner, 1, :expires_at, :now)
-     ON CONFLICT (key) DO UPDATE SET
-         owner_id = excluded.owner_id,
-         fence = job_leases.fence + 1,
-         expires_at = excluded.expires_at,
-         updated_at = excluded.updated_at
-     WHERE job_leases.expires_at <= :now
-     RETURNING fence";
-
-const RELEASE: &str = "UPDATE job_leases SET expires_at = 0, updated_at = :now
-     WHERE key = :key AND owner_id = :owner AND fence = :fence";
-
-const HOLDS: &str = concat!("SELECT ", lease_guard!());
-
-/// Extends a live lease this owner holds (same fence): long work keeps it without letting
-/// anyone in between.
-const EXTEND: &str = "UPDATE job_leases SET expires_at = :expires_at, updated_at = :now
-     WHERE key = :key AND owner_id = :owner AND fence = :fence AND expires_at > :now";
-
-const COUNT_LIVE: &str = "SELECT count(*) FROM job_leases WHERE expires_at > :now";
-
 /// Tries to take `key` for `owner` until `now + secs`. `None`: someone else holds it.
 pub fn acquire(
-    conn: &Connection,
+    tx: &Tx<'_>,
     key: &LeaseKey<'_>,
     owner: &OwnerId,
     now: Instant,
     secs: u64,
-) -> rusqlite::Result<Option<Lease>> {
+) -> Result<Option<Lease>, LedgerError> {
     let expires_at = now.plus_secs(secs);
-    let fence: Option<i64> = conn
-        .prepare_cached(ACQUIRE)?
-        .query_row(
-            named_params! { ":key": key.to_string(), ":owner": owner.0, ":expires_at": expires_at.0, ":now": now.0 },
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(fence.map(|f| Lease {
-        key: key.to_string(),
-        owner: owner.clone(),
-        fence: Fence(f),
-        expires_at,
-    }))
+    let key = key.to_string();
+    let row = tx.row(
+        "lease.acquire",
+        args! { "key" => key, "owner" => owner.0, "expires_at" => expires_at.0, "now" => now.0 },
+    )?;
+    Ok(match row {
+        None => None,
+        Some(r) => Some(Lease {
+            key,
+            owner: owner.clone(),
+            fence: Fence(r.get(0)?),
+            expires_at,
+        }),
+    })
+}
+
+/// Takes each of `keys` it can; `None` for those someone else holds.
+///
+/// On SQLite all in one transaction (writers are serial anyway, and one commit is far cheaper
+/// than many). On PostgreSQL each in a transaction of its own: an upsert that finds a live
+/// lease still locks its row until the transaction ends, and holding such locks while taking
+/// more is how two hosts would deadlock.
+pub fn acquire_all(
+    ledger: &mut Ledger,
+    keys: &[LeaseKey<'_>],
+    owner: &OwnerId,
+    now: Instant,
+    secs: u64,
+) -> Result<Vec<Option<Lease>>, LedgerError> {
+    match ledger.dialect() {
+        Dialect::Sqlite => ledger.write(|tx| {
+            keys.iter()
+                .map(|k| acquire(tx, k, owner, now, secs))
+                .collect()
+        }),
+        Dialect::Postgres => keys
+            .iter()
+            .map(|k| ledger.write(|tx| acquire(tx, k, owner, now, secs)))
+            .collect(),
+    }
+}
+
+/// Locks `lease`'s row for the rest of the transaction, and says whether it is still held.
+/// Every unit of work under a lease calls it first: on PostgreSQL a takeover then waits for
+/// this transaction to end, so a write under an old fence can never commit after a newer
+/// fence was granted.
+pub fn lock(tx: &Tx<'_>, lease: &Lease, now: Instant) -> Result<bool, LedgerError> {
+    Ok(tx
+        .row(
+            "lease.lock",
+            args! { "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0, "now" => now.0 },
+        )?
+        .is_some())
 }
 
 /// Gives the lease back at once (guarded by owner and fence), so the next run need not wait
 /// for it to expire. Returns whether this run still held it.
-pub fn release(conn: &Connection, lease: &Lease, now: Instant) -> rusqlite::Result<bool> {
-    let n = conn.prepare_cached(RELEASE)?.execute(
-        named_params! { ":key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0, ":now": now.0 },
+pub fn release(tx: &Tx<'_>, lease: &Lease, now: Instant) -> Result<bool, LedgerError> {
+    let n = tx.exec(
+        "lease.release",
+        args! { "key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0, "now" => now.0 },
     )?;
     Ok(n == 1)
 }
 
-/// Extends `lease` to `now + secs` if it is still held; returns the extended lease.
+/// Extends `lease` to `now + secs` if it is still held (same fence): long work keeps it
+/// without letting anyone in between. Returns the extended lease.
 pub fn extend(
-    conn: &Connection,
+    tx: &Tx<'_>,
     lease: &Lease,
     now: Instant,
     secs: u64,
-) -> rusqlite::Result<Option<Lease>> {
+) -> Result<Option<Lease>, LedgerError> {
     let expires_at = now.plus_secs(secs);
-    let n = conn.prepare_cached(EXTEND)?.execute(named_params! {
-        ":key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0,
-        ":now": now.0, ":expires_at": expires_at.0,
-    })?;
+    let n = tx.exec(
+        "lease.extend",
+        args! {
+            "key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0,
+            "now" => now.0, "expires_at" => expires_at.0,
+        },
+    )?;
     Ok((n == 1).then(|| Lease {
         expires_at,
         ..lease.clone()
@@ -140,87 +156,52 @@ pub fn extend(
 }
 
 /// Whether `lease` is still held at `now`.
-pub fn holds(conn: &Connection, lease: &Lease, now: Instant) -> rusqlite::Result<bool> {
-    conn.prepare_cached(HOLDS)?.query_row(
-        named_params! { ":lease_key": lease.key, ":owner": lease.owner.0, ":fence": lease.fence.0, ":now": now.0 },
-        |r| r.get(0),
-    )
+pub fn holds(tx: &Tx<'_>, lease: &Lease, now: Instant) -> Result<bool, LedgerError> {
+    tx.one(
+        "lease.holds",
+        args! { "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0, "now" => now.0 },
+    )?
+    .get(0)
 }
 
-pub fn count_live(conn: &Connection, now: Instant) -> rusqlite::Result<i64> {
-    conn.prepare_cached(COUNT_LIVE)?
-        .query_row(named_params! { ":now": now.0 }, |r| r.get(0))
+pub fn count_live(tx: &Tx<'_>, now: Instant) -> Result<i64, LedgerError> {
+    tx.one("lease.count_live", args! { "now" => now.0 })?.get(0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const K: LeaseKey<'static> = LeaseKey::Deploy("k");
-    use crate::ledger::Ledger;
     use std::time::Duration;
 
-    fn ledger() -> (tempfile::TempDir, Ledger) {
-        let dir = tempfile::tempdir().unwrap();
-        let l = Ledger::open(&dir.path().join("l.sqlite"), Duration::from_secs(5)).unwrap();
-        (dir, l)
-    }
+    const K: LeaseKey<'static> = LeaseKey::Deploy("k");
 
     #[test]
     fn live_lease_never_changes_hands_expired_one_does_with_fence_plus_one() {
-        let (_d, l) = ledger();
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = Ledger::open(&dir.path().join("l.sqlite"), Duration::from_secs(5)).unwrap();
         let (a, b) = (OwnerId::random(), OwnerId::random());
         let t0 = Instant(1_000_000);
-        let la = acquire(l.conn(), &K, &a, t0, 180).unwrap().unwrap();
+        let mut take = |o: &OwnerId, t: Instant| l.write(|tx| acquire(tx, &K, o, t, 180)).unwrap();
+        let la = take(&a, t0).unwrap();
         assert_eq!(la.fence, Fence(1));
-        assert!(acquire(l.conn(), &K, &b, t0.plus_secs(179), 180)
-            .unwrap()
-            .is_none());
-        assert!(holds(l.conn(), &la, t0.plus_secs(179)).unwrap());
-        let lb = acquire(l.conn(), &K, &b, t0.plus_secs(180), 180)
-            .unwrap()
-            .unwrap();
+        assert!(take(&b, t0.plus_secs(179)).is_none());
+        let lb = take(&b, t0.plus_secs(180)).unwrap();
         assert_eq!(lb.fence, Fence(2));
-        assert!(!holds(l.conn(), &la, t0.plus_secs(180)).unwrap());
-        // The old holder cannot release the new holder's lease.
-        assert!(!release(l.conn(), &la, t0.plus_secs(181)).unwrap());
-        assert!(release(l.conn(), &lb, t0.plus_secs(181)).unwrap());
+        l.write(|tx| {
+            assert!(!holds(tx, &la, t0.plus_secs(180))?);
+            assert!(!lock(tx, &la, t0.plus_secs(180))?);
+            assert!(lock(tx, &lb, t0.plus_secs(180))?);
+            // The old holder cannot release the new holder's lease.
+            assert!(!release(tx, &la, t0.plus_secs(181))?);
+            assert!(release(tx, &lb, t0.plus_secs(181))?);
+            Ok(())
+        })
+        .unwrap();
         // Released: the next claimant gets it at once, fence still growing.
-        let la2 = acquire(l.conn(), &K, &a, t0.plus_secs(181), 180)
+        let la2 = l
+            .write(|tx| acquire(tx, &K, &a, t0.plus_secs(181), 180))
             .unwrap()
             .unwrap();
         assert_eq!(la2.fence, Fence(3));
-    }
-
-    #[test]
-    fn threads_racing_for_one_key_get_exactly_one_holder() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("l.sqlite");
-        drop(Ledger::open(&path, Duration::from_secs(5)).unwrap());
-        let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
-        let handles: Vec<_> = (0..8)
-            .map(|_| {
-                let path = path.clone();
-                let barrier = barrier.clone();
-                std::thread::spawn(move || {
-                    let l = Ledger::open(&path, Duration::from_secs(30)).unwrap();
-                    barrier.wait();
-                    acquire(
-                        l.conn(),
-                        &LeaseKey::Deploy("race"),
-                        &OwnerId::random(),
-                        Instant(5_000),
-                        60,
-                    )
-                    .unwrap()
-                })
-            })
-            .collect();
-        let won: Vec<Lease> = handles
-            .into_iter()
-            .filter_map(|h| h.join().unwrap())
-            .collect();
-        assert_eq!(won.len(), 1);
-        assert_eq!(won[0].fence, Fence(1));
     }
 }

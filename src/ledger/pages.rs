@@ -10,17 +10,21 @@
 //!
 //! The page's body goes to `page_bodies` in the same batch, under the same token condition.
 //!
+//! On PostgreSQL the batch first locks the lease row ([`lease::lock`]), so a takeover cannot
+//! commit in between; the revision bump locks the revision row, which orders the audit
+//! appends of racing hosts by commit.
+//!
 //! One-way rules live in the statement too: an indexable page never returns to noindex, and
 //! a page that has its image never loses it.
 
-use crate::audit_append_select;
+use crate::args;
 use crate::clock::Instant;
 use crate::content::ItemId;
-use crate::lease_guard;
 use crate::ledger::audit::AuditAction;
+use crate::ledger::db::join;
 use crate::ledger::items::{Action, State};
-use crate::ledger::lease::Lease;
-use rusqlite::{named_params, Connection};
+use crate::ledger::lease::{self, Lease};
+use crate::ledger::{LedgerError, Tx};
 
 /// The render-ready public fields of a page.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,121 +94,42 @@ pub struct CommitResult {
     pub content_version: Option<i64>,
 }
 
-const WRITE_PAGE: &str = concat!(
-    "INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, price,
-                        image_source, image_sha256, indexable, withdrawn, revision, first_published_at,
-                        updated_at, commit_token)
-     SELECT :item, 1, :content_hash, :source_hash, :title, :day, :price,
-            :image_source, :image_sha256, :indexable, 0, 0, :now, :now, :token
-     WHERE ",
-    lease_guard!(),
-    "
-       AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state AND source_hash = :source_hash)
-       AND (:image_sha256 IS NULL OR EXISTS (SELECT 1 FROM images WHERE source = :image_source
-                                              AND sha256 = :image_sha256 AND state = 'stored'))
-       AND coalesce((SELECT content_version FROM pages WHERE item_id = :item), 0) = :expected_version
-     ON CONFLICT (item_id) DO UPDATE SET
-         content_version = pages.content_version + 1,
-         content_hash = excluded.content_hash,
-         source_hash = excluded.source_hash,
-         title = excluded.title, day = excluded.day, price = excluded.price,
-         image_source = CASE WHEN excluded.image_sha256 IS NULL THEN pages.image_source ELSE excluded.image_source END,
-         image_sha256 = coalesce(excluded.image_sha256, pages.image_sha256),
-         indexable = max(pages.indexable, excluded.indexable),
-         withdrawn = 0,
-         updated_at = excluded.updated_at,
-         commit_token = excluded.commit_token
-     WHERE pages.withdrawn = 1 OR pages.content_hash <> excluded.content_hash"
-);
-
-const WITHDRAW_PAGE: &str = concat!(
-    "UPDATE pages SET withdrawn = 1, content_version = content_version + 1, updated_at = :now,
-                      commit_token = :token
-     WHERE item_id = :item AND withdrawn = 0 AND content_version = :expected_version AND ",
-    lease_guard!(),
-    "
-       AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state
-                   AND source_hash IS :source_hash)"
-);
-
-/// The file changed but renders to the same public page: remember the new source hash so
-/// the item stops looking changed, without a revision bump.
-const RECORD_SAME_CONTENT: &str = concat!(
-    "UPDATE pages SET source_hash = :source_hash
-     WHERE item_id = :item AND commit_token <> :token AND withdrawn = 0 AND content_hash = :content_hash
-       AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state AND source_hash = :source_hash)
-       AND ",
-    lease_guard!()
-);
-
-macro_rules! token_landed {
-    () => {
-        "EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token)"
-    };
-}
-
-const WRITE_BODY: &str = concat!(
-    "INSERT INTO page_bodies (item_id, body_html) SELECT :item, :body_html WHERE ",
-    token_landed!(),
-    " ON CONFLICT (item_id) DO UPDATE SET body_html = excluded.body_html"
-);
-
-const SET_ITEM_STATE: &str = concat!(
-    "UPDATE items SET state = :new_state, last_error = NULL, attempts = 0, parked_at = NULL,
-                      updated_at = :now WHERE id = :item AND ",
-    token_landed!()
-);
-
-const BUMP_REVISION: &str = concat!(
-    "UPDATE site_state SET publication_revision = publication_revision + 1 WHERE id = 1 AND ",
-    token_landed!()
-);
-
-const STAMP_PAGE_REVISION: &str =
-    "UPDATE pages SET revision = (SELECT publication_revision FROM site_state WHERE id = 1)
-     WHERE item_id = :item AND commit_token = :token";
-
-const AUDIT: &str = audit_append_select!(token_landed!());
-
-const READ_BACK: &str = concat!(
-    "SELECT p.commit_token, p.content_version, p.content_hash, p.source_hash, p.withdrawn,
-            (SELECT publication_revision FROM site_state WHERE id = 1), ",
-    lease_guard!(),
-    "
-     FROM (SELECT 1) LEFT JOIN pages p ON p.item_id = :item"
-);
-
 /// Runs one item's batch inside the caller's write transaction and reads back the outcome.
-pub fn commit(conn: &Connection, c: &Commit, now: Instant) -> rusqlite::Result<CommitResult> {
-    let guard = named_params! {
-        ":lease_key": c.lease.key, ":owner": c.lease.owner.0, ":fence": c.lease.fence.0, ":now": now.0,
-    };
+pub fn commit(tx: &Tx<'_>, c: &Commit, now: Instant) -> Result<CommitResult, LedgerError> {
+    // The lease row first: on PostgreSQL this is what keeps a takeover out until we commit.
+    // Whether it is still held is decided by the guards and read back below.
+    lease::lock(tx, &c.lease, now)?;
     let content_hash = c.page.as_ref().map(PageFields::content_hash);
     let expected_state = c.expected_state.as_str();
+    let guard = args! {
+        "lease_key" => c.lease.key, "owner" => c.lease.owner.0, "fence" => c.lease.fence.0,
+        "now" => now.0,
+    };
     match (c.action, &c.page) {
         (Action::Publish | Action::Update, Some(p)) => {
-            let mut params = guard.to_vec();
-            params.extend_from_slice(named_params! {
-                ":item": c.id.0, ":content_hash": content_hash, ":source_hash": c.source_hash,
-                ":title": p.title, ":day": p.day, ":price": p.price,
-                ":image_source": p.image_source, ":image_sha256": p.image_sha256,
-                ":indexable": p.indexable, ":token": c.token,
-                ":expected_state": expected_state, ":expected_version": c.expected_version,
-            });
-            conn.prepare_cached(WRITE_PAGE)?
-                .execute(params.as_slice())?;
-            conn.prepare_cached(WRITE_BODY)?.execute(named_params! {
-                ":item": c.id.0, ":token": c.token, ":body_html": p.body_html,
-            })?;
+            tx.exec(
+                "pages.write_page",
+                &join(guard, args! {
+                    "item" => c.id.0, "content_hash" => content_hash, "source_hash" => c.source_hash,
+                    "title" => p.title, "day" => p.day, "price" => p.price,
+                    "image_source" => p.image_source, "image_sha256" => p.image_sha256,
+                    "indexable" => p.indexable, "token" => c.token,
+                    "expected_state" => expected_state, "expected_version" => c.expected_version,
+                }),
+            )?;
+            tx.exec(
+                "pages.write_body",
+                args! { "item" => c.id.0, "token" => c.token, "body_html" => p.body_html },
+            )?;
         }
         _ => {
-            let mut params = guard.to_vec();
-            params.extend_from_slice(named_params! {
-                ":item": c.id.0, ":token": c.token, ":source_hash": c.source_hash,
-                ":expected_state": expected_state, ":expected_version": c.expected_version,
-            });
-            conn.prepare_cached(WITHDRAW_PAGE)?
-                .execute(params.as_slice())?;
+            tx.exec(
+                "pages.withdraw_page",
+                &join(guard, args! {
+                    "item" => c.id.0, "token" => c.token, "source_hash" => c.source_hash,
+                    "expected_state" => expected_state, "expected_version" => c.expected_version,
+                }),
+            )?;
         }
     }
     crate::fail_point!("publish.commit.after_page");
@@ -212,14 +137,18 @@ pub fn commit(conn: &Connection, c: &Commit, now: Instant) -> rusqlite::Result<C
         Action::Withdraw => State::Withdrawn,
         Action::Publish | Action::Update => State::Published,
     };
-    conn.prepare_cached(SET_ITEM_STATE)?
-        .execute(named_params! {
-            ":item": c.id.0, ":token": c.token, ":new_state": new_state.as_str(), ":now": now.0,
-        })?;
-    conn.prepare_cached(BUMP_REVISION)?
-        .execute(named_params! { ":item": c.id.0, ":token": c.token })?;
-    conn.prepare_cached(STAMP_PAGE_REVISION)?
-        .execute(named_params! { ":item": c.id.0, ":token": c.token })?;
+    tx.exec(
+        "pages.set_item_state",
+        args! { "item" => c.id.0, "token" => c.token, "new_state" => new_state.as_str(), "now" => now.0 },
+    )?;
+    tx.exec(
+        "pages.bump_revision",
+        args! { "item" => c.id.0, "token" => c.token },
+    )?;
+    tx.exec(
+        "pages.stamp_revision",
+        args! { "item" => c.id.0, "token" => c.token },
+    )?;
     let action = match c.action {
         Action::Publish => AuditAction::Publish,
         Action::Update => AuditAction::Update,
@@ -234,37 +163,36 @@ pub fn commit(conn: &Connection, c: &Commit, now: Instant) -> rusqlite::Result<C
         "fence": c.lease.fence.0,
     })
     .to_string();
-    conn.prepare_cached(AUDIT)?.execute(named_params! {
-        ":item": c.id.0, ":token": c.token, ":now": now.0, ":action": action,
-        ":subject": format!("item:{}", c.id.0), ":detail": detail,
-    })?;
-    if let (Action::Update, Some(hash)) = (c.action, &content_hash) {
-        let mut params = guard.to_vec();
-        params.extend_from_slice(named_params! {
-            ":item": c.id.0, ":token": c.token, ":source_hash": c.source_hash, ":content_hash": hash,
-            ":expected_state": expected_state,
-        });
-        conn.prepare_cached(RECORD_SAME_CONTENT)?
-            .execute(params.as_slice())?;
-    }
-    crate::fail_point!("publish.commit.before_read_back");
-    let back = conn.prepare_cached(READ_BACK)?.query_row(
-        named_params! {
-            ":item": c.id.0,
-            ":lease_key": c.lease.key, ":owner": c.lease.owner.0, ":fence": c.lease.fence.0, ":now": now.0,
-        },
-        |r| {
-            Ok(ReadBack {
-                token: r.get(0)?,
-                content_version: r.get(1)?,
-                content_hash: r.get(2)?,
-                source_hash: r.get(3)?,
-                withdrawn: r.get::<_, Option<bool>>(4)?.unwrap_or(false),
-                revision: r.get(5)?,
-                lease_ok: r.get(6)?,
-            })
+    tx.exec(
+        "pages.audit",
+        args! {
+            "item" => c.id.0, "token" => c.token, "now" => now.0, "action" => action,
+            "subject" => format!("item:{}", c.id.0), "detail" => detail,
         },
     )?;
+    if let (Action::Update, Some(hash)) = (c.action, &content_hash) {
+        tx.exec(
+            "pages.record_same_content",
+            &join(
+                guard,
+                args! {
+                    "item" => c.id.0, "token" => c.token, "source_hash" => c.source_hash,
+                    "content_hash" => hash, "expected_state" => expected_state,
+                },
+            ),
+        )?;
+    }
+    crate::fail_point!("publish.commit.before_read_back");
+    let r = tx.one("pages.read_back", &join(guard, args! { "item" => c.id.0 }))?;
+    let back = ReadBack {
+        token: r.get(0)?,
+        content_version: r.get(1)?,
+        content_hash: r.get(2)?,
+        source_hash: r.get(3)?,
+        withdrawn: r.get::<Option<bool>>(4)?.unwrap_or(false),
+        revision: r.get(5)?,
+        lease_ok: r.get(6)?,
+    };
     Ok(decide(c, content_hash.as_deref(), &back))
 }
 

@@ -8,7 +8,7 @@ use crate::content::{sha256_hex, ImageSource};
 use crate::images::{blob_path, load_local_bytes as read_local, sniff, NOT_AN_IMAGE};
 use crate::ledger::images::{self, StoredImage};
 use crate::ledger::lease::OwnerId;
-use crate::ledger::{lease, with_write, Ledger, LedgerError};
+use crate::ledger::{lease, Ledger, LedgerError};
 use crate::site::Site;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -78,7 +78,7 @@ pub fn ensure(
 ) -> Result<StoredImage, ImageError> {
     let key = source.key().to_string();
     let store = site.image_store();
-    let known = images::lookup(ledger.conn(), &key).map_err(|e| ledger.err(e))?;
+    let known = ledger.read(|tx| images::lookup(tx, &key))?;
     let local_bytes = match source {
         ImageSource::Local(_) => Some(read_source(site, source)),
         ImageSource::Remote(_) => None,
@@ -95,9 +95,7 @@ pub fn ensure(
         }
     }
     if let ImageSource::Remote(_) = source {
-        if let Some((attempts, last)) =
-            images::parked(ledger.conn(), &key).map_err(|e| ledger.err(e))?
-        {
+        if let Some((attempts, last)) = ledger.read(|tx| images::parked(tx, &key))? {
             return Err(ImageError::Failed {
                 image: key,
                 why: format!(
@@ -107,9 +105,8 @@ pub fn ensure(
         }
     }
     let now = clock.now();
-    let Some(held) = with_write(ledger, |tx| {
-        lease::acquire(tx, &lease::LeaseKey::Image(&key), owner, now, lease_secs)
-    })?
+    let Some(held) = ledger
+        .write(|tx| lease::acquire(tx, &lease::LeaseKey::Image(&key), owner, now, lease_secs))?
     else {
         return Err(ImageError::Locked { image: key });
     };
@@ -132,7 +129,7 @@ pub fn ensure(
     let now = clock.now();
     match result {
         Ok(img) => {
-            let recorded = with_write(ledger, |tx| {
+            let recorded = ledger.write(|tx| {
                 let ok = images::record_stored(tx, &key, &img, &held, now)?;
                 lease::release(tx, &held, now)?;
                 Ok(ok)
@@ -147,7 +144,7 @@ pub fn ensure(
             }
         }
         Err(why) => {
-            with_write(ledger, |tx| {
+            ledger.write(|tx| {
                 let max = match source {
                     ImageSource::Remote(_) => Some(site.config.publish.max_attempts),
                     ImageSource::Local(_) => None,

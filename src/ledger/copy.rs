@@ -1,0 +1,305 @@
+//! `fencepost ledger copy`: moves a ledger, every table of it, into an empty one (a SQLite
+//! ledger into a PostgreSQL database, typically).
+//!
+//! The source is read in one snapshot and its audit chain verified first; the target is
+//! written in one transaction that refuses a target with anything in it, and verifies the
+//! copy (row counts, revision, ledger id, the whole audit chain against its anchor) before it
+//! commits. A copy that does not verify leaves the target as it was. The ledger id travels
+//! with the data, so builds made before the copy are recognised as this ledger's after it.
+
+use super::db::Value;
+use super::{audit, status, Ledger, LedgerError, Tx};
+
+/// The tables, parents before children, with their columns and the key to read them in.
+const TABLES: &[(&str, &[&str], &str)] = &[
+    (
+        "job_leases",
+        &["key", "owner_id", "fence", "expires_at", "updated_at"],
+        "key",
+    ),
+    (
+        "items",
+        &[
+            "id",
+            "source_path",
+            "source_hash",
+            "source_size",
+            "source_mtime_ns",
+            "source_ino",
+            "wants_withdrawn",
+            "day",
+            "publish_at",
+            "image_source",
+            "state",
+            "attempts",
+            "last_error",
+            "updated_at",
+            "parked_at",
+            "explicit_publish_at",
+        ],
+        "id",
+    ),
+    (
+        "images",
+        &[
+            "source",
+            "sha256",
+            "bytes",
+            "content_type",
+            "state",
+            "attempts",
+            "last_error",
+            "updated_at",
+            "parked_at",
+        ],
+        "source",
+    ),
+    (
+        "pages",
+        &[
+            "item_id",
+            "content_version",
+            "content_hash",
+            "source_hash",
+            "title",
+            "day",
+            "price",
+            "image_source",
+            "image_sha256",
+            "indexable",
+            "withdrawn",
+            "revision",
+            "first_published_at",
+            "updated_at",
+            "commit_token",
+        ],
+        "item_id",
+    ),
+    ("page_bodies", &["item_id", "body_html"], "item_id"),
+    (
+        "audit_log",
+        &[
+            "seq",
+            "at",
+            "action",
+            "subject",
+            "revision",
+            "detail",
+            "previous_hash",
+            "current_hash",
+        ],
+        "seq",
+    ),
+    (
+        "daily_results",
+        &[
+            "puzzle_id",
+            "slot",
+            "session_id",
+            "outcome",
+            "guesses_used",
+            "created_at",
+        ],
+        "puzzle_id, slot",
+    ),
+    (
+        "deploy_targets",
+        &[
+            "target",
+            "probed_at",
+            "deployed_revision",
+            "deployed_build",
+            "deployed_manifest",
+            "deployed_at",
+        ],
+        "target",
+    ),
+    (
+        "deploy_ops",
+        &[
+            "id",
+            "target",
+            "kind",
+            "status",
+            "step",
+            "plan",
+            "attempts",
+            "last_error",
+            "outcome",
+            "created_at",
+            "updated_at",
+        ],
+        "id",
+    ),
+];
+
+/// At most this many parameters in one multi-row insert (PostgreSQL allows 65,535).
+const MAX_PARAMS: usize = 30_000;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CopyReport {
+    pub from: String,
+    pub to: String,
+    /// Rows copied, per table.
+    pub tables: std::collections::BTreeMap<&'static str, usize>,
+    pub revision: i64,
+    pub ledger_id: String,
+    pub audit_entries: i64,
+    pub audit_tip: String,
+    /// The target's audit chain verified against its anchor, and every count matched.
+    pub verified: bool,
+}
+
+struct SiteState {
+    revision: i64,
+    ledger_id: String,
+    tip_seq: i64,
+    tip_hash: Option<String>,
+}
+
+fn site_state(tx: &Tx<'_>) -> Result<SiteState, LedgerError> {
+    let tip = status::anchor(tx)?;
+    Ok(SiteState {
+        revision: status::revision(tx)?,
+        ledger_id: status::ledger_id(tx)?,
+        tip_seq: tip.seq,
+        tip_hash: tip.hash,
+    })
+}
+
+fn count(tx: &Tx<'_>, table: &str) -> Result<usize, LedgerError> {
+    let r = tx.rows_generated(&format!("SELECT count(*) FROM {table}"), &[])?;
+    Ok(r.first().map(|r| r.get::<i64>(0)).transpose()?.unwrap_or(0) as usize)
+}
+
+/// Copies `from` into the empty ledger `to`.
+pub fn copy(from: &mut Ledger, to: &mut Ledger) -> Result<CopyReport, LedgerError> {
+    let (from_name, to_name) = (from.name().to_string(), to.name().to_string());
+    from.read(|src| {
+        let v = audit::verify_anchored(src)?;
+        if let Some(b) = &v.first_break {
+            return Err(LedgerError::Copy(format!(
+                "the source's audit chain is broken at entry {} ({}); `fencepost verify` says more. Nothing was copied",
+                b.seq, b.reason
+            )));
+        }
+        let state = site_state(src)?;
+        let mut data = Vec::with_capacity(TABLES.len());
+        for (table, cols, key) in TABLES {
+            let rows = src.rows_generated(
+                &format!("SELECT {} FROM {table} ORDER BY {key}", cols.join(", ")),
+                &[],
+            )?;
+            data.push(rows);
+        }
+        to.write(|dst| {
+            let mut present = Vec::new();
+            for (table, _, _) in TABLES {
+                let n = count(dst, table)?;
+                if n > 0 {
+                    present.push(format!("{n} {table}"));
+                }
+            }
+            let dst_revision = status::revision(dst)?;
+            if !present.is_empty() || dst_revision != 0 {
+                return Err(LedgerError::Copy(format!(
+                    "{to_name} is not empty ({}, revision {dst_revision}); copy only into a new database, or drop this one's fencepost tables first",
+                    if present.is_empty() { "no rows".to_string() } else { present.join(", ") }
+                )));
+            }
+            let mut tables = std::collections::BTreeMap::new();
+            for ((table, cols, _), rows) in TABLES.iter().zip(&data) {
+                insert_rows(dst, table, cols, rows.iter().map(|r| r.values.as_slice()))?;
+                tables.insert(*table, rows.len());
+            }
+            dst.exec_generated(
+                "UPDATE site_state SET publication_revision = :rev, ledger_id = :id,
+                        audit_tip_seq = :seq, audit_tip_hash = :hash WHERE id = 1",
+                &[
+                    Value::Int(state.revision),
+                    Value::Text(state.ledger_id.clone()),
+                    Value::Int(state.tip_seq),
+                    state.tip_hash.clone().map_or(Value::Null, Value::Text),
+                ],
+            )?;
+            if dst.dialect() == super::db::Dialect::Postgres {
+                // A shared ledger keeps no per-host stats (see publish::stat_cache).
+                dst.exec_generated(
+                    "UPDATE items SET source_size = NULL, source_mtime_ns = NULL, source_ino = NULL",
+                    &[],
+                )?;
+            }
+            // Verify before committing: a copy that does not match leaves nothing behind.
+            for ((table, _, _), rows) in TABLES.iter().zip(&data) {
+                let n = count(dst, table)?;
+                if n != rows.len() {
+                    return Err(LedgerError::Copy(format!(
+                        "{table}: {n} rows in the target, {} in the source; nothing was committed",
+                        rows.len()
+                    )));
+                }
+            }
+            let copied = site_state(dst)?;
+            if (copied.revision, &copied.ledger_id, copied.tip_seq, &copied.tip_hash)
+                != (state.revision, &state.ledger_id, state.tip_seq, &state.tip_hash)
+            {
+                return Err(LedgerError::Copy(
+                    "the target's revision, ledger id or audit anchor differ from the source's; nothing was committed".into(),
+                ));
+            }
+            let cv = audit::verify_anchored(dst)?;
+            if let Some(b) = &cv.first_break {
+                return Err(LedgerError::Copy(format!(
+                    "the copied audit chain does not verify at entry {} ({}); nothing was committed",
+                    b.seq, b.reason
+                )));
+            }
+            if cv.tip != v.tip || cv.entries != v.entries {
+                return Err(LedgerError::Copy(
+                    "the copied audit chain ends elsewhere than the source's; nothing was committed".into(),
+                ));
+            }
+            Ok(CopyReport {
+                from: from_name.clone(),
+                to: to_name.clone(),
+                tables,
+                revision: state.revision,
+                ledger_id: state.ledger_id.clone(),
+                audit_entries: cv.entries,
+                audit_tip: cv.tip.clone(),
+                verified: true,
+            })
+        })
+    })
+}
+
+/// Multi-row inserts, as many rows per statement as the parameter limit allows.
+fn insert_rows<'r>(
+    tx: &Tx<'_>,
+    table: &str,
+    cols: &[&str],
+    rows: impl Iterator<Item = &'r [Value]>,
+) -> Result<(), LedgerError> {
+    let per = (MAX_PARAMS / cols.len()).max(1);
+    let rows: Vec<&[Value]> = rows.collect();
+    for chunk in rows.chunks(per) {
+        let mut sql = format!("INSERT INTO {table} ({}) VALUES ", cols.join(", "));
+        let mut values = Vec::with_capacity(chunk.len() * cols.len());
+        for (i, row) in chunk.iter().enumerate() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push('(');
+            for (j, v) in row.iter().enumerate() {
+                if j > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&format!(":p{}", i * cols.len() + j));
+                values.push(v.clone());
+            }
+            sql.push(')');
+        }
+        tx.exec_generated(&sql, &values)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,368 @@
+//! The ledger's neutral SQL layer: named statements, plain values, rows and transactions
+//! that look the same on every backend.
+//!
+//! Statement text lives in one `.sql` file per dialect (`sql/sqlite/statements.sql`,
+//! `sql/postgres/statements.sql`), as blocks headed `-- name: <name>`. Both files define the
+//! same names (a unit test holds them to it). Parameters are written `:name` in both; at load
+//! time they become positional (`?N` for SQLite, `$N` for PostgreSQL) and a call binds them by
+//! name, so the code that runs a statement is the same whichever engine answers it.
+
+use super::LedgerError;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// A value bound to, or read from, a statement. Booleans are integers 0/1 in both schemas.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+/// Something that can be bound as a statement parameter.
+pub trait ToValue {
+    fn to_value(&self) -> Value;
+}
+
+impl ToValue for i64 {
+    fn to_value(&self) -> Value {
+        Value::Int(*self)
+    }
+}
+impl ToValue for i32 {
+    fn to_value(&self) -> Value {
+        Value::Int(i64::from(*self))
+    }
+}
+impl ToValue for u32 {
+    fn to_value(&self) -> Value {
+        Value::Int(i64::from(*self))
+    }
+}
+impl ToValue for bool {
+    fn to_value(&self) -> Value {
+        Value::Int(i64::from(*self))
+    }
+}
+impl ToValue for str {
+    fn to_value(&self) -> Value {
+        Value::Text(self.to_string())
+    }
+}
+impl ToValue for String {
+    fn to_value(&self) -> Value {
+        Value::Text(self.clone())
+    }
+}
+impl ToValue for Value {
+    fn to_value(&self) -> Value {
+        self.clone()
+    }
+}
+impl<T: ToValue + ?Sized> ToValue for &T {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+}
+impl<T: ToValue> ToValue for Option<T> {
+    fn to_value(&self) -> Value {
+        self.as_ref().map_or(Value::Null, ToValue::to_value)
+    }
+}
+
+/// Named parameters for one call: `args! { "item" => id.0, "now" => now.0 }`.
+#[macro_export]
+macro_rules! args {
+    ($($k:literal => $v:expr),* $(,)?) => {
+        &[$(($k, &$v as &dyn $crate::ledger::db::ToValue)),*]
+    };
+}
+
+pub type Args<'a> = &'a [(&'a str, &'a dyn ToValue)];
+
+/// Two sets of arguments as one (a lease guard's and a statement's own, say).
+pub fn join<'a>(a: Args<'a>, b: Args<'a>) -> Vec<(&'a str, &'a dyn ToValue)> {
+    a.iter().chain(b).copied().collect()
+}
+
+/// Which SQL dialect a ledger speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// A statement ready for one dialect: positional text and the parameter names in order.
+#[derive(Debug)]
+pub struct Stmt {
+    pub text: String,
+    pub params: Vec<String>,
+}
+
+static SQLITE: OnceLock<HashMap<String, Stmt>> = OnceLock::new();
+static POSTGRES: OnceLock<HashMap<String, Stmt>> = OnceLock::new();
+
+const SQLITE_FILE: &str = include_str!("sql/sqlite/statements.sql");
+const POSTGRES_FILE: &str = include_str!("sql/postgres/statements.sql");
+
+impl Dialect {
+    pub fn statements(self) -> &'static HashMap<String, Stmt> {
+        match self {
+            Dialect::Sqlite => SQLITE.get_or_init(|| parse_file(SQLITE_FILE, self)),
+            Dialect::Postgres => POSTGRES.get_or_init(|| parse_file(POSTGRES_FILE, self)),
+        }
+    }
+
+    pub fn statement(self, name: &str) -> Result<&'static Stmt, LedgerError> {
+        self.statements().get(name).ok_or_else(|| {
+            LedgerError::Internal(format!("no statement named {name:?} for {self:?}"))
+        })
+    }
+}
+
+/// Splits a statements file into its named blocks.
+pub fn parse_file(text: &str, dialect: Dialect) -> HashMap<String, Stmt> {
+    let mut out = HashMap::new();
+    let mut name: Option<String> = None;
+    let mut body = String::new();
+    let mut flush = |name: &mut Option<String>, body: &mut String| {
+        if let Some(n) = name.take() {
+            let sql = body.trim().trim_end_matches(';').trim().to_string();
+            let prev = out.insert(n.clone(), positional(&sql, dialect));
+            assert!(prev.is_none(), "statement {n:?} defined twice");
+        }
+        body.clear();
+    };
+    for line in text.lines() {
+        if let Some(n) = line.strip_prefix("-- name:") {
+            flush(&mut name, &mut body);
+            name = Some(n.trim().to_string());
+        } else if name.is_some() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    flush(&mut name, &mut body);
+    out
+}
+
+/// Rewrites `:name` parameters as positional ones, leaving `::casts`, string literals and
+/// comments alone.
+pub fn positional(sql: &str, dialect: Dialect) -> Stmt {
+    let mut params: Vec<String> = Vec::new();
+    let mut text = String::with_capacity(sql.len());
+    let chars: Vec<char> = sql.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' {
+            // A string literal ('' escapes a quote).
+            text.push(c);
+            i += 1;
+            while i < chars.len() {
+                text.push(chars[i]);
+                if chars[i] == '\'' {
+                    i += 1;
+                    break;
+                }
+                i += 1;
+            }
+            continue;
+        }
+        if c == '-' && chars.get(i + 1) == Some(&'-') {
+            while i < chars.len() && chars[i] != '\n' {
+                text.push(chars[i]);
+                i += 1;
+            }
+            continue;
+        }
+        if c == ':' && chars.get(i + 1) == Some(&':') {
+            text.push_str("::");
+            i += 2;
+            continue;
+        }
+        if c == ':'
+            && chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphabetic() || *n == '_')
+        {
+            let start = i + 1;
+            let mut end = start;
+            while end < chars.len() && (chars[end].is_ascii_alphanumeric() || chars[end] == '_') {
+                end += 1;
+            }
+            let name: String = chars[start..end].iter().collect();
+            let n = match params.iter().position(|p| *p == name) {
+                Some(k) => k + 1,
+                None => {
+                    params.push(name);
+                    params.len()
+                }
+            };
+            match dialect {
+                Dialect::Sqlite => text.push_str(&format!("?{n}")),
+                Dialect::Postgres => text.push_str(&format!("${n}")),
+            }
+            i = end;
+            continue;
+        }
+        text.push(c);
+        i += 1;
+    }
+    Stmt { text, params }
+}
+
+impl Stmt {
+    /// The call's values in this statement's positional order.
+    pub fn bind(&self, name: &str, args: Args<'_>) -> Result<Vec<Value>, LedgerError> {
+        self.params
+            .iter()
+            .map(|p| {
+                args.iter()
+                    .find(|(k, _)| *k == p)
+                    .map(|(_, v)| v.to_value())
+                    .ok_or_else(|| {
+                        LedgerError::Internal(format!("statement {name:?} needs :{p}, not given"))
+                    })
+            })
+            .collect()
+    }
+}
+
+/// One result row, with the statement's name for error messages.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub statement: &'static str,
+    pub values: Vec<Value>,
+}
+
+/// A type a column can be read as.
+pub trait FromValue: Sized {
+    fn from_value(v: &Value) -> Option<Self>;
+    const WHAT: &'static str;
+}
+
+impl FromValue for i64 {
+    fn from_value(v: &Value) -> Option<Self> {
+        match v {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+    const WHAT: &'static str = "an integer";
+}
+impl FromValue for bool {
+    fn from_value(v: &Value) -> Option<Self> {
+        match v {
+            Value::Int(i) => Some(*i != 0),
+            _ => None,
+        }
+    }
+    const WHAT: &'static str = "a boolean";
+}
+impl FromValue for String {
+    fn from_value(v: &Value) -> Option<Self> {
+        match v {
+            Value::Text(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+    const WHAT: &'static str = "text";
+}
+impl<T: FromValue> FromValue for Option<T> {
+    fn from_value(v: &Value) -> Option<Self> {
+        match v {
+            Value::Null => Some(None),
+            v => T::from_value(v).map(Some),
+        }
+    }
+    const WHAT: &'static str = T::WHAT;
+}
+
+impl Row {
+    pub fn get<T: FromValue>(&self, i: usize) -> Result<T, LedgerError> {
+        let v = self.values.get(i).unwrap_or(&Value::Null);
+        T::from_value(v).ok_or_else(|| {
+            LedgerError::Internal(format!(
+                "statement {:?}, column {i}: expected {}, found {v:?}",
+                self.statement,
+                T::WHAT
+            ))
+        })
+    }
+}
+
+/// What kind of failure a database reported, as far as fencepost cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbErrorKind {
+    /// Locked by another connection right now (SQLite busy).
+    Busy,
+    /// A unique or primary-key constraint refused the write.
+    Unique,
+    /// PostgreSQL aborted the transaction to keep it serialisable (or to break a deadlock):
+    /// running it again is the cure.
+    Retry,
+    /// The file or database is not a usable ledger.
+    NotALedger,
+    /// Could not reach the database.
+    Connect,
+    Other,
+}
+
+/// A database error without any driver type in it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct DbError {
+    pub kind: DbErrorKind,
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_become_positional_and_casts_and_literals_stay() {
+        let s = positional(
+            "SELECT :a, ':not', :b::bigint, :a -- :c\n, x::text",
+            Dialect::Postgres,
+        );
+        assert_eq!(s.text, "SELECT $1, ':not', $2::bigint, $1 -- :c\n, x::text");
+        assert_eq!(s.params, vec!["a", "b"]);
+        let s = positional("SELECT :a, :b, :a", Dialect::Sqlite);
+        assert_eq!(s.text, "SELECT ?1, ?2, ?1");
+    }
+
+    #[test]
+    fn both_dialects_define_the_same_statements() {
+        let mut a: Vec<_> = Dialect::Sqlite.statements().keys().collect();
+        let mut b: Vec<_> = Dialect::Postgres.statements().keys().collect();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+        // And each statement takes the same parameters on both, except that a PostgreSQL
+        // statement may leave some out (the shared ledger keeps no per-host stat fields).
+        for name in a {
+            let pa = &Dialect::Sqlite.statements()[name].params;
+            let pb = &Dialect::Postgres.statements()[name].params;
+            assert!(
+                pb.iter().all(|p| pa.contains(p)),
+                "parameters of {name}: {pa:?} vs {pb:?}"
+            );
+            if name != "items.upsert_seen" {
+                assert_eq!(pa.len(), pb.len(), "parameters of {name}: {pa:?} vs {pb:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn binding_a_missing_parameter_is_an_error() {
+        let s = positional("SELECT :a, :b", Dialect::Sqlite);
+        assert!(s.bind("t", args! { "a" => 1i64 }).is_err());
+        assert_eq!(
+            s.bind("t", args! { "b" => "x", "a" => 1i64, "extra" => 2i64 })
+                .unwrap(),
+            vec![Value::Int(1), Value::Text("x".into())]
+        );
+    }
+}

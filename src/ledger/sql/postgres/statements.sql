@@ -1,0 +1,447 @@
+-- fencepost ledger statements, PostgreSQL dialect.
+-- Each block is one statement, named by the line above it; sql/postgres/statements.sql
+-- defines the same names with the same parameters. Parameters are written :name.
+-- Under READ COMMITTED an in-statement guard reads its statement's snapshot and locks
+-- nothing, so every unit of work under a lease starts with lease.lock (FOR UPDATE) and keeps
+-- the guards as well. Parameters whose type PostgreSQL cannot infer carry a cast.
+-- The lease guard, repeated inside every statement that depends on a lease, is
+--   EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+--           AND fence = :fence AND expires_at > :now)
+
+------------------------------------------------------------------------------ leases
+
+-- name: lease.acquire
+-- A missing key is created with fence 1; an expired lease changes hands with fence + 1; a
+-- live one matches nothing.
+INSERT INTO job_leases (key, owner_id, fence, expires_at, updated_at)
+VALUES (:key, :owner, 1, :expires_at, :now)
+ON CONFLICT (key) DO UPDATE SET
+    owner_id = excluded.owner_id,
+    fence = job_leases.fence + 1,
+    expires_at = excluded.expires_at,
+    updated_at = excluded.updated_at
+WHERE job_leases.expires_at <= :now
+RETURNING fence;
+
+-- name: lease.release
+UPDATE job_leases SET expires_at = 0, updated_at = :now
+WHERE key = :key AND owner_id = :owner AND fence = :fence;
+
+-- name: lease.extend
+UPDATE job_leases SET expires_at = :expires_at, updated_at = :now
+WHERE key = :key AND owner_id = :owner AND fence = :fence AND expires_at > :now;
+
+-- name: lease.holds
+SELECT EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+               AND fence = :fence AND expires_at > :now);
+
+-- name: lease.lock
+-- Locks the lease row for the rest of the transaction: a takeover (lease.acquire) waits for
+-- this transaction to end, and zero rows means the lease is already lost.
+SELECT fence FROM job_leases
+WHERE key = :lease_key AND owner_id = :owner AND fence = :fence AND expires_at > :now
+FOR UPDATE;
+
+-- name: lease.count_live
+SELECT count(*) FROM job_leases WHERE expires_at > :now;
+
+------------------------------------------------------------------------------ items
+
+-- name: items.stat_cache
+-- The stat columns stay NULL in a shared ledger: each host keeps its own (publish::stat_cache).
+SELECT id, source_path, source_hash, NULL::bigint, NULL::bigint, NULL::bigint
+FROM items WHERE source_hash IS NOT NULL;
+
+-- name: items.upsert_seen
+-- A changed file (a new source hash) re-arms a parked item. Only what the file says is
+-- shared; the stat fields (:size, :mtime_ns, :ino) are this host's and stay out.
+INSERT INTO items (id, source_path, source_hash, source_size, source_mtime_ns, source_ino,
+                   wants_withdrawn, day, publish_at, explicit_publish_at, image_source, updated_at)
+VALUES (:id, :path, :hash, NULL, NULL, NULL, :wants_withdrawn, :day, :publish_at,
+        :explicit_publish_at, :image_source, :now)
+ON CONFLICT (id) DO UPDATE SET
+    parked_at = CASE WHEN items.source_hash IS NOT DISTINCT FROM excluded.source_hash THEN items.parked_at END,
+    attempts = CASE WHEN items.source_hash IS NOT DISTINCT FROM excluded.source_hash THEN items.attempts ELSE 0 END,
+    explicit_publish_at = excluded.explicit_publish_at,
+    source_path = excluded.source_path, source_hash = excluded.source_hash,
+    wants_withdrawn = excluded.wants_withdrawn,
+    day = excluded.day, publish_at = excluded.publish_at, image_source = excluded.image_source,
+    updated_at = excluded.updated_at
+WHERE items.source_hash IS DISTINCT FROM excluded.source_hash
+   OR items.source_path IS DISTINCT FROM excluded.source_path;
+
+-- name: items.mark_gone
+UPDATE items SET source_hash = NULL, source_size = NULL, source_mtime_ns = NULL,
+                 source_ino = NULL, updated_at = :now
+WHERE id = :id AND source_hash IS NOT NULL;
+
+-- name: items.forget_unpublished
+-- A never-published item whose file is gone leaves no trace, once no run holds it.
+DELETE FROM items
+WHERE source_hash IS NULL AND state IN ('pending', 'processing')
+  AND NOT EXISTS (SELECT 1 FROM pages WHERE item_id = items.id)
+  AND NOT EXISTS (SELECT 1 FROM job_leases WHERE key = 'publication:' || items.id AND expires_at > :now);
+
+-- name: items.recompute_due
+-- Items not yet public are due at their file's own publish_at, or at the end of their day
+-- plus the grace window as configured now (:grace_ms).
+UPDATE items
+SET publish_at = coalesce(explicit_publish_at,
+                          (extract(epoch FROM (day::date + 1)) * 1000)::bigint + :grace_ms::bigint)
+WHERE state <> 'published'
+  AND publish_at IS DISTINCT FROM coalesce(explicit_publish_at,
+                          (extract(epoch FROM (day::date + 1)) * 1000)::bigint + :grace_ms::bigint);
+
+-- name: items.candidates
+-- Every item except those published and current, in due order.
+SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
+       i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
+       p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
+       i.attempts, i.parked_at
+FROM items i
+LEFT JOIN pages p ON p.item_id = i.id
+LEFT JOIN images img ON img.source = i.image_source
+WHERE NOT (i.state = 'published' AND i.source_hash IS NOT NULL AND i.wants_withdrawn = 0
+           AND p.source_hash = i.source_hash)
+ORDER BY i.publish_at, i.id;
+
+-- name: items.count_current
+SELECT count(*) FROM items i JOIN pages p ON p.item_id = i.id
+WHERE i.state = 'published' AND i.source_hash IS NOT NULL AND i.wants_withdrawn = 0
+  AND p.source_hash = i.source_hash;
+
+-- name: items.view
+SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
+       i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
+       p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
+       i.attempts, i.parked_at
+FROM items i
+LEFT JOIN pages p ON p.item_id = i.id
+LEFT JOIN images img ON img.source = i.image_source
+WHERE i.id = :id;
+
+-- name: items.mark_processing
+UPDATE items SET state = 'processing', attempts = attempts + 1, updated_at = :now
+WHERE id = :item AND state IN ('pending', 'processing', 'withdrawn')
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now);
+
+-- name: items.claim
+-- Counts an attempt at an update or a withdrawal (a publication counts in mark_processing).
+UPDATE items SET attempts = attempts + 1, updated_at = :now
+WHERE id = :item
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now);
+
+-- name: items.record_failure
+-- After :max_attempts attempts the item is parked.
+UPDATE items SET state = CASE WHEN state = 'processing' THEN 'pending' ELSE state END,
+                 last_error = :error::text, updated_at = :now,
+                 parked_at = CASE WHEN attempts >= :max_attempts::bigint THEN :now::bigint ELSE parked_at END
+WHERE id = :item
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now);
+
+-- name: items.park
+-- Parks an item that reached its attempts without ever recording a failure.
+UPDATE items SET parked_at = :now, updated_at = :now,
+                 state = CASE WHEN state = 'processing' THEN 'pending' ELSE state END,
+                 last_error = coalesce(last_error, 'no attempt finished (the runs stopped or crashed)')
+WHERE id = :item AND parked_at IS NULL
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now);
+
+-- name: items.retry_item
+UPDATE items SET parked_at = NULL, attempts = 0, updated_at = :now WHERE id = :item;
+
+-- name: items.retry_image
+UPDATE images SET parked_at = NULL, attempts = 0, updated_at = :now
+WHERE parked_at IS NOT NULL AND source = (SELECT image_source FROM items WHERE id = :item);
+
+-- name: items.parked
+SELECT id, attempts, parked_at, coalesce(last_error, '') FROM items
+WHERE parked_at IS NOT NULL ORDER BY id;
+
+------------------------------------------------------------------------------ the commit batch
+
+-- name: pages.write_page
+INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, price,
+                   image_source, image_sha256, indexable, withdrawn, revision, first_published_at,
+                   updated_at, commit_token)
+SELECT :item::bigint, 1, :content_hash::text, :source_hash::text, :title::text, :day::text,
+       :price::text, :image_source::text, :image_sha256::text, :indexable::bigint, 0, 0,
+       :now::bigint, :now::bigint, :token::text
+WHERE EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now)
+  AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state AND source_hash = :source_hash)
+  AND (:image_sha256::text IS NULL OR EXISTS (SELECT 1 FROM images WHERE source = :image_source
+                                         AND sha256 = :image_sha256 AND state = 'stored'))
+  AND coalesce((SELECT content_version FROM pages WHERE item_id = :item), 0) = :expected_version
+ON CONFLICT (item_id) DO UPDATE SET
+    content_version = pages.content_version + 1,
+    content_hash = excluded.content_hash,
+    source_hash = excluded.source_hash,
+    title = excluded.title, day = excluded.day, price = excluded.price,
+    image_source = CASE WHEN excluded.image_sha256 IS NULL THEN pages.image_source ELSE excluded.image_source END,
+    image_sha256 = coalesce(excluded.image_sha256, pages.image_sha256),
+    indexable = greatest(pages.indexable, excluded.indexable),
+    withdrawn = 0,
+    updated_at = excluded.updated_at,
+    commit_token = excluded.commit_token
+WHERE pages.withdrawn = 1 OR pages.content_hash <> excluded.content_hash;
+
+-- name: pages.withdraw_page
+UPDATE pages SET withdrawn = 1, content_version = content_version + 1, updated_at = :now,
+                 commit_token = :token
+WHERE item_id = :item AND withdrawn = 0 AND content_version = :expected_version
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now)
+  AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state
+              AND source_hash IS NOT DISTINCT FROM :source_hash::text);
+
+-- name: pages.record_same_content
+-- The file changed but renders to the same public page: remember the new source hash.
+UPDATE pages SET source_hash = :source_hash
+WHERE item_id = :item AND commit_token <> :token AND withdrawn = 0 AND content_hash = :content_hash
+  AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state AND source_hash = :source_hash)
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now);
+
+-- name: pages.write_body
+INSERT INTO page_bodies (item_id, body_html) SELECT :item::bigint, :body_html::text
+WHERE EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token)
+ON CONFLICT (item_id) DO UPDATE SET body_html = excluded.body_html;
+
+-- name: pages.set_item_state
+UPDATE items SET state = :new_state, last_error = NULL, attempts = 0, parked_at = NULL,
+                 updated_at = :now
+WHERE id = :item AND EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token);
+
+-- name: pages.bump_revision
+UPDATE site_state SET publication_revision = publication_revision + 1
+WHERE id = 1 AND EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token);
+
+-- name: pages.stamp_revision
+UPDATE pages SET revision = (SELECT publication_revision FROM site_state WHERE id = 1)
+WHERE item_id = :item AND commit_token = :token;
+
+-- name: pages.audit
+INSERT INTO audit_log (seq, at, action, subject, revision, detail, previous_hash, current_hash)
+SELECT tip.seq + 1, :now::bigint, :action::text, :subject::text, rev.r, :detail::text, tip.hash,
+       fp_audit_hash(tip.hash, tip.seq + 1, :now::bigint, :action::text, :subject::text, rev.r,
+                     :detail::text)
+FROM (SELECT coalesce((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0) AS seq,
+             coalesce((SELECT current_hash FROM audit_log ORDER BY seq DESC LIMIT 1),
+                      '0000000000000000000000000000000000000000000000000000000000000000') AS hash) AS tip,
+     (SELECT publication_revision AS r FROM site_state WHERE id = 1) AS rev
+WHERE EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token);
+
+-- name: pages.read_back
+SELECT p.commit_token, p.content_version, p.content_hash, p.source_hash, p.withdrawn,
+       (SELECT publication_revision FROM site_state WHERE id = 1),
+       EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+               AND fence = :fence AND expires_at > :now)
+FROM (SELECT 1) AS one LEFT JOIN pages p ON p.item_id = :item;
+
+------------------------------------------------------------------------------ audit
+
+-- name: audit.lock
+-- Serialises appends: the chain's order is the commit order across hosts.
+SELECT 1 FROM site_state WHERE id = 1 FOR UPDATE;
+
+-- name: audit.entries
+SELECT seq, at, action, subject, revision, detail, previous_hash, current_hash
+FROM audit_log ORDER BY seq;
+
+-- name: audit.anchor
+SELECT audit_tip_seq, audit_tip_hash FROM site_state WHERE id = 1;
+
+-- name: audit.hash_at
+SELECT current_hash FROM audit_log WHERE seq = :seq;
+
+-- name: audit.append_once
+-- A receipt a re-driven step may try to write twice: appended unless one with the same
+-- action and subject exists.
+INSERT INTO audit_log (seq, at, action, subject, revision, detail, previous_hash, current_hash)
+SELECT tip.seq + 1, :now::bigint, :action::text, :subject::text, rev.r, :detail::text, tip.hash,
+       fp_audit_hash(tip.hash, tip.seq + 1, :now::bigint, :action::text, :subject::text, rev.r,
+                     :detail::text)
+FROM (SELECT coalesce((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0) AS seq,
+             coalesce((SELECT current_hash FROM audit_log ORDER BY seq DESC LIMIT 1),
+                      '0000000000000000000000000000000000000000000000000000000000000000') AS hash) AS tip,
+     (SELECT publication_revision AS r FROM site_state WHERE id = 1) AS rev
+WHERE NOT EXISTS (SELECT 1 FROM audit_log WHERE action = :action::text AND subject = :subject::text);
+
+------------------------------------------------------------------------------ images
+
+-- name: images.lookup
+SELECT sha256, bytes, content_type FROM images
+WHERE source = :source AND state = 'stored' AND sha256 IS NOT NULL;
+
+-- name: images.record_stored
+INSERT INTO images (source, sha256, bytes, content_type, state, attempts, last_error, updated_at)
+SELECT :source::text, :sha256::text, :bytes::bigint, :content_type::text, 'stored', 1, NULL, :now::bigint
+WHERE EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now)
+ON CONFLICT (source) DO UPDATE SET
+    sha256 = excluded.sha256, bytes = excluded.bytes, content_type = excluded.content_type,
+    state = 'stored', attempts = images.attempts + 1, last_error = NULL, updated_at = excluded.updated_at;
+
+-- name: images.record_failed
+-- A failure never replaces a stored image. After :max_attempts failures the image is parked
+-- (:max_attempts NULL: never).
+INSERT INTO images (source, state, attempts, last_error, updated_at, parked_at)
+SELECT :source::text, 'failed', 1, :error::text, :now::bigint,
+       CASE WHEN 1 >= :max_attempts::bigint THEN :now::bigint END
+WHERE EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now)
+ON CONFLICT (source) DO UPDATE SET
+    state = CASE WHEN images.state = 'stored' THEN 'stored' ELSE 'failed' END,
+    attempts = images.attempts + 1, last_error = excluded.last_error, updated_at = excluded.updated_at,
+    parked_at = CASE WHEN images.attempts + 1 >= :max_attempts::bigint THEN excluded.updated_at
+                     ELSE images.parked_at END;
+
+-- name: images.parked
+SELECT attempts, coalesce(last_error, '') FROM images
+WHERE source = :source AND parked_at IS NOT NULL AND state <> 'stored';
+
+------------------------------------------------------------------------------ results
+
+-- name: results.insert
+-- Two hosts may compute the same slot; the primary key refuses the second, which runs again.
+INSERT INTO daily_results (puzzle_id, slot, session_id, outcome, guesses_used, created_at)
+SELECT :puzzle::bigint, next.slot, :session::text, :outcome::text, :guesses::bigint, :now::bigint
+FROM (SELECT coalesce((SELECT max(slot) FROM daily_results WHERE puzzle_id = :puzzle::bigint), 0) + 1 AS slot) AS next
+WHERE next.slot <= :cap::bigint
+ON CONFLICT (puzzle_id, session_id) DO NOTHING
+RETURNING slot;
+
+-- name: results.session_slot
+SELECT slot FROM daily_results WHERE puzzle_id = :puzzle AND session_id = :session;
+
+------------------------------------------------------------------------------ status
+
+-- name: status.revision
+SELECT publication_revision FROM site_state WHERE id = 1;
+
+-- name: status.ledger_id
+SELECT ledger_id FROM site_state WHERE id = 1;
+
+-- name: status.counts
+-- A parked item counts as failed, whatever state it was parked in.
+SELECT CASE WHEN parked_at IS NOT NULL THEN 'failed' ELSE state END, count(*)
+FROM items GROUP BY 1;
+
+-- name: status.parked_images
+SELECT source, attempts, coalesce(last_error, '') FROM images
+WHERE parked_at IS NOT NULL AND state <> 'stored' ORDER BY source;
+
+-- name: status.audit_tip
+SELECT seq, current_hash FROM audit_log ORDER BY seq DESC LIMIT 1;
+
+-- name: status.next_embargo
+SELECT min(publish_at) FROM items
+WHERE publish_at > :now AND state IN ('pending', 'processing', 'withdrawn')
+  AND source_hash IS NOT NULL AND wants_withdrawn = 0 AND parked_at IS NULL;
+
+-- name: status.failing
+SELECT id, last_error FROM items WHERE last_error IS NOT NULL ORDER BY id;
+
+------------------------------------------------------------------------------ the build's reads
+
+-- name: public.pages
+SELECT p.item_id, p.title, p.day, p.price, p.indexable, p.image_sha256,
+       (SELECT img.content_type FROM images img WHERE img.sha256 = p.image_sha256 LIMIT 1),
+       p.content_hash, p.revision, p.first_published_at, p.updated_at
+FROM pages p
+WHERE p.withdrawn = 0
+ORDER BY p.day, p.item_id;
+
+-- name: public.body
+SELECT body_html FROM page_bodies WHERE item_id = :id;
+
+-- name: public.next_change
+-- Embargo ends still ahead of the ledger: present items that are not public yet (parked
+-- ones excepted: they change nothing until re-armed).
+SELECT min(publish_at) FROM items
+WHERE state IN ('pending', 'processing', 'withdrawn') AND source_hash IS NOT NULL
+  AND wants_withdrawn = 0 AND parked_at IS NULL;
+
+------------------------------------------------------------------------------ deploys
+
+-- name: deploys.pending_of
+SELECT id, target, status, step, plan, attempts, last_error, outcome, kind FROM deploy_ops
+WHERE target = :target AND kind = :kind AND status = 'pending';
+
+-- name: deploys.get
+SELECT id, target, status, step, plan, attempts, last_error, outcome, kind FROM deploy_ops
+WHERE id = :id;
+
+-- name: deploys.unfinished
+SELECT id, target, status, step, plan, attempts, last_error, outcome, kind FROM deploy_ops
+WHERE status <> 'done' ORDER BY created_at;
+
+-- name: deploys.insert
+INSERT INTO deploy_ops (id, target, kind, status, step, plan, attempts, created_at, updated_at)
+SELECT :id::text, :target::text, :kind::text, 'pending', 'planned', :plan::text, 1, :now::bigint, :now::bigint
+WHERE EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now)
+ON CONFLICT DO NOTHING;
+
+-- name: deploys.count_attempt
+UPDATE deploy_ops SET attempts = attempts + 1, updated_at = :now
+WHERE id = :id AND status = 'pending'
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now);
+
+-- name: deploys.advance
+UPDATE deploy_ops SET step = :to::text, updated_at = :now, last_error = NULL,
+       status = CASE WHEN :to::text = 'done' THEN 'done' ELSE status END,
+       outcome = coalesce(:outcome::text, outcome)
+WHERE id = :id AND step = :from::text AND status = 'pending'
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now);
+
+-- name: deploys.record_failure
+UPDATE deploy_ops SET last_error = :error::text, updated_at = :now,
+       status = CASE WHEN attempts >= :max::bigint THEN 'failed' ELSE status END
+WHERE id = :id AND status = 'pending'
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now);
+
+-- name: deploys.park
+UPDATE deploy_ops SET status = 'failed', updated_at = :now,
+       last_error = coalesce(last_error, 'no attempt finished (the runs stopped or crashed)')
+WHERE id = :id AND status = 'pending'
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now);
+
+-- name: deploys.retry
+-- Refused (no row) when another operation on the target is pending.
+UPDATE deploy_ops SET status = 'pending', attempts = 0, updated_at = :now
+WHERE id = :id AND status = 'failed'
+  AND NOT EXISTS (SELECT 1 FROM deploy_ops o WHERE o.target = deploy_ops.target
+                  AND o.kind = deploy_ops.kind AND o.status = 'pending');
+
+-- name: deploys.target
+SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
+       probed_at IS NOT NULL
+FROM deploy_targets WHERE target = :target;
+
+-- name: deploys.targets
+SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
+       probed_at IS NOT NULL
+FROM deploy_targets ORDER BY target;
+
+-- name: deploys.mark_probed
+INSERT INTO deploy_targets (target, probed_at) VALUES (:target, :now)
+ON CONFLICT (target) DO UPDATE SET probed_at = excluded.probed_at;
+
+-- name: deploys.record_deployed
+INSERT INTO deploy_targets (target, deployed_revision, deployed_build, deployed_manifest, deployed_at)
+SELECT :target::text, :revision::bigint, :build::text, :manifest::text, :now::bigint
+WHERE EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now)
+ON CONFLICT (target) DO UPDATE SET deployed_revision = excluded.deployed_revision,
+    deployed_build = excluded.deployed_build, deployed_manifest = excluded.deployed_manifest,
+    deployed_at = excluded.deployed_at;

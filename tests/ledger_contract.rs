@@ -1,0 +1,762 @@
+//! The ledger contract's conformance suite: every test here runs against SQLite and against
+//! PostgreSQL (a throw-away cluster the tests start), through the real binary where a
+//! command is the contract and through the library where the contract is the ledger API.
+//! Concurrency uses separate OS processes (or, for two transactions held open at chosen
+//! moments, two connections).
+mod common;
+use common::*;
+use fencepost::clock::Instant;
+use fencepost::content::ItemId;
+use fencepost::ledger::items::{Action, State};
+use fencepost::ledger::lease::{self, Fence, LeaseKey, OwnerId};
+use fencepost::ledger::pages::{self, Commit, Outcome, PageFields};
+use fencepost::ledger::{items, Ledger, Location};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// Generates `mod sqlite { #[test] fn name() }` and `mod postgres { … }` for each test body
+/// `fn name(b: Backend)`.
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[test] fn $name() { super::$name(super::Backend::Sqlite) })*
+        }
+        mod postgres {
+            $(#[test] fn $name() { super::$name(super::Backend::Postgres) })*
+        }
+    };
+}
+
+conformance!(
+    leases_have_one_holder_and_the_fence_grows_on_expiry,
+    racing_processes_over_one_due_item_publish_it_once,
+    two_racing_commits_of_one_page_exactly_one_wins,
+    a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_nothing,
+    the_one_way_rules_hold_in_sql_against_a_confused_writer,
+    the_audit_chain_verifies_and_tampering_is_named,
+    racing_result_reports_get_dense_unique_slots,
+    racing_publishers_with_skewed_clocks_publish_every_item_once,
+    a_newer_schema_is_refused_and_left_untouched,
+);
+
+fn location(s: &TestSite) -> Location {
+    match s.ledger_url() {
+        Some(url) => Location::Postgres(url),
+        None => Location::Sqlite(s.path(".fencepost/ledger.sqlite")),
+    }
+}
+
+fn open(s: &TestSite) -> Ledger {
+    Ledger::open_at(&location(s), Duration::from_secs(30)).unwrap()
+}
+
+fn at(t: &str) -> Instant {
+    Instant::parse_rfc3339(t).unwrap()
+}
+
+fn leases_have_one_holder_and_the_fence_grows_on_expiry(b: Backend) {
+    let s = TestSite::on(b);
+    let mut l = open(&s);
+    let k = LeaseKey::Deploy("conformance");
+    let (a, o) = (OwnerId::random(), OwnerId::random());
+    let t0 = at(NOW);
+    let take = |l: &mut Ledger, who: &OwnerId, t: Instant| {
+        l.write(|tx| lease::acquire(tx, &k, who, t, 60)).unwrap()
+    };
+    let la = take(&mut l, &a, t0).expect("a free key is taken");
+    assert_eq!(la.fence, Fence(1));
+    assert!(
+        take(&mut l, &o, t0.plus_secs(59)).is_none(),
+        "a live lease never changes hands"
+    );
+    let lo = take(&mut l, &o, t0.plus_secs(60)).expect("an expired lease changes hands");
+    assert_eq!(lo.fence, Fence(2));
+    l.write(|tx| {
+        assert!(
+            !lease::lock(tx, &la, t0.plus_secs(60))?,
+            "the old holder's lock finds nothing"
+        );
+        assert!(lease::lock(tx, &lo, t0.plus_secs(60))?);
+        assert!(
+            !lease::release(tx, &la, t0.plus_secs(61))?,
+            "the old holder cannot release it"
+        );
+        assert!(lease::release(tx, &lo, t0.plus_secs(61))?);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(take(&mut l, &a, t0.plus_secs(61)).unwrap().fence, Fence(3));
+}
+
+/// Racing OS processes over one lease (one due item): exactly one holder publishes.
+fn racing_processes_over_one_due_item_publish_it_once(b: Backend) {
+    let s = TestSite::on(b);
+    s.item(1, "2026-11-01");
+    let children: Vec<_> = (0..6).map(|_| s.spawn_publish(NOW, &[], &[])).collect();
+    let reports: Vec<_> = children.into_iter().map(finish).collect();
+    let published: Vec<i64> = reports.iter().flat_map(|r| ids(r, "published")).collect();
+    assert_eq!(published, vec![1], "{reports:?}");
+    assert_eq!(s.revision(), 1);
+    assert_eq!(s.query_i64("SELECT count(*) FROM audit_log"), 1);
+    // Every change of hands bumped the fence (a process that planned before the winner
+    // committed may take the released lease, find the item current and let it go): at most
+    // once per process, and the lease is free now.
+    let fence = s.query_i64("SELECT fence FROM job_leases WHERE key = 'publication:1'");
+    assert!((1..=6).contains(&fence), "fence {fence}");
+    assert_eq!(
+        s.query_i64("SELECT count(*) FROM job_leases WHERE expires_at > 0"),
+        0
+    );
+}
+
+/// An item in the ledger, embargoed (the scan records it; nothing publishes it yet).
+fn embargoed_item(s: &TestSite) -> String {
+    s.item(1, "2026-12-20");
+    s.publish(NOW);
+    let mut l = open(s);
+    l.read(|tx| Ok(items::view(tx, ItemId(1))?.unwrap().source_hash.unwrap()))
+        .unwrap()
+}
+
+fn page(body: &str) -> PageFields {
+    PageFields {
+        title: "t".into(),
+        day: "2026-12-20".into(),
+        price: "1.00".into(),
+        body_html: body.into(),
+        image_source: None,
+        image_sha256: None,
+        indexable: true,
+    }
+}
+
+fn two_racing_commits_of_one_page_exactly_one_wins(b: Backend) {
+    let s = TestSite::on(b);
+    let source_hash = embargoed_item(&s);
+    let now = at("2026-12-21T01:00:00Z");
+    let held = {
+        let mut l = open(&s);
+        let held = lease::acquire_all(
+            &mut l,
+            &[LeaseKey::Publication(ItemId(1))],
+            &OwnerId::random(),
+            now,
+            60,
+        )
+        .unwrap()
+        .remove(0)
+        .unwrap();
+        assert!(l
+            .write(|tx| items::mark_processing(tx, ItemId(1), &held, now))
+            .unwrap());
+        held
+    };
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let loc = location(&s);
+    let handles: Vec<_> = ["alpha", "beta"]
+        .into_iter()
+        .map(|body| {
+            let (loc, held, source_hash, barrier) = (
+                loc.clone(),
+                held.clone(),
+                source_hash.clone(),
+                barrier.clone(),
+            );
+            std::thread::spawn(move || {
+                let mut l = Ledger::open_at(&loc, Duration::from_secs(30)).unwrap();
+                let c = Commit {
+                    id: ItemId(1),
+                    action: Action::Publish,
+                    lease: held,
+                    expected_state: State::Processing,
+                    expected_version: 0,
+                    source_hash: Some(source_hash),
+                    page: Some(page(body)),
+                    token: format!("token-{body}"),
+                };
+                barrier.wait();
+                l.write(|tx| pages::commit(tx, &c, now)).unwrap().outcome
+            })
+        })
+        .collect();
+    let outcomes: Vec<Outcome> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(
+        outcomes
+            .iter()
+            .filter(|o| **o == Outcome::Published)
+            .count(),
+        1,
+        "{outcomes:?}"
+    );
+    assert_eq!(
+        outcomes.iter().filter(|o| **o == Outcome::Conflict).count(),
+        1,
+        "{outcomes:?}"
+    );
+    assert_eq!(s.revision(), 1);
+    assert_eq!(s.query_i64("SELECT count(*) FROM audit_log"), 1);
+    assert_eq!(
+        s.query_i64("SELECT content_version FROM pages WHERE item_id = 1"),
+        1
+    );
+}
+
+fn a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_nothing(b: Backend) {
+    let s = TestSite::on(b);
+    let source_hash = embargoed_item(&s);
+    let t0 = at("2026-12-21T01:00:00Z");
+    let mut l = open(&s);
+    let key = [LeaseKey::Publication(ItemId(1))];
+    let a = lease::acquire_all(&mut l, &key, &OwnerId::random(), t0, 60)
+        .unwrap()
+        .remove(0)
+        .unwrap();
+    assert!(l
+        .write(|tx| items::mark_processing(tx, ItemId(1), &a, t0))
+        .unwrap());
+    // A's lease runs out during its slow work; B takes over with the next fence.
+    let later = t0.plus_secs(61);
+    let b2 = lease::acquire_all(&mut l, &key, &OwnerId::random(), later, 60)
+        .unwrap()
+        .remove(0)
+        .unwrap();
+    assert_eq!(b2.fence, Fence(a.fence.0 + 1));
+    let c = Commit {
+        id: ItemId(1),
+        action: Action::Publish,
+        lease: a,
+        expected_state: State::Processing,
+        expected_version: 0,
+        source_hash: Some(source_hash),
+        page: Some(page("stale")),
+        token: "stale-token".into(),
+    };
+    let r = l.write(|tx| pages::commit(tx, &c, later)).unwrap();
+    assert_eq!(r.outcome, Outcome::LeaseLost);
+    assert_eq!(s.query_i64("SELECT count(*) FROM pages"), 0);
+    assert_eq!(s.query_i64("SELECT count(*) FROM page_bodies"), 0);
+    assert_eq!(s.query_i64("SELECT count(*) FROM audit_log"), 0);
+    assert_eq!(s.revision(), 0);
+    // Nor can the old holder record a failure or park the item.
+    assert!(!l
+        .write(|tx| items::record_failure(tx, ItemId(1), "x", &c.lease, 5, later))
+        .unwrap());
+    assert!(!l
+        .write(|tx| items::park(tx, ItemId(1), &c.lease, later))
+        .unwrap());
+}
+
+fn the_one_way_rules_hold_in_sql_against_a_confused_writer(b: Backend) {
+    // Straight at the ledger: a writer that skips the Rust-side rule still cannot undo them.
+    let s = TestSite::on(b);
+    s.write(
+        "content/images/a.svg",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n",
+    );
+    s.item_with(1, "2026-11-01", "image = \"images/a.svg\"\n", "first");
+    s.publish(NOW);
+    let now = at(NOW);
+    let mut l = open(&s);
+    let held = lease::acquire_all(
+        &mut l,
+        &[LeaseKey::Publication(ItemId(1))],
+        &OwnerId::random(),
+        now,
+        60,
+    )
+    .unwrap()
+    .remove(0)
+    .unwrap();
+    let source_hash = l
+        .read(|tx| Ok(items::view(tx, ItemId(1))?.unwrap().source_hash))
+        .unwrap();
+    s.execute("UPDATE pages SET source_hash = 'old' WHERE item_id = 1");
+    let c = Commit {
+        id: ItemId(1),
+        action: Action::Update,
+        lease: held,
+        expected_state: State::Published,
+        expected_version: 1,
+        source_hash,
+        page: Some(PageFields {
+            indexable: false,
+            ..page("<p>confused</p>")
+        }),
+        token: "tok".into(),
+    };
+    assert_eq!(
+        l.write(|tx| pages::commit(tx, &c, now)).unwrap().outcome,
+        Outcome::Updated
+    );
+    assert_eq!(
+        s.query_i64("SELECT indexable FROM pages WHERE item_id = 1"),
+        1,
+        "an indexable page never returns to noindex"
+    );
+    assert_eq!(
+        s.query_i64("SELECT count(*) FROM pages WHERE item_id = 1 AND image_sha256 IS NOT NULL"),
+        1,
+        "a page that has its image keeps it"
+    );
+    s.cmd(&["verify"]).assert().success();
+}
+
+fn the_audit_chain_verifies_and_tampering_is_named(b: Backend) {
+    let s = TestSite::on(b);
+    s.item(1, "2026-11-01")
+        .item(2, "2026-11-02")
+        .item(3, "2026-11-03");
+    s.publish(NOW);
+    let v = s.json(&["verify"]);
+    assert_eq!(v["intact"], true);
+    assert_eq!(v["entries"], 3);
+    s.execute("UPDATE audit_log SET subject = 'item:99' WHERE seq = 2");
+    let out = s.cmd(&["verify", "--json"]).output().unwrap();
+    assert!(!out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["first_break"]["seq"], 2, "{v}");
+    s.execute("UPDATE audit_log SET subject = 'item:2' WHERE seq = 2");
+    s.cmd(&["verify"]).assert().success();
+    // A truncated tail links up, but does not reach the anchor.
+    s.execute("DELETE FROM audit_log WHERE seq = 3");
+    let out = s.cmd(&["verify", "--json"]).output().unwrap();
+    assert!(!out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["first_break"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("truncated"),
+        "{v}"
+    );
+}
+
+fn racing_result_reports_get_dense_unique_slots(b: Backend) {
+    let s = TestSite::on(b);
+    s.json(&["status"]); // creates the ledger before the race
+    let children: Vec<_> = (0..16)
+        .map(|i| {
+            std::process::Command::new(bin())
+                .arg("--site")
+                .arg(s.root())
+                .args([
+                    "results",
+                    "add",
+                    "--json",
+                    "--puzzle",
+                    "9",
+                    "--outcome",
+                    "win",
+                ])
+                .args(["--guesses", "2", "--session"])
+                .arg(format!("s{}", i % 13)) // three sessions report twice
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut slots = Vec::new();
+    let mut dupes = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        if v["inserted"] == true {
+            slots.push(v["slot"].as_i64().unwrap());
+        } else {
+            assert_eq!(v["reason"], "duplicate", "{v}");
+            dupes += 1;
+        }
+    }
+    slots.sort();
+    assert_eq!(slots, (1..=13).collect::<Vec<_>>());
+    assert_eq!(dupes, 3);
+    assert_eq!(s.query_i64("SELECT count(*) FROM daily_results"), 13);
+    assert_eq!(s.query_i64("SELECT max(slot) FROM daily_results"), 13);
+}
+
+/// Every id in `key` across the reports, asserting none appears twice.
+fn union_no_dupes(reports: &[serde_json::Value], key: &str) -> BTreeSet<i64> {
+    let mut all = BTreeSet::new();
+    for r in reports {
+        for id in ids(r, key) {
+            assert!(
+                all.insert(id),
+                "item {id} was {key} by two processes: {reports:?}"
+            );
+        }
+    }
+    all
+}
+
+/// Four publishers at once whose clocks disagree by up to seven seconds (hosts with skewed
+/// clocks; with PostgreSQL and no `--now` they would use the database's).
+fn race_skewed(s: &TestSite, base: &str) -> Vec<serde_json::Value> {
+    let t = at(base);
+    let children: Vec<_> = [0i64, 2, 5, 7]
+        .iter()
+        .map(|skew| s.spawn_publish(&Instant(t.0 + skew * 1000).rfc3339(), &[], &[]))
+        .collect();
+    children.into_iter().map(finish).collect()
+}
+
+fn racing_publishers_with_skewed_clocks_publish_every_item_once(b: Backend) {
+    let s = TestSite::on(b);
+    // Small batches make the processes interleave on the lease table.
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace("[publish]\n", "[publish]\nbatch_size = 4\n"),
+    );
+    let days = ["2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04"];
+    let per_day = 30;
+    for (d, day) in days.iter().enumerate() {
+        for k in 0..per_day {
+            s.item((d * per_day + k + 1) as i64, day);
+        }
+    }
+    // Round r runs just after day r's embargo ends, so 30 more items are due each round.
+    let rounds = [
+        "2026-11-02T00:10:00Z",
+        "2026-11-03T00:10:00Z",
+        "2026-11-04T00:10:00Z",
+        "2026-11-05T00:10:00Z",
+    ];
+    let mut expected = BTreeSet::new();
+    for (r, now) in rounds.iter().enumerate() {
+        let reports = race_skewed(&s, now);
+        let published = union_no_dupes(&reports, "published");
+        let new: BTreeSet<i64> = ((r * per_day + 1) as i64..=((r + 1) * per_day) as i64).collect();
+        assert_eq!(published, new, "round {r}");
+        expected.extend(new);
+        for rep in &reports {
+            assert!(
+                ids(rep, "lease_lost").is_empty() && ids(rep, "conflict").is_empty(),
+                "{rep}"
+            );
+        }
+        assert_eq!(s.revision(), expected.len() as i64);
+    }
+    assert_eq!(s.query_i64("SELECT count(*) FROM pages"), 120);
+    assert_eq!(s.query_i64("SELECT count(*) FROM audit_log"), 120);
+    assert_eq!(s.query_i64("SELECT max(content_version) FROM pages"), 1);
+    s.cmd(&["verify"]).assert().success();
+
+    // Nothing to do: nothing changes.
+    for rep in &race_skewed(&s, rounds[3]) {
+        assert!(
+            ids(rep, "published").is_empty() && ids(rep, "updated").is_empty(),
+            "{rep}"
+        );
+    }
+    assert_eq!(s.revision(), 120);
+
+    // Edits, withdrawals and removals, then racing re-runs: one revision per public change.
+    for id in 1..=10 {
+        s.item_with(id, "2026-11-01", "", &format!("Edited body {id}."));
+    }
+    for id in 11..=15 {
+        s.item_with(id, "2026-11-01", "withdrawn = true\n", "gone");
+    }
+    for id in 16..=20 {
+        std::fs::remove_file(s.path(&format!("content/answers/{id}.md"))).unwrap();
+    }
+    let reports = race_skewed(&s, rounds[3]);
+    assert_eq!(union_no_dupes(&reports, "updated"), (1..=10).collect());
+    assert_eq!(union_no_dupes(&reports, "withdrawn"), (11..=20).collect());
+    assert!(union_no_dupes(&reports, "published").is_empty());
+    assert_eq!(s.revision(), 140);
+    for rep in &race_skewed(&s, rounds[3]) {
+        assert!(
+            ids(rep, "updated").is_empty() && ids(rep, "withdrawn").is_empty(),
+            "{rep}"
+        );
+    }
+    assert_eq!(s.revision(), 140);
+    assert_eq!(s.query_i64("SELECT count(*) FROM audit_log"), 140);
+    s.cmd(&["verify"]).assert().success();
+    // The build reads the same ledger: 110 public pages.
+    let built = s.build(&[]);
+    assert_eq!(built["revision"], 140, "{built}");
+}
+
+fn a_newer_schema_is_refused_and_left_untouched(b: Backend) {
+    let s = TestSite::on(b);
+    s.item(1, "2026-11-01");
+    s.publish(NOW);
+    match b {
+        Backend::Sqlite => s.execute("PRAGMA user_version = 99"),
+        Backend::Postgres => s.execute("UPDATE fencepost_schema SET version = 99"),
+    }
+    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("newer than this fencepost"), "{err}");
+    // Untouched: still version 99, still one page.
+    let version = match b {
+        Backend::Sqlite => s.query_i64("PRAGMA user_version"),
+        Backend::Postgres => s.query_i64("SELECT version FROM fencepost_schema"),
+    };
+    assert_eq!(version, 99);
+    assert_eq!(s.query_i64("SELECT count(*) FROM pages"), 1);
+}
+
+/// Under READ COMMITTED an in-statement guard reads its statement's snapshot and locks
+/// nothing. Schedule: a fence-1 writer runs its guarded statement while its lease is live,
+/// stalls before committing; its lease expires and another host takes over (fence 2); then
+/// the stalled writer commits. The naive form lets that write land after fence 2 was granted;
+/// fencepost's form (the lease row locked first) makes the takeover wait for the writer, so
+/// every fence-1 write commits before fence 2 exists, and a fence-1 writer that comes back
+/// after the takeover changes nothing.
+#[test]
+fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not() {
+    let s = TestSite::on(Backend::Postgres);
+    s.item(1, "2026-12-20").item(2, "2026-12-20");
+    s.publish(NOW);
+    let url = s.ledger_url().unwrap();
+    let loc = location(&s);
+    let t0 = at("2026-12-21T01:00:00Z");
+    let (live, expired) = (t0.plus_secs(59), t0.plus_secs(61));
+    let take = |id: i64, t: Instant| {
+        let mut l = Ledger::open_at(&loc, Duration::from_secs(30)).unwrap();
+        lease::acquire_all(
+            &mut l,
+            &[LeaseKey::Publication(ItemId(id))],
+            &OwnerId::random(),
+            t,
+            60,
+        )
+        .unwrap()
+        .remove(0)
+    };
+
+    // 1. The naive guard.
+    let a = take(1, t0).unwrap();
+    let mut writer = Pg::client(&url);
+    let mut tx = writer.transaction().unwrap();
+    let n = tx
+        .execute(
+            "UPDATE items SET last_error = 'written under fence 1' WHERE id = 1
+               AND EXISTS (SELECT 1 FROM job_leases WHERE key = $1 AND owner_id = $2
+                           AND fence = $3 AND expires_at > $4)",
+            &[&a.key, &a.owner.0, &a.fence.0, &live.0],
+        )
+        .unwrap();
+    assert_eq!(n, 1, "the guard passed while the lease was live");
+    // The takeover is not held up by the open writer: nothing is locked.
+    let started = std::time::Instant::now();
+    let b = take(1, expired).expect("the takeover succeeds at once");
+    assert_eq!(b.fence, Fence(2));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    tx.commit().unwrap();
+    assert_eq!(
+        s.query_i64(
+            "SELECT count(*) FROM items WHERE id = 1 AND last_error = 'written under fence 1'"
+        ),
+        1,
+        "the naive guard let a fence-1 write commit after fence 2 was granted"
+    );
+
+    // 2. fencepost's form, the same schedule on item 2.
+    let a = take(2, t0).unwrap();
+    let (to_main, from_writer) = std::sync::mpsc::channel::<bool>();
+    let (to_writer, from_main) = std::sync::mpsc::channel::<()>();
+    let (wloc, wa) = (loc.clone(), a.clone());
+    let writer = std::thread::spawn(move || {
+        let mut l = Ledger::open_at(&wloc, Duration::from_secs(30)).unwrap();
+        l.write(|tx| {
+            let wrote =
+                items::record_failure(tx, ItemId(2), "written under fence 1", &wa, 99, live)?;
+            to_main.send(wrote).unwrap();
+            // Stall inside the transaction until the takeover has been tried.
+            from_main.recv().unwrap();
+            Ok(wrote)
+        })
+        .unwrap()
+    });
+    assert!(
+        from_writer.recv().unwrap(),
+        "the guard passed while the lease was live"
+    );
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let tloc = loc.clone();
+    let taker = std::thread::spawn(move || {
+        let mut l = Ledger::open_at(&tloc, Duration::from_secs(30)).unwrap();
+        let got = lease::acquire_all(
+            &mut l,
+            &[LeaseKey::Publication(ItemId(2))],
+            &OwnerId::random(),
+            expired,
+            60,
+        )
+        .unwrap()
+        .remove(0);
+        done_tx.send(()).unwrap();
+        got
+    });
+    assert!(
+        done_rx.recv_timeout(Duration::from_millis(800)).is_err(),
+        "the takeover must wait for the writer that holds the lease row"
+    );
+    to_writer.send(()).unwrap();
+    assert!(writer.join().unwrap());
+    let b = taker
+        .join()
+        .unwrap()
+        .expect("the takeover succeeds once the writer is done");
+    assert_eq!(b.fence, Fence(2));
+    // The fence-1 write committed before fence 2 existed; a fence-1 writer that comes back
+    // now finds its lease lost and writes nothing.
+    let mut l = open(&s);
+    assert!(!l
+        .write(|tx| items::record_failure(tx, ItemId(2), "late fence 1", &a, 99, live))
+        .unwrap());
+    assert_eq!(
+        s.query_i64(
+            "SELECT count(*) FROM items WHERE id = 2 AND last_error = 'written under fence 1'"
+        ),
+        1
+    );
+}
+
+/// `ledger copy`: publish on SQLite, copy into an empty PostgreSQL database, carry on there.
+/// The first build from PostgreSQL, into an empty output folder, is byte-identical to the
+/// last one from SQLite; a second copy into the now non-empty database is refused.
+#[test]
+fn ledger_copy_moves_a_sqlite_ledger_to_postgres_and_the_build_stays_byte_identical() {
+    let s = TestSite::new();
+    s.write(
+        "content/images/a.svg",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n",
+    );
+    s.item_with(
+        1,
+        "2026-11-01",
+        "image = \"images/a.svg\"\n",
+        "with an image",
+    );
+    for id in 2..=5 {
+        s.item(id, &format!("2026-11-0{id}"));
+    }
+    s.item(6, "2026-12-20"); // embargoed: pending at the copy
+    s.publish(NOW);
+    s.item_with(2, "2026-11-02", "withdrawn = true\n", "gone");
+    s.publish(NOW);
+    s.json(&[
+        "results",
+        "add",
+        "--puzzle",
+        "1",
+        "--session",
+        "a",
+        "--outcome",
+        "win",
+        "--guesses",
+        "3",
+    ]);
+    s.build(&[]);
+    let before = tree(&s.current_dir());
+    let sqlite_status = s.status();
+
+    let url = pg().database();
+    let r = s.json(&["ledger", "copy", "--to", &url]);
+    assert_eq!(r["verified"], true, "{r}");
+    assert_eq!(r["revision"], 6, "{r}");
+    assert_eq!(r["tables"]["pages"], 5, "{r}");
+    assert_eq!(r["tables"]["items"], 6, "{r}");
+    assert_eq!(r["tables"]["audit_log"], 6, "{r}");
+    assert_eq!(r["tables"]["daily_results"], 1, "{r}");
+    // A second copy into the same database is refused, and changes nothing.
+    let out = s.cmd(&["ledger", "copy", "--to", &url]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not empty"), "{err}");
+
+    s.set_ledger_url(&url);
+    let pg_status = s.status();
+    for key in [
+        "revision",
+        "items",
+        "audit_entries",
+        "audit_tip",
+        "next_embargo_at",
+    ] {
+        assert_eq!(pg_status[key], sqlite_status[key], "{key}");
+    }
+    s.cmd(&["verify"]).assert().success();
+    // The same ledger id travelled: a fresh output folder gets the very same bytes.
+    std::fs::rename(s.path("public"), s.path("public-from-sqlite")).unwrap();
+    s.build(&[]);
+    assert_same_tree(
+        &before,
+        &tree(&s.current_dir()),
+        "build from PostgreSQL after the copy",
+    );
+
+    // And publishing carries on there.
+    let r = s.publish("2026-12-21T00:10:00Z");
+    assert_eq!(ids(&r, "published"), vec![6]);
+    assert_eq!(r["revision"], 7);
+    s.cmd(&["verify"]).assert().success();
+    assert_eq!(
+        s.query_i64("SELECT count(*) FROM items WHERE source_size IS NOT NULL"),
+        0,
+        "a shared ledger keeps no per-host stats"
+    );
+}
+
+/// `FENCEPOST_LEDGER` picks the ledger over fencepost.toml, and a password in the URL never
+/// reaches stdout, stderr or JSON — not even in an error.
+#[test]
+fn the_environment_selects_postgres_and_the_password_stays_secret() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let url = pg().database();
+    let secret_url = url.replace("fencepost@", "fencepost:hunter2secret@");
+    let out = s
+        .cmd(&["publish", "--json", "--now", NOW, "-vv"])
+        .env("FENCEPOST_LEDGER", &secret_url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!all.contains("hunter2secret"), "{all}");
+    assert!(
+        !s.path(".fencepost/ledger.sqlite").exists(),
+        "the SQLite ledger was not used"
+    );
+    let mut c = Pg::client(&url);
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM pages", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+    // An error names the database without the password.
+    let bad = secret_url.replace(&format!(":{}/", pg().port), ":1/");
+    let out = s
+        .cmd(&["status", "--json"])
+        .env("FENCEPOST_LEDGER", &bad)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("127.0.0.1:1"),
+        "the error names the database: {err}"
+    );
+    assert!(!err.contains("hunter2secret"), "{err}");
+    assert!(err.contains("***"), "{err}");
+}
