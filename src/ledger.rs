@@ -33,7 +33,7 @@ pub mod schema;
 pub mod sqlite;
 pub mod status;
 
-use db::{Args, DbError, DbErrorKind, Dialect, Row};
+use db::{Args, DbError, DbErrorKind, Dialect, Out, Row, Step};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -239,14 +239,31 @@ impl Ledger {
         Ok(v)
     }
 
+    /// Runs `f` where every statement is a transaction of its own: for work made of one
+    /// statement, it saves PostgreSQL two round trips (BEGIN, COMMIT). On SQLite it is
+    /// [`Ledger::write`].
+    pub fn each_statement<T>(
+        &mut self,
+        f: impl FnMut(&Tx<'_>) -> Result<T, LedgerError>,
+    ) -> Result<T, LedgerError> {
+        match &mut self.backend {
+            Backend::Sqlite(_) => self.write(f),
+            Backend::Postgres(conn) => {
+                let mut f = f;
+                let tx = Tx {
+                    inner: TxInner::Postgres(postgres::autocommit(conn)),
+                    name: &self.name,
+                };
+                f(&tx)
+            }
+        }
+    }
+
     fn begin(&mut self, mode: TxMode) -> Result<Tx<'_>, LedgerError> {
         let name = self.name.as_str();
         let inner = match &mut self.backend {
             Backend::Sqlite(conn) => TxInner::Sqlite(sqlite::begin(conn, name, mode)?),
-            Backend::Postgres(conn) => {
-                let (tx, cache) = postgres::begin(conn, name, mode)?;
-                TxInner::Postgres(std::cell::RefCell::new(tx), cache)
-            }
+            Backend::Postgres(conn) => TxInner::Postgres(postgres::begin(conn, name, mode)?),
         };
         Ok(Tx { inner, name })
     }
@@ -273,6 +290,14 @@ impl Ledger {
     }
 }
 
+/// The only outcome of a one-call pipeline.
+fn one(r: Result<Vec<Out>, (usize, DbError)>) -> Result<Out, DbError> {
+    r.map_err(|(_, e)| e)?.pop().ok_or_else(|| DbError {
+        kind: DbErrorKind::Other,
+        message: "no result".into(),
+    })
+}
+
 fn backoff(attempt: u32) {
     let jitter = u64::from(uuid::Uuid::new_v4().as_bytes()[0] % 16);
     std::thread::sleep(Duration::from_millis((2u64 << attempt.min(6)) + jitter));
@@ -286,10 +311,7 @@ pub(crate) enum TxMode {
 
 enum TxInner<'a> {
     Sqlite(rusqlite::Transaction<'a>),
-    Postgres(
-        std::cell::RefCell<::postgres::Transaction<'a>>,
-        &'a std::cell::RefCell<postgres::Cache>,
-    ),
+    Postgres(postgres::PgTx<'a>),
 }
 
 /// One transaction on either engine. Its statements are named (see [`db`]).
@@ -320,9 +342,16 @@ impl Tx<'_> {
         let values = stmt.bind(name, args)?;
         match &self.inner {
             TxInner::Sqlite(tx) => sqlite::exec(tx, &stmt.text, &values),
-            TxInner::Postgres(tx, cache) => {
-                postgres::exec(&mut tx.borrow_mut(), cache, name, &stmt.text, &values)
-            }
+            TxInner::Postgres(tx) => one(postgres::pipeline(
+                tx,
+                &[postgres::Call {
+                    name: Some(name),
+                    text: &stmt.text,
+                    values,
+                    query: false,
+                }],
+            ))
+            .map(|o| o.count()),
         }
         .map_err(|e| self.err(name, e))
     }
@@ -331,22 +360,90 @@ impl Tx<'_> {
     pub fn rows(&self, name: &'static str, args: Args<'_>) -> Result<Vec<Row>, LedgerError> {
         let stmt = self.dialect().statement(name)?;
         let values = stmt.bind(name, args)?;
-        self.rows_of(name, &stmt.text, &values)
+        self.rows_of(Some(name), &stmt.text, values)
     }
 
     fn rows_of(
         &self,
-        name: &'static str,
+        name: Option<&'static str>,
         text: &str,
-        values: &[db::Value],
+        values: Vec<db::Value>,
     ) -> Result<Vec<Row>, LedgerError> {
-        match &self.inner {
-            TxInner::Sqlite(tx) => sqlite::query(tx, name, text, values),
-            TxInner::Postgres(tx, cache) => {
-                postgres::query(&mut tx.borrow_mut(), cache, name, text, values)
+        let label = name.unwrap_or("generated");
+        let mut rows = match &self.inner {
+            TxInner::Sqlite(tx) => sqlite::query(tx, label, text, &values),
+            TxInner::Postgres(tx) => one(postgres::pipeline(
+                tx,
+                &[postgres::Call {
+                    name,
+                    text,
+                    values,
+                    query: true,
+                }],
+            ))
+            .map(Out::rows),
+        }
+        .map_err(|e| self.err(label, e))?;
+        for r in &mut rows {
+            r.statement = label;
+        }
+        Ok(rows)
+    }
+
+    /// Runs `steps` in order as one flight: on PostgreSQL they are pipelined (sent together,
+    /// answered together), on SQLite run one after another. No step may need an earlier
+    /// one's result in Rust; each may of course see what earlier steps wrote.
+    pub fn pipeline(&self, steps: &[Step]) -> Result<Vec<Out>, LedgerError> {
+        let dialect = self.dialect();
+        let mut prepared = Vec::with_capacity(steps.len());
+        for st in steps {
+            let stmt = dialect.statement(st.name)?;
+            let args: Vec<(&str, &dyn db::ToValue)> = st
+                .args
+                .iter()
+                .map(|(k, v)| (*k, v as &dyn db::ToValue))
+                .collect();
+            prepared.push((st, stmt, stmt.bind(st.name, &args)?));
+        }
+        let mut out = match &self.inner {
+            TxInner::Sqlite(tx) => {
+                let mut out = Vec::with_capacity(steps.len());
+                for (st, stmt, values) in &prepared {
+                    out.push(if st.query {
+                        Out::Rows(
+                            sqlite::query(tx, st.name, &stmt.text, values)
+                                .map_err(|e| self.err(st.name, e))?,
+                        )
+                    } else {
+                        Out::Count(
+                            sqlite::exec(tx, &stmt.text, values)
+                                .map_err(|e| self.err(st.name, e))?,
+                        )
+                    });
+                }
+                out
+            }
+            TxInner::Postgres(tx) => {
+                let calls: Vec<postgres::Call<'_>> = prepared
+                    .into_iter()
+                    .map(|(st, stmt, values)| postgres::Call {
+                        name: Some(st.name),
+                        text: &stmt.text,
+                        values,
+                        query: st.query,
+                    })
+                    .collect();
+                postgres::pipeline(tx, &calls).map_err(|(i, e)| self.err(steps[i].name, e))?
+            }
+        };
+        for (o, st) in out.iter_mut().zip(steps) {
+            if let Out::Rows(rows) = o {
+                for r in rows {
+                    r.statement = st.name;
+                }
             }
         }
-        .map_err(|e| self.err(name, e))
+        Ok(out)
     }
 
     /// Runs a query that answers at most one row.
@@ -370,7 +467,7 @@ impl Tx<'_> {
     ) -> Result<Vec<Row>, LedgerError> {
         let stmt = db::positional(sql, self.dialect());
         let values = stmt.bind("generated", args)?;
-        self.rows_of("generated", &stmt.text, &values)
+        self.rows_of(None, &stmt.text, values)
     }
 
     pub(crate) fn exec_generated(
@@ -381,9 +478,16 @@ impl Tx<'_> {
         let stmt = db::positional(sql, self.dialect());
         match &self.inner {
             TxInner::Sqlite(tx) => sqlite::exec(tx, &stmt.text, values),
-            TxInner::Postgres(tx, _) => {
-                postgres::exec_uncached(&mut tx.borrow_mut(), &stmt.text, values)
-            }
+            TxInner::Postgres(tx) => one(postgres::pipeline(
+                tx,
+                &[postgres::Call {
+                    name: None,
+                    text: &stmt.text,
+                    values: values.to_vec(),
+                    query: false,
+                }],
+            ))
+            .map(|o| o.count()),
         }
         .map_err(|e| self.err("generated", e))
     }
@@ -397,7 +501,7 @@ impl Tx<'_> {
         };
         match self.inner {
             TxInner::Sqlite(tx) => sqlite::commit(tx).map_err(err),
-            TxInner::Postgres(tx, _) => postgres::commit(tx.into_inner()).map_err(err),
+            TxInner::Postgres(tx) => postgres::commit(tx).map_err(err),
         }
     }
 }

@@ -246,11 +246,14 @@ fn run_batch(
         Nothing,
     }
     // The closure may run again (a PostgreSQL retry), so it only returns what it saw.
+    // Two pipelines: every view, then every item's lease-guarded step.
     let preflight = ledger.write(|tx| {
+        let ids: Vec<ItemId> = held.iter().map(|(id, _)| *id).collect();
+        let views = items::views(tx, &ids)?;
+        let mut steps = Vec::new();
         let mut out = Vec::with_capacity(held.len());
-        for (id, held) in &held {
+        for ((id, held), view) in held.iter().zip(views) {
             let (id, held) = (*id, held.clone());
-            let view = items::view(tx, id)?;
             out.push(match view.as_ref().map(|v| v.plan(now)) {
                 Some(Plan::Act(_))
                     if view
@@ -259,19 +262,18 @@ fn run_batch(
                 {
                     // Every earlier attempt ended without a recorded failure (they crashed):
                     // stop trying until someone re-arms it.
-                    items::park(tx, id, &held, now)?;
-                    lease::release(tx, &held, now)?;
+                    steps.extend(items::guarded_steps("items.park", id, &held, now, &[]));
+                    steps.push(lease::release_step(&held, now));
                     Preflight::Parked(id)
                 }
                 Some(Plan::Act(action)) => {
                     let view = view.expect("planned from a view");
-                    let expected_state = if action == Action::Publish {
-                        items::mark_processing(tx, id, &held, now)?;
-                        State::Processing
+                    let (statement, expected_state) = if action == Action::Publish {
+                        ("items.mark_processing", State::Processing)
                     } else {
-                        items::claim(tx, id, &held, now)?;
-                        view.state
+                        ("items.claim", view.state)
                     };
+                    steps.extend(items::guarded_steps(statement, id, &held, now, &[]));
                     Preflight::Claimed(Claimed {
                         view,
                         action,
@@ -281,7 +283,7 @@ fn run_batch(
                 }
                 other => {
                     // Another run finished it since we planned; nothing to do.
-                    lease::release(tx, &held, now)?;
+                    steps.push(lease::release_step(&held, now));
                     if other == Some(Plan::Current) {
                         Preflight::Current
                     } else {
@@ -290,6 +292,7 @@ fn run_batch(
                 }
             });
         }
+        tx.pipeline(&steps)?;
         Ok(out)
     })?;
     let mut claimed = Vec::with_capacity(preflight.len());
@@ -332,12 +335,22 @@ fn run_batch(
     // 5. Commit every item's batch and release the leases, in one transaction.
     let now = clock.now();
     let results = ledger.write(|tx| {
+        // Every item's commit batch, pipelined together (see pages::commit_all).
+        let commits: Vec<&Commit> = prepared
+            .iter()
+            .filter_map(|p| match p {
+                Prepared::Commit(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let mut committed = pages::commit_all(tx, &commits, now)?.into_iter();
         let mut results = Vec::with_capacity(prepared.len());
+        let mut releases = Vec::with_capacity(prepared.len());
         for p in &prepared {
             match p {
                 Prepared::Commit(c) => {
-                    let r = pages::commit(tx, c, now)?;
-                    lease::release(tx, &c.lease, now)?;
+                    let r = committed.next().expect("one result per commit");
+                    releases.push(lease::release_step(&c.lease, now));
                     results.push((c.id, Ok(Some(r.outcome))));
                 }
                 Prepared::Failed {
@@ -347,7 +360,7 @@ fn run_batch(
                 } => {
                     let still_held =
                         items::record_failure(tx, *id, error, held, max_attempts, now)?;
-                    lease::release(tx, held, now)?;
+                    releases.push(lease::release_step(held, now));
                     results.push((
                         *id,
                         if still_held {
@@ -358,7 +371,7 @@ fn run_batch(
                     ));
                 }
                 Prepared::Stale { id, lease: held } => {
-                    lease::release(tx, held, now)?;
+                    releases.push(lease::release_step(held, now));
                     results.push((*id, Ok(Some(Outcome::Conflict))));
                 }
                 Prepared::Locked { id, lease: held } => {
@@ -372,11 +385,12 @@ fn run_batch(
                         u32::MAX,
                         now,
                     )?;
-                    lease::release(tx, held, now)?;
+                    releases.push(lease::release_step(held, now));
                     results.push((*id, Ok(None)));
                 }
             }
         }
+        tx.pipeline(&releases)?;
         Ok(results)
     })?;
     crate::fail_point!("publish.after_commit");

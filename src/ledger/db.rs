@@ -78,11 +78,62 @@ macro_rules! args {
     };
 }
 
-pub type Args<'a> = &'a [(&'a str, &'a dyn ToValue)];
+/// Parameter names are always written into the code, so they are `'static`.
+pub type Args<'a> = &'a [(&'static str, &'a dyn ToValue)];
 
 /// Two sets of arguments as one (a lease guard's and a statement's own, say).
-pub fn join<'a>(a: Args<'a>, b: Args<'a>) -> Vec<(&'a str, &'a dyn ToValue)> {
+pub fn join<'a>(a: Args<'a>, b: Args<'a>) -> Vec<(&'static str, &'a dyn ToValue)> {
     a.iter().chain(b).copied().collect()
+}
+
+/// One statement of a [`crate::ledger::Tx::pipeline`]: statements sent together, run in
+/// order, whose results are read when all are done.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub name: &'static str,
+    pub args: Vec<(&'static str, Value)>,
+    /// Whether its rows are wanted (a query), or only how many rows it changed.
+    pub query: bool,
+}
+
+impl Step {
+    pub fn exec(name: &'static str, args: Args<'_>) -> Step {
+        Step {
+            name,
+            args: args.iter().map(|(k, v)| (*k, v.to_value())).collect(),
+            query: false,
+        }
+    }
+
+    pub fn query(name: &'static str, args: Args<'_>) -> Step {
+        Step {
+            query: true,
+            ..Step::exec(name, args)
+        }
+    }
+}
+
+/// What one step of a pipeline answered.
+#[derive(Debug, Clone)]
+pub enum Out {
+    Count(usize),
+    Rows(Vec<Row>),
+}
+
+impl Out {
+    pub fn count(&self) -> usize {
+        match self {
+            Out::Count(n) => *n,
+            Out::Rows(r) => r.len(),
+        }
+    }
+
+    pub fn rows(self) -> Vec<Row> {
+        match self {
+            Out::Rows(r) => r,
+            Out::Count(_) => Vec::new(),
+        }
+    }
 }
 
 /// Which SQL dialect a ledger speaks.

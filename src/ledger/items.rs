@@ -7,7 +7,7 @@
 use crate::args;
 use crate::clock::Instant;
 use crate::content::{CachedFile, FileStat, ItemId, ReadFile};
-use crate::ledger::db::Row;
+use crate::ledger::db::{Row, Step};
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{LedgerError, Tx};
 use std::collections::{HashMap, HashSet};
@@ -179,32 +179,41 @@ pub fn sync(
     now: Instant,
 ) -> Result<SyncReport, LedgerError> {
     let mut report = SyncReport::default();
-    for f in read {
-        let item = &f.item;
-        report.seen += tx.exec(
-            "items.upsert_seen",
-            args! {
-                "id" => item.id.0,
-                "path" => f.path,
-                "hash" => f.source_hash,
-                "size" => f.stat.size,
-                "mtime_ns" => f.stat.mtime_ns,
-                "ino" => f.stat.ino,
-                "wants_withdrawn" => item.withdrawn,
-                "day" => item.day.to_string(),
-                "publish_at" => item.due_at(grace_minutes).0,
-                "explicit_publish_at" => item.publish_at.map(|t| t.0),
-                "image_source" => item.image.as_ref().map(|i| i.key()),
-                "now" => now.0,
-            },
-        )?;
+    // In flights of a thousand statements (one per file): the same statements, fewer round
+    // trips to a database over the network.
+    let upserts: Vec<Step> = read
+        .iter()
+        .map(|f| {
+            let item = &f.item;
+            Step::exec(
+                "items.upsert_seen",
+                args! {
+                    "id" => item.id.0,
+                    "path" => f.path,
+                    "hash" => f.source_hash,
+                    "size" => f.stat.size,
+                    "mtime_ns" => f.stat.mtime_ns,
+                    "ino" => f.stat.ino,
+                    "wants_withdrawn" => item.withdrawn,
+                    "day" => item.day.to_string(),
+                    "publish_at" => item.due_at(grace_minutes).0,
+                    "explicit_publish_at" => item.publish_at.map(|t| t.0),
+                    "image_source" => item.image.as_ref().map(|i| i.key()),
+                    "now" => now.0,
+                },
+            )
+        })
+        .collect();
+    for chunk in upserts.chunks(1000) {
+        report.seen += tx.pipeline(chunk)?.iter().map(|o| o.count()).sum::<usize>();
     }
-    for id in known
+    let gone: Vec<Step> = known
         .iter()
         .filter(|id| !present.contains(id))
-        .map(|id| id.0)
-    {
-        report.gone += tx.exec("items.mark_gone", args! { "id" => id, "now" => now.0 })?;
+        .map(|id| Step::exec("items.mark_gone", args! { "id" => id.0, "now" => now.0 }))
+        .collect();
+    for chunk in gone.chunks(1000) {
+        report.gone += tx.pipeline(chunk)?.iter().map(|o| o.count()).sum::<usize>();
     }
     tx.exec("items.forget_unpublished", args! { "now" => now.0 })?;
     tx.exec(
@@ -263,8 +272,27 @@ pub fn view(tx: &Tx<'_>, id: ItemId) -> Result<Option<ItemView>, LedgerError> {
         .transpose()
 }
 
-/// Runs a lease-guarded statement over one item after locking the lease; returns whether
-/// it changed the item (false: the lease is lost, or the item is not in the state asked).
+/// A lease-guarded statement over one item, as pipeline steps: the lease row locked first,
+/// then the statement (its count, the second step's, says whether it changed the item).
+pub fn guarded_steps(
+    statement: &'static str,
+    id: ItemId,
+    lease: &Lease,
+    now: Instant,
+    extra: crate::ledger::db::Args<'_>,
+) -> [Step; 2] {
+    let base = args! {
+        "item" => id.0, "now" => now.0,
+        "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0,
+    };
+    [
+        lease::lock_step(lease, now),
+        Step::exec(statement, &crate::ledger::db::join(base, extra)),
+    ]
+}
+
+/// Runs [`guarded_steps`]; returns whether the statement changed the item (false: the lease
+/// is lost, or the item is not in the state asked).
 fn guarded(
     tx: &Tx<'_>,
     statement: &'static str,
@@ -273,14 +301,8 @@ fn guarded(
     now: Instant,
     extra: crate::ledger::db::Args<'_>,
 ) -> Result<bool, LedgerError> {
-    if !lease::lock(tx, lease, now)? {
-        return Ok(false);
-    }
-    let base = args! {
-        "item" => id.0, "now" => now.0,
-        "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0,
-    };
-    Ok(tx.exec(statement, &crate::ledger::db::join(base, extra))? == 1)
+    let out = tx.pipeline(&guarded_steps(statement, id, lease, now, extra))?;
+    Ok(out[0].count() == 1 && out[1].count() == 1)
 }
 
 /// Marks an item as being published by this lease holder. Returns whether it still held it.
@@ -322,6 +344,18 @@ pub fn claim(tx: &Tx<'_>, id: ItemId, lease: &Lease, now: Instant) -> Result<boo
 /// Parks an item under the lease (its attempts are used up).
 pub fn park(tx: &Tx<'_>, id: ItemId, lease: &Lease, now: Instant) -> Result<bool, LedgerError> {
     guarded(tx, "items.park", id, lease, now, &[])
+}
+
+/// The views of several items, read in one pipeline (in the order of `ids`).
+pub fn views(tx: &Tx<'_>, ids: &[ItemId]) -> Result<Vec<Option<ItemView>>, LedgerError> {
+    let steps: Vec<Step> = ids
+        .iter()
+        .map(|id| Step::query("items.view", args! { "id" => id.0 }))
+        .collect();
+    tx.pipeline(&steps)?
+        .into_iter()
+        .map(|o| o.rows().first().map(view_from_row).transpose())
+        .collect()
 }
 
 /// Re-arms a parked item (and its parked image). Returns whether the item exists.

@@ -8,7 +8,7 @@
 
 use crate::args;
 use crate::clock::Instant;
-use crate::ledger::db::Dialect;
+use crate::ledger::db::{Dialect, Step};
 use crate::ledger::{Ledger, LedgerError, Tx};
 
 /// What a lease is for: the closed set of jobs that take leases. Its text form is the row's
@@ -84,12 +84,13 @@ pub fn acquire(
     })
 }
 
-/// Takes each of `keys` it can; `None` for those someone else holds.
+/// Takes each of `keys` it can; `None` for those someone else holds. The takes go out as one
+/// pipeline.
 ///
 /// On SQLite all in one transaction (writers are serial anyway, and one commit is far cheaper
-/// than many). On PostgreSQL each in a transaction of its own: an upsert that finds a live
-/// lease still locks its row until the transaction ends, and holding such locks while taking
-/// more is how two hosts would deadlock.
+/// than many). On PostgreSQL each in a transaction of its own (one statement, no BEGIN): an
+/// upsert that meets a lease row still locks it until its transaction ends, and holding such
+/// locks while taking more is how two hosts would deadlock.
 pub fn acquire_all(
     ledger: &mut Ledger,
     keys: &[LeaseKey<'_>],
@@ -97,17 +98,52 @@ pub fn acquire_all(
     now: Instant,
     secs: u64,
 ) -> Result<Vec<Option<Lease>>, LedgerError> {
-    match ledger.dialect() {
-        Dialect::Sqlite => ledger.write(|tx| {
-            keys.iter()
-                .map(|k| acquire(tx, k, owner, now, secs))
-                .collect()
-        }),
-        Dialect::Postgres => keys
-            .iter()
-            .map(|k| ledger.write(|tx| acquire(tx, k, owner, now, secs)))
-            .collect(),
-    }
+    let expires_at = now.plus_secs(secs);
+    let names: Vec<String> = keys.iter().map(ToString::to_string).collect();
+    let steps: Vec<Step> = names
+        .iter()
+        .map(|key| {
+            Step::query(
+                "lease.acquire",
+                args! { "key" => key, "owner" => owner.0, "expires_at" => expires_at.0, "now" => now.0 },
+            )
+        })
+        .collect();
+    let outs = match ledger.dialect() {
+        Dialect::Sqlite => ledger.write(|tx| tx.pipeline(&steps))?,
+        Dialect::Postgres => ledger.each_statement(|tx| tx.pipeline(&steps))?,
+    };
+    names
+        .into_iter()
+        .zip(outs)
+        .map(|(key, out)| {
+            Ok(match out.rows().first() {
+                None => None,
+                Some(r) => Some(Lease {
+                    key,
+                    owner: owner.clone(),
+                    fence: Fence(r.get(0)?),
+                    expires_at,
+                }),
+            })
+        })
+        .collect()
+}
+
+/// The [`lock`] statement as a pipeline step.
+pub fn lock_step(lease: &Lease, now: Instant) -> Step {
+    Step::query(
+        "lease.lock",
+        args! { "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0, "now" => now.0 },
+    )
+}
+
+/// The [`release`] statement as a pipeline step.
+pub fn release_step(lease: &Lease, now: Instant) -> Step {
+    Step::exec(
+        "lease.release",
+        args! { "key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0, "now" => now.0 },
+    )
 }
 
 /// Locks `lease`'s row for the rest of the transaction, and says whether it is still held.

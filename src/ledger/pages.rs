@@ -21,7 +21,7 @@ use crate::args;
 use crate::clock::Instant;
 use crate::content::ItemId;
 use crate::ledger::audit::AuditAction;
-use crate::ledger::db::join;
+use crate::ledger::db::{join, Step};
 use crate::ledger::items::{Action, State};
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{LedgerError, Tx};
@@ -94,61 +94,59 @@ pub struct CommitResult {
     pub content_version: Option<i64>,
 }
 
-/// Runs one item's batch inside the caller's write transaction and reads back the outcome.
-pub fn commit(tx: &Tx<'_>, c: &Commit, now: Instant) -> Result<CommitResult, LedgerError> {
-    // The lease row first: on PostgreSQL this is what keeps a takeover out until we commit.
-    // Whether it is still held is decided by the guards and read back below.
-    lease::lock(tx, &c.lease, now)?;
+/// One item's batch, as steps: the writes that need no revision (the lease row locked
+/// first: on PostgreSQL that keeps a takeover out until we commit), then the ones that take
+/// the revision row, then the read-back.
+struct Parts {
+    write: Vec<Step>,
+    record: Vec<Step>,
+    read_back: Step,
+    content_hash: Option<String>,
+}
+
+fn parts(c: &Commit, now: Instant) -> Parts {
     let content_hash = c.page.as_ref().map(PageFields::content_hash);
     let expected_state = c.expected_state.as_str();
     let guard = args! {
         "lease_key" => c.lease.key, "owner" => c.lease.owner.0, "fence" => c.lease.fence.0,
         "now" => now.0,
     };
+    let mut write = vec![lease::lock_step(&c.lease, now)];
     match (c.action, &c.page) {
         (Action::Publish | Action::Update, Some(p)) => {
-            tx.exec(
+            write.push(Step::exec(
                 "pages.write_page",
-                &join(guard, args! {
-                    "item" => c.id.0, "content_hash" => content_hash, "source_hash" => c.source_hash,
-                    "title" => p.title, "day" => p.day, "price" => p.price,
-                    "image_source" => p.image_source, "image_sha256" => p.image_sha256,
-                    "indexable" => p.indexable, "token" => c.token,
-                    "expected_state" => expected_state, "expected_version" => c.expected_version,
-                }),
-            )?;
-            tx.exec(
+                &join(
+                    guard,
+                    args! {
+                        "item" => c.id.0, "content_hash" => content_hash, "source_hash" => c.source_hash,
+                        "title" => p.title, "day" => p.day, "price" => p.price,
+                        "image_source" => p.image_source, "image_sha256" => p.image_sha256,
+                        "indexable" => p.indexable, "token" => c.token,
+                        "expected_state" => expected_state, "expected_version" => c.expected_version,
+                    },
+                ),
+            ));
+            write.push(Step::exec(
                 "pages.write_body",
                 args! { "item" => c.id.0, "token" => c.token, "body_html" => p.body_html },
-            )?;
+            ));
         }
-        _ => {
-            tx.exec(
-                "pages.withdraw_page",
-                &join(guard, args! {
+        _ => write.push(Step::exec(
+            "pages.withdraw_page",
+            &join(
+                guard,
+                args! {
                     "item" => c.id.0, "token" => c.token, "source_hash" => c.source_hash,
                     "expected_state" => expected_state, "expected_version" => c.expected_version,
-                }),
-            )?;
-        }
+                },
+            ),
+        )),
     }
-    crate::fail_point!("publish.commit.after_page");
     let new_state = match c.action {
         Action::Withdraw => State::Withdrawn,
         Action::Publish | Action::Update => State::Published,
     };
-    tx.exec(
-        "pages.set_item_state",
-        args! { "item" => c.id.0, "token" => c.token, "new_state" => new_state.as_str(), "now" => now.0 },
-    )?;
-    tx.exec(
-        "pages.bump_revision",
-        args! { "item" => c.id.0, "token" => c.token },
-    )?;
-    tx.exec(
-        "pages.stamp_revision",
-        args! { "item" => c.id.0, "token" => c.token },
-    )?;
     let action = match c.action {
         Action::Publish => AuditAction::Publish,
         Action::Update => AuditAction::Update,
@@ -163,15 +161,29 @@ pub fn commit(tx: &Tx<'_>, c: &Commit, now: Instant) -> Result<CommitResult, Led
         "fence": c.lease.fence.0,
     })
     .to_string();
-    tx.exec(
-        "pages.audit",
-        args! {
-            "item" => c.id.0, "token" => c.token, "now" => now.0, "action" => action,
-            "subject" => format!("item:{}", c.id.0), "detail" => detail,
-        },
-    )?;
+    let mut record = vec![
+        Step::exec(
+            "pages.set_item_state",
+            args! { "item" => c.id.0, "token" => c.token, "new_state" => new_state.as_str(), "now" => now.0 },
+        ),
+        Step::exec(
+            "pages.bump_revision",
+            args! { "item" => c.id.0, "token" => c.token },
+        ),
+        Step::exec(
+            "pages.stamp_revision",
+            args! { "item" => c.id.0, "token" => c.token },
+        ),
+        Step::exec(
+            "pages.audit",
+            args! {
+                "item" => c.id.0, "token" => c.token, "now" => now.0, "action" => action,
+                "subject" => format!("item:{}", c.id.0), "detail" => detail,
+            },
+        ),
+    ];
     if let (Action::Update, Some(hash)) = (c.action, &content_hash) {
-        tx.exec(
+        record.push(Step::exec(
             "pages.record_same_content",
             &join(
                 guard,
@@ -180,20 +192,65 @@ pub fn commit(tx: &Tx<'_>, c: &Commit, now: Instant) -> Result<CommitResult, Led
                     "content_hash" => hash, "expected_state" => expected_state,
                 },
             ),
-        )?;
+        ));
     }
+    let read_back = Step::query("pages.read_back", &join(guard, args! { "item" => c.id.0 }));
+    Parts {
+        write,
+        record,
+        read_back,
+        content_hash,
+    }
+}
+
+/// Runs one item's batch inside the caller's write transaction and reads back the outcome.
+pub fn commit(tx: &Tx<'_>, c: &Commit, now: Instant) -> Result<CommitResult, LedgerError> {
+    Ok(commit_all(tx, &[c], now)?.remove(0))
+}
+
+/// Runs the batches of several items inside the caller's write transaction, as three
+/// pipelines (every item's writes, every item's revision and audit records, every read-back),
+/// and reads back each outcome. Each item's batch is exactly [`commit`]'s; only the round
+/// trips are shared. The revision row is taken in the second pipeline, so racing hosts hold
+/// it for two flights, not for the whole batch.
+pub fn commit_all(
+    tx: &Tx<'_>,
+    commits: &[&Commit],
+    now: Instant,
+) -> Result<Vec<CommitResult>, LedgerError> {
+    let parts: Vec<Parts> = commits.iter().map(|c| parts(c, now)).collect();
+    let writes: Vec<Step> = parts.iter().flat_map(|p| p.write.iter().cloned()).collect();
+    tx.pipeline(&writes)?;
+    crate::fail_point!("publish.commit.after_page");
+    let records: Vec<Step> = parts
+        .iter()
+        .flat_map(|p| p.record.iter().cloned())
+        .collect();
+    tx.pipeline(&records)?;
     crate::fail_point!("publish.commit.before_read_back");
-    let r = tx.one("pages.read_back", &join(guard, args! { "item" => c.id.0 }))?;
-    let back = ReadBack {
-        token: r.get(0)?,
-        content_version: r.get(1)?,
-        content_hash: r.get(2)?,
-        source_hash: r.get(3)?,
-        withdrawn: r.get::<Option<bool>>(4)?.unwrap_or(false),
-        revision: r.get(5)?,
-        lease_ok: r.get(6)?,
-    };
-    Ok(decide(c, content_hash.as_deref(), &back))
+    let reads: Vec<Step> = parts.iter().map(|p| p.read_back.clone()).collect();
+    let outs = tx.pipeline(&reads)?;
+    commits
+        .iter()
+        .zip(&parts)
+        .zip(outs)
+        .map(|((c, p), out)| {
+            let rows = out.rows();
+            let r = rows
+                .first()
+                .ok_or_else(|| LedgerError::Internal("pages.read_back answered no row".into()))?;
+            let back = ReadBack {
+                token: r.get(0)?,
+                content_version: r.get(1)?,
+                content_hash: r.get(2)?,
+                source_hash: r.get(3)?,
+                withdrawn: r.get::<Option<bool>>(4)?.unwrap_or(false),
+                revision: r.get(5)?,
+                lease_ok: r.get(6)?,
+            };
+            Ok(decide(c, p.content_hash.as_deref(), &back))
+        })
+        .collect()
 }
 
 struct ReadBack {

@@ -1,30 +1,37 @@
-//! The PostgreSQL backend: the only module that touches the `postgres` crate.
+//! The PostgreSQL backend: the only module that touches a PostgreSQL driver.
 //!
 //! Write transactions run READ COMMITTED; the operations that depend on a lease lock its row
 //! first (see [`super::lease::lock`]) and audit appends lock the revision row, which is what
 //! makes READ COMMITTED safe here. A build snapshot is one REPEATABLE READ, READ ONLY
 //! transaction. Migrations run in one transaction under an advisory lock, so hosts that
 //! open a new database at the same instant migrate it once.
+//!
+//! The driver is `tokio-postgres` (the engine of the synchronous `postgres` crate), driven by
+//! a small runtime of this connection's own, because it *pipelines*: statements sent
+//! together travel in one flight and the server runs them in order. The publish commit batch
+//! was built so that no statement needs an earlier one's result in Rust; here that turns
+//! ten round trips per item into one flight per batch ([`super::Tx::pipeline`]).
 
-use super::db::{DbError, DbErrorKind, Row, Value};
+use super::db::{DbError, DbErrorKind, Out, Row, Value};
 use super::{schema, LedgerError, TxMode};
-use ::postgres::error::SqlState;
-use ::postgres::types::{IsNull, ToSql, Type};
-use ::postgres::{Client, IsolationLevel, Statement, Transaction};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
-
-/// Prepared statements of one connection, by statement name.
-#[derive(Default)]
-pub struct Cache(HashMap<&'static str, Statement>);
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::{Client, Statement};
 
 pub(super) struct Conn {
+    rt: tokio::runtime::Runtime,
     client: Client,
-    cache: RefCell<Cache>,
+    /// Prepared statements of this connection, by statement name.
+    cache: RefCell<HashMap<&'static str, Statement>>,
 }
 
-/// The key of the advisory lock that serialises migrations ("fencepost" in ASCII, cut to fit).
+/// The key of the advisory lock that serialises migrations ("fencepos" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6665_6e63_6570_6f73;
 
 pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, LedgerError> {
@@ -32,7 +39,7 @@ pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, Led
         ledger: name.to_string(),
         source,
     };
-    let mut config: ::postgres::Config = url.parse().map_err(|e: ::postgres::Error| {
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
         LedgerError::Location(format!(
             "{name}: not a usable PostgreSQL URL ({e}); write postgres://USER@HOST:PORT/DATABASE, with the password in PGPASSWORD or the URL"
         ))
@@ -46,35 +53,52 @@ pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, Led
         config.connect_timeout(timeout.max(Duration::from_secs(1)));
     }
     config.application_name("fencepost");
-    let client = if config.get_ssl_mode() == ::postgres::config::SslMode::Require {
-        config.connect(tls()?)
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            open_err(DbError {
+                kind: DbErrorKind::Connect,
+                message: format!("cannot start the connection's runtime: {e}"),
+            })
+        })?;
+    let client = if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
+        let tls = tls()?;
+        rt.block_on(async {
+            let (client, connection) = config.connect(tls).await?;
+            tokio::spawn(drive(connection));
+            Ok::<_, tokio_postgres::Error>(client)
+        })
     } else {
-        config.connect(::postgres::NoTls)
+        rt.block_on(async {
+            let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+            tokio::spawn(drive(connection));
+            Ok::<_, tokio_postgres::Error>(client)
+        })
     }
     .map_err(|e| open_err(db_error(e)))?;
-    let mut conn = Conn {
+    let conn = Conn {
+        rt,
         client,
-        cache: RefCell::new(Cache::default()),
+        cache: RefCell::new(HashMap::new()),
     };
-    let found = version(&mut conn.client).map_err(open_err)?;
+    let found = version(&conn).map_err(open_err)?;
     schema::refuse_newer(name, found, schema::POSTGRES_LATEST)?;
     if found < schema::POSTGRES_LATEST {
-        migrate(&mut conn.client, name).map_err(|e| match e {
-            Migrate::Db(source) => LedgerError::Sql {
-                ledger: name.to_string(),
-                statement: "migration",
-                source,
-            },
-            Migrate::Ledger(e) => e,
-        })?;
+        migrate(&conn, name)?;
     }
     Ok(conn)
 }
 
+async fn drive<C: Future<Output = Result<(), tokio_postgres::Error>>>(connection: C) {
+    if let Err(e) = connection.await {
+        tracing::debug!(error = %e, "ledger connection closed");
+    }
+}
+
 fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, LedgerError> {
     let mut roots = rustls::RootCertStore::empty();
-    let found = rustls_native_certs::load_native_certs();
-    for cert in found.certs {
+    for cert in rustls_native_certs::load_native_certs().certs {
         let _ = roots.add(cert);
     }
     let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
@@ -87,89 +111,117 @@ fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, LedgerError> {
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
+impl Conn {
+    fn run<T>(
+        &self,
+        f: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, DbError> {
+        self.rt.block_on(f).map_err(db_error)
+    }
+}
+
 /// The schema version recorded in the database; 0 for a database fencepost never touched.
-fn version(client: &mut Client) -> Result<i64, DbError> {
-    match client.query_opt("SELECT version FROM fencepost_schema WHERE id = 1", &[]) {
+fn version(conn: &Conn) -> Result<i64, DbError> {
+    match conn.rt.block_on(
+        conn.client
+            .query_opt("SELECT version FROM fencepost_schema WHERE id = 1", &[]),
+    ) {
         Ok(row) => Ok(row.map_or(0, |r| r.get(0))),
         Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(0),
         Err(e) => Err(db_error(e)),
     }
 }
 
-enum Migrate {
-    Db(DbError),
-    Ledger(LedgerError),
-}
-
-impl From<::postgres::Error> for Migrate {
-    fn from(e: ::postgres::Error) -> Self {
-        Migrate::Db(db_error(e))
-    }
-}
-
-fn migrate(client: &mut Client, name: &str) -> Result<(), Migrate> {
-    let mut tx = client.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS fencepost_schema (
-             id      INTEGER PRIMARY KEY CHECK (id = 1),
-             version BIGINT  NOT NULL
-         )",
-    )?;
-    let found: i64 = tx
-        .query_opt("SELECT version FROM fencepost_schema WHERE id = 1", &[])?
-        .map_or(0, |r| r.get(0));
-    schema::refuse_newer(name, found, schema::POSTGRES_LATEST).map_err(Migrate::Ledger)?;
-    for (i, sql) in schema::POSTGRES.iter().enumerate().skip(found as usize) {
-        tx.batch_execute(sql)?;
-        tx.execute(
-            "INSERT INTO fencepost_schema (id, version) VALUES (1, $1)
-             ON CONFLICT (id) DO UPDATE SET version = excluded.version",
-            &[&((i + 1) as i64)],
-        )?;
-        crate::fail_point!("ledger.after_migration_step");
-    }
-    tx.commit()?;
-    Ok(())
-}
-
-pub(super) fn begin<'a>(
-    conn: &'a mut Conn,
-    name: &str,
-    mode: TxMode,
-) -> Result<(Transaction<'a>, &'a RefCell<Cache>), LedgerError> {
-    let Conn { client, cache } = conn;
-    let tx = match mode {
-        TxMode::Write => client
-            .build_transaction()
-            .isolation_level(IsolationLevel::ReadCommitted)
-            .start(),
-        TxMode::Snapshot => client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start(),
-    }
-    .map_err(|e| LedgerError::Sql {
+fn migrate(conn: &Conn, name: &str) -> Result<(), LedgerError> {
+    let sql = |source| LedgerError::Sql {
         ledger: name.to_string(),
-        statement: "begin",
-        source: db_error(e),
-    })?;
-    Ok((tx, &*cache))
+        statement: "migration",
+        source,
+    };
+    let c = &conn.client;
+    conn.run(c.batch_execute("BEGIN")).map_err(sql)?;
+    let result = (|| {
+        conn.run(c.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]))
+            .map_err(sql)?;
+        conn.run(c.batch_execute(
+            "CREATE TABLE IF NOT EXISTS fencepost_schema (
+                 id      INTEGER PRIMARY KEY CHECK (id = 1),
+                 version BIGINT  NOT NULL
+             )",
+        ))
+        .map_err(sql)?;
+        let found: i64 = conn
+            .run(c.query_opt("SELECT version FROM fencepost_schema WHERE id = 1", &[]))
+            .map_err(sql)?
+            .map_or(0, |r| r.get(0));
+        schema::refuse_newer(name, found, schema::POSTGRES_LATEST)?;
+        for (i, text) in schema::POSTGRES.iter().enumerate().skip(found as usize) {
+            conn.run(c.batch_execute(text)).map_err(sql)?;
+            conn.run(c.execute(
+                "INSERT INTO fencepost_schema (id, version) VALUES (1, $1)
+                 ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+                &[&((i + 1) as i64)],
+            ))
+            .map_err(sql)?;
+            crate::fail_point!("ledger.after_migration_step");
+        }
+        conn.run(c.batch_execute("COMMIT")).map_err(sql)
+    })();
+    if result.is_err() {
+        let _ = conn.run(c.batch_execute("ROLLBACK"));
+    }
+    result
 }
 
-fn prepared(
-    tx: &mut Transaction<'_>,
-    cache: &RefCell<Cache>,
-    name: &'static str,
-    text: &str,
-) -> Result<Statement, DbError> {
-    if let Some(s) = cache.borrow().0.get(name) {
-        return Ok(s.clone());
+/// An open transaction (or, `in_tx` false, statements each in a transaction of their own).
+/// Dropped without [`commit`], it rolls back.
+pub(super) struct PgTx<'a> {
+    conn: &'a Conn,
+    in_tx: bool,
+    done: std::cell::Cell<bool>,
+}
+
+impl Drop for PgTx<'_> {
+    fn drop(&mut self) {
+        if self.in_tx && !self.done.get() {
+            let _ = self.conn.run(self.conn.client.batch_execute("ROLLBACK"));
+        }
     }
-    let s = tx.prepare(text).map_err(db_error)?;
-    cache.borrow_mut().0.insert(name, s.clone());
-    Ok(s)
+}
+
+pub(super) fn begin<'a>(conn: &'a Conn, name: &str, mode: TxMode) -> Result<PgTx<'a>, LedgerError> {
+    let begin = match mode {
+        TxMode::Write => "BEGIN ISOLATION LEVEL READ COMMITTED",
+        TxMode::Snapshot => "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+    };
+    conn.run(conn.client.batch_execute(begin))
+        .map_err(|source| LedgerError::Sql {
+            ledger: name.to_string(),
+            statement: "begin",
+            source,
+        })?;
+    Ok(PgTx {
+        conn,
+        in_tx: true,
+        done: std::cell::Cell::new(false),
+    })
+}
+
+/// Statements each in a transaction of their own (no BEGIN).
+pub(super) fn autocommit(conn: &Conn) -> PgTx<'_> {
+    PgTx {
+        conn,
+        in_tx: false,
+        done: std::cell::Cell::new(false),
+    }
+}
+
+pub(super) fn commit(tx: PgTx<'_>) -> Result<(), DbError> {
+    tx.done.set(true);
+    if tx.in_tx {
+        tx.conn.run(tx.conn.client.batch_execute("COMMIT"))?;
+    }
+    Ok(())
 }
 
 /// A [`Value`] bound to whatever type PostgreSQL inferred for its parameter.
@@ -205,128 +257,138 @@ impl ToSql for Param<'_> {
         true
     }
 
-    ::postgres::types::to_sql_checked!();
+    tokio_postgres::types::to_sql_checked!();
 }
 
-fn params(values: &[Value]) -> Vec<Param<'_>> {
-    values.iter().map(Param).collect()
+/// One statement of a pipeline: its name (`None`: generated text, not cached), text, values,
+/// and whether its rows are wanted.
+pub(super) struct Call<'s> {
+    pub name: Option<&'static str>,
+    pub text: &'s str,
+    pub values: Vec<Value>,
+    pub query: bool,
 }
 
-fn refs<'a>(p: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
-    p.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
-}
-
-pub(super) fn exec(
-    tx: &mut Transaction<'_>,
-    cache: &RefCell<Cache>,
-    name: &'static str,
-    text: &str,
-    values: &[Value],
-) -> Result<usize, DbError> {
-    let stmt = prepared(tx, cache, name, text)?;
-    let p = params(values);
-    tx.execute(&stmt, &refs(&p))
-        .map(|n| n as usize)
-        .map_err(db_error)
-}
-
-pub(super) fn exec_uncached(
-    tx: &mut Transaction<'_>,
-    text: &str,
-    values: &[Value],
-) -> Result<usize, DbError> {
-    let p = params(values);
-    tx.execute(text, &refs(&p))
-        .map(|n| n as usize)
-        .map_err(db_error)
-}
-
-pub(super) fn query(
-    tx: &mut Transaction<'_>,
-    cache: &RefCell<Cache>,
-    statement: &'static str,
-    text: &str,
-    values: &[Value],
-) -> Result<Vec<Row>, DbError> {
-    let rows = if statement == "generated" {
-        let p = params(values);
-        tx.query(text, &refs(&p))
-    } else {
-        let stmt = prepared(tx, cache, statement, text)?;
-        let p = params(values);
-        tx.query(&stmt, &refs(&p))
-    }
-    .map_err(db_error)?;
-    rows.iter()
-        .map(|r| {
-            let values = r
-                .columns()
-                .iter()
-                .enumerate()
-                .map(|(i, c)| column(r, i, c.type_()))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(Row { statement, values })
-        })
-        .collect()
-}
-
-fn column(r: &::postgres::Row, i: usize, ty: &Type) -> Result<Value, DbError> {
-    let conv = |e: ::postgres::Error| db_error(e);
-    Ok(match *ty {
-        Type::INT8 => r
-            .try_get::<_, Option<i64>>(i)
-            .map_err(conv)?
-            .map_or(Value::Null, Value::Int),
-        Type::INT4 => r
-            .try_get::<_, Option<i32>>(i)
-            .map_err(conv)?
-            .map_or(Value::Null, |v| Value::Int(v.into())),
-        Type::INT2 => r
-            .try_get::<_, Option<i16>>(i)
-            .map_err(conv)?
-            .map_or(Value::Null, |v| Value::Int(v.into())),
-        Type::BOOL => r
-            .try_get::<_, Option<bool>>(i)
-            .map_err(conv)?
-            .map_or(Value::Null, |v| Value::Int(v.into())),
-        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => r
-            .try_get::<_, Option<String>>(i)
-            .map_err(conv)?
-            .map_or(Value::Null, Value::Text),
-        _ => {
-            return Err(DbError {
-                kind: DbErrorKind::Other,
-                message: format!("column {i} has type {ty}, which the ledger never uses"),
-            })
+fn prepared(tx: &PgTx<'_>, name: Option<&'static str>, text: &str) -> Result<Statement, DbError> {
+    if let Some(n) = name {
+        if let Some(s) = tx.conn.cache.borrow().get(n) {
+            return Ok(s.clone());
         }
+    }
+    let s = tx.conn.run(tx.conn.client.prepare(text))?;
+    if let Some(n) = name {
+        tx.conn.cache.borrow_mut().insert(n, s.clone());
+    }
+    Ok(s)
+}
+
+/// Runs `calls` in one flight, in order; returns each one's outcome, or the first failure and
+/// the index of the call that failed.
+pub(super) fn pipeline(tx: &PgTx<'_>, calls: &[Call<'_>]) -> Result<Vec<Out>, (usize, DbError)> {
+    let mut stmts = Vec::with_capacity(calls.len());
+    for (i, c) in calls.iter().enumerate() {
+        stmts.push(prepared(tx, c.name, c.text).map_err(|e| (i, e))?);
+    }
+    let params: Vec<Vec<Param<'_>>> = calls
+        .iter()
+        .map(|c| c.values.iter().map(Param).collect())
+        .collect();
+    let refs: Vec<Vec<&(dyn ToSql + Sync)>> = params
+        .iter()
+        .map(|p| p.iter().map(|p| p as &(dyn ToSql + Sync)).collect())
+        .collect();
+    let client = &tx.conn.client;
+    let mut futures: Vec<Pin<Box<dyn Future<Output = Result<Out, tokio_postgres::Error>> + '_>>> =
+        Vec::with_capacity(calls.len());
+    for ((c, stmt), r) in calls.iter().zip(&stmts).zip(&refs) {
+        let query = c.query;
+        futures.push(Box::pin(async move {
+            if query {
+                let rows = client.query(stmt, r).await?;
+                Ok(Out::Rows(rows.iter().map(row).collect::<Result<_, _>>()?))
+            } else {
+                Ok(Out::Count(client.execute(stmt, r).await? as usize))
+            }
+        }));
+    }
+    // Polled in order, so the requests go out in order (each is sent on its first poll).
+    let mut results: Vec<Option<Result<Out, tokio_postgres::Error>>> =
+        (0..futures.len()).map(|_| None).collect();
+    tx.conn.rt.block_on(std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, slot) in futures.iter_mut().zip(results.iter_mut()) {
+            if slot.is_none() {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(r) => *slot = Some(r),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }));
+    let mut out = Vec::with_capacity(results.len());
+    for (i, r) in results.into_iter().enumerate() {
+        match r.expect("every future finished") {
+            Ok(o) => out.push(o),
+            Err(e) => return Err((i, db_error(e))),
+        }
+    }
+    Ok(out)
+}
+
+/// `Row::statement` is filled in by the caller.
+fn row(r: &tokio_postgres::Row) -> Result<Row, tokio_postgres::Error> {
+    let mut values = Vec::with_capacity(r.len());
+    for (i, c) in r.columns().iter().enumerate() {
+        values.push(match *c.type_() {
+            Type::INT8 => r
+                .try_get::<_, Option<i64>>(i)?
+                .map_or(Value::Null, Value::Int),
+            Type::INT4 => r
+                .try_get::<_, Option<i32>>(i)?
+                .map_or(Value::Null, |v| Value::Int(v.into())),
+            Type::INT2 => r
+                .try_get::<_, Option<i16>>(i)?
+                .map_or(Value::Null, |v| Value::Int(v.into())),
+            Type::BOOL => r
+                .try_get::<_, Option<bool>>(i)?
+                .map_or(Value::Null, |v| Value::Int(v.into())),
+            // Text, and anything else the ledger never selects, as text.
+            _ => r
+                .try_get::<_, Option<String>>(i)?
+                .map_or(Value::Null, Value::Text),
+        });
+    }
+    Ok(Row {
+        statement: "",
+        values,
     })
 }
 
-pub(super) fn commit(tx: Transaction<'_>) -> Result<(), DbError> {
-    tx.commit().map_err(db_error)
-}
-
 /// The database clock minus this host's, from the midpoint of one round trip.
-pub(super) fn clock_offset_ms(conn: &mut Conn, name: &str) -> Result<i64, LedgerError> {
+pub(super) fn clock_offset_ms(conn: &Conn, name: &str) -> Result<i64, LedgerError> {
     let local = || chrono::Utc::now().timestamp_millis();
     let t0 = local();
     let db: i64 = conn
-        .client
-        .query_one(
+        .run(conn.client.query_one(
             "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
             &[],
-        )
-        .map_err(|e| LedgerError::Sql {
+        ))
+        .map_err(|source| LedgerError::Sql {
             ledger: name.to_string(),
             statement: "clock",
-            source: db_error(e),
+            source,
         })?
         .get(0);
     let t1 = local();
     Ok(db - (t0 + t1) / 2)
 }
 
-fn db_error(e: ::postgres::Error) -> DbError {
+fn db_error(e: tokio_postgres::Error) -> DbError {
     let kind = match e.code() {
         Some(c)
             if *c == SqlState::T_R_SERIALIZATION_FAILURE
@@ -336,7 +398,6 @@ fn db_error(e: ::postgres::Error) -> DbError {
         }
         Some(c) if *c == SqlState::UNIQUE_VIOLATION => DbErrorKind::Unique,
         Some(_) => DbErrorKind::Other,
-        None if e.is_closed() => DbErrorKind::Connect,
         None => DbErrorKind::Connect,
     };
     let message = match e.as_db_error() {

@@ -12,15 +12,18 @@
 
 -- name: lease.acquire
 -- A missing key is created with fence 1; an expired lease changes hands with fence + 1; a
--- live one matches nothing.
+-- live one matches nothing. A lease this statement's snapshot already shows live is passed
+-- over without touching its row, so racing hosts do not queue behind each other's open
+-- transactions on leases they could not take anyway; the upsert's own WHERE decides the rest.
 INSERT INTO job_leases (key, owner_id, fence, expires_at, updated_at)
-VALUES (:key, :owner, 1, :expires_at, :now)
+SELECT :key::text, :owner::text, 1, :expires_at::bigint, :now::bigint
+WHERE NOT EXISTS (SELECT 1 FROM job_leases WHERE key = :key::text AND expires_at > :now::bigint)
 ON CONFLICT (key) DO UPDATE SET
     owner_id = excluded.owner_id,
     fence = job_leases.fence + 1,
     expires_at = excluded.expires_at,
     updated_at = excluded.updated_at
-WHERE job_leases.expires_at <= :now
+WHERE job_leases.expires_at <= :now::bigint
 RETURNING fence;
 
 -- name: lease.release
@@ -53,22 +56,30 @@ SELECT id, source_path, source_hash, NULL::bigint, NULL::bigint, NULL::bigint
 FROM items WHERE source_hash IS NOT NULL;
 
 -- name: items.upsert_seen
--- A changed file (a new source hash) re-arms a parked item. Only what the file says is
--- shared; the stat fields (:size, :mtime_ns, :ino) are this host's and stay out.
-INSERT INTO items (id, source_path, source_hash, source_size, source_mtime_ns, source_ino,
-                   wants_withdrawn, day, publish_at, explicit_publish_at, image_source, updated_at)
-VALUES (:id, :path, :hash, NULL, NULL, NULL, :wants_withdrawn, :day, :publish_at,
-        :explicit_publish_at, :image_source, :now)
-ON CONFLICT (id) DO UPDATE SET
-    parked_at = CASE WHEN items.source_hash IS NOT DISTINCT FROM excluded.source_hash THEN items.parked_at END,
-    attempts = CASE WHEN items.source_hash IS NOT DISTINCT FROM excluded.source_hash THEN items.attempts ELSE 0 END,
-    explicit_publish_at = excluded.explicit_publish_at,
-    source_path = excluded.source_path, source_hash = excluded.source_hash,
-    wants_withdrawn = excluded.wants_withdrawn,
-    day = excluded.day, publish_at = excluded.publish_at, image_source = excluded.image_source,
-    updated_at = excluded.updated_at
-WHERE items.source_hash IS DISTINCT FROM excluded.source_hash
-   OR items.source_path IS DISTINCT FROM excluded.source_path;
+-- What the file says, recorded only when it changed (a new source hash or path; a new hash
+-- re-arms a parked item). Unchanged rows are never touched: under READ COMMITTED an upsert
+-- that meets a row locks it until the transaction ends even when it changes nothing, and
+-- racing hosts would then queue (and deadlock) on each other's syncs. The stat fields
+-- (:size, :mtime_ns, :ino) are this host's and stay out of a shared ledger.
+WITH changed AS (
+    UPDATE items SET
+        parked_at = CASE WHEN source_hash IS NOT DISTINCT FROM :hash::text THEN parked_at END,
+        attempts = CASE WHEN source_hash IS NOT DISTINCT FROM :hash::text THEN attempts ELSE 0 END,
+        explicit_publish_at = :explicit_publish_at::bigint,
+        source_path = :path::text, source_hash = :hash::text,
+        wants_withdrawn = :wants_withdrawn::bigint, day = :day::text,
+        publish_at = :publish_at::bigint, image_source = :image_source::text,
+        updated_at = :now::bigint
+    WHERE id = :id::bigint
+      AND (source_hash IS DISTINCT FROM :hash::text OR source_path IS DISTINCT FROM :path::text)
+    RETURNING id
+)
+INSERT INTO items (id, source_path, source_hash, wants_withdrawn, day, publish_at,
+                   explicit_publish_at, image_source, updated_at)
+SELECT :id::bigint, :path::text, :hash::text, :wants_withdrawn::bigint, :day::text,
+       :publish_at::bigint, :explicit_publish_at::bigint, :image_source::text, :now::bigint
+WHERE NOT EXISTS (SELECT 1 FROM items WHERE id = :id::bigint)
+ON CONFLICT (id) DO NOTHING;
 
 -- name: items.mark_gone
 UPDATE items SET source_hash = NULL, source_size = NULL, source_mtime_ns = NULL,
