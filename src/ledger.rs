@@ -44,10 +44,12 @@ pub enum LedgerError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot open the ledger {ledger}: {source}")]
-    Open { ledger: String, source: DbError },
-    #[error("{ledger} is not a usable fencepost ledger ({source}); restore it from a backup or move it aside to start a new one")]
-    Corrupt { ledger: String, source: DbError },
+    // (The database errors are fields named `error`, not `source`: their text is already in
+    // the message, and a `source` would print it twice in the error chain.)
+    #[error("cannot open the ledger {ledger}: {error}")]
+    Open { ledger: String, error: DbError },
+    #[error("{ledger} is not a usable fencepost ledger ({error}); restore it from a backup or move it aside to start a new one")]
+    Corrupt { ledger: String, error: DbError },
     #[error("{ledger} is busy: another process kept it locked for {waited_ms} ms while this one was {doing} (most likely another fencepost run creating or migrating it). The ledger is fine: run again, or raise ledger.busy_timeout_ms")]
     Busy {
         ledger: String,
@@ -60,11 +62,11 @@ pub enum LedgerError {
         found: i64,
         supported: i64,
     },
-    #[error("ledger {ledger}: {statement}: {source}")]
+    #[error("ledger {ledger}: {statement}: {error}")]
     Sql {
         ledger: String,
         statement: &'static str,
-        source: DbError,
+        error: DbError,
     },
     #[error("ledger {0}")]
     Location(String),
@@ -78,9 +80,9 @@ impl LedgerError {
     /// The database's own kind of failure, when there is one.
     pub fn kind(&self) -> Option<DbErrorKind> {
         match self {
-            LedgerError::Sql { source, .. }
-            | LedgerError::Open { source, .. }
-            | LedgerError::Corrupt { source, .. } => Some(source.kind),
+            LedgerError::Sql { error, .. }
+            | LedgerError::Open { error, .. }
+            | LedgerError::Corrupt { error, .. } => Some(error.kind),
             LedgerError::Busy { .. } => Some(DbErrorKind::Busy),
             _ => None,
         }
@@ -332,7 +334,7 @@ impl Tx<'_> {
         LedgerError::Sql {
             ledger: self.name.to_string(),
             statement,
-            source,
+            error: source,
         }
     }
 
@@ -497,7 +499,7 @@ impl Tx<'_> {
         let err = |source| LedgerError::Sql {
             ledger: name.to_string(),
             statement: "commit",
-            source,
+            error: source,
         };
         match self.inner {
             TxInner::Sqlite(tx) => sqlite::commit(tx).map_err(err),

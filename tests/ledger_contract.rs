@@ -37,6 +37,7 @@ conformance!(
     racing_result_reports_get_dense_unique_slots,
     racing_publishers_with_skewed_clocks_publish_every_item_once,
     a_newer_schema_is_refused_and_left_untouched,
+    deploys_and_remote_rollbacks_are_journaled_and_audited,
 );
 
 fn location(s: &TestSite) -> Location {
@@ -765,4 +766,43 @@ fn the_environment_selects_postgres_and_the_password_stays_secret() {
     );
     assert!(!err.contains("hunter2secret"), "{err}");
     assert!(err.contains("***"), "{err}");
+}
+
+/// The deploy saga's journal and receipts live in the ledger too: deploy twice to a folder
+/// target, roll the bucket back, deploy again; the status lists the target, the chain holds
+/// one receipt per operation.
+fn deploys_and_remote_rollbacks_are_journaled_and_audited(b: Backend) {
+    let s = TestSite::on(b);
+    s.item(1, "2026-11-01");
+    s.publish(NOW);
+    s.build(&[]);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!(r["outcome"], "deployed", "{r}");
+    s.item(2, "2026-11-02");
+    s.publish(NOW);
+    s.build(&[]);
+    let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!(r["outcome"], "deployed", "{r}");
+    assert_eq!(r["revision"], 2, "{r}");
+    let r = s.json(&["rollback", "1", "--to", &url, "--now", NOW]);
+    assert!(r.to_string().contains('1'), "{r}");
+    let st = s.status();
+    let targets = st["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 1, "{st}");
+    assert!(st["deploys"].as_array().unwrap().is_empty(), "{st}");
+    assert_eq!(
+        s.query_i64("SELECT count(*) FROM audit_log WHERE action = 'deploy'"),
+        2
+    );
+    assert_eq!(
+        s.query_i64("SELECT count(*) FROM audit_log WHERE action = 'rollback'"),
+        1
+    );
+    assert_eq!(
+        s.query_i64("SELECT count(*) FROM deploy_ops WHERE status = 'done'"),
+        3
+    );
+    s.cmd(&["verify"]).assert().success();
 }

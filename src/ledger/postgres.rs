@@ -25,7 +25,8 @@ use tokio_postgres::types::{IsNull, ToSql, Type};
 use tokio_postgres::{Client, Statement};
 
 pub(super) struct Conn {
-    rt: tokio::runtime::Runtime,
+    /// Always `Some` until dropped (see `Drop`).
+    rt_slot: Option<tokio::runtime::Runtime>,
     client: Client,
     /// Prepared statements of this connection, by statement name.
     cache: RefCell<HashMap<&'static str, Statement>>,
@@ -37,7 +38,7 @@ const MIGRATION_LOCK: i64 = 0x6665_6e63_6570_6f73;
 pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, LedgerError> {
     let open_err = |source: DbError| LedgerError::Open {
         ledger: name.to_string(),
-        source,
+        error: source,
     };
     let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
         LedgerError::Location(format!(
@@ -64,13 +65,13 @@ pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, Led
         })?;
     let client = if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
         let tls = tls()?;
-        rt.block_on(async {
+        block(&rt, async {
             let (client, connection) = config.connect(tls).await?;
             tokio::spawn(drive(connection));
             Ok::<_, tokio_postgres::Error>(client)
         })
     } else {
-        rt.block_on(async {
+        block(&rt, async {
             let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
             tokio::spawn(drive(connection));
             Ok::<_, tokio_postgres::Error>(client)
@@ -78,7 +79,7 @@ pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, Led
     }
     .map_err(|e| open_err(db_error(e)))?;
     let conn = Conn {
-        rt,
+        rt_slot: Some(rt),
         client,
         cache: RefCell::new(HashMap::new()),
     };
@@ -111,18 +112,54 @@ fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, LedgerError> {
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // A runtime cannot be dropped (it would block) inside another one's async context.
+        if let Some(rt) = self.rt_slot.take() {
+            if tokio::runtime::Handle::try_current().is_ok() {
+                rt.shutdown_background();
+            }
+        }
+    }
+}
+
 impl Conn {
-    fn run<T>(
+    fn rt(&self) -> &tokio::runtime::Runtime {
+        self.rt_slot
+            .as_ref()
+            .expect("the runtime lives as long as the connection")
+    }
+
+    fn run<T: Send>(
         &self,
-        f: impl Future<Output = Result<T, tokio_postgres::Error>>,
+        f: impl Future<Output = Result<T, tokio_postgres::Error>> + Send,
     ) -> Result<T, DbError> {
-        self.rt.block_on(f).map_err(db_error)
+        block(self.rt(), f).map_err(db_error)
+    }
+}
+
+/// Runs `f` to completion on the connection's runtime. A caller that is itself inside a
+/// runtime (deploy, whose store is async, records its steps from there) cannot block that
+/// thread on another runtime, so `f` then runs on a short-lived thread of its own.
+fn block<F: Future + Send>(rt: &tokio::runtime::Runtime, f: F) -> F::Output
+where
+    F::Output: Send,
+{
+    if tokio::runtime::Handle::try_current().is_ok() {
+        std::thread::scope(|s| {
+            s.spawn(|| rt.block_on(f))
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })
+    } else {
+        rt.block_on(f)
     }
 }
 
 /// The schema version recorded in the database; 0 for a database fencepost never touched.
 fn version(conn: &Conn) -> Result<i64, DbError> {
-    match conn.rt.block_on(
+    match block(
+        conn.rt(),
         conn.client
             .query_opt("SELECT version FROM fencepost_schema WHERE id = 1", &[]),
     ) {
@@ -136,7 +173,7 @@ fn migrate(conn: &Conn, name: &str) -> Result<(), LedgerError> {
     let sql = |source| LedgerError::Sql {
         ledger: name.to_string(),
         statement: "migration",
-        source,
+        error: source,
     };
     let c = &conn.client;
     conn.run(c.batch_execute("BEGIN")).map_err(sql)?;
@@ -198,7 +235,7 @@ pub(super) fn begin<'a>(conn: &'a Conn, name: &str, mode: TxMode) -> Result<PgTx
         .map_err(|source| LedgerError::Sql {
             ledger: name.to_string(),
             statement: "begin",
-            source,
+            error: source,
         })?;
     Ok(PgTx {
         conn,
@@ -298,8 +335,8 @@ pub(super) fn pipeline(tx: &PgTx<'_>, calls: &[Call<'_>]) -> Result<Vec<Out>, (u
         .map(|p| p.iter().map(|p| p as &(dyn ToSql + Sync)).collect())
         .collect();
     let client = &tx.conn.client;
-    let mut futures: Vec<Pin<Box<dyn Future<Output = Result<Out, tokio_postgres::Error>> + '_>>> =
-        Vec::with_capacity(calls.len());
+    type Call<'f> = Pin<Box<dyn Future<Output = Result<Out, tokio_postgres::Error>> + Send + 'f>>;
+    let mut futures: Vec<Call<'_>> = Vec::with_capacity(calls.len());
     for ((c, stmt), r) in calls.iter().zip(&stmts).zip(&refs) {
         let query = c.query;
         futures.push(Box::pin(async move {
@@ -314,22 +351,25 @@ pub(super) fn pipeline(tx: &PgTx<'_>, calls: &[Call<'_>]) -> Result<Vec<Out>, (u
     // Polled in order, so the requests go out in order (each is sent on its first poll).
     let mut results: Vec<Option<Result<Out, tokio_postgres::Error>>> =
         (0..futures.len()).map(|_| None).collect();
-    tx.conn.rt.block_on(std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (f, slot) in futures.iter_mut().zip(results.iter_mut()) {
-            if slot.is_none() {
-                match f.as_mut().poll(cx) {
-                    Poll::Ready(r) => *slot = Some(r),
-                    Poll::Pending => pending = true,
+    block(
+        tx.conn.rt(),
+        std::future::poll_fn(|cx| {
+            let mut pending = false;
+            for (f, slot) in futures.iter_mut().zip(results.iter_mut()) {
+                if slot.is_none() {
+                    match f.as_mut().poll(cx) {
+                        Poll::Ready(r) => *slot = Some(r),
+                        Poll::Pending => pending = true,
+                    }
                 }
             }
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    }));
+            if pending {
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        }),
+    );
     let mut out = Vec::with_capacity(results.len());
     for (i, r) in results.into_iter().enumerate() {
         match r.expect("every future finished") {
@@ -381,7 +421,7 @@ pub(super) fn clock_offset_ms(conn: &Conn, name: &str) -> Result<i64, LedgerErro
         .map_err(|source| LedgerError::Sql {
             ledger: name.to_string(),
             statement: "clock",
-            source,
+            error: source,
         })?
         .get(0);
     let t1 = local();
@@ -412,10 +452,13 @@ fn db_error(e: tokio_postgres::Error) -> DbError {
             let mut m = e.to_string();
             let mut src = std::error::Error::source(&e);
             while let Some(s) = src {
-                m += &format!(": {s}");
+                let text = s.to_string();
+                if !m.contains(&text) {
+                    m += &format!(": {text}");
+                }
                 src = s.source();
             }
-            m
+            m + " (is the server up, and are ledger.url / FENCEPOST_LEDGER right?)"
         }
     };
     DbError { kind, message }

@@ -34,7 +34,7 @@ pub(super) fn open(
     )
     .map_err(|e| LedgerError::Open {
         ledger: name.to_string(),
-        source: db_error(e),
+        error: db_error(e),
     })?;
     let started = std::time::Instant::now();
     let deadline = started + busy_timeout;
@@ -52,12 +52,12 @@ pub(super) fn open(
                 },
                 DbErrorKind::NotALedger => LedgerError::Corrupt {
                     ledger: name.to_string(),
-                    source,
+                    error: source,
                 },
                 _ => LedgerError::Sql {
                     ledger: name.to_string(),
                     statement: doing,
-                    source,
+                    error: source,
                 },
             }
         }
@@ -74,7 +74,7 @@ pub(super) fn open(
             },
             source => LedgerError::Corrupt {
                 ledger: name.to_string(),
-                source,
+                error: source,
             },
         })?;
         schema::refuse_newer(name, found, schema::SQLITE_LATEST)
@@ -116,7 +116,7 @@ fn migrate(
         },
         source => LedgerError::Corrupt {
             ledger: name.to_string(),
-            source,
+            error: source,
         },
     };
     // Cheap check first, so a current ledger never takes the write lock here.
@@ -171,7 +171,7 @@ pub(super) fn begin<'a>(
         .map_err(|e| LedgerError::Sql {
             ledger: name.to_string(),
             statement: "begin",
-            source: db_error(e),
+            error: db_error(e),
         })
 }
 
