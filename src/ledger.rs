@@ -150,7 +150,7 @@ pub fn redact(url: &str) -> String {
 }
 
 enum Backend {
-    Sqlite(rusqlite::Connection),
+    Sqlite(sqlite::Conn),
     Postgres(postgres::Conn),
 }
 
@@ -312,7 +312,7 @@ pub(crate) enum TxMode {
 }
 
 enum TxInner<'a> {
-    Sqlite(rusqlite::Transaction<'a>),
+    Sqlite(sqlite::SqliteTx<'a>),
     Postgres(postgres::PgTx<'a>),
 }
 

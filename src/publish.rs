@@ -207,7 +207,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         run_batch(&mut ledger, site, clock, opts, &owner, &ids, &mut report)?;
     }
 
-    report.revision = ledger.read(|tx| ledger::status::revision(tx))?;
+    report.revision = ledger.read(ledger::status::revision)?;
     phase("commit");
     Ok(report)
 }
@@ -240,7 +240,7 @@ fn run_batch(
         return Ok(());
     }
     enum Preflight {
-        Claimed(Claimed),
+        Claimed(Box<Claimed>),
         Parked(ItemId),
         Current,
         Nothing,
@@ -274,12 +274,12 @@ fn run_batch(
                         ("items.claim", view.state)
                     };
                     steps.extend(items::guarded_steps(statement, id, &held, now, &[]));
-                    Preflight::Claimed(Claimed {
+                    Preflight::Claimed(Box::new(Claimed {
                         view,
                         action,
                         lease: held,
                         expected_state,
-                    })
+                    }))
                 }
                 other => {
                     // Another run finished it since we planned; nothing to do.
@@ -298,7 +298,7 @@ fn run_batch(
     let mut claimed = Vec::with_capacity(preflight.len());
     for p in preflight {
         match p {
-            Preflight::Claimed(c) => claimed.push(c),
+            Preflight::Claimed(c) => claimed.push(*c),
             Preflight::Parked(id) => report.parked.push(id),
             Preflight::Current => report.unchanged += 1,
             Preflight::Nothing => {}

@@ -119,6 +119,19 @@ fn embargoed_item(s: &TestSite) -> String {
         .unwrap()
 }
 
+/// Takes item `id`'s publication lease for 60 s at `t` (a fresh owner); `None` if held.
+fn take(l: &mut Ledger, id: i64, t: Instant) -> Option<lease::Lease> {
+    lease::acquire_all(
+        l,
+        &[LeaseKey::Publication(ItemId(id))],
+        &OwnerId::random(),
+        t,
+        60,
+    )
+    .unwrap()
+    .remove(0)
+}
+
 fn page(body: &str) -> PageFields {
     PageFields {
         title: "t".into(),
@@ -137,16 +150,7 @@ fn two_racing_commits_of_one_page_exactly_one_wins(b: Backend) {
     let now = at("2026-12-21T01:00:00Z");
     let held = {
         let mut l = open(&s);
-        let held = lease::acquire_all(
-            &mut l,
-            &[LeaseKey::Publication(ItemId(1))],
-            &OwnerId::random(),
-            now,
-            60,
-        )
-        .unwrap()
-        .remove(0)
-        .unwrap();
+        let held = take(&mut l, 1, now).unwrap();
         assert!(l
             .write(|tx| items::mark_processing(tx, ItemId(1), &held, now))
             .unwrap());
@@ -207,20 +211,13 @@ fn a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_nothing(b: B
     let source_hash = embargoed_item(&s);
     let t0 = at("2026-12-21T01:00:00Z");
     let mut l = open(&s);
-    let key = [LeaseKey::Publication(ItemId(1))];
-    let a = lease::acquire_all(&mut l, &key, &OwnerId::random(), t0, 60)
-        .unwrap()
-        .remove(0)
-        .unwrap();
+    let a = take(&mut l, 1, t0).unwrap();
     assert!(l
         .write(|tx| items::mark_processing(tx, ItemId(1), &a, t0))
         .unwrap());
     // A's lease runs out during its slow work; B takes over with the next fence.
     let later = t0.plus_secs(61);
-    let b2 = lease::acquire_all(&mut l, &key, &OwnerId::random(), later, 60)
-        .unwrap()
-        .remove(0)
-        .unwrap();
+    let b2 = take(&mut l, 1, later).unwrap();
     assert_eq!(b2.fence, Fence(a.fence.0 + 1));
     let c = Commit {
         id: ItemId(1),
@@ -258,16 +255,7 @@ fn the_one_way_rules_hold_in_sql_against_a_confused_writer(b: Backend) {
     s.publish(NOW);
     let now = at(NOW);
     let mut l = open(&s);
-    let held = lease::acquire_all(
-        &mut l,
-        &[LeaseKey::Publication(ItemId(1))],
-        &OwnerId::random(),
-        now,
-        60,
-    )
-    .unwrap()
-    .remove(0)
-    .unwrap();
+    let held = take(&mut l, 1, now).unwrap();
     let source_hash = l
         .read(|tx| Ok(items::view(tx, ItemId(1))?.unwrap().source_hash))
         .unwrap();
@@ -529,21 +517,16 @@ fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not()
     let loc = location(&s);
     let t0 = at("2026-12-21T01:00:00Z");
     let (live, expired) = (t0.plus_secs(59), t0.plus_secs(61));
-    let take = |id: i64, t: Instant| {
-        let mut l = Ledger::open_at(&loc, Duration::from_secs(30)).unwrap();
-        lease::acquire_all(
-            &mut l,
-            &[LeaseKey::Publication(ItemId(id))],
-            &OwnerId::random(),
+    let take_fresh = |id: i64, t: Instant| {
+        take(
+            &mut Ledger::open_at(&loc, Duration::from_secs(30)).unwrap(),
+            id,
             t,
-            60,
         )
-        .unwrap()
-        .remove(0)
     };
 
     // 1. The naive guard.
-    let a = take(1, t0).unwrap();
+    let a = take_fresh(1, t0).unwrap();
     let mut writer = Pg::client(&url);
     let mut tx = writer.transaction().unwrap();
     let n = tx
@@ -557,7 +540,7 @@ fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not()
     assert_eq!(n, 1, "the guard passed while the lease was live");
     // The takeover is not held up by the open writer: nothing is locked.
     let started = std::time::Instant::now();
-    let b = take(1, expired).expect("the takeover succeeds at once");
+    let b = take_fresh(1, expired).expect("the takeover succeeds at once");
     assert_eq!(b.fence, Fence(2));
     assert!(started.elapsed() < Duration::from_secs(2));
     tx.commit().unwrap();
@@ -570,7 +553,7 @@ fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not()
     );
 
     // 2. fencepost's form, the same schedule on item 2.
-    let a = take(2, t0).unwrap();
+    let a = take_fresh(2, t0).unwrap();
     let (to_main, from_writer) = std::sync::mpsc::channel::<bool>();
     let (to_writer, from_main) = std::sync::mpsc::channel::<()>();
     let (wloc, wa) = (loc.clone(), a.clone());
@@ -594,15 +577,7 @@ fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not()
     let tloc = loc.clone();
     let taker = std::thread::spawn(move || {
         let mut l = Ledger::open_at(&tloc, Duration::from_secs(30)).unwrap();
-        let got = lease::acquire_all(
-            &mut l,
-            &[LeaseKey::Publication(ItemId(2))],
-            &OwnerId::random(),
-            expired,
-            60,
-        )
-        .unwrap()
-        .remove(0);
+        let got = take(&mut l, 2, expired);
         done_tx.send(()).unwrap();
         got
     });

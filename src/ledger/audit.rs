@@ -95,9 +95,8 @@ pub struct Verification {
 pub fn verify(tx: &Tx<'_>) -> Result<Verification, LedgerError> {
     let rows = tx.rows("audit.entries", &[])?;
     let mut prev = GENESIS.to_string();
-    let mut expected_seq = 1;
     let mut entries = 0;
-    for r in &rows {
+    for (expected_seq, r) in (1i64..).zip(&rows) {
         let e = Entry {
             seq: r.get(0)?,
             at: r.get(1)?,
@@ -146,7 +145,6 @@ pub fn verify(tx: &Tx<'_>) -> Result<Verification, LedgerError> {
             ));
         }
         prev = h;
-        expected_seq += 1;
     }
     Ok(Verification {
         entries,

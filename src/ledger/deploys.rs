@@ -4,7 +4,7 @@
 
 use crate::args;
 use crate::clock::Instant;
-use crate::ledger::db::{join, Args, Row};
+use crate::ledger::db::Row;
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{LedgerError, Tx};
 
@@ -110,23 +110,6 @@ pub fn unfinished(tx: &Tx<'_>) -> Result<Vec<Op>, LedgerError> {
         .collect()
 }
 
-/// Runs a lease-guarded statement after locking the lease; whether it changed one row.
-fn guarded(
-    tx: &Tx<'_>,
-    statement: &'static str,
-    lease: &Lease,
-    now: Instant,
-    extra: Args<'_>,
-) -> Result<bool, LedgerError> {
-    if !lease::lock(tx, lease, now)? {
-        return Ok(false);
-    }
-    let guard = args! {
-        "now" => now.0, "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0,
-    };
-    Ok(tx.exec(statement, &join(guard, extra))? == 1)
-}
-
 /// Starts an operation with its frozen plan, under the lease. Returns false when another
 /// operation on the target is already pending (the partial unique index) or the lease is
 /// gone.
@@ -151,7 +134,7 @@ pub fn insert_of(
     lease: &Lease,
     now: Instant,
 ) -> Result<bool, LedgerError> {
-    guarded(
+    lease::guarded(
         tx,
         "deploys.insert",
         lease,
@@ -167,7 +150,7 @@ pub fn count_attempt(
     lease: &Lease,
     now: Instant,
 ) -> Result<bool, LedgerError> {
-    guarded(
+    lease::guarded(
         tx,
         "deploys.count_attempt",
         lease,
@@ -187,7 +170,7 @@ pub fn advance(
     lease: &Lease,
     now: Instant,
 ) -> Result<bool, LedgerError> {
-    guarded(
+    lease::guarded(
         tx,
         "deploys.advance",
         lease,
@@ -205,7 +188,7 @@ pub fn record_failure(
     lease: &Lease,
     now: Instant,
 ) -> Result<bool, LedgerError> {
-    guarded(
+    lease::guarded(
         tx,
         "deploys.record_failure",
         lease,
@@ -217,7 +200,7 @@ pub fn record_failure(
 /// Parks an operation whose attempts are used up without a recorded failure (the runs
 /// crashed or were killed).
 pub fn park(tx: &Tx<'_>, id: &str, lease: &Lease, now: Instant) -> Result<bool, LedgerError> {
-    guarded(tx, "deploys.park", lease, now, args! { "id" => id })
+    lease::guarded(tx, "deploys.park", lease, now, args! { "id" => id })
 }
 
 /// Re-arms a parked operation. Returns false when there is no such parked operation, or
@@ -282,7 +265,7 @@ pub fn record_deployed(
     lease: &Lease,
     now: Instant,
 ) -> Result<bool, LedgerError> {
-    guarded(
+    lease::guarded(
         tx,
         "deploys.record_deployed",
         lease,

@@ -3,7 +3,6 @@
 
 use crate::args;
 use crate::clock::Instant;
-use crate::ledger::db::join;
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{LedgerError, Tx};
 
@@ -26,22 +25,6 @@ pub fn lookup(tx: &Tx<'_>, source: &str) -> Result<Option<StoredImage>, LedgerEr
         .transpose()
 }
 
-fn guarded(
-    tx: &Tx<'_>,
-    statement: &'static str,
-    lease: &Lease,
-    now: Instant,
-    extra: crate::ledger::db::Args<'_>,
-) -> Result<bool, LedgerError> {
-    if !lease::lock(tx, lease, now)? {
-        return Ok(false);
-    }
-    let guard = args! {
-        "now" => now.0, "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0,
-    };
-    Ok(tx.exec(statement, &join(guard, extra))? == 1)
-}
-
 pub fn record_stored(
     tx: &Tx<'_>,
     source: &str,
@@ -49,7 +32,7 @@ pub fn record_stored(
     lease: &Lease,
     now: Instant,
 ) -> Result<bool, LedgerError> {
-    guarded(
+    lease::guarded(
         tx,
         "images.record_stored",
         lease,
@@ -79,7 +62,7 @@ pub fn record_failed(
     max_attempts: Option<u32>,
     now: Instant,
 ) -> Result<bool, LedgerError> {
-    guarded(
+    lease::guarded(
         tx,
         "images.record_failed",
         lease,

@@ -7,7 +7,7 @@
 use crate::args;
 use crate::clock::Instant;
 use crate::content::{CachedFile, FileStat, ItemId, ReadFile};
-use crate::ledger::db::{Row, Step};
+use crate::ledger::db::{join, Row, Step};
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{LedgerError, Tx};
 use std::collections::{HashMap, HashSet};
@@ -272,8 +272,7 @@ pub fn view(tx: &Tx<'_>, id: ItemId) -> Result<Option<ItemView>, LedgerError> {
         .transpose()
 }
 
-/// A lease-guarded statement over one item, as pipeline steps: the lease row locked first,
-/// then the statement (its count, the second step's, says whether it changed the item).
+/// A lease-guarded statement over one item, as pipeline steps (see [`lease::guarded_steps`]).
 pub fn guarded_steps(
     statement: &'static str,
     id: ItemId,
@@ -281,18 +280,14 @@ pub fn guarded_steps(
     now: Instant,
     extra: crate::ledger::db::Args<'_>,
 ) -> [Step; 2] {
-    let base = args! {
-        "item" => id.0, "now" => now.0,
-        "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0,
-    };
-    [
-        lease::lock_step(lease, now),
-        Step::exec(statement, &crate::ledger::db::join(base, extra)),
-    ]
+    lease::guarded_steps(
+        statement,
+        lease,
+        now,
+        &join(args! { "item" => id.0 }, extra),
+    )
 }
 
-/// Runs [`guarded_steps`]; returns whether the statement changed the item (false: the lease
-/// is lost, or the item is not in the state asked).
 fn guarded(
     tx: &Tx<'_>,
     statement: &'static str,
@@ -301,8 +296,13 @@ fn guarded(
     now: Instant,
     extra: crate::ledger::db::Args<'_>,
 ) -> Result<bool, LedgerError> {
-    let out = tx.pipeline(&guarded_steps(statement, id, lease, now, extra))?;
-    Ok(out[0].count() == 1 && out[1].count() == 1)
+    lease::guarded(
+        tx,
+        statement,
+        lease,
+        now,
+        &join(args! { "item" => id.0 }, extra),
+    )
 }
 
 /// Marks an item as being published by this lease holder. Returns whether it still held it.

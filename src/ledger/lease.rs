@@ -8,7 +8,7 @@
 
 use crate::args;
 use crate::clock::Instant;
-use crate::ledger::db::{Dialect, Step};
+use crate::ledger::db::{Args, Dialect, Out, Step};
 use crate::ledger::{Ledger, LedgerError, Tx};
 
 /// What a lease is for: the closed set of jobs that take leases. Its text form is the row's
@@ -59,21 +59,21 @@ pub struct Lease {
     pub expires_at: Instant,
 }
 
-/// Tries to take `key` for `owner` until `now + secs`. `None`: someone else holds it.
-pub fn acquire(
-    tx: &Tx<'_>,
-    key: &LeaseKey<'_>,
-    owner: &OwnerId,
-    now: Instant,
-    secs: u64,
-) -> Result<Option<Lease>, LedgerError> {
-    let expires_at = now.plus_secs(secs);
-    let key = key.to_string();
-    let row = tx.row(
+fn acquire_step(key: &str, owner: &OwnerId, now: Instant, expires_at: Instant) -> Step {
+    Step::query(
         "lease.acquire",
         args! { "key" => key, "owner" => owner.0, "expires_at" => expires_at.0, "now" => now.0 },
-    )?;
-    Ok(match row {
+    )
+}
+
+/// The lease an acquire step answered with, if it took one.
+fn taken(
+    key: String,
+    owner: &OwnerId,
+    expires_at: Instant,
+    out: Out,
+) -> Result<Option<Lease>, LedgerError> {
+    Ok(match out.rows().first() {
         None => None,
         Some(r) => Some(Lease {
             key,
@@ -82,6 +82,19 @@ pub fn acquire(
             expires_at,
         }),
     })
+}
+
+/// Tries to take `key` for `owner` until `now + secs`. `None`: someone else holds it.
+pub fn acquire(
+    tx: &Tx<'_>,
+    key: &LeaseKey<'_>,
+    owner: &OwnerId,
+    now: Instant,
+    secs: u64,
+) -> Result<Option<Lease>, LedgerError> {
+    let (key, expires_at) = (key.to_string(), now.plus_secs(secs));
+    let mut out = tx.pipeline(&[acquire_step(&key, owner, now, expires_at)])?;
+    taken(key, owner, expires_at, out.remove(0))
 }
 
 /// Takes each of `keys` it can; `None` for those someone else holds. The takes go out as one
@@ -102,12 +115,7 @@ pub fn acquire_all(
     let names: Vec<String> = keys.iter().map(ToString::to_string).collect();
     let steps: Vec<Step> = names
         .iter()
-        .map(|key| {
-            Step::query(
-                "lease.acquire",
-                args! { "key" => key, "owner" => owner.0, "expires_at" => expires_at.0, "now" => now.0 },
-            )
-        })
+        .map(|key| acquire_step(key, owner, now, expires_at))
         .collect();
     let outs = match ledger.dialect() {
         Dialect::Sqlite => ledger.write(|tx| tx.pipeline(&steps))?,
@@ -116,17 +124,7 @@ pub fn acquire_all(
     names
         .into_iter()
         .zip(outs)
-        .map(|(key, out)| {
-            Ok(match out.rows().first() {
-                None => None,
-                Some(r) => Some(Lease {
-                    key,
-                    owner: owner.clone(),
-                    fence: Fence(r.get(0)?),
-                    expires_at,
-                }),
-            })
-        })
+        .map(|(key, out)| taken(key, owner, expires_at, out))
         .collect()
 }
 
@@ -136,6 +134,37 @@ pub fn lock_step(lease: &Lease, now: Instant) -> Step {
         "lease.lock",
         args! { "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0, "now" => now.0 },
     )
+}
+
+/// A statement that depends on `lease`, as pipeline steps: the lease row locked first (see
+/// [`lock`]), then the statement, bound to the guard's parameters (`:lease_key`, `:owner`,
+/// `:fence`, `:now`) and `extra`.
+pub fn guarded_steps(
+    statement: &'static str,
+    lease: &Lease,
+    now: Instant,
+    extra: Args<'_>,
+) -> [Step; 2] {
+    let guard = args! {
+        "now" => now.0, "lease_key" => lease.key, "owner" => lease.owner.0, "fence" => lease.fence.0,
+    };
+    [
+        lock_step(lease, now),
+        Step::exec(statement, &crate::ledger::db::join(guard, extra)),
+    ]
+}
+
+/// Runs [`guarded_steps`]; returns whether the statement changed exactly one row (false: the
+/// lease is lost, or the row is not in the state the statement asks for).
+pub fn guarded(
+    tx: &Tx<'_>,
+    statement: &'static str,
+    lease: &Lease,
+    now: Instant,
+    extra: Args<'_>,
+) -> Result<bool, LedgerError> {
+    let out = tx.pipeline(&guarded_steps(statement, lease, now, extra))?;
+    Ok(out[0].count() == 1 && out[1].count() == 1)
 }
 
 /// The [`release`] statement as a pipeline step.

@@ -13,11 +13,13 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use std::path::Path;
 use std::time::Duration;
 
-pub(super) fn open(
-    path: &Path,
-    name: &str,
-    busy_timeout: Duration,
-) -> Result<Connection, LedgerError> {
+/// An open SQLite ledger connection.
+pub(super) struct Conn(Connection);
+
+/// A transaction on it (dropped without [`commit`], it rolls back).
+pub(super) struct SqliteTx<'a>(Transaction<'a>);
+
+pub(super) fn open(path: &Path, name: &str, busy_timeout: Duration) -> Result<Conn, LedgerError> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(dir).map_err(|source| LedgerError::CreateDir {
@@ -94,7 +96,7 @@ pub(super) fn open(
     register_functions(&conn).map_err(classify("registering its functions"))?;
     let mut conn = conn;
     retry_busy(deadline, || migrate(&mut conn, name, started))?;
-    Ok(conn)
+    Ok(Conn(conn))
 }
 
 pub fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -159,15 +161,17 @@ fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 pub(super) fn begin<'a>(
-    conn: &'a mut Connection,
+    conn: &'a mut Conn,
     name: &str,
     mode: TxMode,
-) -> Result<Transaction<'a>, LedgerError> {
+) -> Result<SqliteTx<'a>, LedgerError> {
     let behavior = match mode {
         TxMode::Write => TransactionBehavior::Immediate,
         TxMode::Snapshot => TransactionBehavior::Deferred,
     };
-    conn.transaction_with_behavior(behavior)
+    conn.0
+        .transaction_with_behavior(behavior)
+        .map(SqliteTx)
         .map_err(|e| LedgerError::Sql {
             ledger: name.to_string(),
             statement: "begin",
@@ -186,19 +190,19 @@ fn bind(values: &[Value]) -> Vec<rusqlite::types::Value> {
         .collect()
 }
 
-pub(super) fn exec(conn: &Connection, text: &str, values: &[Value]) -> Result<usize, DbError> {
-    let mut stmt = conn.prepare_cached(text).map_err(db_error)?;
+pub(super) fn exec(tx: &SqliteTx<'_>, text: &str, values: &[Value]) -> Result<usize, DbError> {
+    let mut stmt = tx.0.prepare_cached(text).map_err(db_error)?;
     stmt.execute(rusqlite::params_from_iter(bind(values)))
         .map_err(db_error)
 }
 
 pub(super) fn query(
-    conn: &Connection,
+    tx: &SqliteTx<'_>,
     statement: &'static str,
     text: &str,
     values: &[Value],
 ) -> Result<Vec<Row>, DbError> {
-    let mut stmt = conn.prepare_cached(text).map_err(db_error)?;
+    let mut stmt = tx.0.prepare_cached(text).map_err(db_error)?;
     let n = stmt.column_count();
     let mut rows = stmt
         .query(rusqlite::params_from_iter(bind(values)))
@@ -221,8 +225,8 @@ pub(super) fn query(
     Ok(out)
 }
 
-pub(super) fn commit(tx: Transaction<'_>) -> Result<(), DbError> {
-    tx.commit().map_err(db_error)
+pub(super) fn commit(tx: SqliteTx<'_>) -> Result<(), DbError> {
+    tx.0.commit().map_err(db_error)
 }
 
 fn db_error(e: rusqlite::Error) -> DbError {
