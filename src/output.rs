@@ -2,13 +2,15 @@
 //! pointer that names the one being served.
 //!
 //! ```text
-//! public/revisions/<R>-<B>/     a complete tree plus manifest.json
+//! public/revisions/<R>-<B>/     a complete tree plus manifest.json (and manifest.idx, its
+//!                               file list sorted for lookups without a full parse)
 //! public/revisions/.tmp-*       a build in progress (never pointed to)
 //! public/current -> revisions/<R>-<B>   swapped with rename(2)
 //! public/current.json           {"revision": R, "build": B, "dir": "<R>-<B>"}
 //! public/preview/               `build --preview` output; never pointed to, never deployed
 //! ```
 
+pub mod index;
 pub mod manifest;
 pub mod pointer;
 pub mod revision;

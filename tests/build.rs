@@ -66,9 +66,17 @@ fn builds_a_complete_revision_and_points_to_it() {
     let on_disk: Vec<&str> = files
         .keys()
         .map(String::as_str)
-        .filter(|p| *p != "manifest.json")
+        .filter(|p| *p != "manifest.json" && *p != "manifest.idx")
         .collect();
     assert_eq!(listed, on_disk);
+    // The index (the origin's lookup table) has one line per listed file, in path order.
+    let idx = String::from_utf8(files["manifest.idx"].clone()).unwrap();
+    let mut lines = idx.lines();
+    assert_eq!(lines.next(), Some("fencepost-index 1"));
+    let indexed: Vec<String> = lines
+        .map(|l| serde_json::from_str(l.split('\t').next().unwrap()).unwrap())
+        .collect();
+    assert_eq!(indexed, listed);
     for f in m["files"].as_array().unwrap() {
         let bytes = &files[f["path"].as_str().unwrap()];
         assert_eq!(f["sha256"], fencepost::content::sha256_hex(bytes));

@@ -405,3 +405,43 @@ fn the_origin_notices_a_pointer_swap_on_the_next_request() {
         "origin pages carry no reload script"
     );
 }
+
+/// A revision is opened without parsing its manifest: the origin looks files up in
+/// `manifest.idx` by binary search, so the first request after a swap never waits for a
+/// large manifest. Shown by making the new revision's `manifest.json` unparseable (which no
+/// build does): it is still served, with the index's ETags. A revision built before indexes
+/// existed (no `manifest.idx`) is served from its manifest, parsed whole.
+#[test]
+fn the_origin_finds_files_in_the_index_without_parsing_the_manifest() {
+    let s = built_site();
+    let srv = s.serve(&[]);
+    assert_eq!(srv.get("/").status, 200);
+    s.item(3, "2026-11-03");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let dir = s.current_dir();
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    let m: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    let sha = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "answers/3/index.html")
+        .unwrap()["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::write(dir.join("manifest.json"), "not a manifest").unwrap();
+    let r = srv.get("/answers/3/");
+    assert_eq!(r.status, 200);
+    assert!(r.header("x-revision").unwrap().starts_with("3-"));
+    assert_eq!(r.header("etag"), Some(format!("\"{sha}\"").as_str()));
+    assert_eq!(srv.get("/answers/3").status, 301);
+    assert_eq!(srv.get("/no/such/page/").status, 404);
+    // Without an index (an older build), the manifest is what the origin reads.
+    std::fs::write(dir.join("manifest.json"), &manifest).unwrap();
+    std::fs::remove_file(dir.join("manifest.idx")).unwrap();
+    let srv2 = s.serve(&[]);
+    let r = srv2.get("/answers/3/");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("etag"), Some(format!("\"{sha}\"").as_str()));
+}

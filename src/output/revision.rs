@@ -56,8 +56,7 @@ impl Staging {
     /// Writes the manifest, flushes the file system, and renames the directory to
     /// `revisions/<name>`. Returns false if another build finished the same revision first.
     pub fn finish(mut self, manifest: &Manifest, name: &str) -> Result<bool, OutputError> {
-        let mpath = self.path.join(manifest::FILE);
-        std::fs::write(&mpath, manifest.to_bytes()).map_err(io_err(&mpath))?;
+        write_manifest(&self.path, manifest)?;
         sync_filesystem(&self.path).map_err(io_err(&self.path))?;
         crate::fail_point!("build.before_rename");
         let target = self.path.parent().expect("under revisions/").join(name);
@@ -89,8 +88,7 @@ impl Staging {
     /// Writes the manifest and puts the directory at `target`, replacing what was there
     /// (used for `public/preview`, which nothing points to).
     pub fn replace(mut self, manifest: &Manifest, target: &Path) -> Result<(), OutputError> {
-        let mpath = self.path.join(manifest::FILE);
-        std::fs::write(&mpath, manifest.to_bytes()).map_err(io_err(&mpath))?;
+        write_manifest(&self.path, manifest)?;
         let old = target.with_file_name(format!(".old-{}", uuid::Uuid::new_v4().simple()));
         let had_old = target.exists();
         if had_old {
@@ -103,6 +101,14 @@ impl Staging {
         }
         Ok(())
     }
+}
+
+/// The index first, then the manifest: a directory with a manifest is complete, index and all.
+fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), OutputError> {
+    let ipath = dir.join(super::index::FILE);
+    std::fs::write(&ipath, super::index::to_bytes(manifest)).map_err(io_err(&ipath))?;
+    let mpath = dir.join(manifest::FILE);
+    std::fs::write(&mpath, manifest.to_bytes()).map_err(io_err(&mpath))
 }
 
 impl Drop for Staging {

@@ -1,8 +1,11 @@
 //! The HTTP layer. It serves whatever its root names — the revision `public/current` points
 //! to (origin), or the in-memory preview (watch mode) — and holds no build state.
 //!
-//! Origin: every request reads the pointer (one `readlink`); the parsed manifest is cached per
-//! target, so a swap is noticed by the next request. Only files the manifest lists are served,
+//! Origin: every request reads the pointer (one `readlink`); the revision it names is cached
+//! per target, so a swap is noticed by the next request. A revision is opened in constant
+//! time: its files are looked up in `manifest.idx` by binary search (see
+//! [`crate::output::index`]), so the first request after a swap never waits for a
+//! 100,000-entry manifest to be parsed (revisions built before the index are parsed whole). Only files the manifest lists are served,
 //! each from one opened file, so a response comes whole from one revision even if the pointer
 //! moves while it is being sent.
 
@@ -57,32 +60,56 @@ pub struct Revision {
     dir: std::fs::File,
     /// (device, inode) of that folder: the pointer must still lead to this very folder.
     id: (u64, u64),
-    files: HashMap<String, FileMeta>,
+    files: Files,
     /// Contents of small files already served, up to [`CACHE_BUDGET`] bytes.
     cache: RwLock<(u64, HashMap<String, axum::body::Bytes>)>,
 }
 
+/// A revision's file list: looked up in its index, or (built before indexes) parsed whole.
+enum Files {
+    Indexed(crate::output::index::Index),
+    Loaded(HashMap<String, FileMeta>),
+}
+
+impl FileMeta {
+    fn new(
+        sha256: &str,
+        content_type: &str,
+        cache: crate::output::manifest::CacheClass,
+        bytes: u64,
+    ) -> FileMeta {
+        FileMeta {
+            etag: HeaderValue::from_str(&format!("\"{sha256}\""))
+                .unwrap_or(HeaderValue::from_static("\"\"")),
+            content_type: HeaderValue::from_str(content_type)
+                .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+            cache_control: HeaderValue::from_static(cache.cache_control()),
+            bytes,
+        }
+    }
+}
+
 impl Revision {
     fn load(dir: PathBuf, name: String) -> Result<Revision, String> {
-        let m = Manifest::read(&dir)
-            .map_err(|_| format!("revision {name} is incomplete (no readable manifest.json)"))?;
-        let files = m
-            .files
-            .into_iter()
-            .map(|e| {
-                (
-                    e.path,
-                    FileMeta {
-                        etag: HeaderValue::from_str(&format!("\"{}\"", e.sha256))
-                            .unwrap_or(HeaderValue::from_static("\"\"")),
-                        content_type: HeaderValue::from_str(&e.content_type)
-                            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
-                        cache_control: HeaderValue::from_static(e.cache.cache_control()),
-                        bytes: e.bytes,
-                    },
-                )
-            })
-            .collect();
+        let incomplete = || format!("revision {name} is incomplete (no readable manifest.json)");
+        if !crate::output::revision::is_complete(&dir) {
+            return Err(incomplete());
+        }
+        let files = match crate::output::index::Index::open(&dir) {
+            Ok(Some(index)) => Files::Indexed(index),
+            Ok(None) => Files::Loaded(
+                Manifest::read(&dir)
+                    .map_err(|_| incomplete())?
+                    .files
+                    .into_iter()
+                    .map(|e| {
+                        let meta = FileMeta::new(&e.sha256, &e.content_type, e.cache, e.bytes);
+                        (e.path, meta)
+                    })
+                    .collect(),
+            ),
+            Err(e) => return Err(format!("revision {name} has an unreadable index: {e}")),
+        };
         let dir = std::fs::File::open(&dir)
             .map_err(|e| format!("revision {name} cannot be opened: {e}"))?;
         let id = dir
@@ -97,6 +124,21 @@ impl Revision {
             files,
             cache: RwLock::new((0, HashMap::new())),
         })
+    }
+
+    /// What the revision says of file `rel`; `None`: it has no such file. An index that
+    /// cannot be read answers `None` too (and says so in the log): the file is not served.
+    fn meta(&self, rel: &str) -> Option<FileMeta> {
+        match &self.files {
+            Files::Loaded(m) => m.get(rel).cloned(),
+            Files::Indexed(i) => match i.get(rel) {
+                Ok(r) => r.map(|r| FileMeta::new(&r.sha256, &r.content_type, r.cache, r.bytes)),
+                Err(e) => {
+                    tracing::warn!(revision = %self.name, error = %e, "cannot read the revision's index");
+                    None
+                }
+            },
+        }
     }
 
     fn cached(&self, rel: &str) -> Option<axum::body::Bytes> {
@@ -368,15 +410,18 @@ fn common_headers(r: &mut Response, etag: &str, content_type: &str, revision: &s
 }
 
 fn serve_origin(rev: &Revision, rp: &RequestPath, headers: &HeaderMap, head: bool) -> Response {
-    let (path, status) = match lookup(rp, |p| rev.files.contains_key(p)) {
+    let (path, status) = match lookup(rp, |p| rev.meta(p).is_some()) {
         Lookup::File(p) => (p, StatusCode::OK),
         Lookup::AddSlash(to) => return redirect(&to),
-        Lookup::NotFound if rev.files.contains_key("404.html") => {
+        Lookup::NotFound if rev.meta("404.html").is_some() => {
             ("404.html".to_string(), StatusCode::NOT_FOUND)
         }
         Lookup::NotFound => return text(StatusCode::NOT_FOUND, "not found"),
     };
-    let meta = &rev.files[&path];
+    let Some(meta) = rev.meta(&path) else {
+        return text(StatusCode::NOT_FOUND, "not found");
+    };
+    let meta = &meta;
     let finish = |mut r: Response| {
         let h = r.headers_mut();
         h.insert(header::ETAG, meta.etag.clone());
