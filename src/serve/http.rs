@@ -65,11 +65,19 @@ pub struct Revision {
     cache: RwLock<(u64, HashMap<String, axum::body::Bytes>)>,
 }
 
-/// A revision's file list: looked up in its index, or (built before indexes) parsed whole.
+/// A revision's file list: looked up in its index (what was found, or not, remembered up to
+/// [`MEMO_ENTRIES`] paths), or, for a revision built before indexes, parsed whole.
 enum Files {
-    Indexed(crate::output::index::Index),
+    Indexed {
+        index: crate::output::index::Index,
+        memo: RwLock<HashMap<String, Option<FileMeta>>>,
+    },
     Loaded(HashMap<String, FileMeta>),
 }
+
+/// Paths whose lookup a revision remembers (found or not): the hot ones cost a hash lookup,
+/// and a flood of made-up paths cannot grow memory without bound.
+const MEMO_ENTRIES: usize = 100_000;
 
 impl FileMeta {
     fn new(
@@ -96,7 +104,10 @@ impl Revision {
             return Err(incomplete());
         }
         let files = match crate::output::index::Index::open(&dir) {
-            Ok(Some(index)) => Files::Indexed(index),
+            Ok(Some(index)) => Files::Indexed {
+                index,
+                memo: RwLock::new(HashMap::new()),
+            },
             Ok(None) => Files::Loaded(
                 Manifest::read(&dir)
                     .map_err(|_| incomplete())?
@@ -131,13 +142,24 @@ impl Revision {
     fn meta(&self, rel: &str) -> Option<FileMeta> {
         match &self.files {
             Files::Loaded(m) => m.get(rel).cloned(),
-            Files::Indexed(i) => match i.get(rel) {
-                Ok(r) => r.map(|r| FileMeta::new(&r.sha256, &r.content_type, r.cache, r.bytes)),
-                Err(e) => {
-                    tracing::warn!(revision = %self.name, error = %e, "cannot read the revision's index");
-                    None
+            Files::Indexed { index, memo } => {
+                if let Some(hit) = memo.read().ok().and_then(|m| m.get(rel).cloned()) {
+                    return hit;
                 }
-            },
+                let found = match index.get(rel) {
+                    Ok(r) => r.map(|r| FileMeta::new(&r.sha256, &r.content_type, r.cache, r.bytes)),
+                    Err(e) => {
+                        tracing::warn!(revision = %self.name, error = %e, "cannot read the revision's index");
+                        return None;
+                    }
+                };
+                if let Ok(mut m) = memo.write() {
+                    if m.len() < MEMO_ENTRIES {
+                        m.insert(rel.to_string(), found.clone());
+                    }
+                }
+                found
+            }
         }
     }
 
