@@ -326,6 +326,32 @@ pub fn run_with_progress(
             }
         }
     }
+    // The revision to reuse from: the one the pointer names (or, for preview, the last
+    // preview). Its manifest (100,000 entries take ~0.15 s) is read on another thread while
+    // the snapshot is read and the plan is made.
+    let prev_reader = {
+        let (public, preview, full) = (public.clone(), opts.preview, opts.full);
+        std::thread::spawn(move || -> Option<(PathBuf, Manifest)> {
+            if full {
+                return None;
+            }
+            let dir = if preview {
+                Some(public.join("preview"))
+            } else {
+                pointer::read(&public)
+                    .ok()
+                    .flatten()
+                    .map(|p| public.join(revision::REVISIONS).join(p.dir))
+                    .or_else(|| {
+                        revision::list_complete(&public).ok().and_then(|l| {
+                            l.first()
+                                .map(|(_, n)| public.join(revision::REVISIONS).join(n))
+                        })
+                    })
+            };
+            dir.and_then(|d| Manifest::read(&d).ok().map(|m| (d, m)))
+        })
+    };
     let snap = ledger.snapshot()?;
     let source = if opts.preview {
         tree_source(
@@ -391,26 +417,9 @@ pub fn run_with_progress(
     let planned = prepare(site, &site_files, &source, &statics, &assets, &fingerprints)?;
     phases.mark("plan");
 
-    // The revision to reuse from: the one the pointer names (or, for preview, the last preview).
-    let prev: Option<(PathBuf, Manifest)> = if opts.full {
-        None
-    } else {
-        let dir = if opts.preview {
-            Some(public.join("preview"))
-        } else {
-            pointer::read(&public)
-                .ok()
-                .flatten()
-                .map(|p| public.join(revision::REVISIONS).join(p.dir))
-                .or_else(|| {
-                    revision::list_complete(&public).ok().and_then(|l| {
-                        l.first()
-                            .map(|(_, n)| public.join(revision::REVISIONS).join(n))
-                    })
-                })
-        };
-        dir.and_then(|d| Manifest::read(&d).ok().map(|m| (d, m)))
-    };
+    let prev: Option<(PathBuf, Manifest)> = prev_reader
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p));
     if !opts.preview {
         // The live revision must come from this ledger: revision numbers of a new or emptied
         // ledger start again at 1 and would collide with the old output.
