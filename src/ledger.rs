@@ -158,7 +158,6 @@ enum Backend {
 pub struct Ledger {
     backend: Backend,
     name: String,
-    location: Location,
 }
 
 impl Ledger {
@@ -174,20 +173,12 @@ impl Ledger {
             Location::Sqlite(path) => Backend::Sqlite(sqlite::open(path, &name, busy_timeout)?),
             Location::Postgres(url) => Backend::Postgres(postgres::open(url, &name, busy_timeout)?),
         };
-        Ok(Ledger {
-            backend,
-            name,
-            location: location.clone(),
-        })
+        Ok(Ledger { backend, name })
     }
 
     /// How errors name this ledger (a path, or a URL without its password).
     pub fn name(&self) -> &str {
         &self.name
-    }
-
-    pub fn location(&self) -> &Location {
-        &self.location
     }
 
     pub fn dialect(&self) -> Dialect {

@@ -335,8 +335,8 @@ pub(super) fn pipeline(tx: &PgTx<'_>, calls: &[Call<'_>]) -> Result<Vec<Out>, (u
         .map(|p| p.iter().map(|p| p as &(dyn ToSql + Sync)).collect())
         .collect();
     let client = &tx.conn.client;
-    type Call<'f> = Pin<Box<dyn Future<Output = Result<Out, tokio_postgres::Error>> + Send + 'f>>;
-    let mut futures: Vec<Call<'_>> = Vec::with_capacity(calls.len());
+    type Flight<'f> = Pin<Box<dyn Future<Output = Result<Out, tokio_postgres::Error>> + Send + 'f>>;
+    let mut futures: Vec<Flight<'_>> = Vec::with_capacity(calls.len());
     for ((c, stmt), r) in calls.iter().zip(&stmts).zip(&refs) {
         let query = c.query;
         futures.push(Box::pin(async move {

@@ -84,6 +84,9 @@ impl Local {
                 ),
             );
         }
+        if files == self.file.files {
+            return; // Nothing new: a rerun over an unchanged tree writes nothing.
+        }
         self.file.files = files;
         let write = || -> std::io::Result<()> {
             if let Some(dir) = self.path.parent() {
