@@ -781,3 +781,58 @@ fn deploys_and_remote_rollbacks_are_journaled_and_audited(b: Backend) {
     );
     s.cmd(&["verify"]).assert().success();
 }
+
+/// TLS to a server whose certificate comes from a private CA (as managed databases' often
+/// do): the test server admits the role `tlsonly` over TLS only. Plain text is refused by the
+/// server; TLS without trusting the CA is refused by fencepost (the certificate is verified);
+/// `sslrootcert=` in the URL, or `PGSSLROOTCERT`, makes it work.
+#[test]
+fn tls_to_a_server_with_a_private_ca() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let url = pg().database().replace("fencepost@", "tlsonly@");
+    let run = |ledger: &str, env: &[(&str, &str)]| {
+        let mut c = s.cmd(&["publish", "--json", "--now", NOW]);
+        c.env("FENCEPOST_LEDGER", ledger);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let out = run(&url, &[]);
+    assert!(
+        !out.status.success(),
+        "plain text must be refused for tlsonly"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no encryption"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&format!("{url}?sslmode=require"), &[]);
+    assert!(!out.status.success(), "an unknown CA must be refused");
+    let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    assert!(err.contains("certificate"), "{err}");
+    let ca = pg().ca_cert().display().to_string();
+    let out = run(&format!("{url}?sslmode=verify-full&sslrootcert={ca}"), &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ids(&r, "published"), vec![1]);
+    let out = s
+        .cmd(&["status", "--json"])
+        .env("FENCEPOST_LEDGER", format!("{url}?sslmode=require"))
+        .env("PGSSLROOTCERT", &ca)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let st: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(st["revision"], 1);
+}

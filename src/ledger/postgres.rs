@@ -35,11 +35,42 @@ pub(super) struct Conn {
 /// The key of the advisory lock that serialises migrations ("fencepos" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6665_6e63_6570_6f73;
 
+/// Takes the libpq TLS options tokio-postgres does not parse out of the URL: `sslrootcert`
+/// (a PEM file of CA certificates to trust besides the system's), and `sslmode=verify-ca` /
+/// `verify-full`, which become `require` (fencepost always verifies the certificate and the
+/// host name). Returns the URL without them, and the root certificate file if any
+/// (`sslrootcert`, else `PGSSLROOTCERT`).
+fn tls_options(url: &str) -> (String, Option<std::path::PathBuf>) {
+    let from_env = || std::env::var_os("PGSSLROOTCERT").map(std::path::PathBuf::from);
+    let Ok(mut u) = url::Url::parse(url) else {
+        return (url.to_string(), from_env());
+    };
+    let mut root = None;
+    let kept: Vec<(String, String)> = u
+        .query_pairs()
+        .filter_map(|(k, v)| match (k.as_ref(), v.as_ref()) {
+            ("sslrootcert", path) => {
+                root = Some(std::path::PathBuf::from(path));
+                None
+            }
+            ("sslmode", "verify-ca" | "verify-full") => Some((k.into_owned(), "require".into())),
+            _ => Some((k.into_owned(), v.into_owned())),
+        })
+        .collect();
+    if kept.is_empty() {
+        u.set_query(None);
+    } else {
+        u.query_pairs_mut().clear().extend_pairs(kept);
+    }
+    (u.to_string(), root.or_else(from_env))
+}
+
 pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, LedgerError> {
     let open_err = |source: DbError| LedgerError::Open {
         ledger: name.to_string(),
         error: source,
     };
+    let (url, root_cert) = tls_options(url);
     let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
         LedgerError::Location(format!(
             "{name}: not a usable PostgreSQL URL ({e}); write postgres://USER@HOST:PORT/DATABASE, with the password in PGPASSWORD or the URL"
@@ -64,7 +95,7 @@ pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, Led
             })
         })?;
     let client = if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
-        let tls = tls()?;
+        let tls = tls(root_cert.as_deref())?;
         block(&rt, async {
             let (client, connection) = config.connect(tls).await?;
             tokio::spawn(drive(connection));
@@ -97,10 +128,30 @@ async fn drive<C: Future<Output = Result<(), tokio_postgres::Error>>>(connection
     }
 }
 
-fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, LedgerError> {
+fn tls(
+    root_cert: Option<&std::path::Path>,
+) -> Result<tokio_postgres_rustls::MakeRustlsConnect, LedgerError> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls_native_certs::load_native_certs().certs {
         let _ = roots.add(cert);
+    }
+    if let Some(path) = root_cert {
+        let bad = |why: String| {
+            LedgerError::Location(format!(
+                "sslrootcert {}: {why}; give a PEM file of CA certificates",
+                path.display()
+            ))
+        };
+        let mut added = 0;
+        for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(e.to_string()))? {
+            let cert = cert.map_err(|e| bad(e.to_string()))?;
+            roots.add(cert).map_err(|e| bad(e.to_string()))?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(bad("no certificate in it".into()));
+        }
     }
     let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
         rustls::crypto::ring::default_provider(),
@@ -462,4 +513,28 @@ fn db_error(e: tokio_postgres::Error) -> DbError {
         }
     };
     DbError { kind, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tls_options;
+
+    #[test]
+    fn libpq_tls_options_are_taken_out_of_the_url() {
+        let (url, root) = tls_options(
+            "postgres://u:p@db.example:5432/site?sslmode=verify-full&sslrootcert=/etc/ca.pem&application_name=x",
+        );
+        assert_eq!(
+            url,
+            "postgres://u:p@db.example:5432/site?sslmode=require&application_name=x"
+        );
+        assert_eq!(root.as_deref(), Some(std::path::Path::new("/etc/ca.pem")));
+        let (url, _) = tls_options("postgres://u@h/d?sslrootcert=/x.pem");
+        assert_eq!(url, "postgres://u@h/d");
+        let (url, _) = tls_options("postgres://u@h/d");
+        assert_eq!(url, "postgres://u@h/d");
+        // What tokio-postgres parses stays as it is.
+        let (url, _) = tls_options("postgres://u@h/d?sslmode=disable&connect_timeout=3");
+        assert_eq!(url, "postgres://u@h/d?sslmode=disable&connect_timeout=3");
+    }
 }

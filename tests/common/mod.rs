@@ -791,13 +791,22 @@ impl Pg {
             "initdb failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        let tls = pg_tls(&dir, user);
+        // The role `tlsonly` may connect over TLS only: a test can tell TLS was used.
+        let hba = data.join("pg_hba.conf");
+        let rules = std::fs::read_to_string(&hba).unwrap();
+        std::fs::write(
+            &hba,
+            format!("hostnossl all tlsonly 127.0.0.1/32 reject\n{rules}"),
+        )
+        .unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
         let (tx, rx) = std::sync::mpsc::channel();
-        let (bin2, data2, dir2) = (bin.clone(), data.clone(), dir.clone());
+        let (bin2, data2, dir2, tls) = (bin.clone(), data.clone(), dir.clone(), tls.clone());
         std::thread::spawn(move || {
             let mut c = std::process::Command::new(bin2.join("postgres"));
             c.arg("-D")
@@ -817,7 +826,16 @@ impl Pg {
                     "max_connections=300",
                     "-c",
                     "shared_buffers=64MB",
+                    "-c",
+                    "ssl=on",
                 ])
+                .arg("-c")
+                .arg(format!(
+                    "ssl_cert_file={}",
+                    tls.join("server.crt").display()
+                ))
+                .arg("-c")
+                .arg(format!("ssl_key_file={}", tls.join("server.key").display()))
                 .stdout(Stdio::null())
                 .stderr(std::fs::File::create(dir2.join("server.log")).unwrap());
             as_pg_user(&mut c, user, true);
@@ -848,7 +866,15 @@ impl Pg {
                 ),
             }
         }
+        let mut c = ::postgres::Client::connect(&pg.url("postgres"), ::postgres::NoTls).unwrap();
+        c.batch_execute("CREATE ROLE tlsonly LOGIN SUPERUSER")
+            .unwrap();
         pg
+    }
+
+    /// The CA that signed the test server's certificate (for `sslrootcert`).
+    pub fn ca_cert(&self) -> PathBuf {
+        self.dir.join("tls").join("ca.crt")
     }
 
     pub fn url(&self, db: &str) -> String {
@@ -871,6 +897,81 @@ impl Pg {
     pub fn client(url: &str) -> ::postgres::Client {
         ::postgres::Client::connect(url, ::postgres::NoTls).unwrap()
     }
+}
+
+/// A throw-away CA and a certificate for 127.0.0.1 signed by it, made with openssl, for the
+/// test server's TLS. Returns the folder.
+fn pg_tls(dir: &Path, user: Option<(u32, u32)>) -> PathBuf {
+    let tls = dir.join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(&tls)
+            .output()
+            .expect("openssl (scripts/test installs it) makes the test server's certificate");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec![
+        "req",
+        "-x509",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=fencepost test CA",
+    ];
+    ca.extend(ec);
+    ca.extend(["-keyout", "ca.key", "-out", "ca.crt"]);
+    openssl(&ca);
+    let mut csr = vec!["req", "-subj", "/CN=127.0.0.1"];
+    csr.extend(ec);
+    csr.extend(["-keyout", "server.key", "-out", "server.csr"]);
+    openssl(&csr);
+    std::fs::write(
+        tls.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+        "-out",
+        "server.crt",
+    ]);
+    use std::os::unix::fs::PermissionsExt;
+    for f in ["server.key", "server.crt"] {
+        let p = tls.join(f);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if let Some((uid, gid)) = user {
+            std::os::unix::fs::chown(&p, Some(uid), Some(gid)).unwrap();
+        }
+    }
+    if let Some((uid, gid)) = user {
+        std::os::unix::fs::chown(&tls, Some(uid), Some(gid)).unwrap();
+    }
+    tls
 }
 
 /// Which ledger a conformance test runs against.
