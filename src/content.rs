@@ -612,7 +612,17 @@ pub fn scan(
     cache: &HashMap<String, CachedFile>,
     max_item_bytes: u64,
 ) -> Result<Scan, ContentError> {
-    let files = list_item_files(root)?;
+    scan_listed(root, list_item_files(root)?, cache, max_item_bytes)
+}
+
+/// [`scan`] over files already listed and stat-ed by [`list_item_files`] (which a caller
+/// may run while it reads the stat cache).
+pub fn scan_listed(
+    root: &Path,
+    files: Vec<(String, FileStat)>,
+    cache: &HashMap<String, CachedFile>,
+    max_item_bytes: u64,
+) -> Result<Scan, ContentError> {
     let racy_after = SystemTime::now()
         .checked_sub(RACY_WINDOW)
         .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())

@@ -133,8 +133,20 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     }
 
     // 1. Scan and sync.
-    let (mut cache, ledger_id) =
-        ledger.read(|tx| Ok((items::stat_cache(tx)?, ledger::status::ledger_id(tx)?)))?;
+    // The tree is listed and stat-ed on another thread while the stat cache is read (each is
+    // about a tenth of a second at 100,000 files).
+    let (listed, cached) = std::thread::scope(|scope| {
+        let lister = scope.spawn(|| content::list_item_files(&site.root));
+        let cached = ledger.read(|tx| Ok((items::stat_cache(tx)?, ledger::status::ledger_id(tx)?)));
+        (
+            lister
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            cached,
+        )
+    });
+    let (mut cache, ledger_id) = cached?;
+    let listed = listed?;
     // A shared ledger keeps no stats: this host's come from its own file.
     let local = ledger
         .shared()
@@ -142,7 +154,12 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     if let Some(l) = &local {
         l.overlay(&mut cache);
     }
-    let scan = content::scan(&site.root, &cache, site.config.publish.max_item_bytes)?;
+    let scan = content::scan_listed(
+        &site.root,
+        listed,
+        &cache,
+        site.config.publish.max_item_bytes,
+    )?;
     report.files_read = scan.read.len();
     phase("scan");
     crate::fail_point!("publish.after_scan");
