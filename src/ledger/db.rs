@@ -290,6 +290,10 @@ pub struct Row {
 /// A type a column can be read as.
 pub trait FromValue: Sized {
     fn from_value(v: &Value) -> Option<Self>;
+    /// The same, from a value given up by its row (no copy of text).
+    fn from_owned(v: Value) -> Option<Self> {
+        Self::from_value(&v)
+    }
     const WHAT: &'static str;
 }
 
@@ -318,6 +322,12 @@ impl FromValue for String {
             _ => None,
         }
     }
+    fn from_owned(v: Value) -> Option<Self> {
+        match v {
+            Value::Text(s) => Some(s),
+            _ => None,
+        }
+    }
     const WHAT: &'static str = "text";
 }
 impl<T: FromValue> FromValue for Option<T> {
@@ -327,19 +337,48 @@ impl<T: FromValue> FromValue for Option<T> {
             v => T::from_value(v).map(Some),
         }
     }
+    fn from_owned(v: Value) -> Option<Self> {
+        match v {
+            Value::Null => Some(None),
+            v => T::from_owned(v).map(Some),
+        }
+    }
     const WHAT: &'static str = T::WHAT;
 }
 
 impl Row {
     pub fn get<T: FromValue>(&self, i: usize) -> Result<T, LedgerError> {
         let v = self.values.get(i).unwrap_or(&Value::Null);
-        T::from_value(v).ok_or_else(|| {
+        T::from_value(v).ok_or_else(|| self.mismatch::<T>(i, v))
+    }
+
+    /// Column `i` moved out of the row, for readers of many rows (the row keeps NULL there).
+    pub fn take<T: FromValue>(&mut self, i: usize) -> Result<T, LedgerError> {
+        let v = self
+            .values
+            .get_mut(i)
+            .map(|v| std::mem::replace(v, Value::Null))
+            .unwrap_or(Value::Null);
+        let found = match &v {
+            Value::Null => "NULL",
+            Value::Int(_) => "an integer",
+            Value::Text(_) => "text",
+        };
+        T::from_owned(v).ok_or_else(|| {
             LedgerError::Internal(format!(
-                "statement {:?}, column {i}: expected {}, found {v:?}",
+                "statement {:?}, column {i}: expected {}, found {found}",
                 self.statement,
                 T::WHAT
             ))
         })
+    }
+
+    fn mismatch<T: FromValue>(&self, i: usize, v: &Value) -> LedgerError {
+        LedgerError::Internal(format!(
+            "statement {:?}, column {i}: expected {}, found {v:?}",
+            self.statement,
+            T::WHAT
+        ))
     }
 }
 

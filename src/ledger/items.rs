@@ -141,23 +141,23 @@ impl ItemView {
 /// The ledger's stat cache: path → id, source hash and the file's stat as last scanned.
 /// (A shared ledger answers without stats: each host keeps those; see publish::stat_cache.)
 pub fn stat_cache(tx: &Tx<'_>) -> Result<HashMap<String, CachedFile>, LedgerError> {
-    tx.rows("items.stat_cache", &[])?
-        .iter()
-        .map(|r| {
-            Ok((
-                r.get::<String>(1)?,
-                CachedFile {
-                    id: ItemId(r.get(0)?),
-                    source_hash: r.get(2)?,
-                    stat: FileStat {
-                        size: r.get::<Option<i64>>(3)?.unwrap_or(-1),
-                        mtime_ns: r.get::<Option<i64>>(4)?.unwrap_or(-1),
-                        ino: r.get::<Option<i64>>(5)?.unwrap_or(-1),
-                    },
+    let rows = tx.rows("items.stat_cache", &[])?;
+    let mut out = HashMap::with_capacity(rows.len());
+    for mut r in rows {
+        out.insert(
+            r.take::<String>(1)?,
+            CachedFile {
+                id: ItemId(r.get(0)?),
+                source_hash: r.take(2)?,
+                stat: FileStat {
+                    size: r.get::<Option<i64>>(3)?.unwrap_or(-1),
+                    mtime_ns: r.get::<Option<i64>>(4)?.unwrap_or(-1),
+                    ino: r.get::<Option<i64>>(5)?.unwrap_or(-1),
                 },
-            ))
-        })
-        .collect()
+            },
+        );
+    }
+    Ok(out)
 }
 
 /// Counts of what [`sync`] changed.
@@ -254,10 +254,13 @@ fn view_from_row(r: &Row) -> Result<ItemView, LedgerError> {
 /// common case, left out so a large site does not materialise every row on every run), in
 /// due order. [`ItemView::plan`] decides about each.
 pub fn candidate_views(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
-    tx.rows("items.candidates", &[])?
+    let mut views = tx
+        .rows("items.candidates", &[])?
         .iter()
         .map(view_from_row)
-        .collect()
+        .collect::<Result<Vec<ItemView>, LedgerError>>()?;
+    views.sort_unstable_by_key(|v| (v.publish_at, v.id));
+    Ok(views)
 }
 
 /// How many items [`candidate_views`] leaves out (their plan is [`Plan::Current`]).

@@ -22,26 +22,30 @@ pub struct PublicPage {
     pub updated_at: Instant,
 }
 
-/// Every public page, in (day, id) order.
+/// Every public page, in (day, id) order (days are ISO dates, so bytes order them in any
+/// collation).
 pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
-    tx.rows("public.pages", &[])?
-        .iter()
-        .map(|r| {
+    let mut pages = tx
+        .rows("public.pages", &[])?
+        .into_iter()
+        .map(|mut r| {
             Ok(PublicPage {
                 id: ItemId(r.get(0)?),
-                title: r.get(1)?,
-                day: r.get(2)?,
-                price: r.get(3)?,
+                title: r.take(1)?,
+                day: r.take(2)?,
+                price: r.take(3)?,
                 indexable: r.get(4)?,
-                image_sha256: r.get(5)?,
-                image_content_type: r.get(6)?,
-                content_hash: r.get(7)?,
+                image_sha256: r.take(5)?,
+                image_content_type: r.take(6)?,
+                content_hash: r.take(7)?,
                 revision: r.get(8)?,
                 first_published_at: Instant(r.get(9)?),
                 updated_at: Instant(r.get(10)?),
             })
         })
-        .collect()
+        .collect::<Result<Vec<PublicPage>, LedgerError>>()?;
+    pages.sort_unstable_by(|a, b| (a.day.as_bytes(), a.id.0).cmp(&(b.day.as_bytes(), b.id.0)));
+    Ok(pages)
 }
 
 /// The rendered body of a public page; `None` when the snapshot has no such page.

@@ -4,7 +4,7 @@
 //! left untouched.
 //!
 //! The two lists are versioned apart: SQLite's carries the history of ledgers that exist in
-//! the field (version 4 today); PostgreSQL's starts at the schema SQLite reached, and each
+//! the field (version 5 today); PostgreSQL's starts at the schema SQLite reached, and each
 //! later change is a new file in both.
 
 use super::LedgerError;
@@ -14,9 +14,13 @@ pub const SQLITE: &[&str] = &[
     include_str!("sql/sqlite/0002_ledger_id.sql"),
     include_str!("sql/sqlite/0003_parking_due_anchor.sql"),
     include_str!("sql/sqlite/0004_deploy.sql"),
+    include_str!("sql/sqlite/0005_not_public_index.sql"),
 ];
 
-pub const POSTGRES: &[&str] = &[include_str!("sql/postgres/0001_init.sql")];
+pub const POSTGRES: &[&str] = &[
+    include_str!("sql/postgres/0001_init.sql"),
+    include_str!("sql/postgres/0002_not_public_index.sql"),
+];
 
 /// The schema versions this binary writes.
 pub const SQLITE_LATEST: i64 = SQLITE.len() as i64;
