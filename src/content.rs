@@ -387,6 +387,22 @@ pub struct FileStat {
 }
 
 impl FileStat {
+    /// The same fields as [`FileStat::of`], from a raw `stat`.
+    pub fn of_stat(st: &rustix::fs::Stat) -> FileStat {
+        FileStat {
+            size: st.st_size,
+            // As `of` has it: nanoseconds since the epoch, 0 for an instant before it.
+            mtime_ns: if st.st_mtime < 0 {
+                0
+            } else {
+                st.st_mtime
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(st.st_mtime_nsec as i64)
+            },
+            ino: st.st_ino as i64,
+        }
+    }
+
     pub fn of(meta: &std::fs::Metadata) -> FileStat {
         let mtime_ns = meta
             .modified()
@@ -536,23 +552,48 @@ pub fn relative(root: &Path, path: &Path) -> String {
 }
 
 pub fn list_item_files(root: &Path) -> Result<Vec<(String, FileStat)>, ContentError> {
-    // Stat the files in parallel: on a large tree the stats are most of the scan.
+    // Stat the files in parallel: on a large tree the stats are most of the scan. Each is
+    // taken relative to its open folder (`statat`), so the kernel resolves one name, not the
+    // whole path.
     let paths = list_item_paths(root)?;
-    paths
-        .into_par_iter()
-        .map(|path| {
-            let meta = std::fs::metadata(&path).map_err(|source| ContentError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            let rel = path
-                .strip_prefix(root)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .replace('\\', "/");
-            Ok((rel, FileStat::of(&meta)))
-        })
-        .collect()
+    let mut groups: Vec<(&Path, Vec<&PathBuf>)> = Vec::new();
+    for p in &paths {
+        let parent = p.parent().unwrap_or(root);
+        match groups.last_mut() {
+            Some((dir, files)) if *dir == parent => files.push(p),
+            _ => groups.push((parent, vec![p])),
+        }
+    }
+    let mut out = Vec::with_capacity(paths.len());
+    for (dir, files) in groups {
+        let fd = rustix::fs::open(
+            dir,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| ContentError::Read {
+            path: dir.to_path_buf(),
+            source: e.into(),
+        })?;
+        let stats: Vec<Result<(String, FileStat), ContentError>> = files
+            .into_par_iter()
+            .map(|path| {
+                let name = path.file_name().unwrap_or_default();
+                let st =
+                    rustix::fs::statat(&fd, name, rustix::fs::AtFlags::empty()).map_err(|e| {
+                        ContentError::Read {
+                            path: path.clone(),
+                            source: e.into(),
+                        }
+                    })?;
+                Ok((relative(root, path), FileStat::of_stat(&st)))
+            })
+            .collect();
+        for r in stats {
+            out.push(r?);
+        }
+    }
+    Ok(out)
 }
 
 /// Reads and parses one item file (at most `max` bytes, see `publish.max_item_bytes`),
@@ -677,6 +718,18 @@ mod tests {
 
     fn parse(s: &str) -> Result<Item, ContentError> {
         parse_item(s, Path::new("content/answers/1.md"))
+    }
+
+    #[test]
+    fn a_raw_stat_and_metadata_agree() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.md");
+        std::fs::write(&f, "x").unwrap();
+        let st = rustix::fs::stat(&f).unwrap();
+        assert_eq!(
+            FileStat::of_stat(&st),
+            FileStat::of(&std::fs::metadata(&f).unwrap())
+        );
     }
 
     #[test]
