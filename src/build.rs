@@ -20,6 +20,7 @@ pub mod admin;
 pub mod fingerprint;
 pub mod links;
 pub mod plan;
+mod prelink;
 mod render;
 mod source;
 pub mod templates;
@@ -119,6 +120,9 @@ pub struct Report {
     pub broken_links: Vec<BrokenLink>,
     /// Temporary directories of dead builds removed before this one.
     pub abandoned_removed: usize,
+    /// Files of the previous revision hard-linked while the snapshot was read and the plan
+    /// made (see `prelink.rs`), before the plan removed the ones it did not keep.
+    pub early_links: usize,
 }
 
 pub fn public_dir(site: &Site) -> PathBuf {
@@ -222,6 +226,7 @@ pub fn preview_in_memory(
     phases.mark("preview plan");
     let renderer = Renderer {
         templates: &templates,
+        pages: &source.pages,
         site: SiteView {
             title: site.config.title.clone(),
             base_url: site.config.base_url.clone(),
@@ -308,14 +313,16 @@ pub fn run_with_progress(
     let fingerprints = fingerprint::compute(site, &site_files, &statics, &assets);
     let build = fingerprints.build.clone();
     let mut ledger = site.open_ledger()?;
+    let mut ledger_revision = None;
     if !opts.preview {
         // A rollback that died between moving the pointer and writing its audit entry.
         admin::finish_rollback_receipt(&mut ledger, &public)?;
         // Revisions only grow, so the live revision can never be ahead of the ledger that
         // built it: if it is, this ledger is not that one (lost, emptied, restored from an old
         // backup) — even for output older than the ledger id in manifests.
+        let now_at = ledger.revision()?;
+        ledger_revision = Some(now_at);
         if let Some(live) = pointer::read(&public)? {
-            let now_at = ledger.revision()?;
             if live.revision > now_at {
                 return Err(OutputError::AheadOfLedger {
                     public: public.clone(),
@@ -327,31 +334,48 @@ pub fn run_with_progress(
         }
     }
     // The revision to reuse from: the one the pointer names (or, for preview, the last
-    // preview). Its manifest (100,000 entries take ~0.15 s) is read on another thread while
-    // the snapshot is read and the plan is made.
-    let prev_reader = {
-        let (public, preview, full) = (public.clone(), opts.preview, opts.full);
-        std::thread::spawn(move || -> Option<(PathBuf, Manifest)> {
-            if full {
-                return None;
-            }
-            let dir = if preview {
-                Some(public.join("preview"))
-            } else {
-                pointer::read(&public)
+    // preview).
+    let prev_dir: Option<PathBuf> = if opts.full {
+        None
+    } else if opts.preview {
+        Some(public.join("preview"))
+    } else {
+        pointer::read(&public)
+            .ok()
+            .flatten()
+            .map(|p| p.dir)
+            .or_else(|| {
+                revision::list_complete(&public)
                     .ok()
-                    .flatten()
-                    .map(|p| public.join(revision::REVISIONS).join(p.dir))
-                    .or_else(|| {
-                        revision::list_complete(&public).ok().and_then(|l| {
-                            l.first()
-                                .map(|(_, n)| public.join(revision::REVISIONS).join(n))
-                        })
-                    })
-            };
+                    .and_then(|l| l.first().map(|(_, n)| n.clone()))
+            })
+            .map(|n| public.join(revision::REVISIONS).join(n))
+    };
+    // Its manifest (100,000 entries take ~0.15 s) is read on another thread while the
+    // snapshot is read and the plan is made.
+    let prev_reader = {
+        let dir = prev_dir.clone();
+        std::thread::spawn(move || -> Option<(PathBuf, Manifest)> {
             dir.and_then(|d| Manifest::read(&d).ok().map(|m| (d, m)))
         })
     };
+    // Early links (see prelink.rs): when the previous revision was built with the same
+    // fingerprint, nearly all of it is reused, so its files are linked into the staging
+    // directory meanwhile too. Not when this revision looks built already (a rerun).
+    let mut staging: Option<Staging> = None;
+    let mut early: Option<prelink::Early> = None;
+    if let (Some(at), Some(prev)) = (ledger_revision, &prev_dir) {
+        let same_build = prev
+            .file_name()
+            .and_then(|n| revision::parse_dir_name(&n.to_string_lossy()).map(|(_, b)| b == build))
+            .unwrap_or(false);
+        let guess = revision::dir_name(at, &build);
+        if same_build && !revision::is_complete(&public.join(revision::REVISIONS).join(&guess)) {
+            let s = Staging::create(&public, &guess)?;
+            early = Some(prelink::Early::start(prev.clone(), s.path.clone()));
+            staging = Some(s);
+        }
+    }
     let snap = ledger.snapshot()?;
     let source = if opts.preview {
         tree_source(
@@ -375,20 +399,23 @@ pub fn run_with_progress(
     } else {
         public.join(revision::REVISIONS).join(&name)
     };
-    let report = |rendered, reused, files, pointer, already_built, broken_links| Report {
-        revision: source.revision,
-        build: build.clone(),
-        path: final_dir.display().to_string(),
-        rendered,
-        reused,
-        next_change_at: source.next_change_at,
-        pointer,
-        already_built,
-        preview: opts.preview,
-        files,
-        broken_links,
-        abandoned_removed,
-    };
+    let mut early_links = 0;
+    let report =
+        |rendered, reused, files, pointer, already_built, broken_links, early_links| Report {
+            revision: source.revision,
+            build: build.clone(),
+            path: final_dir.display().to_string(),
+            rendered,
+            reused,
+            next_change_at: source.next_change_at,
+            pointer,
+            already_built,
+            preview: opts.preview,
+            files,
+            broken_links,
+            abandoned_removed,
+            early_links,
+        };
 
     let ledger_id = snap.ledger_id()?;
     let audit_tip = snap.anchor()?;
@@ -410,6 +437,7 @@ pub fn run_with_progress(
             pointer::PointerOutcome::from(&swap),
             true,
             Vec::new(),
+            0,
         ));
     }
 
@@ -435,9 +463,25 @@ pub fn run_with_progress(
 
     phases.mark("previous manifest");
     crate::fail_point!("build.after_previous");
-    let staging = Staging::create(&public, &name)?;
+    let staging = match staging.take() {
+        Some(s) => s,
+        None => Staging::create(&public, &name)?,
+    };
+    let prelinked = match early.take() {
+        Some(e) => {
+            let mut linked = e.wait();
+            early_links = linked.count();
+            let removed =
+                linked.remove_unplanned(&staging.path, planned.iter().map(|p| p.path.as_str()))?;
+            tracing::info!(linked = linked.count(), removed, "early links");
+            Some(linked)
+        }
+        None => None,
+    };
+    phases.mark("early links");
     let renderer = Renderer {
         templates: &templates,
+        pages: &source.pages,
         site: SiteView {
             title: site.config.title.clone(),
             base_url: site.config.base_url.clone(),
@@ -448,6 +492,7 @@ pub fn run_with_progress(
     let sink = DirSink {
         staging: &staging.path,
         prev: prev.as_ref(),
+        prelinked: prelinked.as_ref(),
         cache_until: source.next_change_at,
     };
     // Bodies: in memory for a preview (read from the content tree), else fetched from the
@@ -520,6 +565,7 @@ pub fn run_with_progress(
             pointer::PointerOutcome::None,
             false,
             broken,
+            early_links,
         ));
     }
     let moved = staging.finish(&manifest, &name)?;
@@ -540,6 +586,7 @@ pub fn run_with_progress(
         pointer::PointerOutcome::from(&swap),
         false,
         broken,
+        early_links,
     ))
 }
 

@@ -189,12 +189,24 @@ fn incremental_build_is_byte_identical_to_a_full_build() {
     s.publish(NOW);
     let first = s.build(&[]);
     assert_eq!(first["reused"], 0);
+    let prev_dir = s.current_dir();
+    let prev = tree(&prev_dir);
     // One new item, one edit, one withdrawal.
     s.item(13, "2026-11-29");
     s.item_with(5, "2026-11-05", "", "Edited five.");
     std::fs::remove_file(s.path("content/answers/9.md")).unwrap();
     s.publish(NOW);
     let inc = s.build(&[]);
+    assert!(inc["early_links"].as_i64().unwrap() > 10, "{inc}");
+    // The previous revision's files were linked early, then the plan had its way: changed
+    // files got new bytes without touching the previous revision, and the withdrawn page
+    // went with its folder.
+    assert_same_tree(
+        &tree(&prev_dir),
+        &prev,
+        "the previous revision after the build",
+    );
+    assert!(!s.current_dir().join("answers/9").exists());
     assert!(inc["reused"].as_i64().unwrap() > 10, "{inc}");
     assert!(
         inc["rendered"].as_i64().unwrap() < inc["reused"].as_i64().unwrap(),

@@ -55,7 +55,9 @@ pub struct CopyInput {
 
 #[derive(Debug, Clone)]
 pub enum Job {
-    Answer(Box<AnswerView>),
+    /// The answer page of `Inputs::pages[i]`; its view (with neighbours) is made by
+    /// [`answer_view`] when the page is rendered, not for the many pages that are reused.
+    Answer(usize),
     Home(Vec<LinkView>),
     AnswersIndex(AnswersIndexView),
     List(ListView),
@@ -107,9 +109,60 @@ fn key(build: &str, kind: &str, data: &impl Serialize, extra: &str) -> String {
     hex::encode(h.finalize())
 }
 
-/// The key of an answer page: every field of its view, hashed directly (this runs once per
-/// page per build, so it avoids the JSON detour of [`key`]).
-fn answer_key(render_fingerprint: &str, v: &AnswerView) -> String {
+/// The key of a list page: every field of its view, hashed directly (a thousand list pages at
+/// 100,000 items).
+fn list_key(render_fingerprint: &str, v: &ListView) -> String {
+    let mut h = Sha256::new();
+    let mut field = |s: &str| {
+        h.update((s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    };
+    field(render_fingerprint);
+    field("list");
+    field(&v.number.to_string());
+    field(&v.url);
+    field(&v.entries.len().to_string());
+    for e in &v.entries {
+        field(&e.url);
+        field(&e.title);
+        field(&e.day);
+    }
+    for u in [&v.prev_url, &v.next_url] {
+        field(u.as_deref().unwrap_or("\0none"));
+    }
+    hex::encode(h.finalize())
+}
+
+/// The view of answer page `i`, with its neighbours by day.
+pub fn answer_view(pages: &[PageInput], i: usize) -> AnswerView {
+    let mut v = pages[i].view.clone();
+    v.prev = i.checked_sub(1).map(|j| link(&pages[j].view));
+    v.next = pages.get(i + 1).map(|n| link(&n.view));
+    v
+}
+
+/// The key of answer page `i`: every field of its view ([`answer_view`]), hashed directly
+/// from the inputs (this runs once per page per build, so it neither clones the view nor
+/// takes the JSON detour of [`key`]).
+fn answer_key(render_fingerprint: &str, pages: &[PageInput], i: usize) -> String {
+    fn neighbour(v: &AnswerView) -> (&str, &str, &str) {
+        (v.url.as_str(), v.title.as_str(), v.day.as_str())
+    }
+    hash_answer(
+        render_fingerprint,
+        &pages[i].view,
+        i.checked_sub(1).map(|j| neighbour(&pages[j].view)),
+        pages.get(i + 1).map(|n| neighbour(&n.view)),
+    )
+}
+
+/// The hash of an answer view's fields, its neighbours given as (url, title, day).
+fn hash_answer(
+    render_fingerprint: &str,
+    v: &AnswerView,
+    prev: Option<(&str, &str, &str)>,
+    next: Option<(&str, &str, &str)>,
+) -> String {
     let mut h = Sha256::new();
     let mut field = |s: &str| {
         h.update((s.len() as u64).to_le_bytes());
@@ -132,12 +185,12 @@ fn answer_key(render_fingerprint: &str, v: &AnswerView) -> String {
     field(v.image_url.as_deref().unwrap_or("\0none"));
     field(if v.indexable { "1" } else { "0" });
     field(v.embargoed_until.as_deref().unwrap_or("\0none"));
-    for l in [&v.prev, &v.next] {
+    for l in [prev, next] {
         match l {
-            Some(l) => {
-                field(&l.url);
-                field(&l.title);
-                field(&l.day);
+            Some((url, title, day)) => {
+                field(url);
+                field(title);
+                field(day);
             }
             None => field("\0none"),
         }
@@ -177,17 +230,11 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     // Answer pages with prev/next by day; keys in parallel (this is the bulk of the plan).
     let mut out: Vec<Planned> = (0..inp.pages.len())
         .into_par_iter()
-        .map(|i| {
-            let mut v = inp.pages[i].view.clone();
-            v.prev = i.checked_sub(1).map(|j| link(&inp.pages[j].view));
-            v.next = inp.pages.get(i + 1).map(|n| link(&n.view));
-            let key = answer_key(b, &v);
-            Planned {
-                path: url_to_path(&v.url),
-                job: Job::Answer(Box::new(v)),
-                cache: CacheClass::Content,
-                key,
-            }
+        .map(|i| Planned {
+            path: url_to_path(&inp.pages[i].view.url),
+            job: Job::Answer(i),
+            cache: CacheClass::Content,
+            key: answer_key(b, inp.pages, i),
         })
         .collect();
     let mut push = |path: String, job: Job, cache: CacheClass, key: String| {
@@ -205,17 +252,28 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     let size = inp.config.page_size;
     let chunks: Vec<&[&PageInput]> = by_pub.chunks(size).collect();
     let n_pages = chunks.len();
-    for (i, chunk) in chunks.iter().enumerate() {
-        let number = i + 1;
-        let v = ListView {
-            number,
-            url: list_url(number),
-            entries: chunk.iter().map(|p| link(&p.view)).collect(),
-            prev_url: (number > 1).then(|| list_url(number - 1)),
-            next_url: (number < n_pages).then(|| list_url(number + 1)),
-        };
-        let k = key(b, "list", &v, "");
-        push(url_to_path(&v.url), Job::List(v), CacheClass::Content, k);
+    let lists: Vec<Planned> = chunks
+        .par_iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let number = i + 1;
+            let v = ListView {
+                number,
+                url: list_url(number),
+                entries: chunk.iter().map(|p| link(&p.view)).collect(),
+                prev_url: (number > 1).then(|| list_url(number - 1)),
+                next_url: (number < n_pages).then(|| list_url(number + 1)),
+            };
+            Planned {
+                path: url_to_path(&v.url),
+                key: list_key(b, &v),
+                job: Job::List(v),
+                cache: CacheClass::Content,
+            }
+        })
+        .collect();
+    for l in lists {
+        push(l.path, l.job, l.cache, l.key);
     }
     let newest: Vec<LinkView> = by_pub
         .iter()
@@ -344,7 +402,7 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
             format!("copy:{}", c.sha256),
         );
     }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     out
 }
 
@@ -436,10 +494,15 @@ mod tests {
         assert_eq!(more["answers/1/index.html"], after["answers/1/index.html"]);
     }
 
+    fn n(l: &LinkView) -> (&str, &str, &str) {
+        (l.url.as_str(), l.title.as_str(), l.day.as_str())
+    }
+
     #[test]
     fn every_field_of_an_answer_view_changes_its_key() {
         let base = page(1, "2026-01-01", 1).view;
-        let k = |v: &AnswerView| answer_key("fp", v);
+        let k =
+            |v: &AnswerView| hash_answer("fp", v, v.prev.as_ref().map(n), v.next.as_ref().map(n));
         let link = LinkView {
             url: "/a/".into(),
             title: "t".into(),
@@ -481,6 +544,68 @@ mod tests {
                 .len(),
             12
         );
+    }
+
+    #[test]
+    fn every_field_of_a_list_view_changes_its_key() {
+        let l = |u: &str| LinkView {
+            url: u.into(),
+            title: "t".into(),
+            day: "d".into(),
+        };
+        let base = ListView {
+            number: 2,
+            url: list_url(2),
+            entries: vec![l("/a/"), l("/b/")],
+            prev_url: Some(list_url(1)),
+            next_url: None,
+        };
+        type Change = Box<dyn Fn(&mut ListView)>;
+        let variants: Vec<Change> = vec![
+            Box::new(|v| v.number = 3),
+            Box::new(|v| v.url.push('x')),
+            Box::new(|v| v.entries.pop().map(drop).unwrap_or(())),
+            Box::new(|v| v.entries[0].title.push('x')),
+            Box::new(|v| v.entries[1].day.push('x')),
+            Box::new(|v| v.entries[1].url.push('x')),
+            Box::new(|v| v.entries.swap(0, 1)),
+            Box::new(|v| v.prev_url = None),
+            Box::new(|v| v.next_url = Some(list_url(3))),
+        ];
+        for (i, change) in variants.iter().enumerate() {
+            let mut v = base.clone();
+            change(&mut v);
+            assert_ne!(
+                list_key("fp", &v),
+                list_key("fp", &base),
+                "field change {i} did not change the key"
+            );
+        }
+        // A new field must be added to list_key and above; this count is the reminder.
+        assert_eq!(
+            serde_json::to_value(&base)
+                .unwrap()
+                .as_object()
+                .unwrap()
+                .len(),
+            5
+        );
+    }
+
+    #[test]
+    fn an_answer_key_covers_the_view_that_is_rendered() {
+        let pages: Vec<PageInput> = (1..=3)
+            .map(|i| page(i, &format!("2026-01-0{i}"), i))
+            .collect();
+        for i in 0..pages.len() {
+            let v = answer_view(&pages, i);
+            assert_eq!(v.prev.is_some(), i > 0);
+            assert_eq!(v.next.is_some(), i + 1 < pages.len());
+            assert_eq!(
+                answer_key("fp", &pages, i),
+                hash_answer("fp", &v, v.prev.as_ref().map(n), v.next.as_ref().map(n))
+            );
+        }
     }
 
     #[test]

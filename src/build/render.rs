@@ -7,6 +7,8 @@ use super::*;
 /// Renders one planned file.
 pub(super) struct Renderer<'a> {
     pub(super) templates: &'a templates::Templates,
+    /// The plan's answer pages (`Job::Answer` names one by index).
+    pub(super) pages: &'a [PageInput],
     pub(super) site: SiteView,
     pub(super) base_url: String,
 }
@@ -50,12 +52,13 @@ impl Renderer<'_> {
         let t = self.templates;
         let mut c = self.ctx();
         match &p.job {
-            Job::Answer(v) => {
+            Job::Answer(i) => {
+                let v = plan::answer_view(self.pages, *i);
                 let b = body(v.id).ok_or_else(|| missing_body(v.id, &p.path))?;
                 c.insert(
                     "page",
                     &AnswerPage {
-                        view: v,
+                        view: &v,
                         body_html: &b,
                     },
                 );
@@ -132,9 +135,9 @@ pub(super) fn missing_body(id: i64, output: &str) -> BuildError {
 }
 
 /// The items whose bodies rendering `job` needs.
-pub(super) fn body_ids(job: &Job) -> Vec<i64> {
+pub(super) fn body_ids(job: &Job, pages: &[PageInput]) -> Vec<i64> {
     match job {
-        Job::Answer(v) => vec![v.id],
+        Job::Answer(i) => vec![pages[*i].view.id],
         Job::Feed(list) => list.iter().map(|(v, _)| v.id).collect(),
         _ => Vec::new(),
     }
@@ -228,7 +231,7 @@ pub(super) fn render_all<S: Sink>(
             .iter()
             .zip(&reused)
             .filter(|(_, r)| r.is_none())
-            .flat_map(|(p, _)| body_ids(&p.job))
+            .flat_map(|(p, _)| body_ids(&p.job, renderer.pages))
             .collect();
         ids.sort_unstable();
         ids.dedup();
@@ -263,6 +266,8 @@ pub(super) fn render_all<S: Sink>(
 pub(super) struct DirSink<'a> {
     pub(super) staging: &'a Path,
     pub(super) prev: Option<&'a (PathBuf, Manifest)>,
+    /// The previous revision's files already linked into `staging` (early links).
+    pub(super) prelinked: Option<&'a prelink::Prelinked>,
     pub(super) cache_until: Option<Instant>,
 }
 
@@ -281,10 +286,12 @@ impl Sink for DirSink<'_> {
     fn reuse(&self, p: &Planned) -> Option<Entry> {
         let (dir, m) = self.prev?;
         let e = m.find(&p.path).filter(|e| e.key == p.key)?;
-        let dst = place(self.staging, &p.path).ok()?;
-        // A missing source (a file pruned, or the whole revision garbage-collected since
-        // this build read its manifest) means the file is rendered after all.
-        link_or_copy(&dir.join(&p.path), &dst).ok()?;
+        if !self.prelinked.is_some_and(|l| l.contains(&p.path)) {
+            let dst = place(self.staging, &p.path).ok()?;
+            // A missing source (a file pruned, or the whole revision garbage-collected since
+            // this build read its manifest) means the file is rendered after all.
+            link_or_copy(&dir.join(&p.path), &dst).ok()?;
+        }
         let mut e = e.clone();
         e.cache_until = self.capped(p);
         e.max_age = p.cache.max_age();
@@ -293,6 +300,10 @@ impl Sink for DirSink<'_> {
     }
 
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<Entry, BuildError> {
+        if let Some(l) = self.prelinked {
+            // Never write through an early link: that would change the previous revision.
+            l.unlink(self.staging, &p.path)?;
+        }
         let dst = place(self.staging, &p.path)?;
         let (sha256, bytes, links) = match made {
             Made::Copy(source, sha256) => {

@@ -1,0 +1,329 @@
+//! Early links: after one publish nearly every file of the new revision is the previous
+//! revision's, hard-linked. Those links are the one cost a self-contained revision directory
+//! cannot avoid, so they are made first, on threads of their own, while the snapshot is read
+//! and the plan is made — not after.
+//!
+//! The early links are only a head start, never a decision: the plan still decides every file.
+//! A staged file whose key matches the previous revision's is reused as linked; one whose key
+//! differs is unlinked and rendered afresh (never written through the link, which would change
+//! the previous revision's bytes); one the plan no longer has is removed, with the folders it
+//! leaves empty. A link that fails (the previous revision pruned or collected meanwhile) simply
+//! leaves the file to the usual path: linked again or rendered from the snapshot.
+//!
+//! The links are made relative to open directory descriptors (`mkdirat`, `linkat`), so the
+//! kernel walks two or three path components per file, not the whole absolute path.
+
+use super::{io, BuildError};
+use crate::output::index;
+use rustix::fs::{AtFlags, Mode, OFlags};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+/// The previous revision's files linked into the staging directory.
+pub(super) struct Prelinked {
+    /// The previous revision's paths, sorted by bytes (as the index is).
+    paths: Vec<String>,
+    /// Whether `paths[i]` is linked into the staging directory now.
+    linked: Vec<bool>,
+}
+
+fn open_dir(path: &Path) -> Option<OwnedFd> {
+    rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+}
+
+/// Every folder above the files in `paths`, parents before children.
+fn folders(paths: &[String]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for p in paths {
+        let mut end = 0;
+        while let Some(i) = p[end..].find('/') {
+            out.push(&p[..end + i]);
+            end += i + 1;
+        }
+    }
+    out.sort_unstable_by(|a, b| (a.matches('/').count(), *a).cmp(&(b.matches('/').count(), *b)));
+    out.dedup();
+    out
+}
+
+/// Runs `f` over `items` on every core, a contiguous share each; returns the results in order.
+fn on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let share = items.len().div_ceil(cores).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(share)
+            .map(|part| {
+                let f = &f;
+                s.spawn(move || part.iter().map(f).collect::<Vec<R>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+/// Early links in progress on a thread of their own. Dropping it waits for them, so the
+/// staging directory is never removed while links are still being made in it.
+pub(super) struct Early(Option<std::thread::JoinHandle<Prelinked>>);
+
+impl Early {
+    /// Starts linking `prev`'s files into `staging`.
+    pub(super) fn start(prev: PathBuf, staging: PathBuf) -> Early {
+        Early(Some(std::thread::spawn(move || {
+            Prelinked::link(&prev, &staging)
+        })))
+    }
+
+    /// The links, once all are made.
+    pub(super) fn wait(mut self) -> Prelinked {
+        let h = self.0.take().expect("waited once");
+        h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+    }
+}
+
+impl Drop for Early {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Prelinked {
+    /// Links every file `prev`'s index lists into `staging` (an empty directory). Nothing is
+    /// linked from a revision without an index (built before indexes) or one that cannot be
+    /// read: every file then takes the usual path.
+    pub(super) fn link(prev: &Path, staging: &Path) -> Prelinked {
+        let nothing = Prelinked {
+            paths: Vec::new(),
+            linked: Vec::new(),
+        };
+        let Ok(Some(paths)) = index::paths(prev) else {
+            return nothing;
+        };
+        let (Some(from), Some(to)) = (open_dir(prev), open_dir(staging)) else {
+            return nothing;
+        };
+        let dirs = folders(&paths);
+        // One depth at a time, so that every folder's parent exists.
+        let mut start = 0;
+        while start < dirs.len() {
+            let depth = dirs[start].matches('/').count();
+            let len = dirs[start..]
+                .iter()
+                .take_while(|d| d.matches('/').count() == depth)
+                .count();
+            on_all_cores(&dirs[start..start + len], |d| {
+                // A folder that cannot be made leaves its files unlinked: they take the usual path.
+                let _ = rustix::fs::mkdirat(&to, *d, Mode::from_raw_mode(0o777));
+            });
+            start += len;
+        }
+        let linked = on_all_cores(&paths, |p| {
+            rustix::fs::linkat(&from, p.as_str(), &to, p.as_str(), AtFlags::empty()).is_ok()
+        });
+        Prelinked { paths, linked }
+    }
+
+    fn position(&self, path: &str) -> Option<usize> {
+        self.paths
+            .binary_search_by(|p| p.as_bytes().cmp(path.as_bytes()))
+            .ok()
+    }
+
+    /// Whether `path` is linked into the staging directory.
+    pub(super) fn contains(&self, path: &str) -> bool {
+        self.position(path).is_some_and(|i| self.linked[i])
+    }
+
+    pub(super) fn count(&self) -> usize {
+        self.linked.iter().filter(|l| **l).count()
+    }
+
+    /// Removes the linked files the plan does not have (`planned`: this revision's paths,
+    /// sorted), then the folders that leaves empty. Returns how many files went.
+    pub(super) fn remove_unplanned<'a>(
+        &mut self,
+        staging: &Path,
+        planned: impl Iterator<Item = &'a str>,
+    ) -> Result<usize, BuildError> {
+        let mut planned = planned.peekable();
+        let mut emptied: Vec<&str> = Vec::new();
+        let mut removed = 0;
+        for (path, linked) in self.paths.iter().zip(self.linked.iter_mut()) {
+            while planned
+                .peek()
+                .is_some_and(|p| p.as_bytes() < path.as_bytes())
+            {
+                planned.next();
+            }
+            if !*linked || planned.peek() == Some(&path.as_str()) {
+                continue;
+            }
+            let file = staging.join(path);
+            std::fs::remove_file(&file).map_err(io(&file))?;
+            *linked = false;
+            removed += 1;
+            let mut p = path.as_str();
+            while let Some((parent, _)) = p.rsplit_once('/') {
+                emptied.push(parent);
+                p = parent;
+            }
+        }
+        // Deepest first; a folder that still holds something stays.
+        emptied.sort_unstable_by(|a, b| {
+            (b.matches('/').count(), *b).cmp(&(a.matches('/').count(), *a))
+        });
+        emptied.dedup();
+        for d in emptied {
+            let _ = std::fs::remove_dir(staging.join(d));
+        }
+        Ok(removed)
+    }
+
+    /// Unlinks the staged link at `path` (before a new file takes its place), so the previous
+    /// revision's bytes are never written through it.
+    pub(super) fn unlink(&self, staging: &Path, path: &str) -> Result<(), BuildError> {
+        if !self.contains(path) {
+            return Ok(());
+        }
+        let file: PathBuf = staging.join(path);
+        match std::fs::remove_file(&file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(BuildError::Io {
+                path: file,
+                source: e,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_come_parents_first_once_each() {
+        let paths: Vec<String> = ["a/b/c.html", "a/b/d.html", "a/e.html", "f.html", "g/h/i/j"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(folders(&paths), vec!["a", "g", "a/b", "g/h", "g/h/i"]);
+    }
+
+    fn tree(root: &Path, files: &[&str]) {
+        for f in files {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, f.as_bytes()).unwrap();
+        }
+    }
+
+    fn listing(root: &Path) -> Vec<String> {
+        let mut out: Vec<String> = walkdir::WalkDir::new(root)
+            .min_depth(1)
+            .into_iter()
+            .map(|e| {
+                let e = e.unwrap();
+                let rel = e.path().strip_prefix(root).unwrap().display().to_string();
+                if e.file_type().is_dir() {
+                    format!("{rel}/")
+                } else {
+                    rel
+                }
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn links_the_previous_tree_then_removes_what_the_plan_dropped() {
+        use crate::output::manifest::{CacheClass, Entry, Manifest};
+        let t = tempfile::tempdir().unwrap();
+        let (prev, staging) = (t.path().join("prev"), t.path().join("staging"));
+        let files = [
+            "a/1/index.html",
+            "a/2/index.html",
+            "b/x/y/z.txt",
+            "index.html",
+        ];
+        tree(&prev, &files);
+        let manifest = Manifest {
+            revision: 1,
+            ledger_id: None,
+            audit_tip: None,
+            build: "b".into(),
+            preview: false,
+            next_change_at: None,
+            broken_links: Vec::new(),
+            files: files
+                .iter()
+                .map(|f| Entry {
+                    path: f.to_string(),
+                    sha256: "0".repeat(64),
+                    bytes: 1,
+                    content_type: "text/html".into(),
+                    cache: CacheClass::Content,
+                    max_age: 0,
+                    cache_until: None,
+                    key: "k".into(),
+                    links: Vec::new(),
+                })
+                .collect(),
+        };
+        std::fs::write(prev.join(index::FILE), index::to_bytes(&manifest)).unwrap();
+        std::fs::create_dir(&staging).unwrap();
+        let mut pre = Prelinked::link(&prev, &staging);
+        assert_eq!(pre.count(), 4);
+        assert!(pre.contains("b/x/y/z.txt") && !pre.contains("b/x"));
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(
+            std::fs::metadata(staging.join("a/1/index.html"))
+                .unwrap()
+                .ino(),
+            std::fs::metadata(prev.join("a/1/index.html"))
+                .unwrap()
+                .ino()
+        );
+        // The plan keeps a/1 and index.html and adds c.html: a/2 and b/x/y/z.txt go, with
+        // the folders they leave empty.
+        let removed = pre
+            .remove_unplanned(
+                &staging,
+                ["a/1/index.html", "c.html", "index.html"].into_iter(),
+            )
+            .unwrap();
+        assert_eq!(removed, 2);
+        assert_eq!(
+            listing(&staging),
+            vec!["a/", "a/1/", "a/1/index.html", "index.html"]
+        );
+        assert!(!pre.contains("a/2/index.html"));
+        // A file about to be rendered anew is unlinked first; the previous bytes stay.
+        pre.unlink(&staging, "index.html").unwrap();
+        std::fs::write(staging.join("index.html"), b"new").unwrap();
+        assert_eq!(
+            std::fs::read(prev.join("index.html")).unwrap(),
+            b"index.html"
+        );
+        assert_eq!(listing(&prev).len(), 11);
+    }
+
+    #[test]
+    fn a_vanished_previous_revision_links_nothing_and_fails_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        let staging = t.path().join("staging");
+        std::fs::create_dir(&staging).unwrap();
+        let pre = Prelinked::link(&t.path().join("gone"), &staging);
+        assert_eq!(pre.count(), 0);
+    }
+}
