@@ -511,10 +511,12 @@ pub fn run_with_progress(
         Ok(out)
     };
     let outputs = render_all(&planned, &sink, &renderer, &mut fetch, progress)?;
+    let mut prev = prev;
     let mut entries: Vec<Entry> = Vec::with_capacity(outputs.len());
     let mut rendered_paths: std::collections::HashSet<String> = std::collections::HashSet::new();
     let (mut rendered, mut reused) = (0usize, 0usize);
-    for (e, was_reused) in outputs {
+    for (stored, was_reused) in outputs {
+        let e = stored.into_entry(prev.as_mut().map(|(_, m)| m));
         if was_reused {
             reused += 1;
         } else {
@@ -527,7 +529,7 @@ pub fn run_with_progress(
     phases.mark("render and link");
     crate::fail_point!("build.after_render");
 
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     let broken = check_links(&entries, &rendered_paths, prev.as_ref().map(|(_, m)| m));
     for b in broken.iter().take(20) {
         tracing::warn!(page = %b.page, link = %b.link, "broken internal link");
@@ -598,10 +600,16 @@ fn check_links(
     rendered: &std::collections::HashSet<String>,
     prev: Option<&Manifest>,
 ) -> Vec<BrokenLink> {
-    let paths: std::collections::HashSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
-    let exists = |p: &str| paths.contains(p);
-    let something_removed =
-        prev.is_none_or(|m| m.files.iter().any(|f| !paths.contains(f.path.as_str())));
+    // `entries` and every manifest's files are sorted by path: lookups are binary searches
+    // and "was anything removed" is one merge walk, with no set of 100,000 paths built.
+    let exists = |p: &str| entries.binary_search_by(|e| e.path.as_str().cmp(p)).is_ok();
+    let something_removed = prev.is_none_or(|m| {
+        let mut now = entries.iter().map(|e| e.path.as_str()).peekable();
+        m.files.iter().any(|f| {
+            while now.next_if(|p| *p < f.path.as_str()).is_some() {}
+            now.peek() != Some(&f.path.as_str())
+        })
+    });
     let broken_before: std::collections::HashSet<&str> = prev
         .map(|m| {
             m.broken_links

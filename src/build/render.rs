@@ -280,26 +280,73 @@ impl DirSink<'_> {
     }
 }
 
-impl Sink for DirSink<'_> {
-    type File = Entry;
+/// What the directory sink made of one file.
+pub(super) enum Stored {
+    /// A file rendered or copied into this revision.
+    New(Entry),
+    /// The previous revision's file `index` (of its manifest) kept, with the cache fields
+    /// this revision gives it; its entry is moved out of the previous manifest afterwards
+    /// ([`Stored::into_entry`]) rather than copied 100,000 times.
+    Kept {
+        index: usize,
+        cache: manifest::CacheClass,
+        cache_until: Option<Instant>,
+    },
+}
 
-    fn reuse(&self, p: &Planned) -> Option<Entry> {
+impl Stored {
+    /// The manifest entry; `prev` is the manifest `Kept` indexes into.
+    pub(super) fn into_entry(self, prev: Option<&mut Manifest>) -> Entry {
+        match self {
+            Stored::New(e) => e,
+            Stored::Kept {
+                index,
+                cache,
+                cache_until,
+            } => {
+                let old = &mut prev
+                    .expect("a kept file comes from the previous manifest")
+                    .files[index];
+                Entry {
+                    path: old.path.clone(),
+                    sha256: std::mem::take(&mut old.sha256),
+                    bytes: old.bytes,
+                    content_type: std::mem::take(&mut old.content_type),
+                    cache,
+                    max_age: cache.max_age(),
+                    cache_until,
+                    key: std::mem::take(&mut old.key),
+                    links: std::mem::take(&mut old.links),
+                }
+            }
+        }
+    }
+}
+
+impl Sink for DirSink<'_> {
+    type File = Stored;
+
+    fn reuse(&self, p: &Planned) -> Option<Stored> {
         let (dir, m) = self.prev?;
-        let e = m.find(&p.path).filter(|e| e.key == p.key)?;
+        let index = m
+            .files
+            .binary_search_by(|e| e.path.as_str().cmp(&p.path))
+            .ok()
+            .filter(|&i| m.files[i].key == p.key)?;
         if !self.prelinked.is_some_and(|l| l.contains(&p.path)) {
             let dst = place(self.staging, &p.path).ok()?;
             // A missing source (a file pruned, or the whole revision garbage-collected since
             // this build read its manifest) means the file is rendered after all.
             link_or_copy(&dir.join(&p.path), &dst).ok()?;
         }
-        let mut e = e.clone();
-        e.cache_until = self.capped(p);
-        e.max_age = p.cache.max_age();
-        e.cache = p.cache;
-        Some(e)
+        Some(Stored::Kept {
+            index,
+            cache: p.cache,
+            cache_until: self.capped(p),
+        })
     }
 
-    fn store(&self, p: &Planned, made: Made<'_>) -> Result<Entry, BuildError> {
+    fn store(&self, p: &Planned, made: Made<'_>) -> Result<Stored, BuildError> {
         if let Some(l) = self.prelinked {
             // Never write through an early link: that would change the previous revision.
             l.unlink(self.staging, &p.path)?;
@@ -319,7 +366,7 @@ impl Sink for DirSink<'_> {
                 (content::sha256_hex(&out), out.len() as u64, links)
             }
         };
-        Ok(Entry {
+        Ok(Stored::New(Entry {
             path: p.path.clone(),
             sha256,
             bytes,
@@ -329,7 +376,7 @@ impl Sink for DirSink<'_> {
             cache_until: self.capped(p),
             key: p.key.clone(),
             links,
-        })
+        }))
     }
 }
 

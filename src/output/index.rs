@@ -48,28 +48,36 @@ fn class_of(s: &str) -> Option<CacheClass> {
     })
 }
 
-/// The index of `m` (whose files are sorted by path, as every manifest's are).
+/// The index of `m` (whose files are sorted by path, as every manifest's are), its lines made
+/// in parallel chunks.
 pub fn to_bytes(m: &Manifest) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER.len() + m.files.len() * 160);
-    out.extend_from_slice(HEADER);
+    use rayon::prelude::*;
     let mut files: Vec<_> = m.files.iter().collect();
     files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    for e in files {
-        out.extend_from_slice(
-            serde_json::to_string(&e.path)
-                .expect("strings serialise")
-                .as_bytes(),
-        );
-        for field in [
-            e.sha256.as_str(),
-            &e.bytes.to_string(),
-            class_name(e.cache),
-            &e.content_type.replace(['\t', '\n', '\r'], " "),
-        ] {
-            out.push(b'\t');
-            out.extend_from_slice(field.as_bytes());
-        }
-        out.push(b'\n');
+    let chunks: Vec<Vec<u8>> = files
+        .par_chunks(4096)
+        .map(|chunk| {
+            let mut out = Vec::with_capacity(chunk.len() * 160);
+            for e in chunk {
+                serde_json::to_writer(&mut out, &e.path).expect("strings serialise");
+                for field in [
+                    e.sha256.as_str(),
+                    &e.bytes.to_string(),
+                    class_name(e.cache),
+                    &e.content_type.replace(['\t', '\n', '\r'], " "),
+                ] {
+                    out.push(b'\t');
+                    out.extend_from_slice(field.as_bytes());
+                }
+                out.push(b'\n');
+            }
+            out
+        })
+        .collect();
+    let mut out = Vec::with_capacity(HEADER.len() + chunks.iter().map(Vec::len).sum::<usize>());
+    out.extend_from_slice(HEADER);
+    for c in chunks {
+        out.extend_from_slice(&c);
     }
     out
 }

@@ -134,10 +134,49 @@ impl Manifest {
         Ok(head.ledger_id)
     }
 
+    /// The manifest as JSON (one line). Byte for byte what `serde_json::to_vec` gives, but
+    /// the file list (`files` is the last field) is serialised in parallel chunks.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = serde_json::to_vec(self).expect("manifests serialise");
-        out.push(b'\n');
+        use rayon::prelude::*;
+        let mut out = serde_json::to_vec(&self.clone_without_files()).expect("manifests serialise");
+        // `..."files":[]}`: open the array again and splice the entries in.
+        debug_assert!(out.ends_with(b"[]}"));
+        out.truncate(out.len() - 2);
+        let chunks: Vec<Vec<u8>> = self
+            .files
+            .par_chunks(4096)
+            .map(|chunk| {
+                let mut buf = Vec::with_capacity(chunk.len() * 256);
+                for (i, e) in chunk.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    serde_json::to_writer(&mut buf, e).expect("entries serialise");
+                }
+                buf
+            })
+            .collect();
+        for (i, c) in chunks.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(c);
+        }
+        out.extend_from_slice(b"]}\n");
         out
+    }
+
+    fn clone_without_files(&self) -> Manifest {
+        Manifest {
+            revision: self.revision,
+            ledger_id: self.ledger_id.clone(),
+            audit_tip: self.audit_tip.clone(),
+            build: self.build.clone(),
+            preview: self.preview,
+            next_change_at: self.next_change_at,
+            broken_links: self.broken_links.clone(),
+            files: Vec::new(),
+        }
     }
 
     pub fn find(&self, path: &str) -> Option<&Entry> {
@@ -173,5 +212,44 @@ pub fn content_type(path: &str) -> &'static str {
         "pdf" => "application/pdf",
         "wasm" => "application/wasm",
         _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parallel_serialisation_is_serde_json_byte_for_byte() {
+        let entry = |i: usize| Entry {
+            path: format!("answers/{i}/index.html"),
+            sha256: format!("{i:064x}"),
+            bytes: i as u64,
+            content_type: "text/html; charset=utf-8".into(),
+            cache: if i.is_multiple_of(3) {
+                CacheClass::Immutable
+            } else {
+                CacheClass::Content
+            },
+            max_age: 0,
+            cache_until: i.is_multiple_of(5).then_some(Instant(1_800_000_000_000)),
+            key: format!("k\"{i}\\"),
+            links: (0..i % 4).map(|l| format!("/answers/{l}/")).collect(),
+        };
+        for n in [0, 1, 4095, 4096, 4097, 10_000] {
+            let m = Manifest {
+                revision: 7,
+                ledger_id: Some("id".into()),
+                audit_tip: Some(AuditAnchor { seq: 3, hash: None }),
+                build: "b".into(),
+                preview: false,
+                next_change_at: None,
+                broken_links: vec![("a.html".into(), "/b/".into())],
+                files: (0..n).map(entry).collect(),
+            };
+            let mut want = serde_json::to_vec(&m).unwrap();
+            want.push(b'\n');
+            assert!(m.to_bytes() == want, "{n} entries");
+        }
     }
 }

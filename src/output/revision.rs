@@ -105,10 +105,11 @@ impl Staging {
 
 /// The index first, then the manifest: a directory with a manifest is complete, index and all.
 fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), OutputError> {
+    let (index, json) = rayon::join(|| super::index::to_bytes(manifest), || manifest.to_bytes());
     let ipath = dir.join(super::index::FILE);
-    std::fs::write(&ipath, super::index::to_bytes(manifest)).map_err(io_err(&ipath))?;
+    std::fs::write(&ipath, index).map_err(io_err(&ipath))?;
     let mpath = dir.join(manifest::FILE);
-    std::fs::write(&mpath, manifest.to_bytes()).map_err(io_err(&mpath))
+    std::fs::write(&mpath, json).map_err(io_err(&mpath))
 }
 
 impl Drop for Staging {
