@@ -581,7 +581,7 @@ pub fn run_with_progress(
         clock.now(),
         source.next_change_at,
     )?;
-    Ok(report(
+    let done = report(
         rendered,
         reused,
         files,
@@ -589,7 +589,9 @@ pub fn run_with_progress(
         false,
         broken,
         early_links,
-    ))
+    );
+    crate::drop_later((source, planned, manifest, prev, prelinked));
+    Ok(done)
 }
 
 /// Internal links that resolve to no file of the revision. A reused page is re-checked only

@@ -464,27 +464,64 @@ impl Scan {
 /// or nowhere, a FIFO, a socket) stops the scan with an error naming it: an entry that
 /// cannot be read must never look like a removed item, whose page would be withdrawn.
 pub fn list_item_paths(root: &Path) -> Result<Vec<PathBuf>, ContentError> {
+    Ok(list_item_groups(root)?
+        .into_iter()
+        .flat_map(|(dir, names)| names.into_iter().map(move |n| dir.join(n)))
+        .collect())
+}
+
+/// [`list_item_paths`] as runs of names in one folder, in the same order: (folder, names).
+fn list_item_groups(root: &Path) -> Result<Vec<(PathBuf, Vec<std::ffi::OsString>)>, ContentError> {
     let dir = root.join(crate::site::ANSWERS_DIR);
     if !dir.exists() {
         return Ok(Vec::new());
     }
-    // Walk without stat: the file type comes from the directory entry.
-    let mut paths = Vec::new();
-    for entry in walkdir::WalkDir::new(&dir).min_depth(1).sort_by_file_name() {
-        let entry = entry.map_err(|e| {
-            let (path, source) = walk_error(e, &dir);
-            ContentError::Read { path, source }
-        })?;
-        let name = entry.file_name().to_string_lossy();
-        if name.starts_with('.') || !name.ends_with(".md") || entry.file_type().is_dir() {
+    let mut out = Vec::new();
+    walk_items(root, &dir, &mut out)?;
+    Ok(out)
+}
+
+/// One folder of the item walk: names sorted by bytes, each subfolder walked where its name
+/// sorts (so the order is the full paths' order). The file type comes from the directory
+/// entry, with no stat.
+fn walk_items(
+    root: &Path,
+    dir: &Path,
+    out: &mut Vec<(PathBuf, Vec<std::ffi::OsString>)>,
+) -> Result<(), ContentError> {
+    let read_err = |source| ContentError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut entries = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(read_err)? {
+        let e = e.map_err(read_err)?;
+        let kind = e.file_type().map_err(read_err)?;
+        entries.push((e.file_name(), kind));
+    }
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut names = Vec::new();
+    for (name, kind) in entries {
+        if kind.is_dir() {
+            if !names.is_empty() {
+                out.push((dir.to_path_buf(), std::mem::take(&mut names)));
+            }
+            walk_items(root, &dir.join(&name), out)?;
             continue;
         }
-        if !entry.file_type().is_file() {
-            check_linked_item(root, entry.path())?;
+        let text = name.to_string_lossy();
+        if text.starts_with('.') || !text.ends_with(".md") {
+            continue;
         }
-        paths.push(entry.into_path());
+        if !kind.is_file() {
+            check_linked_item(root, &dir.join(&name))?;
+        }
+        names.push(name);
     }
-    Ok(paths)
+    if !names.is_empty() {
+        out.push((dir.to_path_buf(), names));
+    }
+    Ok(())
 }
 
 /// Accepts a non-regular entry named `*.md` only if it is a symlink to a regular file inside
@@ -555,38 +592,31 @@ pub fn list_item_files(root: &Path) -> Result<Vec<(String, FileStat)>, ContentEr
     // Stat the files in parallel: on a large tree the stats are most of the scan. Each is
     // taken relative to its open folder (`statat`), so the kernel resolves one name, not the
     // whole path.
-    let paths = list_item_paths(root)?;
-    let mut groups: Vec<(&Path, Vec<&PathBuf>)> = Vec::new();
-    for p in &paths {
-        let parent = p.parent().unwrap_or(root);
-        match groups.last_mut() {
-            Some((dir, files)) if *dir == parent => files.push(p),
-            _ => groups.push((parent, vec![p])),
-        }
-    }
-    let mut out = Vec::with_capacity(paths.len());
-    for (dir, files) in groups {
+    let groups = list_item_groups(root)?;
+    let mut out = Vec::with_capacity(groups.iter().map(|(_, n)| n.len()).sum());
+    for (dir, names) in groups {
         let fd = rustix::fs::open(
-            dir,
+            &dir,
             rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
             rustix::fs::Mode::empty(),
         )
         .map_err(|e| ContentError::Read {
-            path: dir.to_path_buf(),
+            path: dir.clone(),
             source: e.into(),
         })?;
-        let stats: Vec<Result<(String, FileStat), ContentError>> = files
+        let folder = relative(root, &dir);
+        let stats: Vec<Result<(String, FileStat), ContentError>> = names
             .into_par_iter()
-            .map(|path| {
-                let name = path.file_name().unwrap_or_default();
-                let st =
-                    rustix::fs::statat(&fd, name, rustix::fs::AtFlags::empty()).map_err(|e| {
-                        ContentError::Read {
-                            path: path.clone(),
-                            source: e.into(),
-                        }
+            .map(|name| {
+                let st = rustix::fs::statat(&fd, name.as_os_str(), rustix::fs::AtFlags::empty())
+                    .map_err(|e| ContentError::Read {
+                        path: dir.join(&name),
+                        source: e.into(),
                     })?;
-                Ok((relative(root, path), FileStat::of_stat(&st)))
+                Ok((
+                    format!("{folder}/{}", name.to_string_lossy().replace('\\', "/")),
+                    FileStat::of_stat(&st),
+                ))
             })
             .collect();
         for r in stats {
@@ -671,14 +701,17 @@ pub fn scan_listed(
         .unwrap_or(i64::MAX);
     let mut scan = Scan::default();
     let mut to_read = Vec::new();
+    let mut unchanged = Vec::with_capacity(files.len());
     for (rel, stat) in files {
         match cache.get(&rel) {
             Some(c) if c.stat == stat && stat.mtime_ns < racy_after => {
-                scan.unchanged.insert(rel, c.id);
+                unchanged.push((rel, c.id));
             }
             _ => to_read.push((rel, stat)),
         }
     }
+    // Listed in path order, so the map is built in one pass, not 100,000 searches.
+    scan.unchanged = unchanged.into_iter().collect();
     scan.read = to_read
         .into_par_iter()
         .map(|(rel, stat)| {
@@ -691,7 +724,8 @@ pub fn scan_listed(
             })
         })
         .collect::<Result<Vec<_>, ContentError>>()?;
-    let mut seen: HashMap<ItemId, &str> = HashMap::new();
+    let mut seen: HashMap<ItemId, &str> =
+        HashMap::with_capacity(scan.unchanged.len() + scan.read.len());
     for (path, id) in &scan.unchanged {
         seen.insert(*id, path);
     }

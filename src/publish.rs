@@ -226,6 +226,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
 
     report.revision = ledger.read(ledger::status::revision)?;
     phase("commit");
+    crate::drop_later((scan, cache, present, known));
     Ok(report)
 }
 
