@@ -508,8 +508,7 @@ mod tests {
             title: "t".into(),
             day: "d".into(),
         };
-        type Change = Box<dyn Fn(&mut AnswerView)>;
-        let variants: Vec<Change> = vec![
+        let variants: Vec<Change<AnswerView>> = vec![
             Box::new(|v| v.id = 2),
             Box::new(|v| v.url.push('x')),
             Box::new(|v| v.title.push('x')),
@@ -534,10 +533,12 @@ mod tests {
         each_change_changes_the_key(&base, &variants, k, 12);
     }
 
+    type Change<V> = Box<dyn Fn(&mut V)>;
+
     /// Every change in `variants` gives `base` another key, and the view has `fields` fields.
     fn each_change_changes_the_key<V: Clone + Serialize>(
         base: &V,
-        variants: &[Box<dyn Fn(&mut V)>],
+        variants: &[Change<V>],
         key: impl Fn(&V) -> String,
         fields: usize,
     ) {
@@ -568,8 +569,7 @@ mod tests {
             prev_url: Some(list_url(1)),
             next_url: None,
         };
-        type Change = Box<dyn Fn(&mut ListView)>;
-        let variants: Vec<Change> = vec![
+        let variants: Vec<Change<ListView>> = vec![
             Box::new(|v| v.number = 3),
             Box::new(|v| v.url.push('x')),
             Box::new(|v| v.entries.pop().map(drop).unwrap_or(())),
