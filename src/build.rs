@@ -133,15 +133,50 @@ pub(crate) fn content_key(s: &str) -> String {
     content::sha256_hex(s.as_bytes())
 }
 
+/// The site's own inputs — static files, templates, plain pages, config — read and hashed
+/// once: for the build fingerprint and for what is rendered and copied. The first stage of
+/// every build, whatever its source and sink.
+struct SiteInputs {
+    statics: Vec<CopyInput>,
+    files: fingerprint::SiteFiles,
+    assets: fingerprint::Assets,
+    fingerprints: fingerprint::Fingerprints,
+}
+
+impl SiteInputs {
+    fn read(site: &Site) -> Result<SiteInputs, BuildError> {
+        let statics = static_copies(site)?;
+        let files = fingerprint::SiteFiles::read(site)?;
+        let assets = fingerprint::referenced_assets(&files.templates, &statics);
+        let fingerprints = fingerprint::compute(site, &files, &statics, &assets);
+        Ok(SiteInputs {
+            statics,
+            files,
+            assets,
+            fingerprints,
+        })
+    }
+
+    /// The templates, and every file of the site planned from `source`.
+    fn plan(
+        &self,
+        site: &Site,
+        source: &Source,
+    ) -> Result<(templates::Templates, Vec<Planned>), BuildError> {
+        let templates =
+            templates::Templates::load(&site.root, &self.files.templates, &self.assets.urls)?;
+        Ok((templates, prepare(site, self, source)?))
+    }
+}
+
 /// Plans every file of the site from `source`, refusing collisions and unsafe paths.
-fn prepare(
-    site: &Site,
-    files: &fingerprint::SiteFiles,
-    source: &Source,
-    statics: &[CopyInput],
-    assets: &fingerprint::Assets,
-    fingerprints: &fingerprint::Fingerprints,
-) -> Result<Vec<Planned>, BuildError> {
+fn prepare(site: &Site, inputs: &SiteInputs, source: &Source) -> Result<Vec<Planned>, BuildError> {
+    let SiteInputs {
+        statics,
+        files,
+        assets,
+        fingerprints,
+    } = inputs;
     let plain = plain_pages(files)?;
     let mut copies = statics.to_vec();
     copies.extend(assets.copies.iter().cloned());
@@ -207,11 +242,7 @@ pub fn preview_in_memory(
 ) -> Result<(MemorySite, MemoryReport), BuildError> {
     let started = std::time::Instant::now();
     let mut phases = Phases(std::time::Instant::now());
-    // Static files are read and hashed once: for the fingerprint and for the copies.
-    let statics = static_copies(site)?;
-    let site_files = fingerprint::SiteFiles::read(site)?;
-    let assets = fingerprint::referenced_assets(&site_files.templates, &statics);
-    let fingerprints = fingerprint::compute(site, &site_files, &statics, &assets);
+    let inputs = SiteInputs::read(site)?;
     phases.mark("preview fingerprint");
     let revision = if site.ledger_exists() {
         site.open_ledger()?.revision()?
@@ -221,19 +252,9 @@ pub fn preview_in_memory(
     phases.mark("preview ledger");
     let source = tree_source(site, revision, clock.now(), cache)?;
     phases.mark("preview tree");
-    let templates = templates::Templates::load(&site.root, &site_files.templates, &assets.urls)?;
-    let planned = prepare(site, &site_files, &source, &statics, &assets, &fingerprints)?;
+    let (templates, planned) = inputs.plan(site, &source)?;
     phases.mark("preview plan");
-    let renderer = Renderer {
-        templates: &templates,
-        pages: &source.pages,
-        site: SiteView {
-            title: site.config.title.clone(),
-            base_url: site.config.base_url.clone(),
-            preview: true,
-        },
-        base_url: site.config.base_url.clone(),
-    };
+    let renderer = Renderer::new(site, &templates, &source.pages, true);
     let sink = MemorySink { prev };
     let mut from_memory = |ids: &[i64]| -> Result<Bodies, BuildError> {
         Ok(ids
@@ -261,7 +282,7 @@ pub fn preview_in_memory(
     Ok((
         MemorySite {
             revision,
-            build: fingerprints.build,
+            build: inputs.fingerprints.build,
             files,
         },
         report,
@@ -306,12 +327,8 @@ pub fn run_with_progress(
     }) {
         abandoned_removed += n;
     }
-    // Static files are read and hashed once: for the fingerprint and for the copies.
-    let statics = static_copies(site)?;
-    let site_files = fingerprint::SiteFiles::read(site)?;
-    let assets = fingerprint::referenced_assets(&site_files.templates, &statics);
-    let fingerprints = fingerprint::compute(site, &site_files, &statics, &assets);
-    let build = fingerprints.build.clone();
+    let inputs = SiteInputs::read(site)?;
+    let build = inputs.fingerprints.build.clone();
     let mut ledger = site.open_ledger()?;
     let mut ledger_revision = None;
     if !opts.preview {
@@ -441,8 +458,7 @@ pub fn run_with_progress(
         ));
     }
 
-    let templates = templates::Templates::load(&site.root, &site_files.templates, &assets.urls)?;
-    let planned = prepare(site, &site_files, &source, &statics, &assets, &fingerprints)?;
+    let (templates, planned) = inputs.plan(site, &source)?;
     phases.mark("plan");
 
     let prev: Option<(PathBuf, Manifest)> = prev_reader
@@ -479,16 +495,7 @@ pub fn run_with_progress(
         None => None,
     };
     phases.mark("early links");
-    let renderer = Renderer {
-        templates: &templates,
-        pages: &source.pages,
-        site: SiteView {
-            title: site.config.title.clone(),
-            base_url: site.config.base_url.clone(),
-            preview: opts.preview,
-        },
-        base_url: site.config.base_url.clone(),
-    };
+    let renderer = Renderer::new(site, &templates, &source.pages, opts.preview);
     let sink = DirSink {
         staging: &staging.path,
         prev: prev.as_ref(),

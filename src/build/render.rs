@@ -37,6 +37,26 @@ pub(super) struct PlainPage<'a> {
     pub(super) body_html: &'a str,
 }
 
+impl<'a> Renderer<'a> {
+    pub(super) fn new(
+        site: &Site,
+        templates: &'a templates::Templates,
+        pages: &'a [PageInput],
+        preview: bool,
+    ) -> Renderer<'a> {
+        Renderer {
+            templates,
+            pages,
+            site: SiteView {
+                title: site.config.title.clone(),
+                base_url: site.config.base_url.clone(),
+                preview,
+            },
+            base_url: site.config.base_url.clone(),
+        }
+    }
+}
+
 impl Renderer<'_> {
     fn ctx(&self) -> tera::Context {
         let mut c = tera::Context::new();
