@@ -368,14 +368,25 @@ pub fn run_with_progress(
             })
             .map(|n| public.join(revision::REVISIONS).join(n))
     };
-    // Its manifest (100,000 entries take ~0.15 s) is read on another thread while the
-    // snapshot is read and the plan is made.
-    let prev_reader = {
-        let dir = prev_dir.clone();
-        std::thread::spawn(move || -> Option<(PathBuf, Manifest)> {
-            dir.and_then(|d| Manifest::read(&d).ok().map(|m| (d, m)))
-        })
+    // The revision this build will most likely make, from the ledger's revision now: if it
+    // is complete already (a rerun with nothing new), nothing is read to reuse from.
+    let looks_built = ledger_revision.is_some_and(|at| {
+        !opts.full
+            && revision::is_complete(
+                &public
+                    .join(revision::REVISIONS)
+                    .join(revision::dir_name(at, &build)),
+            )
+    });
+    // The previous manifest (a 100,000-entry one takes ~0.15 s to parse) is read on another
+    // thread while the snapshot is read and the plan is made.
+    let read_prev = |dir: Option<PathBuf>| -> Option<(PathBuf, Manifest)> {
+        dir.and_then(|d| Manifest::read(&d).ok().map(|m| (d, m)))
     };
+    let prev_reader = (!looks_built).then(|| {
+        let dir = prev_dir.clone();
+        std::thread::spawn(move || read_prev(dir))
+    });
     // Early links (see prelink.rs): when the previous revision was built with the same
     // fingerprint, nearly all of it is reused, so its files are linked into the staging
     // directory meanwhile too. Not when this revision looks built already (a rerun).
@@ -387,13 +398,54 @@ pub fn run_with_progress(
             .and_then(|n| revision::parse_dir_name(&n.to_string_lossy()).map(|(_, b)| b == build))
             .unwrap_or(false);
         let guess = revision::dir_name(at, &build);
-        if same_build && !revision::is_complete(&public.join(revision::REVISIONS).join(&guess)) {
+        if same_build && !looks_built {
             let s = Staging::create(&public, &guess)?;
             early = Some(prelink::Early::start(prev.clone(), s.path.clone()));
             staging = Some(s);
         }
     }
     let snap = ledger.snapshot()?;
+    let ledger_id = snap.ledger_id()?;
+    let audit_tip = snap.anchor()?;
+    if !opts.preview && !opts.full {
+        // A revision built already (a rerun with nothing new) is only pointed to: its pages
+        // are not read, nor its file list parsed.
+        let at = snap.revision()?;
+        let name = revision::dir_name(at, &build);
+        let dir = public.join(revision::REVISIONS).join(&name);
+        if revision::is_complete(&dir) {
+            let next_change_at = snap.next_change()?;
+            drop(snap);
+            crate::fail_point!("build.after_snapshot");
+            let theirs = Manifest::read_ledger_id(&dir)?;
+            same_ledger(&public, &name, theirs.as_deref(), &ledger_id)?;
+            let files = match crate::output::index::count(&dir) {
+                Ok(Some(n)) => n,
+                _ => Manifest::read(&dir)?.files.len(),
+            };
+            let swap = pointer::advance(
+                &public,
+                &Pointer::new(at, &build),
+                clock.now(),
+                next_change_at,
+            )?;
+            return Ok(Report {
+                revision: at,
+                build,
+                path: dir.display().to_string(),
+                rendered: 0,
+                reused: 0,
+                next_change_at,
+                pointer: pointer::PointerOutcome::from(&swap),
+                already_built: true,
+                preview: false,
+                files,
+                broken_links: Vec::new(),
+                abandoned_removed,
+                early_links: 0,
+            });
+        }
+    }
     let source = if opts.preview {
         tree_source(
             site,
@@ -434,36 +486,14 @@ pub fn run_with_progress(
             early_links,
         };
 
-    let ledger_id = snap.ledger_id()?;
-    let audit_tip = snap.anchor()?;
-    if !opts.preview && !opts.full && revision::is_complete(&final_dir) {
-        drop(snap);
-        let existing = Manifest::read(&final_dir)?;
-        same_ledger(&public, &name, existing.ledger_id.as_deref(), &ledger_id)?;
-        let files = existing.files.len();
-        let swap = pointer::advance(
-            &public,
-            &Pointer::new(source.revision, &build),
-            clock.now(),
-            source.next_change_at,
-        )?;
-        return Ok(report(
-            0,
-            0,
-            files,
-            pointer::PointerOutcome::from(&swap),
-            true,
-            Vec::new(),
-            0,
-        ));
-    }
-
     let (templates, planned) = inputs.plan(site, &source)?;
     phases.mark("plan");
 
-    let prev: Option<(PathBuf, Manifest)> = prev_reader
-        .join()
-        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+    let prev: Option<(PathBuf, Manifest)> = match prev_reader {
+        Some(r) => r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        // The ledger moved on between the first look and the snapshot.
+        None => read_prev(prev_dir.clone()),
+    };
     if !opts.preview {
         // The live revision must come from this ledger: revision numbers of a new or emptied
         // ledger start again at 1 and would collide with the old output.

@@ -205,6 +205,19 @@ pub fn paths(dir: &Path) -> io::Result<Option<Vec<String>>> {
     Ok(Some(out))
 }
 
+/// How many files the index in `dir` lists; `None` when the revision has none.
+pub fn count(dir: &Path) -> io::Result<Option<usize>> {
+    let bytes = match std::fs::read(dir.join(FILE)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let body = bytes
+        .strip_prefix(HEADER)
+        .ok_or_else(|| corrupt("not a fencepost index (version 1)"))?;
+    Ok(Some(body.iter().filter(|&&b| b == b'\n').count()))
+}
+
 fn parse(line: &[u8]) -> io::Result<Record> {
     let text = std::str::from_utf8(line).map_err(|_| corrupt("a line is not UTF-8"))?;
     let mut f = text.splitn(5, '\t');
@@ -308,6 +321,7 @@ mod tests {
         let mut sorted = paths.clone();
         sorted.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
         assert_eq!(super::paths(_d.path()).unwrap().unwrap(), sorted);
+        assert_eq!(super::count(_d.path()).unwrap(), Some(sorted.len()));
     }
 
     #[test]
