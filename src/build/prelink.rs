@@ -257,15 +257,8 @@ mod tests {
             "index.html",
         ];
         tree(&prev, &files);
-        let manifest = Manifest {
-            revision: 1,
-            ledger_id: None,
-            audit_tip: None,
-            build: "b".into(),
-            preview: false,
-            next_change_at: None,
-            broken_links: Vec::new(),
-            files: files
+        let manifest = Manifest::of_files(
+            files
                 .iter()
                 .map(|f| Entry {
                     path: f.to_string(),
@@ -279,7 +272,7 @@ mod tests {
                     links: Vec::new(),
                 })
                 .collect(),
-        };
+        );
         std::fs::write(prev.join(index::FILE), index::to_bytes(&manifest)).unwrap();
         std::fs::create_dir(&staging).unwrap();
         let mut pre = Prelinked::link(&prev, &staging);

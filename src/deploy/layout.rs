@@ -135,15 +135,8 @@ mod tests {
     use crate::output::manifest::Entry;
 
     fn manifest(n: usize, changed: Option<usize>) -> Manifest {
-        Manifest {
-            revision: 1,
-            ledger_id: None,
-            audit_tip: None,
-            build: "b".into(),
-            preview: false,
-            next_change_at: None,
-            broken_links: vec![],
-            files: (0..n)
+        Manifest::of_files(
+            (0..n)
                 .map(|i| Entry {
                     path: format!("answers/{i}/index.html"),
                     sha256: format!("{:064x}", i + usize::from(changed == Some(i)) * 7_777_777),
@@ -156,7 +149,7 @@ mod tests {
                     links: vec![],
                 })
                 .collect(),
-        }
+        )
     }
 
     #[test]

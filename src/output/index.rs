@@ -178,14 +178,10 @@ impl Index {
 /// Every path the index in `dir` lists, in its (byte) order; `None` when the revision has no
 /// index. One read of the file, no per-line allocation but the path itself.
 pub fn paths(dir: &Path) -> io::Result<Option<Vec<String>>> {
-    let bytes = match std::fs::read(dir.join(FILE)) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(bytes) = read_whole(dir)? else {
+        return Ok(None);
     };
-    let body = bytes
-        .strip_prefix(HEADER)
-        .ok_or_else(|| corrupt("not a fencepost index (version 1)"))?;
+    let body = &bytes[HEADER.len()..];
     let mut out = Vec::with_capacity(body.len() / 128);
     for line in body.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         let field = line
@@ -207,15 +203,20 @@ pub fn paths(dir: &Path) -> io::Result<Option<Vec<String>>> {
 
 /// How many files the index in `dir` lists; `None` when the revision has none.
 pub fn count(dir: &Path) -> io::Result<Option<usize>> {
+    Ok(read_whole(dir)?.map(|b| b[HEADER.len()..].iter().filter(|&&c| c == b'\n').count()))
+}
+
+/// The whole index in `dir`, its header checked; `None` when the revision has none.
+fn read_whole(dir: &Path) -> io::Result<Option<Vec<u8>>> {
     let bytes = match std::fs::read(dir.join(FILE)) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let body = bytes
-        .strip_prefix(HEADER)
-        .ok_or_else(|| corrupt("not a fencepost index (version 1)"))?;
-    Ok(Some(body.iter().filter(|&&b| b == b'\n').count()))
+    if !bytes.starts_with(HEADER) {
+        return Err(corrupt("not a fencepost index (version 1)"));
+    }
+    Ok(Some(bytes))
 }
 
 fn parse(line: &[u8]) -> io::Result<Record> {
@@ -265,16 +266,7 @@ mod tests {
     fn index_of(paths: &[&str]) -> (tempfile::TempDir, Index) {
         let mut files: Vec<Entry> = paths.iter().map(|p| entry(p)).collect();
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        let m = Manifest {
-            revision: 1,
-            ledger_id: None,
-            audit_tip: None,
-            build: "b".into(),
-            preview: false,
-            next_change_at: None,
-            broken_links: Vec::new(),
-            files,
-        };
+        let m = Manifest::of_files(files);
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join(FILE), to_bytes(&m)).unwrap();
         let i = Index::open(d.path()).unwrap().unwrap();

@@ -216,6 +216,23 @@ pub fn content_type(path: &str) -> &'static str {
 }
 
 #[cfg(test)]
+impl Manifest {
+    /// A revision-1 manifest of build `b` over `files`, for tests.
+    pub(crate) fn of_files(files: Vec<Entry>) -> Manifest {
+        Manifest {
+            revision: 1,
+            ledger_id: None,
+            audit_tip: None,
+            build: "b".into(),
+            preview: false,
+            next_change_at: None,
+            broken_links: Vec::new(),
+            files,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
