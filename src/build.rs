@@ -469,22 +469,21 @@ pub fn run_with_progress(
         public.join(revision::REVISIONS).join(&name)
     };
     let mut early_links = 0;
-    let report =
-        |rendered, reused, files, pointer, already_built, broken_links, early_links| Report {
-            revision: source.revision,
-            build: build.clone(),
-            path: final_dir.display().to_string(),
-            rendered,
-            reused,
-            next_change_at: source.next_change_at,
-            pointer,
-            already_built,
-            preview: opts.preview,
-            files,
-            broken_links,
-            abandoned_removed,
-            early_links,
-        };
+    let report = |rendered, reused, files, pointer, broken_links, early_links| Report {
+        revision: source.revision,
+        build: build.clone(),
+        path: final_dir.display().to_string(),
+        rendered,
+        reused,
+        next_change_at: source.next_change_at,
+        pointer,
+        already_built: false,
+        preview: opts.preview,
+        files,
+        broken_links,
+        abandoned_removed,
+        early_links,
+    };
 
     let (templates, planned) = inputs.plan(site, &source)?;
     phases.mark("plan");
@@ -602,7 +601,6 @@ pub fn run_with_progress(
             reused,
             files,
             pointer::PointerOutcome::None,
-            false,
             broken,
             early_links,
         ));
@@ -623,7 +621,6 @@ pub fn run_with_progress(
         reused,
         files,
         pointer::PointerOutcome::from(&swap),
-        false,
         broken,
         early_links,
     );
