@@ -106,9 +106,12 @@ impl Prelinked {
             paths: Vec::new(),
             linked: Vec::new(),
         };
-        let Ok(Some(paths)) = index::paths(prev) else {
+        let Ok(Some(mut paths)) = index::paths(prev) else {
             return nothing;
         };
+        // The index is a file on disk like any other: a path that would leave the output
+        // folder (absolute, `..`) is never linked, nor later removed.
+        paths.retain(|p| super::render::safe_rel(p));
         let (Some(from), Some(to)) = (open_dir(prev), open_dir(staging)) else {
             return nothing;
         };
@@ -309,6 +312,31 @@ mod tests {
             b"index.html"
         );
         assert_eq!(listing(&prev).len(), 11);
+    }
+
+    #[test]
+    fn paths_that_would_leave_the_folder_are_never_linked() {
+        let t = tempfile::tempdir().unwrap();
+        // Deeper than the staging folder, so "../x.html" names a file beside the previous
+        // revision and, from the staging folder, a new one at the top of the temp dir.
+        let (prev, staging) = (t.path().join("d1/d2/prev"), t.path().join("staging"));
+        tree(&prev, &["ok.html"]);
+        std::fs::write(t.path().join("d1/d2/x.html"), b"x").unwrap();
+        std::fs::write(
+            prev.join(index::FILE),
+            "fencepost-index 1\n\"../x.html\"\t0\t1\tcontent\ttext/html\n\"ok.html\"\t0\t1\tcontent\ttext/html\n",
+        )
+        .unwrap();
+        std::fs::create_dir(&staging).unwrap();
+        let mut pre = Prelinked::link(&prev, &staging);
+        assert_eq!(pre.count(), 1);
+        assert!(
+            !t.path().join("x.html").exists(),
+            "a link escaped the staging folder"
+        );
+        pre.remove_unplanned(&staging, std::iter::empty()).unwrap();
+        assert!(t.path().join("d1/d2/x.html").exists());
+        assert!(!staging.join("ok.html").exists());
     }
 
     #[test]
