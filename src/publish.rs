@@ -183,10 +183,9 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     // 2. Plan.
     let now = clock.now();
     let (views, current) = ledger.read(|tx| {
-        Ok((
-            items::candidate_views(tx)?,
-            items::count_published_current(tx)?,
-        ))
+        let views = items::candidate_views(tx)?;
+        let current = items::count_published_current(tx, &views)?;
+        Ok((views, current))
     })?;
     report.unchanged += current;
     let mut due = Vec::new();

@@ -263,9 +263,20 @@ pub fn candidate_views(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
     Ok(views)
 }
 
-/// How many items [`candidate_views`] leaves out (their plan is [`Plan::Current`]).
-pub fn count_published_current(tx: &Tx<'_>) -> Result<usize, LedgerError> {
-    Ok(tx.one("items.count_current", &[])?.get::<i64>(0)? as usize)
+/// How many items [`candidate_views`] left out (their plan is [`Plan::Current`]), given what
+/// it returned: the items published from a file that still has a hash and is not to be
+/// withdrawn, less the candidates among them (whose page is from an older file). One pass
+/// over `items` alone, instead of a second join of every item with its page.
+pub fn count_published_current(
+    tx: &Tx<'_>,
+    candidates: &[ItemView],
+) -> Result<usize, LedgerError> {
+    let published = tx.one("items.count_published", &[])?.get::<i64>(0)? as usize;
+    let stale = candidates
+        .iter()
+        .filter(|v| v.state == State::Published && v.source_hash.is_some() && !v.wants_withdrawn)
+        .count();
+    Ok(published.saturating_sub(stale))
 }
 
 pub fn view(tx: &Tx<'_>, id: ItemId) -> Result<Option<ItemView>, LedgerError> {

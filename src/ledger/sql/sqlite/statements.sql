@@ -98,10 +98,11 @@ LEFT JOIN images img ON img.source = i.image_source
 WHERE NOT (i.state = 'published' AND i.source_hash IS NOT NULL AND i.wants_withdrawn = 0
            AND p.source_hash = i.source_hash);
 
--- name: items.count_current
-SELECT count(*) FROM items i JOIN pages p ON p.item_id = i.id
-WHERE i.state = 'published' AND i.source_hash IS NOT NULL AND i.wants_withdrawn = 0
-  AND p.source_hash = i.source_hash;
+-- name: items.count_published
+-- Items published from a file that still has a hash and is not to be withdrawn: those of
+-- them not among items.candidates are current (every published item has its page).
+SELECT count(*) FROM items
+WHERE state = 'published' AND source_hash IS NOT NULL AND wants_withdrawn = 0;
 
 -- name: items.view
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
