@@ -267,10 +267,7 @@ pub fn candidate_views(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
 /// it returned: the items published from a file that still has a hash and is not to be
 /// withdrawn, less the candidates among them (whose page is from an older file). One pass
 /// over `items` alone, instead of a second join of every item with its page.
-pub fn count_published_current(
-    tx: &Tx<'_>,
-    candidates: &[ItemView],
-) -> Result<usize, LedgerError> {
+pub fn count_published_current(tx: &Tx<'_>, candidates: &[ItemView]) -> Result<usize, LedgerError> {
     let published = tx.one("items.count_published", &[])?.get::<i64>(0)? as usize;
     let stale = candidates
         .iter()
