@@ -183,11 +183,7 @@ fn eight_racing_deployers_end_at_the_highest_revision_and_never_go_back() {
                 .args(["rollback", &r.to_string(), "--now", NOW])
                 .output()
                 .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            assert_success(&out);
             d
         })
         .collect();

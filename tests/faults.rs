@@ -99,11 +99,7 @@ fn gc_removing_the_revision_a_build_reuses_from_never_empties_a_page() {
         "{gc}"
     );
     let out = a.finish();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["revision"], 7);
     assert_eq!(report["pointer"], "kept_higher", "{report}");
@@ -682,11 +678,7 @@ fn pointer_troubles_are_named_and_a_stuck_current_json_does_not_fail_a_build() {
     s.item(2, "2026-11-02");
     s.publish(NOW);
     let out = s.cmd(&["build", "--json", "--now", NOW]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("current.json"));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["pointer"], "moved");

@@ -349,11 +349,7 @@ fn racing_result_reports_get_dense_unique_slots(b: Backend) {
     let mut dupes = 0;
     for c in children {
         let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         if v["inserted"] == true {
             slots.push(v["slot"].as_i64().unwrap());
@@ -705,11 +701,7 @@ fn the_environment_selects_postgres_and_the_password_stays_secret() {
         .env("FENCEPOST_LEDGER", &secret_url)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let all = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -815,11 +807,7 @@ fn tls_to_a_server_with_a_private_ca() {
     assert!(err.contains("certificate"), "{err}");
     let ca = pg().ca_cert().display().to_string();
     let out = run(&format!("{url}?sslmode=verify-full&sslrootcert={ca}"), &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(ids(&r, "published"), vec![1]);
     let out = s
@@ -828,11 +816,7 @@ fn tls_to_a_server_with_a_private_ca() {
         .env("PGSSLROOTCERT", &ca)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let st: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(st["revision"], 1);
 }

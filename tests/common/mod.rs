@@ -167,6 +167,15 @@ pub fn finish(child: Child) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Asserts that a finished command exited 0, showing its stderr when it did not.
+pub fn assert_success(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 pub fn ids(v: &Value, key: &str) -> Vec<i64> {
     v[key]
         .as_array()
