@@ -529,7 +529,6 @@ pub fn run_with_progress(
         staging: &staging.path,
         prev: prev.as_ref(),
         prelinked: prelinked.as_ref(),
-        cache_until: source.next_change_at,
     };
     // Bodies: in memory for a preview (read from the content tree), else fetched from the
     // snapshot a chunk at a time, on this thread (the connection is not Sync).
@@ -587,7 +586,6 @@ pub fn run_with_progress(
         }),
         build: build.clone(),
         preview: opts.preview,
-        next_change_at: source.next_change_at,
         broken_links: broken
             .iter()
             .map(|b| (b.page.clone(), b.link.clone()))

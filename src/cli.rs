@@ -64,8 +64,9 @@ enum Command {
     Serve(serve::Args),
     /// Summarise the ledger: revision, items by state, live leases, audit tip.
     Status,
-    /// Recompute the audit chain; non-zero exit naming the first broken entry.
-    Verify,
+    /// Recompute the audit chain; non-zero exit naming the first broken entry. With --to,
+    /// check a bucket's live root instead (every shard and blob present and whole).
+    Verify(verify::Args),
     /// Ledger administration: `ledger copy --to postgres://…` moves a SQLite ledger into a
     /// shared PostgreSQL database.
     Ledger {
@@ -148,7 +149,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Gc(args) => gc::run(&ctx, args),
         Command::Serve(args) => serve::run(&ctx, args),
         Command::Status => status::run(&ctx),
-        Command::Verify => verify::run(&ctx),
+        Command::Verify(args) => verify::run(&ctx, args),
         Command::Ledger { command } => ledger::run(&ctx, command),
         Command::Results { command } => results::run(&ctx, command),
     }

@@ -51,6 +51,18 @@ pub struct DeployConfig {
     pub lease_secs: u64,
     /// Attempts before an operation is parked `failed`.
     pub max_attempts: u32,
+    /// How long a deploy waits for another one that holds the target while deploying an
+    /// older revision (then it deploys; if the wait runs out it exits non-zero, `not_live`).
+    /// Also how long `gc --to` and `rollback --to` wait for the target's lease, and
+    /// `publish --build` for items another publisher holds. Default: `lease_secs`.
+    pub wait_secs: Option<u64>,
+}
+
+impl DeployConfig {
+    /// `wait_secs`, defaulting to the deploy lease.
+    pub fn wait_secs(&self) -> u64 {
+        self.wait_secs.unwrap_or(self.lease_secs)
+    }
 }
 
 impl Default for DeployConfig {
@@ -59,6 +71,7 @@ impl Default for DeployConfig {
             to: None,
             lease_secs: 300,
             max_attempts: 5,
+            wait_secs: None,
         }
     }
 }
@@ -318,6 +331,13 @@ impl Config {
                 "deploy.lease_secs",
                 self.deploy.lease_secs.to_string(),
                 "a lease lasts from 1 second to a year (31622400)",
+            ));
+        }
+        if self.deploy.wait_secs.is_some_and(|w| w > MAX_LEASE_SECS) {
+            return Err(invalid(
+                "deploy.wait_secs",
+                self.deploy.wait_secs().to_string(),
+                "from 0 seconds to a year (31622400)",
             ));
         }
         if self.deploy.max_attempts == 0 || self.deploy.max_attempts > 1000 {

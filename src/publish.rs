@@ -100,6 +100,39 @@ enum Prepared {
     },
 }
 
+/// Waits (at most `wait_secs`) until nobody holds the leases of `ids`: the other publisher
+/// that held them has committed (or its leases expired). `publish --build` calls it for the
+/// items it skipped, so it builds what the ledger holds after that publisher's commit — the
+/// job that deploys last then deploys the newest revision. Returns whether they are free.
+pub fn wait_for_items(
+    site: &Site,
+    clock: &Clock,
+    ids: &[ItemId],
+    wait_secs: u64,
+) -> Result<bool, PublishError> {
+    let mut ledger = site.open_ledger()?;
+    let started = std::time::Instant::now();
+    loop {
+        let now = clock.now();
+        let busy = ledger.read(|tx| {
+            for &id in ids {
+                if lease::held(tx, &lease::LeaseKey::Publication(id), now)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        })?;
+        if !busy {
+            return Ok(true);
+        }
+        if started.elapsed().as_secs() >= wait_secs {
+            tracing::warn!(items = ?ids, wait_secs, "items are still held by another publisher; building what the ledger holds now");
+            return Ok(false);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, PublishError> {
     let started = std::time::Instant::now();
     let phase = |name: &str| {

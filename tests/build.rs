@@ -111,15 +111,30 @@ fn builds_a_complete_revision_and_points_to_it() {
     assert_eq!(again["rendered"], 0);
 }
 
+/// Issue 18: the instant the next embargoed item goes live is in the build's JSON and in
+/// `public/current.json` (outside the served tree), never in a file under `public/revisions/`
+/// — a static server rooted at `public/current` would show it to anyone.
 #[test]
-fn cache_lifetimes_are_capped_at_the_next_embargo_end() {
+fn the_next_embargo_instant_is_beside_the_revision_never_in_it() {
     let s = site_with(3);
     s.item(4, "2026-12-01"); // due 2026-12-02T00:10Z
     s.publish(NOW);
     let b = s.build(&[]);
     assert_eq!(b["next_change_at"], "2026-12-02T00:10:00Z");
+    let current: Value =
+        serde_json::from_slice(&std::fs::read(s.path("public/current.json")).unwrap()).unwrap();
+    assert_eq!(current["next_change_at"], "2026-12-02T00:10:00Z");
+    let leaks: Vec<String> = tree(&s.path("public/revisions"))
+        .into_iter()
+        .filter(|(_, bytes)| {
+            let text = String::from_utf8_lossy(bytes);
+            text.contains("2026-12-02T00:10") || text.contains("next_change_at")
+        })
+        .map(|(path, _)| path)
+        .collect();
+    assert!(leaks.is_empty(), "files naming the embargo instant: {leaks:?}");
     let m = manifest(&s.current_dir());
-    assert_eq!(m["next_change_at"], "2026-12-02T00:10:00Z");
+    assert_eq!(m["next_change_at"], Value::Null);
     let entry = |p: &str| {
         m["files"]
             .as_array()
@@ -129,26 +144,23 @@ fn cache_lifetimes_are_capped_at_the_next_embargo_end() {
             .unwrap()
             .clone()
     };
-    // URL-keyed files are revalidated by every cache (max_age 0); pages carry the instant
-    // what they show changes without a write.
+    // URL-keyed files are revalidated by every cache (max_age 0).
     let home = entry("index.html");
     assert_eq!(
         (home["cache"].as_str(), home["max_age"].as_i64()),
         (Some("home"), Some(0))
     );
-    assert_eq!(home["cache_until"], "2026-12-02T00:10:00Z");
+    assert_eq!(home["cache_until"], Value::Null);
     let page = entry("answers/1/index.html");
     assert_eq!(
         (page["cache"].as_str(), page["max_age"].as_i64()),
         (Some("content"), Some(0))
     );
-    assert_eq!(page["cache_until"], "2026-12-02T00:10:00Z");
     let css = entry("style.css");
     assert_eq!(
         (css["cache"].as_str(), css["max_age"].as_i64()),
         (Some("asset"), Some(0))
     );
-    assert_eq!(css["cache_until"], Value::Null);
     // Only a URL that names its bytes may be kept long: the hashed copy of the stylesheet.
     let hashed = m["files"]
         .as_array()
@@ -168,10 +180,9 @@ fn cache_lifetimes_are_capped_at_the_next_embargo_end() {
     let r = s.json(&["publish", "--build", "--now", "2026-12-02T00:10:00Z"]);
     assert_eq!(ids(&r, "published"), vec![4]);
     assert_eq!(r["build"]["next_change_at"], Value::Null);
-    assert_eq!(
-        manifest(&s.current_dir())["files"][0]["cache_until"],
-        Value::Null
-    );
+    let current: Value =
+        serde_json::from_slice(&std::fs::read(s.path("public/current.json")).unwrap()).unwrap();
+    assert_eq!(current["next_change_at"], Value::Null);
 }
 
 #[test]

@@ -28,14 +28,7 @@ fn unique(name: &str) -> String {
 }
 
 fn pointer(revision: i64, manifest: &str) -> RemotePointer {
-    RemotePointer {
-        revision,
-        build: "b".into(),
-        manifest: manifest.into(),
-        deployed_at: Instant(0),
-        next_change_at: None,
-        held_below: None,
-    }
+    RemotePointer::new(revision, "b", manifest, Instant(0))
 }
 
 /// The contract every backend keeps (as Litestream tests every replica client).
@@ -364,9 +357,22 @@ fn a_crash_at_every_deploy_step_resumes_to_the_same_bucket() {
             later
         };
         s.json(&["deploy", "--to", &url(&clean), "--now", pointer_moved_at]);
+        // The pointer names the operation that moved it (the receipt's subject) and the
+        // audit tip when it moved (both buckets are deployed from one ledger, one after the
+        // other): those differ, everything else is the same.
+        let without_operation = |dir: &Path| {
+            let mut t = bucket_tree(dir);
+            let mut p: serde_json::Value = serde_json::from_slice(&t["current"]).unwrap();
+            assert!(p["operation"].is_string(), "{point}: {p}");
+            assert!(p["audit_tip"].is_object(), "{point}: {p}");
+            p.as_object_mut().unwrap().remove("operation");
+            p.as_object_mut().unwrap().remove("audit_tip");
+            t.insert("current".into(), serde_json::to_vec(&p).unwrap());
+            t
+        };
         assert_same_tree(
-            &bucket_tree(crashed.path()),
-            &bucket_tree(clean.path()),
+            &without_operation(crashed.path()),
+            &without_operation(clean.path()),
             point,
         );
         assert!(s.status()["deploys"].as_array().unwrap().is_empty());
@@ -408,10 +414,17 @@ fn a_deploy_that_keeps_failing_is_parked_and_retry_rearms_it() {
     let op = &st["deploys"][0];
     assert_eq!(op["status"], "failed", "{st}");
     let id = op["id"].as_str().unwrap().to_string();
-    // Parked: runs no longer try it.
+    // Parked means stopped: a run neither retries it nor plans a new one for its revision;
+    // it exits non-zero naming the operation and the two ways out.
     std::fs::rename(&aside, &dir).unwrap();
-    let r = s.json(&["deploy", "--to", &url, "--now", "2026-12-01T03:00:00Z"]);
-    assert_eq!(r["outcome"], "deployed", "a new operation is planned: {r}");
+    let out = s
+        .cmd(&["deploy", "--to", &url, "--json", "--now", "2026-12-01T03:00:00Z"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["outcome"], "parked", "{r}");
+    assert_eq!(s.count("SELECT count(*) FROM deploy_ops"), 1);
     // --retry re-arms the parked one, which resumes and finds its work done.
     let r = s.json(&[
         "deploy",
@@ -775,4 +788,87 @@ fn a_remote_rollback_killed_after_the_pointer_moved_gets_its_receipt_from_the_ne
     assert_eq!(rollbacks(&s), 1);
     assert!(s.status()["deploys"].as_array().unwrap().is_empty());
     s.cmd(&["verify"]).assert().success();
+}
+
+/// Issue 18: a deploy that fails for good is parked after `deploy.max_attempts` (5), and
+/// then every run exits non-zero without planning or uploading anything until a person acts;
+/// `--abandon` closes it (audited), and a newer revision deploys past it.
+#[test]
+fn a_parked_deploy_stops_every_later_run_until_abandoned_and_a_newer_revision_passes() {
+    let s = site_with_revisions(1);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    // `objects` is a file, not a folder: every blob upload fails, however often it is tried.
+    std::fs::write(bucket.path().join("objects"), "in the way").unwrap();
+    let deploy = |now: &str| {
+        let out = s
+            .cmd(&["deploy", "--to", &url, "--json", "--now", now])
+            .output()
+            .unwrap();
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), r)
+    };
+    for attempt in 1..=5 {
+        let (code, r) = deploy(NOW);
+        assert_eq!((code, r["outcome"].as_str()), (Some(1), Some("failed")), "attempt {attempt}: {r}");
+    }
+    let st = s.status();
+    assert_eq!(st["deploys"][0]["status"], "failed", "{st}");
+    assert_eq!(st["deploys"][0]["attempts"], 5, "{st}");
+    let id = st["deploys"][0]["id"].as_str().unwrap().to_string();
+    let before = bucket_tree(bucket.path());
+    for run in 1..=5 {
+        let (code, r) = deploy(NOW);
+        assert_eq!((code, r["outcome"].as_str()), (Some(1), Some("parked")), "run {run}: {r}");
+        let e = r["error"].as_str().unwrap();
+        assert!(
+            e.contains(&id) && e.contains("--retry") && e.contains("--abandon"),
+            "{e}"
+        );
+        assert_eq!(r["blobs_uploaded"], 0);
+    }
+    assert_eq!(s.count("SELECT count(*) FROM deploy_ops"), 1, "no new operation");
+    assert_same_tree(&before, &bucket_tree(bucket.path()), "nothing uploaded");
+    // A person closes it: audited, and no longer unfinished.
+    let r = s.json(&["deploy", "--to", &url, "--abandon", &id, "--now", NOW]);
+    assert_eq!(r["outcome"], "abandoned", "{r}");
+    assert_eq!(
+        s.count("SELECT count(*) FROM audit_log WHERE action = 'abandon'"),
+        1
+    );
+    assert!(s.status()["deploys"].as_array().unwrap().is_empty());
+    let out = s
+        .cmd(&["deploy", "--to", &url, "--abandon", &id, "--now", NOW])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "abandoning twice is refused");
+    // A newer revision deploys (the bucket fixed meanwhile).
+    std::fs::remove_file(bucket.path().join("objects")).unwrap();
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!((r["outcome"].as_str(), r["revision"].as_i64()), (Some("deployed"), Some(2)), "{r}");
+}
+
+/// A newer revision may deploy past a parked older one; the older one stays parked (and
+/// blocks only itself).
+#[test]
+fn a_newer_revision_deploys_past_a_parked_older_one() {
+    let s = site_with_revisions(1);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.write("fencepost.toml", "[deploy]\nmax_attempts = 1\n");
+    std::fs::write(bucket.path().join("objects"), "in the way").unwrap();
+    let out = s
+        .cmd(&["deploy", "--to", &url, "--json", "--now", NOW])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(s.status()["deploys"][0]["status"], "failed");
+    std::fs::remove_file(bucket.path().join("objects")).unwrap();
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!((r["outcome"].as_str(), r["revision"].as_i64()), (Some("deployed"), Some(2)), "{r}");
+    assert_eq!(s.status()["deploys"][0]["status"], "failed", "still parked");
 }

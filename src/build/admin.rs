@@ -84,6 +84,19 @@ pub fn gc(
     grace_secs: u64,
 ) -> Result<GcReport, BuildError> {
     let public = public_dir(site);
+    // Revisions an unfinished (pending or parked) deploy operation carries out: decided, so
+    // they must stay until it is done or a person abandons it.
+    let mut ledger = site.open_ledger()?;
+    let needed: HashSet<String> = ledger
+        .read(crate::ledger::deploys::unfinished)?
+        .into_iter()
+        .filter_map(|op| {
+            serde_json::from_str::<serde_json::Value>(&op.plan)
+                .ok()
+                .and_then(|p| p["dir"].as_str().map(str::to_string))
+        })
+        .collect();
+    drop(ledger);
     let mut abandoned_removed = revision::remove_abandoned(&public)?;
     let now = clock.now();
     let report = pointer::with_lock(&public, || {
@@ -100,7 +113,7 @@ pub fn gc(
         let mut removed = Vec::new();
         let mut in_grace = Vec::new();
         for (i, (_, name)) in revision::list_complete(&public)?.into_iter().enumerate() {
-            if i < keep || Some(&name) == current.as_ref() {
+            if i < keep || Some(&name) == current.as_ref() || needed.contains(&name) {
                 kept.push(name);
                 continue;
             }

@@ -288,16 +288,6 @@ pub(super) struct DirSink<'a> {
     pub(super) prev: Option<&'a (PathBuf, Manifest)>,
     /// The previous revision's files already linked into `staging` (early links).
     pub(super) prelinked: Option<&'a prelink::Prelinked>,
-    pub(super) cache_until: Option<Instant>,
-}
-
-impl DirSink<'_> {
-    fn capped(&self, p: &Planned) -> Option<Instant> {
-        p.cache
-            .capped_by_embargo()
-            .then_some(self.cache_until)
-            .flatten()
-    }
 }
 
 /// What the directory sink made of one file.
@@ -310,7 +300,6 @@ pub(super) enum Stored {
     Kept {
         index: usize,
         cache: manifest::CacheClass,
-        cache_until: Option<Instant>,
     },
 }
 
@@ -319,11 +308,7 @@ impl Stored {
     pub(super) fn into_entry(self, prev: Option<&mut Manifest>) -> Entry {
         match self {
             Stored::New(e) => e,
-            Stored::Kept {
-                index,
-                cache,
-                cache_until,
-            } => {
+            Stored::Kept { index, cache } => {
                 let old = &mut prev
                     .expect("a kept file comes from the previous manifest")
                     .files[index];
@@ -334,7 +319,6 @@ impl Stored {
                     content_type: std::mem::take(&mut old.content_type),
                     cache,
                     max_age: cache.max_age(),
-                    cache_until,
                     key: std::mem::take(&mut old.key),
                     links: std::mem::take(&mut old.links),
                 }
@@ -362,7 +346,6 @@ impl Sink for DirSink<'_> {
         Some(Stored::Kept {
             index,
             cache: p.cache,
-            cache_until: self.capped(p),
         })
     }
 
@@ -393,7 +376,6 @@ impl Sink for DirSink<'_> {
             content_type: manifest::content_type(&p.path).to_string(),
             cache: p.cache,
             max_age: p.cache.max_age(),
-            cache_until: self.capped(p),
             key: p.key.clone(),
             links,
         }))

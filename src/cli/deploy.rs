@@ -13,8 +13,19 @@ pub struct Args {
     #[arg(long, value_name = "R|R-B")]
     revision: Option<String>,
     /// Re-arm the parked operation ID (see `fencepost status`) before deploying.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "abandon")]
     retry: Option<String>,
+    /// Close the parked operation ID as abandoned (audited), and deploy nothing.
+    #[arg(long, value_name = "ID")]
+    abandon: Option<String>,
+    /// Take over a bucket another ledger owns: the pointer moves to this ledger's revision
+    /// whatever revision the other ledger had there (audited as `adopt`).
+    #[arg(long)]
+    adopt: bool,
+    /// Re-upload what the bucket's live revision lacks or holds corrupt (see `verify --to`)
+    /// from the local revision, as a journaled operation.
+    #[arg(long, conflicts_with_all = ["revision", "adopt", "abandon"])]
+    repair: bool,
 }
 
 pub fn human(r: &Report) -> String {
@@ -37,6 +48,15 @@ pub fn human(r: &Report) -> String {
         Outcome::Failed => format!(
             "deploying {what} FAILED: {}\n  the next `fencepost deploy` resumes it; after deploy.max_attempts it is parked (fencepost status)\n",
             r.error.as_deref().unwrap_or("?")
+        ),
+        Outcome::NotLive | Outcome::Parked => format!(
+            "{what}: NOT LIVE: {}\n",
+            r.error.as_deref().unwrap_or("?")
+        ),
+        Outcome::Abandoned => format!("{what}: the parked operation is closed as abandoned (audited)\n"),
+        Outcome::Repaired => format!(
+            "repaired {what}: {} object(s) uploaded again ({} bytes)\n",
+            r.blobs_uploaded, r.bytes_uploaded
         ),
     };
     if r.resumed {
@@ -71,12 +91,15 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             to: args.to,
             revision: args.revision,
             retry: args.retry,
+            abandon: args.abandon,
+            adopt: args.adopt,
+            repair: args.repair,
         },
         &progress,
     )?;
     bar.finish_and_clear();
     ctx.emit(&r, || human(&r))?;
-    Ok(if r.outcome == Outcome::Failed {
+    Ok(if r.outcome.is_failure() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

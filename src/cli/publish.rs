@@ -29,6 +29,15 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             .collect(),
     };
     let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;
+    if args.build && !r.skipped_locked.is_empty() {
+        // Another publisher holds some due items: build after its commit, not before.
+        fencepost::publish::wait_for_items(
+            &site,
+            &ctx.clock,
+            &r.skipped_locked,
+            site.config.deploy.wait_secs(),
+        )?;
+    }
     let built = if args.build {
         let o = fencepost::build::Options {
             strict: args.strict,

@@ -15,6 +15,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.to {
         let r = fencepost::deploy::admin::rollback(&site, &ctx.clock, url, &args.revision)?;
         ctx.emit(&r, || {
+            if r.operation.is_none() {
+                return format!("{}: {} is live already; nothing moved", r.target, r.to);
+            }
             format!(
                 "{}: {} -> {} (held until a higher revision is deployed; recorded in the audit log)",
                 r.target,

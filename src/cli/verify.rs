@@ -3,9 +3,20 @@ use fencepost::ledger::audit;
 use fencepost::output::{manifest::Manifest, pointer, revision};
 use std::process::ExitCode;
 
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Check the bucket at URL instead: its live root, every shard and every blob present and
+    /// hashing to its name (`deploy --repair` re-uploads what is not).
+    #[arg(long, value_name = "URL")]
+    to: Option<String>,
+}
+
 /// Recomputes the audit chain, checks its end against the ledger's anchor, and checks that
 /// the live revision's manifest names an entry the chain still holds.
-pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(url) = &args.to {
+        return bucket(ctx, url);
+    }
     let site = ctx.site()?;
     let mut l = site.open_ledger()?;
     let mut v = l.read(audit::verify_anchored)?;
@@ -49,4 +60,42 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `verify --to URL`: the bucket's live root checked object by object.
+fn bucket(ctx: &Ctx, url: &str) -> anyhow::Result<ExitCode> {
+    let remote = fencepost::deploy::remote::Remote::open(url)?;
+    let c = fencepost::deploy::runtime()?.block_on(fencepost::deploy::verify::check(&remote))?;
+    ctx.emit(&c, || {
+        let head = format!(
+            "{}: live {}-{} (manifest {}): {} shard(s), {} blob(s)",
+            c.target, c.revision, c.build, c.manifest, c.shards, c.blobs
+        );
+        if c.ok {
+            return format!("{head}: every object present and whole");
+        }
+        let mut out = format!("{head}: DAMAGED\n");
+        if c.root_damaged {
+            out += "  the manifest root is missing or does not hash to its name\n";
+        }
+        for (label, list) in [
+            ("missing shard", &c.missing_shards),
+            ("corrupt shard", &c.corrupt_shards),
+            ("missing blob", &c.missing_blobs),
+            ("corrupt blob", &c.corrupt_blobs),
+        ] {
+            for sha in list.iter().take(20) {
+                out += &format!("  {label}: {sha}\n");
+            }
+            if list.len() > 20 {
+                out += &format!("  … and {} more\n", list.len() - 20);
+            }
+        }
+        out + "  `fencepost deploy --repair --to URL` re-uploads them from the local revision"
+    })?;
+    Ok(if c.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -5,8 +5,7 @@
 //! same local manifest always gives the same bytes, which is what lets a resumed deploy
 //! verify its frozen plan instead of re-planning.
 
-use crate::clock::Instant;
-use crate::output::manifest::{AuditAnchor, CacheClass, Manifest};
+use crate::output::manifest::{CacheClass, Manifest};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -24,11 +23,14 @@ pub struct RemoteEntry {
     pub content_type: String,
     pub cache: CacheClass,
     pub max_age: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_until: Option<Instant>,
 }
 
-/// The manifest root.
+/// The manifest root: a function of the revision's files alone (and of the ledger and build
+/// that name it), so building the same publication revision anywhere gives the same root and
+/// a redeploy of it is `already_deployed`. What changes without a new revision — the audit
+/// tip, the next embargo end — lives in the pointer, never here: roots are served and kept,
+/// and an instant in one would tell the public when an embargoed item goes live. (Roots
+/// written before this carried both; readers ignore them.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Root {
     pub format: u32,
@@ -36,9 +38,6 @@ pub struct Root {
     pub build: String,
     #[serde(default)]
     pub ledger_id: Option<String>,
-    #[serde(default)]
-    pub audit_tip: Option<AuditAnchor>,
-    pub next_change_at: Option<Instant>,
     pub files: usize,
     /// (shard index, sha256 of the shard object), non-empty shards only, by index.
     pub shards: Vec<(u32, String)>,
@@ -86,7 +85,6 @@ pub fn split(m: &Manifest) -> Split {
                 content_type: e.content_type.clone(),
                 cache: e.cache,
                 max_age: e.max_age,
-                cache_until: e.cache_until,
             });
         blobs
             .entry(e.sha256.clone())
@@ -105,8 +103,6 @@ pub fn split(m: &Manifest) -> Split {
         revision: m.revision,
         build: m.build.clone(),
         ledger_id: m.ledger_id.clone(),
-        audit_tip: m.audit_tip.clone(),
-        next_change_at: m.next_change_at,
         files: m.files.len(),
         shards: index,
     };
@@ -144,7 +140,6 @@ mod tests {
                     content_type: "text/html; charset=utf-8".into(),
                     cache: CacheClass::Content,
                     max_age: 0,
-                    cache_until: None,
                     key: String::new(),
                     links: vec![],
                 })
@@ -169,5 +164,18 @@ mod tests {
         assert!(new_shards[0].bytes.len() < 2_000, "a shard is a few KB");
         assert_ne!(a.root.sha256, b.root.sha256);
         assert_eq!(a.blobs.len(), 5_000);
+    }
+
+    #[test]
+    fn the_root_does_not_depend_on_the_audit_tip() {
+        let a = manifest(10, None);
+        let mut b = a.clone();
+        b.audit_tip = Some(crate::output::manifest::AuditAnchor {
+            seq: 9,
+            hash: Some("h".into()),
+        });
+        assert_eq!(split(&a).root.sha256, split(&b).root.sha256);
+        let text = String::from_utf8(split(&b).root.bytes).unwrap();
+        assert!(!text.contains("next_change_at") && !text.contains("audit"), "{text}");
     }
 }

@@ -19,6 +19,10 @@ pub enum AuditAction {
     Rollback,
     /// A revision went live on a deploy target.
     Deploy,
+    /// A deploy took over a bucket another ledger owned (`deploy --adopt`).
+    Adopt,
+    /// A parked deploy operation was closed by a person (`deploy --abandon`).
+    Abandon,
 }
 
 impl AuditAction {
@@ -29,6 +33,8 @@ impl AuditAction {
             AuditAction::Withdraw => "withdraw",
             AuditAction::Rollback => "rollback",
             AuditAction::Deploy => "deploy",
+            AuditAction::Adopt => "adopt",
+            AuditAction::Abandon => "abandon",
         }
     }
 }

@@ -203,6 +203,34 @@ pub fn park(tx: &Tx<'_>, id: &str, lease: &Lease, now: Instant) -> Result<bool, 
     lease::guarded(tx, "deploys.park", lease, now, args! { "id" => id })
 }
 
+/// Parked operations of `kind` on `target`, oldest first.
+pub fn parked(tx: &Tx<'_>, target: &str, kind: &str) -> Result<Vec<Op>, LedgerError> {
+    tx.rows(
+        "deploys.parked",
+        args! { "target" => target, "kind" => kind },
+    )?
+    .iter()
+    .map(op_from_row)
+    .collect()
+}
+
+/// Closes the parked operation `id` as abandoned, with its audit entry. Returns false when
+/// there is no such parked operation.
+pub fn abandon(tx: &Tx<'_>, id: &str, detail: &str, now: Instant) -> Result<bool, LedgerError> {
+    if tx.exec("deploys.abandon", args! { "id" => id, "now" => now.0 })? != 1 {
+        return Ok(false);
+    }
+    let subject = format!("deploy:{id}");
+    crate::ledger::audit::append_once(
+        tx,
+        now,
+        crate::ledger::audit::AuditAction::Abandon,
+        &subject,
+        detail,
+    )?;
+    Ok(true)
+}
+
 /// Re-arms a parked operation. Returns false when there is no such parked operation, or
 /// another operation on its target is pending (the partial unique index refuses a second).
 pub fn retry(tx: &Tx<'_>, id: &str, now: Instant) -> Result<bool, LedgerError> {

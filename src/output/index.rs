@@ -257,7 +257,6 @@ mod tests {
                 CacheClass::Content
             },
             max_age: 0,
-            cache_until: None,
             key: String::new(),
             links: Vec::new(),
         }

@@ -65,9 +65,6 @@ pub struct Entry {
     /// Seconds any cache may keep the file without revalidating (0, or a year for a URL that
     /// names its bytes).
     pub max_age: u64,
-    /// For pages: the next embargo end, the instant what the URL should show changes without
-    /// a write; no cache keyed by revision may keep the page past it.
-    pub cache_until: Option<Instant>,
     /// Hash of everything that went into the file; equal keys mean equal bytes.
     pub key: String,
     /// Site-internal links of an HTML page, as written.
@@ -87,7 +84,6 @@ pub struct Manifest {
     pub audit_tip: Option<AuditAnchor>,
     pub build: String,
     pub preview: bool,
-    pub next_change_at: Option<Instant>,
     /// (page, link) pairs whose target is not in this revision.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broken_links: Vec<(String, String)>,
@@ -173,7 +169,6 @@ impl Manifest {
             audit_tip: self.audit_tip.clone(),
             build: self.build.clone(),
             preview: self.preview,
-            next_change_at: self.next_change_at,
             broken_links: self.broken_links.clone(),
             files: Vec::new(),
         }
@@ -225,7 +220,6 @@ impl Manifest {
             audit_tip: None,
             build: "b".into(),
             preview: false,
-            next_change_at: None,
             broken_links: Vec::new(),
             files,
         }
@@ -249,7 +243,6 @@ mod tests {
                 CacheClass::Content
             },
             max_age: 0,
-            cache_until: i.is_multiple_of(5).then_some(Instant(1_800_000_000_000)),
             key: format!("k\"{i}\\"),
             links: (0..i % 4).map(|l| format!("/answers/{l}/")).collect(),
         };
@@ -260,7 +253,6 @@ mod tests {
                 audit_tip: Some(AuditAnchor { seq: 3, hash: None }),
                 build: "b".into(),
                 preview: false,
-                next_change_at: None,
                 broken_links: vec![("a.html".into(), "/b/".into())],
                 files: (0..n).map(entry).collect(),
             };
@@ -268,5 +260,19 @@ mod tests {
             want.push(b'\n');
             assert!(m.to_bytes() == want, "{n} entries");
         }
+    }
+
+    /// Manifests written before the schedule left the revision (issue 18) still read; the
+    /// instants they carried are dropped, and a manifest written now carries none.
+    #[test]
+    fn an_old_manifest_with_schedule_instants_reads_and_a_new_one_has_none() {
+        let old = br#"{"revision":2,"build":"b","preview":false,"next_change_at":"2026-12-02T00:10:00Z",
+            "files":[{"path":"index.html","sha256":"00","bytes":1,"content_type":"text/html",
+            "cache":"home","max_age":0,"cache_until":"2026-12-02T00:10:00Z","key":"k"}]}"#;
+        let m: Manifest = serde_json::from_slice(old).unwrap();
+        assert_eq!(m.files.len(), 1);
+        let again = String::from_utf8(m.to_bytes()).unwrap();
+        assert!(!again.contains("2026-12-02"), "{again}");
+        assert!(!again.contains("next_change_at") && !again.contains("cache_until"));
     }
 }

@@ -97,17 +97,28 @@ pub enum Decision {
     KeptHigher,
     /// A rollback holds it below this revision, which the target does not exceed.
     Held(i64),
+    /// The target is another build of the live revision that was live there before and was
+    /// replaced by the live build: it is older, a backward move (sideways is backwards).
+    Replaced,
     /// Move it.
     Move,
 }
 
 /// `live`: (revision the pointer names, whether that is the target itself); `held_below`: a
-/// rollback's hold; `to`: the target's revision. Forward only — a higher revision, or the same
-/// revision with another build — and never past a hold.
-pub fn decide(live: Option<(i64, bool)>, held_below: Option<i64>, to: i64) -> Decision {
+/// rollback's hold; `to`: the target's revision; `replaced`: the target is a build of the live
+/// revision that was live before and was replaced (a bucket's pointer remembers; the local
+/// pointer passes false). Forward only — a higher revision, or the same revision with a build
+/// never live there — and never past a hold.
+pub fn decide(
+    live: Option<(i64, bool)>,
+    held_below: Option<i64>,
+    to: i64,
+    replaced: bool,
+) -> Decision {
     match live {
         Some((_, true)) => Decision::Unchanged,
         Some((r, false)) if r > to => Decision::KeptHigher,
+        Some((r, false)) if r == to && replaced => Decision::Replaced,
         _ => match held_below {
             Some(h) if to <= h => Decision::Held(h),
             _ => Decision::Move,
@@ -339,6 +350,7 @@ pub fn advance(
         live,
         journal.as_ref().and_then(|j| j.held_below),
         to.revision,
+        false,
     ) {
         Decision::Unchanged => {
             // A crash (or a write error) between the symlink swap and the JSON write leaves
@@ -350,8 +362,8 @@ pub fn advance(
             return Ok(Swap::Unchanged);
         }
         // Whether or not `to` still exists (gc may already have collected it): it would not
-        // have become live.
-        Decision::KeptHigher => {
+        // have become live. (The local pointer keeps no history of builds: never Replaced.)
+        Decision::KeptHigher | Decision::Replaced => {
             return Ok(Swap::KeptHigher(from.expect("a higher revision is live")))
         }
         Decision::Held(h) => return Ok(Swap::Held(h)),
@@ -560,7 +572,18 @@ mod decide_tests {
             (None, Some(3), 3, Held(3)),
         ];
         for (live, held, to, want) in table {
-            assert_eq!(decide(live, held, to), want, "{live:?} {held:?} {to}");
+            assert_eq!(decide(live, held, to, false), want, "{live:?} {held:?} {to}");
+        }
+        // Sideways is backwards: a build of the live revision that was live and replaced.
+        let sideways = [
+            (Some((2, false)), None, 2, true, Replaced),
+            (Some((2, false)), None, 2, false, Move),
+            (Some((2, true)), None, 2, true, Unchanged),
+            (Some((3, false)), None, 2, true, KeptHigher),
+            (Some((1, false)), None, 2, true, Move),
+        ];
+        for (live, held, to, replaced, want) in sideways {
+            assert_eq!(decide(live, held, to, replaced), want, "{live:?} {to} {replaced}");
         }
     }
 }

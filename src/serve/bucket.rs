@@ -9,7 +9,8 @@
 //!   `serve.blob_cache_bytes`;
 //! - every object read is checked against its digest: a blob whose bytes do not hash to the
 //!   manifest's sha256 is never served;
-//! - when the pointer or the manifest cannot be read, the answer is 503: never a stale 200.
+//! - when the pointer or the manifest cannot be read, the answer is 503: never a stale 200;
+//! - a root built from a ledger other than the one the pointer names is never served (503).
 
 use super::http::{self, Lookup};
 use super::paths;
@@ -167,6 +168,15 @@ impl BucketOrigin {
             return Err(unreadable("it does not hash to its name".into()));
         }
         let root: Root = serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
+        // The pointer names the ledger that owns the bucket: a root built from another ledger
+        // is never served, whoever wrote the pointer.
+        if let (Some(owner), Some(built_from)) = (&p.ledger_id, &root.ledger_id) {
+            if owner != built_from {
+                return Err(unreadable(format!(
+                    "it was built from ledger {built_from}, but the bucket belongs to ledger {owner}"
+                )));
+            }
+        }
         let entries = read_entries(&self.remote, &root)
             .await
             .map_err(|e| unreadable(e.to_string()))?;

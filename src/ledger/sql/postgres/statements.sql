@@ -48,6 +48,10 @@ FOR UPDATE;
 -- name: lease.count_live
 SELECT count(*) FROM job_leases WHERE expires_at > :now;
 
+-- name: lease.live
+-- Whether anyone holds `key` now (a run waiting for another's work to commit).
+SELECT count(*) FROM job_leases WHERE key = :key AND expires_at > :now;
+
 ------------------------------------------------------------------------------ items
 
 -- name: items.stat_cache
@@ -457,3 +461,15 @@ WHERE EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :ow
 ON CONFLICT (target) DO UPDATE SET deployed_revision = excluded.deployed_revision,
     deployed_build = excluded.deployed_build, deployed_manifest = excluded.deployed_manifest,
     deployed_at = excluded.deployed_at;
+
+-- name: deploys.parked
+-- Parked operations of a kind on a target, oldest first: they block their revision until a
+-- person re-arms (`--retry`) or abandons (`--abandon`) them.
+SELECT id, target, status, step, plan, attempts, last_error, outcome, kind FROM deploy_ops
+WHERE target = :target AND kind = :kind AND status = 'failed' ORDER BY created_at;
+
+-- name: deploys.abandon
+-- Closes a parked operation as abandoned (`deploy --abandon ID`); the audit entry is written
+-- in the same transaction.
+UPDATE deploy_ops SET status = 'done', step = 'done', outcome = 'abandoned', updated_at = :now
+WHERE id = :id AND status = 'failed';

@@ -1,0 +1,163 @@
+//! Who may act on a target, and when: the bucket's owning ledger, the target's fenced lease,
+//! parked operations that block their revision, and the rule for stepping aside.
+//!
+//! - **A bucket belongs to one ledger.** Its pointer names the ledger that wrote it (older
+//!   pointers name it through their root). A deploy, rollback or gc from any other ledger is
+//!   refused before anything is written, unless `deploy --adopt` takes it over (audited):
+//!   revisions of two ledgers are not comparable, and a fresh runner with an empty ledger
+//!   would otherwise fight the real one for the bucket.
+//! - **Nobody steps aside for older work.** A deploy finding the target's lease held steps
+//!   aside (`skipped_locked`, exit 0) only when the operation holding it deploys this
+//!   revision or a newer one; otherwise it waits (`deploy.wait_secs`) and then deploys.
+//! - **Parked means stopped.** An operation parked after `deploy.max_attempts` blocks its
+//!   revision (and older ones) at that target until a person re-arms or abandons it.
+
+use super::remote::{Remote, RemotePointer};
+use super::{DeployError, Plan};
+use crate::clock::Clock;
+use crate::ledger::deploys::{self, Op};
+use crate::ledger::lease::{self, Lease, LeaseKey, OwnerId};
+use crate::ledger::Ledger;
+
+/// The ledger that owns the bucket whose pointer is `live`: the pointer's own field, else the
+/// root it names (pointers older than the field). `None`: nobody yet, or a bucket written
+/// before manifests carried ledger ids.
+pub async fn owner_of(
+    remote: &Remote,
+    live: &RemotePointer,
+) -> Result<Option<String>, DeployError> {
+    if let Some(id) = &live.ledger_id {
+        return Ok(Some(id.clone()));
+    }
+    let Some(bytes) = remote.get(&Remote::root_key(&live.manifest)).await? else {
+        return Ok(None);
+    };
+    Ok(serde_json::from_slice::<super::layout::Root>(&bytes)
+        .ok()
+        .and_then(|r| r.ledger_id))
+}
+
+/// Refuses a bucket another ledger owns. With `adopt`, returns the ledger being taken over.
+pub async fn check_owner(
+    remote: &Remote,
+    live: Option<&RemotePointer>,
+    ours: &str,
+    adopt: bool,
+) -> Result<Option<String>, DeployError> {
+    let Some(live) = live else {
+        return Ok(None);
+    };
+    match owner_of(remote, live).await? {
+        Some(theirs) if theirs != ours => {
+            if adopt {
+                Ok(Some(theirs))
+            } else {
+                Err(DeployError::ForeignBucket {
+                    target: remote.url.clone(),
+                    theirs,
+                    ours: ours.to_string(),
+                })
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The revision an operation's frozen plan deploys (0 if unreadable: it never blocks).
+pub fn op_revision(op: &Op) -> i64 {
+    serde_json::from_str::<Plan>(&op.plan).map_or(0, |p| p.revision)
+}
+
+/// The parked operation that blocks deploying `revision` to `target`: one of this revision
+/// or a newer one (a newer revision may still deploy past a parked older one).
+pub fn parked_blocking(
+    ledger: &mut Ledger,
+    target: &str,
+    revision: i64,
+) -> Result<Option<Op>, DeployError> {
+    Ok(ledger
+        .read(|tx| deploys::parked(tx, target, "deploy"))?
+        .into_iter()
+        .find(|op| op_revision(op) >= revision))
+}
+
+/// Tries to take the target's lease.
+pub fn take(
+    ledger: &mut Ledger,
+    clock: &Clock,
+    owner: &OwnerId,
+    target: &str,
+    secs: u64,
+) -> Result<Option<Lease>, DeployError> {
+    let now = clock.now();
+    Ok(ledger.write(|tx| lease::acquire(tx, &LeaseKey::Deploy(target), owner, now, secs))?)
+}
+
+/// Releases a lease; a failure only delays the next run until the lease expires.
+pub fn release(ledger: &mut Ledger, clock: &Clock, held: &Lease) {
+    let now = clock.now();
+    if let Err(e) = ledger.write(|tx| lease::release(tx, held, now)) {
+        tracing::warn!(error = %e, "could not release the deploy lease; it expires by itself");
+    }
+}
+
+/// Takes the target's lease, waiting up to `wait_secs` while another run holds it (gc and
+/// rollback use this: they never act beside a deploy).
+pub async fn take_waiting(
+    ledger: &mut Ledger,
+    clock: &Clock,
+    owner: &OwnerId,
+    remote: &Remote,
+    secs: u64,
+    wait_secs: u64,
+    what: &str,
+) -> Result<Lease, DeployError> {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(held) = take(ledger, clock, owner, &remote.url, secs)? {
+            return Ok(held);
+        }
+        if started.elapsed().as_secs() >= wait_secs {
+            return Err(DeployError::Busy {
+                target: remote.url.clone(),
+                what: what.to_string(),
+                waited_secs: wait_secs,
+            });
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// How often a waiting run looks again.
+pub const POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// What a run that found the target's lease held does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Aside {
+    /// The holder deploys this revision or a newer one: it does the work.
+    Skip,
+    /// The holder deploys an older revision (or nothing visible yet): wait, then deploy.
+    Wait,
+}
+
+/// The rule for stepping aside, pure: `holder` is the revision the pending operation
+/// deploys, if one is visible.
+pub fn aside(holder: Option<i64>, ours: i64) -> Aside {
+    match holder {
+        Some(r) if r >= ours => Aside::Skip,
+        _ => Aside::Wait,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nobody_steps_aside_for_older_work() {
+        assert_eq!(aside(Some(5), 5), Aside::Skip);
+        assert_eq!(aside(Some(6), 5), Aside::Skip);
+        assert_eq!(aside(Some(4), 5), Aside::Wait);
+        assert_eq!(aside(None, 5), Aside::Wait);
+    }
+}

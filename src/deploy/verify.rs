@@ -1,0 +1,204 @@
+//! `verify --to URL` and `deploy --repair`: damage in a bucket is found and repaired.
+//!
+//! Verification reads the live pointer, its root, every shard and every blob the shards name
+//! (one listing, then each present blob fetched and hashed), and reports what is missing or
+//! does not hash to its name. A repair freezes what verification found as an operation's
+//! plan and carries it out like any deploy (journaled, under the target's lease): corrupt
+//! objects are removed, then everything missing goes up again from the local revision.
+
+use super::admin::read_shard;
+use super::layout;
+use super::remote::Remote;
+use super::saga;
+use super::{claim, Ctx, DeployError, Outcome, Plan, Repair, Report};
+use crate::ledger::deploys;
+use crate::ledger::Ledger;
+use crate::output::manifest::Manifest;
+use crate::output::revision::{self, REVISIONS};
+use futures_util::StreamExt;
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// What `verify --to` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct BucketCheck {
+    pub target: String,
+    pub revision: i64,
+    pub build: String,
+    pub manifest: String,
+    pub ledger_id: Option<String>,
+    pub shards: usize,
+    pub blobs: usize,
+    /// The root itself is missing or does not hash to its name (nothing under it was read).
+    pub root_damaged: bool,
+    pub missing_shards: Vec<String>,
+    pub corrupt_shards: Vec<String>,
+    pub missing_blobs: Vec<String>,
+    pub corrupt_blobs: Vec<String>,
+    pub ok: bool,
+}
+
+/// Blob reads in flight at once while verifying.
+const READS: usize = 16;
+
+/// Checks the bucket's live root: every shard and blob present, each hashing to its name.
+pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
+    let (live, _) = remote
+        .read_pointer()
+        .await?
+        .ok_or_else(|| DeployError::store(remote, "verifying", "the bucket has no pointer yet; nothing is deployed there"))?;
+    let ledger_id = claim::owner_of(remote, &live).await?;
+    let mut out = BucketCheck {
+        target: remote.url.clone(),
+        revision: live.revision,
+        build: live.build.clone(),
+        manifest: live.manifest.clone(),
+        ledger_id,
+        shards: 0,
+        blobs: 0,
+        root_damaged: false,
+        missing_shards: Vec::new(),
+        corrupt_shards: Vec::new(),
+        missing_blobs: Vec::new(),
+        corrupt_blobs: Vec::new(),
+        ok: false,
+    };
+    let root: Option<layout::Root> = match remote.get(&Remote::root_key(&live.manifest)).await? {
+        Some(bytes) if layout::verified(&bytes, &live.manifest) => serde_json::from_slice(&bytes).ok(),
+        _ => None,
+    };
+    let Some(root) = root else {
+        out.root_damaged = true;
+        return Ok(out);
+    };
+    out.shards = root.shards.len();
+    let stored = saga::shard_names(remote).await?;
+    let mut blobs = BTreeSet::new();
+    for (_, sha) in &root.shards {
+        if !stored.contains(sha) {
+            out.missing_shards.push(sha.clone());
+            continue;
+        }
+        match read_shard(remote, sha).await {
+            Ok(entries) => blobs.extend(entries.into_iter().map(|e| e.sha256)),
+            Err(_) => out.corrupt_shards.push(sha.clone()),
+        }
+    }
+    out.blobs = blobs.len();
+    let present = saga::list_names(remote, "objects").await?;
+    let (here, gone): (Vec<String>, Vec<String>) =
+        blobs.into_iter().partition(|b| present.contains(b));
+    out.missing_blobs = gone;
+    let checked: Vec<Result<Option<String>, DeployError>> =
+        futures_util::stream::iter(here.iter().map(|sha| async move {
+            Ok(match remote.get(&Remote::blob_key(sha)).await? {
+                Some(bytes) if layout::verified(&bytes, sha) => None,
+                // Gone since the listing counts as missing, not corrupt.
+                None => Some(format!("missing:{sha}")),
+                Some(_) => Some(sha.clone()),
+            })
+        }))
+        .buffer_unordered(READS)
+        .collect()
+        .await;
+    for c in checked {
+        match c? {
+            Some(m) if m.starts_with("missing:") => {
+                out.missing_blobs.push(m["missing:".len()..].to_string())
+            }
+            Some(sha) => out.corrupt_blobs.push(sha),
+            None => {}
+        }
+    }
+    out.missing_blobs.sort();
+    out.corrupt_blobs.sort();
+    out.ok = !out.root_damaged
+        && out.missing_shards.is_empty()
+        && out.corrupt_shards.is_empty()
+        && out.missing_blobs.is_empty()
+        && out.corrupt_blobs.is_empty();
+    Ok(out)
+}
+
+/// `deploy --repair`: re-uploads what the live root lacks or holds corrupt, from the local
+/// revision the pointer names, as a journaled operation.
+pub(super) async fn repair(ledger: &mut Ledger, ctx: &Ctx<'_>) -> Result<Report, DeployError> {
+    let remote = ctx.remote;
+    let found = check(remote).await?;
+    let dir = revision::dir_name(found.revision, &found.build);
+    let path = crate::build::public_dir(ctx.site).join(REVISIONS).join(&dir);
+    let manifest = Manifest::read(&path).map_err(|e| {
+        DeployError::store(
+            remote,
+            "repairing",
+            format!("the live revision {dir} is needed locally to repair from: {e}"),
+        )
+    })?;
+    let split = layout::split(&manifest);
+    if split.root.sha256 != found.manifest {
+        return Err(DeployError::store(
+            remote,
+            "repairing",
+            format!(
+                "{} gives manifest {}, not the live {}; repair from the checkout that built it",
+                path.display(),
+                split.root.sha256,
+                found.manifest
+            ),
+        ));
+    }
+    let damaged: BTreeSet<&String> = found
+        .missing_blobs
+        .iter()
+        .chain(&found.corrupt_blobs)
+        .collect();
+    let plan = Plan {
+        revision: found.revision,
+        build: found.build.clone(),
+        dir,
+        root: found.manifest.clone(),
+        shards: split.shards.iter().map(|s| s.sha256.clone()).collect(),
+        blobs: split
+            .blobs
+            .iter()
+            .filter(|(sha, _)| damaged.contains(sha))
+            .map(|(sha, (path, ct))| (sha.clone(), path.clone(), ct.clone()))
+            .collect(),
+        assumed: None,
+        adopt: None,
+        repair: Some(Repair {
+            corrupt_blobs: found.corrupt_blobs.clone(),
+            corrupt_shards: found.corrupt_shards.clone(),
+            corrupt_root: found.root_damaged,
+        }),
+    };
+    let held = claim::take_waiting(
+        ledger,
+        ctx.clock,
+        &ctx.owner,
+        remote,
+        ctx.site.config.deploy.lease_secs,
+        ctx.site.config.deploy.wait_secs(),
+        "repairing",
+    )
+    .await?;
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let plan_json = serde_json::to_string(&plan).expect("plans serialise");
+    let now = ctx.clock.now();
+    if !ledger.write(|tx| deploys::insert(tx, &id, &remote.url, &plan_json, &held, now))? {
+        claim::release(ledger, ctx.clock, &held);
+        return Err(DeployError::store(
+            remote,
+            "repairing",
+            "another deploy of this target is pending; let it finish (fencepost deploy) and repair again",
+        ));
+    }
+    let op = ledger
+        .read(|tx| deploys::get(tx, &id))?
+        .expect("just inserted");
+    let mut r = saga::execute(ledger, ctx, op, held, false, Some(split)).await?;
+    if matches!(r.outcome, Outcome::AlreadyDeployed | Outcome::Deployed) {
+        r.outcome = Outcome::Repaired;
+    }
+    Ok(r)
+}
