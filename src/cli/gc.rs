@@ -6,9 +6,9 @@ pub struct Args {
     /// How many of the newest complete revisions to keep (the current one is always kept).
     #[arg(long, value_name = "N")]
     keep: usize,
-    /// Locally: keep a revision that was live less than this many seconds ago, whatever
-    /// --keep says (default 300). With --to: never remove an object younger than this
-    /// (default 3600: a concurrent deploy may have uploaded it before its manifest).
+    /// Keep a revision that was live less than this many seconds ago, whatever --keep says
+    /// (default 300: a static server, or an origin within its pointer TTL, may still be
+    /// reading it). With --to, also never remove an object uploaded less than this long ago.
     #[arg(long, value_name = "SECS")]
     grace_secs: Option<u64>,
     /// Collect the bucket at URL instead of public/.
@@ -24,14 +24,19 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             &ctx.clock,
             url,
             args.keep,
-            args.grace_secs.unwrap_or(3600),
+            args.grace_secs.unwrap_or(300),
         )?;
         ctx.emit(&r, || {
             format!(
-                "{}: kept {} ({}); removed {} manifest(s), {} shard(s), {} blob(s); {} unreferenced object(s) younger than the grace period left",
+                "{}: kept {} ({}){}; removed {} manifest(s), {} shard(s), {} blob(s); {} unreferenced object(s) younger than the grace period left",
                 r.target,
                 r.kept.len(),
                 r.kept.join(", "),
+                if r.retired_kept.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and {} live within the grace period ({})", r.retired_kept.len(), r.retired_kept.join(", "))
+                },
                 r.removed_manifests,
                 r.removed_shards,
                 r.removed_blobs,

@@ -59,7 +59,10 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
                     .unwrap_or_default()
             );
             if d.status == "failed" {
-                out += &format!("    re-arm it: fencepost deploy --retry {}\n", d.id);
+                out += &format!(
+                    "    re-arm it: fencepost deploy --retry {id}; or close it: fencepost deploy --abandon {id}\n",
+                    id = d.id
+                );
             }
         }
         for f in s.failing.iter().filter(|f| !s.parked.iter().any(|p| p.id == f.id)) {

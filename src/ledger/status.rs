@@ -13,6 +13,8 @@ pub struct Failing {
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Status {
+    /// The ledger's random id: the one a bucket it deploys to belongs to.
+    pub ledger_id: String,
     pub revision: i64,
     pub items: BTreeMap<&'static str, i64>,
     pub leases: i64,
@@ -105,6 +107,7 @@ pub fn read(tx: &Tx<'_>, now: Instant) -> Result<Status, LedgerError> {
         })
         .collect::<Result<_, LedgerError>>()?;
     Ok(Status {
+        ledger_id: ledger_id(tx)?,
         revision: revision(tx)?,
         items,
         leases: lease::count_live(tx, now)?,

@@ -1,0 +1,616 @@
+//! Issue 18: a decided publication always goes live — racing CI jobs on a shared ledger,
+//! fresh runners with their own ledger or an empty `public/`, gc beside deploys, stale
+//! checkouts, damage in the bucket. Every test drives the real binary as separate OS
+//! processes against real SQLite or PostgreSQL and a folder bucket or moto over HTTP. Needs
+//! `--features failpoints`, moto and PostgreSQL (`scripts/test` installs them).
+mod common;
+use common::*;
+use fencepost::deploy::remote::Remote;
+use serde_json::Value;
+use std::path::Path;
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn folder(d: &tempfile::TempDir) -> String {
+    format!("file://{}", d.path().display())
+}
+
+/// `fencepost <args> --json` with `env`, as its own process: (exit code, stdout JSON).
+fn run(s: &TestSite, args: &[&str], env: &[(String, String)]) -> (Option<i32>, Value) {
+    let mut c = std::process::Command::new(bin());
+    c.arg("--site").arg(s.root()).args(args).arg("--json");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        Value::String(format!(
+            "stdout: {} stderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    });
+    (out.status.code(), v)
+}
+
+/// A second checkout of `s`'s site (content, templates, config; its own `public/`) whose
+/// ledger is the same SQLite file, named by its absolute path.
+fn checkout_sharing_sqlite(s: &TestSite) -> TestSite {
+    let ledger = s.path(".fencepost/ledger.sqlite");
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    let cfg = cfg.replace(
+        "path = \".fencepost/ledger.sqlite\"",
+        &format!("path = \"{}\"", ledger.display()),
+    );
+    assert!(cfg.contains(&ledger.display().to_string()), "{cfg}");
+    s.write("fencepost.toml", &cfg);
+    checkout_of(s)
+}
+
+/// A fresh runner's checkout of `s`'s repository: content, templates, static files and
+/// config copied; no `public/`, no ledger of its own unless the config names one.
+fn checkout_of(s: &TestSite) -> TestSite {
+    let t = TestSite::new();
+    for dir in ["content", "templates", "static"] {
+        let _ = std::fs::remove_dir_all(t.path(dir));
+        copy_dir(&s.path(dir), &t.path(dir));
+    }
+    std::fs::copy(s.path("fencepost.toml"), t.path("fencepost.toml")).unwrap();
+    t
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    assert!(std::process::Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap()
+        .success());
+}
+
+/// The live pointer of a bucket as JSON.
+fn pointer_of(remote: &Remote) -> Value {
+    let bytes = rt().block_on(remote.get("current")).unwrap().unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+fn audit_count(s: &TestSite, action: &str) -> i64 {
+    s.query_i64(&format!(
+        "SELECT count(*) FROM audit_log WHERE action = '{action}'"
+    ))
+}
+
+/// Every page path of the live local revision (`index.html`, `answers/N/index.html`, …).
+fn pages_of(s: &TestSite) -> Vec<String> {
+    let m: Value = serde_json::from_slice(
+        &std::fs::read(s.current_dir().join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .filter(|p| p.ends_with(".html"))
+        .collect()
+}
+
+/// GETs every page through `serve --from URL`: all must answer 200.
+fn serves_every_page(s: &TestSite, url: &str) {
+    let server = s.serve(&["--from", url]);
+    for p in pages_of(s) {
+        let target = format!("/{}", p.trim_end_matches("index.html"));
+        let r = server.get(&target);
+        assert_eq!(r.status, 200, "{target}: {}", r.text());
+    }
+}
+
+#[test]
+fn two_runners_on_one_postgres_ledger_leave_the_bucket_at_the_ledgers_revision_every_round() {
+    let moto = Moto::start();
+    moto.bucket("race");
+    let env = Moto::env(&moto.endpoint);
+    let a = TestSite::on(Backend::Postgres);
+    let b = TestSite::new();
+    b.set_ledger_url(&a.ledger_url().unwrap());
+    let settings = Moto::settings(&moto.endpoint);
+    let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let remote = Remote::open_with("s3://race/www", &settings).unwrap();
+    for round in 1..=10i64 {
+        let day = format!("2026-11-{round:02}");
+        a.item(round, &day);
+        b.item(round, &day);
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let jobs: Vec<_> = [a.root().to_path_buf(), b.root().to_path_buf()]
+            .into_iter()
+            .map(|root| {
+                let (env, barrier) = (env.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let mut outs = Vec::new();
+                    for args in [
+                        vec!["publish", "--build"],
+                        vec!["deploy", "--to", "s3://race/www"],
+                    ] {
+                        let out = std::process::Command::new(bin())
+                            .arg("--site")
+                            .arg(&root)
+                            .args(&args)
+                            .args(["--json", "--now", NOW])
+                            .envs(env.iter().map(|(k, v)| (k, v)))
+                            .output()
+                            .unwrap();
+                        assert!(
+                            out.status.success(),
+                            "{args:?}: {}{}",
+                            String::from_utf8_lossy(&out.stdout),
+                            String::from_utf8_lossy(&out.stderr)
+                        );
+                        outs.push(serde_json::from_slice::<Value>(&out.stdout).unwrap());
+                    }
+                    outs
+                })
+            })
+            .collect();
+        let reports: Vec<Vec<Value>> = jobs.into_iter().map(|j| j.join().unwrap()).collect();
+        let ledger = a.revision();
+        assert_eq!(ledger, round, "one publication per round");
+        let live = pointer_of(&remote);
+        assert_eq!(
+            live["revision"].as_i64(),
+            Some(ledger),
+            "round {round}: both jobs exited 0 and the bucket is behind the ledger: {reports:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_fresh_runner_with_its_own_ledger_is_refused_and_adopt_takes_the_bucket_over() {
+    let moto = Moto::start();
+    moto.bucket("own");
+    let env = Moto::env(&moto.endpoint);
+    let settings = Moto::settings(&moto.endpoint);
+    let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let remote = Remote::open_with("s3://own/www", &settings).unwrap();
+    let url = "s3://own/www";
+    let owner = TestSite::new();
+    for i in 1..=3 {
+        owner.item(i, &format!("2026-11-0{i}"));
+    }
+    owner.json(&["publish", "--build", "--now", NOW]);
+    let (code, r) = run(&owner, &["deploy", "--to", url, "--now", NOW], &env);
+    assert_eq!((code, r["outcome"].as_str()), (Some(0), Some("deployed")), "{r}");
+    // A fresh runner: the same content, an empty SQLite ledger of its own.
+    let fresh = TestSite::new();
+    for i in 1..=4 {
+        fresh.item(i, &format!("2026-11-0{i}"));
+    }
+    fresh.json(&["publish", "--build", "--now", NOW]);
+    let state = || {
+        let r = rt();
+        let mut keys: Vec<String> = Vec::new();
+        for dir in ["objects", "manifests", ".fencepost-probe"] {
+            keys.extend(
+                r.block_on(remote.list(dir))
+                    .unwrap()
+                    .into_iter()
+                    .map(|(k, t)| format!("{dir}/{k}@{t}")),
+            );
+        }
+        keys.sort();
+        (keys, r.block_on(remote.get("current")).unwrap())
+    };
+    let before = state();
+    let out = fresh
+        .cmd(&["deploy", "--to", url, "--now", NOW])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let ours = fresh.status()["ledger_id"].as_str().unwrap().to_string();
+    let theirs = owner.status()["ledger_id"].as_str().unwrap().to_string();
+    assert!(
+        err.contains(&ours) && err.contains(&theirs) && err.contains("--adopt"),
+        "{err}"
+    );
+    assert_eq!(before, state(), "the refused runner touched the bucket");
+    // gc and rollback from the foreign ledger are refused too.
+    for args in [
+        vec!["gc", "--to", url, "--keep", "1"],
+        vec!["rollback", "1", "--to", url],
+    ] {
+        let (code, _) = run(&fresh, &[&args[..], &["--now", NOW]].concat(), &env);
+        assert_eq!(code, Some(1), "{args:?}");
+    }
+    assert_eq!(before, state());
+    // An explicit, audited takeover.
+    let (code, r) = run(&fresh, &["deploy", "--to", url, "--adopt", "--now", NOW], &env);
+    assert_eq!((code, r["outcome"].as_str()), (Some(0), Some("deployed")), "{r}");
+    let live = pointer_of(&remote);
+    assert_eq!(live["ledger_id"], ours.as_str());
+    assert_eq!(live["revision"], 4);
+    assert_eq!(audit_count(&fresh, "adopt"), 1);
+    // Now the old owner is the stranger.
+    let (code, _) = run(&owner, &["deploy", "--to", url, "--now", NOW], &env);
+    assert_eq!(code, Some(1));
+}
+
+#[test]
+fn a_fresh_runner_rebuilding_the_live_revision_uploads_nothing_and_writes_no_receipt() {
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    let a = TestSite::on(Backend::Postgres);
+    for i in 1..=3 {
+        a.item(i, &format!("2026-11-0{i}"));
+    }
+    a.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(a.json(&["deploy", "--to", &url, "--now", NOW])["outcome"], "deployed");
+    let receipts = audit_count(&a, "deploy");
+    // The deploy's receipt moved the audit tip after the revision was built: a fresh runner
+    // (its own checkout, an empty public/) builds the same revision at another tip.
+    let b = checkout_of(&a);
+    let built = b.json(&["build", "--now", NOW]);
+    assert_eq!(
+        built["path"].as_str().map(|p| Path::new(p).file_name().unwrap().to_owned()),
+        a.json(&["build", "--now", NOW])["path"]
+            .as_str()
+            .map(|p| Path::new(p).file_name().unwrap().to_owned()),
+        "the same <R>-<B>"
+    );
+    let before = tree(bucket.path());
+    let r = b.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!(r["outcome"], "already_deployed", "{r}");
+    assert_eq!(r["blobs_uploaded"], 0);
+    assert_eq!(audit_count(&a, "deploy"), receipts, "no second receipt");
+    assert_same_tree(&before, &tree(bucket.path()), "nothing uploaded");
+}
+
+#[test]
+fn four_racing_deployers_write_exactly_one_receipt_per_pointer_move() {
+    let s = TestSite::new();
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    for rep in 1..=10i64 {
+        s.item(rep, &format!("2026-11-{rep:02}"));
+        s.json(&["publish", "--build", "--now", NOW]);
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let racers: Vec<_> = (0..4)
+            .map(|_| {
+                let (root, url, barrier) = (s.root().to_path_buf(), url.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let out = std::process::Command::new(bin())
+                        .arg("--site")
+                        .arg(&root)
+                        .args(["deploy", "--to", &url, "--json", "--now", NOW])
+                        .output()
+                        .unwrap();
+                    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                    serde_json::from_slice::<Value>(&out.stdout).unwrap()
+                })
+            })
+            .collect();
+        let outcomes: Vec<Value> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+        assert_eq!(audit_count(&s, "deploy"), rep, "rep {rep}: {outcomes:#?}");
+        let deployed = outcomes.iter().filter(|o| o["outcome"] == "deployed").count();
+        assert_eq!(deployed, 1, "rep {rep}: {outcomes:#?}");
+    }
+}
+
+#[test]
+fn the_bucket_pointer_follows_a_new_embargo_without_a_new_revision() {
+    let s = TestSite::new();
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let remote = Remote::open(&url).unwrap();
+    assert_eq!(pointer_of(&remote)["next_change_at"], Value::Null);
+    // An embargoed item: no publication, no new revision, but a new instant.
+    s.item(2, "2026-12-05");
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(r["revision"], 1);
+    let d = s.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!(d["outcome"], "already_deployed", "{d}");
+    assert_eq!(pointer_of(&remote)["next_change_at"], "2026-12-06T00:10:00Z");
+    // Nothing in the bucket but the pointer names that instant.
+    let leaks: Vec<String> = tree(bucket.path())
+        .into_iter()
+        .filter(|(k, b)| k != "current" && String::from_utf8_lossy(b).contains("2026-12-06"))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(leaks.is_empty(), "{leaks:?}");
+}
+
+#[test]
+fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repaired() {
+    let x = TestSite::new();
+    for i in 1..=3 {
+        x.item(i, &format!("2026-11-0{i}"));
+    }
+    let y = checkout_sharing_sqlite(&x);
+    // y's templates are newer.
+    let tpl = std::fs::read_to_string(y.path("templates/answer.html")).unwrap();
+    y.write("templates/answer.html", &format!("{tpl}\n<!-- new layout -->\n"));
+    x.json(&["publish", "--build", "--now", NOW]);
+    y.json(&["build", "--now", NOW]);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    let remote = Remote::open(&url).unwrap();
+    let dx = x.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!(dx["outcome"], "deployed");
+    // y's build of the same revision was never live there: it moves the pointer, once.
+    let dy = y.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!(dy["outcome"], "deployed", "{dy}");
+    assert_ne!(dx["build"], dy["build"]);
+    let moved = pointer_of(&remote);
+    assert_eq!(moved["build"], dy["build"]);
+    for _ in 0..2 {
+        let out = x
+            .cmd(&["deploy", "--to", &url, "--now", NOW])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "a stale build is a backward move");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("3-{}", dy["build"].as_str().unwrap())),
+            "the error names the newer build: {err}"
+        );
+        assert_eq!(
+            y.json(&["deploy", "--to", &url, "--now", NOW])["outcome"],
+            "already_deployed"
+        );
+    }
+    assert_eq!(pointer_of(&remote), moved, "no flip-flop");
+    assert_eq!(x.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"), 2);
+
+    // Damage: a shard deleted, a blob corrupted.
+    let ok = y.json(&["verify", "--to", &url]);
+    assert_eq!(ok["ok"], true, "{ok}");
+    let shard = std::fs::read_dir(bucket.path().join("manifests/shards"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    std::fs::remove_file(&shard).unwrap();
+    let page = y.current_dir().join("answers/2/index.html");
+    let sha = fencepost::content::sha256_hex(&std::fs::read(&page).unwrap());
+    std::fs::write(bucket.path().join("objects").join(&sha), "tampered").unwrap();
+    let out = y.cmd(&["verify", "--to", &url, "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shard_sha = shard.file_stem().unwrap().to_string_lossy().to_string();
+    assert_eq!(found["missing_shards"], serde_json::json!([shard_sha]), "{found}");
+    assert_eq!(found["corrupt_blobs"], serde_json::json!([sha]), "{found}");
+    let r = y.json(&["deploy", "--to", &url, "--repair", "--now", NOW]);
+    assert_eq!(r["outcome"], "repaired", "{r}");
+    assert_eq!(y.json(&["verify", "--to", &url])["ok"], true);
+    assert!(y.status()["deploys"].as_array().unwrap().is_empty());
+    serves_every_page(&y, &url);
+}
+
+/// Object ages in a folder bucket are file times: set one to `at` (RFC 3339).
+fn touch(path: &Path, at: &str) {
+    assert!(std::process::Command::new("touch")
+        .arg("-d")
+        .arg(at)
+        .arg(path)
+        .status()
+        .unwrap()
+        .success());
+}
+
+fn touch_all(dir: &Path, at: &str) {
+    for e in walk(dir) {
+        touch(&e, at);
+    }
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn gc_keeps_everything_a_young_root_names_and_rollback_to_it_serves_every_page() {
+    let s = TestSite::new();
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    let mut roots = Vec::new();
+    for i in 1..=3 {
+        s.item(i, &format!("2026-11-0{i}"));
+        s.json(&["publish", "--build", "--now", NOW]);
+        let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
+        assert_eq!(r["outcome"], "deployed");
+        roots.push(pointer_of(&Remote::open(&url).unwrap())["manifest"].as_str().unwrap().to_string());
+    }
+    // Everything is two hours old except revision 2's root, uploaded a minute ago; the
+    // revisions stopped being live long before the grace period.
+    let later = "2026-12-01T12:00:00Z";
+    touch_all(bucket.path(), "2026-12-01T10:00:00Z");
+    touch(
+        &bucket.path().join(format!("manifests/{}.json", roots[1])),
+        "2026-12-01T11:59:00Z",
+    );
+    let gc = s.json(&["gc", "--to", &url, "--keep", "1", "--now", later]);
+    assert_eq!(gc["removed_manifests"], 1, "{gc}");
+    // Revision 2 is complete: a rollback to it is allowed, and serves every page.
+    let rb = s.json(&["rollback", "2", "--to", &url, "--now", later]);
+    assert!(rb["to"].as_str().unwrap().starts_with("2-"), "{rb}");
+    let ok = s.json(&["verify", "--to", &url]);
+    assert_eq!(ok["ok"], true, "{ok}");
+    s.json(&["rollback", "2", "--now", later]);
+    serves_every_page(&s, &url);
+    // Revision 1's root is gone: a rollback to it is refused, naming what is missing, and
+    // leaves the pointer alone.
+    let before = pointer_of(&Remote::open(&url).unwrap());
+    let out = s
+        .cmd(&["rollback", "1", "--to", &url, "--now", later])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(pointer_of(&Remote::open(&url).unwrap()), before);
+}
+
+#[test]
+fn a_rollback_to_an_incomplete_root_is_refused_naming_what_is_missing() {
+    let s = TestSite::new();
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    for i in 1..=2 {
+        s.item(i, &format!("2026-11-0{i}"));
+        s.json(&["publish", "--build", "--now", NOW]);
+        s.json(&["deploy", "--to", &url, "--now", NOW]);
+    }
+    // A blob only revision 1 has (its home page lists one item) disappears.
+    let home1 = std::fs::read(
+        s.path("public/revisions")
+            .read_dir()
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("1-"))
+            .unwrap()
+            .path()
+            .join("index.html"),
+    )
+    .unwrap();
+    let sha = fencepost::content::sha256_hex(&home1);
+    std::fs::remove_file(bucket.path().join("objects").join(&sha)).unwrap();
+    let before = tree(bucket.path());
+    let out = s
+        .cmd(&["rollback", "1", "--to", &url, "--now", NOW])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&sha) && err.contains("incomplete"), "{err}");
+    assert_same_tree(&before, &tree(bucket.path()), "nothing moved");
+    assert_eq!(s.count("SELECT count(*) FROM audit_log WHERE action = 'rollback'"), 0);
+}
+
+#[test]
+fn gc_to_waits_for_a_running_deploy_so_no_live_root_names_a_missing_object() {
+    let s = TestSite::new();
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    // The deploy of revision 2 stalls with its new blobs uploaded and the pointer still on
+    // revision 1: to a gc without the lease they are unreferenced, and with --grace-secs 0
+    // they would go.
+    let deploy = Stalled::start(
+        &s,
+        &["deploy", "--to", &url, "--now", NOW],
+        "deploy.after_blobs=sleep(1500)",
+    );
+    deploy.wait_until("deploy.after_blobs");
+    let gc = s.json(&["gc", "--to", &url, "--keep", "1", "--grace-secs", "0", "--now", NOW]);
+    let out = deploy.finish();
+    assert_success(&out);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["outcome"], "deployed", "{r}");
+    assert_eq!(gc["kept"].as_array().unwrap().len(), 1, "{gc}");
+    let ok = s.json(&["verify", "--to", &url]);
+    assert_eq!((ok["ok"].as_bool(), ok["revision"].as_i64()), (Some(true), Some(2)), "{ok}");
+    serves_every_page(&s, &url);
+}
+
+#[test]
+fn local_gc_keeps_the_revision_a_crashed_deploy_needs_and_the_deploy_finishes() {
+    let s = TestSite::new();
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let out = s.with_failpoints(
+        &["deploy", "--to", &url, "--now", NOW],
+        "deploy.after_blobs=return",
+    );
+    assert_eq!(out.status.code(), Some(137));
+    let needed = s.current_dir();
+    // A newer revision is built, and local gc runs with no grace at all.
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let gc = s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW]);
+    assert!(needed.exists(), "gc removed the revision an unfinished deploy needs: {gc}");
+    // After the crashed run's lease expired: the operation resumes and finishes, then the
+    // newer revision goes live.
+    let later = "2026-12-01T00:05:01Z";
+    let r = s.json(&["deploy", "--to", &url, "--now", later]);
+    assert_eq!((r["outcome"].as_str(), r["revision"].as_i64()), (Some("deployed"), Some(2)), "{r}");
+    assert!(s.status()["deploys"].as_array().unwrap().is_empty());
+    assert_eq!(s.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"), 2);
+    // Now nothing needs it.
+    s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", later]);
+    assert!(!needed.exists());
+}
+
+#[test]
+fn a_deploy_of_an_older_revision_holding_the_target_is_waited_for_not_stepped_aside_for() {
+    let s = TestSite::new();
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    // A deploy of revision 1 stalls holding the target.
+    let older = Stalled::start(
+        &s,
+        &["deploy", "--to", &url, "--now", NOW],
+        "deploy.after_manifest=sleep(1500)",
+    );
+    older.wait_until("deploy.after_manifest");
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!((r["outcome"].as_str(), r["revision"].as_i64()), (Some("deployed"), Some(2)), "{r}");
+    assert_success(&older.finish());
+    assert_eq!(pointer_of(&Remote::open(&url).unwrap())["revision"], 2);
+    s.write(
+        "fencepost.toml",
+        &format!(
+            "{}\n[deploy]\nwait_secs = 1\n",
+            std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
+        ),
+    );
+    s.item(3, "2026-11-03");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let stuck = s.with_failpoints(
+        &["deploy", "--to", &url, "--now", NOW],
+        "deploy.after_plan=return",
+    );
+    assert_eq!(stuck.status.code(), Some(137));
+    // A deploy of the same revision while the (dead) run's lease holds it steps aside:
+    // the holder does that work.
+    let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!(r["outcome"], "skipped_locked", "{r}");
+    // A newer one waits (deploy.wait_secs = 1) and then says it is not live, non-zero.
+    s.item(4, "2026-11-04");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let out = s
+        .cmd(&["deploy", "--to", &url, "--json", "--now", NOW])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["outcome"], "not_live", "{r}");
+}
