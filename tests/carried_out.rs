@@ -134,9 +134,11 @@ fn two_runners_on_one_postgres_ledger_leave_the_bucket_at_the_ledgers_revision_e
                 std::thread::spawn(move || {
                     barrier.wait();
                     let mut outs = Vec::new();
-                    for args in [
-                        vec!["publish", "--build"],
-                        vec!["deploy", "--to", "s3://race/www"],
+                    for (args, failpoints) in [
+                        (vec!["publish", "--build"], ""),
+                        // Each deploy holds the target a while (a slow link): the window in
+                        // which the job that built the older revision holds the lease.
+                        (vec!["deploy", "--to", "s3://race/www"], "deploy.after_blobs=sleep(400)"),
                     ] {
                         let out = std::process::Command::new(bin())
                             .arg("--site")
@@ -144,6 +146,7 @@ fn two_runners_on_one_postgres_ledger_leave_the_bucket_at_the_ledgers_revision_e
                             .args(&args)
                             .args(["--json", "--now", NOW])
                             .envs(env.iter().map(|(k, v)| (k, v)))
+                            .env("FAILPOINTS", failpoints)
                             .output()
                             .unwrap();
                         assert!(
