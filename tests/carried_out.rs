@@ -617,3 +617,52 @@ fn a_deploy_of_an_older_revision_holding_the_target_is_waited_for_not_stepped_as
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["outcome"], "not_live", "{r}");
 }
+
+/// A resume at the manifest step re-checks the blobs the journal says went up: one deleted
+/// meanwhile is uploaded again before the pointer moves.
+#[test]
+fn a_resume_at_the_manifest_step_puts_back_a_blob_that_went_missing() {
+    let s = TestSite::new();
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let out = s.with_failpoints(
+        &["deploy", "--to", &url, "--now", NOW],
+        "deploy.after_manifest=return",
+    );
+    assert_eq!(out.status.code(), Some(137));
+    let page = s.current_dir().join("answers/1/index.html");
+    let sha = fencepost::content::sha256_hex(&std::fs::read(&page).unwrap());
+    std::fs::remove_file(bucket.path().join("objects").join(&sha)).unwrap();
+    let r = s.json(&["deploy", "--to", &url, "--now", "2026-12-01T00:05:01Z"]);
+    assert_eq!((r["outcome"].as_str(), r["resumed"].as_bool()), (Some("deployed"), Some(true)), "{r}");
+    assert!(bucket.path().join("objects").join(&sha).exists());
+    assert_eq!(s.json(&["verify", "--to", &url])["ok"], true);
+}
+
+/// A resume past the pointer step checks that the pointer still names the plan's root: a
+/// move that was lost (the pointer put back by hand) is made again, and audited once.
+#[test]
+fn a_resume_past_the_pointer_step_makes_a_lost_move_again() {
+    let s = TestSite::new();
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let old_pointer = std::fs::read(bucket.path().join("current")).unwrap();
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let out = s.with_failpoints(
+        &["deploy", "--to", &url, "--now", NOW],
+        "deploy.after_pointer=return",
+    );
+    assert_eq!(out.status.code(), Some(137));
+    std::fs::write(bucket.path().join("current"), &old_pointer).unwrap();
+    let r = s.json(&["deploy", "--to", &url, "--now", "2026-12-01T00:05:01Z"]);
+    assert_eq!(r["resumed"], true, "{r}");
+    let remote = Remote::open(&url).unwrap();
+    assert_eq!(pointer_of(&remote)["revision"], 2);
+    assert_eq!(s.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"), 2);
+}

@@ -445,3 +445,18 @@ fn the_origin_finds_files_in_the_index_without_parsing_the_manifest() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("etag"), Some(format!("\"{sha}\"").as_str()));
 }
+
+/// Issue 18: the revision's bookkeeping files are never served (they are not in the list of
+/// files the manifest names), so nothing the origin answers names an embargo instant.
+#[test]
+fn the_origin_never_serves_manifest_files() {
+    let s = built_site();
+    s.item(3, "2026-12-05");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let srv = s.serve(&[]);
+    for path in ["/manifest.json", "/manifest.idx", "/current.json", "/../current.json"] {
+        let r = srv.get(path);
+        assert!(r.status == 404 || r.status == 400, "{path}: {}", r.status);
+        assert!(!r.text().contains("2026-12-06"), "{path}");
+    }
+}
