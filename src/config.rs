@@ -92,6 +92,9 @@ pub struct ServeConfig {
     pub pointer_ttl_ms: u64,
     /// `serve --from`: bytes of blobs kept in memory.
     pub blob_cache_bytes: u64,
+    /// `serve --from`: every call to the bucket gives up after this many milliseconds (the
+    /// request answers 503).
+    pub bucket_timeout_ms: u64,
 }
 
 impl Default for ServeConfig {
@@ -102,6 +105,7 @@ impl Default for ServeConfig {
             shutdown_deadline_secs: 10,
             pointer_ttl_ms: 1000,
             blob_cache_bytes: 256 * 1024 * 1024,
+            bucket_timeout_ms: 5000,
         }
     }
 }
@@ -345,6 +349,13 @@ impl Config {
                 "deploy.max_attempts",
                 self.deploy.max_attempts.to_string(),
                 "must be between 1 and 1000",
+            ));
+        }
+        if self.serve.bucket_timeout_ms == 0 || self.serve.bucket_timeout_ms > 600_000 {
+            return Err(invalid(
+                "serve.bucket_timeout_ms",
+                self.serve.bucket_timeout_ms.to_string(),
+                "must be between 1 and 600000",
             ));
         }
         if self.serve.pointer_ttl_ms > 3_600_000 {

@@ -92,8 +92,11 @@ pub fn run(
                 Root::Bucket(Arc::new(bucket::BucketOrigin::new(
                     remote,
                     clock,
-                    c.pointer_ttl_ms,
-                    c.blob_cache_bytes,
+                    bucket::Settings {
+                        pointer_ttl_ms: c.pointer_ttl_ms,
+                        blob_cache_bytes: c.blob_cache_bytes,
+                        bucket_timeout_ms: c.bucket_timeout_ms,
+                    },
                 ))),
                 None,
             )

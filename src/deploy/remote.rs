@@ -376,6 +376,25 @@ impl Remote {
         }
     }
 
+    /// `rel` as a stream of chunks (for large objects: nothing is held whole in memory), with
+    /// its size; `None` if it is missing.
+    pub async fn get_stream(
+        &self,
+        rel: &str,
+    ) -> Result<Option<(u64, futures_util::stream::BoxStream<'static, Result<bytes::Bytes, DeployError>>)>, DeployError>
+    {
+        match self.store.get(&self.key(rel)).await {
+            Ok(r) => {
+                let size = r.meta.size;
+                let err = self.err(&format!("reading {rel}"));
+                let stream = r.into_stream().map(move |c| c.map_err(&err)).boxed();
+                Ok(Some((size, stream)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(&format!("reading {rel}"))(e)),
+        }
+    }
+
     pub async fn delete(&self, rel: &str) -> Result<(), DeployError> {
         match self.store.delete(&self.key(rel)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),

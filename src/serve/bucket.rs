@@ -3,55 +3,100 @@
 //! URL-keyed responses, immutable content-addressed ones), reading through the deploy
 //! layout:
 //!
-//! - the pointer `current` is read at most once per `serve.pointer_ttl_ms`, and never kept
-//!   past the pointer's own `next_change_at`; one request refreshes it while the others wait;
-//! - manifests are cached by their root digest (the last few), blobs by sha256 within
-//!   `serve.blob_cache_bytes`;
+//! - the pointer `current` is read at most once per `serve.pointer_ttl_ms` (and not kept
+//!   past the pointer's own `next_change_at` while that instant is ahead; a past instant caps
+//!   nothing), by one request: the others keep serving the revision they know, and wait
+//!   only when there is none yet;
+//! - a new pointer costs one object, its manifest root; a request then waits at most for the
+//!   objects its own path needs — its shard, its blob — each fetched once however many
+//!   requests want it at the same moment (single flight), never behind another path's fetch;
+//! - shards are cached by digest; blobs up to [`SMALL_BLOB`] by sha256 within
+//!   `serve.blob_cache_bytes`; larger ones are streamed, hashed as they stream, and the
+//!   response is cut off if they do not match their digest; HEAD reads no body at all;
+//! - every bucket call is bounded by `serve.bucket_timeout_ms`;
 //! - every object read is checked against its digest: a blob whose bytes do not hash to the
-//!   manifest's sha256 is never served;
-//! - when the pointer or the manifest cannot be read, the answer is 503: never a stale 200;
+//!   manifest's sha256 is never served whole;
+//! - when the pointer or an object cannot be read, the answer is a plain 503 (the reason goes
+//!   to the log, never to the public): never a stale 200;
 //! - a root built from a ledger other than the one the pointer names is never served (503).
 
-use super::http::{self, Lookup};
-use super::paths;
+use super::http;
+use super::paths::{self, RequestPath};
 use crate::clock::Clock;
-use crate::deploy::admin::read_entries;
-use crate::deploy::layout::{self, Root};
+use crate::deploy::layout::{self, RemoteEntry, Root};
 use crate::deploy::remote::{Remote, RemotePointer};
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Blobs up to this size are read whole, checked, and cached; larger ones are streamed.
+pub const SMALL_BLOB: u64 = 4 * 1024 * 1024;
+/// Shards kept (a revision has at most 1,024).
+const KEEP_SHARDS: usize = 4096;
+
 struct BucketFile {
     sha256: String,
+    bytes: u64,
     etag: HeaderValue,
     content_type: HeaderValue,
     cache_control: HeaderValue,
 }
 
-/// A deployed revision as the bucket origin serves it.
-struct BucketRevision {
+type Shard = Arc<HashMap<String, BucketFile>>;
+
+/// The live revision as the origin knows it: its root, and where each shard is.
+struct Live {
+    manifest: String,
     name_header: HeaderValue,
-    files: HashMap<String, BucketFile>,
+    /// shard index → shard digest (non-empty shards only).
+    shards: HashMap<u32, String>,
 }
 
-/// The pointer as last read: when, and what it said (or why it could not be read).
+/// The pointer as last read.
 struct PointerState {
     valid_until: std::time::Instant,
-    result: Result<Arc<BucketRevision>, String>,
+    result: Result<Arc<Live>, String>,
 }
 
-pub struct BucketOrigin {
-    remote: Remote,
-    clock: Clock,
-    ttl: Duration,
-    pointer: tokio::sync::Mutex<Option<PointerState>>,
-    /// Most recent first: (root digest, revision).
-    manifests: Mutex<VecDeque<(String, Arc<BucketRevision>)>>,
-    blobs: Mutex<BlobCache>,
+/// One fetch per key at a time; everyone who wants the key meanwhile shares its result.
+struct Flights<V: Clone> {
+    running: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Result<V, String>>>>>,
+}
+
+impl<V: Clone> Flights<V> {
+    fn new() -> Flights<V> {
+        Flights {
+            running: Mutex::new(HashMap::new()),
+        }
+    }
+
+    async fn run<F: Future<Output = Result<V, String>>>(
+        &self,
+        key: &str,
+        fetch: impl FnOnce() -> F,
+    ) -> Result<V, String> {
+        let cell = self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key.to_string())
+            .or_insert_with(|| Arc::new(tokio::sync::OnceCell::new()))
+            .clone();
+        let out = cell.get_or_init(fetch).await.clone();
+        // The first to finish removes the flight: later requests look in the caches (or, after
+        // a failure, try again).
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if running.get(key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+            running.remove(key);
+        }
+        out
+    }
 }
 
 /// Blobs by sha256, oldest evicted first, within a byte budget.
@@ -86,18 +131,49 @@ impl BlobCache {
     }
 }
 
-const KEEP_MANIFESTS: usize = 4;
+/// Shards by digest, oldest evicted first.
+#[derive(Default)]
+struct ShardCache {
+    order: VecDeque<String>,
+    shards: HashMap<String, Shard>,
+}
+
+/// What `serve --from` is configured with.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub pointer_ttl_ms: u64,
+    pub blob_cache_bytes: u64,
+    pub bucket_timeout_ms: u64,
+}
+
+pub struct BucketOrigin {
+    remote: Remote,
+    clock: Clock,
+    settings: Settings,
+    pointer: Mutex<Option<PointerState>>,
+    /// Held by the one request re-reading the pointer.
+    refresh: tokio::sync::Mutex<()>,
+    roots: Flights<Arc<Live>>,
+    shard_flights: Flights<Shard>,
+    shards: Mutex<ShardCache>,
+    blob_flights: Flights<Bytes>,
+    blobs: Mutex<BlobCache>,
+}
 
 impl BucketOrigin {
-    pub fn new(remote: Remote, clock: Clock, ttl_ms: u64, blob_budget: u64) -> BucketOrigin {
+    pub fn new(remote: Remote, clock: Clock, settings: Settings) -> BucketOrigin {
         BucketOrigin {
             remote,
             clock,
-            ttl: Duration::from_millis(ttl_ms),
-            pointer: tokio::sync::Mutex::new(None),
-            manifests: Mutex::new(VecDeque::new()),
+            settings,
+            pointer: Mutex::new(None),
+            refresh: tokio::sync::Mutex::new(()),
+            roots: Flights::new(),
+            shard_flights: Flights::new(),
+            shards: Mutex::new(ShardCache::default()),
+            blob_flights: Flights::new(),
             blobs: Mutex::new(BlobCache {
-                budget: blob_budget,
+                budget: settings.blob_cache_bytes,
                 used: 0,
                 order: VecDeque::new(),
                 bytes: HashMap::new(),
@@ -105,135 +181,297 @@ impl BucketOrigin {
         }
     }
 
-    /// The live revision, reading the pointer again when its cached copy has expired.
-    async fn current(&self) -> Result<Arc<BucketRevision>, String> {
-        let mut state = self.pointer.lock().await;
-        let fresh = state
-            .as_ref()
-            .is_some_and(|s| std::time::Instant::now() < s.valid_until);
-        if !fresh {
-            let read_at = std::time::Instant::now();
-            let (result, cap) = match self.remote.read_pointer().await {
-                Ok(Some((p, _))) => {
-                    let cap = p.next_change_at;
-                    (self.revision(&p).await, cap)
+    /// Runs one bucket call within `serve.bucket_timeout_ms`.
+    async fn bounded<T>(
+        &self,
+        what: &str,
+        call: impl Future<Output = Result<T, crate::deploy::DeployError>>,
+    ) -> Result<T, String> {
+        let limit = Duration::from_millis(self.settings.bucket_timeout_ms);
+        match tokio::time::timeout(limit, call).await {
+            Ok(r) => r.map_err(|e| format!("{what}: {e}")),
+            Err(_) => Err(format!(
+                "{what}: the bucket did not answer within {} ms (serve.bucket_timeout_ms)",
+                self.settings.bucket_timeout_ms
+            )),
+        }
+    }
+
+    /// The pointer state if still valid, else the last one (for requests that keep serving
+    /// while another re-reads it).
+    fn known(&self) -> (Option<Result<Arc<Live>, String>>, bool) {
+        let state = self.pointer.lock().unwrap_or_else(|e| e.into_inner());
+        match state.as_ref() {
+            Some(s) => (
+                Some(s.result.clone()),
+                std::time::Instant::now() < s.valid_until,
+            ),
+            None => (None, false),
+        }
+    }
+
+    /// The live revision: the known one while it is valid; else one request re-reads the
+    /// pointer while the others keep serving the revision they know (or, when there is none
+    /// yet, wait for that one read).
+    async fn current(&self) -> Result<Arc<Live>, String> {
+        if let (Some(r), true) = self.known() {
+            return r;
+        }
+        let _refreshing = match self.refresh.try_lock() {
+            Ok(g) => g,
+            Err(_) => {
+                if let (Some(Ok(live)), _) = self.known() {
+                    return Ok(live);
                 }
-                Ok(None) => (
-                    Err(format!(
-                        "no revision to serve: {} has no pointer yet; run `fencepost deploy`",
-                        self.remote.url
-                    )),
-                    None,
-                ),
-                Err(e) => (
-                    Err(format!("the bucket's pointer cannot be read: {e}")),
-                    None,
-                ),
-            };
-            // Never keep the pointer past the instant the site should change by itself.
-            let mut ttl = self.ttl;
-            if let Some(until) = cap {
-                let left = until.0.saturating_sub(self.clock.now().0).max(0) as u64;
-                ttl = ttl.min(Duration::from_millis(left));
+                let g = self.refresh.lock().await;
+                if let (Some(r), true) = self.known() {
+                    return r;
+                }
+                g
             }
-            *state = Some(PointerState {
-                valid_until: read_at + ttl,
-                result,
-            });
+        };
+        if let (Some(r), true) = self.known() {
+            return r; // refreshed while this request waited for the lock
         }
-        state.as_ref().expect("set above").result.clone()
-    }
-
-    /// The manifest the pointer names (cached by root digest).
-    async fn revision(&self, p: &RemotePointer) -> Result<Arc<BucketRevision>, String> {
-        if let Some(hit) = self
-            .manifests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .find(|(sha, _)| *sha == p.manifest)
-            .map(|(_, r)| r.clone())
+        let read_at = std::time::Instant::now();
+        let (result, cap) = match self
+            .bounded("reading the pointer", self.remote.read_pointer())
+            .await
         {
-            return Ok(hit);
-        }
-        let unreadable =
-            |why: String| format!("the live manifest {} cannot be read: {why}", p.manifest);
-        let bytes = self
-            .remote
-            .get(&Remote::root_key(&p.manifest))
-            .await
-            .map_err(|e| unreadable(e.to_string()))?
-            .ok_or_else(|| unreadable("it is missing".into()))?;
-        if !layout::verified(&bytes, &p.manifest) {
-            return Err(unreadable("it does not hash to its name".into()));
-        }
-        let root: Root = serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
-        // The pointer names the ledger that owns the bucket: a root built from another ledger
-        // is never served, whoever wrote the pointer.
-        if let (Some(owner), Some(built_from)) = (&p.ledger_id, &root.ledger_id) {
-            if owner != built_from {
-                return Err(unreadable(format!(
-                    "it was built from ledger {built_from}, but the bucket belongs to ledger {owner}"
-                )));
-            }
-        }
-        let entries = read_entries(&self.remote, &root)
-            .await
-            .map_err(|e| unreadable(e.to_string()))?;
-        let name = crate::output::revision::dir_name(root.revision, &root.build);
-        let files = entries
-            .into_iter()
-            .map(|e| {
-                let file = BucketFile {
-                    etag: HeaderValue::from_str(&format!("\"{}\"", e.sha256))
-                        .unwrap_or(HeaderValue::from_static("\"\"")),
-                    content_type: HeaderValue::from_str(&e.content_type)
-                        .unwrap_or(HeaderValue::from_static("application/octet-stream")),
-                    cache_control: HeaderValue::from_static(e.cache.cache_control()),
-                    sha256: e.sha256,
-                };
-                (e.path, file)
-            })
-            .collect();
-        let rev = Arc::new(BucketRevision {
-            name_header: HeaderValue::from_str(&name).unwrap_or(HeaderValue::from_static("-")),
-            files,
+            Ok(Some((p, _))) => (self.live(&p).await, p.next_change_at),
+            Ok(None) => (
+                Err(format!(
+                    "no revision to serve: {} has no pointer yet; run `fencepost deploy`",
+                    self.remote.url
+                )),
+                None,
+            ),
+            Err(e) => (Err(e), None),
+        };
+        let valid_until = read_at + ttl(self.settings.pointer_ttl_ms, cap, self.clock.now());
+        *self.pointer.lock().unwrap_or_else(|e| e.into_inner()) = Some(PointerState {
+            valid_until,
+            result: result.clone(),
         });
-        let mut m = self.manifests.lock().unwrap_or_else(|e| e.into_inner());
-        m.push_front((p.manifest.clone(), rev.clone()));
-        m.truncate(KEEP_MANIFESTS);
-        Ok(rev)
+        result
     }
 
-    /// A blob's bytes, checked against its digest.
-    async fn blob(&self, sha: &str) -> Result<Bytes, String> {
-        if let Some(b) = self
-            .blobs
+    /// The revision a pointer names: the known one when the root is the same, else its root
+    /// (one object) read and checked. Shards are read when a request needs them.
+    async fn live(&self, p: &RemotePointer) -> Result<Arc<Live>, String> {
+        if let (Some(Ok(known)), _) = self.known() {
+            if known.manifest == p.manifest {
+                return Ok(known);
+            }
+        }
+        let manifest = p.manifest.clone();
+        let owner = p.ledger_id.clone();
+        self.roots
+            .run(&manifest, || async {
+                let unreadable =
+                    |why: String| format!("the live manifest {manifest} cannot be read: {why}");
+                let bytes = self
+                    .bounded("reading a manifest root", self.remote.get(&Remote::root_key(&manifest)))
+                    .await
+                    .map_err(&unreadable)?
+                    .ok_or_else(|| unreadable("it is missing".into()))?;
+                if !layout::verified(&bytes, &manifest) {
+                    return Err(unreadable("it does not hash to its name".into()));
+                }
+                let root: Root =
+                    serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
+                // The pointer names the ledger that owns the bucket: a root built from another
+                // ledger is never served, whoever wrote the pointer.
+                if let (Some(owner), Some(built_from)) = (&owner, &root.ledger_id) {
+                    if owner != built_from {
+                        return Err(unreadable(format!(
+                            "it was built from ledger {built_from}, but the bucket belongs to ledger {owner}"
+                        )));
+                    }
+                }
+                let name = crate::output::revision::dir_name(root.revision, &root.build);
+                Ok(Arc::new(Live {
+                    manifest: manifest.clone(),
+                    name_header: HeaderValue::from_str(&name)
+                        .unwrap_or(HeaderValue::from_static("-")),
+                    shards: root.shards.into_iter().collect(),
+                }))
+            })
+            .await
+    }
+
+    /// The entry for `path` in the live revision, if it has one: reads (once) the one shard
+    /// the path hashes to.
+    async fn entry(&self, live: &Live, path: &str) -> Result<Option<(Shard, String)>, String> {
+        let Some(sha) = live.shards.get(&layout::shard_of(path)) else {
+            return Ok(None);
+        };
+        let shard = self.shard(sha).await?;
+        Ok(shard.contains_key(path).then(|| (shard, path.to_string())))
+    }
+
+    async fn shard(&self, sha: &str) -> Result<Shard, String> {
+        if let Some(s) = self
+            .shards
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .shards
             .get(sha)
         {
+            return Ok(s.clone());
+        }
+        self.shard_flights
+            .run(sha, || async {
+                let bytes = self
+                    .bounded("reading a manifest shard", self.remote.get(&Remote::shard_key(sha)))
+                    .await?
+                    .ok_or_else(|| format!("manifest shard {sha} is missing from the bucket"))?;
+                if !layout::verified(&bytes, sha) {
+                    return Err(format!("manifest shard {sha} does not hash to its name"));
+                }
+                let entries: Vec<RemoteEntry> = serde_json::from_slice(&bytes)
+                    .map_err(|e| format!("manifest shard {sha}: {e}"))?;
+                let shard: Shard = Arc::new(entries.into_iter().map(file_of).collect());
+                let mut cache = self.shards.lock().unwrap_or_else(|e| e.into_inner());
+                cache.order.push_back(sha.to_string());
+                cache.shards.insert(sha.to_string(), shard.clone());
+                while cache.order.len() > KEEP_SHARDS {
+                    if let Some(old) = cache.order.pop_front() {
+                        cache.shards.remove(&old);
+                    }
+                }
+                Ok(shard)
+            })
+            .await
+    }
+
+    /// A small blob's bytes, checked against its digest (read once however many requests
+    /// want it at the same moment, then cached).
+    async fn small_blob(&self, sha: &str) -> Result<Bytes, String> {
+        if let Some(b) = self.blobs.lock().unwrap_or_else(|e| e.into_inner()).get(sha) {
             return Ok(b);
         }
-        let bytes = self
-            .remote
-            .get(&Remote::blob_key(sha))
+        self.blob_flights
+            .run(sha, || async {
+                let bytes = self
+                    .bounded("reading a blob", self.remote.get(&Remote::blob_key(sha)))
+                    .await?
+                    .ok_or_else(|| format!("blob {sha} is missing from the bucket"))?;
+                if !layout::verified(&bytes, sha) {
+                    tracing::error!(blob = %sha, "the bucket returned bytes that do not hash to the manifest's sha256; refused");
+                    return Err(format!("blob {sha} does not match its manifest entry; refused"));
+                }
+                let b = Bytes::from(bytes);
+                self.blobs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .put(sha, &b);
+                Ok(b)
+            })
             .await
-            .map_err(|e| format!("blob {sha} cannot be read: {e}"))?
-            .ok_or_else(|| format!("blob {sha} is missing from the bucket"))?;
-        if !layout::verified(&bytes, sha) {
-            tracing::error!(blob = %sha, "the bucket returned bytes that do not hash to the manifest's sha256; refused");
-            return Err(format!(
-                "blob {sha} does not match its manifest entry; refused"
-            ));
-        }
-        let b = Bytes::from(bytes);
-        self.blobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .put(sha, &b);
-        Ok(b)
     }
+
+    /// A large blob as a body that streams it, hashing as it goes: a mismatch (or a bucket
+    /// that stops answering) ends the body with an error, which cuts the response off, so a
+    /// client never receives it whole.
+    async fn large_blob(&self, sha: &str) -> Result<Body, String> {
+        let (_, stream) = self
+            .bounded("reading a blob", self.remote.get_stream(&Remote::blob_key(sha)))
+            .await?
+            .ok_or_else(|| format!("blob {sha} is missing from the bucket"))?;
+        let want = sha.to_string();
+        let limit = Duration::from_millis(self.settings.bucket_timeout_ms);
+        let state = (stream, Sha256::new(), want, false);
+        let body = futures_util::stream::unfold(state, move |(mut s, mut h, want, done)| async move {
+            if done {
+                return None;
+            }
+            match tokio::time::timeout(limit, s.next()).await {
+                Err(_) => Some((
+                    Err(std::io::Error::other(format!("blob {want}: the bucket stopped answering"))),
+                    (s, h, want, true),
+                )),
+                Ok(Some(Ok(chunk))) => {
+                    h.update(&chunk);
+                    Some((Ok(chunk), (s, h, want, false)))
+                }
+                Ok(Some(Err(e))) => Some((
+                    Err(std::io::Error::other(e.to_string())),
+                    (s, h, want, true),
+                )),
+                Ok(None) => {
+                    let got = hex::encode(h.finalize_reset());
+                    if got == want {
+                        None
+                    } else {
+                        tracing::error!(blob = %want, "the bucket streamed bytes that do not hash to the manifest's sha256; response cut off");
+                        Some((
+                            Err(std::io::Error::other(format!("blob {want} does not match its digest"))),
+                            (s, h, want, true),
+                        ))
+                    }
+                }
+            }
+        });
+        Ok(Body::from_stream(body))
+    }
+}
+
+/// How long a pointer read stays valid: `serve.pointer_ttl_ms`, capped at the pointer's
+/// `next_change_at` while that instant is still ahead (a past instant caps nothing: it is the
+/// normal state between an embargo's end and the next deploy).
+fn ttl(ttl_ms: u64, next_change_at: Option<crate::clock::Instant>, now: crate::clock::Instant) -> Duration {
+    let mut ttl = Duration::from_millis(ttl_ms);
+    if let Some(until) = next_change_at {
+        let left = until.0.saturating_sub(now.0);
+        if left > 0 {
+            ttl = ttl.min(Duration::from_millis(left as u64));
+        }
+    }
+    ttl
+}
+
+fn file_of(e: RemoteEntry) -> (String, BucketFile) {
+    let file = BucketFile {
+        etag: HeaderValue::from_str(&format!("\"{}\"", e.sha256))
+            .unwrap_or(HeaderValue::from_static("\"\"")),
+        content_type: HeaderValue::from_str(&e.content_type)
+            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+        cache_control: HeaderValue::from_static(e.cache.cache_control()),
+        bytes: e.bytes,
+        sha256: e.sha256,
+    };
+    (e.path, file)
+}
+
+/// The file a request maps to (the rule of `http::lookup`: the file, else a redirect adding
+/// the slash, else the revision's 404 page), reading only the shards its candidate paths
+/// hash to.
+async fn find(
+    o: &BucketOrigin,
+    live: &Live,
+    rp: &RequestPath,
+) -> Result<Result<(Shard, String, StatusCode), Response>, String> {
+    let file = rp.file();
+    if let Some((s, p)) = o.entry(live, &file).await? {
+        return Ok(Ok((s, p, StatusCode::OK)));
+    }
+    if !rp.trailing_slash {
+        let index = format!("{}/index.html", rp.rel);
+        if o.entry(live, &index).await?.is_some() {
+            return Ok(Err(http::redirect(&format!("/{}/", rp.rel))));
+        }
+    }
+    Ok(match o.entry(live, "404.html").await? {
+        Some((s, p)) => Ok((s, p, StatusCode::NOT_FOUND)),
+        None => Err(http::text(StatusCode::NOT_FOUND, "not found")),
+    })
+}
+
+/// A plain 503 for the public; the reason goes to the log.
+fn unavailable(why: &str) -> Response {
+    tracing::warn!(reason = %why, "serve --from: answering 503");
+    http::unavailable("the site is unavailable right now; try again shortly")
 }
 
 /// Answers one request from the bucket.
@@ -251,43 +489,60 @@ pub async fn respond(
         Err(why) => return http::text(StatusCode::BAD_REQUEST, why.message()),
     };
     let head = method == Method::HEAD;
-    let rev = match o.current().await {
+    let live = match o.current().await {
         Ok(r) => r,
-        Err(why) => return http::unavailable(&why),
+        Err(why) => return unavailable(&why),
     };
-    let (path, status) = match http::lookup(&rp, |p| rev.files.contains_key(p)) {
-        Lookup::File(p) => (p, StatusCode::OK),
-        Lookup::AddSlash(to) => return http::redirect(&to),
-        Lookup::NotFound if rev.files.contains_key("404.html") => {
-            ("404.html".to_string(), StatusCode::NOT_FOUND)
-        }
-        Lookup::NotFound => return http::text(StatusCode::NOT_FOUND, "not found"),
+    let (shard, path, status) = match find(o, &live, &rp).await {
+        Ok(Ok(found)) => found,
+        Ok(Err(response)) => return response,
+        Err(why) => return unavailable(&why),
     };
-    let f = &rev.files[&path];
+    let f = &shard[&path];
     let finish = |mut r: Response| {
         let h = r.headers_mut();
         h.insert(header::ETAG, f.etag.clone());
         h.insert(header::CONTENT_TYPE, f.content_type.clone());
         http::safety_headers(h, f.content_type.as_bytes());
-        h.insert("x-revision", rev.name_header.clone());
+        h.insert("x-revision", live.name_header.clone());
         h.insert(header::CACHE_CONTROL, f.cache_control.clone());
         r
     };
     if status == StatusCode::OK && http::etag_matches(headers, f.etag.as_bytes()) {
         return finish(StatusCode::NOT_MODIFIED.into_response());
     }
-    let bytes = match o.blob(&f.sha256).await {
-        Ok(b) => b,
-        Err(why) => return http::unavailable(&why),
-    };
-    let len = bytes.len();
-    let mut r = Response::new(if head {
+    let body = if head {
         Body::empty()
+    } else if f.bytes <= SMALL_BLOB {
+        match o.small_blob(&f.sha256).await {
+            Ok(b) if b.len() as u64 == f.bytes => Body::from(b),
+            Ok(_) => return unavailable(&format!("blob {} is not the size its manifest says", f.sha256)),
+            Err(why) => return unavailable(&why),
+        }
     } else {
-        Body::from(bytes)
-    });
+        match o.large_blob(&f.sha256).await {
+            Ok(b) => b,
+            Err(why) => return unavailable(&why),
+        }
+    };
+    let mut r = Response::new(body);
     *r.status_mut() = status;
     r.headers_mut()
-        .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(f.bytes));
     finish(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Instant;
+
+    #[test]
+    fn a_future_instant_caps_the_pointer_a_past_one_caps_nothing() {
+        let now = Instant(1_000_000);
+        assert_eq!(ttl(1000, None, now), Duration::from_millis(1000));
+        assert_eq!(ttl(1000, Some(Instant(1_000_250)), now), Duration::from_millis(250));
+        assert_eq!(ttl(1000, Some(Instant(1_000_000)), now), Duration::from_millis(1000));
+        assert_eq!(ttl(1000, Some(Instant(999_000)), now), Duration::from_millis(1000));
+    }
 }
