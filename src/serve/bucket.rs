@@ -248,7 +248,13 @@ impl BucketOrigin {
             ),
             Err(e) => (Err(e), None),
         };
-        let valid_until = read_at + ttl(self.settings.pointer_ttl_ms, cap, self.clock.now());
+        let ttl = ttl(self.settings.pointer_ttl_ms, cap, self.clock.now());
+        // A failure counts from when it was learned: the requests that waited for this read
+        // take its answer instead of each trying again, one after the other.
+        let valid_until = match &result {
+            Ok(_) => read_at + ttl,
+            Err(_) => std::time::Instant::now() + ttl,
+        };
         *self.pointer.lock().unwrap_or_else(|e| e.into_inner()) = Some(PointerState {
             valid_until,
             result: result.clone(),
@@ -379,42 +385,61 @@ impl BucketOrigin {
             .bounded("reading a blob", self.remote.get_stream(&Remote::blob_key(sha)))
             .await?
             .ok_or_else(|| format!("blob {sha} is missing from the bucket"))?;
-        let want = sha.to_string();
         let limit = Duration::from_millis(self.settings.bucket_timeout_ms);
-        let state = (stream, Sha256::new(), want, false);
-        let body = futures_util::stream::unfold(state, move |(mut s, mut h, want, done)| async move {
-            if done {
-                return None;
-            }
-            match tokio::time::timeout(limit, s.next()).await {
-                Err(_) => Some((
-                    Err(std::io::Error::other(format!("blob {want}: the bucket stopped answering"))),
-                    (s, h, want, true),
-                )),
-                Ok(Some(Ok(chunk))) => {
-                    h.update(&chunk);
-                    Some((Ok(chunk), (s, h, want, false)))
+        let state = Streaming {
+            stream,
+            hasher: Sha256::new(),
+            want: sha.to_string(),
+            held: None,
+            done: false,
+        };
+        // Each chunk is held back until the next one arrives, and the last one until the
+        // digest is checked: a mismatch ends the body short of its Content-Length.
+        let body = futures_util::stream::unfold(state, move |mut st| async move {
+            loop {
+                if st.done {
+                    return None;
                 }
-                Ok(Some(Err(e))) => Some((
-                    Err(std::io::Error::other(e.to_string())),
-                    (s, h, want, true),
-                )),
-                Ok(None) => {
-                    let got = hex::encode(h.finalize_reset());
-                    if got == want {
-                        None
-                    } else {
-                        tracing::error!(blob = %want, "the bucket streamed bytes that do not hash to the manifest's sha256; response cut off");
-                        Some((
-                            Err(std::io::Error::other(format!("blob {want} does not match its digest"))),
-                            (s, h, want, true),
-                        ))
+                match tokio::time::timeout(limit, st.stream.next()).await {
+                    Err(_) => {
+                        st.done = true;
+                        let e = format!("blob {}: the bucket stopped answering", st.want);
+                        return Some((Err(std::io::Error::other(e)), st));
+                    }
+                    Ok(Some(Err(e))) => {
+                        st.done = true;
+                        return Some((Err(std::io::Error::other(e.to_string())), st));
+                    }
+                    Ok(Some(Ok(chunk))) => {
+                        st.hasher.update(&chunk);
+                        if let Some(prev) = st.held.replace(chunk) {
+                            return Some((Ok(prev), st));
+                        }
+                    }
+                    Ok(None) => {
+                        st.done = true;
+                        let got = hex::encode(st.hasher.finalize_reset());
+                        if got == st.want {
+                            return st.held.take().map(|last| (Ok(last), st));
+                        }
+                        tracing::error!(blob = %st.want, "the bucket streamed bytes that do not hash to the manifest's sha256; response cut off");
+                        let e = format!("blob {} does not match its digest", st.want);
+                        return Some((Err(std::io::Error::other(e)), st));
                     }
                 }
             }
         });
         Ok(Body::from_stream(body))
     }
+}
+
+/// A large blob being streamed.
+struct Streaming {
+    stream: futures_util::stream::BoxStream<'static, Result<Bytes, crate::deploy::DeployError>>,
+    hasher: Sha256,
+    want: String,
+    held: Option<Bytes>,
+    done: bool,
 }
 
 /// How long a pointer read stays valid: `serve.pointer_ttl_ms`, capped at the pointer's

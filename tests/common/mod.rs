@@ -564,6 +564,9 @@ impl Drop for Moto {
 pub struct Proxy {
     pub endpoint: String,
     pub log: std::sync::Arc<std::sync::Mutex<Vec<(String, String, u16)>>>,
+    /// Milliseconds every request waits before it is forwarded (a slow or hanging bucket;
+    /// set it any time).
+    pub delay_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Proxy {
@@ -574,10 +577,12 @@ impl Proxy {
         let upstream = upstream.trim_start_matches("http://").to_string();
         let log: std::sync::Arc<std::sync::Mutex<Vec<(String, String, u16)>>> = Default::default();
         let log2 = log.clone();
+        let delay_ms: std::sync::Arc<std::sync::atomic::AtomicU64> = Default::default();
+        let delay2 = delay_ms.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
-                let (upstream, log) = (upstream.clone(), log2.clone());
+                let (upstream, log, delay) = (upstream.clone(), log2.clone(), delay2.clone());
                 std::thread::spawn(move || {
                     let mut reader = std::io::BufReader::new(client.try_clone().unwrap());
                     let mut client = client;
@@ -627,6 +632,10 @@ impl Proxy {
                                 }
                             })
                             .collect();
+                        let wait = delay.load(std::sync::atomic::Ordering::SeqCst);
+                        if wait > 0 {
+                            std::thread::sleep(std::time::Duration::from_millis(wait));
+                        }
                         let Ok(mut up) = std::net::TcpStream::connect(&upstream) else {
                             return;
                         };
@@ -662,7 +671,11 @@ impl Proxy {
                 });
             }
         });
-        Proxy { endpoint, log }
+        Proxy {
+            endpoint,
+            log,
+            delay_ms,
+        }
     }
 
     /// Successful PUTs of objects (not buckets), by key.

@@ -1,0 +1,263 @@
+//! Issue 19: the bucket origin (`serve --from`) under deploys, a slow or hanging bucket, and
+//! large files. Drives the real binary against moto over HTTP on 127.0.0.1, behind a proxy
+//! that counts requests and can slow every one down; every S3 client is given its endpoint
+//! and credentials explicitly.
+mod common;
+use common::*;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// `serve --from URL` with `env`, its address read from its first JSON line.
+fn serve_from(s: &TestSite, url: &str, env: &[(String, String)]) -> Server {
+    let mut c = std::process::Command::new(bin());
+    c.arg("--site")
+        .arg(s.root())
+        .args(["serve", "--json", "--bind", "127.0.0.1:0", "--from", url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    Server {
+        addr: v["listening"].as_str().unwrap().to_string(),
+        child,
+    }
+}
+
+fn gets(proxy: &Proxy) -> Vec<String> {
+    proxy
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, _, _)| m == "GET")
+        .map(|(_, p, _)| p.clone())
+        .collect()
+}
+
+fn site_with_items(n: i64) -> TestSite {
+    let s = TestSite::new();
+    for i in 1..=n {
+        s.item(i, &format!("2026-{:02}-{:02}", 1 + (i - 1) / 28 % 11, 1 + (i - 1) % 28));
+    }
+    s.json(&["publish", "--build", "--now", NOW]);
+    s
+}
+
+#[test]
+fn after_a_deploy_a_request_waits_only_for_its_own_objects() {
+    let moto = Moto::start();
+    moto.bucket("fast");
+    let proxy = Proxy::start(&moto.endpoint, false);
+    let s = site_with_items(300);
+    s.write(
+        "fencepost.toml",
+        &format!(
+            "{}\n[serve]\npointer_ttl_ms = 100\n",
+            std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
+        ),
+    );
+    let direct = Moto::env(&moto.endpoint);
+    s.json_env(&["deploy", "--to", "s3://fast/www", "--now", NOW], &direct);
+    let srv = serve_from(&s, "s3://fast/www", &Moto::env(&proxy.endpoint));
+    assert_eq!(srv.get("/answers/1/").status, 200);
+    // A new revision: 300 pages spread over some 250 shards. Every bucket request now takes
+    // 30 ms; reading the whole manifest would take seconds.
+    s.item(301, "2026-11-29");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s.json_env(&["deploy", "--to", "s3://fast/www", "--now", NOW], &direct);
+    proxy.delay_ms.store(30, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(150));
+    let before = gets(&proxy).len();
+    let started = Instant::now();
+    let r = srv.get("/answers/301/");
+    let took = started.elapsed();
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.header("x-revision").unwrap().starts_with("301-"));
+    let fetched = gets(&proxy)[before..].to_vec();
+    assert!(
+        fetched.len() <= 4,
+        "the first request after a deploy read {} objects: {fetched:?}",
+        fetched.len()
+    );
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    // Concurrent requests for one new path fetch its objects once.
+    let before = gets(&proxy).len();
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let addr = srv.addr.clone();
+            std::thread::spawn(move || http(&addr, "GET", "/answers/150/", &[]).status)
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap(), 200);
+    }
+    let fetched = gets(&proxy)[before..].to_vec();
+    let objects: Vec<&String> = fetched.iter().filter(|p| !p.ends_with("/current")).collect();
+    assert!(objects.len() <= 2, "one shard and one blob, once: {fetched:?}");
+}
+
+#[test]
+fn a_past_next_change_caps_nothing_and_one_request_reads_the_pointer() {
+    let moto = Moto::start();
+    moto.bucket("past");
+    let proxy = Proxy::start(&moto.endpoint, false);
+    let s = site_with_items(3);
+    // An embargoed item: the pointer's next_change_at is 2026-12-06T00:10Z.
+    s.item(4, "2026-12-05");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s.write(
+        "fencepost.toml",
+        &format!(
+            "{}\n[serve]\npointer_ttl_ms = 1000\n",
+            std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
+        ),
+    );
+    s.json_env(&["deploy", "--to", "s3://past/www", "--now", NOW], &Moto::env(&moto.endpoint));
+    // The origin's clock is past that instant, and nothing was deployed since.
+    let mut c = std::process::Command::new(bin());
+    c.arg("--site")
+        .arg(s.root())
+        .args(["serve", "--json", "--bind", "127.0.0.1:0", "--from", "s3://past/www"])
+        .args(["--now", "2026-12-07T00:00:00Z"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in Moto::env(&proxy.endpoint) {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let srv = Server {
+        addr: v["listening"].as_str().unwrap().to_string(),
+        child,
+    };
+    let started = Instant::now();
+    let mut n = 0;
+    while started.elapsed() < Duration::from_millis(700) {
+        assert_eq!(srv.get("/answers/1/").status, 200);
+        n += 1;
+    }
+    let pointer_reads = gets(&proxy).iter().filter(|p| p.ends_with("/current")).count();
+    assert!(n > 20, "{n} requests");
+    assert!(
+        pointer_reads <= 2,
+        "{pointer_reads} pointer reads for {n} requests within one TTL"
+    );
+}
+
+#[test]
+fn a_hanging_bucket_gives_a_plain_503_within_the_timeout_and_holds_no_one_else() {
+    let moto = Moto::start();
+    moto.bucket("hang");
+    let proxy = Proxy::start(&moto.endpoint, false);
+    let s = site_with_items(3);
+    s.write(
+        "fencepost.toml",
+        &format!(
+            "{}\n[serve]\nbucket_timeout_ms = 500\npointer_ttl_ms = 100\n",
+            std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
+        ),
+    );
+    s.json_env(&["deploy", "--to", "s3://hang/www", "--now", NOW], &Moto::env(&moto.endpoint));
+    let srv = serve_from(&s, "s3://hang/www", &Moto::env(&proxy.endpoint));
+    assert_eq!(srv.get("/answers/1/").status, 200);
+    // The bucket stops answering (each request hangs for a minute).
+    proxy.delay_ms.store(60_000, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(150));
+    let started = Instant::now();
+    let threads: Vec<_> = ["/answers/2/", "/answers/3/", "/robots.txt", "/answers/2/"]
+        .into_iter()
+        .map(|p| {
+            let addr = srv.addr.clone();
+            std::thread::spawn(move || (http(&addr, "GET", p, &[]), Instant::now()))
+        })
+        .collect();
+    for t in threads {
+        let (r, at) = t.join().unwrap();
+        let waited = at - started;
+        // The known revision keeps serving while the pointer is re-read; an object the
+        // origin does not hold yet is a 503 after the timeout.
+        assert!(r.status == 200 || r.status == 503, "{}", r.status);
+        assert!(waited < Duration::from_secs(3), "waited {waited:?}");
+        if r.status == 503 {
+            let body = r.text();
+            assert!(
+                !body.contains("127.0.0.1") && !body.contains("hang") && !body.contains("timeout"),
+                "the public sees the bucket's details: {body}"
+            );
+            assert_eq!(r.header("cache-control"), Some("no-store"));
+        }
+    }
+}
+
+#[test]
+fn large_files_stream_head_reads_no_body_and_a_corrupt_one_is_cut_off() {
+    let s = site_with_items(2);
+    // A 48 MiB static file: above the in-memory limit, so it streams.
+    let big: Vec<u8> = (0..48 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(s.path("static/big.bin"), &big).unwrap();
+    s.json(&["build", "--now", NOW]);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let srv = serve_from(&s, &url, &[]);
+    let r = srv.get("/big.bin");
+    assert_eq!(r.status, 200);
+    assert!(r.body == big, "{} bytes", r.body.len());
+    let head = http(&srv.addr, "HEAD", "/big.bin", &[]);
+    assert_eq!(head.status, 200);
+    assert_eq!(head.header("content-length"), Some(big.len().to_string().as_str()));
+    assert!(head.body.is_empty());
+    // Six readers at once: the origin holds chunks, not six copies of the file.
+    let readers: Vec<_> = (0..6)
+        .map(|_| {
+            let addr = srv.addr.clone();
+            std::thread::spawn(move || http(&addr, "GET", "/big.bin", &[]).body.len())
+        })
+        .collect();
+    for r in readers {
+        assert_eq!(r.join().unwrap(), big.len());
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", srv.child.id())).unwrap();
+    let peak_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(
+        peak_kb < 120 * 1024,
+        "the origin peaked at {} MiB serving a 48 MiB file to six readers",
+        peak_kb / 1024
+    );
+    // Corrupt the blob in the bucket: the response is cut off before it is whole.
+    let sha = fencepost::content::sha256_hex(&big);
+    let mut bad = big.clone();
+    bad[40_000_000] ^= 1;
+    std::fs::write(bucket.path().join("objects").join(&sha), &bad).unwrap();
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(&srv.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = c.read_to_end(&mut raw);
+    let body_start = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert!(
+        raw.len() - body_start < big.len(),
+        "a corrupt large blob was sent whole"
+    );
+}
