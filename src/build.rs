@@ -318,6 +318,8 @@ pub fn run_with_progress(
     progress: Progress<'_>,
 ) -> Result<Report, BuildError> {
     let mut phases = Phases(std::time::Instant::now());
+    // A ledger location that cannot be right is refused before anything is written.
+    site.ledger_location()?;
     let public = public_dir(site);
     std::fs::create_dir_all(&public).map_err(io(&public))?;
     let mut abandoned_removed = revision::remove_abandoned(&public)?;

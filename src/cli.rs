@@ -164,7 +164,7 @@ fn database_clock(site_dir: &std::path::Path) -> Clock {
     };
     if !matches!(
         site.ledger_location(),
-        fencepost::ledger::Location::Postgres(_)
+        Ok(fencepost::ledger::Location::Postgres(_))
     ) {
         return Clock::System;
     }

@@ -96,7 +96,9 @@ pub enum DeployError {
         what: String,
         waited_secs: u64,
     },
-    #[error("deploy --abandon {0}: no parked operation with that id; `fencepost status` lists them")]
+    #[error(
+        "deploy --abandon {0}: no parked operation with that id; `fencepost status` lists them"
+    )]
     NoSuchParkedToAbandon(String),
     #[error("nothing to deploy: {0}")]
     NothingBuilt(String),
@@ -349,7 +351,10 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn take_lease(&self, ledger: &mut Ledger) -> Result<Option<crate::ledger::lease::Lease>, DeployError> {
+    fn take_lease(
+        &self,
+        ledger: &mut Ledger,
+    ) -> Result<Option<crate::ledger::lease::Lease>, DeployError> {
         claim::take(
             ledger,
             self.clock,
@@ -389,7 +394,8 @@ pub async fn run_on(
     }
     // 2. The bucket must be this ledger's (or adopted) before anything is written to it.
     let live = remote.read_pointer().await?;
-    let adopt = claim::check_owner(remote, live.as_ref().map(|(p, _)| p), &ours, opts.adopt).await?;
+    let adopt =
+        claim::check_owner(remote, live.as_ref().map(|(p, _)| p), &ours, opts.adopt).await?;
     // 3. Before the first write to a target new to this ledger: does it honour conditional
     // writes at all?
     let known = ledger.read(|tx| deploys::target(tx, &target))?;
@@ -529,7 +535,13 @@ async fn attempt(ledger: &mut Ledger, ctx: &Ctx<'_>, opts: &Options) -> Result<T
     // bucket when it is the one this ledger recorded there (see `saga::known_present`).
     let known = match &live {
         Some(p) if ctx.adopt.is_none() => {
-            saga::known_present(ledger, ctx.remote, &p.manifest, &crate::build::public_dir(ctx.site)).await?
+            saga::known_present(
+                ledger,
+                ctx.remote,
+                &p.manifest,
+                &crate::build::public_dir(ctx.site),
+            )
+            .await?
         }
         _ => None,
     };
@@ -556,7 +568,10 @@ async fn attempt(ledger: &mut Ledger, ctx: &Ctx<'_>, opts: &Options) -> Result<T
     if !ledger.write(|tx| deploys::insert(tx, &id, &target, &plan_json, &held, now))? {
         // Another deployer planned first (the partial unique index): the next pass decides.
         claim::release(ledger, ctx.clock, &held);
-        return Ok(Turn::Wait(base(Outcome::SkippedLocked, PointerOutcome::Unchanged)));
+        return Ok(Turn::Wait(base(
+            Outcome::SkippedLocked,
+            PointerOutcome::Unchanged,
+        )));
     }
     crate::fail_point!("deploy.after_plan");
     let op = ledger

@@ -98,14 +98,20 @@ pub enum Location {
 }
 
 impl Location {
-    /// A `postgres://…` URL selects PostgreSQL; anything else is a SQLite path, relative to
-    /// `root`.
-    pub fn parse(text: &str, root: &Path) -> Location {
+    /// A `postgres://…` URL selects PostgreSQL; anything that looks like another URL (a
+    /// scheme typo: `Postgres://`, `postgres:/`, `postgress://`) is an error, never a SQLite
+    /// file named after it; anything else is a SQLite path, relative to `root`.
+    pub fn parse(text: &str, root: &Path) -> Result<Location, LedgerError> {
         if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            Location::Postgres(text.to_string())
-        } else {
-            Location::Sqlite(root.join(text))
+            return Ok(Location::Postgres(text.to_string()));
         }
+        if let Some(scheme) = url_scheme(text) {
+            // Only the scheme is shown: a mistyped URL may hold a password anywhere after it.
+            return Err(LedgerError::Location(format!(
+                "{scheme}:… looks like a URL but not a PostgreSQL one (scheme {scheme:?}): a shared ledger is named by a postgres:// or postgresql:// URL, in lower case, and a SQLite ledger by a path (write ./{scheme}… for a file whose name has a colon). Nothing was created"
+            )));
+        }
+        Ok(Location::Sqlite(root.join(text)))
     }
 
     /// How errors and logs name it: a path, or the URL without its password.
@@ -121,6 +127,17 @@ impl std::fmt::Debug for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.display())
     }
+}
+
+/// The scheme of `text` when it looks like a URL: letters, digits, `+`, `.` or `-` after a
+/// first letter, then `:` and a `/`.
+fn url_scheme(text: &str) -> Option<&str> {
+    let (scheme, rest) = text.split_once(':')?;
+    let mut chars = scheme.chars();
+    let looks = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+        && rest.starts_with('/');
+    looks.then_some(scheme)
 }
 
 /// A connection URL with any password replaced, fit for logs, errors and JSON.

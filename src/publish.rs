@@ -142,7 +142,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
             "publish phase done"
         )
     };
-    let mut ledger = site.open_ledger()?;
+    let mut ledger = site.open_or_create_ledger()?;
     let owner = OwnerId::random();
     let mut report = Report {
         owner: owner.0.clone(),

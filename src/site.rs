@@ -32,27 +32,45 @@ impl Site {
     /// Opens (creating and migrating if needed) the site's ledger with its busy timeout.
     pub fn open_ledger(&self) -> Result<Ledger, LedgerError> {
         Ledger::open_at(
-            &self.ledger_location(),
+            &self.ledger_location()?,
             std::time::Duration::from_millis(self.config.ledger.busy_timeout_ms),
         )
     }
 
+    /// Opens the ledger for a run that may create it (publish): refused when it is a SQLite
+    /// file that is missing while `public/` already holds output — that output was built from
+    /// a ledger, and a new empty one would republish everything under new revisions.
+    pub fn open_or_create_ledger(&self) -> Result<Ledger, LedgerError> {
+        if let Location::Sqlite(path) = self.ledger_location()? {
+            let output = self.root.join("public").join("current");
+            if !path.exists() && std::fs::symlink_metadata(&output).is_ok() {
+                return Err(LedgerError::Location(format!(
+                    "{} does not exist, but {} holds output built from a ledger: restore the ledger (or point ledger.path / FENCEPOST_LEDGER at it). To start over on purpose, move public/ aside first. Nothing was created",
+                    path.display(),
+                    output.display()
+                )));
+            }
+        }
+        self.open_ledger()
+    }
+
     /// Where the ledger is: `FENCEPOST_LEDGER`, then `ledger.url`, then `ledger.path`.
-    pub fn ledger_location(&self) -> Location {
-        match std::env::var(LEDGER_ENV) {
-            Ok(v) if !v.trim().is_empty() => Location::parse(v.trim(), &self.root),
+    pub fn ledger_location(&self) -> Result<Location, LedgerError> {
+        Ok(match std::env::var(LEDGER_ENV) {
+            Ok(v) if !v.trim().is_empty() => Location::parse(v.trim(), &self.root)?,
             _ => match &self.config.ledger.url {
                 Some(url) => Location::Postgres(url.clone()),
                 None => Location::Sqlite(self.root.join(&self.config.ledger.path)),
             },
-        }
+        })
     }
 
-    /// Whether a ledger exists yet (a SQLite file on disk; a database is assumed to).
+    /// Whether a ledger exists yet (a SQLite file on disk; a database is assumed to, and a
+    /// location that does not parse is left for opening to report).
     pub fn ledger_exists(&self) -> bool {
         match self.ledger_location() {
-            Location::Sqlite(p) => p.exists(),
-            Location::Postgres(_) => true,
+            Ok(Location::Sqlite(p)) => p.exists(),
+            Ok(Location::Postgres(_)) | Err(_) => true,
         }
     }
 

@@ -284,3 +284,66 @@ fn a_remote_image_is_fetched_exactly_once_and_a_404_is_retried() {
         .unwrap();
     assert_eq!(sha, fencepost::content::sha256_hex(&png));
 }
+
+/// Every file and folder under the site (names only), for "nothing was created".
+fn listing(s: &TestSite) -> Vec<String> {
+    tree(s.root()).into_keys().collect()
+}
+
+/// Issue 19: a scheme typo in `FENCEPOST_LEDGER` is an error — never a SQLite ledger created
+/// at a path built from the URL (with the password in a folder name), republishing
+/// everything into it.
+#[test]
+fn a_scheme_typo_in_fencepost_ledger_is_an_error_that_creates_nothing() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let before = listing(&s);
+    for bad in [
+        "Postgres://fp:hunter2@127.0.0.1:5432/db",
+        "postgres:/fp:hunter2@127.0.0.1:5432/db",
+        "postgress://fp:hunter2@127.0.0.1:5432/db",
+        "mysql://fp:hunter2@127.0.0.1/db",
+    ] {
+        for args in [
+            &["publish", "--now", NOW][..],
+            &["build", "--now", NOW],
+            &["status"],
+        ] {
+            let out = s.cmd(args).env("FENCEPOST_LEDGER", bad).output().unwrap();
+            assert!(!out.status.success(), "{bad} {args:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("postgres://"), "{bad}: {err}");
+            assert!(
+                !err.contains("hunter2"),
+                "{bad}: the password is shown: {err}"
+            );
+        }
+        assert_eq!(before, listing(&s), "{bad} created something");
+    }
+    // A plain relative path still names a SQLite ledger.
+    let out = s
+        .cmd(&["publish", "--now", NOW])
+        .env("FENCEPOST_LEDGER", "elsewhere/ledger.sqlite")
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert!(s.path("elsewhere/ledger.sqlite").exists());
+}
+
+/// A SQLite ledger that went missing while `public/` holds output built from it is not
+/// silently re-created by `publish` (which would republish everything under new revisions).
+#[test]
+fn publish_refuses_to_recreate_a_missing_ledger_when_public_holds_output() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    std::fs::remove_file(s.path(".fencepost/ledger.sqlite")).unwrap();
+    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("does not exist") && err.contains("public"),
+        "{err}"
+    );
+    assert!(!s.path(".fencepost/ledger.sqlite").exists());
+}

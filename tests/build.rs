@@ -132,7 +132,10 @@ fn the_next_embargo_instant_is_beside_the_revision_never_in_it() {
         })
         .map(|(path, _)| path)
         .collect();
-    assert!(leaks.is_empty(), "files naming the embargo instant: {leaks:?}");
+    assert!(
+        leaks.is_empty(),
+        "files naming the embargo instant: {leaks:?}"
+    );
     let m = manifest(&s.current_dir());
     assert_eq!(m["next_change_at"], Value::Null);
     let entry = |p: &str| {

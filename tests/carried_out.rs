@@ -88,10 +88,9 @@ fn audit_count(s: &TestSite, action: &str) -> i64 {
 
 /// Every page path of the live local revision (`index.html`, `answers/N/index.html`, …).
 fn pages_of(s: &TestSite) -> Vec<String> {
-    let m: Value = serde_json::from_slice(
-        &std::fs::read(s.current_dir().join("manifest.json")).unwrap(),
-    )
-    .unwrap();
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
+            .unwrap();
     m["files"]
         .as_array()
         .unwrap()
@@ -138,7 +137,10 @@ fn two_runners_on_one_postgres_ledger_leave_the_bucket_at_the_ledgers_revision_e
                         (vec!["publish", "--build"], ""),
                         // Each deploy holds the target a while (a slow link): the window in
                         // which the job that built the older revision holds the lease.
-                        (vec!["deploy", "--to", "s3://race/www"], "deploy.after_blobs=sleep(400)"),
+                        (
+                            vec!["deploy", "--to", "s3://race/www"],
+                            "deploy.after_blobs=sleep(400)",
+                        ),
                     ] {
                         let out = std::process::Command::new(bin())
                             .arg("--site")
@@ -188,7 +190,11 @@ fn a_fresh_runner_with_its_own_ledger_is_refused_and_adopt_takes_the_bucket_over
     }
     owner.json(&["publish", "--build", "--now", NOW]);
     let (code, r) = run(&owner, &["deploy", "--to", url, "--now", NOW], &env);
-    assert_eq!((code, r["outcome"].as_str()), (Some(0), Some("deployed")), "{r}");
+    assert_eq!(
+        (code, r["outcome"].as_str()),
+        (Some(0), Some("deployed")),
+        "{r}"
+    );
     // A fresh runner: the same content, an empty SQLite ledger of its own.
     let fresh = TestSite::new();
     for i in 1..=4 {
@@ -234,8 +240,16 @@ fn a_fresh_runner_with_its_own_ledger_is_refused_and_adopt_takes_the_bucket_over
     }
     assert_eq!(before, state());
     // An explicit, audited takeover.
-    let (code, r) = run(&fresh, &["deploy", "--to", url, "--adopt", "--now", NOW], &env);
-    assert_eq!((code, r["outcome"].as_str()), (Some(0), Some("deployed")), "{r}");
+    let (code, r) = run(
+        &fresh,
+        &["deploy", "--to", url, "--adopt", "--now", NOW],
+        &env,
+    );
+    assert_eq!(
+        (code, r["outcome"].as_str()),
+        (Some(0), Some("deployed")),
+        "{r}"
+    );
     let live = pointer_of(&remote);
     assert_eq!(live["ledger_id"], ours.as_str());
     assert_eq!(live["revision"], 4);
@@ -254,14 +268,19 @@ fn a_fresh_runner_rebuilding_the_live_revision_uploads_nothing_and_writes_no_rec
         a.item(i, &format!("2026-11-0{i}"));
     }
     a.json(&["publish", "--build", "--now", NOW]);
-    assert_eq!(a.json(&["deploy", "--to", &url, "--now", NOW])["outcome"], "deployed");
+    assert_eq!(
+        a.json(&["deploy", "--to", &url, "--now", NOW])["outcome"],
+        "deployed"
+    );
     let receipts = audit_count(&a, "deploy");
     // The deploy's receipt moved the audit tip after the revision was built: a fresh runner
     // (its own checkout, an empty public/) builds the same revision at another tip.
     let b = checkout_of(&a);
     let built = b.json(&["build", "--now", NOW]);
     assert_eq!(
-        built["path"].as_str().map(|p| Path::new(p).file_name().unwrap().to_owned()),
+        built["path"]
+            .as_str()
+            .map(|p| Path::new(p).file_name().unwrap().to_owned()),
         a.json(&["build", "--now", NOW])["path"]
             .as_str()
             .map(|p| Path::new(p).file_name().unwrap().to_owned()),
@@ -295,14 +314,21 @@ fn four_racing_deployers_write_exactly_one_receipt_per_pointer_move() {
                         .args(["deploy", "--to", &url, "--json", "--now", NOW])
                         .output()
                         .unwrap();
-                    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
                     serde_json::from_slice::<Value>(&out.stdout).unwrap()
                 })
             })
             .collect();
         let outcomes: Vec<Value> = racers.into_iter().map(|r| r.join().unwrap()).collect();
         assert_eq!(audit_count(&s, "deploy"), rep, "rep {rep}: {outcomes:#?}");
-        let deployed = outcomes.iter().filter(|o| o["outcome"] == "deployed").count();
+        let deployed = outcomes
+            .iter()
+            .filter(|o| o["outcome"] == "deployed")
+            .count();
         assert_eq!(deployed, 1, "rep {rep}: {outcomes:#?}");
     }
 }
@@ -323,7 +349,10 @@ fn the_bucket_pointer_follows_a_new_embargo_without_a_new_revision() {
     assert_eq!(r["revision"], 1);
     let d = s.json(&["deploy", "--to", &url, "--now", NOW]);
     assert_eq!(d["outcome"], "already_deployed", "{d}");
-    assert_eq!(pointer_of(&remote)["next_change_at"], "2026-12-06T00:10:00Z");
+    assert_eq!(
+        pointer_of(&remote)["next_change_at"],
+        "2026-12-06T00:10:00Z"
+    );
     // Nothing in the bucket but the pointer names that instant.
     let leaks: Vec<String> = tree(bucket.path())
         .into_iter()
@@ -342,7 +371,10 @@ fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repair
     let y = checkout_sharing_sqlite(&x);
     // y's templates are newer.
     let tpl = std::fs::read_to_string(y.path("templates/answer.html")).unwrap();
-    y.write("templates/answer.html", &format!("{tpl}\n<!-- new layout -->\n"));
+    y.write(
+        "templates/answer.html",
+        &format!("{tpl}\n<!-- new layout -->\n"),
+    );
     x.json(&["publish", "--build", "--now", NOW]);
     y.json(&["build", "--now", NOW]);
     let bucket = tempfile::tempdir().unwrap();
@@ -361,7 +393,11 @@ fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repair
             .cmd(&["deploy", "--to", &url, "--now", NOW])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1), "a stale build is a backward move");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "a stale build is a backward move"
+        );
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains(&format!("3-{}", dy["build"].as_str().unwrap())),
@@ -373,7 +409,10 @@ fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repair
         );
     }
     assert_eq!(pointer_of(&remote), moved, "no flip-flop");
-    assert_eq!(x.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"), 2);
+    assert_eq!(
+        x.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"),
+        2
+    );
 
     // Damage: a shard deleted, a blob corrupted.
     let ok = y.json(&["verify", "--to", &url]);
@@ -392,7 +431,11 @@ fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repair
     assert_eq!(out.status.code(), Some(1));
     let found: Value = serde_json::from_slice(&out.stdout).unwrap();
     let shard_sha = shard.file_stem().unwrap().to_string_lossy().to_string();
-    assert_eq!(found["missing_shards"], serde_json::json!([shard_sha]), "{found}");
+    assert_eq!(
+        found["missing_shards"],
+        serde_json::json!([shard_sha]),
+        "{found}"
+    );
     assert_eq!(found["corrupt_blobs"], serde_json::json!([sha]), "{found}");
     let r = y.json(&["deploy", "--to", &url, "--repair", "--now", NOW]);
     assert_eq!(r["outcome"], "repaired", "{r}");
@@ -442,7 +485,12 @@ fn gc_keeps_everything_a_young_root_names_and_rollback_to_it_serves_every_page()
         s.json(&["publish", "--build", "--now", NOW]);
         let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
         assert_eq!(r["outcome"], "deployed");
-        roots.push(pointer_of(&Remote::open(&url).unwrap())["manifest"].as_str().unwrap().to_string());
+        roots.push(
+            pointer_of(&Remote::open(&url).unwrap())["manifest"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
     }
     // Everything is two hours old except revision 2's root, uploaded a minute ago; the
     // revisions stopped being live long before the grace period.
@@ -505,7 +553,10 @@ fn a_rollback_to_an_incomplete_root_is_refused_naming_what_is_missing() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&sha) && err.contains("incomplete"), "{err}");
     assert_same_tree(&before, &tree(bucket.path()), "nothing moved");
-    assert_eq!(s.count("SELECT count(*) FROM audit_log WHERE action = 'rollback'"), 0);
+    assert_eq!(
+        s.count("SELECT count(*) FROM audit_log WHERE action = 'rollback'"),
+        0
+    );
 }
 
 #[test]
@@ -527,14 +578,28 @@ fn gc_to_waits_for_a_running_deploy_so_no_live_root_names_a_missing_object() {
         "deploy.after_blobs=sleep(1500)",
     );
     deploy.wait_until("deploy.after_blobs");
-    let gc = s.json(&["gc", "--to", &url, "--keep", "1", "--grace-secs", "0", "--now", NOW]);
+    let gc = s.json(&[
+        "gc",
+        "--to",
+        &url,
+        "--keep",
+        "1",
+        "--grace-secs",
+        "0",
+        "--now",
+        NOW,
+    ]);
     let out = deploy.finish();
     assert_success(&out);
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["outcome"], "deployed", "{r}");
     assert_eq!(gc["kept"].as_array().unwrap().len(), 1, "{gc}");
     let ok = s.json(&["verify", "--to", &url]);
-    assert_eq!((ok["ok"].as_bool(), ok["revision"].as_i64()), (Some(true), Some(2)), "{ok}");
+    assert_eq!(
+        (ok["ok"].as_bool(), ok["revision"].as_i64()),
+        (Some(true), Some(2)),
+        "{ok}"
+    );
     serves_every_page(&s, &url);
 }
 
@@ -555,14 +620,24 @@ fn local_gc_keeps_the_revision_a_crashed_deploy_needs_and_the_deploy_finishes() 
     s.item(2, "2026-11-02");
     s.json(&["publish", "--build", "--now", NOW]);
     let gc = s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW]);
-    assert!(needed.exists(), "gc removed the revision an unfinished deploy needs: {gc}");
+    assert!(
+        needed.exists(),
+        "gc removed the revision an unfinished deploy needs: {gc}"
+    );
     // After the crashed run's lease expired: the operation resumes and finishes, then the
     // newer revision goes live.
     let later = "2026-12-01T00:05:01Z";
     let r = s.json(&["deploy", "--to", &url, "--now", later]);
-    assert_eq!((r["outcome"].as_str(), r["revision"].as_i64()), (Some("deployed"), Some(2)), "{r}");
+    assert_eq!(
+        (r["outcome"].as_str(), r["revision"].as_i64()),
+        (Some("deployed"), Some(2)),
+        "{r}"
+    );
     assert!(s.status()["deploys"].as_array().unwrap().is_empty());
-    assert_eq!(s.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"), 2);
+    assert_eq!(
+        s.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"),
+        2
+    );
     // Now nothing needs it.
     s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", later]);
     assert!(!needed.exists());
@@ -585,7 +660,11 @@ fn a_deploy_of_an_older_revision_holding_the_target_is_waited_for_not_stepped_as
     s.item(2, "2026-11-02");
     s.json(&["publish", "--build", "--now", NOW]);
     let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
-    assert_eq!((r["outcome"].as_str(), r["revision"].as_i64()), (Some("deployed"), Some(2)), "{r}");
+    assert_eq!(
+        (r["outcome"].as_str(), r["revision"].as_i64()),
+        (Some("deployed"), Some(2)),
+        "{r}"
+    );
     assert_success(&older.finish());
     assert_eq!(pointer_of(&Remote::open(&url).unwrap())["revision"], 2);
     s.write(
@@ -636,7 +715,11 @@ fn a_resume_at_the_manifest_step_puts_back_a_blob_that_went_missing() {
     let sha = fencepost::content::sha256_hex(&std::fs::read(&page).unwrap());
     std::fs::remove_file(bucket.path().join("objects").join(&sha)).unwrap();
     let r = s.json(&["deploy", "--to", &url, "--now", "2026-12-01T00:05:01Z"]);
-    assert_eq!((r["outcome"].as_str(), r["resumed"].as_bool()), (Some("deployed"), Some(true)), "{r}");
+    assert_eq!(
+        (r["outcome"].as_str(), r["resumed"].as_bool()),
+        (Some("deployed"), Some(true)),
+        "{r}"
+    );
     assert!(bucket.path().join("objects").join(&sha).exists());
     assert_eq!(s.json(&["verify", "--to", &url])["ok"], true);
 }
@@ -664,5 +747,8 @@ fn a_resume_past_the_pointer_step_makes_a_lost_move_again() {
     assert_eq!(r["resumed"], true, "{r}");
     let remote = Remote::open(&url).unwrap();
     assert_eq!(pointer_of(&remote)["revision"], 2);
-    assert_eq!(s.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"), 2);
+    assert_eq!(
+        s.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"),
+        2
+    );
 }

@@ -418,7 +418,14 @@ fn a_deploy_that_keeps_failing_is_parked_and_retry_rearms_it() {
     // it exits non-zero naming the operation and the two ways out.
     std::fs::rename(&aside, &dir).unwrap();
     let out = s
-        .cmd(&["deploy", "--to", &url, "--json", "--now", "2026-12-01T03:00:00Z"])
+        .cmd(&[
+            "deploy",
+            "--to",
+            &url,
+            "--json",
+            "--now",
+            "2026-12-01T03:00:00Z",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -810,7 +817,11 @@ fn a_parked_deploy_stops_every_later_run_until_abandoned_and_a_newer_revision_pa
     };
     for attempt in 1..=5 {
         let (code, r) = deploy(NOW);
-        assert_eq!((code, r["outcome"].as_str()), (Some(1), Some("failed")), "attempt {attempt}: {r}");
+        assert_eq!(
+            (code, r["outcome"].as_str()),
+            (Some(1), Some("failed")),
+            "attempt {attempt}: {r}"
+        );
     }
     let st = s.status();
     assert_eq!(st["deploys"][0]["status"], "failed", "{st}");
@@ -819,7 +830,11 @@ fn a_parked_deploy_stops_every_later_run_until_abandoned_and_a_newer_revision_pa
     let before = bucket_tree(bucket.path());
     for run in 1..=5 {
         let (code, r) = deploy(NOW);
-        assert_eq!((code, r["outcome"].as_str()), (Some(1), Some("parked")), "run {run}: {r}");
+        assert_eq!(
+            (code, r["outcome"].as_str()),
+            (Some(1), Some("parked")),
+            "run {run}: {r}"
+        );
         let e = r["error"].as_str().unwrap();
         assert!(
             e.contains(&id) && e.contains("--retry") && e.contains("--abandon"),
@@ -827,7 +842,11 @@ fn a_parked_deploy_stops_every_later_run_until_abandoned_and_a_newer_revision_pa
         );
         assert_eq!(r["blobs_uploaded"], 0);
     }
-    assert_eq!(s.count("SELECT count(*) FROM deploy_ops"), 1, "no new operation");
+    assert_eq!(
+        s.count("SELECT count(*) FROM deploy_ops"),
+        1,
+        "no new operation"
+    );
     assert_same_tree(&before, &bucket_tree(bucket.path()), "nothing uploaded");
     // A person closes it: audited, and no longer unfinished.
     let r = s.json(&["deploy", "--to", &url, "--abandon", &id, "--now", NOW]);
@@ -847,7 +866,11 @@ fn a_parked_deploy_stops_every_later_run_until_abandoned_and_a_newer_revision_pa
     s.item(2, "2026-11-02");
     s.json(&["publish", "--build", "--now", NOW]);
     let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
-    assert_eq!((r["outcome"].as_str(), r["revision"].as_i64()), (Some("deployed"), Some(2)), "{r}");
+    assert_eq!(
+        (r["outcome"].as_str(), r["revision"].as_i64()),
+        (Some("deployed"), Some(2)),
+        "{r}"
+    );
 }
 
 /// A newer revision may deploy past a parked older one; the older one stays parked (and
@@ -869,6 +892,10 @@ fn a_newer_revision_deploys_past_a_parked_older_one() {
     s.item(2, "2026-11-02");
     s.json(&["publish", "--build", "--now", NOW]);
     let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
-    assert_eq!((r["outcome"].as_str(), r["revision"].as_i64()), (Some("deployed"), Some(2)), "{r}");
+    assert_eq!(
+        (r["outcome"].as_str(), r["revision"].as_i64()),
+        (Some("deployed"), Some(2)),
+        "{r}"
+    );
     assert_eq!(s.status()["deploys"][0]["status"], "failed", "still parked");
 }

@@ -454,7 +454,12 @@ fn the_origin_never_serves_manifest_files() {
     s.item(3, "2026-12-05");
     s.json(&["publish", "--build", "--now", NOW]);
     let srv = s.serve(&[]);
-    for path in ["/manifest.json", "/manifest.idx", "/current.json", "/../current.json"] {
+    for path in [
+        "/manifest.json",
+        "/manifest.idx",
+        "/current.json",
+        "/../current.json",
+    ] {
         let r = srv.get(path);
         assert!(r.status == 404 || r.status == 400, "{path}: {}", r.status);
         assert!(!r.text().contains("2026-12-06"), "{path}");

@@ -46,7 +46,10 @@ fn gets(proxy: &Proxy) -> Vec<String> {
 fn site_with_items(n: i64) -> TestSite {
     let s = TestSite::new();
     for i in 1..=n {
-        s.item(i, &format!("2026-{:02}-{:02}", 1 + (i - 1) / 28 % 11, 1 + (i - 1) % 28));
+        s.item(
+            i,
+            &format!("2026-{:02}-{:02}", 1 + (i - 1) / 28 % 11, 1 + (i - 1) % 28),
+        );
     }
     s.json(&["publish", "--build", "--now", NOW]);
     s
@@ -101,8 +104,14 @@ fn after_a_deploy_a_request_waits_only_for_its_own_objects() {
         assert_eq!(t.join().unwrap(), 200);
     }
     let fetched = gets(&proxy)[before..].to_vec();
-    let objects: Vec<&String> = fetched.iter().filter(|p| !p.ends_with("/current")).collect();
-    assert!(objects.len() <= 2, "one shard and one blob, once: {fetched:?}");
+    let objects: Vec<&String> = fetched
+        .iter()
+        .filter(|p| !p.ends_with("/current"))
+        .collect();
+    assert!(
+        objects.len() <= 2,
+        "one shard and one blob, once: {fetched:?}"
+    );
 }
 
 #[test]
@@ -121,12 +130,22 @@ fn a_past_next_change_caps_nothing_and_one_request_reads_the_pointer() {
             std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
         ),
     );
-    s.json_env(&["deploy", "--to", "s3://past/www", "--now", NOW], &Moto::env(&moto.endpoint));
+    s.json_env(
+        &["deploy", "--to", "s3://past/www", "--now", NOW],
+        &Moto::env(&moto.endpoint),
+    );
     // The origin's clock is past that instant, and nothing was deployed since.
     let mut c = std::process::Command::new(bin());
     c.arg("--site")
         .arg(s.root())
-        .args(["serve", "--json", "--bind", "127.0.0.1:0", "--from", "s3://past/www"])
+        .args([
+            "serve",
+            "--json",
+            "--bind",
+            "127.0.0.1:0",
+            "--from",
+            "s3://past/www",
+        ])
         .args(["--now", "2026-12-07T00:00:00Z"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
@@ -151,7 +170,10 @@ fn a_past_next_change_caps_nothing_and_one_request_reads_the_pointer() {
         assert_eq!(srv.get("/answers/1/").status, 200);
         n += 1;
     }
-    let pointer_reads = gets(&proxy).iter().filter(|p| p.ends_with("/current")).count();
+    let pointer_reads = gets(&proxy)
+        .iter()
+        .filter(|p| p.ends_with("/current"))
+        .count();
     assert!(n > 20, "{n} requests");
     assert!(
         pointer_reads <= 2,
@@ -172,7 +194,10 @@ fn a_hanging_bucket_gives_a_plain_503_within_the_timeout_and_holds_no_one_else()
             std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
         ),
     );
-    s.json_env(&["deploy", "--to", "s3://hang/www", "--now", NOW], &Moto::env(&moto.endpoint));
+    s.json_env(
+        &["deploy", "--to", "s3://hang/www", "--now", NOW],
+        &Moto::env(&moto.endpoint),
+    );
     let srv = serve_from(&s, "s3://hang/www", &Moto::env(&proxy.endpoint));
     assert_eq!(srv.get("/answers/1/").status, 200);
     // The bucket stops answering (each request hangs for a minute).
@@ -220,7 +245,10 @@ fn large_files_stream_head_reads_no_body_and_a_corrupt_one_is_cut_off() {
     assert!(r.body == big, "{} bytes", r.body.len());
     let head = http(&srv.addr, "HEAD", "/big.bin", &[]);
     assert_eq!(head.status, 200);
-    assert_eq!(head.header("content-length"), Some(big.len().to_string().as_str()));
+    assert_eq!(
+        head.header("content-length"),
+        Some(big.len().to_string().as_str())
+    );
     assert!(head.body.is_empty());
     // Six readers at once: the origin holds chunks, not six copies of the file.
     let readers: Vec<_> = (0..6)

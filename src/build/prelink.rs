@@ -384,7 +384,7 @@ mod tests {
                     content_type: "text/html".into(),
                     cache: CacheClass::Content,
                     max_age: 0,
-                            key: "k".into(),
+                    key: "k".into(),
                     links: Vec::new(),
                 })
                 .collect(),

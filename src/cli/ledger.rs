@@ -22,7 +22,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
     let Command::Copy { to, from } = cmd;
     let site = ctx.site()?;
     let from = match from {
-        Some(f) => Location::parse(&f, &site.root),
+        Some(f) => Location::parse(&f, &site.root)?,
         None => Location::Sqlite(site.root.join(&site.config.ledger.path)),
     };
     if let Location::Sqlite(p) = &from {
@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
             p.display()
         );
     }
-    let to = Location::parse(&to, &site.root);
+    let to = Location::parse(&to, &site.root)?;
     anyhow::ensure!(
         to != from,
         "ledger copy: --to names the source ledger itself"

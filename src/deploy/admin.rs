@@ -138,9 +138,15 @@ pub fn rollback(
     url: &str,
     wanted: &str,
 ) -> Result<RemoteRollback, DeployError> {
-    with_target(site, clock, url, "rolling back", async |ledger, remote, held, ours| {
-        rollback_held(ledger, clock, remote, wanted, held, ours).await
-    })
+    with_target(
+        site,
+        clock,
+        url,
+        "rolling back",
+        async |ledger, remote, held, ours| {
+            rollback_held(ledger, clock, remote, wanted, held, ours).await
+        },
+    )
 }
 
 async fn rollback_held(
@@ -157,7 +163,12 @@ async fn rollback_held(
     }
     let held_revisions = revisions(remote).await?;
     let live = remote.read_pointer().await?;
-    let chosen = choose(remote, &held_revisions, live.as_ref().map(|(p, _)| p), wanted)?;
+    let chosen = choose(
+        remote,
+        &held_revisions,
+        live.as_ref().map(|(p, _)| p),
+        wanted,
+    )?;
     let plan = RollbackPlan {
         revision: chosen.root.revision,
         build: chosen.root.build.clone(),
@@ -378,9 +389,13 @@ pub fn gc(
     keep: usize,
     grace_secs: u64,
 ) -> Result<RemoteGc, DeployError> {
-    with_target(site, clock, url, "collecting garbage", async |ledger, remote, _held, _ours| {
-        gc_held(ledger, clock, remote, keep, grace_secs).await
-    })
+    with_target(
+        site,
+        clock,
+        url,
+        "collecting garbage",
+        async |ledger, remote, _held, _ours| gc_held(ledger, clock, remote, keep, grace_secs).await,
+    )
 }
 
 async fn gc_held(

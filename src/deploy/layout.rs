@@ -176,6 +176,9 @@ mod tests {
         });
         assert_eq!(split(&a).root.sha256, split(&b).root.sha256);
         let text = String::from_utf8(split(&b).root.bytes).unwrap();
-        assert!(!text.contains("next_change_at") && !text.contains("audit"), "{text}");
+        assert!(
+            !text.contains("next_change_at") && !text.contains("audit"),
+            "{text}"
+        );
     }
 }

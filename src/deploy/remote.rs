@@ -381,8 +381,13 @@ impl Remote {
     pub async fn get_stream(
         &self,
         rel: &str,
-    ) -> Result<Option<(u64, futures_util::stream::BoxStream<'static, Result<bytes::Bytes, DeployError>>)>, DeployError>
-    {
+    ) -> Result<
+        Option<(
+            u64,
+            futures_util::stream::BoxStream<'static, Result<bytes::Bytes, DeployError>>,
+        )>,
+        DeployError,
+    > {
         match self.store.get(&self.key(rel)).await {
             Ok(r) => {
                 let size = r.meta.size;

@@ -448,12 +448,8 @@ impl Run<'_, '_> {
                 }
                 pointer::Decision::Move => {}
             }
-            let mut new = RemotePointer::new(
-                plan.revision,
-                &plan.build,
-                &plan.root,
-                self.ctx.clock.now(),
-            );
+            let mut new =
+                RemotePointer::new(plan.revision, &plan.build, &plan.root, self.ctx.clock.now());
             new.next_change_at = next_change_at;
             new.ledger_id = Some(ours.clone());
             new.audit_tip = Some(AuditAnchor {
@@ -574,7 +570,10 @@ fn lost_lease(remote: &Remote, what: &str) -> DeployError {
     )
 }
 
-fn missing_blobs(split: &layout::Split, present: &HashSet<String>) -> Vec<(String, String, String)> {
+fn missing_blobs(
+    split: &layout::Split,
+    present: &HashSet<String>,
+) -> Vec<(String, String, String)> {
     split
         .blobs
         .iter()
@@ -585,7 +584,12 @@ fn missing_blobs(split: &layout::Split, present: &HashSet<String>) -> Vec<(Strin
 
 /// The names under `dir/` (one listing).
 pub(super) async fn list_names(remote: &Remote, dir: &str) -> Result<HashSet<String>, DeployError> {
-    Ok(remote.list(dir).await?.into_iter().map(|(n, _)| n).collect())
+    Ok(remote
+        .list(dir)
+        .await?
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect())
 }
 
 /// The shard digests the bucket holds (one listing).
@@ -628,13 +632,15 @@ pub(super) async fn root_objects_missing(
     remote: &Remote,
     root: &str,
 ) -> Result<(Vec<String>, Vec<String>), DeployError> {
-    let bytes = remote.get(&Remote::root_key(root)).await?.ok_or_else(|| {
-        DeployError::Incomplete {
-            target: remote.url.clone(),
-            root: root.to_string(),
-            missing: format!("its manifest root manifests/{root}.json"),
-        }
-    })?;
+    let bytes =
+        remote
+            .get(&Remote::root_key(root))
+            .await?
+            .ok_or_else(|| DeployError::Incomplete {
+                target: remote.url.clone(),
+                root: root.to_string(),
+                missing: format!("its manifest root manifests/{root}.json"),
+            })?;
     if !layout::verified(&bytes, root) {
         return Err(DeployError::Incomplete {
             target: remote.url.clone(),
@@ -658,7 +664,8 @@ pub(super) async fn root_objects_missing(
         }
     }
     let present = list_names(remote, "objects").await?;
-    let mut missing_blobs: Vec<String> = blobs.into_iter().filter(|b| !present.contains(b)).collect();
+    let mut missing_blobs: Vec<String> =
+        blobs.into_iter().filter(|b| !present.contains(b)).collect();
     missing_blobs.sort();
     Ok((missing_shards, missing_blobs))
 }
@@ -674,7 +681,11 @@ pub(super) fn describe_missing(shards: &[String], blobs: &[String]) -> String {
         ));
     }
     if !blobs.is_empty() {
-        parts.push(format!("{} blob(s) (first objects/{})", blobs.len(), blobs[0]));
+        parts.push(format!(
+            "{} blob(s) (first objects/{})",
+            blobs.len(),
+            blobs[0]
+        ));
     }
     parts.join(" and ")
 }

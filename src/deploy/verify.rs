@@ -43,10 +43,13 @@ const READS: usize = 16;
 
 /// Checks the bucket's live root: every shard and blob present, each hashing to its name.
 pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
-    let (live, _) = remote
-        .read_pointer()
-        .await?
-        .ok_or_else(|| DeployError::store(remote, "verifying", "the bucket has no pointer yet; nothing is deployed there"))?;
+    let (live, _) = remote.read_pointer().await?.ok_or_else(|| {
+        DeployError::store(
+            remote,
+            "verifying",
+            "the bucket has no pointer yet; nothing is deployed there",
+        )
+    })?;
     let ledger_id = claim::owner_of(remote, &live).await?;
     let mut out = BucketCheck {
         target: remote.url.clone(),
@@ -64,7 +67,9 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
         ok: false,
     };
     let root: Option<layout::Root> = match remote.get(&Remote::root_key(&live.manifest)).await? {
-        Some(bytes) if layout::verified(&bytes, &live.manifest) => serde_json::from_slice(&bytes).ok(),
+        Some(bytes) if layout::verified(&bytes, &live.manifest) => {
+            serde_json::from_slice(&bytes).ok()
+        }
         _ => None,
     };
     let Some(root) = root else {
@@ -126,7 +131,9 @@ pub(super) async fn repair(ledger: &mut Ledger, ctx: &Ctx<'_>) -> Result<Report,
     let remote = ctx.remote;
     let found = check(remote).await?;
     let dir = revision::dir_name(found.revision, &found.build);
-    let path = crate::build::public_dir(ctx.site).join(REVISIONS).join(&dir);
+    let path = crate::build::public_dir(ctx.site)
+        .join(REVISIONS)
+        .join(&dir);
     let manifest = Manifest::read(&path).map_err(|e| {
         DeployError::store(
             remote,

@@ -87,7 +87,10 @@ fn taken(
 /// Whether anyone holds `key` at `now`.
 pub fn held(tx: &Tx<'_>, key: &LeaseKey<'_>, now: Instant) -> Result<bool, LedgerError> {
     Ok(tx
-        .one("lease.live", args! { "key" => key.to_string(), "now" => now.0 })?
+        .one(
+            "lease.live",
+            args! { "key" => key.to_string(), "now" => now.0 },
+        )?
         .get::<i64>(0)?
         > 0)
 }

@@ -266,7 +266,8 @@ mod tests {
     /// instants they carried are dropped, and a manifest written now carries none.
     #[test]
     fn an_old_manifest_with_schedule_instants_reads_and_a_new_one_has_none() {
-        let old = br#"{"revision":2,"build":"b","preview":false,"next_change_at":"2026-12-02T00:10:00Z",
+        let old =
+            br#"{"revision":2,"build":"b","preview":false,"next_change_at":"2026-12-02T00:10:00Z",
             "files":[{"path":"index.html","sha256":"00","bytes":1,"content_type":"text/html",
             "cache":"home","max_age":0,"cache_until":"2026-12-02T00:10:00Z","key":"k"}]}"#;
         let m: Manifest = serde_json::from_slice(old).unwrap();

@@ -572,7 +572,11 @@ mod decide_tests {
             (None, Some(3), 3, Held(3)),
         ];
         for (live, held, to, want) in table {
-            assert_eq!(decide(live, held, to, false), want, "{live:?} {held:?} {to}");
+            assert_eq!(
+                decide(live, held, to, false),
+                want,
+                "{live:?} {held:?} {to}"
+            );
         }
         // Sideways is backwards: a build of the live revision that was live and replaced.
         let sideways = [
@@ -583,7 +587,11 @@ mod decide_tests {
             (Some((1, false)), None, 2, true, Move),
         ];
         for (live, held, to, replaced, want) in sideways {
-            assert_eq!(decide(live, held, to, replaced), want, "{live:?} {to} {replaced}");
+            assert_eq!(
+                decide(live, held, to, replaced),
+                want,
+                "{live:?} {to} {replaced}"
+            );
         }
     }
 }

@@ -329,7 +329,10 @@ impl BucketOrigin {
         self.shard_flights
             .run(sha, || async {
                 let bytes = self
-                    .bounded("reading a manifest shard", self.remote.get(&Remote::shard_key(sha)))
+                    .bounded(
+                        "reading a manifest shard",
+                        self.remote.get(&Remote::shard_key(sha)),
+                    )
                     .await?
                     .ok_or_else(|| format!("manifest shard {sha} is missing from the bucket"))?;
                 if !layout::verified(&bytes, sha) {
@@ -354,7 +357,12 @@ impl BucketOrigin {
     /// A small blob's bytes, checked against its digest (read once however many requests
     /// want it at the same moment, then cached).
     async fn small_blob(&self, sha: &str) -> Result<Bytes, String> {
-        if let Some(b) = self.blobs.lock().unwrap_or_else(|e| e.into_inner()).get(sha) {
+        if let Some(b) = self
+            .blobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(sha)
+        {
             return Ok(b);
         }
         self.blob_flights
@@ -382,7 +390,10 @@ impl BucketOrigin {
     /// client never receives it whole.
     async fn large_blob(&self, sha: &str) -> Result<Body, String> {
         let (_, stream) = self
-            .bounded("reading a blob", self.remote.get_stream(&Remote::blob_key(sha)))
+            .bounded(
+                "reading a blob",
+                self.remote.get_stream(&Remote::blob_key(sha)),
+            )
             .await?
             .ok_or_else(|| format!("blob {sha} is missing from the bucket"))?;
         let limit = Duration::from_millis(self.settings.bucket_timeout_ms);
@@ -445,7 +456,11 @@ struct Streaming {
 /// How long a pointer read stays valid: `serve.pointer_ttl_ms`, capped at the pointer's
 /// `next_change_at` while that instant is still ahead (a past instant caps nothing: it is the
 /// normal state between an embargo's end and the next deploy).
-fn ttl(ttl_ms: u64, next_change_at: Option<crate::clock::Instant>, now: crate::clock::Instant) -> Duration {
+fn ttl(
+    ttl_ms: u64,
+    next_change_at: Option<crate::clock::Instant>,
+    now: crate::clock::Instant,
+) -> Duration {
     let mut ttl = Duration::from_millis(ttl_ms);
     if let Some(until) = next_change_at {
         let left = until.0.saturating_sub(now.0);
@@ -541,7 +556,12 @@ pub async fn respond(
     } else if f.bytes <= SMALL_BLOB {
         match o.small_blob(&f.sha256).await {
             Ok(b) if b.len() as u64 == f.bytes => Body::from(b),
-            Ok(_) => return unavailable(&format!("blob {} is not the size its manifest says", f.sha256)),
+            Ok(_) => {
+                return unavailable(&format!(
+                    "blob {} is not the size its manifest says",
+                    f.sha256
+                ))
+            }
             Err(why) => return unavailable(&why),
         }
     } else {
@@ -566,8 +586,17 @@ mod tests {
     fn a_future_instant_caps_the_pointer_a_past_one_caps_nothing() {
         let now = Instant(1_000_000);
         assert_eq!(ttl(1000, None, now), Duration::from_millis(1000));
-        assert_eq!(ttl(1000, Some(Instant(1_000_250)), now), Duration::from_millis(250));
-        assert_eq!(ttl(1000, Some(Instant(1_000_000)), now), Duration::from_millis(1000));
-        assert_eq!(ttl(1000, Some(Instant(999_000)), now), Duration::from_millis(1000));
+        assert_eq!(
+            ttl(1000, Some(Instant(1_000_250)), now),
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            ttl(1000, Some(Instant(1_000_000)), now),
+            Duration::from_millis(1000)
+        );
+        assert_eq!(
+            ttl(1000, Some(Instant(999_000)), now),
+            Duration::from_millis(1000)
+        );
     }
 }
