@@ -91,6 +91,16 @@ fn parse_now(s: &str) -> Result<Instant, String> {
     Ok(t)
 }
 
+/// Refuses `memory://` targets: an in-process store (for the library's tests) keeps nothing
+/// after the command exits, so deploying, collecting or serving there would only pretend.
+pub fn real_target(url: &str) -> anyhow::Result<String> {
+    anyhow::ensure!(
+        !url.trim_start().to_ascii_lowercase().starts_with("memory:"),
+        "{url}: memory:// is an in-process store for tests; nothing there outlives this command. Use s3://, gs://, az:// or file://"
+    );
+    Ok(url.to_string())
+}
+
 /// Shared by every subcommand.
 pub struct Ctx {
     pub site_dir: PathBuf,

@@ -150,6 +150,8 @@ pub struct PublishConfig {
 /// Longest lease accepted (a year): far beyond any real job, far below where instants
 /// in milliseconds would overflow.
 pub const MAX_LEASE_SECS: u64 = 366 * 24 * 3600;
+/// The longest grace period after an item's day: a (leap) year.
+pub const MAX_GRACE_MINUTES: u32 = 366 * 24 * 60;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -282,6 +284,22 @@ impl Config {
                 "publish.lease_secs",
                 self.publish.lease_secs.to_string(),
                 "a lease lasts from 1 second to a year (31622400)",
+            ));
+        }
+        // Past a year the due instant of a late-9999 day is no longer a date RFC 3339 can
+        // write, and no schedule needs more.
+        if self.publish.grace_minutes > MAX_GRACE_MINUTES {
+            return Err(invalid(
+                "publish.grace_minutes",
+                self.publish.grace_minutes.to_string(),
+                "at most 527040 (a year)",
+            ));
+        }
+        if self.images.max_bytes == 0 {
+            return Err(invalid(
+                "images.max_bytes",
+                "0".to_string(),
+                "an image of at most 0 bytes is no image: give a size of 1 or more",
             ));
         }
         if self.publish.max_attempts == 0 || self.publish.max_attempts > 1000 {

@@ -282,6 +282,10 @@ pub fn run(
         .clone()
         .or_else(|| site.config.deploy.to.clone())
         .ok_or(DeployError::NoTarget)?;
+    if let Some(w) = &opts.revision {
+        // A revision that is not there is refused before the target is opened or recorded.
+        local_revision(site, Some(w))?;
+    }
     let remote = Remote::open(&url)?;
     let rt = runtime()?;
     rt.block_on(run_on(site, clock, opts, &remote, progress))

@@ -347,3 +347,65 @@ fn publish_refuses_to_recreate_a_missing_ledger_when_public_holds_output() {
     );
     assert!(!s.path(".fencepost/ledger.sqlite").exists());
 }
+
+/// Issue 19, small gaps: out-of-range settings, a test-only target, a bad --revision, and a
+/// rollback to what is live are refused or change nothing, and write nothing.
+#[test]
+fn small_gaps_are_refused_before_anything_is_written() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    for (extra, key) in [
+        ("[publish]\ngrace_minutes = 4294967295\n", "grace_minutes"),
+        ("[images]\nmax_bytes = 0\n", "max_bytes"),
+    ] {
+        let text = if cfg.contains(extra.lines().next().unwrap()) {
+            cfg.replace(extra.lines().next().unwrap(), extra.trim_end())
+        } else {
+            format!("{cfg}\n{extra}")
+        };
+        s.write("fencepost.toml", &text);
+        s.cmd(&["publish", "--now", NOW])
+            .assert()
+            .failure()
+            .stderr(contains(key));
+    }
+    s.write("fencepost.toml", &cfg);
+    s.json(&["publish", "--build", "--now", NOW]);
+    // memory:// keeps nothing after the command: refused, not audited.
+    for args in [
+        vec!["deploy", "--to", "memory://x"],
+        vec!["gc", "--to", "memory://x", "--keep", "1"],
+        vec!["serve", "--from", "memory://x"],
+    ] {
+        s.cmd(&args)
+            .assert()
+            .failure()
+            .stderr(contains("memory://"));
+    }
+    // A revision that is not there: no target folder made, no target recorded.
+    let gone = tempfile::tempdir().unwrap();
+    let target = gone.path().join("bucket");
+    let url = format!("file://{}", target.display());
+    s.cmd(&["deploy", "--to", &url, "--revision", "99", "--now", NOW])
+        .assert()
+        .failure();
+    assert!(!target.exists(), "the target folder was made");
+    let st = s.status();
+    assert!(st["targets"].as_array().unwrap().is_empty(), "{st}");
+    assert_eq!(
+        s.count("SELECT count(*) FROM audit_log WHERE action <> 'publish'"),
+        0
+    );
+    // Rolling back to what is live, locally or in a bucket, moves nothing and audits nothing.
+    s.json(&["rollback", "1", "--now", NOW]);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let r = s.json(&["rollback", "1", "--to", &url, "--now", NOW]);
+    assert_eq!(r["operation"], serde_json::Value::Null, "{r}");
+    assert_eq!(
+        s.count("SELECT count(*) FROM audit_log WHERE action = 'rollback'"),
+        0
+    );
+}

@@ -475,16 +475,40 @@ fn previews_and_backward_moves_are_refused() {
     // No target at all is a clear error.
     let out = s.cmd(&["deploy", "--now", NOW]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("deploy.to"));
-    // Credentials in the URL are refused, never echoed back.
-    let out = s
-        .cmd(&["deploy", "--to", "s3://AKIA:secret@bucket/x", "--now", NOW])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("credentials"),
-        "{err}"
-    );
+    // Credentials in the URL are refused, never echoed back (issue 19: by any command).
+    let bad = "s3://AKIAEXAMPLEKEY:wJalrSecretKey@bucket/x";
+    for args in [
+        vec!["deploy", "--to", bad],
+        vec!["gc", "--to", bad, "--keep", "1"],
+        vec!["rollback", "1", "--to", bad],
+        vec!["verify", "--to", bad],
+        vec!["serve", "--bind", "127.0.0.1:0", "--from", bad],
+    ] {
+        for json in [false, true] {
+            let mut c = s.cmd(&args);
+            c.args(["--now", NOW]);
+            if json {
+                c.arg("--json");
+            }
+            let out = c
+                .timeout(std::time::Duration::from_secs(20))
+                .output()
+                .unwrap();
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                !out.status.success() && said.contains("credentials"),
+                "{args:?}: {said}"
+            );
+            assert!(
+                !said.contains("wJalrSecretKey") && !said.contains("AKIAEXAMPLEKEY"),
+                "{args:?} echoes the credentials: {said}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -424,6 +424,12 @@ fn a_revision_deleted_under_the_running_origin_is_a_503() {
         let r = srv.get(path);
         assert_eq!(r.status, 503, "{path}");
         assert_eq!(r.header("cache-control"), Some("no-store"));
+        // The public is told nothing of the server's folders (issue 19).
+        let body = r.text();
+        assert!(
+            !body.contains('/') && !body.contains("revision"),
+            "{path}: {body}"
+        );
     }
     // Moved away and another folder put in its place: the new one is read, not the cache.
     let again = s.build(&[]);

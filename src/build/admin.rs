@@ -33,6 +33,10 @@ pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackRepo
     };
     let (_, b) = revision::parse_dir_name(&name).expect("listed names parse");
     let to = Pointer::new(r, b);
+    if current.as_ref() == Some(&to) {
+        // Already live: nothing moves, so there is nothing to journal or audit.
+        return Ok(RollbackReport { from: current, to });
+    }
     let mut ledger = site.open_ledger()?;
     // An earlier rollback's receipt first: the journal below replaces its own.
     finish_rollback_receipt(&mut ledger, &public)?;

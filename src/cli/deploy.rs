@@ -88,7 +88,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         &site,
         &ctx.clock,
         &deploy::Options {
-            to: args.to,
+            to: args
+                .to
+                .or_else(|| site.config.deploy.to.clone())
+                .map(|u| super::real_target(&u))
+                .transpose()?,
             revision: args.revision,
             retry: args.retry,
             abandon: args.abandon,

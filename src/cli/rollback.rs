@@ -13,6 +13,7 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     if let Some(url) = &args.to {
+        let url = &super::real_target(url)?;
         let r = fencepost::deploy::admin::rollback(&site, &ctx.clock, url, &args.revision)?;
         ctx.emit(&r, || {
             if r.operation.is_none() {

@@ -29,7 +29,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     } else {
         "origin"
     };
-    let from = args.from.clone();
+    let from = args.from.as_deref().map(super::real_target).transpose()?;
+    let args = Args {
+        from: from.clone(),
+        ..args
+    };
     fencepost::serve::run(
         site,
         ctx.clock,

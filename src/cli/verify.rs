@@ -15,7 +15,7 @@ pub struct Args {
 /// the live revision's manifest names an entry the chain still holds.
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.to {
-        return bucket(ctx, url);
+        return bucket(ctx, &super::real_target(url)?);
     }
     let site = ctx.site()?;
     let mut l = site.open_ledger()?;

@@ -211,7 +211,7 @@ impl Remote {
     /// `("aws_endpoint", "http://127.0.0.1:9000")`.
     pub fn open_with(url: &str, settings: &[(&str, &str)]) -> Result<Remote, DeployError> {
         let bad = |why: &str| DeployError::BadTarget {
-            target: url.to_string(),
+            target: shown(url),
             why: why.to_string(),
         };
         let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
@@ -564,6 +564,25 @@ impl Remote {
             )),
             Err(e) => Err(self.err("probing conditional writes")(e)),
         }
+    }
+}
+
+/// A target URL as errors may show it: without whatever stands before an `@` in its
+/// authority (a key id, a secret), and only its scheme when it does not parse at all.
+pub fn shown(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            if !u.username().is_empty() || u.password().is_some() {
+                let _ = u.set_username("");
+                let _ = u.set_password(None);
+                return u.to_string().replacen("://", "://***@", 1);
+            }
+            u.to_string()
+        }
+        Err(_) => match url.split_once(':') {
+            Some((scheme, _)) if !scheme.contains('@') => format!("{scheme}:… (not a URL)"),
+            _ => "(not a URL)".to_string(),
+        },
     }
 }
 

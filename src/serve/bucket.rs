@@ -508,11 +508,7 @@ async fn find(
     })
 }
 
-/// A plain 503 for the public; the reason goes to the log.
-fn unavailable(why: &str) -> Response {
-    tracing::warn!(reason = %why, "serve --from: answering 503");
-    http::unavailable("the site is unavailable right now; try again shortly")
-}
+use http::unavailable;
 
 /// Answers one request from the bucket.
 pub async fn respond(

@@ -337,9 +337,14 @@ fn respond(app: &App, method: &Method, raw: &str, headers: &HeaderMap) -> Respon
     }
 }
 
-/// 503 with no-store: nothing can be served right now; never a stale 200.
+/// 503 with no-store: nothing can be served right now; never a stale 200. The public gets a
+/// plain sentence; why (a path, a bucket, an endpoint) goes to the log.
 pub(super) fn unavailable(why: &str) -> Response {
-    let mut r = text(StatusCode::SERVICE_UNAVAILABLE, why);
+    tracing::warn!(reason = %why, "answering 503");
+    let mut r = text(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "the site is unavailable right now; try again shortly",
+    );
     r.headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     r
