@@ -403,10 +403,11 @@ pub async fn run_on(
     // 3. Before the first write to a target new to this ledger: does it honour conditional
     // writes at all?
     let known = ledger.read(|tx| deploys::target(tx, &target))?;
-    if !known.is_some_and(|t| t.probed) {
+    let store = remote.store_id();
+    if !known.is_some_and(|t| t.probed && t.probed_store.as_deref() == Some(store.as_str())) {
         remote.probe().await?;
         let now = clock.now();
-        ledger.write(|tx| deploys::mark_probed(tx, &target, now))?;
+        ledger.write(|tx| deploys::mark_probed(tx, &target, &store, now))?;
     }
     let ctx = Ctx {
         site,

@@ -146,6 +146,40 @@ fn a_store_that_ignores_conditional_writes_is_refused() {
     assert_eq!(rt().block_on(direct.read_pointer()).unwrap(), None);
 }
 
+/// Issue 19: the probe is remembered for the store, not the URL string: the same `s3://` URL
+/// pointed at a store without conditional writes (through AWS_ENDPOINT_URL) is probed again,
+/// and refused.
+#[test]
+fn the_same_url_at_another_endpoint_is_probed_again() {
+    let moto = Moto::start();
+    moto.bucket("twice");
+    let proxy = Proxy::start(&moto.endpoint, true);
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s.json_env(
+        &["deploy", "--to", "s3://twice/site", "--now", NOW],
+        &Moto::env(&moto.endpoint),
+    );
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let mut cmd = s.cmd(&["deploy", "--to", "s3://twice/site", "--now", NOW]);
+    for (k, v) in Moto::env(&proxy.endpoint) {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not enforce conditional writes"), "{err}");
+    // Back at the first endpoint, nothing is probed again.
+    let before = proxy.log.lock().unwrap().len();
+    s.json_env(
+        &["deploy", "--to", "s3://twice/site", "--now", NOW],
+        &Moto::env(&moto.endpoint),
+    );
+    assert_eq!(proxy.log.lock().unwrap().len(), before);
+}
+
 /// A site with revisions 1..=n built (nothing collected).
 fn site_with_revisions(n: i64) -> TestSite {
     let s = TestSite::new();

@@ -182,6 +182,8 @@ pub struct Remote {
     kind: Kind,
     /// As the user gave it (no credentials ever live in it).
     pub url: String,
+    /// The endpoint the store is reached at, when the environment or settings chose one.
+    endpoint: Option<String>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -225,6 +227,7 @@ impl Remote {
             return Err(bad("the prefix may not contain . or .. segments"));
         }
         let bucket = parsed.host_str().unwrap_or_default().to_string();
+        let mut chosen_endpoint = None;
         let (store, kind, prefix): (Arc<dyn ObjectStore>, Kind, String) = match parsed.scheme() {
             "s3" | "s3a" => {
                 let mut b = object_store::aws::AmazonS3Builder::from_env()
@@ -243,6 +246,9 @@ impl Remote {
                 }
                 if endpoint.starts_with("http://") {
                     b = b.with_allow_http(true);
+                }
+                if !endpoint.is_empty() {
+                    chosen_endpoint = Some(shown(&endpoint));
                 }
                 let store = b.build().map_err(|e| bad(&e.to_string()))?;
                 (Arc::new(store), CLOUD, prefix)
@@ -282,6 +288,7 @@ impl Remote {
             prefix,
             kind,
             url: url.to_string(),
+            endpoint: chosen_endpoint,
         })
     }
 
@@ -292,6 +299,17 @@ impl Remote {
             prefix: String::new(),
             kind: CLOUD,
             url: url.to_string(),
+            endpoint: None,
+        }
+    }
+
+    /// Everything that selects the store behind this target (the URL, and the endpoint an
+    /// `s3://` URL is reached at): what the conditional-write probe is remembered for.
+    /// Never credentials.
+    pub fn store_id(&self) -> String {
+        match &self.endpoint {
+            Some(e) => format!("{} via {e}", self.url),
+            None => self.url.clone(),
         }
     }
 

@@ -107,6 +107,7 @@ const TABLES: &[(&str, &[&str], &str)] = &[
         &[
             "target",
             "probed_at",
+            "probed_store",
             "deployed_revision",
             "deployed_build",
             "deployed_manifest",

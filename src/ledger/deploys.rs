@@ -246,6 +246,8 @@ pub struct Deployed {
     pub manifest: Option<String>,
     pub at: Option<Instant>,
     pub probed: bool,
+    /// The store the probe was made against (the URL and the endpoint that select it).
+    pub probed_store: Option<String>,
 }
 
 fn deployed_from_row(r: &Row) -> Result<Deployed, LedgerError> {
@@ -256,6 +258,7 @@ fn deployed_from_row(r: &Row) -> Result<Deployed, LedgerError> {
         manifest: r.get(3)?,
         at: r.get::<Option<i64>>(4)?.map(Instant),
         probed: r.get(5)?,
+        probed_store: r.get(6)?,
     })
 }
 
@@ -273,11 +276,16 @@ pub fn targets(tx: &Tx<'_>) -> Result<Vec<Deployed>, LedgerError> {
         .collect()
 }
 
-/// Notes that `target` passed the conditional-write probe.
-pub fn mark_probed(tx: &Tx<'_>, target: &str, now: Instant) -> Result<(), LedgerError> {
+/// Notes that `target`, reached as the store `store`, passed the conditional-write probe.
+pub fn mark_probed(
+    tx: &Tx<'_>,
+    target: &str,
+    store: &str,
+    now: Instant,
+) -> Result<(), LedgerError> {
     tx.exec(
         "deploys.mark_probed",
-        args! { "target" => target, "now" => now.0 },
+        args! { "target" => target, "store" => store, "now" => now.0 },
     )?;
     Ok(())
 }

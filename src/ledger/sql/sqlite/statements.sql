@@ -417,17 +417,18 @@ WHERE id = :id AND status = 'failed';
 
 -- name: deploys.target
 SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
-       probed_at IS NOT NULL
+       probed_at IS NOT NULL, probed_store
 FROM deploy_targets WHERE target = :target;
 
 -- name: deploys.targets
 SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
-       probed_at IS NOT NULL
+       probed_at IS NOT NULL, probed_store
 FROM deploy_targets ORDER BY target;
 
 -- name: deploys.mark_probed
-INSERT INTO deploy_targets (target, probed_at) VALUES (:target, :now)
-ON CONFLICT (target) DO UPDATE SET probed_at = excluded.probed_at;
+INSERT INTO deploy_targets (target, probed_at, probed_store) VALUES (:target, :now, :store)
+ON CONFLICT (target) DO UPDATE SET probed_at = excluded.probed_at,
+    probed_store = excluded.probed_store;
 
 -- name: deploys.record_deployed
 INSERT INTO deploy_targets (target, deployed_revision, deployed_build, deployed_manifest, deployed_at)
