@@ -49,9 +49,11 @@ pub enum ContentError {
         line: usize,
         message: String,
     },
-    #[error("{path}: `{key}`: {why}")]
+    #[error("{path}{}: `{key}`: {why}", line.map(|l| format!(":{l}")).unwrap_or_default())]
     Invalid {
         path: PathBuf,
+        /// The line the key (or the bad character) is on, when the file has it.
+        line: Option<usize>,
         key: &'static str,
         why: String,
     },
@@ -236,6 +238,7 @@ pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
     })?;
     let invalid = |key: &'static str, why: String| ContentError::Invalid {
         path: path.into(),
+        line: key_line(fm, key),
         key,
         why,
     };
@@ -265,7 +268,18 @@ pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
             ))
         }
     };
+    if !(first_day()..=last_day()).contains(&day) {
+        return Err(invalid(
+            "day",
+            format!("{day} is out of range: a day from 1970-01-01 to 9998-12-31"),
+        ));
+    }
     let title = match raw.title.ok_or_else(|| missing("title"))? {
+        toml::Value::String(s) if s.chars().any(char::is_control) => return Err(invalid(
+            "title",
+            "holds a control character (a NUL, a tab, a line break…); a title is one line of text"
+                .into(),
+        )),
         toml::Value::String(s) if !s.trim().is_empty() => s,
         toml::Value::String(_) => return Err(invalid("title", "is empty".into())),
         other => {
@@ -315,12 +329,37 @@ pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
                     ))
                 }
             };
-            Some(
-                Instant::parse_rfc3339(&s)
-                    .map_err(|e| invalid("publish_at", format!("{s:?}: {e}")))?,
-            )
+            let at = Instant::parse_rfc3339(&s)
+                .map_err(|e| invalid("publish_at", format!("{s:?}: {e}")))?;
+            let first = Instant::parse_rfc3339("1970-01-01T00:00:00Z").expect("valid");
+            let last = Instant::parse_rfc3339("9999-01-01T00:00:00Z").expect("valid");
+            if at < first || at >= last {
+                return Err(invalid(
+                    "publish_at",
+                    format!("{s} is out of range: an instant from 1970 to the end of 9998"),
+                ));
+            }
+            Some(at)
         }
     };
+    // Nothing downstream can hold a NUL (PostgreSQL text cannot) or the other C0 controls
+    // (XML 1.0 forbids them in feeds and sitemaps); a body is text.
+    if let Some(at) = body
+        .char_indices()
+        .find(|(_, c)| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        .map(|(i, _)| i)
+    {
+        let before = text.len() - body.len() + at;
+        return Err(ContentError::Invalid {
+            path: path.into(),
+            line: Some(text[..before].matches('\n').count() + 1),
+            key: "(body)",
+            why: format!(
+                "holds the control character U+{:04X}; remove it",
+                body[at..].chars().next().map_or(0, u32::from)
+            ),
+        });
+    }
     Ok(Item {
         id,
         day,
@@ -332,6 +371,28 @@ pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
         withdrawn,
         body,
     })
+}
+
+/// The earliest and latest days an item may have: due instants are milliseconds since 1970,
+/// and the day after 9998-12-31 plus any grace still writes as an RFC 3339 date.
+fn first_day() -> NaiveDate {
+    NaiveDate::from_ymd_opt(1970, 1, 1).expect("a date")
+}
+
+fn last_day() -> NaiveDate {
+    NaiveDate::from_ymd_opt(9998, 12, 31).expect("a date")
+}
+
+/// The line of the file (line 1 is the opening `+++`) where `key` is set in the front
+/// matter `fm`, if it is there.
+fn key_line(fm: &str, key: &str) -> Option<usize> {
+    fm.lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|i| i + 2)
 }
 
 /// A front-matter value as the editor wrote it, for error messages (a date-time deserialised
@@ -633,6 +694,13 @@ pub fn read_item(root: &Path, rel: &str, max: u64) -> Result<(Item, String), Con
     let bytes = read_bounded(&path, max)?;
     let text = std::str::from_utf8(&bytes).map_err(|e| ContentError::Invalid {
         path: PathBuf::from(rel),
+        line: Some(
+            bytes[..e.valid_up_to()]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1,
+        ),
         key: "(file)",
         why: format!("is not UTF-8 ({e})"),
     })?;

@@ -409,3 +409,54 @@ fn small_gaps_are_refused_before_anything_is_written() {
         0
     );
 }
+
+/// Issue 19: values the engines cannot hold (a day past 9998 on SQLite, year 0 or a NUL on
+/// PostgreSQL) are named when the file is read — file, line, key — the same on both engines,
+/// never an SQL error naming no file; and a control character never reaches a feed.
+#[test]
+fn out_of_range_days_and_control_characters_are_named_the_same_on_both_engines() {
+    let cases = [
+        (
+            "+++\nid = 2\nday = 9999-12-31\ntitle = \"t\"\nprice = 1\n+++\nbody\n",
+            "content/answers/2.md:3",
+            "day",
+        ),
+        (
+            "+++\nid = 2\nday = 0000-01-01\ntitle = \"t\"\nprice = 1\n+++\nbody\n",
+            "content/answers/2.md:3",
+            "day",
+        ),
+        (
+            "+++\nid = 2\nday = 2026-11-02\ntitle = \"a\\u0000b\"\nprice = 1\n+++\nbody\n",
+            "content/answers/2.md:4",
+            "title",
+        ),
+        (
+            "+++\nid = 2\nday = 2026-11-02\ntitle = \"t\"\nprice = 1\n+++\nline one\nbad \u{0} here\n",
+            "content/answers/2.md:8",
+            "(body)",
+        ),
+        (
+            "+++\nid = 2\nday = 2026-11-02\ntitle = \"t\"\nprice = 1\npublish_at = 0001-01-01T00:00:00Z\n+++\nbody\n",
+            "content/answers/2.md:6",
+            "publish_at",
+        ),
+    ];
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        for (file, at, key) in cases {
+            let s = TestSite::on(backend);
+            s.item(1, "2026-11-01");
+            s.write("content/answers/2.md", file);
+            let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
+            assert_eq!(out.status.code(), Some(1), "{backend:?} {key}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(at) && err.contains(key), "{backend:?}: {err}");
+            assert!(!err.to_lowercase().contains("sql"), "{backend:?}: {err}");
+            assert_eq!(s.query_i64("SELECT count(*) FROM pages"), 0);
+            assert_eq!(
+                s.query_i64("SELECT publication_revision FROM site_state"),
+                0
+            );
+        }
+    }
+}
