@@ -305,10 +305,12 @@ fn run_batch(
         for ((id, held), view) in held.iter().zip(views) {
             let (id, held) = (*id, held.clone());
             out.push(match view.as_ref().map(|v| v.plan(now)) {
+                // (A parked item that plans an action is being taken down: its attempts were
+                // another operation's.)
                 Some(Plan::Act(_))
-                    if view
-                        .as_ref()
-                        .is_some_and(|v| v.attempts >= i64::from(max_attempts)) =>
+                    if view.as_ref().is_some_and(|v| {
+                        v.attempts >= i64::from(max_attempts) && v.parked_at.is_none()
+                    }) =>
                 {
                     // Every earlier attempt ended without a recorded failure (they crashed):
                     // stop trying until someone re-arms it.

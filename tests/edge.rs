@@ -436,3 +436,36 @@ fn a_revision_deleted_under_the_running_origin_is_a_503() {
     assert_eq!(again["already_built"], false);
     assert_eq!(srv.get("/answers/1/").status, 200);
 }
+
+/// Issue 19: parking stops retries of the operation that failed; it never keeps a page
+/// public against a newer decision. A published item whose update is parked comes down when
+/// its file is deleted.
+#[test]
+fn a_parked_published_item_is_withdrawn_when_its_file_is_deleted() {
+    let (base, _hits) = image_server(vec![]); // every path is a 404
+    let s = TestSite::new();
+    s.write("fencepost.toml", "[publish]\nmax_attempts = 2\n");
+    s.item(1, "2026-11-01");
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    assert!(s.current_dir().join("answers/2/index.html").exists());
+    // An update that cannot succeed: parked after two attempts, the old page still public.
+    s.item_with(
+        2,
+        "2026-11-02",
+        &format!("image = \"{base}/gone.png\"\n"),
+        "edited",
+    );
+    for _ in 0..2 {
+        s.publish(NOW);
+    }
+    let r = s.publish(NOW);
+    assert_eq!(ids(&r, "parked"), vec![2], "{r}");
+    // The editor deletes the file: the page comes down.
+    std::fs::remove_file(s.path("content/answers/2.md")).unwrap();
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(ids(&r, "withdrawn"), vec![2], "{r}");
+    assert!(ids(&r, "parked").is_empty(), "{r}");
+    assert!(!s.current_dir().join("answers/2/index.html").exists());
+    assert!(s.status()["parked"].as_array().unwrap().is_empty());
+}

@@ -109,6 +109,12 @@ impl ItemView {
     /// scan and at preflight under the lease.
     pub fn plan(&self, now: Instant) -> Plan {
         if self.parked_at.is_some() {
+            // Parking stops retries of what failed (an update, a publication); it never keeps
+            // a page public against a newer decision to take it down (the file removed, or
+            // `withdrawn = true`). A withdrawal fetches nothing, so it is not what failed.
+            if self.state == State::Published && !self.present() {
+                return Plan::Act(Action::Withdraw);
+            }
             return Plan::Parked;
         }
         match self.state {
@@ -473,7 +479,17 @@ mod tests {
         let mut w = view(State::Published, Some("a"), Some("a"), 1);
         w.wants_withdrawn = true;
         assert_eq!(w.plan(now), Plan::Act(Action::Withdraw));
+        // Parked (an update kept failing): a withdrawal still goes through.
         w.parked_at = Some(Instant(50));
-        assert_eq!(w.plan(now), Plan::Parked);
+        assert_eq!(w.plan(now), Plan::Act(Action::Withdraw));
+        let mut p = view(State::Published, Some("b"), Some("a"), 1);
+        p.parked_at = Some(Instant(50));
+        assert_eq!(
+            p.plan(now),
+            Plan::Parked,
+            "the failing update is not retried"
+        );
+        p.source_hash = None;
+        assert_eq!(p.plan(now), Plan::Act(Action::Withdraw), "the file is gone");
     }
 }
