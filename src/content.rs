@@ -538,17 +538,22 @@ fn list_item_groups(root: &Path) -> Result<Vec<(PathBuf, Vec<std::ffi::OsString>
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
-    walk_items(root, &dir, &mut out)?;
+    let mut linked = std::collections::HashSet::new();
+    walk_items(root, &dir, &mut out, &mut linked)?;
     Ok(out)
 }
 
 /// One folder of the item walk: names sorted by bytes, each subfolder walked where its name
 /// sorts (so the order is the full paths' order). The file type comes from the directory
-/// entry, with no stat.
+/// entry, with no stat. A symlink to a folder is followed when it stays inside `content/`
+/// (the rule for symlinked files) and named as an error otherwise, never skipped: skipping it
+/// would leave its edits unpublished while its removals withdraw. `linked` holds the folders
+/// reached through links, so a loop is named too.
 fn walk_items(
     root: &Path,
     dir: &Path,
     out: &mut Vec<(PathBuf, Vec<std::ffi::OsString>)>,
+    linked: &mut std::collections::HashSet<PathBuf>,
 ) -> Result<(), ContentError> {
     let read_err = |source| ContentError::Read {
         path: dir.to_path_buf(),
@@ -563,11 +568,27 @@ fn walk_items(
     entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut names = Vec::new();
     for (name, kind) in entries {
-        if kind.is_dir() {
+        let linked_dir = kind.is_symlink() && dir.join(&name).is_dir();
+        if kind.is_dir() || linked_dir {
             if !names.is_empty() {
                 out.push((dir.to_path_buf(), std::mem::take(&mut names)));
             }
-            walk_items(root, &dir.join(&name), out)?;
+            let sub = dir.join(&name);
+            if linked_dir {
+                let real = check_linked(root, &sub, "folder")?;
+                if !linked.insert(real.clone())
+                    || dir.canonicalize().is_ok_and(|d| d.starts_with(&real))
+                {
+                    return Err(ContentError::Unreadable {
+                        path: PathBuf::from(relative(root, &sub)),
+                        why: format!(
+                            "is a symlink to {}, which it is already inside or was reached through another link: a loop",
+                            real.display()
+                        ),
+                    });
+                }
+            }
+            walk_items(root, &sub, out, linked)?;
             continue;
         }
         let text = name.to_string_lossy();
@@ -575,7 +596,7 @@ fn walk_items(
             continue;
         }
         if !kind.is_file() {
-            check_linked_item(root, &dir.join(&name))?;
+            check_linked(root, &dir.join(&name), "file")?;
         }
         names.push(name);
     }
@@ -585,9 +606,10 @@ fn walk_items(
     Ok(())
 }
 
-/// Accepts a non-regular entry named `*.md` only if it is a symlink to a regular file inside
-/// `content/`.
-fn check_linked_item(root: &Path, path: &Path) -> Result<(), ContentError> {
+/// Accepts a non-regular entry only if it is a symlink to a regular file (`what` = "file", an
+/// entry named `*.md`) or a folder (`what` = "folder") inside `content/`; returns where it
+/// leads.
+fn check_linked(root: &Path, path: &Path, what: &str) -> Result<PathBuf, ContentError> {
     let unreadable = |why: String| ContentError::Unreadable {
         path: PathBuf::from(relative(root, path)),
         why,
@@ -611,13 +633,18 @@ fn check_linked_item(root: &Path, path: &Path) -> Result<(), ContentError> {
             real.display()
         )));
     }
-    if !real.is_file() {
+    let fits = if what == "folder" {
+        real.is_dir()
+    } else {
+        real.is_file()
+    };
+    if !fits {
         return Err(unreadable(format!(
-            "is a symlink to {}, which is not a regular file",
+            "is a symlink to {}, which is not a regular {what}",
             real.display()
         )));
     }
-    Ok(())
+    Ok(real)
 }
 
 /// A file an editor writes while saving (swap, backup and probe files), never site content.

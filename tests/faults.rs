@@ -403,6 +403,65 @@ fn an_item_behind_a_symlink_is_read_or_named_never_withdrawn() {
     );
 }
 
+/// Issue 19: a symlinked folder under the item folder is followed when it stays inside
+/// content/ (edits and new items in it publish), and named otherwise — never skipped.
+#[test]
+fn a_symlinked_folder_is_followed_inside_content_and_named_outside_it() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.write(
+        "content/shared/5.md",
+        "+++\nid = 5\nday = 2026-11-05\ntitle = \"Five\"\nprice = 1\n+++\nfive\n",
+    );
+    std::os::unix::fs::symlink("../shared", s.path("content/answers/linked")).unwrap();
+    let r = s.publish(NOW);
+    assert_eq!(ids(&r, "published"), vec![1, 5], "{r}");
+    // An edit inside the linked folder is an update; a new file there is published.
+    s.write(
+        "content/shared/5.md",
+        "+++\nid = 5\nday = 2026-11-05\ntitle = \"Five, edited\"\nprice = 1\n+++\nfive\n",
+    );
+    s.write(
+        "content/shared/6.md",
+        "+++\nid = 6\nday = 2026-11-06\ntitle = \"Six\"\nprice = 1\n+++\nsix\n",
+    );
+    let r = s.publish(NOW);
+    assert_eq!(
+        (ids(&r, "updated"), ids(&r, "published")),
+        (vec![5], vec![6]),
+        "{r}"
+    );
+    // A folder link leading out of content/: the run stops naming it, and nothing is withdrawn.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::remove_file(s.path("content/answers/linked")).unwrap();
+    copy_dir_contents(&s.path("content/shared"), outside.path());
+    std::os::unix::fs::symlink(outside.path(), s.path("content/answers/linked")).unwrap();
+    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("content/answers/linked") && err.contains("outside content/"),
+        "{err}"
+    );
+    // A loop is named too.
+    std::fs::remove_file(s.path("content/answers/linked")).unwrap();
+    std::os::unix::fs::symlink("..", s.path("content/answers/loop")).unwrap();
+    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loop"));
+    assert_eq!(
+        s.count("SELECT count(*) FROM items WHERE state = 'published'"),
+        3,
+        "nothing was withdrawn"
+    );
+}
+
+fn copy_dir_contents(from: &std::path::Path, to: &std::path::Path) {
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
 // 8. Medium: a new ledger beside old revisions restarted the numbering silently.
 
 #[test]
