@@ -95,6 +95,9 @@ pub struct ServeConfig {
     /// `serve --from`: every call to the bucket gives up after this many milliseconds (the
     /// request answers 503).
     pub bucket_timeout_ms: u64,
+    /// A response whose writes make no progress for this many seconds (a client that stopped
+    /// reading) is cut off, and its connection slot given back.
+    pub write_timeout_secs: u64,
 }
 
 impl Default for ServeConfig {
@@ -106,6 +109,7 @@ impl Default for ServeConfig {
             pointer_ttl_ms: 1000,
             blob_cache_bytes: 256 * 1024 * 1024,
             bucket_timeout_ms: 5000,
+            write_timeout_secs: 30,
         }
     }
 }
@@ -343,6 +347,7 @@ impl Config {
                 "serve.shutdown_deadline_secs",
                 self.serve.shutdown_deadline_secs,
             ),
+            ("serve.write_timeout_secs", self.serve.write_timeout_secs),
         ] {
             if n == 0 || n > 3600 {
                 return Err(invalid(key, n.to_string(), "must be between 1 and 3600"));

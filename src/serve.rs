@@ -132,7 +132,9 @@ pub fn run(
 /// `serve.header_timeout_secs` (hyper's header-read timer, which also runs while a keep-alive
 /// connection idles), and at most `serve.max_connections` are served at once: a client that
 /// trickles a request, or thousands of them, cannot pin the server open or crowd others out
-/// for longer than that timeout.
+/// for longer than that timeout. A response whose writes make no progress for
+/// `serve.write_timeout_secs` (a client that asked for a large file and stopped reading) is
+/// cut off and its slot given back.
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     router: axum::Router,
@@ -166,8 +168,12 @@ async fn accept_loop(
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        // A response that cannot make progress (a reader that stopped reading) gives its slot
+        // back after serve.write_timeout_secs.
+        let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+        stream.set_write_timeout(Some(Duration::from_secs(limits.write_timeout_secs)));
         let service = hyper_util::service::TowerToHyperService::new(router.clone());
-        let conn = graceful.watch(http1.serve_connection(TokioIo::new(stream), service));
+        let conn = graceful.watch(http1.serve_connection(TokioIo::new(Box::pin(stream)), service));
         tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "connection ended with an error");
