@@ -251,7 +251,8 @@ fn verify_detects_a_truncated_tail() {
             .contains("truncated"),
         "{v}"
     );
-    // A forger who also rewinds the anchor is caught by the live revision's manifest.
+    // A forger who also rewinds the anchor is caught by the pages' revisions, which have no
+    // receipts now, and by the live revision's manifest.
     s.ledger()
         .execute(
             "UPDATE site_state SET audit_tip_seq = 2, audit_tip_hash = (SELECT current_hash FROM audit_log WHERE seq = 2)",
@@ -265,9 +266,37 @@ fn verify_detects_a_truncated_tail() {
         v["first_break"]["reason"]
             .as_str()
             .unwrap()
-            .contains("live revision"),
+            .contains("entries were removed"),
         "{v}"
     );
+    assert_eq!(v["live_revision"]["consistent"], false, "{v}");
+}
+
+/// Issue 19: the newest entries deleted together with the anchor, after the live revision
+/// was built (so its manifest's tip is still in the chain), are found through the
+/// publication revision and the pages' revision stamps — on both engines.
+#[test]
+fn verify_checks_the_chain_against_the_publication_revision_and_page_stamps() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let s = TestSite::on(backend);
+        s.item(1, "2026-11-01").item(2, "2026-11-02");
+        s.json(&["publish", "--build", "--now", NOW]);
+        s.item(3, "2026-11-03");
+        s.json(&["publish", "--now", NOW]); // revision 3, not built
+        assert_eq!(s.json(&["verify"])["intact"], true);
+        s.execute("DELETE FROM audit_log WHERE seq = 3");
+        s.execute(
+            "UPDATE site_state SET audit_tip_seq = 2, audit_tip_hash = (SELECT current_hash FROM audit_log WHERE seq = 2)",
+        );
+        let out = s.cmd(&["verify", "--json"]).output().unwrap();
+        assert!(!out.status.success(), "{backend:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let reason = v["first_break"]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("item 3") && reason.contains("removed"),
+            "{backend:?}: {v}"
+        );
+    }
 }
 
 // 11. A rollback's audit entry survives a crash between the pointer move and the entry.

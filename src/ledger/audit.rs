@@ -188,7 +188,7 @@ pub fn verify_anchored(tx: &Tx<'_>) -> Result<Verification, LedgerError> {
             hash.as_deref().unwrap_or("-")
         ))
     } else {
-        None
+        revisions_receipted(tx)?
     };
     Ok(Verification {
         first_break: reason.map(|reason| Break {
@@ -197,6 +197,41 @@ pub fn verify_anchored(tx: &Tx<'_>) -> Result<Verification, LedgerError> {
         }),
         ..v
     })
+}
+
+/// Checks the chain against what it is the receipt of: the newest public change's receipt
+/// records the ledger's publication revision, and every page's revision of last change has
+/// its item's receipt. Entries deleted from the end together with a rewritten anchor leave
+/// an intact-looking chain; this finds them. `None` when everything is receipted.
+fn revisions_receipted(tx: &Tx<'_>) -> Result<Option<String>, LedgerError> {
+    let mut receipts: std::collections::HashSet<(String, i64)> = Default::default();
+    let mut newest = 0;
+    for r in tx.rows("audit.change_receipts", &[])? {
+        let (subject, revision): (String, i64) = (r.get(0)?, r.get(1)?);
+        newest = newest.max(revision);
+        receipts.insert((subject, revision));
+    }
+    let mut current = None;
+    for r in tx.rows("audit.page_stamps", &[])? {
+        let (item, revision, at): (i64, i64, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        current = Some(at);
+        if revision > at {
+            return Ok(Some(format!(
+                "item {item}'s page says it changed at revision {revision}, after the publication revision {at}"
+            )));
+        }
+        if !receipts.contains(&(format!("item:{item}"), revision)) {
+            return Ok(Some(format!(
+                "item {item}'s page changed at revision {revision}, and the chain holds no receipt of that change: entries were removed"
+            )));
+        }
+    }
+    if let Some(at) = current.filter(|at| *at != newest) {
+        return Ok(Some(format!(
+            "the publication revision is {at}, but the newest public change the chain records is at revision {newest}: entries were removed"
+        )));
+    }
+    Ok(None)
 }
 
 /// The hash of entry `seq`, if the chain holds it.

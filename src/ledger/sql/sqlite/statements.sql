@@ -245,6 +245,15 @@ FROM (SELECT 1) AS one LEFT JOIN pages p ON p.item_id = :item;
 -- Writers are serial on SQLite: nothing to lock.
 SELECT 1;
 
+-- name: audit.page_stamps
+-- Every page's revision of last change, with the publication revision, for `verify`.
+SELECT p.item_id, p.revision, (SELECT publication_revision FROM site_state WHERE id = 1)
+FROM pages p;
+
+-- name: audit.change_receipts
+-- The revision each public change's receipt recorded, by item.
+SELECT subject, revision FROM audit_log WHERE action IN ('publish', 'update', 'withdraw');
+
 -- name: audit.entries
 SELECT seq, at, action, subject, revision, detail, previous_hash, current_hash
 FROM audit_log ORDER BY seq;
