@@ -216,6 +216,13 @@ pub fn split_front_matter(text: &str) -> Result<Split<'_>, UnclosedFrontMatter> 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UnclosedFrontMatter;
 
+impl ContentError {
+    /// The file was not there (deleted while the run looked at it).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ContentError::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
 /// Parses one item file. `path` is only used in error messages.
 pub fn parse_item(text: &str, path: &Path) -> Result<Item, ContentError> {
     let split =
@@ -693,22 +700,29 @@ pub fn list_item_files(root: &Path) -> Result<Vec<(String, FileStat)>, ContentEr
             source: e.into(),
         })?;
         let folder = relative(root, &dir);
-        let stats: Vec<Result<(String, FileStat), ContentError>> = names
+        let stats: Vec<Result<Option<(String, FileStat)>, ContentError>> = names
             .into_par_iter()
             .map(|name| {
-                let st = rustix::fs::statat(&fd, name.as_os_str(), rustix::fs::AtFlags::empty())
-                    .map_err(|e| ContentError::Read {
-                        path: dir.join(&name),
-                        source: e.into(),
-                    })?;
-                Ok((
+                let st =
+                    match rustix::fs::statat(&fd, name.as_os_str(), rustix::fs::AtFlags::empty()) {
+                        Ok(st) => st,
+                        // Deleted between the listing and the stat: not there.
+                        Err(rustix::io::Errno::NOENT) => return Ok(None),
+                        Err(e) => {
+                            return Err(ContentError::Read {
+                                path: dir.join(&name),
+                                source: e.into(),
+                            })
+                        }
+                    };
+                Ok(Some((
                     format!("{folder}/{}", name.to_string_lossy().replace('\\', "/")),
                     FileStat::of_stat(&st),
-                ))
+                )))
             })
             .collect();
         for r in stats {
-            out.push(r?);
+            out.extend(r?);
         }
     }
     Ok(out)
@@ -807,18 +821,24 @@ pub fn scan_listed(
     }
     // Listed in path order, so the map is built in one pass, not 100,000 searches.
     scan.unchanged = unchanged.into_iter().collect();
+    // A file deleted after it was listed is simply not there: the run treats it as gone, and
+    // a withdrawal is re-checked under the item's lease anyway.
     scan.read = to_read
         .into_par_iter()
-        .map(|(rel, stat)| {
-            let (item, source_hash) = read_item(root, &rel, max_item_bytes)?;
-            Ok(ReadFile {
+        .map(|(rel, stat)| match read_item(root, &rel, max_item_bytes) {
+            Ok((item, source_hash)) => Ok(Some(ReadFile {
                 path: rel,
                 stat,
                 source_hash,
                 item,
-            })
+            })),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
         })
-        .collect::<Result<Vec<_>, ContentError>>()?;
+        .collect::<Result<Vec<Option<ReadFile>>, ContentError>>()?
+        .into_iter()
+        .flatten()
+        .collect();
     let mut seen: HashMap<ItemId, &str> =
         HashMap::with_capacity(scan.unchanged.len() + scan.read.len());
     for (path, id) in &scan.unchanged {

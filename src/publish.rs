@@ -180,6 +180,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     });
     let (mut cache, ledger_id) = cached?;
     let listed = listed?;
+    crate::fail_point!("publish.after_list");
     // A shared ledger keeps no stats: this host's come from its own file.
     let local = ledger
         .shared()

@@ -462,6 +462,34 @@ fn copy_dir_contents(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
+/// Issue 19: a file deleted while the run scans (after it was listed, before it was read) is
+/// taken as gone, not a failed run; its page comes down, because it is still gone under the
+/// item's lease.
+#[test]
+fn a_file_deleted_mid_scan_is_gone_not_a_failed_run() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01").item(2, "2026-11-02");
+    s.publish(NOW);
+    // Item 2 is edited (so the scan must read it), then deleted while the run is stalled
+    // between listing and reading.
+    s.item_with(2, "2026-11-02", "", "edited");
+    let run = Stalled::start(
+        &s,
+        &["publish", "--now", NOW],
+        "publish.after_list=sleep(1500)",
+    );
+    run.wait_until("publish.after_list");
+    std::fs::remove_file(s.path("content/answers/2.md")).unwrap();
+    let out = run.finish();
+    assert_success(&out);
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ids(&r, "withdrawn"), vec![2], "{r}");
+    assert_eq!(
+        s.count("SELECT count(*) FROM items WHERE state = 'published'"),
+        1
+    );
+}
+
 // 8. Medium: a new ledger beside old revisions restarted the numbering silently.
 
 #[test]
@@ -475,13 +503,35 @@ fn a_new_ledger_beside_another_ledgers_output_is_refused() {
         let _ = std::fs::remove_file(s.path(&format!(".fencepost/{f}")));
     }
     s.item(2, "2026-11-02");
-    s.publish(NOW);
+    // publish does not re-create the lost ledger beside its output (issue 19)...
+    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+    assert!(!s.path(".fencepost/ledger.sqlite").exists());
+    // ...and another ledger put in its place is refused by build.
+    put_foreign_ledger(&s, 2);
     let out = s.cmd(&["build", "--now", NOW]).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("another ledger"), "{err}");
     assert!(err.contains("move"), "the message says the way out: {err}");
     assert_eq!(s.current_dir(), live);
+}
+
+/// Puts a ledger published elsewhere (items 1..=n) in `s`'s ledger's place.
+fn put_foreign_ledger(s: &TestSite, n: i64) {
+    let other = TestSite::new();
+    for i in 1..=n {
+        other.item(i, &format!("2026-11-0{i}"));
+    }
+    other.publish(NOW);
+    std::fs::create_dir_all(s.path(".fencepost")).unwrap();
+    for f in ["ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm"] {
+        let from = other.path(&format!(".fencepost/{f}"));
+        if from.exists() {
+            std::fs::copy(from, s.path(&format!(".fencepost/{f}"))).unwrap();
+        }
+    }
 }
 
 // 9. Low: leftovers of killed gc runs and swaps.
@@ -772,7 +822,7 @@ fn a_new_ledger_beside_output_from_before_ledger_ids_is_refused_too() {
         let _ = std::fs::remove_file(s.path(&format!(".fencepost/{f}")));
     }
     std::fs::remove_file(s.path("content/answers/3.md")).unwrap();
-    s.publish(NOW); // a new ledger at revision 2, behind the live revision 3
+    put_foreign_ledger(&s, 2); // a ledger at revision 2, behind the live revision 3
     let out = s.cmd(&["build", "--now", NOW]).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
