@@ -251,11 +251,16 @@ pub struct Repair {
 impl Report {
     /// A report of `plan` with nothing done yet.
     fn of_plan(target: &str, plan: &Plan, outcome: Outcome) -> Report {
+        Report::of(target, plan.revision, &plan.build, outcome)
+    }
+
+    /// A report of `revision`-`build` with nothing done yet.
+    fn of(target: &str, revision: i64, build: &str, outcome: Outcome) -> Report {
         Report {
             target: target.to_string(),
             operation: None,
-            revision: plan.revision,
-            build: plan.build.clone(),
+            revision,
+            build: build.to_string(),
             outcome,
             resumed: false,
             blobs_uploaded: 0,
@@ -610,26 +615,12 @@ fn busy(target: &str, op: &Op, wanted: i64) -> Turn {
 }
 
 fn skipped(target: &str, op: &Op) -> Report {
-    match serde_json::from_str::<Plan>(&op.plan) {
-        Ok(plan) => {
-            let mut r = Report::of_plan(target, &plan, Outcome::SkippedLocked);
-            r.operation = Some(op.id.clone());
-            r
-        }
-        Err(_) => Report {
-            target: target.to_string(),
-            operation: Some(op.id.clone()),
-            revision: 0,
-            build: String::new(),
-            outcome: Outcome::SkippedLocked,
-            resumed: false,
-            blobs_uploaded: 0,
-            blobs_present: 0,
-            bytes_uploaded: 0,
-            pointer: PointerOutcome::Unchanged,
-            error: None,
-        },
-    }
+    let mut r = match serde_json::from_str::<Plan>(&op.plan) {
+        Ok(plan) => Report::of_plan(target, &plan, Outcome::SkippedLocked),
+        Err(_) => Report::of(target, 0, "", Outcome::SkippedLocked),
+    };
+    r.operation = Some(op.id.clone());
+    r
 }
 
 fn parked(target: &str, op: &Op) -> Report {

@@ -16,6 +16,16 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// A site with item 1 published and built, and an empty folder bucket with its URL.
+fn one_item_and_a_bucket() -> (TestSite, tempfile::TempDir, String) {
+    let s = TestSite::new();
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    (s, bucket, url)
+}
+
 fn folder(d: &tempfile::TempDir) -> String {
     format!("file://{}", d.path().display())
 }
@@ -335,11 +345,7 @@ fn four_racing_deployers_write_exactly_one_receipt_per_pointer_move() {
 
 #[test]
 fn the_bucket_pointer_follows_a_new_embargo_without_a_new_revision() {
-    let s = TestSite::new();
-    let bucket = tempfile::tempdir().unwrap();
-    let url = folder(&bucket);
-    s.item(1, "2026-11-01");
-    s.json(&["publish", "--build", "--now", NOW]);
+    let (s, bucket, url) = one_item_and_a_bucket();
     s.json(&["deploy", "--to", &url, "--now", NOW]);
     let remote = Remote::open(&url).unwrap();
     assert_eq!(pointer_of(&remote)["next_change_at"], Value::Null);
@@ -561,11 +567,7 @@ fn a_rollback_to_an_incomplete_root_is_refused_naming_what_is_missing() {
 
 #[test]
 fn gc_to_waits_for_a_running_deploy_so_no_live_root_names_a_missing_object() {
-    let s = TestSite::new();
-    let bucket = tempfile::tempdir().unwrap();
-    let url = folder(&bucket);
-    s.item(1, "2026-11-01");
-    s.json(&["publish", "--build", "--now", NOW]);
+    let (s, _bucket, url) = one_item_and_a_bucket();
     s.json(&["deploy", "--to", &url, "--now", NOW]);
     s.item(2, "2026-11-02");
     s.json(&["publish", "--build", "--now", NOW]);
@@ -605,11 +607,7 @@ fn gc_to_waits_for_a_running_deploy_so_no_live_root_names_a_missing_object() {
 
 #[test]
 fn local_gc_keeps_the_revision_a_crashed_deploy_needs_and_the_deploy_finishes() {
-    let s = TestSite::new();
-    let bucket = tempfile::tempdir().unwrap();
-    let url = folder(&bucket);
-    s.item(1, "2026-11-01");
-    s.json(&["publish", "--build", "--now", NOW]);
+    let (s, _bucket, url) = one_item_and_a_bucket();
     let out = s.with_failpoints(
         &["deploy", "--to", &url, "--now", NOW],
         "deploy.after_blobs=return",
@@ -645,11 +643,7 @@ fn local_gc_keeps_the_revision_a_crashed_deploy_needs_and_the_deploy_finishes() 
 
 #[test]
 fn a_deploy_of_an_older_revision_holding_the_target_is_waited_for_not_stepped_aside_for() {
-    let s = TestSite::new();
-    let bucket = tempfile::tempdir().unwrap();
-    let url = folder(&bucket);
-    s.item(1, "2026-11-01");
-    s.json(&["publish", "--build", "--now", NOW]);
+    let (s, _bucket, url) = one_item_and_a_bucket();
     // A deploy of revision 1 stalls holding the target.
     let older = Stalled::start(
         &s,
@@ -701,11 +695,7 @@ fn a_deploy_of_an_older_revision_holding_the_target_is_waited_for_not_stepped_as
 /// meanwhile is uploaded again before the pointer moves.
 #[test]
 fn a_resume_at_the_manifest_step_puts_back_a_blob_that_went_missing() {
-    let s = TestSite::new();
-    let bucket = tempfile::tempdir().unwrap();
-    let url = folder(&bucket);
-    s.item(1, "2026-11-01");
-    s.json(&["publish", "--build", "--now", NOW]);
+    let (s, bucket, url) = one_item_and_a_bucket();
     let out = s.with_failpoints(
         &["deploy", "--to", &url, "--now", NOW],
         "deploy.after_manifest=return",
@@ -728,11 +718,7 @@ fn a_resume_at_the_manifest_step_puts_back_a_blob_that_went_missing() {
 /// move that was lost (the pointer put back by hand) is made again, and audited once.
 #[test]
 fn a_resume_past_the_pointer_step_makes_a_lost_move_again() {
-    let s = TestSite::new();
-    let bucket = tempfile::tempdir().unwrap();
-    let url = folder(&bucket);
-    s.item(1, "2026-11-01");
-    s.json(&["publish", "--build", "--now", NOW]);
+    let (s, bucket, url) = one_item_and_a_bucket();
     s.json(&["deploy", "--to", &url, "--now", NOW]);
     let old_pointer = std::fs::read(bucket.path().join("current")).unwrap();
     s.item(2, "2026-11-02");
