@@ -26,6 +26,7 @@
 pub mod admin;
 mod claim;
 pub mod layout;
+mod objects;
 pub mod remote;
 mod saga;
 pub mod verify;

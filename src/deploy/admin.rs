@@ -2,9 +2,10 @@
 //! ledger that owns the bucket and under the target's lease, so neither ever runs beside a
 //! deploy: gc is part of the saga.
 
-use super::layout::{self, RemoteEntry, Root};
+use super::layout::{self, Root};
+pub use super::objects::{read_entries, read_shard};
 use super::remote::{Remote, RemotePointer};
-use super::{claim, saga, DeployError, Outcome};
+use super::{claim, objects, DeployError, Outcome};
 use crate::clock::Clock;
 use crate::ledger::deploys::{self, Step};
 use crate::ledger::lease::{Lease, OwnerId};
@@ -47,34 +48,6 @@ pub async fn revisions(remote: &Remote) -> Result<Vec<HeldRevision>, DeployError
     }
     out.sort_by_key(|r| std::cmp::Reverse((r.root.revision, r.modified)));
     Ok(out)
-}
-
-/// The shards of a root, verified.
-pub async fn read_entries(remote: &Remote, root: &Root) -> Result<Vec<RemoteEntry>, DeployError> {
-    let mut out = Vec::new();
-    for (_, sha) in &root.shards {
-        out.extend(read_shard(remote, sha).await?);
-    }
-    Ok(out)
-}
-
-/// One shard, verified against its name.
-pub async fn read_shard(remote: &Remote, sha: &str) -> Result<Vec<RemoteEntry>, DeployError> {
-    let bytes = remote.get(&Remote::shard_key(sha)).await?.ok_or_else(|| {
-        DeployError::store(
-            remote,
-            "reading a manifest",
-            format!("shard {sha} is missing"),
-        )
-    })?;
-    if !layout::verified(&bytes, sha) {
-        return Err(DeployError::store(
-            remote,
-            "reading a manifest",
-            format!("shard {sha} does not hash to its name"),
-        ));
-    }
-    serde_json::from_slice(&bytes).map_err(|e| DeployError::store(remote, "reading a manifest", e))
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -189,12 +162,12 @@ async fn rollback_held(
         });
     }
     // Never point readers at a root whose objects are gone (gc may have collected them).
-    let (shards, blobs) = saga::root_objects_missing(remote, &plan.root).await?;
+    let (shards, blobs) = objects::root_objects_missing(remote, &plan.root).await?;
     if !shards.is_empty() || !blobs.is_empty() {
         return Err(DeployError::Incomplete {
             target: remote.url.clone(),
             root: plan.root.clone(),
-            missing: saga::describe_missing(&shards, &blobs),
+            missing: objects::describe_missing(&shards, &blobs),
         });
     }
     let id = uuid::Uuid::new_v4().simple().to_string();

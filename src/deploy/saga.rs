@@ -13,6 +13,10 @@
 
 use super::claim::{self, owner_of};
 use super::layout;
+use super::objects::{
+    describe_missing, list_names, root_objects_missing, root_shards, shard_names, upload_blob,
+    upload_shards, UPLOADS, UPLOAD_CHUNK,
+};
 use super::remote::{Remote, RemotePointer};
 use super::{Ctx, DeployError, Outcome, Plan, Report};
 use crate::clock::Instant;
@@ -25,11 +29,6 @@ use crate::output::revision::{self, REVISIONS};
 use futures_util::StreamExt;
 use std::collections::HashSet;
 use std::path::Path;
-
-/// Blob uploads in flight at once (`hugo deploy` uses 10 workers; S3 serves far more).
-const UPLOADS: usize = 16;
-/// Blobs uploaded between two extensions of the lease.
-const UPLOAD_CHUNK: usize = 512;
 
 /// Runs an operation's remaining steps; a failure is recorded (and parks the operation after
 /// `deploy.max_attempts`), and reported as the outcome `failed`.
@@ -582,114 +581,6 @@ fn missing_blobs(
         .collect()
 }
 
-/// The names under `dir/` (one listing).
-pub(super) async fn list_names(remote: &Remote, dir: &str) -> Result<HashSet<String>, DeployError> {
-    Ok(remote
-        .list(dir)
-        .await?
-        .into_iter()
-        .map(|(n, _)| n)
-        .collect())
-}
-
-/// The shard digests the bucket holds (one listing).
-pub(super) async fn shard_names(remote: &Remote) -> Result<HashSet<String>, DeployError> {
-    Ok(remote
-        .list("manifests/shards")
-        .await?
-        .into_iter()
-        .filter_map(|(name, _)| name.strip_suffix(".json").map(str::to_string))
-        .collect())
-}
-
-async fn upload_shards(remote: &Remote, shards: &[&layout::Object]) -> Result<u64, DeployError> {
-    let results: Vec<Result<(bool, u64), DeployError>> =
-        futures_util::stream::iter(shards.iter().map(|shard| async move {
-            let created = remote
-                .create(
-                    &Remote::shard_key(&shard.sha256),
-                    shard.bytes.clone(),
-                    Some("application/json"),
-                )
-                .await?;
-            Ok((created, shard.bytes.len() as u64))
-        }))
-        .buffer_unordered(UPLOADS)
-        .collect()
-        .await;
-    let mut bytes = 0;
-    for r in results {
-        let (created, len) = r?;
-        if created {
-            bytes += len;
-        }
-    }
-    Ok(bytes)
-}
-
-/// What of a root in the bucket is missing: (shards, blobs), by one listing of each.
-pub(super) async fn root_objects_missing(
-    remote: &Remote,
-    root: &str,
-) -> Result<(Vec<String>, Vec<String>), DeployError> {
-    let bytes =
-        remote
-            .get(&Remote::root_key(root))
-            .await?
-            .ok_or_else(|| DeployError::Incomplete {
-                target: remote.url.clone(),
-                root: root.to_string(),
-                missing: format!("its manifest root manifests/{root}.json"),
-            })?;
-    if !layout::verified(&bytes, root) {
-        return Err(DeployError::Incomplete {
-            target: remote.url.clone(),
-            root: root.to_string(),
-            missing: format!("manifests/{root}.json does not hash to its name"),
-        });
-    }
-    let parsed: layout::Root = serde_json::from_slice(&bytes)
-        .map_err(|e| DeployError::store(remote, "reading a manifest root", e))?;
-    let stored = shard_names(remote).await?;
-    let missing_shards: Vec<String> = parsed
-        .shards
-        .iter()
-        .map(|(_, s)| s.clone())
-        .filter(|s| !stored.contains(s))
-        .collect();
-    let mut blobs = HashSet::new();
-    for (_, sha) in parsed.shards.iter().filter(|(_, s)| stored.contains(s)) {
-        for e in super::admin::read_shard(remote, sha).await? {
-            blobs.insert(e.sha256);
-        }
-    }
-    let present = list_names(remote, "objects").await?;
-    let mut missing_blobs: Vec<String> =
-        blobs.into_iter().filter(|b| !present.contains(b)).collect();
-    missing_blobs.sort();
-    Ok((missing_shards, missing_blobs))
-}
-
-/// A short description of missing objects for an error.
-pub(super) fn describe_missing(shards: &[String], blobs: &[String]) -> String {
-    let mut parts = Vec::new();
-    if !shards.is_empty() {
-        parts.push(format!(
-            "{} shard(s) (first manifests/shards/{}.json)",
-            shards.len(),
-            shards[0]
-        ));
-    }
-    if !blobs.is_empty() {
-        parts.push(format!(
-            "{} blob(s) (first objects/{})",
-            blobs.len(),
-            blobs[0]
-        ));
-    }
-    parts.join(" and ")
-}
-
 /// When the bucket's pointer names `live`, and that is the manifest this ledger recorded as
 /// deployed there, and its revision is still here: every blob of it is in the bucket (gc
 /// never removes the live manifest's objects). Its blobs are read from the local manifest,
@@ -723,58 +614,6 @@ pub(super) async fn known_present(
         manifest,
         blobs: m.files.into_iter().map(|e| e.sha256).collect(),
     }))
-}
-
-/// The shard digests a manifest root in the bucket names (its bytes checked against its
-/// name); `None` if it cannot be read.
-async fn root_shards(
-    remote: &Remote,
-    manifest: &str,
-) -> Result<Option<HashSet<String>>, DeployError> {
-    let Some(bytes) = remote.get(&Remote::root_key(manifest)).await? else {
-        return Ok(None);
-    };
-    if !layout::verified(&bytes, manifest) {
-        return Ok(None);
-    }
-    Ok(serde_json::from_slice::<layout::Root>(&bytes)
-        .ok()
-        .map(|r| r.shards.into_iter().map(|(_, s)| s).collect()))
-}
-
-/// Reads one blob from the revision, checks it against its digest and uploads it if the
-/// bucket lacks it. Returns (this call created it, its size).
-pub(super) async fn upload_blob(
-    remote: &Remote,
-    dir: &Path,
-    sha: &str,
-    path: &str,
-    content_type: &str,
-    redo: bool,
-) -> Result<(bool, u64), DeployError> {
-    if redo {
-        tracing::warn!(blob = %sha, path = %path, "a blob an earlier attempt uploaded is missing from the bucket; uploading it again");
-    }
-    let local = dir.join(path);
-    let bytes = std::fs::read(&local).map_err(|source| DeployError::Io {
-        path: local.clone(),
-        source,
-    })?;
-    if !layout::verified(&bytes, sha) {
-        return Err(DeployError::store(
-            remote,
-            "verifying a blob",
-            format!(
-                "{} does not hash to {sha} as its manifest says",
-                local.display()
-            ),
-        ));
-    }
-    let len = bytes.len() as u64;
-    let created = remote
-        .create(&Remote::blob_key(sha), bytes, Some(content_type))
-        .await?;
-    Ok((created, len))
 }
 
 /// The pointer with `next_change_at` brought up to date when the revision is already live

@@ -6,8 +6,8 @@
 //! plan and carries it out like any deploy (journaled, under the target's lease): corrupt
 //! objects are removed, then everything missing goes up again from the local revision.
 
-use super::admin::read_shard;
 use super::layout;
+use super::objects::{list_names, read_shard, shard_names};
 use super::remote::Remote;
 use super::saga;
 use super::{claim, Ctx, DeployError, Outcome, Plan, Repair, Report};
@@ -77,7 +77,7 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
         return Ok(out);
     };
     out.shards = root.shards.len();
-    let stored = saga::shard_names(remote).await?;
+    let stored = shard_names(remote).await?;
     let mut blobs = BTreeSet::new();
     for (_, sha) in &root.shards {
         if !stored.contains(sha) {
@@ -90,7 +90,7 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
         }
     }
     out.blobs = blobs.len();
-    let present = saga::list_names(remote, "objects").await?;
+    let present = list_names(remote, "objects").await?;
     let (here, gone): (Vec<String>, Vec<String>) =
         blobs.into_iter().partition(|b| present.contains(b));
     out.missing_blobs = gone;
