@@ -132,9 +132,11 @@ pub fn run(
 /// `serve.header_timeout_secs` (hyper's header-read timer, which also runs while a keep-alive
 /// connection idles), and at most `serve.max_connections` are served at once: a client that
 /// trickles a request, or thousands of them, cannot pin the server open or crowd others out
-/// for longer than that timeout. A response whose writes make no progress for
-/// `serve.write_timeout_secs` (a client that asked for a large file and stopped reading) is
-/// cut off and its slot given back.
+/// for longer than that timeout. At capacity, the oldest connection that has not sent a
+/// complete request head yet gives its slot to the new one, so connections that trickle their
+/// heads (slowloris) cannot keep real clients waiting for the header timeout. A response whose
+/// writes make no progress for `serve.write_timeout_secs` (a client that asked for a large
+/// file and stopped reading) is cut off and its slot given back.
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     router: axum::Router,
@@ -150,11 +152,8 @@ async fn accept_loop(
         .timer(TokioTimer::new())
         .header_read_timeout(Duration::from_secs(limits.header_timeout_secs));
     tokio::pin!(shutdown);
+    let open = Arc::new(OpenConnections::default());
     loop {
-        let permit = tokio::select! {
-            p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
-            _ = &mut shutdown => break,
-        };
         let stream = tokio::select! {
             r = listener.accept() => match r {
                 Ok((stream, _)) => stream,
@@ -167,19 +166,47 @@ async fn accept_loop(
             },
             _ = &mut shutdown => break,
         };
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                // At capacity: a connection still trickling its first request gives way.
+                open.evict_one_that_never_asked();
+                tokio::select! {
+                    p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+                    _ = &mut shutdown => break,
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
         // A response that cannot make progress (a reader that stopped reading) gives its slot
         // back after serve.write_timeout_secs.
         let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
         stream.set_write_timeout(Some(Duration::from_secs(limits.write_timeout_secs)));
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let service = {
+            use hyper::service::Service as _;
+            let inner = hyper_util::service::TowerToHyperService::new(router.clone());
+            let asked = asked.clone();
+            hyper::service::service_fn(move |req| {
+                asked.store(true, std::sync::atomic::Ordering::Relaxed);
+                inner.call(req)
+            })
+        };
         let conn = graceful.watch(http1.serve_connection(TokioIo::new(Box::pin(stream)), service));
-        tokio::spawn(async move {
+        let id = open.next_id();
+        let open2 = open.clone();
+        // The task starts once it is listed, so its removal always follows its addition.
+        let (listed, is_listed) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = is_listed.await;
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
+            open2.remove(id);
             drop(permit);
         });
+        open.add(id, asked, task.abort_handle());
+        let _ = listed.send(());
     }
     drop(listener);
     let deadline = Duration::from_secs(limits.shutdown_deadline_secs);
@@ -190,6 +217,62 @@ async fn accept_loop(
                 secs = limits.shutdown_deadline_secs,
                 "connections still open at the shutdown deadline; closing them"
             );
+        }
+    }
+}
+
+/// The connections being served, oldest first, and whether each has sent a complete request
+/// head yet: at capacity, the oldest that has not gives way.
+#[derive(Default)]
+struct OpenConnections {
+    next: std::sync::atomic::AtomicU64,
+    list: std::sync::Mutex<std::collections::VecDeque<OpenConnection>>,
+}
+
+struct OpenConnection {
+    id: u64,
+    asked: Arc<std::sync::atomic::AtomicBool>,
+    abort: tokio::task::AbortHandle,
+}
+
+impl OpenConnections {
+    fn next_id(&self) -> u64 {
+        self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn add(
+        &self,
+        id: u64,
+        asked: Arc<std::sync::atomic::AtomicBool>,
+        abort: tokio::task::AbortHandle,
+    ) {
+        self.list
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(OpenConnection { id, asked, abort });
+    }
+
+    fn remove(&self, id: u64) {
+        self.list
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|c| c.id != id);
+    }
+
+    /// Ends the oldest connection that never sent a complete request head, if there is one
+    /// (its slot is given back when its task is dropped).
+    fn evict_one_that_never_asked(&self) {
+        let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = list
+            .iter()
+            .position(|c| !c.asked.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            let c = list.remove(i).expect("found above");
+            tracing::debug!(
+                connection = c.id,
+                "at capacity: a connection that never sent a request gives way"
+            );
+            c.abort.abort();
         }
     }
 }

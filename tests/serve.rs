@@ -505,3 +505,39 @@ fn readers_that_stop_reading_give_their_slots_back() {
     );
     drop(stalled);
 }
+
+/// Issue 19: connections that trickle their request heads (slowloris) above
+/// `serve.max_connections` give way to a new connection at once, instead of holding every
+/// slot until the header timeout.
+#[test]
+fn slowloris_above_max_connections_does_not_delay_real_clients() {
+    let s = built_site();
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &format!("{cfg}\n[serve]\nmax_connections = 4\nheader_timeout_secs = 10\n"),
+    );
+    let srv = s.serve(&[]);
+    use std::io::Write;
+    let mut trickling: Vec<std::net::TcpStream> = (0..8)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(&srv.addr).unwrap();
+            c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for _ in 0..3 {
+        let started = Instant::now();
+        let r = srv.get("/answers/1/");
+        assert_eq!(r.status, 200);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "a real client waited {:?} behind slowloris connections",
+            started.elapsed()
+        );
+    }
+    for c in &mut trickling {
+        let _ = c.write_all(b"X-Slow: 1\r\n");
+    }
+}
