@@ -738,3 +738,62 @@ fn a_resume_past_the_pointer_step_makes_a_lost_move_again() {
         2
     );
 }
+
+/// `gc --to` keeps the root that was live until less than `--grace-secs` ago (origins within
+/// their pointer TTL still serve it), and collects it once the grace period is over.
+#[test]
+fn gc_to_keeps_the_root_retired_within_the_grace_period() {
+    let (s, bucket, url) = one_item_and_a_bucket();
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s.json(&["deploy", "--to", &url, "--now", NOW]); // revision 1 retired at NOW
+                                                     // Every object is old; only the pointer's retirement record says revision 1 was live.
+    touch_all(bucket.path(), "2026-11-30T00:00:00Z");
+    let soon = "2026-12-01T00:01:00Z";
+    let gc = s.json(&[
+        "gc",
+        "--to",
+        &url,
+        "--keep",
+        "1",
+        "--grace-secs",
+        "300",
+        "--now",
+        soon,
+    ]);
+    assert_eq!(gc["removed_manifests"], 0, "{gc}");
+    assert_eq!(gc["retired_kept"].as_array().unwrap().len(), 1, "{gc}");
+    let later = "2026-12-01T00:06:00Z";
+    let gc = s.json(&[
+        "gc",
+        "--to",
+        &url,
+        "--keep",
+        "1",
+        "--grace-secs",
+        "300",
+        "--now",
+        later,
+    ]);
+    assert_eq!(gc["removed_manifests"], 1, "{gc}");
+    assert_eq!(s.json(&["verify", "--to", &url])["ok"], true);
+}
+
+/// The bucket origin never serves a root built from a ledger other than the one the pointer
+/// names (a pointer rewritten by hand, or by a tool that skipped the ownership check).
+#[test]
+fn serve_from_refuses_a_root_from_another_ledger() {
+    let (s, bucket, url) = one_item_and_a_bucket();
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let srv = s.serve(&["--from", &url]);
+    assert_eq!(srv.get("/answers/1/").status, 200);
+    drop(srv);
+    let path = bucket.path().join("current");
+    let mut p: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    p["ledger_id"] = Value::String("someone-elses-ledger".into());
+    std::fs::write(&path, serde_json::to_vec(&p).unwrap()).unwrap();
+    let srv = s.serve(&["--from", &url]);
+    let r = srv.get("/answers/1/");
+    assert_eq!(r.status, 503, "{}", r.text());
+}
