@@ -64,9 +64,12 @@ struct PointerState {
     result: Result<Arc<Live>, String>,
 }
 
+/// One fetch in flight: its result once it has one.
+type Flight<V> = Arc<tokio::sync::OnceCell<Result<V, String>>>;
+
 /// One fetch per key at a time; everyone who wants the key meanwhile shares its result.
 struct Flights<V: Clone> {
-    running: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Result<V, String>>>>>,
+    running: Mutex<HashMap<String, Flight<V>>>,
 }
 
 impl<V: Clone> Flights<V> {
