@@ -455,7 +455,8 @@ async fn attempt(ledger: &mut Ledger, ctx: &Ctx<'_>, opts: &Options) -> Result<T
     let target = ctx.remote.url.clone();
     finish_rollback(ledger, ctx).await?;
     let local = local_revision(ctx.site, opts.revision.as_deref());
-    let wanted = local.as_ref().map_or(i64::MAX, |l| l.revision);
+    // With nothing built here, whoever holds the target is doing the only work there is.
+    let wanted = local.as_ref().map_or(i64::MIN, |l| l.revision);
     // A pending operation: resumed when its lease is free; else stepped aside for only when
     // it deploys this revision or a newer one.
     let mut resumed: Option<Report> = None;
