@@ -125,11 +125,59 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
     Ok(out)
 }
 
+/// Rounds of repair at most: a missing shard or root hides the blobs it names from a check,
+/// so each round checks again after the last one put them back.
+const REPAIR_ROUNDS: usize = 3;
+
 /// `deploy --repair`: re-uploads what the live root lacks or holds corrupt, from the local
-/// revision the pointer names, as a journaled operation.
+/// revision the pointer names, as journaled operations, checking again after each round
+/// until the bucket verifies (a missing shard hides the blobs it names until it is back).
 pub(super) async fn repair(ledger: &mut Ledger, ctx: &Ctx<'_>) -> Result<Report, DeployError> {
+    let mut total: Option<Report> = None;
+    for _ in 0..REPAIR_ROUNDS {
+        let found = check(ctx.remote).await?;
+        if found.ok {
+            break;
+        }
+        let r = repair_round(ledger, ctx, found).await?;
+        let failed = r.outcome != Outcome::Repaired;
+        total = Some(match total {
+            None => r,
+            Some(mut t) => {
+                t.blobs_uploaded += r.blobs_uploaded;
+                t.bytes_uploaded += r.bytes_uploaded;
+                t.outcome = r.outcome;
+                t.error = r.error;
+                t.operation = r.operation;
+                t
+            }
+        });
+        if failed {
+            break;
+        }
+    }
+    match total {
+        Some(t) => Ok(t),
+        // Nothing was damaged: nothing to do.
+        None => {
+            let found = check(ctx.remote).await?;
+            Ok(Report::of(
+                &ctx.remote.url,
+                found.revision,
+                &found.build,
+                Outcome::Repaired,
+            ))
+        }
+    }
+}
+
+/// One round: what `found` says is missing or corrupt goes up again, as one operation.
+async fn repair_round(
+    ledger: &mut Ledger,
+    ctx: &Ctx<'_>,
+    found: BucketCheck,
+) -> Result<Report, DeployError> {
     let remote = ctx.remote;
-    let found = check(remote).await?;
     let dir = revision::dir_name(found.revision, &found.build);
     let path = crate::build::public_dir(ctx.site)
         .join(REVISIONS)
