@@ -306,7 +306,13 @@ fn a_fresh_runner_rebuilding_the_live_revision_uploads_nothing_and_writes_no_rec
 
 #[test]
 fn four_racing_deployers_write_exactly_one_receipt_per_pointer_move() {
-    let s = TestSite::new();
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        racing_deployers_on(backend);
+    }
+}
+
+fn racing_deployers_on(backend: Backend) {
+    let s = TestSite::on(backend);
     let bucket = tempfile::tempdir().unwrap();
     let url = folder(&bucket);
     for rep in 1..=10i64 {
@@ -334,12 +340,16 @@ fn four_racing_deployers_write_exactly_one_receipt_per_pointer_move() {
             })
             .collect();
         let outcomes: Vec<Value> = racers.into_iter().map(|r| r.join().unwrap()).collect();
-        assert_eq!(audit_count(&s, "deploy"), rep, "rep {rep}: {outcomes:#?}");
+        assert_eq!(
+            audit_count(&s, "deploy"),
+            rep,
+            "{backend:?} rep {rep}: {outcomes:#?}"
+        );
         let deployed = outcomes
             .iter()
             .filter(|o| o["outcome"] == "deployed")
             .count();
-        assert_eq!(deployed, 1, "rep {rep}: {outcomes:#?}");
+        assert_eq!(deployed, 1, "{backend:?} rep {rep}: {outcomes:#?}");
     }
 }
 
