@@ -834,3 +834,25 @@ fn serve_from_refuses_a_root_from_another_ledger() {
     let r = srv.get("/answers/1/");
     assert_eq!(r.status, 503, "{}", r.text());
 }
+
+/// `publish --build` whose items another publisher holds builds what the ledger holds after
+/// that publisher's commit, not the revision before it.
+#[test]
+fn publish_build_waits_for_the_publisher_holding_its_items() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let holder = Stalled::start(
+        &s,
+        &["publish", "--now", NOW],
+        "publish.after_preflight=sleep(1500)",
+    );
+    holder.wait_until("publish.after_preflight");
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(ids(&r, "skipped_locked"), vec![1], "{r}");
+    assert_eq!(
+        r["build"]["revision"], 1,
+        "built before the holder committed: {r}"
+    );
+    assert_success(&holder.finish());
+    assert!(s.current_dir().join("answers/1/index.html").exists());
+}
