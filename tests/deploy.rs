@@ -694,34 +694,7 @@ fn serve_from_a_bucket_follows_deploys_refuses_tampering_and_503s() {
         s.json_env(&["deploy", "--to", "s3://origin/www", "--now", NOW], &env);
     };
     deploy(&s);
-    let mut c = std::process::Command::new(bin());
-    c.arg("--site")
-        .arg(s.root())
-        .args([
-            "serve",
-            "--json",
-            "--bind",
-            "127.0.0.1:0",
-            "--from",
-            "s3://origin/www",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    for (k, v) in &env {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-    let srv = Server {
-        addr: v["listening"].as_str().unwrap().to_string(),
-        child,
-    };
+    let srv = s.serve_env(&["--from", "s3://origin/www"], &env);
     let r = srv.get("/answers/1/");
     assert_eq!(r.status, 200);
     assert!(r.header("x-revision").unwrap().starts_with("1-"));

@@ -7,29 +7,9 @@ use common::*;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// `serve --from URL` with `env`, its address read from its first JSON line.
+/// `serve --from URL` with `env`.
 fn serve_from(s: &TestSite, url: &str, env: &[(String, String)]) -> Server {
-    let mut c = std::process::Command::new(bin());
-    c.arg("--site")
-        .arg(s.root())
-        .args(["serve", "--json", "--bind", "127.0.0.1:0", "--from", url])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-    Server {
-        addr: v["listening"].as_str().unwrap().to_string(),
-        child,
-    }
+    s.serve_env(&["--from", url], env)
 }
 
 fn gets(proxy: &Proxy) -> Vec<String> {
@@ -135,35 +115,10 @@ fn a_past_next_change_caps_nothing_and_one_request_reads_the_pointer() {
         &Moto::env(&moto.endpoint),
     );
     // The origin's clock is past that instant, and nothing was deployed since.
-    let mut c = std::process::Command::new(bin());
-    c.arg("--site")
-        .arg(s.root())
-        .args([
-            "serve",
-            "--json",
-            "--bind",
-            "127.0.0.1:0",
-            "--from",
-            "s3://past/www",
-        ])
-        .args(["--now", "2026-12-07T00:00:00Z"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    for (k, v) in Moto::env(&proxy.endpoint) {
-        c.env(k, v);
-    }
-    let mut child = c.spawn().unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-    let srv = Server {
-        addr: v["listening"].as_str().unwrap().to_string(),
-        child,
-    };
+    let srv = s.serve_env(
+        &["--from", "s3://past/www", "--now", "2026-12-07T00:00:00Z"],
+        &Moto::env(&proxy.endpoint),
+    );
     let started = Instant::now();
     let mut n = 0;
     while started.elapsed() < Duration::from_millis(700) {

@@ -253,12 +253,18 @@ pub struct Server {
 impl TestSite {
     /// Starts `fencepost serve --bind 127.0.0.1:0 --json [extra]` and waits for its address.
     pub fn serve(&self, extra: &[&str]) -> Server {
+        self.serve_env(extra, &[])
+    }
+
+    /// [`TestSite::serve`] with extra environment variables (say, an S3 endpoint).
+    pub fn serve_env(&self, extra: &[&str], env: &[(String, String)]) -> Server {
         use std::io::BufRead;
         let mut child = std::process::Command::new(bin())
             .arg("--site")
             .arg(self.root())
             .args(["serve", "--json", "--bind", "127.0.0.1:0"])
             .args(extra)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
