@@ -248,6 +248,8 @@ pub fn assert_same_tree(
 pub struct Server {
     pub child: Child,
     pub addr: String,
+    /// The server's stderr (warnings and errors), shown when a request cannot connect.
+    pub log: Option<PathBuf>,
 }
 
 impl TestSite {
@@ -259,14 +261,16 @@ impl TestSite {
     /// [`TestSite::serve`] with extra environment variables (say, an S3 endpoint).
     pub fn serve_env(&self, extra: &[&str], env: &[(String, String)]) -> Server {
         use std::io::BufRead;
+        let log = self.path(&format!(".serve-{}.log", uuid_like()));
         let mut child = std::process::Command::new(bin())
             .arg("--site")
             .arg(self.root())
             .args(["serve", "--json", "--bind", "127.0.0.1:0"])
             .args(extra)
+            .env("FENCEPOST_LOG", "warn")
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
         let mut line = String::new();
@@ -278,13 +282,34 @@ impl TestSite {
         Server {
             addr: v["listening"].as_str().unwrap().to_string(),
             child,
+            log: Some(log),
         }
     }
 }
 
 impl Server {
+    /// GET `target`; when the server cannot be reached, the panic says whether its process is
+    /// still there and what it logged.
     pub fn get(&self, target: &str) -> HttpResponse {
-        http(&self.addr, "GET", target, &[])
+        try_http(&self.addr, "GET", target, &[]).unwrap_or_else(|e| {
+            let state = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find(|l| l.starts_with("State:"))
+                        .map(str::to_string)
+                })
+                .unwrap_or_else(|| "gone".into());
+            let log = self
+                .log
+                .as_ref()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .unwrap_or_default();
+            panic!(
+                "GET {target} from the server at {}: {e}; its process: {state}; its log:\n{log}",
+                self.addr
+            )
+        })
     }
 
     /// Sends SIGTERM and waits; returns the exit status.
@@ -323,10 +348,42 @@ impl HttpResponse {
     }
 }
 
+/// Whether a server at `addr` answers an HTTP request (not merely accepts a connection: a
+/// connection to oneself, which a free ephemeral port allows, does not count).
+pub fn answers_http(addr: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return false;
+    };
+    if s.local_addr().ok() == s.peer_addr().ok() {
+        return false;
+    }
+    let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+    if s.write_all(
+        format!("GET / HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .is_err()
+    {
+        return false;
+    }
+    let mut head = [0u8; 8];
+    s.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.")
+}
+
 /// A minimal HTTP/1.1 client that sends `target` exactly as given (no normalisation).
 pub fn http(addr: &str, method: &str, target: &str, headers: &[(&str, &str)]) -> HttpResponse {
+    try_http(addr, method, target, headers).unwrap()
+}
+
+/// [`http`], with a connection failure returned instead of a panic.
+pub fn try_http(
+    addr: &str,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+) -> std::io::Result<HttpResponse> {
     use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    let mut s = std::net::TcpStream::connect(addr)?;
     s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
         .unwrap();
     let mut req = format!("{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
@@ -334,10 +391,10 @@ pub fn http(addr: &str, method: &str, target: &str, headers: &[(&str, &str)]) ->
         req += &format!("{k}: {v}\r\n");
     }
     req += "\r\n";
-    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(req.as_bytes())?;
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    parse_response(&raw, method == "HEAD")
+    s.read_to_end(&mut raw)?;
+    Ok(parse_response(&raw, method == "HEAD"))
 }
 
 pub fn parse_response(raw: &[u8], head: bool) -> HttpResponse {
@@ -513,12 +570,18 @@ impl Moto {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-        let moto = Moto {
+        let mut moto = Moto {
             child,
             endpoint: format!("http://127.0.0.1:{port}"),
         };
+        // Up when it answers HTTP: a bare connect can succeed before it listens (a connect
+        // to a free port in the ephemeral range may pick that very port and reach itself).
         let start = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        let addr = format!("127.0.0.1:{port}");
+        while !answers_http(&addr) {
+            if let Ok(Some(status)) = moto.child.try_wait() {
+                panic!("moto exited ({status}) before it answered on {addr} (port taken?)");
+            }
             assert!(
                 start.elapsed() < std::time::Duration::from_secs(30),
                 "moto did not start"
