@@ -784,8 +784,9 @@ fn gc_to_keeps_the_root_retired_within_the_grace_period() {
     s.json(&["deploy", "--to", &url, "--now", NOW]);
     s.item(2, "2026-11-02");
     s.json(&["publish", "--build", "--now", NOW]);
-    s.json(&["deploy", "--to", &url, "--now", NOW]); // revision 1 retired at NOW
-                                                     // Every object is old; only the pointer's retirement record says revision 1 was live.
+    // Revision 1 is retired at NOW.
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    // Every object is old; only the pointer's retirement record says revision 1 was live.
     touch_all(bucket.path(), "2026-11-30T00:00:00Z");
     let soon = "2026-12-01T00:01:00Z";
     let gc = s.json(&[
