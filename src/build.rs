@@ -28,13 +28,16 @@ pub mod view;
 pub mod xml;
 
 use crate::clock::{Clock, Instant};
-use crate::content::{self, ContentError, ImageSource, ItemId};
+use crate::config::collections::{Collection, Collections, IdKind};
+use crate::content::{self, ContentError, ImageSource};
+use crate::ledger::items::ItemId;
 use crate::ledger::{self, LedgerError};
 use crate::output::manifest::{self, Entry, Manifest};
 use crate::output::pointer::{self, Pointer};
 use crate::output::revision::{self, Staging};
 use crate::output::OutputError;
 use crate::site::Site;
+use chrono::NaiveDate;
 use plan::{CopyInput, CopySource, Job, PageInput, Planned};
 use rayon::prelude::*;
 use render::{render_all, safe_rel, Bodies, DirSink, MemorySink, Renderer};
@@ -44,7 +47,7 @@ use source::{ledger_source, plain_pages, static_copies, tree_source, Source};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use view::{AnswerView, LinkView, PlainView, SiteView};
+use view::{IdView, ItemPage, PlainView, SiteView};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -55,8 +58,12 @@ pub enum BuildError {
     },
     #[error("template {path}: {message}")]
     Template { path: PathBuf, message: String },
-    #[error("missing template {dir}/{name}: every site needs {required}", dir = dir.display(), required = templates::REQUIRED.join(", "))]
-    MissingTemplate { name: String, dir: PathBuf },
+    #[error("missing template {dir}/{name}: this site needs {required}", dir = dir.display())]
+    MissingTemplate {
+        name: String,
+        dir: PathBuf,
+        required: String,
+    },
     #[error("rendering {output} with {template}: {message}")]
     Render {
         template: String,
@@ -70,7 +77,7 @@ pub enum BuildError {
     #[error("{count} broken internal link(s), first: {first} (--strict makes these fatal; nothing was swapped)")]
     BrokenLinks { count: usize, first: String },
     #[error("rendering {output}: the ledger snapshot has no body for item {item}; nothing was swapped (run `fencepost verify`, then build again)")]
-    MissingBody { item: i64, output: String },
+    MissingBody { item: String, output: String },
     #[error("{path}: {why}")]
     Input { path: PathBuf, why: String },
     #[error(transparent)]
@@ -163,8 +170,12 @@ impl SiteInputs {
         site: &Site,
         source: &Source,
     ) -> Result<(templates::Templates, Vec<Planned>), BuildError> {
-        let templates =
-            templates::Templates::load(&site.root, &self.files.templates, &self.assets.urls)?;
+        let templates = templates::Templates::load(
+            &site.root,
+            &self.files.templates,
+            &self.assets.urls,
+            &site.collections,
+        )?;
         Ok((templates, prepare(site, self, source)?))
     }
 }
@@ -177,7 +188,7 @@ fn prepare(site: &Site, inputs: &SiteInputs, source: &Source) -> Result<Vec<Plan
         assets,
         fingerprints,
     } = inputs;
-    let plain = plain_pages(files)?;
+    let plain = plain_pages(files, &site.collections)?;
     let mut copies = statics.to_vec();
     copies.extend(assets.copies.iter().cloned());
     copies.extend(source.images.iter().cloned());
@@ -188,6 +199,7 @@ fn prepare(site: &Site, inputs: &SiteInputs, source: &Source) -> Result<Vec<Plan
         render_fingerprint: &fingerprints.render,
         generated_fingerprint: &fingerprints.generated,
         config: &site.config.build,
+        collections: &site.collections,
     });
     for w in planned.windows(2) {
         if w[0].path == w[1].path {

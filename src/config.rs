@@ -2,7 +2,10 @@
 //! is a valid config; an unknown key is an error naming the key, because a misspelt setting
 //! that is silently ignored is worse than a refusal.
 
+pub mod collections;
+
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub const CONFIG_FILE: &str = "fencepost.toml";
@@ -23,6 +26,12 @@ pub enum ConfigError {
         value: String,
         why: &'static str,
     },
+    #[error("{path}: {key}: {why}")]
+    Collection {
+        path: PathBuf,
+        key: String,
+        why: String,
+    },
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -39,6 +48,8 @@ pub struct Config {
     pub build: BuildConfig,
     pub serve: ServeConfig,
     pub deploy: DeployConfig,
+    /// The content model (see [`collections`]); none: the default collection.
+    pub collections: BTreeMap<String, collections::CollectionConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -149,6 +160,8 @@ pub struct PublishConfig {
     pub max_item_bytes: u64,
     /// Attempts at an item (or a remote image) before it is parked until re-armed.
     pub max_attempts: u32,
+    /// IANA time zone whose midnights bound `day`s (each collection may name its own).
+    pub timezone: String,
 }
 
 /// Longest lease accepted (a year): far beyond any real job, far below where instants
@@ -194,7 +207,7 @@ pub struct ResultsConfig {
 pub fn output_hash(text: &str) -> String {
     let mut table: toml::Table = toml::from_str(text).unwrap_or_default();
     table.remove("ledger");
-    crate::content::sha256_hex(toml::to_string(&table).unwrap_or_default().as_bytes())
+    crate::digest::sha256_hex(toml::to_string(&table).unwrap_or_default().as_bytes())
 }
 
 impl Default for Config {
@@ -209,6 +222,7 @@ impl Default for Config {
             build: BuildConfig::default(),
             serve: ServeConfig::default(),
             deploy: DeployConfig::default(),
+            collections: BTreeMap::new(),
         }
     }
 }
@@ -221,6 +235,7 @@ impl Default for PublishConfig {
             batch_size: 64,
             max_item_bytes: 1024 * 1024,
             max_attempts: 5,
+            timezone: "UTC".into(),
         }
     }
 }
@@ -421,6 +436,7 @@ impl Config {
                 return Err(invalid(key, "\"\"".into(), "must not be empty"));
             }
         }
+        collections::Collections::resolve(self, path)?;
         Ok(())
     }
 }

@@ -546,7 +546,7 @@ impl Snapshot<'_> {
         public::next_change(&self.tx)
     }
 
-    pub fn body(&self, id: crate::content::ItemId) -> Result<Option<String>, LedgerError> {
+    pub fn body(&self, id: crate::ledger::items::ItemId) -> Result<Option<String>, LedgerError> {
         public::body(&self.tx, id)
     }
 }

@@ -11,6 +11,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
+            // With --json the error is on stdout too, as JSON, for the CI step that parses it.
+            if std::env::args().skip(1).any(|a| a == "--json") {
+                println!("{}", serde_json::json!({ "error": format!("{e:#}") }));
+            }
             ExitCode::FAILURE
         }
     }

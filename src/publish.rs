@@ -17,16 +17,19 @@
 
 pub mod image;
 pub mod stat_cache;
+pub mod sync;
 
 use crate::clock::{Clock, Instant};
-use crate::content::{self, ContentError, ImageSource, ItemId};
-use crate::ledger::items::{self, Action, ItemView, Plan, State};
+use crate::content::{self, ContentError, ImageSource};
+use crate::item::{ItemName, Shown};
+use crate::ledger::items::{self, Action, ItemId, ItemView, Plan, State};
 use crate::ledger::lease::{self, Lease, OwnerId};
 use crate::ledger::pages::{self, Commit, Outcome, PageFields};
 use crate::ledger::{self, Ledger, LedgerError};
 use crate::site::Site;
 use rayon::prelude::*;
-use std::collections::HashSet;
+use std::collections::HashMap;
+pub use sync::Invalid;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
@@ -34,21 +37,21 @@ pub enum PublishError {
     Content(#[from] ContentError),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
-    #[error("--retry {0}: the ledger has no item {0} (`fencepost status` lists parked items)")]
-    NoSuchItem(ItemId),
+    #[error("--retry {0}: the ledger has no item {0} (`fencepost status` lists parked items; name an item as collection/id)")]
+    NoSuchItem(String),
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub lease_secs: u64,
     /// Items to re-arm before the run (`--retry ID`): parked ones become due again.
-    pub retry: Vec<ItemId>,
+    pub retry: Vec<ItemName>,
 }
 
 /// An item this run could not publish, and why; it is retried by the next run.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Failed {
-    pub id: ItemId,
+    pub id: Shown,
     pub error: String,
 }
 
@@ -56,22 +59,30 @@ pub struct Failed {
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Report {
     pub owner: String,
-    pub published: Vec<ItemId>,
-    pub updated: Vec<ItemId>,
-    pub withdrawn: Vec<ItemId>,
+    pub published: Vec<Shown>,
+    pub updated: Vec<Shown>,
+    pub withdrawn: Vec<Shown>,
     pub unchanged: usize,
-    pub skipped_locked: Vec<ItemId>,
-    pub lease_lost: Vec<ItemId>,
-    pub conflict: Vec<ItemId>,
+    pub skipped_locked: Vec<Shown>,
+    /// The rows of `skipped_locked` (what `publish --build` waits for).
+    #[serde(skip)]
+    pub skipped_ids: Vec<ItemId>,
+    pub lease_lost: Vec<Shown>,
+    pub conflict: Vec<Shown>,
     pub revision: i64,
     pub failed: Vec<Failed>,
     pub embargoed: usize,
     pub next_embargo_at: Option<Instant>,
     pub files_read: usize,
     /// Items skipped because they are parked (see `fencepost status`; `--retry ID`).
-    pub parked: Vec<ItemId>,
+    pub parked: Vec<Shown>,
     /// Items re-armed by `--retry`.
-    pub retried: Vec<ItemId>,
+    pub retried: Vec<Shown>,
+    /// Files that cannot be read or do not validate: each holds back only its own item, and
+    /// the run exits non-zero after publishing everything else.
+    pub invalid: Vec<Invalid>,
+    /// `.md` files under `content/` that no collection owns and that are no plain page.
+    pub unclaimed: Vec<String>,
 }
 
 /// An item claimed under its lease, with what preflight saw.
@@ -83,7 +94,7 @@ struct Claimed {
 }
 
 enum Prepared {
-    Commit(Commit),
+    Commit(Box<Commit>),
     Failed {
         id: ItemId,
         lease: Lease,
@@ -149,70 +160,32 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         ..Report::default()
     };
     tracing::debug!(owner = %owner.0, "publish run starts");
+    let naming = site.collections.naming;
     if !opts.retry.is_empty() {
         let now = clock.now();
         let missing = ledger.write(|tx| {
-            for &id in &opts.retry {
-                if !items::retry(tx, id, now)? {
-                    return Ok(Some(id));
+            for name in &opts.retry {
+                match items::id_of(tx, name)? {
+                    Some(id) if items::retry(tx, id, now)? => {}
+                    _ => return Ok(Some(name.clone())),
                 }
             }
             Ok(None)
         })?;
-        if let Some(id) = missing {
-            return Err(PublishError::NoSuchItem(id));
+        if let Some(name) = missing {
+            return Err(PublishError::NoSuchItem(
+                Shown(name.shown(naming)).to_string(),
+            ));
         }
-        report.retried = opts.retry.clone();
+        report.retried = opts.retry.iter().map(|n| Shown(n.shown(naming))).collect();
     }
 
     // 1. Scan and sync.
-    // The tree is listed and stat-ed on another thread while the stat cache is read (each is
-    // about a tenth of a second at 100,000 files).
-    let (listed, cached) = std::thread::scope(|scope| {
-        let lister = scope.spawn(|| content::list_item_files(&site.root));
-        let cached = ledger.read(|tx| Ok((items::stat_cache(tx)?, ledger::status::ledger_id(tx)?)));
-        (
-            lister
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            cached,
-        )
-    });
-    let (mut cache, ledger_id) = cached?;
-    let listed = listed?;
-    crate::fail_point!("publish.after_list");
-    // A shared ledger keeps no stats: this host's come from its own file.
-    let local = ledger
-        .shared()
-        .then(|| stat_cache::Local::load(site, &ledger_id));
-    if let Some(l) = &local {
-        l.overlay(&mut cache);
-    }
-    let scan = content::scan_listed(
-        &site.root,
-        listed,
-        &cache,
-        site.config.publish.max_item_bytes,
-    )?;
-    report.files_read = scan.read.len();
-    phase("scan");
-    crate::fail_point!("publish.after_scan");
-    let present: HashSet<ItemId> = scan.present_ids().collect();
-    let grace = site.config.publish.grace_minutes;
-    let now = clock.now();
-    // Files the scan missed but that are there again now (an editor's save-by-rename, a
-    // checkout) are not taken for gone: the next scan reads them.
-    let known: Vec<ItemId> = cache
-        .iter()
-        .filter(|(path, c)| present.contains(&c.id) || !site.root.join(path).exists())
-        .map(|(_, c)| c.id)
-        .collect();
-    ledger.write(|tx| items::sync(tx, &scan.read, &known, &present, grace, now))?;
-    if let Some(l) = local {
-        l.save(&cache, &scan.read, &present);
-    }
+    let synced = sync::scan_and_sync(site, &mut ledger, clock)?;
+    report.files_read = synced.files_read;
+    report.invalid = synced.invalid;
+    report.unclaimed = synced.unclaimed;
     phase("sync");
-    crate::fail_point!("publish.after_sync");
 
     // 2. Plan.
     let now = clock.now();
@@ -224,6 +197,10 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     report.unchanged += current;
     let mut due = Vec::new();
     for v in views {
+        if synced.held.contains(&v.name) {
+            // Its file is broken: nothing is published, updated or withdrawn for it.
+            continue;
+        }
         match v.plan(now) {
             Plan::Act(_) => due.push(v),
             Plan::Current => report.unchanged += 1,
@@ -231,7 +208,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
                 report.embargoed += 1;
                 report.next_embargo_at = Some(report.next_embargo_at.map_or(at, |n| n.min(at)));
             }
-            Plan::Parked => report.parked.push(v.id),
+            Plan::Parked => report.parked.push(Shown(v.name.shown(naming))),
             Plan::Idle => {}
         }
     }
@@ -253,13 +230,11 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     let batch = site.config.publish.batch_size;
     let batches = local.chunks(batch).chain(remote.chunks(1));
     for chunk in batches {
-        let ids: Vec<ItemId> = chunk.iter().map(|v| v.id).collect();
-        run_batch(&mut ledger, site, clock, opts, &owner, &ids, &mut report)?;
+        run_batch(&mut ledger, site, clock, opts, &owner, chunk, &mut report)?;
     }
 
     report.revision = ledger.read(ledger::status::revision)?;
     phase("commit");
-    crate::drop_later((scan, cache, present, known));
     Ok(report)
 }
 
@@ -269,9 +244,19 @@ fn run_batch(
     clock: &Clock,
     opts: &Options,
     owner: &OwnerId,
-    ids: &[ItemId],
+    chunk: &[ItemView],
     report: &mut Report,
 ) -> Result<(), PublishError> {
+    let ids: Vec<ItemId> = chunk.iter().map(|v| v.id).collect();
+    let naming = site.collections.naming;
+    let names: HashMap<ItemId, &ItemName> = chunk.iter().map(|v| (v.id, &v.name)).collect();
+    let shown = |id: &ItemId| {
+        Shown(
+            names
+                .get(id)
+                .map_or(serde_json::Value::from(id.0), |n| n.shown(naming)),
+        )
+    };
     // 3. Leases (see lease::acquire_all), then preflight under them in one transaction.
     let now = clock.now();
     let max_attempts = site.config.publish.max_attempts;
@@ -280,11 +265,15 @@ fn run_batch(
         .map(|&id| lease::LeaseKey::Publication(id))
         .collect();
     let taken = lease::acquire_all(ledger, &keys, owner, now, opts.lease_secs)?;
+    let ids = &ids[..];
     let mut held = Vec::with_capacity(ids.len());
     for (&id, t) in ids.iter().zip(taken) {
         match t {
             Some(l) => held.push((id, l)),
-            None => report.skipped_locked.push(id),
+            None => {
+                report.skipped_locked.push(shown(&id));
+                report.skipped_ids.push(id);
+            }
         }
     }
     if held.is_empty() {
@@ -352,7 +341,7 @@ fn run_batch(
     for p in preflight {
         match p {
             Preflight::Claimed(c) => claimed.push(*c),
-            Preflight::Parked(id) => report.parked.push(id),
+            Preflight::Parked(id) => report.parked.push(shown(&id)),
             Preflight::Current => report.unchanged += 1,
             Preflight::Nothing => {}
         }
@@ -392,7 +381,7 @@ fn run_batch(
         let commits: Vec<&Commit> = prepared
             .iter()
             .filter_map(|p| match p {
-                Prepared::Commit(c) => Some(c),
+                Prepared::Commit(c) => Some(&**c),
                 _ => None,
             })
             .collect();
@@ -448,26 +437,30 @@ fn run_batch(
     })?;
     crate::fail_point!("publish.after_commit");
     for (id, r) in results {
+        let name = shown(&id);
         match r {
-            Ok(None) => report.skipped_locked.push(id),
-            Ok(Some(Outcome::Published)) => report.published.push(id),
-            Ok(Some(Outcome::Updated)) => report.updated.push(id),
-            Ok(Some(Outcome::Withdrawn)) => report.withdrawn.push(id),
+            Ok(None) => {
+                report.skipped_locked.push(name);
+                report.skipped_ids.push(id);
+            }
+            Ok(Some(Outcome::Published)) => report.published.push(name),
+            Ok(Some(Outcome::Updated)) => report.updated.push(name),
+            Ok(Some(Outcome::Withdrawn)) => report.withdrawn.push(name),
             Ok(Some(Outcome::Unchanged)) => report.unchanged += 1,
             Ok(Some(Outcome::LeaseLost)) => {
-                tracing::warn!(item = id.0, "lease lost before commit; nothing was written");
-                report.lease_lost.push(id)
+                tracing::warn!(item = %name, "lease lost before commit; nothing was written");
+                report.lease_lost.push(name)
             }
             Ok(Some(Outcome::Conflict)) => {
                 tracing::warn!(
-                    item = id.0,
+                    item = %name,
                     "item changed under this run; nothing was written, the next run retries"
                 );
-                report.conflict.push(id)
+                report.conflict.push(name)
             }
             Err(error) => {
-                tracing::warn!(item = id.0, %error, "could not publish; the next run retries");
-                report.failed.push(Failed { id, error });
+                tracing::warn!(item = %name, %error, "could not publish; the next run retries");
+                report.failed.push(Failed { id: name, error });
             }
         }
     }
@@ -482,9 +475,20 @@ fn prepare(
     img: Option<Result<ledger::images::StoredImage, image::ImageError>>,
 ) -> Prepared {
     let id = c.view.id;
-    let commit = |page| {
-        Prepared::Commit(Commit {
+    let Some(coll) = site.collections.get(&c.view.name.collection) else {
+        return Prepared::Failed {
             id,
+            lease: c.lease,
+            error: format!(
+                "fencepost.toml has no collection {:?} any more: the item's file is no longer read",
+                c.view.name.collection
+            ),
+        };
+    };
+    let commit = |page| {
+        Prepared::Commit(Box::new(Commit {
+            id,
+            name: c.view.name.clone(),
             action: c.action,
             lease: c.lease.clone(),
             expected_state: c.expected_state,
@@ -492,7 +496,7 @@ fn prepare(
             source_hash: c.view.source_hash.clone(),
             page,
             token: uuid::Uuid::new_v4().simple().to_string(),
-        })
+        }))
     };
     if c.action == Action::Withdraw {
         // Re-check under the lease, as publish and update re-read the file: the withdrawal
@@ -506,6 +510,7 @@ fn prepare(
                 &site.root,
                 &c.view.source_path,
                 site.config.publish.max_item_bytes,
+                coll,
             )
             .is_ok_and(|(item, hash)| &hash == seen && item.withdrawn),
         };
@@ -519,6 +524,7 @@ fn prepare(
         &site.root,
         &c.view.source_path,
         site.config.publish.max_item_bytes,
+        coll,
     ) {
         Ok(x) => x,
         Err(e) => {
@@ -529,7 +535,7 @@ fn prepare(
             }
         }
     };
-    if Some(&hash) != c.view.source_hash.as_ref() || item.id != id {
+    if Some(&hash) != c.view.source_hash.as_ref() || item.name != c.view.name {
         return Prepared::Stale { id, lease: c.lease };
     }
     let stored = match img {
@@ -548,8 +554,9 @@ fn prepare(
     };
     let mut page = PageFields {
         title: item.title,
-        day: item.day.to_string(),
-        price: item.price,
+        day: item.day.map(|d| d.to_string()).unwrap_or_default(),
+        data: item.data,
+        due_at: item.due,
         body_html: crate::markdown::markdown_to_html(&item.body),
         image_source: stored
             .as_ref()
@@ -560,14 +567,14 @@ fn prepare(
     if let Some(prev) = &c.view.page {
         if prev.indexable && !page.indexable {
             tracing::warn!(
-                item = id.0,
+                item = %c.view.name,
                 "indexable = false ignored: a page that was indexable never returns to noindex"
             );
             page.indexable = true;
         }
         if page.image_sha256.is_none() && prev.image_sha256.is_some() {
             tracing::warn!(
-                item = id.0,
+                item = %c.view.name,
                 "image removed from the file ignored: a page that has its image keeps it"
             );
             page.image_source = prev.image_source.clone();

@@ -1,6 +1,7 @@
 //! A site on disk: its root, its config and the paths derived from them.
 
-use crate::config::{Config, ConfigError};
+use crate::config::collections::Collections;
+use crate::config::{Config, ConfigError, CONFIG_FILE};
 use crate::ledger::{Ledger, LedgerError, Location};
 
 /// Chooses the ledger over `ledger.url` and `ledger.path`: a `postgres://` URL, or a SQLite
@@ -8,13 +9,12 @@ use crate::ledger::{Ledger, LedgerError, Location};
 pub const LEDGER_ENV: &str = "FENCEPOST_LEDGER";
 use std::path::{Path, PathBuf};
 
-/// Folder of the answer items, relative to the site root.
-pub const ANSWERS_DIR: &str = "content/answers";
-
 #[derive(Debug, Clone)]
 pub struct Site {
     pub root: PathBuf,
     pub config: Config,
+    /// The content model, resolved from `config` (see [`Collections`]).
+    pub collections: Collections,
     /// sha256 of the `fencepost.toml` text `config` was parsed from.
     pub config_hash: String,
 }
@@ -22,8 +22,10 @@ pub struct Site {
 impl Site {
     pub fn open(root: &Path) -> Result<Site, ConfigError> {
         let (config, config_hash) = Config::load(root)?;
+        let collections = Collections::resolve(&config, &root.join(CONFIG_FILE))?;
         Ok(Site {
             root: root.to_path_buf(),
+            collections,
             config,
             config_hash,
         })
@@ -84,10 +86,6 @@ impl Site {
 
     pub fn content_dir(&self) -> PathBuf {
         self.root.join("content")
-    }
-
-    pub fn answers_dir(&self) -> PathBuf {
-        self.root.join(ANSWERS_DIR)
     }
 
     pub fn image_store(&self) -> PathBuf {

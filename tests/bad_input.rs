@@ -11,8 +11,10 @@ fn nothing_written(s: &TestSite) {
     assert_eq!(s.revision(), 0);
 }
 
+/// Issue 20: a broken file holds back only its own item; the run publishes the others, names
+/// the file, and exits non-zero.
 #[test]
-fn malformed_front_matter_stops_the_run_before_any_write() {
+fn malformed_front_matter_holds_back_only_its_own_item() {
     let s = TestSite::new();
     s.item(1, "2026-11-01");
     s.write(
@@ -22,8 +24,14 @@ fn malformed_front_matter_stops_the_run_before_any_write() {
     s.cmd(&["publish", "--now", NOW])
         .assert()
         .failure()
+        .stdout(contains("content/answers/2.md:4:"))
         .stderr(contains("content/answers/2.md:4:"));
-    nothing_written(&s);
+    assert_eq!(
+        s.count("SELECT count(*) FROM items WHERE item_key = '2'"),
+        0
+    );
+    assert_eq!(s.revision(), 1, "item 1 went ahead");
+    let s = TestSite::new();
     s.write("content/answers/2.md", "+++\nid = 2\nday = 2026-11-02\n");
     s.cmd(&["publish", "--now", NOW])
         .assert()
@@ -78,7 +86,7 @@ fn duplicate_ids_name_both_files_and_a_published_page_is_not_withdrawn() {
     s.cmd(&["publish", "--now", NOW])
         .assert()
         .failure()
-        .stderr(contains("duplicate item id 1"))
+        .stdout(contains("duplicate item id 1"))
         .stderr(contains("content/answers/1.md"))
         .stderr(contains("content/answers/copy-of-1.md"));
     // A broken file must not look like a removed one.
@@ -449,13 +457,18 @@ fn out_of_range_days_and_control_characters_are_named_the_same_on_both_engines()
             s.write("content/answers/2.md", file);
             let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
             assert_eq!(out.status.code(), Some(1), "{backend:?} {key}");
-            let err = String::from_utf8_lossy(&out.stderr);
+            let err = String::from_utf8_lossy(&out.stdout);
             assert!(err.contains(at) && err.contains(key), "{backend:?}: {err}");
             assert!(!err.to_lowercase().contains("sql"), "{backend:?}: {err}");
-            assert_eq!(s.query_i64("SELECT count(*) FROM pages"), 0);
+            // Item 2 is held; item 1 is not its hostage (issue 20).
+            assert_eq!(
+                s.query_i64("SELECT count(*) FROM items WHERE item_key = '2'"),
+                0
+            );
+            assert_eq!(s.query_i64("SELECT count(*) FROM pages"), 1);
             assert_eq!(
                 s.query_i64("SELECT publication_revision FROM site_state"),
-                0
+                1
             );
         }
     }

@@ -6,7 +6,8 @@
 mod common;
 use common::*;
 use fencepost::clock::Instant;
-use fencepost::content::ItemId;
+use fencepost::item::ItemName;
+use fencepost::ledger::items::ItemId;
 use fencepost::ledger::items::{Action, State};
 use fencepost::ledger::lease::{self, Fence, LeaseKey, OwnerId};
 use fencepost::ledger::pages::{self, Commit, Outcome, PageFields};
@@ -38,7 +39,117 @@ conformance!(
     racing_publishers_with_skewed_clocks_publish_every_item_once,
     a_newer_schema_is_refused_and_left_untouched,
     deploys_and_remote_rollbacks_are_journaled_and_audited,
+    collections_and_slug_ids_hold_the_contract,
 );
+
+/// A site with two collections: `notes` (integer ids) and `posts` (slug ids from file names,
+/// a declared field and [extra]). Both have an item with id 1.
+fn collections_site(b: Backend) -> TestSite {
+    let s = TestSite::on(b);
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &format!(
+            "{cfg}\n[collections.notes]\nid = \"integer\"\ntemplate = \"item.html\"\n\n[collections.posts]\nurl = \"/posts/{{year}}/{{id}}/\"\ntemplate = \"item.html\"\ndue = \"start_of_day\"\n[collections.posts.fields]\nsummary = {{ type = \"string\", required = true }}\n"
+        ),
+    );
+    s.write(
+        "templates/item.html",
+        "{% extends \"base.html\" %}{% block content %}<h1>{{ page.title }}</h1>{% if page.summary %}<p>{{ page.summary }}</p>{% endif %}{{ page.body_html | safe }}{% endblock content %}",
+    );
+    s.write(
+        "content/notes/1.md",
+        "+++\nid = 1\nday = 2026-11-01\ntitle = \"Note one\"\n+++\nA note.\n",
+    );
+    s.write(
+        "content/posts/1.md",
+        "+++\nday = 2026-11-02\ntitle = \"Post one\"\nsummary = \"first\"\n+++\nA post.\n",
+    );
+    s.write(
+        "content/posts/hello-world.md",
+        "+++\nday = 2026-11-03\ntitle = \"Hello\"\nsummary = \"hi\"\n[extra]\nmood = \"glad\"\n+++\nHello.\n",
+    );
+    s
+}
+
+/// Collections and slug ids: racing processes publish each item once, named
+/// `collection/id`; a change to a declared field alone is an update (the content hash covers
+/// it); pages carry their collection, id and fields; the chain verifies.
+fn collections_and_slug_ids_hold_the_contract(b: Backend) {
+    let s = collections_site(b);
+    let children: Vec<_> = (0..4).map(|_| s.spawn_publish(NOW, &[], &[])).collect();
+    let mut published: Vec<String> = children
+        .into_iter()
+        .map(finish)
+        .flat_map(|r| {
+            r["published"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    published.sort();
+    assert_eq!(published, vec!["notes/1", "posts/1", "posts/hello-world"]);
+    assert_eq!(s.revision(), 3);
+    assert_eq!(
+        s.query_i64("SELECT count(*) FROM pages WHERE collection = 'posts' AND item_key = 'hello-world' AND data = '{\"extra\":{\"mood\":\"glad\"},\"summary\":\"hi\"}'"),
+        1
+    );
+    // Only a declared field changes: an update, a new revision.
+    let p = s.path("content/posts/hello-world.md");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, text.replace("summary = \"hi\"", "summary = \"hello\"")).unwrap();
+    let r = s.publish(NOW);
+    assert_eq!(
+        r["updated"],
+        serde_json::json!(["posts/hello-world"]),
+        "{r}"
+    );
+    assert_eq!(s.revision(), 4);
+    // Retry names an item by collection/id.
+    s.cmd(&["publish", "--now", NOW, "--retry", "notes/1"])
+        .assert()
+        .success();
+    let out = s
+        .cmd(&["publish", "--now", NOW, "--retry", "notes/9"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no item notes/9"));
+    s.cmd(&["verify"]).assert().success();
+    // A file removed: its page withdrawn, by name.
+    std::fs::remove_file(s.path("content/posts/1.md")).unwrap();
+    let r = s.publish(NOW);
+    assert_eq!(r["withdrawn"], serde_json::json!(["posts/1"]), "{r}");
+    assert_eq!(
+        s.query_i64("SELECT count(*) FROM pages WHERE collection = 'notes' AND item_key = '1' AND withdrawn = 0"),
+        1
+    );
+}
+
+/// `ledger copy` carries collections, ids and fields; new items on the copy take fresh row ids.
+#[test]
+fn ledger_copy_carries_collections() {
+    let s = collections_site(Backend::Sqlite);
+    s.publish(NOW);
+    s.build(&[]);
+    let before = tree(&s.current_dir());
+    let url = pg().database();
+    let r = s.json(&["ledger", "copy", "--to", &url]);
+    assert_eq!(r["verified"], true, "{r}");
+    s.set_ledger_url(&url);
+    std::fs::rename(s.path("public"), s.path("public-from-sqlite")).unwrap();
+    s.build(&[]);
+    assert_same_tree(&before, &tree(&s.current_dir()), "build after the copy");
+    s.write(
+        "content/posts/two.md",
+        "+++\nday = 2026-11-04\ntitle = \"Two\"\nsummary = \"2\"\n+++\n",
+    );
+    let r = s.publish(NOW);
+    assert_eq!(r["published"], serde_json::json!(["posts/two"]), "{r}");
+    s.cmd(&["verify"]).assert().success();
+}
 
 fn location(s: &TestSite) -> Location {
     match s.ledger_url() {
@@ -136,11 +247,12 @@ fn page(body: &str) -> PageFields {
     PageFields {
         title: "t".into(),
         day: "2026-12-20".into(),
-        price: "1.00".into(),
+        data: r#"{"price":"1.00"}"#.into(),
         body_html: body.into(),
         image_source: None,
         image_sha256: None,
         indexable: true,
+        due_at: at("2026-12-21T00:10:00Z"),
     }
 }
 
@@ -171,6 +283,7 @@ fn two_racing_commits_of_one_page_exactly_one_wins(b: Backend) {
                 let mut l = Ledger::open_at(&loc, Duration::from_secs(30)).unwrap();
                 let c = Commit {
                     id: ItemId(1),
+                    name: ItemName::new("answers", "1"),
                     action: Action::Publish,
                     lease: held,
                     expected_state: State::Processing,
@@ -221,6 +334,7 @@ fn a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_nothing(b: B
     assert_eq!(b2.fence, Fence(a.fence.0 + 1));
     let c = Commit {
         id: ItemId(1),
+        name: ItemName::new("answers", "1"),
         action: Action::Publish,
         lease: a,
         expected_state: State::Processing,
@@ -262,6 +376,7 @@ fn the_one_way_rules_hold_in_sql_against_a_confused_writer(b: Backend) {
     s.execute("UPDATE pages SET source_hash = 'old' WHERE item_id = 1");
     let c = Commit {
         id: ItemId(1),
+        name: ItemName::new("answers", "1"),
         action: Action::Update,
         lease: held,
         expected_state: State::Published,

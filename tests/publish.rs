@@ -225,7 +225,7 @@ fn markdown_edge_cases_render_safely() {
     let (title, price, body): (String, String, String) = s
         .ledger()
         .query_row(
-            "SELECT p.title, p.price, b.body_html FROM pages p JOIN page_bodies b USING (item_id) WHERE item_id = 1",
+            "SELECT p.title, json_extract(p.data, '$.price'), b.body_html FROM pages p JOIN page_bodies b USING (item_id) WHERE item_id = 1",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )

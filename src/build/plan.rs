@@ -1,31 +1,62 @@
 //! The build plan: which files a revision has, what goes into each, and the key that decides
 //! whether a file can be reused from the previous revision. Pure: no I/O.
 //!
-//! The layout keeps one new item from touching many files: list pages are numbered from the
-//! oldest (publication order), sitemaps are chunked by item id (50,000 ids per file), the
-//! feed holds only the latest entries, and an answer page's key covers only its own row and
-//! its neighbours.
+//! Per collection: its item pages (prev/next within it), its list pages numbered from the
+//! oldest (publication order) with an index at its list URL, its feed, and sitemaps chunked
+//! by item (50,000 a file). Then the site's own: the home page over every collection, the
+//! site-wide feed, plain pages, 404, the sitemap index and robots.txt. The layout keeps one
+//! new item from touching many files: an item page's key covers only its own row and its
+//! neighbours, earlier list pages stay as they were, feeds hold only the latest entries.
 
-use super::view::{AnswerView, AnswersIndexView, ArchiveLink, LinkView, ListView, PlainView};
+mod keys;
+
+use super::view::{
+    ArchiveLink, CollectionView, EntryView, HomeView, IdView, ItemPage, ListIndexView, ListView,
+    PlainView,
+};
 use crate::clock::Instant;
+use crate::config::collections::{Collection, Collections};
 use crate::config::BuildConfig;
 use crate::output::manifest::CacheClass;
+use keys::{entries_key, key, link, list_key};
+pub use keys::{hash_item, item_key};
 use rayon::prelude::*;
-use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Item ids per sitemap chunk: the sitemap protocol allows 50,000 URLs a file.
+/// Items per sitemap chunk: the sitemap protocol allows 50,000 URLs a file.
 pub const SITEMAP_CHUNK: i64 = 50_000;
 
-/// One public answer page, as the plan needs it.
+/// One public item page, as the plan needs it.
 #[derive(Debug, Clone)]
 pub struct PageInput {
     /// The view, without prev/next (the plan fills them in).
-    pub view: AnswerView,
+    pub view: ItemPage,
     pub first_published_at: Instant,
     pub updated_at: Instant,
+    /// Its collection: an index into [`Collections::list`].
+    pub coll: usize,
+    /// The date it is ordered by in its collection: its day, or the date it was due.
+    pub date: String,
+}
+
+impl PageInput {
+    /// Its place among all pages: by collection, then date, then id.
+    pub fn order(&self) -> (usize, &str, &IdView) {
+        (self.coll, &self.date, &self.view.id)
+    }
+
+    fn entry(&self) -> EntryView {
+        EntryView {
+            id: self.view.id.clone(),
+            collection: self.view.collection.clone(),
+            url: self.view.url.clone(),
+            title: self.view.title.clone(),
+            day: self.view.day.clone(),
+            published: self.view.published.clone(),
+            data: self.view.data.clone(),
+        }
+    }
 }
 
 /// Where the bytes of a copied file come from.
@@ -53,18 +84,29 @@ pub struct CopyInput {
     pub immutable_url: bool,
 }
 
+/// A feed: the site-wide one (`coll` None) or a collection's.
+#[derive(Debug, Clone)]
+pub struct FeedJob {
+    pub coll: Option<usize>,
+    /// Its own URL (site-relative).
+    pub url: String,
+    /// The latest entries, newest first, with their update instants.
+    pub entries: Vec<(ItemPage, Instant)>,
+}
+
 #[derive(Debug, Clone)]
 pub enum Job {
-    /// The answer page of `Inputs::pages[i]`; its view (with neighbours) is made by
-    /// [`answer_view`] when the page is rendered, not for the many pages that are reused.
-    Answer(usize),
-    Home(Vec<LinkView>),
-    AnswersIndex(AnswersIndexView),
-    List(ListView),
+    /// The item page of `Inputs::pages[i]`; its view (with neighbours) is made by
+    /// [`item_view`] when the page is rendered, not for the many pages that are reused.
+    Item(usize),
+    Home(HomeView),
+    /// A collection's list index (its `list_url`).
+    ListIndex(usize, ListIndexView),
+    /// A collection's numbered list page.
+    List(usize, ListView),
     Plain(PlainView),
     NotFound,
-    /// Latest answers for the Atom feed, newest first, with their update instants.
-    Feed(Vec<(AnswerView, Instant)>),
+    Feed(FeedJob),
     SitemapIndex(Vec<String>),
     /// (site-relative URL, last modification date)
     Sitemap(Vec<(String, Option<String>)>),
@@ -84,7 +126,7 @@ pub struct Planned {
 }
 
 pub struct Inputs<'a> {
-    /// Public answers in (day, id) order.
+    /// Public items, sorted by [`PageInput::order`].
     pub pages: &'a [PageInput],
     pub plain: &'a [PlainView],
     pub copies: &'a [CopyInput],
@@ -95,123 +137,21 @@ pub struct Inputs<'a> {
     /// robots.txt), which no template or stylesheet touches.
     pub generated_fingerprint: &'a str,
     pub config: &'a BuildConfig,
+    pub collections: &'a Collections,
 }
 
-fn key(build: &str, kind: &str, data: &impl Serialize, extra: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(build);
-    h.update([0]);
-    h.update(kind);
-    h.update([0]);
-    h.update(serde_json::to_vec(data).expect("views serialise"));
-    h.update([0]);
-    h.update(extra);
-    hex::encode(h.finalize())
-}
-
-/// The key of a list page: every field of its view, hashed directly (a thousand list pages at
-/// 100,000 items).
-fn list_key(render_fingerprint: &str, v: &ListView) -> String {
-    let mut h = Sha256::new();
-    let mut field = |s: &str| {
-        h.update((s.len() as u64).to_le_bytes());
-        h.update(s.as_bytes());
-    };
-    field(render_fingerprint);
-    field("list");
-    field(&v.number.to_string());
-    field(&v.url);
-    field(&v.entries.len().to_string());
-    for e in &v.entries {
-        field(&e.url);
-        field(&e.title);
-        field(&e.day);
-    }
-    for u in [&v.prev_url, &v.next_url] {
-        field(u.as_deref().unwrap_or("\0none"));
-    }
-    hex::encode(h.finalize())
-}
-
-/// The view of answer page `i`, with its neighbours by day.
-pub fn answer_view(pages: &[PageInput], i: usize) -> AnswerView {
+/// The view of item page `i`, with its neighbours within its collection.
+pub fn item_view(pages: &[PageInput], i: usize) -> ItemPage {
     let mut v = pages[i].view.clone();
-    v.prev = i.checked_sub(1).map(|j| link(&pages[j].view));
-    v.next = pages.get(i + 1).map(|n| link(&n.view));
+    let same = |j: usize| pages[j].coll == pages[i].coll;
+    v.prev = i
+        .checked_sub(1)
+        .filter(|&j| same(j))
+        .map(|j| link(&pages[j].view));
+    v.next = Some(i + 1)
+        .filter(|&j| j < pages.len() && same(j))
+        .map(|j| link(&pages[j].view));
     v
-}
-
-/// The key of answer page `i`: every field of its view ([`answer_view`]), hashed directly
-/// from the inputs (this runs once per page per build, so it neither clones the view nor
-/// takes the JSON detour of [`key`]).
-fn answer_key(render_fingerprint: &str, pages: &[PageInput], i: usize) -> String {
-    fn neighbour(v: &AnswerView) -> (&str, &str, &str) {
-        (v.url.as_str(), v.title.as_str(), v.day.as_str())
-    }
-    hash_answer(
-        render_fingerprint,
-        &pages[i].view,
-        i.checked_sub(1).map(|j| neighbour(&pages[j].view)),
-        pages.get(i + 1).map(|n| neighbour(&n.view)),
-    )
-}
-
-/// The hash of an answer view's fields, its neighbours given as (url, title, day).
-fn hash_answer(
-    render_fingerprint: &str,
-    v: &AnswerView,
-    prev: Option<(&str, &str, &str)>,
-    next: Option<(&str, &str, &str)>,
-) -> String {
-    let mut h = Sha256::new();
-    let mut field = |s: &str| {
-        h.update((s.len() as u64).to_le_bytes());
-        h.update(s.as_bytes());
-    };
-    field(render_fingerprint);
-    field("answer");
-    field(&v.id.to_string());
-    for s in [
-        &v.url,
-        &v.title,
-        &v.day,
-        &v.price,
-        &v.published,
-        &v.updated,
-        &v.content_hash,
-    ] {
-        field(s);
-    }
-    field(v.image_url.as_deref().unwrap_or("\0none"));
-    field(if v.indexable { "1" } else { "0" });
-    field(v.embargoed_until.as_deref().unwrap_or("\0none"));
-    for l in [prev, next] {
-        match l {
-            Some((url, title, day)) => {
-                field(url);
-                field(title);
-                field(day);
-            }
-            None => field("\0none"),
-        }
-    }
-    hex::encode(h.finalize())
-}
-
-fn link(v: &AnswerView) -> LinkView {
-    LinkView {
-        url: v.url.clone(),
-        title: v.title.clone(),
-        day: v.day.clone(),
-    }
-}
-
-pub fn answer_url(id: i64) -> String {
-    format!("/answers/{id}/")
-}
-
-pub fn list_url(n: usize) -> String {
-    format!("/answers/page/{n}/")
 }
 
 /// Maps a site URL (`/a/b/`) to its file in the revision (`a/b/index.html`).
@@ -224,171 +164,130 @@ pub fn url_to_path(url: &str) -> String {
     }
 }
 
+/// Publication order, oldest first: (first published, collection, date, id).
+fn by_publication<'a>(pages: impl Iterator<Item = &'a PageInput>) -> Vec<&'a PageInput> {
+    let mut out: Vec<&PageInput> = pages.collect();
+    out.sort_by(|a, b| (a.first_published_at, a.order()).cmp(&(b.first_published_at, b.order())));
+    out
+}
+
+fn newest(by_pub: &[&PageInput], n: usize) -> Vec<EntryView> {
+    by_pub.iter().rev().take(n).map(|p| p.entry()).collect()
+}
+
 pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     let b = inp.render_fingerprint;
     let g = inp.generated_fingerprint;
-    // Answer pages with prev/next by day; keys in parallel (this is the bulk of the plan).
+    // Item pages with prev/next within their collection; keys in parallel (this is the bulk
+    // of the plan). Each collection's pages are one run of `pages`.
     let mut out: Vec<Planned> = (0..inp.pages.len())
         .into_par_iter()
-        .map(|i| Planned {
-            path: url_to_path(&inp.pages[i].view.url),
-            job: Job::Answer(i),
-            cache: CacheClass::Content,
-            key: answer_key(b, inp.pages, i),
-        })
-        .collect();
-    let mut push = |path: String, job: Job, cache: CacheClass, key: String| {
-        out.push(Planned {
-            path,
-            job,
-            cache,
-            key,
-        })
-    };
-
-    // Publication order (oldest first) for lists and the feed.
-    let mut by_pub: Vec<&PageInput> = inp.pages.iter().collect();
-    by_pub.sort_by_key(|p| (p.first_published_at, p.view.id));
-    let size = inp.config.page_size;
-    let chunks: Vec<&[&PageInput]> = by_pub.chunks(size).collect();
-    let n_pages = chunks.len();
-    let lists: Vec<Planned> = chunks
-        .par_iter()
-        .enumerate()
-        .map(|(i, chunk)| {
-            let number = i + 1;
-            let v = ListView {
-                number,
-                url: list_url(number),
-                entries: chunk.iter().map(|p| link(&p.view)).collect(),
-                prev_url: (number > 1).then(|| list_url(number - 1)),
-                next_url: (number < n_pages).then(|| list_url(number + 1)),
-            };
+        .map(|i| {
+            let run = collection_run(inp.pages, i);
             Planned {
-                path: url_to_path(&v.url),
-                key: list_key(b, &v),
-                job: Job::List(v),
+                path: url_to_path(&inp.pages[i].view.url),
+                job: Job::Item(i),
                 cache: CacheClass::Content,
+                key: item_key(b, &inp.pages[run.clone()], i - run.start),
             }
         })
         .collect();
-    for l in lists {
-        push(l.path, l.job, l.cache, l.key);
-    }
-    let newest: Vec<LinkView> = by_pub
-        .iter()
-        .rev()
-        .take(size)
-        .map(|p| link(&p.view))
-        .collect();
-    let idx = AnswersIndexView {
-        latest: newest,
-        archive: (1..=n_pages)
-            .map(|n| ArchiveLink {
-                number: n,
-                url: list_url(n),
-            })
-            .collect(),
+    let mut sitemap_pages: Vec<(String, Option<String>)> = vec![("/".into(), None)];
+    let mut sitemap_files = vec!["sitemaps/pages.xml".to_string()];
+    let mut home = HomeView {
+        latest: Vec::new(),
+        collections: Default::default(),
     };
-    let k = key(b, "answers-index", &idx, "");
-    push(
-        "answers/index.html".into(),
-        Job::AnswersIndex(idx),
-        CacheClass::Content,
+    for (ci, coll) in inp.collections.list.iter().enumerate() {
+        let pages: Vec<&PageInput> = inp.pages.iter().filter(|p| p.coll == ci).collect();
+        let by_pub = by_publication(pages.iter().copied());
+        home.collections.insert(
+            coll.name.clone(),
+            CollectionView {
+                title: coll.title.clone(),
+                url: coll.list_url.clone(),
+                latest: newest(&by_pub, inp.config.home_entries),
+            },
+        );
+        if coll.list_url.is_some() {
+            plan_lists(inp, ci, coll, &by_pub, &mut out, &mut sitemap_pages);
+        }
+        sitemap_chunks(g, coll, &pages, &mut out, &mut sitemap_files);
+    }
+
+    // The site's own files.
+    let all_by_pub = by_publication(inp.pages.iter());
+    home.latest = newest(&all_by_pub, inp.config.home_entries);
+    let lists: Vec<&[EntryView]> = std::iter::once(home.latest.as_slice())
+        .chain(home.collections.values().map(|c| c.latest.as_slice()))
+        .collect();
+    let k = entries_key(
+        b,
+        "home",
+        &lists,
+        &serde_json::to_string(&home.collections.keys().collect::<Vec<_>>()).unwrap_or_default(),
+    );
+    out.push(planned(
+        "index.html".into(),
+        Job::Home(home),
+        CacheClass::Home,
         k,
-    );
-
-    let home: Vec<LinkView> = by_pub
+    ));
+    let fed: Vec<&PageInput> = all_by_pub
         .iter()
-        .rev()
-        .take(inp.config.home_entries)
-        .map(|p| link(&p.view))
+        .copied()
+        .filter(|p| inp.collections.list[p.coll].feed)
         .collect();
-    let k = key(b, "home", &home, "");
-    push("index.html".into(), Job::Home(home), CacheClass::Home, k);
-
-    let feed: Vec<(AnswerView, Instant)> = by_pub
-        .iter()
-        .rev()
-        .take(inp.config.feed_entries)
-        .map(|p| (p.view.clone(), p.updated_at))
-        .collect();
-    let feed_hashes: String = feed.iter().map(|(v, _)| v.content_hash.as_str()).collect();
-    let k = key(
+    out.push(feed(
         g,
-        "feed",
-        &feed.iter().map(|(v, t)| (v, t.0)).collect::<Vec<_>>(),
-        &feed_hashes,
-    );
-    push("atom.xml".into(), Job::Feed(feed), CacheClass::Content, k);
-
+        None,
+        "/atom.xml".into(),
+        &fed,
+        inp.config.feed_entries,
+    ));
     for p in inp.plain {
         let k = key(b, "plain", p, &super::content_key(&p.body_html));
-        push(
+        out.push(planned(
             url_to_path(&p.url),
             Job::Plain(p.clone()),
             CacheClass::Content,
             k,
-        );
+        ));
     }
-    push(
+    out.push(planned(
         "404.html".into(),
         Job::NotFound,
         CacheClass::Content,
         key(b, "404", &(), ""),
-    );
-
-    // Sitemaps: one for the site's own pages, one per 50,000 item ids.
-    let mut pages_urls: Vec<(String, Option<String>)> =
-        vec![("/".into(), None), ("/answers/".into(), None)];
-    pages_urls.extend((1..=n_pages).map(|n| (list_url(n), None)));
-    pages_urls.extend(
+    ));
+    sitemap_pages.extend(
         inp.plain
             .iter()
             .filter(|p| p.indexable)
             .map(|p| (p.url.clone(), None)),
     );
-    let mut sitemap_files = vec!["sitemaps/pages.xml".to_string()];
-    let mut by_chunk: std::collections::BTreeMap<i64, Vec<(i64, String, Option<String>)>> =
-        Default::default();
-    for p in inp.pages.iter().filter(|p| p.view.indexable) {
-        by_chunk
-            .entry(p.view.id / SITEMAP_CHUNK)
-            .or_default()
-            .push((p.view.id, p.view.url.clone(), Some(p.view.updated.clone())));
-    }
-    let k = key(g, "sitemap", &pages_urls, "");
-    push(
+    let k = key(g, "sitemap", &sitemap_pages, "");
+    out.push(planned(
         "sitemaps/pages.xml".into(),
-        Job::Sitemap(pages_urls),
+        Job::Sitemap(sitemap_pages),
         CacheClass::Content,
         k,
-    );
-    for (chunk, mut urls) in by_chunk {
-        urls.sort();
-        let urls: Vec<(String, Option<String>)> =
-            urls.into_iter().map(|(_, u, d)| (u, d)).collect();
-        let path = format!("sitemaps/answers-{chunk}.xml");
-        let k = key(g, "sitemap", &urls, "");
-        sitemap_files.push(path.clone());
-        push(path, Job::Sitemap(urls), CacheClass::Content, k);
-    }
+    ));
     let k = key(g, "sitemap-index", &sitemap_files, "");
-    push(
+    out.push(planned(
         "sitemap.xml".into(),
         Job::SitemapIndex(sitemap_files),
         CacheClass::Content,
         k,
-    );
-    push(
+    ));
+    out.push(planned(
         "robots.txt".into(),
         Job::Robots,
         CacheClass::Content,
         key(g, "robots", &(), ""),
-    );
-
+    ));
     for c in inp.copies {
-        push(
+        out.push(planned(
             c.path.clone(),
             Job::Copy {
                 source: c.source.clone(),
@@ -400,210 +299,161 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
                 CacheClass::Asset
             },
             format!("copy:{}", c.sha256),
-        );
+        ));
     }
     out.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn page(id: i64, day: &str, published: i64) -> PageInput {
-        PageInput {
-            view: AnswerView {
-                id,
-                url: answer_url(id),
-                title: format!("Item {id}"),
-                day: day.into(),
-                price: "1.00".into(),
-                image_url: None,
-                indexable: true,
-                published: "2026-01-01".into(),
-                updated: "2026-01-01".into(),
-                prev: None,
-                next: None,
-                embargoed_until: None,
-                content_hash: format!("h{id}"),
-            },
-            first_published_at: Instant(published),
-            updated_at: Instant(published),
-        }
-    }
-
-    fn keys(pages: &[PageInput]) -> std::collections::BTreeMap<String, String> {
-        let config = BuildConfig {
-            page_size: 2,
-            feed_entries: 2,
-            home_entries: 2,
-        };
-        plan(&Inputs {
-            pages,
-            plain: &[],
-            copies: &[],
-            render_fingerprint: "b",
-            generated_fingerprint: "g",
-            config: &config,
-        })
-        .into_iter()
-        .map(|p| (p.path, p.key))
-        .collect()
-    }
-
-    #[test]
-    fn one_new_item_changes_few_keys() {
-        let mut pages: Vec<PageInput> = (1..=9)
-            .map(|i| page(i, &format!("2026-01-{i:02}"), i))
-            .collect();
-        let before = keys(&pages);
-        pages.push(page(10, "2026-01-10", 10));
-        let after = keys(&pages);
-        let changed: Vec<&String> = after
-            .keys()
-            .filter(|k| before.get(*k) != after.get(*k))
-            .collect();
-        // The new page, its previous neighbour, the last list page, the answers index, home,
-        // feed and one sitemap chunk. (9 -> 10 items at 2 a page adds no list page, so the
-        // sitemap of list pages stays.)
-        assert_eq!(
-            changed,
-            vec![
-                "answers/10/index.html",
-                "answers/9/index.html",
-                "answers/index.html",
-                "answers/page/5/index.html",
-                "atom.xml",
-                "index.html",
-                "sitemaps/answers-0.xml",
-            ]
-        );
-        // An 11th item opens list page 6: page 5 gains a "newer" link, pages.xml lists page 6.
-        pages.push(page(11, "2026-01-11", 11));
-        let more = keys(&pages);
-        assert!(more.contains_key("answers/page/6/index.html"));
-        assert_ne!(
-            more["answers/page/5/index.html"],
-            after["answers/page/5/index.html"]
-        );
-        assert_ne!(more["sitemaps/pages.xml"], after["sitemaps/pages.xml"]);
-        assert_eq!(
-            more["answers/page/4/index.html"],
-            after["answers/page/4/index.html"]
-        );
-        assert_eq!(more["answers/1/index.html"], after["answers/1/index.html"]);
-    }
-
-    fn n(l: &LinkView) -> (&str, &str, &str) {
-        (l.url.as_str(), l.title.as_str(), l.day.as_str())
-    }
-
-    #[test]
-    fn every_field_of_an_answer_view_changes_its_key() {
-        let base = page(1, "2026-01-01", 1).view;
-        let k =
-            |v: &AnswerView| hash_answer("fp", v, v.prev.as_ref().map(n), v.next.as_ref().map(n));
-        let link = LinkView {
-            url: "/a/".into(),
-            title: "t".into(),
-            day: "d".into(),
-        };
-        let variants: Vec<Change<AnswerView>> = vec![
-            Box::new(|v| v.id = 2),
-            Box::new(|v| v.url.push('x')),
-            Box::new(|v| v.title.push('x')),
-            Box::new(|v| v.day.push('x')),
-            Box::new(|v| v.price.push('x')),
-            Box::new(|v| v.image_url = Some("/i.png".into())),
-            Box::new(|v| v.indexable = false),
-            Box::new(|v| v.published.push('x')),
-            Box::new(|v| v.updated.push('x')),
-            Box::new(move |v| v.prev = Some(link.clone())),
-            Box::new(|v| {
-                v.next = Some(LinkView {
-                    url: "/b/".into(),
-                    title: "u".into(),
-                    day: "e".into(),
-                })
-            }),
-            Box::new(|v| v.embargoed_until = Some("2027".into())),
-            Box::new(|v| v.content_hash.push('x')),
-        ];
-        // A new field must be added to answer_key and above; the count is the reminder.
-        each_change_changes_the_key(&base, &variants, k, 12);
-    }
-
-    type Change<V> = Box<dyn Fn(&mut V)>;
-
-    /// Every change in `variants` gives `base` another key, and the view has `fields` fields.
-    fn each_change_changes_the_key<V: Clone + Serialize>(
-        base: &V,
-        variants: &[Change<V>],
-        key: impl Fn(&V) -> String,
-        fields: usize,
-    ) {
-        for (i, change) in variants.iter().enumerate() {
-            let mut v = base.clone();
-            change(&mut v);
-            assert_ne!(
-                key(&v),
-                key(base),
-                "field change {i} did not change the key"
-            );
-        }
-        let json = serde_json::to_value(base).unwrap();
-        assert_eq!(json.as_object().unwrap().len(), fields);
-    }
-
-    #[test]
-    fn every_field_of_a_list_view_changes_its_key() {
-        let l = |u: &str| LinkView {
-            url: u.into(),
-            title: "t".into(),
-            day: "d".into(),
-        };
-        let base = ListView {
-            number: 2,
-            url: list_url(2),
-            entries: vec![l("/a/"), l("/b/")],
-            prev_url: Some(list_url(1)),
-            next_url: None,
-        };
-        let variants: Vec<Change<ListView>> = vec![
-            Box::new(|v| v.number = 3),
-            Box::new(|v| v.url.push('x')),
-            Box::new(|v| v.entries.pop().map(drop).unwrap_or(())),
-            Box::new(|v| v.entries[0].title.push('x')),
-            Box::new(|v| v.entries[1].day.push('x')),
-            Box::new(|v| v.entries[1].url.push('x')),
-            Box::new(|v| v.entries.swap(0, 1)),
-            Box::new(|v| v.prev_url = None),
-            Box::new(|v| v.next_url = Some(list_url(3))),
-        ];
-        // A new field must be added to list_key and above; the count is the reminder.
-        each_change_changes_the_key(&base, &variants, |v| list_key("fp", v), 5);
-    }
-
-    #[test]
-    fn an_answer_key_covers_the_view_that_is_rendered() {
-        let pages: Vec<PageInput> = (1..=3)
-            .map(|i| page(i, &format!("2026-01-0{i}"), i))
-            .collect();
-        for i in 0..pages.len() {
-            let v = answer_view(&pages, i);
-            assert_eq!(v.prev.is_some(), i > 0);
-            assert_eq!(v.next.is_some(), i + 1 < pages.len());
-            assert_eq!(
-                answer_key("fp", &pages, i),
-                hash_answer("fp", &v, v.prev.as_ref().map(n), v.next.as_ref().map(n))
-            );
-        }
-    }
-
-    #[test]
-    fn urls_map_to_files() {
-        assert_eq!(url_to_path("/"), "index.html");
-        assert_eq!(url_to_path("/answers/3/"), "answers/3/index.html");
-        assert_eq!(url_to_path("/style.css"), "style.css");
+fn planned(path: String, job: Job, cache: CacheClass, key: String) -> Planned {
+    Planned {
+        path,
+        job,
+        cache,
+        key,
     }
 }
+
+/// The range of `pages` that holds page `i`'s collection.
+fn collection_run(pages: &[PageInput], i: usize) -> std::ops::Range<usize> {
+    let c = pages[i].coll;
+    let start = pages[..i].partition_point(|p| p.coll < c);
+    let end = i + pages[i..].partition_point(|p| p.coll == c);
+    start..end
+}
+
+/// A collection's numbered list pages, its list index and its own feed.
+fn plan_lists(
+    inp: &Inputs<'_>,
+    ci: usize,
+    coll: &Collection,
+    by_pub: &[&PageInput],
+    out: &mut Vec<Planned>,
+    sitemap_pages: &mut Vec<(String, Option<String>)>,
+) {
+    let b = inp.render_fingerprint;
+    let list_url = coll.list_url.clone().unwrap_or_default();
+    let name: Arc<str> = coll.name.as_str().into();
+    let chunks: Vec<&[&PageInput]> = by_pub.chunks(coll.page_size).collect();
+    let n_pages = chunks.len();
+    let page_url = |n: usize| coll.list_page_url(n).unwrap_or_default();
+    let lists: Vec<Planned> = chunks
+        .par_iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let number = i + 1;
+            let v = ListView {
+                collection: name.clone(),
+                number,
+                url: page_url(number),
+                entries: chunk.iter().map(|p| p.entry()).collect(),
+                prev_url: (number > 1).then(|| page_url(number - 1)),
+                next_url: (number < n_pages).then(|| page_url(number + 1)),
+            };
+            planned(
+                url_to_path(&v.url),
+                Job::List(ci, v.clone()),
+                CacheClass::Content,
+                list_key(b, &v),
+            )
+        })
+        .collect();
+    out.extend(lists);
+    let idx = ListIndexView {
+        collection: name,
+        latest: newest(by_pub, coll.page_size),
+        archive: (1..=n_pages)
+            .map(|n| ArchiveLink {
+                number: n,
+                url: page_url(n),
+            })
+            .collect(),
+    };
+    let k = entries_key(
+        b,
+        "list-index",
+        &[&idx.latest],
+        &format!("{}:{n_pages}", coll.name),
+    );
+    out.push(planned(
+        url_to_path(&list_url),
+        Job::ListIndex(ci, idx),
+        CacheClass::Content,
+        k,
+    ));
+    if coll.feed && coll.own_feed {
+        let url = format!("{list_url}atom.xml");
+        out.push(feed(
+            inp.generated_fingerprint,
+            Some(ci),
+            url,
+            by_pub,
+            inp.config.feed_entries,
+        ));
+    }
+    sitemap_pages.push((list_url, None));
+    sitemap_pages.extend((1..=n_pages).map(|n| (page_url(n), None)));
+}
+
+/// A feed of the latest `n` of `by_pub` (oldest first).
+fn feed(g: &str, coll: Option<usize>, url: String, by_pub: &[&PageInput], n: usize) -> Planned {
+    let entries: Vec<(ItemPage, Instant)> = by_pub
+        .iter()
+        .rev()
+        .take(n)
+        .map(|p| (p.view.clone(), p.updated_at))
+        .collect();
+    let hashes: String = entries
+        .iter()
+        .map(|(v, _)| v.content_hash.as_str())
+        .collect();
+    let k = key(
+        g,
+        "feed",
+        &(
+            &url,
+            entries.iter().map(|(v, t)| (v, t.0)).collect::<Vec<_>>(),
+        ),
+        &hashes,
+    );
+    planned(
+        url_to_path(&url),
+        Job::Feed(FeedJob { coll, url, entries }),
+        CacheClass::Content,
+        k,
+    )
+}
+
+/// A collection's sitemaps: integer ids chunked by id (50,000 ids a file, so a new item
+/// touches one file), slugs by their place in id order.
+fn sitemap_chunks(
+    g: &str,
+    coll: &Collection,
+    pages: &[&PageInput],
+    out: &mut Vec<Planned>,
+    files: &mut Vec<String>,
+) {
+    let mut by_chunk: std::collections::BTreeMap<i64, Vec<(String, Option<String>)>> =
+        Default::default();
+    let mut ids: Vec<&PageInput> = pages.iter().copied().filter(|p| p.view.indexable).collect();
+    ids.sort_by(|a, b| a.view.id.cmp(&b.view.id));
+    for (i, p) in ids.iter().enumerate() {
+        let chunk = match &p.view.id {
+            IdView::Number(n) => n / SITEMAP_CHUNK,
+            IdView::Slug(_) => i as i64 / SITEMAP_CHUNK,
+        };
+        by_chunk
+            .entry(chunk)
+            .or_default()
+            .push((p.view.url.clone(), Some(p.view.updated.clone())));
+    }
+    for (chunk, urls) in by_chunk {
+        let path = format!("sitemaps/{}-{chunk}.xml", coll.name);
+        let k = key(g, "sitemap", &urls, "");
+        files.push(path.clone());
+        out.push(planned(path, Job::Sitemap(urls), CacheClass::Content, k));
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -7,24 +7,29 @@ use super::*;
 /// Renders one planned file.
 pub(super) struct Renderer<'a> {
     pub(super) templates: &'a templates::Templates,
-    /// The plan's answer pages (`Job::Answer` names one by index).
+    /// The plan's item pages (`Job::Item` names one by index).
     pub(super) pages: &'a [PageInput],
+    pub(super) collections: &'a Collections,
     pub(super) site: SiteView,
     pub(super) base_url: String,
 }
 
+/// `page` of an item template: the view, its body, and its fields and `extra` flattened in.
 #[derive(Serialize)]
-pub(super) struct AnswerPage<'a> {
+pub(super) struct ItemContext<'a> {
     #[serde(flatten)]
-    pub(super) view: &'a AnswerView,
+    pub(super) view: &'a ItemPage,
     pub(super) body_html: &'a str,
+    #[serde(flatten)]
+    pub(super) data: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Serialize)]
 pub(super) struct ListPage<'a> {
+    pub(super) collection: &'a str,
     pub(super) title: String,
     pub(super) number: Option<usize>,
-    pub(super) entries: &'a [LinkView],
+    pub(super) entries: &'a [view::EntryView],
     pub(super) archive: Option<&'a [view::ArchiveLink]>,
     pub(super) prev_url: Option<&'a str>,
     pub(super) next_url: Option<&'a str>,
@@ -39,7 +44,7 @@ pub(super) struct PlainPage<'a> {
 
 impl<'a> Renderer<'a> {
     pub(super) fn new(
-        site: &Site,
+        site: &'a Site,
         templates: &'a templates::Templates,
         pages: &'a [PageInput],
         preview: bool,
@@ -47,6 +52,7 @@ impl<'a> Renderer<'a> {
         Renderer {
             templates,
             pages,
+            collections: &site.collections,
             site: SiteView {
                 title: site.config.title.clone(),
                 base_url: site.config.base_url.clone(),
@@ -72,27 +78,32 @@ impl Renderer<'_> {
         let t = self.templates;
         let mut c = self.ctx();
         match &p.job {
-            Job::Answer(i) => {
-                let v = plan::answer_view(self.pages, *i);
-                let b = body(v.id).ok_or_else(|| missing_body(v.id, &p.path))?;
+            Job::Item(i) => {
+                let v = plan::item_view(self.pages, *i);
+                let b = body(v.row).ok_or_else(|| missing_body(&v, &p.path))?;
+                let coll = &self.collections.list[self.pages[*i].coll];
                 c.insert(
                     "page",
-                    &AnswerPage {
+                    &ItemContext {
                         view: &v,
                         body_html: &b,
+                        data: view::parse_data(&v.data),
                     },
                 );
-                t.render("answer.html", &c, &p.path)
+                t.render(&coll.template, &c, &p.path)
             }
-            Job::Home(latest) => {
-                c.insert("latest", latest);
+            Job::Home(home) => {
+                c.insert("latest", &home.latest);
+                c.insert("collections", &home.collections);
                 t.render("index.html", &c, &p.path)
             }
-            Job::AnswersIndex(v) => {
+            Job::ListIndex(ci, v) => {
+                let coll = &self.collections.list[*ci];
                 c.insert(
                     "list",
                     &ListPage {
-                        title: "All answers".into(),
+                        collection: &coll.name,
+                        title: coll.title.clone(),
                         number: None,
                         entries: &v.latest,
                         archive: Some(&v.archive),
@@ -100,13 +111,15 @@ impl Renderer<'_> {
                         next_url: None,
                     },
                 );
-                t.render("list.html", &c, &p.path)
+                t.render(&coll.list_template, &c, &p.path)
             }
-            Job::List(v) => {
+            Job::List(ci, v) => {
+                let coll = &self.collections.list[*ci];
                 c.insert(
                     "list",
                     &ListPage {
-                        title: format!("Answers, page {}", v.number),
+                        collection: &coll.name,
+                        title: coll.page_title(v.number),
                         number: Some(v.number),
                         entries: &v.entries,
                         archive: None,
@@ -114,7 +127,7 @@ impl Renderer<'_> {
                         next_url: v.next_url.as_deref(),
                     },
                 );
-                t.render("list.html", &c, &p.path)
+                t.render(&coll.list_template, &c, &p.path)
             }
             Job::Plain(v) => {
                 c.insert(
@@ -127,17 +140,26 @@ impl Renderer<'_> {
                 t.render("page.html", &c, &p.path)
             }
             Job::NotFound => t.render("404.html", &c, &p.path),
-            Job::Feed(entries) => {
-                let bodies: Vec<Arc<str>> = entries
+            Job::Feed(f) => {
+                let bodies: Vec<Arc<str>> = f
+                    .entries
                     .iter()
-                    .map(|(v, _)| body(v.id).ok_or_else(|| missing_body(v.id, &p.path)))
+                    .map(|(v, _)| body(v.row).ok_or_else(|| missing_body(v, &p.path)))
                     .collect::<Result<_, _>>()?;
-                let list: Vec<(&AnswerView, Instant, &str)> = entries
+                let list: Vec<(&ItemPage, Instant, &str)> = f
+                    .entries
                     .iter()
                     .zip(&bodies)
                     .map(|((v, t), b)| (v, *t, &**b))
                     .collect();
-                Ok(xml::atom(&self.site.title, &self.base_url, &list).into_bytes())
+                let (title, home) = match f.coll.map(|ci| &self.collections.list[ci]) {
+                    Some(c) => (
+                        format!("{} · {}", c.title, self.site.title),
+                        c.list_url.as_deref().unwrap_or("/"),
+                    ),
+                    None => (self.site.title.clone(), "/"),
+                };
+                Ok(xml::atom(&title, &self.base_url, home, &f.url, &list).into_bytes())
             }
             Job::Sitemap(urls) => Ok(xml::urlset(&self.base_url, urls).into_bytes()),
             Job::SitemapIndex(files) => Ok(xml::sitemap_index(&self.base_url, files).into_bytes()),
@@ -147,18 +169,18 @@ impl Renderer<'_> {
     }
 }
 
-pub(super) fn missing_body(id: i64, output: &str) -> BuildError {
+pub(super) fn missing_body(v: &ItemPage, output: &str) -> BuildError {
     BuildError::MissingBody {
-        item: id,
+        item: format!("{}/{}", v.collection, v.id.text()),
         output: output.to_string(),
     }
 }
 
-/// The items whose bodies rendering `job` needs.
+/// The rows whose bodies rendering `job` needs.
 pub(super) fn body_ids(job: &Job, pages: &[PageInput]) -> Vec<i64> {
     match job {
-        Job::Answer(i) => vec![pages[*i].view.id],
-        Job::Feed(list) => list.iter().map(|(v, _)| v.id).collect(),
+        Job::Item(i) => vec![pages[*i].view.row],
+        Job::Feed(f) => f.entries.iter().map(|(v, _)| v.row).collect(),
         _ => Vec::new(),
     }
 }

@@ -36,6 +36,20 @@ pub(super) fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) ->
     })
 }
 
+/// The id templates see: a number in an integer collection, else the slug.
+fn id_view(coll: &Collection, id: &str) -> IdView {
+    match (coll.id, id.parse::<i64>()) {
+        (IdKind::Integer, Ok(n)) => IdView::Number(n),
+        _ => IdView::Slug(id.into()),
+    }
+}
+
+/// An item's URL and the date it is ordered by: its day, or the date it was due.
+fn place(coll: &Collection, id: &str, day: Option<NaiveDate>, due: Instant) -> (String, String) {
+    let date = coll.date_of(day, due);
+    (coll.item_url(id, Some(date)), date.to_string())
+}
+
 pub(super) fn ledger_source(
     snap: &ledger::Snapshot<'_>,
     site: &Site,
@@ -44,46 +58,66 @@ pub(super) fn ledger_source(
     let rows = snap.pages()?;
     let next_change_at = snap.next_change()?;
     let store = site.image_store();
+    let colls = &site.collections;
     let mut images = HashMap::new();
-    let pages = rows
-        .into_iter()
-        .map(|r| {
-            let copy = r.image_sha256.as_deref().and_then(|sha| {
-                let c = image_copy(&store, sha, r.image_content_type.as_deref());
-                if c.is_none() {
-                    tracing::warn!(
-                        item = r.id.0,
-                        sha,
-                        "image missing from the store; page rendered without it"
-                    );
-                }
-                c
-            });
-            let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
-            if let Some(c) = copy {
-                images.insert(c.path.clone(), c);
+    let mut pages = Vec::with_capacity(rows.len());
+    for r in rows {
+        let Some(ci) = colls
+            .list
+            .iter()
+            .position(|c| *c.name == *r.name.collection)
+        else {
+            tracing::warn!(item = %r.name, "public page of a collection fencepost.toml no longer has: left out of the build (publish withdraws it once its file is gone)");
+            continue;
+        };
+        let coll = &colls.list[ci];
+        let copy = r.image_sha256.as_deref().and_then(|sha| {
+            let c = image_copy(&store, sha, r.image_content_type.as_deref());
+            if c.is_none() {
+                tracing::warn!(
+                    item = %r.name,
+                    sha,
+                    "image missing from the store; page rendered without it"
+                );
             }
-            PageInput {
-                view: AnswerView {
-                    id: r.id.0,
-                    url: plan::answer_url(r.id.0),
-                    title: r.title,
-                    day: r.day,
-                    price: r.price,
-                    image_url,
-                    indexable: r.indexable,
-                    published: date_of(r.first_published_at),
-                    updated: date_of(r.updated_at),
-                    prev: None,
-                    next: None,
-                    embargoed_until: None,
-                    content_hash: r.content_hash,
-                },
-                first_published_at: r.first_published_at,
-                updated_at: r.updated_at,
-            }
-        })
-        .collect();
+            c
+        });
+        let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
+        if let Some(c) = copy {
+            images.insert(c.path.clone(), c);
+        }
+        let day = NaiveDate::parse_from_str(&r.day, "%Y-%m-%d").ok();
+        let (url, date) = place(
+            coll,
+            &r.name.id,
+            day,
+            r.due_at.unwrap_or(r.first_published_at),
+        );
+        pages.push(PageInput {
+            view: ItemPage {
+                id: id_view(coll, &r.name.id),
+                collection: r.name.collection.clone(),
+                url,
+                title: r.title,
+                day: day.map(|_| r.day),
+                image_url,
+                indexable: r.indexable,
+                published: date_of(r.first_published_at),
+                updated: date_of(r.updated_at),
+                prev: None,
+                next: None,
+                embargoed_until: None,
+                data: r.data,
+                content_hash: r.content_hash,
+                row: r.id.0,
+            },
+            first_published_at: r.first_published_at,
+            updated_at: r.updated_at,
+            coll: ci,
+            date,
+        });
+    }
+    pages.par_sort_unstable_by(|a, b| a.order().cmp(&b.order()));
     Ok(Source {
         revision,
         pages,
@@ -127,7 +161,17 @@ impl TreeCache {
 }
 
 pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
-    let (item, _) = content::read_item(&site.root, rel, site.config.publish.max_item_bytes)?;
+    let (ci, coll) = site
+        .collections
+        .list
+        .iter()
+        .enumerate()
+        .find(|(_, c)| content::owner(&site.collections, rel).is_some_and(|o| o.name == c.name))
+        .ok_or_else(|| ContentError::NoCollection {
+            path: rel.into(),
+            why: "belongs to no collection".into(),
+        })?;
+    let (item, _) = content::read_item(&site.root, rel, site.config.publish.max_item_bytes, coll)?;
     let image = match &item.image {
         None => None,
         Some(ImageSource::Remote(url)) => Some((None, url.clone())),
@@ -144,20 +188,24 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
                 Some((Some(c), url))
             }
             Err(why) => {
-                tracing::warn!(item = item.id.0, image = src.key(), error = %why, "preview: image left out");
+                tracing::warn!(item = %item.name, image = src.key(), error = %why, "preview: image left out");
                 None
             }
         },
     };
     let body_html: Arc<str> = crate::markdown::markdown_to_html(&item.body).into();
-    let due = item.due_at(site.config.publish.grace_minutes);
+    let due = item.due;
+    let (url, date) = place(coll, &item.name.id, item.day, due);
+    let mut hashed = body_html.as_bytes().to_vec();
+    hashed.push(0);
+    hashed.extend_from_slice(item.data.as_bytes());
     let page = PageInput {
-        view: AnswerView {
-            id: item.id.0,
-            url: plan::answer_url(item.id.0),
+        view: ItemPage {
+            id: id_view(coll, &item.name.id),
+            collection: item.name.collection.clone(),
+            url,
             title: item.title.clone(),
-            day: item.day.to_string(),
-            price: item.price.clone(),
+            day: item.day.map(|d| d.to_string()),
             image_url: image.as_ref().map(|(_, url)| url.clone()),
             indexable: item.indexable,
             published: date_of(due),
@@ -165,10 +213,14 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
             prev: None,
             next: None,
             embargoed_until: None,
-            content_hash: content::sha256_hex(body_html.as_bytes()),
+            data: item.data.as_str().into(),
+            content_hash: content::sha256_hex(&hashed),
+            row: 0,
         },
         first_published_at: due,
         updated_at: due,
+        coll: ci,
+        date,
     };
     Ok(TreeItem {
         item,
@@ -192,7 +244,11 @@ pub(super) fn tree_source(
                 mtime_ns: -1,
                 ino: -1,
             };
-            content::list_item_paths(&site.root)?
+            let (paths, broken) = content::list_item_paths(&site.root, &site.collections)?;
+            if let Some(b) = broken.into_iter().next() {
+                return Err(b.error.into());
+            }
+            paths
                 .iter()
                 .map(|p| {
                     let rel = content::relative(&site.root, p);
@@ -201,7 +257,11 @@ pub(super) fn tree_source(
                 })
                 .collect()
         } else {
-            content::list_item_files(&site.root)?
+            let listing = content::list_item_files(&site.root, &site.collections)?;
+            if let Some(b) = listing.broken.into_iter().next() {
+                return Err(b.error.into());
+            }
+            listing.files
         };
     let fresh: Vec<(String, content::FileStat, TreeItem)> = files
         .par_iter()
@@ -215,10 +275,10 @@ pub(super) fn tree_source(
     cache.files.retain(|rel, _| present.contains(rel));
     let mut seen = HashMap::new();
     for (rel, _) in &files {
-        let id = cache.files[rel].1.item.id;
-        if let Some(first) = seen.insert(id, rel) {
+        let name = &cache.files[rel].1.item.name;
+        if let Some(first) = seen.insert(name, rel) {
             return Err(ContentError::DuplicateId {
-                id,
+                name: name.clone(),
                 first: first.clone(),
                 second: rel.clone(),
             }
@@ -229,7 +289,7 @@ pub(super) fn tree_source(
     let mut pages = Vec::new();
     let mut bodies = HashMap::new();
     let mut next_change_at: Option<Instant> = None;
-    for (rel, _) in &files {
+    for (row, (rel, _)) in files.iter().enumerate() {
         let t = &cache.files[rel].1;
         let item = &t.item;
         if item.withdrawn {
@@ -237,6 +297,7 @@ pub(super) fn tree_source(
         }
         let due = t.page.first_published_at;
         let mut page = t.page.clone();
+        page.view.row = row as i64;
         if due > now {
             next_change_at = Some(next_change_at.map_or(due, |n| n.min(due)));
             page.view.embargoed_until = Some(due.rfc3339());
@@ -244,10 +305,10 @@ pub(super) fn tree_source(
         if let Some((Some(c), _)) = &t.image {
             images.insert(c.path.clone(), c.clone());
         }
-        bodies.insert(item.id.0, t.body_html.clone());
+        bodies.insert(row as i64, t.body_html.clone());
         pages.push(page);
     }
-    pages.sort_by(|a, b| (&a.view.day, a.view.id).cmp(&(&b.view.day, b.view.id)));
+    pages.sort_by(|a, b| a.order().cmp(&b.order()));
     Ok(Source {
         revision,
         pages,
@@ -264,7 +325,24 @@ pub(super) struct PlainFrontMatter {
     pub(super) indexable: Option<bool>,
 }
 
-pub(super) fn plain_pages(files: &fingerprint::SiteFiles) -> Result<Vec<PlainView>, BuildError> {
+pub(super) fn plain_pages(
+    files: &fingerprint::SiteFiles,
+    collections: &Collections,
+) -> Result<Vec<PlainView>, BuildError> {
+    // The site's own folders, and the first folder of every collection's URLs.
+    let mut reserved: Vec<String> = ["images", "sitemaps", "index", "revisions"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for c in &collections.list {
+        for u in std::iter::once(&c.url).chain(c.list_url.as_ref()) {
+            if let Some(top) = u.trim_start_matches('/').split('/').next() {
+                if !top.is_empty() && !top.contains('{') && !reserved.iter().any(|r| r == top) {
+                    reserved.push(top.to_string());
+                }
+            }
+        }
+    }
     let mut out = Vec::new();
     for (rel, text) in &files.plain {
         let slug = Path::new(&rel)
@@ -280,10 +358,11 @@ pub(super) fn plain_pages(files: &fingerprint::SiteFiles) -> Result<Vec<PlainVie
             || !slug
                 .bytes()
                 .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
-            || ["answers", "images", "sitemaps", "index", "revisions"].contains(&slug.as_str())
+            || reserved.contains(&slug)
         {
             return Err(bad(format!(
-                "`{slug}` cannot be a page name: use letters, digits, - and _, and not answers, images, sitemaps, index"
+                "`{slug}` cannot be a page name: use letters, digits, - and _, and none of {}",
+                reserved.join(", ")
             )));
         }
         let content::Split {

@@ -2,16 +2,21 @@
 //! file and line.
 
 use super::BuildError;
+use crate::config::collections::Collections;
 use std::path::Path;
 
-/// Templates every site must have.
-pub const REQUIRED: &[&str] = &[
-    "answer.html",
-    "index.html",
-    "list.html",
-    "page.html",
-    "404.html",
-];
+/// Templates every site must have, besides its collections' (see
+/// [`Collections::templates`]).
+pub const SITE: &[&str] = &["index.html", "page.html", "404.html"];
+
+/// Every template the site needs, sorted.
+pub fn required(collections: &Collections) -> Vec<String> {
+    let mut out = collections.templates();
+    out.extend(SITE.iter().map(|s| s.to_string()));
+    out.sort();
+    out.dedup();
+    out
+}
 
 /// `asset_url(path="style.css")`: the content-hashed URL of a static file.
 struct AssetUrl(std::collections::BTreeMap<String, String>);
@@ -63,13 +68,16 @@ impl Templates {
         root: &Path,
         sources: &[(String, String)],
         assets: &std::collections::BTreeMap<String, String>,
+        collections: &Collections,
     ) -> Result<Templates, BuildError> {
         let dir = root.join("templates");
-        for name in REQUIRED {
+        let required = required(collections);
+        for name in &required {
             if !sources.iter().any(|(n, _)| n == name) {
                 return Err(BuildError::MissingTemplate {
-                    name: (*name).to_string(),
+                    name: name.clone(),
                     dir: dir.clone(),
+                    required: required.join(", "),
                 });
             }
         }

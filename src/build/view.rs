@@ -1,7 +1,13 @@
 //! What templates see. These are separate `Serialize` structs rather than the ledger's own
 //! types, so a template can only use what the build accounts for in its reuse keys.
+//!
+//! An item's declared fields and `[extra]` travel as the canonical JSON text the ledger
+//! stores ([`ItemPage::data`]): hashed as text for reuse keys, parsed only for the pages that
+//! are rendered, and flattened into `page` and list entries there.
 
-use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SiteView {
@@ -11,22 +17,49 @@ pub struct SiteView {
     pub preview: bool,
 }
 
+/// A neighbour of an item page (`page.prev`, `page.next`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LinkView {
     pub url: String,
     pub title: String,
-    pub day: String,
+    pub day: Option<String>,
 }
 
-/// An answer page. Everything but the body goes into the reuse key (`plan::answer_key`, which
-/// hashes each field: a new field must be added there); the body is covered by `content_hash`.
+/// An item's id as templates see it: a number in an integer collection, else the slug.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IdView {
+    Number(i64),
+    Slug(Arc<str>),
+}
+
+impl IdView {
+    pub fn text(&self) -> String {
+        match self {
+            IdView::Number(n) => n.to_string(),
+            IdView::Slug(s) => s.to_string(),
+        }
+    }
+}
+
+impl Serialize for IdView {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            IdView::Number(n) => s.serialize_i64(*n),
+            IdView::Slug(t) => s.serialize_str(t),
+        }
+    }
+}
+
+/// An item page. Everything but the body goes into the reuse key (`plan::item_key`, which
+/// hashes each field: a new field must be added there); the body and `data` are covered by
+/// `content_hash`.
 #[derive(Debug, Clone, Serialize)]
-pub struct AnswerView {
-    pub id: i64,
+pub struct ItemPage {
+    pub id: IdView,
+    pub collection: Arc<str>,
     pub url: String,
     pub title: String,
-    pub day: String,
-    pub price: String,
+    pub day: Option<String>,
     pub image_url: Option<String>,
     pub indexable: bool,
     /// Date (YYYY-MM-DD) of first publication.
@@ -37,8 +70,53 @@ pub struct AnswerView {
     pub next: Option<LinkView>,
     /// Preview only: when an embargoed item becomes public.
     pub embargoed_until: Option<String>,
+    /// Declared fields and `extra`: canonical JSON (flattened into `page` when rendered).
+    #[serde(skip)]
+    pub data: Arc<str>,
     #[serde(skip)]
     pub content_hash: String,
+    /// The key its body is fetched by (the ledger row; a preview's own numbering).
+    #[serde(skip)]
+    pub row: i64,
+}
+
+/// One entry of a list page, the home page or a collection's `latest`: the item's id, URL,
+/// title, day, first publication and its declared fields and `extra`.
+#[derive(Debug, Clone)]
+pub struct EntryView {
+    pub id: IdView,
+    pub collection: Arc<str>,
+    pub url: String,
+    pub title: String,
+    pub day: Option<String>,
+    pub published: String,
+    pub data: Arc<str>,
+}
+
+impl Serialize for EntryView {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let data = parse_data(&self.data);
+        let mut m = s.serialize_map(Some(6 + data.len()))?;
+        m.serialize_entry("id", &self.id)?;
+        m.serialize_entry("collection", &*self.collection)?;
+        m.serialize_entry("url", &self.url)?;
+        m.serialize_entry("title", &self.title)?;
+        m.serialize_entry("day", &self.day)?;
+        m.serialize_entry("published", &self.published)?;
+        for (k, v) in &data {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// The stored JSON object of fields and `extra` (empty when it does not parse: the ledger
+/// only ever stores objects).
+pub fn parse_data(data: &str) -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::from_str(data) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -47,22 +125,40 @@ pub struct ArchiveLink {
     pub url: String,
 }
 
-/// `/answers/page/N/`: numbered from the oldest, so earlier pages stay the same as the site
-/// grows.
+/// `<list_url>page/N/`: numbered from the oldest, so earlier pages stay the same as the
+/// collection grows.
 #[derive(Debug, Clone, Serialize)]
 pub struct ListView {
+    pub collection: Arc<str>,
     pub number: usize,
     pub url: String,
-    pub entries: Vec<LinkView>,
+    pub entries: Vec<EntryView>,
     pub prev_url: Option<String>,
     pub next_url: Option<String>,
 }
 
-/// `/answers/`: the latest entries, newest first, and links to every numbered page.
+/// `<list_url>`: the latest entries, newest first, and links to every numbered page.
 #[derive(Debug, Clone, Serialize)]
-pub struct AnswersIndexView {
-    pub latest: Vec<LinkView>,
+pub struct ListIndexView {
+    pub collection: Arc<str>,
+    pub latest: Vec<EntryView>,
     pub archive: Vec<ArchiveLink>,
+}
+
+/// A collection as the home page sees it: `collections.<name>`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectionView {
+    pub title: String,
+    /// Its list URL (`null` when it has no list pages).
+    pub url: Option<String>,
+    pub latest: Vec<EntryView>,
+}
+
+/// `index.html`: the latest entries of every collection, newest first, and each collection's.
+#[derive(Debug, Clone, Serialize)]
+pub struct HomeView {
+    pub latest: Vec<EntryView>,
+    pub collections: std::collections::BTreeMap<String, CollectionView>,
 }
 
 #[derive(Debug, Clone, Serialize)]

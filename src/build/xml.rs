@@ -1,7 +1,7 @@
 //! Atom feed, sitemaps and robots.txt, generated directly (with XML escaping) rather than
 //! through templates so they are always well-formed.
 
-use super::view::AnswerView;
+use super::view::ItemPage;
 use crate::clock::Instant;
 
 pub fn escape(s: &str) -> String {
@@ -27,16 +27,23 @@ pub fn absolute(base_url: &str, url: &str) -> String {
     )
 }
 
-/// `entries`: (view, updated instant, body HTML), newest first.
-pub fn atom(title: &str, base_url: &str, entries: &[(&AnswerView, Instant, &str)]) -> String {
+/// `entries`: (view, updated instant, body HTML), newest first; `home_url`: the page the feed
+/// is of (its id), `self_url`: the feed's own (both site-relative).
+pub fn atom(
+    title: &str,
+    base_url: &str,
+    home_url: &str,
+    self_url: &str,
+    entries: &[(&ItemPage, Instant, &str)],
+) -> String {
     let updated = entries.iter().map(|e| e.1).max().unwrap_or(Instant(0));
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">\n");
     out += &format!(
         "<title>{}</title>\n<id>{}</id>\n<link href=\"{}\"/>\n<link rel=\"self\" href=\"{}\"/>\n<updated>{}</updated>\n",
         escape(title),
-        escape(&absolute(base_url, "/")),
-        escape(&absolute(base_url, "/")),
-        escape(&absolute(base_url, "/atom.xml")),
+        escape(&absolute(base_url, home_url)),
+        escape(&absolute(base_url, home_url)),
+        escape(&absolute(base_url, self_url)),
         updated.rfc3339()
     );
     for (v, at, body) in entries {

@@ -13,20 +13,26 @@ pub struct Args {
     #[arg(long, requires = "build")]
     strict: bool,
     /// Re-arm item ID (parked after publish.max_attempts failures), and its image, before the
-    /// run. Repeatable.
-    #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i64).range(1..))]
-    retry: Vec<i64>,
+    /// run: `collection/id`, or a bare id on a site with one collection. Repeatable.
+    #[arg(long, value_name = "ID")]
+    retry: Vec<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
+    let mut retry = Vec::new();
+    for r in &args.retry {
+        retry.push(
+            fencepost::item::ItemName::parse(r, site.collections.only()).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--retry {r:?}: name an item as collection/id (`fencepost status` lists parked items)"
+                )
+            })?,
+        );
+    }
     let opts = fencepost::publish::Options {
         lease_secs: args.lease_secs.unwrap_or(site.config.publish.lease_secs),
-        retry: args
-            .retry
-            .iter()
-            .map(|&id| fencepost::content::ItemId(id))
-            .collect(),
+        retry,
     };
     let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;
     if args.build && !r.skipped_locked.is_empty() {
@@ -34,7 +40,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         fencepost::publish::wait_for_items(
             &site,
             &ctx.clock,
-            &r.skipped_locked,
+            &r.skipped_ids,
             site.config.deploy.wait_secs(),
         )?;
     }
@@ -60,7 +66,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             build: built.as_ref(),
         },
         || {
-            let ids = |v: &[fencepost::content::ItemId]| {
+            let ids = |v: &[fencepost::item::Shown]| {
                 v.iter()
                     .map(|i| i.to_string())
                     .collect::<Vec<_>>()
@@ -89,6 +95,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                     r.next_embargo_at.map(|t| t.rfc3339()).unwrap_or_default()
                 );
             }
+            for i in &r.invalid {
+                out += &format!("  INVALID: {} (held as it is; everything else went ahead)\n", i.error);
+            }
+            for f in &r.unclaimed {
+                out += &format!(
+                    "  warning: {f} belongs to no collection and is not a plain page (content/<name>.md): not published\n"
+                );
+            }
             for f in &r.failed {
                 out += &format!(
                     "  failed: item {}: {} (retried next run, parked after publish.max_attempts)\n",
@@ -105,5 +119,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             out
         },
     )?;
-    Ok(ExitCode::SUCCESS)
+    // Broken files: everything else went out (and was built), but CI goes red.
+    Ok(if r.invalid.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -6,7 +6,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let mut l = site.open_ledger()?;
     let now = ctx.clock.now();
-    let s = l.read(|tx| ledger::status::read(tx, now))?;
+    let s = l.read(|tx| ledger::status::read(tx, now, site.collections.naming))?;
     ctx.emit(&s, || {
         let mut out = format!("publication revision {}\n", s.revision);
         for (state, n) in &s.items {

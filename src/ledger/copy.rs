@@ -36,6 +36,8 @@ const TABLES: &[(&str, &[&str], &str)] = &[
             "updated_at",
             "parked_at",
             "explicit_publish_at",
+            "collection",
+            "item_key",
         ],
         "id",
     ),
@@ -63,7 +65,7 @@ const TABLES: &[(&str, &[&str], &str)] = &[
             "source_hash",
             "title",
             "day",
-            "price",
+            "data",
             "image_source",
             "image_sha256",
             "indexable",
@@ -72,6 +74,9 @@ const TABLES: &[(&str, &[&str], &str)] = &[
             "first_published_at",
             "updated_at",
             "commit_token",
+            "collection",
+            "item_key",
+            "due_at",
         ],
         "item_id",
     ),
@@ -227,6 +232,11 @@ pub fn copy(from: &mut Ledger, to: &mut Ledger) -> Result<CopyReport, LedgerErro
                 // A shared ledger keeps no per-host stats (see publish::stat_cache).
                 dst.exec_generated(
                     "UPDATE items SET source_size = NULL, source_mtime_ns = NULL, source_ino = NULL",
+                    &[],
+                )?;
+                // New items take their row id from the sequence: past every copied one.
+                dst.rows_generated(
+                    "SELECT setval('items_id_seq', coalesce((SELECT max(id) FROM items), 0) + 1, false)",
                     &[],
                 )?;
             }

@@ -6,11 +6,22 @@
 
 use crate::args;
 use crate::clock::Instant;
-use crate::content::{CachedFile, FileStat, ItemId, ReadFile};
+use crate::item::{CachedFile, FileStat, ItemName};
 use crate::ledger::db::{join, Row, Step};
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{LedgerError, Tx};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+/// An item's row in the ledger: the key leases, pages and receipts use. People and output
+/// name items by their [`ItemName`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ItemId(pub i64);
+
+impl std::fmt::Display for ItemId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,6 +61,7 @@ impl State {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ItemView {
     pub id: ItemId,
+    pub name: ItemName,
     pub state: State,
     pub source_path: String,
     pub source_hash: Option<String>,
@@ -149,16 +161,30 @@ impl ItemView {
 pub fn stat_cache(tx: &Tx<'_>) -> Result<HashMap<String, CachedFile>, LedgerError> {
     let rows = tx.rows("items.stat_cache", &[])?;
     let mut out = HashMap::with_capacity(rows.len());
+    let mut names: HashMap<String, std::sync::Arc<str>> = HashMap::new();
     for mut r in rows {
+        let collection: String = r.take(0)?;
+        // Most rows share a handful of collection names: one allocation each.
+        let collection = match names.get(collection.as_str()) {
+            Some(c) => std::sync::Arc::clone(c),
+            None => {
+                let c: std::sync::Arc<str> = collection.into();
+                names.insert(c.to_string(), c.clone());
+                c
+            }
+        };
         out.insert(
-            r.take::<String>(1)?,
+            r.take::<String>(2)?,
             CachedFile {
-                id: ItemId(r.get(0)?),
-                source_hash: r.take(2)?,
+                name: ItemName {
+                    collection,
+                    id: r.take::<String>(1)?.into(),
+                },
+                source_hash: r.take(3)?,
                 stat: FileStat {
-                    size: r.get::<Option<i64>>(3)?.unwrap_or(-1),
-                    mtime_ns: r.get::<Option<i64>>(4)?.unwrap_or(-1),
-                    ino: r.get::<Option<i64>>(5)?.unwrap_or(-1),
+                    size: r.get::<Option<i64>>(4)?.unwrap_or(-1),
+                    mtime_ns: r.get::<Option<i64>>(5)?.unwrap_or(-1),
+                    ino: r.get::<Option<i64>>(6)?.unwrap_or(-1),
                 },
             },
         );
@@ -173,38 +199,57 @@ pub struct SyncReport {
     pub gone: usize,
 }
 
-/// Records a scan: every read file's fields, and which known items lost their file.
-/// Runs inside the caller's write transaction.
-/// `known`: ids the ledger has a file for (the stat cache's ids), to find the ones now gone.
+/// What one read file says, as the ledger records it.
+#[derive(Debug, Clone)]
+pub struct Seen<'a> {
+    pub name: &'a ItemName,
+    pub path: &'a str,
+    pub stat: FileStat,
+    pub source_hash: &'a str,
+    pub wants_withdrawn: bool,
+    /// `YYYY-MM-DD`, or `None` for an item without a day.
+    pub day: Option<String>,
+    /// When it is due (its collection's rule, or its own `publish_at`).
+    pub due: Instant,
+    pub explicit_publish_at: Option<Instant>,
+    pub image_source: Option<&'a str>,
+}
+
+/// When an item not yet public is due, under the collections as configured now: (collection,
+/// day, its own publish_at) → the instant, `None` when its collection is gone.
+pub type DueRule<'a> = &'a dyn Fn(&str, Option<&str>, Option<Instant>) -> Option<Instant>;
+
+/// Records a scan: every read file's fields, and which known items lost their file (`gone`),
+/// then recomputes when items not yet public are due. Runs inside the caller's write
+/// transaction.
 pub fn sync(
     tx: &Tx<'_>,
-    read: &[ReadFile],
-    known: &[ItemId],
-    present: &HashSet<ItemId>,
-    grace_minutes: u32,
+    seen: &[Seen<'_>],
+    gone: &[&ItemName],
+    due: DueRule<'_>,
     now: Instant,
 ) -> Result<SyncReport, LedgerError> {
     let mut report = SyncReport::default();
     // In flights of a thousand statements (one per file): the same statements, fewer round
     // trips to a database over the network.
-    let upserts: Vec<Step> = read
+    let upserts: Vec<Step> = seen
         .iter()
         .map(|f| {
-            let item = &f.item;
             Step::exec(
                 "items.upsert_seen",
                 args! {
-                    "id" => item.id.0,
+                    "collection" => f.name.collection.as_ref(),
+                    "key" => f.name.id.as_ref(),
                     "path" => f.path,
                     "hash" => f.source_hash,
                     "size" => f.stat.size,
                     "mtime_ns" => f.stat.mtime_ns,
                     "ino" => f.stat.ino,
-                    "wants_withdrawn" => item.withdrawn,
-                    "day" => item.day.to_string(),
-                    "publish_at" => item.due_at(grace_minutes).0,
-                    "explicit_publish_at" => item.publish_at.map(|t| t.0),
-                    "image_source" => item.image.as_ref().map(|i| i.key()),
+                    "wants_withdrawn" => f.wants_withdrawn,
+                    "day" => f.day.as_deref().unwrap_or(""),
+                    "publish_at" => f.due.0,
+                    "explicit_publish_at" => f.explicit_publish_at.map(|t| t.0),
+                    "image_source" => f.image_source,
                     "now" => now.0,
                 },
             )
@@ -213,20 +258,53 @@ pub fn sync(
     for chunk in upserts.chunks(1000) {
         report.seen += tx.pipeline(chunk)?.iter().map(|o| o.count()).sum::<usize>();
     }
-    let gone: Vec<Step> = known
+    let gone: Vec<Step> = gone
         .iter()
-        .filter(|id| !present.contains(id))
-        .map(|id| Step::exec("items.mark_gone", args! { "id" => id.0, "now" => now.0 }))
+        .map(|n| {
+            Step::exec(
+                "items.mark_gone",
+                args! { "collection" => n.collection.as_ref(), "key" => n.id.as_ref(), "now" => now.0 },
+            )
+        })
         .collect();
     for chunk in gone.chunks(1000) {
         report.gone += tx.pipeline(chunk)?.iter().map(|o| o.count()).sum::<usize>();
     }
     tx.exec("items.forget_unpublished", args! { "now" => now.0 })?;
-    tx.exec(
-        "items.recompute_due",
-        args! { "grace_ms" => i64::from(grace_minutes) * 60_000 },
-    )?;
+    recompute_due(tx, due)?;
     Ok(report)
+}
+
+/// Items not yet public are due at their file's own `publish_at`, or by their collection's
+/// rule as configured now: a changed grace period or time zone applies in either direction.
+fn recompute_due(tx: &Tx<'_>, due: DueRule<'_>) -> Result<(), LedgerError> {
+    let mut steps = Vec::new();
+    for r in tx.rows("items.not_public_due", &[])? {
+        let (id, collection, day): (i64, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        let explicit = r.get::<Option<i64>>(3)?.map(Instant);
+        let at: i64 = r.get(4)?;
+        let day = (!day.is_empty()).then_some(day.as_str());
+        if let Some(t) = due(&collection, day, explicit).filter(|t| t.0 != at) {
+            steps.push(Step::exec(
+                "items.set_due",
+                args! { "id" => id, "publish_at" => t.0 },
+            ));
+        }
+    }
+    for chunk in steps.chunks(1000) {
+        tx.pipeline(chunk)?;
+    }
+    Ok(())
+}
+
+/// The row of the item named `name`, if the ledger has it.
+pub fn id_of(tx: &Tx<'_>, name: &ItemName) -> Result<Option<ItemId>, LedgerError> {
+    tx.row(
+        "items.id_of",
+        args! { "collection" => name.collection.as_ref(), "key" => name.id.as_ref() },
+    )?
+    .map(|r| r.get(0).map(ItemId))
+    .transpose()
 }
 
 fn view_from_row(r: &Row) -> Result<ItemView, LedgerError> {
@@ -253,6 +331,7 @@ fn view_from_row(r: &Row) -> Result<ItemView, LedgerError> {
         page,
         attempts: r.get(14)?,
         parked_at: r.get::<Option<i64>>(15)?.map(Instant),
+        name: ItemName::new(&r.get::<String>(16)?, &r.get::<String>(17)?),
     })
 }
 
@@ -388,7 +467,10 @@ pub fn retry(tx: &Tx<'_>, id: ItemId, now: Instant) -> Result<bool, LedgerError>
 /// A parked item, as `status` lists it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Parked {
-    pub id: i64,
+    #[serde(skip)]
+    pub name: ItemName,
+    /// How output names the item (see [`ItemName::shown`]); set by the caller.
+    pub id: serde_json::Value,
     pub attempts: i64,
     pub since: Instant,
     pub error: String,
@@ -399,7 +481,8 @@ pub fn parked(tx: &Tx<'_>) -> Result<Vec<Parked>, LedgerError> {
         .iter()
         .map(|r| {
             Ok(Parked {
-                id: r.get(0)?,
+                name: ItemName::new(&r.get::<String>(4)?, &r.get::<String>(5)?),
+                id: serde_json::Value::from(r.get::<i64>(0)?),
                 attempts: r.get(1)?,
                 since: Instant(r.get(2)?),
                 error: r.get(3)?,
@@ -420,6 +503,7 @@ mod tests {
     ) -> ItemView {
         ItemView {
             id: ItemId(1),
+            name: ItemName::new("c", "1"),
             state,
             source_path: "content/answers/1.md".into(),
             source_hash: hash.map(str::to_string),

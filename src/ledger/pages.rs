@@ -19,9 +19,10 @@
 
 use crate::args;
 use crate::clock::Instant;
-use crate::content::ItemId;
+use crate::item::ItemName;
 use crate::ledger::audit::AuditAction;
 use crate::ledger::db::{join, Step};
+use crate::ledger::items::ItemId;
 use crate::ledger::items::{Action, State};
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{LedgerError, Tx};
@@ -30,12 +31,16 @@ use crate::ledger::{LedgerError, Tx};
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageFields {
     pub title: String,
+    /// `YYYY-MM-DD`, or `""` for an item without a day.
     pub day: String,
-    pub price: String,
+    /// Declared fields and `[extra]`, as canonical JSON.
+    pub data: String,
     pub body_html: String,
     pub image_source: Option<String>,
     pub image_sha256: Option<String>,
     pub indexable: bool,
+    /// When the item was due.
+    pub due_at: Instant,
 }
 
 impl PageFields {
@@ -46,7 +51,7 @@ impl PageFields {
         for f in [
             self.title.as_str(),
             &self.day,
-            &self.price,
+            &self.data,
             &self.body_html,
             self.image_sha256.as_deref().unwrap_or(""),
             if self.indexable { "1" } else { "0" },
@@ -63,6 +68,7 @@ impl PageFields {
 #[derive(Debug, Clone)]
 pub struct Commit {
     pub id: ItemId,
+    pub name: ItemName,
     pub action: Action,
     pub lease: Lease,
     /// The item state preflight left it in.
@@ -120,7 +126,7 @@ fn parts(c: &Commit, now: Instant) -> Parts {
                     guard,
                     args! {
                         "item" => c.id.0, "content_hash" => content_hash, "source_hash" => c.source_hash,
-                        "title" => p.title, "day" => p.day, "price" => p.price,
+                        "title" => p.title, "day" => p.day, "data" => p.data, "due_at" => p.due_at.0,
                         "image_source" => p.image_source, "image_sha256" => p.image_sha256,
                         "indexable" => p.indexable, "token" => c.token,
                         "expected_state" => expected_state, "expected_version" => c.expected_version,
@@ -154,6 +160,7 @@ fn parts(c: &Commit, now: Instant) -> Parts {
     }
     .as_str();
     let detail = serde_json::json!({
+        "item": c.name.to_string(),
         "content_version": c.expected_version + 1,
         "content_hash": content_hash,
         "source_hash": c.source_hash,

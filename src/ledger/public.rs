@@ -3,16 +3,21 @@
 
 use crate::args;
 use crate::clock::Instant;
-use crate::content::ItemId;
+use crate::item::ItemName;
+use crate::ledger::items::ItemId;
 use crate::ledger::{LedgerError, Tx};
+use std::sync::Arc;
 
 /// A public page without its body (bodies are fetched only for pages being rendered).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PublicPage {
     pub id: ItemId,
+    pub name: ItemName,
     pub title: String,
+    /// `YYYY-MM-DD`, or `""` for an item without a day.
     pub day: String,
-    pub price: String,
+    /// Declared fields and `[extra]`: canonical JSON, as stored (never re-serialised).
+    pub data: Arc<str>,
     pub indexable: bool,
     pub image_sha256: Option<String>,
     pub image_content_type: Option<String>,
@@ -20,20 +25,35 @@ pub struct PublicPage {
     pub revision: i64,
     pub first_published_at: Instant,
     pub updated_at: Instant,
+    /// When the item was due (absent on pages published before collections).
+    pub due_at: Option<Instant>,
 }
 
-/// Every public page, in (day, id) order (days are ISO dates, so bytes order them in any
-/// collation).
+/// Every public page, in table order (the build orders them per collection).
 pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
-    let mut pages = tx
-        .rows("public.pages", &[])?
+    // Most pages share a handful of collection names: one allocation each.
+    let mut names: std::collections::HashMap<String, Arc<str>> = Default::default();
+    tx.rows("public.pages", &[])?
         .into_iter()
         .map(|mut r| {
+            let collection: String = r.take(11)?;
+            let collection = match names.get(&collection) {
+                Some(c) => c.clone(),
+                None => {
+                    let c: Arc<str> = collection.as_str().into();
+                    names.insert(collection, c.clone());
+                    c
+                }
+            };
             Ok(PublicPage {
                 id: ItemId(r.get(0)?),
+                name: ItemName {
+                    collection,
+                    id: r.take::<String>(12)?.into(),
+                },
                 title: r.take(1)?,
                 day: r.take(2)?,
-                price: r.take(3)?,
+                data: r.take::<String>(3)?.into(),
                 indexable: r.get(4)?,
                 image_sha256: r.take(5)?,
                 image_content_type: r.take(6)?,
@@ -41,11 +61,10 @@ pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
                 revision: r.get(8)?,
                 first_published_at: Instant(r.get(9)?),
                 updated_at: Instant(r.get(10)?),
+                due_at: r.get::<Option<i64>>(13)?.map(Instant),
             })
         })
-        .collect::<Result<Vec<PublicPage>, LedgerError>>()?;
-    pages.sort_unstable_by(|a, b| (a.day.as_bytes(), a.id.0).cmp(&(b.day.as_bytes(), b.id.0)));
-    Ok(pages)
+        .collect::<Result<Vec<PublicPage>, LedgerError>>()
 }
 
 /// The rendered body of a public page; `None` when the snapshot has no such page.

@@ -4,7 +4,7 @@
 //! left untouched.
 //!
 //! The two lists are versioned apart: SQLite's carries the history of ledgers that exist in
-//! the field (version 6 today); PostgreSQL's starts at the schema SQLite reached, and each
+//! the field (version 7 today); PostgreSQL's starts at the schema SQLite reached, and each
 //! later change is a new file in both.
 
 use super::LedgerError;
@@ -16,12 +16,14 @@ pub const SQLITE: &[&str] = &[
     include_str!("sql/sqlite/0004_deploy.sql"),
     include_str!("sql/sqlite/0005_not_public_index.sql"),
     include_str!("sql/sqlite/0006_probed_store.sql"),
+    include_str!("sql/sqlite/0007_collections.sql"),
 ];
 
 pub const POSTGRES: &[&str] = &[
     include_str!("sql/postgres/0001_init.sql"),
     include_str!("sql/postgres/0002_not_public_index.sql"),
     include_str!("sql/postgres/0003_probed_store.sql"),
+    include_str!("sql/postgres/0004_collections.sql"),
 ];
 
 /// The schema versions this binary writes.

@@ -2,12 +2,14 @@
 
 use crate::args;
 use crate::clock::Instant;
+use crate::item::{ItemName, Naming};
 use crate::ledger::{lease, LedgerError, Tx};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Failing {
-    pub id: i64,
+    /// The item, as the site names items (see [`ItemName::shown`]).
+    pub id: serde_json::Value,
     pub error: String,
 }
 
@@ -65,8 +67,9 @@ pub fn revision(tx: &Tx<'_>) -> Result<i64, LedgerError> {
     tx.one("status.revision", &[])?.get(0)
 }
 
-/// Reads everything in the caller's transaction, so the figures agree with each other.
-pub fn read(tx: &Tx<'_>, now: Instant) -> Result<Status, LedgerError> {
+/// Reads everything in the caller's transaction, so the figures agree with each other. Items
+/// are named as `naming` says.
+pub fn read(tx: &Tx<'_>, now: Instant, naming: Naming) -> Result<Status, LedgerError> {
     let mut items: BTreeMap<&'static str, i64> =
         ["pending", "processing", "published", "withdrawn", "failed"]
             .into_iter()
@@ -90,7 +93,7 @@ pub fn read(tx: &Tx<'_>, now: Instant) -> Result<Status, LedgerError> {
         .iter()
         .map(|r| {
             Ok(Failing {
-                id: r.get(0)?,
+                id: ItemName::new(&r.get::<String>(2)?, &r.get::<String>(3)?).shown(naming),
                 error: r.get(1)?,
             })
         })
@@ -115,7 +118,13 @@ pub fn read(tx: &Tx<'_>, now: Instant) -> Result<Status, LedgerError> {
         audit_tip: tip.map(|t| t.1),
         next_embargo_at: next.map(Instant),
         failing,
-        parked: crate::ledger::items::parked(tx)?,
+        parked: crate::ledger::items::parked(tx)?
+            .into_iter()
+            .map(|mut p| {
+                p.id = p.name.shown(naming);
+                p
+            })
+            .collect(),
         parked_images,
         deploys: crate::ledger::deploys::unfinished(tx)?,
         targets: crate::ledger::deploys::targets(tx)?,

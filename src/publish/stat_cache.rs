@@ -9,7 +9,8 @@
 //! file another host changed is read again. Losing the file costs one full re-read, nothing
 //! more.
 
-use crate::content::{CachedFile, FileStat, ItemId, ReadFile};
+use crate::content::ReadFile;
+use crate::item::{CachedFile, FileStat, ItemName};
 use crate::site::Site;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -57,11 +58,11 @@ impl Local {
         mut self,
         cache: &HashMap<String, CachedFile>,
         read: &[ReadFile],
-        present: &HashSet<ItemId>,
+        present: &HashSet<ItemName>,
     ) {
         let mut files = BTreeMap::new();
         for (path, c) in cache {
-            if present.contains(&c.id) && c.stat.size >= 0 {
+            if present.contains(&c.name) && c.stat.size >= 0 {
                 files.insert(
                     path.clone(),
                     (

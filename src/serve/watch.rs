@@ -19,7 +19,7 @@ pub const DEBOUNCE: Duration = Duration::from_millis(10);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    /// An answer item file (site-relative path).
+    /// An item file (site-relative path).
     Item(String),
     /// Another file under content/ (a plain page, an image).
     OtherContent,
@@ -58,9 +58,9 @@ pub fn classify(root: &Path, path: &Path) -> Change {
         return Change::Ignored;
     }
     match parts.first().map(String::as_str) {
-        Some("content")
-            if parts.get(1).map(String::as_str) == Some("answers") && name.ends_with(".md") =>
-        {
+        // A Markdown file in a folder under content/: an item of the collection owning the
+        // folder (one no collection owns is simply not in the tree cache).
+        Some("content") if parts.len() > 2 && name.ends_with(".md") => {
             Change::Item(parts.join("/"))
         }
         Some("content") => Change::OtherContent,

@@ -258,19 +258,33 @@ impl TestSite {
         self.serve_env(extra, &[])
     }
 
+    /// `fencepost serve` of the site at `root` (a folder inside this one's).
+    pub fn serve_in(&self, root: &Path) -> Server {
+        let log = self.path(&format!(".serve-{}.log", uuid_like()));
+        serve_child(root, &[], &[], &log)
+    }
+
     /// [`TestSite::serve`] with extra environment variables (say, an S3 endpoint).
     pub fn serve_env(&self, extra: &[&str], env: &[(String, String)]) -> Server {
-        use std::io::BufRead;
         let log = self.path(&format!(".serve-{}.log", uuid_like()));
+        serve_child(self.root(), extra, env, &log)
+    }
+}
+
+/// Starts `fencepost --site root serve --bind 127.0.0.1:0 --json [extra]`, its stderr to
+/// `log`, and waits for its address.
+fn serve_child(root: &Path, extra: &[&str], env: &[(String, String)], log: &Path) -> Server {
+    use std::io::BufRead;
+    {
         let mut child = std::process::Command::new(bin())
             .arg("--site")
-            .arg(self.root())
+            .arg(root)
             .args(["serve", "--json", "--bind", "127.0.0.1:0"])
             .args(extra)
             .env("FENCEPOST_LOG", "warn")
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log).unwrap())
+            .stderr(std::fs::File::create(log).unwrap())
             .spawn()
             .unwrap();
         let mut line = String::new();
@@ -282,7 +296,7 @@ impl TestSite {
         Server {
             addr: v["listening"].as_str().unwrap().to_string(),
             child,
-            log: Some(log),
+            log: Some(log.to_path_buf()),
         }
     }
 }
@@ -1098,6 +1112,9 @@ impl TestSite {
     pub fn ledger_url(&self) -> Option<String> {
         let cfg = std::fs::read_to_string(self.path("fencepost.toml")).unwrap();
         cfg.lines()
+            .skip_while(|l| l.trim() != "[ledger]")
+            .skip(1)
+            .take_while(|l| !l.starts_with('['))
             .find_map(|l| l.strip_prefix("url = \""))
             .map(|u| u.trim_end_matches('"').to_string())
     }

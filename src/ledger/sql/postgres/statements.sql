@@ -56,7 +56,7 @@ SELECT count(*) FROM job_leases WHERE key = :key AND expires_at > :now;
 
 -- name: items.stat_cache
 -- The stat columns stay NULL in a shared ledger: each host keeps its own (publish::stat_cache).
-SELECT id, source_path, source_hash, NULL::bigint, NULL::bigint, NULL::bigint
+SELECT collection, item_key, source_path, source_hash, NULL::bigint, NULL::bigint, NULL::bigint
 FROM items WHERE source_hash IS NOT NULL;
 
 -- name: items.upsert_seen
@@ -74,21 +74,22 @@ WITH changed AS (
         wants_withdrawn = :wants_withdrawn::bigint, day = :day::text,
         publish_at = :publish_at::bigint, image_source = :image_source::text,
         updated_at = :now::bigint
-    WHERE id = :id::bigint
+    WHERE collection = :collection::text AND item_key = :key::text
       AND (source_hash IS DISTINCT FROM :hash::text OR source_path IS DISTINCT FROM :path::text)
     RETURNING id
 )
-INSERT INTO items (id, source_path, source_hash, wants_withdrawn, day, publish_at,
-                   explicit_publish_at, image_source, updated_at)
-SELECT :id::bigint, :path::text, :hash::text, :wants_withdrawn::bigint, :day::text,
-       :publish_at::bigint, :explicit_publish_at::bigint, :image_source::text, :now::bigint
-WHERE NOT EXISTS (SELECT 1 FROM items WHERE id = :id::bigint)
-ON CONFLICT (id) DO NOTHING;
+INSERT INTO items (collection, item_key, source_path, source_hash, wants_withdrawn, day,
+                   publish_at, explicit_publish_at, image_source, updated_at)
+SELECT :collection::text, :key::text, :path::text, :hash::text, :wants_withdrawn::bigint,
+       :day::text, :publish_at::bigint, :explicit_publish_at::bigint, :image_source::text,
+       :now::bigint
+WHERE NOT EXISTS (SELECT 1 FROM items WHERE collection = :collection::text AND item_key = :key::text)
+ON CONFLICT (collection, item_key) DO NOTHING;
 
 -- name: items.mark_gone
 UPDATE items SET source_hash = NULL, source_size = NULL, source_mtime_ns = NULL,
                  source_ino = NULL, updated_at = :now
-WHERE id = :id AND source_hash IS NOT NULL;
+WHERE collection = :collection AND item_key = :key AND source_hash IS NOT NULL;
 
 -- name: items.forget_unpublished
 -- A never-published item whose file is gone leaves no trace, once no run holds it.
@@ -97,15 +98,16 @@ WHERE source_hash IS NULL AND state IN ('pending', 'processing')
   AND NOT EXISTS (SELECT 1 FROM pages WHERE item_id = items.id)
   AND NOT EXISTS (SELECT 1 FROM job_leases WHERE key = 'publication:' || items.id AND expires_at > :now);
 
--- name: items.recompute_due
--- Items not yet public are due at their file's own publish_at, or at the end of their day
--- plus the grace window as configured now (:grace_ms).
-UPDATE items
-SET publish_at = coalesce(explicit_publish_at,
-                          (extract(epoch FROM (day::date + 1)) * 1000)::bigint + :grace_ms::bigint)
-WHERE state <> 'published'
-  AND publish_at IS DISTINCT FROM coalesce(explicit_publish_at,
-                          (extract(epoch FROM (day::date + 1)) * 1000)::bigint + :grace_ms::bigint);
+-- name: items.not_public_due
+-- See the SQLite statement.
+SELECT id, collection, day, explicit_publish_at, publish_at FROM items WHERE state <> 'published';
+
+-- name: items.set_due
+UPDATE items SET publish_at = :publish_at WHERE id = :id AND state <> 'published'
+  AND publish_at <> :publish_at;
+
+-- name: items.id_of
+SELECT id FROM items WHERE collection = :collection AND item_key = :key;
 
 -- name: items.candidates
 -- Every item except those published and current, in table order (the caller sorts them
@@ -113,7 +115,7 @@ WHERE state <> 'published'
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
        p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at
+       i.attempts, i.parked_at, i.collection, i.item_key
 FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
@@ -130,7 +132,7 @@ WHERE state = 'published' AND source_hash IS NOT NULL AND wants_withdrawn = 0;
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
        p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at
+       i.attempts, i.parked_at, i.collection, i.item_key
 FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
@@ -175,21 +177,22 @@ UPDATE images SET parked_at = NULL, attempts = 0, updated_at = :now
 WHERE parked_at IS NOT NULL AND source = (SELECT image_source FROM items WHERE id = :item);
 
 -- name: items.parked
-SELECT id, attempts, parked_at, coalesce(last_error, '') FROM items
-WHERE parked_at IS NOT NULL ORDER BY id;
+SELECT id, attempts, parked_at, coalesce(last_error, ''), collection, item_key FROM items
+WHERE parked_at IS NOT NULL ORDER BY collection, id;
 
 ------------------------------------------------------------------------------ the commit batch
 
 -- name: pages.write_page
-INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, price,
+INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, data,
                    image_source, image_sha256, indexable, withdrawn, revision, first_published_at,
-                   updated_at, commit_token)
+                   updated_at, commit_token, collection, item_key, due_at)
 SELECT :item::bigint, 1, :content_hash::text, :source_hash::text, :title::text, :day::text,
-       :price::text, :image_source::text, :image_sha256::text, :indexable::bigint, 0, 0,
-       :now::bigint, :now::bigint, :token::text
-WHERE EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+       :data::text, :image_source::text, :image_sha256::text, :indexable::bigint, 0, 0,
+       :now::bigint, :now::bigint, :token::text, i.collection, i.item_key, :due_at::bigint
+FROM items i WHERE i.id = :item
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now)
-  AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state AND source_hash = :source_hash)
+  AND i.state = :expected_state AND i.source_hash = :source_hash
   AND (:image_sha256::text IS NULL OR EXISTS (SELECT 1 FROM images WHERE source = :image_source
                                          AND sha256 = :image_sha256 AND state = 'stored'))
   AND coalesce((SELECT content_version FROM pages WHERE item_id = :item), 0) = :expected_version
@@ -197,7 +200,7 @@ ON CONFLICT (item_id) DO UPDATE SET
     content_version = pages.content_version + 1,
     content_hash = excluded.content_hash,
     source_hash = excluded.source_hash,
-    title = excluded.title, day = excluded.day, price = excluded.price,
+    title = excluded.title, day = excluded.day, data = excluded.data, due_at = excluded.due_at,
     image_source = CASE WHEN excluded.image_sha256 IS NULL THEN pages.image_source ELSE excluded.image_source END,
     image_sha256 = coalesce(excluded.image_sha256, pages.image_sha256),
     indexable = greatest(pages.indexable, excluded.indexable),
@@ -370,15 +373,17 @@ WHERE publish_at > :now AND state IN ('pending', 'processing', 'withdrawn')
   AND source_hash IS NOT NULL AND wants_withdrawn = 0 AND parked_at IS NULL;
 
 -- name: status.failing
-SELECT id, last_error FROM items WHERE last_error IS NOT NULL ORDER BY id;
+SELECT id, last_error, collection, item_key FROM items WHERE last_error IS NOT NULL
+ORDER BY collection, id;
 
 ------------------------------------------------------------------------------ the build's reads
 
 -- name: public.pages
 -- In table order: the caller sorts by (day, id), cheaper than the index order's lookups.
-SELECT p.item_id, p.title, p.day, p.price, p.indexable, p.image_sha256,
+SELECT p.item_id, p.title, p.day, p.data, p.indexable, p.image_sha256,
        (SELECT img.content_type FROM images img WHERE img.sha256 = p.image_sha256 LIMIT 1),
-       p.content_hash, p.revision, p.first_published_at, p.updated_at
+       p.content_hash, p.revision, p.first_published_at, p.updated_at, p.collection,
+       p.item_key, p.due_at
 FROM pages p
 WHERE p.withdrawn = 0;
 

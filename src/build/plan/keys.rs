@@ -1,0 +1,151 @@
+//! Reuse keys: a hash over everything that goes into a file, so a file whose key equals the
+//! previous revision's is that file, byte for byte. Each hashes its view's fields directly
+//! (these run once per page per build: no clone, no JSON detour), a field as its length and
+//! bytes.
+
+use super::super::view::{EntryView, ItemPage, LinkView, ListView};
+use super::PageInput;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// A key over any serialisable view (the files few of: home, feeds, sitemaps).
+pub fn key(build: &str, kind: &str, data: &impl Serialize, extra: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(build);
+    h.update([0]);
+    h.update(kind);
+    h.update([0]);
+    h.update(serde_json::to_vec(data).expect("views serialise"));
+    h.update([0]);
+    h.update(extra);
+    hex::encode(h.finalize())
+}
+
+struct Fields(Sha256);
+
+impl Fields {
+    fn new(fingerprint: &str, kind: &str) -> Fields {
+        let mut f = Fields(Sha256::new());
+        f.field(fingerprint);
+        f.field(kind);
+        f
+    }
+
+    fn field(&mut self, s: &str) {
+        self.0.update((s.len() as u64).to_le_bytes());
+        self.0.update(s.as_bytes());
+    }
+
+    fn opt(&mut self, s: Option<&str>) {
+        self.field(s.unwrap_or("\0none"));
+    }
+
+    fn entry(&mut self, e: &EntryView) {
+        self.field(&e.id.text());
+        self.field(&e.collection);
+        self.field(&e.url);
+        self.field(&e.title);
+        self.opt(e.day.as_deref());
+        self.field(&e.published);
+        self.field(&e.data);
+    }
+
+    fn finish(self) -> String {
+        hex::encode(self.0.finalize())
+    }
+}
+
+/// The key of a list page: every field of its view.
+pub fn list_key(render_fingerprint: &str, v: &ListView) -> String {
+    let mut f = Fields::new(render_fingerprint, "list");
+    f.field(&v.collection);
+    f.field(&v.number.to_string());
+    f.field(&v.url);
+    f.field(&v.entries.len().to_string());
+    for e in &v.entries {
+        f.entry(e);
+    }
+    f.opt(v.prev_url.as_deref());
+    f.opt(v.next_url.as_deref());
+    f.finish()
+}
+
+/// The key of entries shown together (a list index, the home page).
+pub fn entries_key(
+    render_fingerprint: &str,
+    kind: &str,
+    entries: &[&[EntryView]],
+    extra: &str,
+) -> String {
+    let mut f = Fields::new(render_fingerprint, kind);
+    f.field(extra);
+    for list in entries {
+        f.field(&list.len().to_string());
+        for e in *list {
+            f.entry(e);
+        }
+    }
+    f.finish()
+}
+
+type Neighbour<'a> = (&'a str, &'a str, Option<&'a str>);
+
+fn neighbour(v: &ItemPage) -> Neighbour<'_> {
+    (v.url.as_str(), v.title.as_str(), v.day.as_deref())
+}
+
+/// The key of item page `i` of the collection run `pages` (`i` indexes it): every field of
+/// its view as [`super::item_view`] makes it.
+pub fn item_key(render_fingerprint: &str, pages: &[PageInput], i: usize) -> String {
+    hash_item(
+        render_fingerprint,
+        &pages[i].view,
+        i.checked_sub(1).map(|j| neighbour(&pages[j].view)),
+        pages.get(i + 1).map(|n| neighbour(&n.view)),
+    )
+}
+
+/// The hash of an item view's fields, its neighbours given as (url, title, day).
+pub fn hash_item(
+    render_fingerprint: &str,
+    v: &ItemPage,
+    prev: Option<Neighbour<'_>>,
+    next: Option<Neighbour<'_>>,
+) -> String {
+    let mut f = Fields::new(render_fingerprint, "item");
+    f.field(&v.id.text());
+    for s in [
+        &*v.collection,
+        &v.url,
+        &v.title,
+        &v.published,
+        &v.updated,
+        &v.content_hash,
+    ] {
+        f.field(s);
+    }
+    f.opt(v.day.as_deref());
+    f.opt(v.image_url.as_deref());
+    f.field(if v.indexable { "1" } else { "0" });
+    f.opt(v.embargoed_until.as_deref());
+    for l in [prev, next] {
+        match l {
+            Some((url, title, day)) => {
+                f.field(url);
+                f.field(title);
+                f.opt(day);
+            }
+            None => f.field("\0none"),
+        }
+    }
+    f.finish()
+}
+
+/// The view's neighbour link.
+pub fn link(v: &ItemPage) -> LinkView {
+    LinkView {
+        url: v.url.clone(),
+        title: v.title.clone(),
+        day: v.day.clone(),
+    }
+}

@@ -1,0 +1,259 @@
+use super::*;
+use crate::build::view::LinkView;
+use crate::config::Config;
+use serde::Serialize;
+
+fn collections(text: &str) -> Collections {
+    let c = Config::parse(text, std::path::Path::new("fencepost.toml")).unwrap();
+    Collections::resolve(&c, std::path::Path::new("fencepost.toml")).unwrap()
+}
+
+fn page(cs: &Collections, coll: usize, id: i64, day: &str, published: i64) -> PageInput {
+    let c = &cs.list[coll];
+    PageInput {
+        view: ItemPage {
+            id: IdView::Number(id),
+            collection: c.name.as_str().into(),
+            url: c.item_url(&id.to_string(), None),
+            title: format!("Item {id}"),
+            day: Some(day.into()),
+            image_url: None,
+            indexable: true,
+            published: "2026-01-01".into(),
+            updated: "2026-01-01".into(),
+            prev: None,
+            next: None,
+            embargoed_until: None,
+            data: "{}".into(),
+            content_hash: format!("h{id}"),
+            row: id,
+        },
+        first_published_at: Instant(published),
+        updated_at: Instant(published),
+        coll,
+        date: day.into(),
+    }
+}
+
+fn keys(cs: &Collections, pages: &[PageInput]) -> std::collections::BTreeMap<String, String> {
+    let config = BuildConfig {
+        page_size: 2,
+        feed_entries: 2,
+        home_entries: 2,
+    };
+    let mut cs = cs.clone();
+    for c in &mut cs.list {
+        c.page_size = 2;
+    }
+    plan(&Inputs {
+        pages,
+        plain: &[],
+        copies: &[],
+        render_fingerprint: "b",
+        generated_fingerprint: "g",
+        config: &config,
+        collections: &cs,
+    })
+    .into_iter()
+    .map(|p| (p.path, p.key))
+    .collect()
+}
+
+#[test]
+fn one_new_item_changes_few_keys() {
+    let cs = collections("");
+    let mut pages: Vec<PageInput> = (1..=9)
+        .map(|i| page(&cs, 0, i, &format!("2026-01-{i:02}"), i))
+        .collect();
+    let before = keys(&cs, &pages);
+    pages.push(page(&cs, 0, 10, "2026-01-10", 10));
+    let after = keys(&cs, &pages);
+    let changed: Vec<&String> = after
+        .keys()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    // The new page, its previous neighbour, the last list page, the list index, home, feed
+    // and one sitemap chunk. (9 -> 10 items at 2 a page adds no list page, so the sitemap of
+    // list pages stays.)
+    assert_eq!(
+        changed,
+        vec![
+            "answers/10/index.html",
+            "answers/9/index.html",
+            "answers/index.html",
+            "answers/page/5/index.html",
+            "atom.xml",
+            "index.html",
+            "sitemaps/answers-0.xml",
+        ]
+    );
+    // An 11th item opens list page 6: page 5 gains a "newer" link, pages.xml lists page 6.
+    pages.push(page(&cs, 0, 11, "2026-01-11", 11));
+    let more = keys(&cs, &pages);
+    assert!(more.contains_key("answers/page/6/index.html"));
+    assert_ne!(
+        more["answers/page/5/index.html"],
+        after["answers/page/5/index.html"]
+    );
+    assert_ne!(more["sitemaps/pages.xml"], after["sitemaps/pages.xml"]);
+    assert_eq!(
+        more["answers/page/4/index.html"],
+        after["answers/page/4/index.html"]
+    );
+    assert_eq!(more["answers/1/index.html"], after["answers/1/index.html"]);
+}
+
+#[test]
+fn collections_keep_to_themselves() {
+    let cs = collections(
+        "[collections.notes]\nid = \"integer\"\n[collections.words]\nid = \"integer\"\nlist_url = \"\"\n",
+    );
+    let mut pages = vec![
+        page(&cs, 0, 1, "2026-01-01", 1),
+        page(&cs, 0, 2, "2026-01-02", 2),
+        page(&cs, 1, 1, "2026-01-01", 3),
+    ];
+    let before = keys(&cs, &pages);
+    assert!(before.contains_key("notes/1/index.html"));
+    assert!(before.contains_key("words/1/index.html"));
+    assert!(before.contains_key("notes/atom.xml"));
+    assert!(!before.keys().any(|k| k.starts_with("words/page")));
+    assert!(before.contains_key("sitemaps/words-0.xml"));
+    // Neighbours stay within a collection.
+    let v = item_view(&pages, 1);
+    assert_eq!(v.next, None);
+    assert_eq!(v.prev.as_ref().map(|l| l.url.as_str()), Some("/notes/1/"));
+    // A new word changes no page of notes.
+    pages.push(page(&cs, 1, 2, "2026-01-02", 4));
+    let after = keys(&cs, &pages);
+    for p in [
+        "notes/1/index.html",
+        "notes/2/index.html",
+        "notes/index.html",
+        "notes/atom.xml",
+    ] {
+        assert_eq!(before[p], after[p], "{p}");
+    }
+    assert_ne!(before["index.html"], after["index.html"]);
+}
+
+fn n(l: &LinkView) -> (&str, &str, Option<&str>) {
+    (l.url.as_str(), l.title.as_str(), l.day.as_deref())
+}
+
+type Change<V> = Box<dyn Fn(&mut V)>;
+
+/// Every change in `variants` gives `base` another key, and the view has `fields` fields.
+fn each_change_changes_the_key<V: Clone + Serialize>(
+    base: &V,
+    variants: &[Change<V>],
+    key: impl Fn(&V) -> String,
+    fields: usize,
+) {
+    for (i, change) in variants.iter().enumerate() {
+        let mut v = base.clone();
+        change(&mut v);
+        assert_ne!(
+            key(&v),
+            key(base),
+            "field change {i} did not change the key"
+        );
+    }
+    let json = serde_json::to_value(base).unwrap();
+    assert_eq!(json.as_object().unwrap().len(), fields);
+}
+
+#[test]
+fn every_field_of_an_item_view_changes_its_key() {
+    let cs = collections("");
+    let base = page(&cs, 0, 1, "2026-01-01", 1).view;
+    let k = |v: &ItemPage| hash_item("fp", v, v.prev.as_ref().map(n), v.next.as_ref().map(n));
+    let link = LinkView {
+        url: "/a/".into(),
+        title: "t".into(),
+        day: Some("d".into()),
+    };
+    let variants: Vec<Change<ItemPage>> = vec![
+        Box::new(|v| v.id = IdView::Number(2)),
+        Box::new(|v| v.collection = "other".into()),
+        Box::new(|v| v.url.push('x')),
+        Box::new(|v| v.title.push('x')),
+        Box::new(|v| v.day = None),
+        Box::new(|v| v.image_url = Some("/i.png".into())),
+        Box::new(|v| v.indexable = false),
+        Box::new(|v| v.published.push('x')),
+        Box::new(|v| v.updated.push('x')),
+        Box::new(move |v| v.prev = Some(link.clone())),
+        Box::new(|v| {
+            v.next = Some(LinkView {
+                url: "/b/".into(),
+                title: "u".into(),
+                day: None,
+            })
+        }),
+        Box::new(|v| v.embargoed_until = Some("2027".into())),
+        Box::new(|v| v.content_hash.push('x')),
+    ];
+    // A new field must be added to hash_item and above; the count is the reminder (data and
+    // the body are covered by content_hash).
+    each_change_changes_the_key(&base, &variants, k, 12);
+}
+
+#[test]
+fn every_field_of_a_list_view_changes_its_key() {
+    let cs = collections("");
+    let e = |u: &str| {
+        let mut p = page(&cs, 0, 1, "2026-01-01", 1);
+        p.view.url = u.into();
+        p.entry()
+    };
+    let base = ListView {
+        collection: "answers".into(),
+        number: 2,
+        url: "/answers/page/2/".into(),
+        entries: vec![e("/a/"), e("/b/")],
+        prev_url: Some("/answers/page/1/".into()),
+        next_url: None,
+    };
+    let variants: Vec<Change<ListView>> = vec![
+        Box::new(|v| v.collection = "x".into()),
+        Box::new(|v| v.number = 3),
+        Box::new(|v| v.url.push('x')),
+        Box::new(|v| v.entries.pop().map(drop).unwrap_or(())),
+        Box::new(|v| v.entries[0].title.push('x')),
+        Box::new(|v| v.entries[1].day = None),
+        Box::new(|v| v.entries[1].url.push('x')),
+        Box::new(|v| v.entries[1].published.push('x')),
+        Box::new(|v| v.entries[1].data = "{\"a\":1}".into()),
+        Box::new(|v| v.entries[1].id = IdView::Slug("s".into())),
+        Box::new(|v| v.entries.swap(0, 1)),
+        Box::new(|v| v.prev_url = None),
+        Box::new(|v| v.next_url = Some("/answers/page/3/".into())),
+    ];
+    // A new field must be added to list_key and above; the count is the reminder.
+    each_change_changes_the_key(&base, &variants, |v| list_key("fp", v), 6);
+}
+
+#[test]
+fn an_item_key_covers_the_view_that_is_rendered() {
+    let cs = collections("");
+    let pages: Vec<PageInput> = (1..=3)
+        .map(|i| page(&cs, 0, i, &format!("2026-01-0{i}"), i))
+        .collect();
+    for i in 0..pages.len() {
+        let v = item_view(&pages, i);
+        assert_eq!(v.prev.is_some(), i > 0);
+        assert_eq!(v.next.is_some(), i + 1 < pages.len());
+        assert_eq!(
+            item_key("fp", &pages, i),
+            hash_item("fp", &v, v.prev.as_ref().map(n), v.next.as_ref().map(n))
+        );
+    }
+}
+
+#[test]
+fn urls_map_to_files() {
+    assert_eq!(url_to_path("/"), "index.html");
+    assert_eq!(url_to_path("/answers/3/"), "answers/3/index.html");
+    assert_eq!(url_to_path("/style.css"), "style.css");
+}

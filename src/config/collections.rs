@@ -1,0 +1,628 @@
+//! Collections: the site's content model as data. Each `[collections.<name>]` table names a
+//! folder under `content/`, the URLs its items and list pages get, the templates that render
+//! them, how ids are written, when an item is due, and the typed fields its front matter may
+//! carry. A site without `[collections]` has one collection, [`Collections::default_for`]:
+//! the answers of a daily game, exactly as fencepost built them before collections existed.
+//!
+//! Everything here is checked when the config loads, with errors naming the key and the way
+//! out, so a build never starts from a content model that cannot be right.
+
+use super::{Config, ConfigError};
+use crate::clock::Instant;
+use crate::item::Naming;
+use chrono::{NaiveDate, NaiveTime, TimeZone};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One `[collections.<name>]` table as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectionConfig {
+    /// Folder under `content/`; default: the collection's name.
+    pub dir: Option<String>,
+    /// Item URLs: `{id}`, `{year}`, `{month}`, `{day}`; must start and end with `/`.
+    pub url: Option<String>,
+    /// Item template; default `<name>.html`.
+    pub template: Option<String>,
+    /// List pages at `list_url` and `list_url + "page/N/"`; `""`: no list pages.
+    pub list_url: Option<String>,
+    pub list_template: Option<String>,
+    /// The list's title, given to templates.
+    pub title: Option<String>,
+    /// The title of numbered list pages (`{number}` is replaced); default: `title`.
+    pub page_title: Option<String>,
+    pub id: Option<IdKind>,
+    pub due: Option<DueRule>,
+    pub grace_minutes: Option<u32>,
+    pub timezone: Option<String>,
+    /// An Atom feed at `list_url + "atom.xml"`, and entries in the site-wide `atom.xml`.
+    pub feed: Option<bool>,
+    pub page_size: Option<usize>,
+    #[serde(default)]
+    pub fields: BTreeMap<String, FieldSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdKind {
+    /// The `id` key, a positive integer.
+    Integer,
+    /// The `id` key, or the file's stem when absent: `[a-z0-9][a-z0-9-]{0,79}`.
+    Slug,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DueRule {
+    /// The end of `day` (the next local midnight) plus the grace period.
+    EndOfDay,
+    /// The start of `day` (its local midnight) plus the grace period.
+    StartOfDay,
+    /// The item's own `publish_at`, which is then required.
+    PublishAt,
+}
+
+/// A typed front-matter key.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldSpec {
+    #[serde(rename = "type")]
+    pub kind: FieldType,
+    #[serde(default)]
+    pub required: bool,
+    /// The values a string (or each string of a list) may take.
+    pub one_of: Option<Vec<String>>,
+    /// Decimals: exactly this many digits after the point (fewer are padded with zeros).
+    pub scale: Option<u32>,
+    /// Decimals: a prefix the value may carry and that is dropped (a currency sign: `"$"`).
+    pub prefix: Option<String>,
+    /// Integers and decimals: the smallest value allowed.
+    pub min: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldType {
+    String,
+    Integer,
+    /// Exact text, like `"4.99"`: never a float.
+    Decimal,
+    Bool,
+    Date,
+    Datetime,
+    Url,
+    /// A list of strings.
+    List,
+}
+
+/// One collection, every default filled in and checked.
+#[derive(Debug, Clone)]
+pub struct Collection {
+    pub name: String,
+    /// Under `content/`, `/`-separated, no leading or trailing `/`.
+    pub dir: String,
+    pub url: String,
+    pub template: String,
+    /// `None`: no list pages (and no collection feed).
+    pub list_url: Option<String>,
+    pub list_template: String,
+    pub title: String,
+    pub page_title: String,
+    pub id: IdKind,
+    pub due: DueRule,
+    pub grace_minutes: u32,
+    pub timezone: chrono_tz::Tz,
+    pub feed: bool,
+    /// Whether the collection has its own `list_url + "atom.xml"` (the default collection of
+    /// a site without `[collections]` has only the site-wide feed, as before).
+    pub own_feed: bool,
+    pub page_size: usize,
+    pub fields: BTreeMap<String, FieldSpec>,
+}
+
+/// The site's collections, sorted by name.
+#[derive(Debug, Clone)]
+pub struct Collections {
+    pub list: Vec<Collection>,
+    pub naming: Naming,
+}
+
+/// Keys of the front matter and of the item template's `page`: a field may not take one.
+pub const BUILT_IN: &[&str] = &[
+    "id",
+    "day",
+    "title",
+    "image",
+    "indexable",
+    "publish_at",
+    "withdrawn",
+    "extra",
+    "collection",
+    "url",
+    "published",
+    "updated",
+    "image_url",
+    "body_html",
+    "prev",
+    "next",
+    "embargoed_until",
+];
+
+/// Names that a list page and the site's own files use at the top of the output.
+const RESERVED_TOP: &[&str] = &["images", "sitemaps", "revisions", "assets"];
+
+impl Collections {
+    /// The one collection of a site without `[collections]`: today's game answers. This is
+    /// the one place that knows about that site's field.
+    pub fn default_for(config: &Config, timezone: chrono_tz::Tz) -> Collection {
+        Collection {
+            name: "answers".into(),
+            dir: "answers".into(),
+            url: "/answers/{id}/".into(),
+            template: "answer.html".into(),
+            list_url: Some("/answers/".into()),
+            list_template: "list.html".into(),
+            title: "All answers".into(),
+            page_title: "Answers, page {number}".into(),
+            id: IdKind::Integer,
+            due: DueRule::EndOfDay,
+            grace_minutes: config.publish.grace_minutes,
+            timezone,
+            feed: true,
+            own_feed: false,
+            page_size: config.build.page_size,
+            fields: BTreeMap::from([(
+                "price".to_string(),
+                FieldSpec {
+                    kind: FieldType::Decimal,
+                    required: true,
+                    one_of: None,
+                    scale: Some(2),
+                    prefix: Some("$".into()),
+                    min: Some(0.0),
+                },
+            )]),
+        }
+    }
+
+    /// Resolves and checks `config.collections`.
+    pub fn resolve(config: &Config, path: &Path) -> Result<Collections, ConfigError> {
+        let bad = |key: String, why: String| ConfigError::Collection {
+            path: path.to_path_buf(),
+            key,
+            why,
+        };
+        let site_tz = parse_tz(&config.publish.timezone)
+            .map_err(|why| bad("publish.timezone".into(), why))?;
+        if config.collections.is_empty() {
+            return Ok(Collections {
+                list: vec![Collections::default_for(config, site_tz)],
+                naming: Naming::Legacy,
+            });
+        }
+        let mut list = Vec::new();
+        for (name, c) in &config.collections {
+            list.push(resolve_one(config, name, c, site_tz, &bad)?);
+        }
+        check_apart(&list, &bad)?;
+        Ok(Collections {
+            list,
+            naming: Naming::Qualified,
+        })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Collection> {
+        self.list.iter().find(|c| c.name == name)
+    }
+
+    /// The collection a bare id on the command line means: the only one there is.
+    pub fn only(&self) -> Option<&str> {
+        (self.list.len() == 1).then(|| self.list[0].name.as_str())
+    }
+
+    /// The templates the collections need, besides the site's own.
+    pub fn templates(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in &self.list {
+            out.push(c.template.clone());
+            if c.list_url.is_some() {
+                out.push(c.list_template.clone());
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+fn parse_tz(name: &str) -> Result<chrono_tz::Tz, String> {
+    name.parse::<chrono_tz::Tz>().map_err(|_| {
+        format!("{name:?} is not a time zone of the IANA database (like \"UTC\", \"Europe/Berlin\" or \"America/New_York\")")
+    })
+}
+
+fn resolve_one(
+    config: &Config,
+    name: &str,
+    c: &CollectionConfig,
+    site_tz: chrono_tz::Tz,
+    bad: &dyn Fn(String, String) -> ConfigError,
+) -> Result<Collection, ConfigError> {
+    let key = |k: &str| format!("collections.{name}.{k}");
+    if !is_name(name) {
+        return Err(bad(
+            format!("collections.{name}"),
+            "a collection name is a lower-case letter, then lower-case letters, digits and _"
+                .into(),
+        ));
+    }
+    let dir = c.dir.clone().unwrap_or_else(|| name.to_string());
+    let dir = dir.trim_matches('/').to_string();
+    if dir.is_empty()
+        || dir.split('/').any(|p| {
+            p.is_empty() || p == "." || p == ".." || p.starts_with('.') || p.contains('\\')
+        })
+    {
+        return Err(bad(
+            key("dir"),
+            format!("{dir:?} must be a folder under content/, without `..`, `.` or hidden parts"),
+        ));
+    }
+    let url = c.url.clone().unwrap_or_else(|| format!("/{name}/{{id}}/"));
+    check_url(&url, true).map_err(|why| bad(key("url"), format!("{url:?} {why}")))?;
+    let list_url = match c.list_url.clone() {
+        Some(u) if u.is_empty() => None,
+        Some(u) => Some(u),
+        None => Some(format!("/{name}/")),
+    };
+    if let Some(u) = &list_url {
+        check_url(u, false).map_err(|why| bad(key("list_url"), format!("{u:?} {why}")))?;
+        if u == "/" {
+            return Err(bad(key("list_url"), "\"/\" is the home page (index.html): give the list a folder like \"/notes/\", or \"\" for no list pages".into()));
+        }
+    }
+    let template = c.template.clone().unwrap_or_else(|| format!("{name}.html"));
+    let list_template = c
+        .list_template
+        .clone()
+        .unwrap_or_else(|| "list.html".into());
+    for (k, t) in [("template", &template), ("list_template", &list_template)] {
+        if t.is_empty() || t.starts_with('/') || t.split('/').any(|p| p == ".." || p.is_empty()) {
+            return Err(bad(
+                key(k),
+                format!("{t:?} must name a file under templates/"),
+            ));
+        }
+    }
+    let title = c.title.clone().unwrap_or_else(|| name.to_string());
+    let page_title = c.page_title.clone().unwrap_or_else(|| title.clone());
+    let due = c.due.unwrap_or(DueRule::EndOfDay);
+    let grace_minutes = c.grace_minutes.unwrap_or(config.publish.grace_minutes);
+    if grace_minutes > super::MAX_GRACE_MINUTES {
+        return Err(bad(key("grace_minutes"), "at most 527040 (a year)".into()));
+    }
+    let timezone = match &c.timezone {
+        Some(t) => parse_tz(t).map_err(|why| bad(key("timezone"), why))?,
+        None => site_tz,
+    };
+    let page_size = c.page_size.unwrap_or(config.build.page_size);
+    if page_size == 0 || page_size > 100_000 {
+        return Err(bad(key("page_size"), "must be between 1 and 100000".into()));
+    }
+    for (field, spec) in &c.fields {
+        check_field(field, spec)
+            .map_err(|why| bad(format!("collections.{name}.fields.{field}"), why))?;
+    }
+    Ok(Collection {
+        name: name.to_string(),
+        dir,
+        url,
+        template,
+        list_url,
+        list_template,
+        title,
+        page_title,
+        id: c.id.unwrap_or(IdKind::Slug),
+        due,
+        grace_minutes,
+        timezone,
+        feed: c.feed.unwrap_or(true),
+        own_feed: true,
+        page_size,
+        fields: c.fields.clone(),
+    })
+}
+
+fn is_name(s: &str) -> bool {
+    let mut b = s.bytes();
+    b.next().is_some_and(|c| c.is_ascii_lowercase())
+        && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
+}
+
+/// A URL pattern (`item`: with placeholders, `{id}` required) or a list URL.
+fn check_url(url: &str, item: bool) -> Result<(), String> {
+    if !url.starts_with('/') || !url.ends_with('/') {
+        return Err("must start and end with \"/\"".into());
+    }
+    let mut rest = url;
+    let mut has_id = false;
+    while let Some(open) = rest.find('{') {
+        let close = rest[open..]
+            .find('}')
+            .ok_or("opens a `{` it never closes")?;
+        let ph = &rest[open + 1..open + close];
+        if !item || !["id", "year", "month", "day"].contains(&ph) {
+            return Err(format!(
+                "has the placeholder {{{ph}}}: {}",
+                if item {
+                    "only {id}, {year}, {month} and {day} exist"
+                } else {
+                    "a list URL takes none"
+                }
+            ));
+        }
+        has_id |= ph == "id";
+        rest = &rest[open + close + 1..];
+    }
+    if item && !has_id {
+        return Err("must hold {id}, or every item would get the same URL".into());
+    }
+    let bare = url.replace(['{', '}'], "");
+    if bare.contains("//")
+        || bare.split('/').any(|p| p == "." || p == "..")
+        || !bare
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"/-_.~".contains(&c))
+    {
+        return Err(
+            "may hold only letters, digits, `-`, `_`, `.`, `~` and `/` (no `..`, no `//`)".into(),
+        );
+    }
+    if let Some(top) = bare.trim_start_matches('/').split('/').next() {
+        if RESERVED_TOP.contains(&top) {
+            return Err(format!(
+                "starts with /{top}/, which the site's own files use"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_field(name: &str, spec: &FieldSpec) -> Result<(), String> {
+    if !is_name(name) {
+        return Err(
+            "a field name is a lower-case letter, then lower-case letters, digits and _".into(),
+        );
+    }
+    if BUILT_IN.contains(&name) {
+        return Err(format!(
+            "`{name}` is a built-in key ({}); give the field another name",
+            BUILT_IN.join(", ")
+        ));
+    }
+    let t = spec.kind;
+    if spec.one_of.is_some() && !matches!(t, FieldType::String | FieldType::List) {
+        return Err("one_of applies to string and list fields only".into());
+    }
+    if (spec.scale.is_some() || spec.prefix.is_some()) && t != FieldType::Decimal {
+        return Err("scale and prefix apply to decimal fields only".into());
+    }
+    if spec.scale.is_some_and(|s| s > 18) {
+        return Err("scale is at most 18".into());
+    }
+    if spec.min.is_some() && !matches!(t, FieldType::Integer | FieldType::Decimal) {
+        return Err("min applies to integer and decimal fields only".into());
+    }
+    Ok(())
+}
+
+/// Refuses collections that would read the same files or write the same URLs.
+fn check_apart(
+    list: &[Collection],
+    bad: &dyn Fn(String, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    for (i, a) in list.iter().enumerate() {
+        for b in &list[i + 1..] {
+            let nested = |x: &str, y: &str| x == y || y.starts_with(&format!("{x}/"));
+            if nested(&a.dir, &b.dir) || nested(&b.dir, &a.dir) {
+                return Err(bad(
+                    format!("collections.{}.dir", b.name),
+                    format!(
+                        "collections {} ({:?}) and {} ({:?}) read the same folder: give each its own folder under content/",
+                        a.name, a.dir, b.name, b.dir
+                    ),
+                ));
+            }
+            if shape(&a.url) == shape(&b.url) {
+                return Err(bad(
+                    format!("collections.{}.url", b.name),
+                    format!(
+                        "collections {} ({:?}) and {} ({:?}) produce the same URLs: give each its own URL prefix",
+                        a.name, a.url, b.name, b.url
+                    ),
+                ));
+            }
+            if a.list_url.is_some() && a.list_url == b.list_url {
+                return Err(bad(
+                    format!("collections.{}.list_url", b.name),
+                    format!(
+                        "collections {} and {} both list at {:?}: give each its own list_url",
+                        a.name,
+                        b.name,
+                        a.list_url.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A URL pattern with every placeholder alike: equal shapes can produce the same URL.
+fn shape(url: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for c in url.chars() {
+        match c {
+            '{' => {
+                inside = true;
+                out.push('*');
+            }
+            '}' => inside = false,
+            c if !inside => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+impl Collection {
+    /// When an item is due: its own `publish_at` when it has one, else the collection's rule
+    /// over its `day` in the collection's time zone. `Err`: the rule needs a key the item does
+    /// not have (named).
+    pub fn due_at(
+        &self,
+        day: Option<NaiveDate>,
+        publish_at: Option<Instant>,
+    ) -> Result<Instant, &'static str> {
+        if let Some(t) = publish_at {
+            return Ok(t);
+        }
+        let day = match (self.due, day) {
+            (DueRule::PublishAt, _) => return Err("publish_at"),
+            (_, None) => return Err("day"),
+            (_, Some(d)) => d,
+        };
+        let date = match self.due {
+            DueRule::EndOfDay => day.succ_opt().unwrap_or(day),
+            _ => day,
+        };
+        Ok(local_midnight(self.timezone, date).plus_secs(u64::from(self.grace_minutes) * 60))
+    }
+
+    /// Whether items of this collection must have a `day`.
+    pub fn needs_day(&self) -> bool {
+        self.due != DueRule::PublishAt
+    }
+
+    /// The URL of an item: the pattern with its placeholders filled in (`{year}`, `{month}`,
+    /// `{day}` from `date`).
+    pub fn item_url(&self, id: &str, date: Option<NaiveDate>) -> String {
+        use chrono::Datelike;
+        let mut out = self.url.replace("{id}", id);
+        if out.contains('{') {
+            let d = date.unwrap_or_default();
+            out = out
+                .replace("{year}", &format!("{:04}", d.year()))
+                .replace("{month}", &format!("{:02}", d.month()))
+                .replace("{day}", &format!("{:02}", d.day()));
+        }
+        out
+    }
+
+    /// The date an item's URL and order use: its `day`, or its due instant's date here.
+    pub fn date_of(&self, day: Option<NaiveDate>, due: Instant) -> NaiveDate {
+        day.unwrap_or_else(|| due.to_datetime().with_timezone(&self.timezone).date_naive())
+    }
+
+    pub fn list_page_url(&self, n: usize) -> Option<String> {
+        self.list_url.as_ref().map(|u| format!("{u}page/{n}/"))
+    }
+
+    pub fn page_title(&self, n: usize) -> String {
+        self.page_title.replace("{number}", &n.to_string())
+    }
+}
+
+/// The first instant of `date` in `tz`: its midnight, or, where a clock change skips
+/// midnight, the first local time that exists after it (never an instant before the day).
+pub fn local_midnight(tz: chrono_tz::Tz, date: NaiveDate) -> Instant {
+    let mut t = date.and_time(NaiveTime::MIN);
+    for _ in 0..(24 * 4) {
+        if let Some(dt) = tz.from_local_datetime(&t).earliest() {
+            return Instant(dt.timestamp_millis());
+        }
+        t += chrono::Duration::minutes(15);
+    }
+    Instant(
+        chrono::Utc
+            .from_utc_datetime(&date.and_time(NaiveTime::MIN))
+            .timestamp_millis(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Collections, ConfigError> {
+        let c = Config::parse(text, Path::new("fencepost.toml"))?;
+        Collections::resolve(&c, Path::new("fencepost.toml"))
+    }
+
+    #[test]
+    fn a_site_without_collections_has_the_default_one() {
+        let c = parse("").unwrap();
+        assert_eq!(c.naming, Naming::Legacy);
+        assert_eq!(c.list.len(), 1);
+        assert_eq!(c.list[0].item_url("3", None), "/answers/3/");
+    }
+
+    #[test]
+    fn collections_are_checked() {
+        for (text, key) in [
+            ("[collections.Notes]\n", "collections.Notes"),
+            (
+                "[collections.a]\ndir = \"x\"\n[collections.b]\ndir = \"x\"\n",
+                "collections.b.dir",
+            ),
+            (
+                "[collections.a]\ndir = \"x\"\n[collections.b]\ndir = \"x/y\"\n",
+                "collections.b.dir",
+            ),
+            (
+                "[collections.a]\nurl = \"/p/{id}/\"\n[collections.b]\nurl = \"/p/{id}/\"\n",
+                "collections.b.url",
+            ),
+            ("[collections.a]\nurl = \"/p/{id}\"\n", "collections.a.url"),
+            (
+                "[collections.a]\nurl = \"/p/{slug}/\"\n",
+                "collections.a.url",
+            ),
+            ("[collections.a]\nurl = \"/p/\"\n", "collections.a.url"),
+            (
+                "[collections.a]\ntimezone = \"Mars/Olympus\"\n",
+                "collections.a.timezone",
+            ),
+            ("[publish]\ntimezone = \"Nowhere\"\n", "publish.timezone"),
+            (
+                "[collections.a.fields]\ntitle = { type = \"string\" }\n",
+                "collections.a.fields.title",
+            ),
+            (
+                "[collections.a.fields]\nn = { type = \"bool\", one_of = [\"x\"] }\n",
+                "collections.a.fields.n",
+            ),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{text}: {e}");
+        }
+        assert!(parse("[collections.a]\n[collections.b]\n").is_ok());
+    }
+
+    #[test]
+    fn midnights_follow_the_zone_across_clock_changes() {
+        let ny: chrono_tz::Tz = "America/New_York".parse().unwrap();
+        // 2026-03-08: clocks go forward at 02:00; midnight is still EST (UTC-5).
+        let d = NaiveDate::from_ymd_opt(2026, 3, 8).unwrap();
+        assert_eq!(local_midnight(ny, d).rfc3339(), "2026-03-08T05:00:00Z");
+        // The next midnight is EDT (UTC-4).
+        let d = NaiveDate::from_ymd_opt(2026, 3, 9).unwrap();
+        assert_eq!(local_midnight(ny, d).rfc3339(), "2026-03-09T04:00:00Z");
+        // Santiago skips from 00:00 to 01:00 on 2026-09-06: the day starts at 01:00 local.
+        let scl: chrono_tz::Tz = "America/Santiago".parse().unwrap();
+        let d = NaiveDate::from_ymd_opt(2026, 9, 6).unwrap();
+        assert_eq!(local_midnight(scl, d).rfc3339(), "2026-09-06T04:00:00Z");
+    }
+}

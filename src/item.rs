@@ -1,0 +1,171 @@
+//! What every stage calls an item: its name (a collection and an id within it) and the stat
+//! of the file it comes from. The vocabulary the content tree, the ledger and the build
+//! share, kept apart so none of them imports another's types.
+
+use std::sync::Arc;
+
+/// An item's name: its collection and its id there (an integer id written in decimal, or a
+/// slug). Ids are unique within a collection; two collections may share one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ItemName {
+    pub collection: Arc<str>,
+    pub id: Arc<str>,
+}
+
+impl ItemName {
+    pub fn new(collection: &str, id: &str) -> ItemName {
+        ItemName {
+            collection: collection.into(),
+            id: id.into(),
+        }
+    }
+
+    /// How output names the item: `"<collection>/<id>"` on a site with `[collections]`, the
+    /// plain integer id on a site without (what every release before collections printed).
+    pub fn shown(&self, naming: Naming) -> serde_json::Value {
+        match naming {
+            Naming::Legacy => match self.id.parse::<i64>() {
+                Ok(n) => serde_json::Value::from(n),
+                Err(_) => serde_json::Value::from(self.id.as_ref()),
+            },
+            Naming::Qualified => serde_json::Value::from(self.to_string()),
+        }
+    }
+
+    /// Parses what a person typed (`--retry`): `collection/id`, or a bare id of the only
+    /// collection (`default`).
+    pub fn parse(text: &str, default: Option<&str>) -> Option<ItemName> {
+        match text.split_once('/') {
+            Some((c, id)) if !c.is_empty() && !id.is_empty() => Some(ItemName::new(c, id)),
+            Some(_) => None,
+            None => default.map(|c| ItemName::new(c, text)),
+        }
+    }
+}
+
+impl std::fmt::Display for ItemName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.collection, self.id)
+    }
+}
+
+/// How a site's output names items (see [`ItemName::shown`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// No `[collections]` in `fencepost.toml`: integer ids, as before collections.
+    Legacy,
+    /// `"<collection>/<id>"`.
+    Qualified,
+}
+
+/// An item name in JSON output, as the site names items.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown(pub serde_json::Value);
+
+impl serde::Serialize for Shown {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            serde_json::Value::String(s) => f.write_str(s),
+            other => write!(f, "{other}"),
+        }
+    }
+}
+
+/// What the stat cache remembers of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStat {
+    pub size: i64,
+    pub mtime_ns: i64,
+    pub ino: i64,
+}
+
+impl FileStat {
+    /// A stat no file has: the next scan re-reads the file.
+    pub const UNKNOWN: FileStat = FileStat {
+        size: -1,
+        mtime_ns: -1,
+        ino: -1,
+    };
+
+    /// The same fields as [`FileStat::of`], from a raw `stat`.
+    pub fn of_stat(st: &rustix::fs::Stat) -> FileStat {
+        FileStat {
+            size: st.st_size,
+            // As `of` has it: nanoseconds since the epoch, 0 for an instant before it.
+            mtime_ns: if st.st_mtime < 0 {
+                0
+            } else {
+                st.st_mtime
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(st.st_mtime_nsec as i64)
+            },
+            ino: st.st_ino as i64,
+        }
+    }
+
+    pub fn of(meta: &std::fs::Metadata) -> FileStat {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::SystemTime::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as i64)
+            .unwrap_or(0);
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(meta) as i64;
+        #[cfg(not(unix))]
+        let ino = 0;
+        FileStat {
+            size: meta.len() as i64,
+            mtime_ns,
+            ino,
+        }
+    }
+}
+
+/// A file the ledger already knows: its item, stat and content hash as last scanned.
+#[derive(Debug, Clone)]
+pub struct CachedFile {
+    pub name: ItemName,
+    pub stat: FileStat,
+    pub source_hash: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_show_as_the_site_names_them() {
+        let n = ItemName::new("answers", "7");
+        assert_eq!(n.shown(Naming::Legacy), serde_json::json!(7));
+        assert_eq!(n.shown(Naming::Qualified), serde_json::json!("answers/7"));
+        assert_eq!(
+            ItemName::parse("notes/two-oh", None),
+            Some(ItemName::new("notes", "two-oh"))
+        );
+        assert_eq!(
+            ItemName::parse("7", Some("answers")),
+            Some(ItemName::new("answers", "7"))
+        );
+        assert_eq!(ItemName::parse("7", None), None);
+        assert_eq!(ItemName::parse("/7", None), None);
+    }
+
+    #[test]
+    fn a_raw_stat_and_metadata_agree() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.md");
+        std::fs::write(&f, "x").unwrap();
+        let st = rustix::fs::stat(&f).unwrap();
+        assert_eq!(
+            FileStat::of_stat(&st),
+            FileStat::of(&std::fs::metadata(&f).unwrap())
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! Step 1 of a publish run: scan the collections' folders against the stat cache and record
+//! what they say in the ledger. Broken files are reported and their items held as they are;
+//! everything else is synced.
+
+use super::PublishError;
+use crate::clock::Clock;
+use crate::content::{self, Broken, ContentError, Scan};
+use crate::item::ItemName;
+use crate::ledger::items::{self, Seen};
+use crate::ledger::{self, Ledger};
+use crate::site::Site;
+use std::collections::HashSet;
+
+/// A file that cannot be read or does not validate, as the run reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Invalid {
+    pub file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    pub error: String,
+    /// The item held as it is (nothing published, updated or withdrawn), when it is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item: Option<serde_json::Value>,
+}
+
+/// What the scan left for planning.
+pub struct Synced {
+    /// Items held because a file of theirs is broken: not planned at all this run.
+    pub held: HashSet<ItemName>,
+    pub invalid: Vec<Invalid>,
+    pub files_read: usize,
+    /// `.md` files no collection owns.
+    pub unclaimed: Vec<String>,
+}
+
+fn invalid(b: &Broken, site: &Site) -> Invalid {
+    let (line, key) = match &b.error {
+        ContentError::Invalid { line, key, .. } => (*line, Some(key.clone())),
+        ContentError::FrontMatter { line, .. } => (Some(*line), None),
+        ContentError::DuplicateId { .. } => (None, Some("id".to_string())),
+        _ => (None, None),
+    };
+    Invalid {
+        file: b.path.clone(),
+        line,
+        key,
+        error: b.error.to_string(),
+        item: b.name.as_ref().map(|n| n.shown(site.collections.naming)),
+    }
+}
+
+/// Scans and syncs. Fails only when a folder cannot be listed or the ledger cannot be
+/// written: a broken file is reported in [`Synced::invalid`].
+pub fn scan_and_sync(
+    site: &Site,
+    ledger: &mut Ledger,
+    clock: &Clock,
+) -> Result<Synced, PublishError> {
+    // The tree is listed and stat-ed on another thread while the stat cache is read (each is
+    // about a tenth of a second at 100,000 files).
+    let (listed, cached) = std::thread::scope(|scope| {
+        let lister = scope.spawn(|| content::list_item_files(&site.root, &site.collections));
+        let cached = ledger.read(|tx| Ok((items::stat_cache(tx)?, ledger::status::ledger_id(tx)?)));
+        (
+            lister
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            cached,
+        )
+    });
+    let (mut cache, ledger_id) = cached?;
+    let listed = listed?;
+    crate::fail_point!("publish.after_list");
+    // A shared ledger keeps no stats: this host's come from its own file.
+    let local = ledger
+        .shared()
+        .then(|| super::stat_cache::Local::load(site, &ledger_id));
+    if let Some(l) = &local {
+        l.overlay(&mut cache);
+    }
+    let scan: Scan = content::scan_listed(
+        &site.root,
+        &site.collections,
+        listed,
+        &cache,
+        site.config.publish.max_item_bytes,
+    );
+    crate::fail_point!("publish.after_scan");
+    let present = scan.present();
+    let now = clock.now();
+    // Files the scan missed but that are there again now (an editor's save-by-rename, a
+    // checkout) are not taken for gone: the next scan reads them.
+    let gone: Vec<&ItemName> = cache
+        .iter()
+        .filter(|(path, c)| !present.contains(&c.name) && !site.root.join(path).exists())
+        .map(|(_, c)| &c.name)
+        .collect();
+    let seen: Vec<Seen<'_>> = scan
+        .read
+        .iter()
+        .map(|f| Seen {
+            name: &f.item.name,
+            path: &f.path,
+            stat: f.stat,
+            source_hash: &f.source_hash,
+            wants_withdrawn: f.item.withdrawn,
+            day: f.item.day.map(|d| d.to_string()),
+            due: f.item.due,
+            explicit_publish_at: f.item.publish_at,
+            image_source: f.item.image.as_ref().map(|i| i.key()),
+        })
+        .collect();
+    let collections = &site.collections;
+    let due = |collection: &str, day: Option<&str>, explicit| {
+        let c = collections.get(collection)?;
+        let day = day.and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
+        c.due_at(day, explicit).ok()
+    };
+    ledger.write(|tx| items::sync(tx, &seen, &gone, &due, now))?;
+    if let Some(l) = local {
+        l.save(&cache, &scan.read, &present);
+    }
+    crate::fail_point!("publish.after_sync");
+    for b in &scan.broken {
+        tracing::warn!(file = %b.path, error = %b.error, "held: this file's item is left as it is");
+    }
+    let unclaimed = content::unclaimed(&site.root, &site.collections);
+    for f in &unclaimed {
+        tracing::warn!(file = %f, "belongs to no collection and is not a plain page (content/<name>.md): not published");
+    }
+    let out = Synced {
+        held: scan.held().collect(),
+        invalid: scan.broken.iter().map(|b| invalid(b, site)).collect(),
+        files_read: scan.read.len(),
+        unclaimed,
+    };
+    crate::drop_later((scan, cache, present));
+    Ok(out)
+}
