@@ -1,5 +1,7 @@
-//! `fencepost init DIR`: a new site with a config, templates, a stylesheet and one sample
-//! item. The templates are the demo site's own, embedded at compile time.
+//! `fencepost init DIR [--starter answers|advisories|posts]`: a new site with a config,
+//! templates, a stylesheet and one sample item that is due already, so the site publishes,
+//! builds and serves as it comes. `answers` (the default) is the demo site's own scaffold;
+//! `advisories` and `posts` are the starters under `starters/`, embedded at compile time.
 
 use crate::clock::Instant;
 use crate::config::CONFIG_FILE;
@@ -15,6 +17,59 @@ pub enum InitError {
         source: std::io::Error,
     },
 }
+
+/// The kinds of site `init` can start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Starter {
+    /// A daily game's answers, published after each day ends (the demo).
+    #[default]
+    Answers,
+    /// Security advisories: slug ids, each public at its own `publish_at`.
+    Advisories,
+    /// A blog or newsletter: slug ids from file names, due at the start of their day.
+    Posts,
+}
+
+impl std::str::FromStr for Starter {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Starter, String> {
+        match s {
+            "answers" => Ok(Starter::Answers),
+            "advisories" => Ok(Starter::Advisories),
+            "posts" => Ok(Starter::Posts),
+            other => Err(format!(
+                "{other:?} is not a starter: answers, advisories or posts"
+            )),
+        }
+    }
+}
+
+const STYLE: (&str, &str) = ("static/style.css", include_str!("../static/style.css"));
+const GITIGNORE: (&str, &str) = (".gitignore", ".fencepost/\npublic/\n");
+
+const ADVISORIES: &[(&str, &str)] = &[
+    ("templates/base.html", include_str!("../starters/advisories/templates/base.html")),
+    ("templates/index.html", include_str!("../starters/advisories/templates/index.html")),
+    ("templates/advisory.html", include_str!("../starters/advisories/templates/advisory.html")),
+    ("templates/list.html", include_str!("../starters/advisories/templates/list.html")),
+    ("templates/page.html", include_str!("../starters/advisories/templates/page.html")),
+    ("templates/404.html", include_str!("../starters/advisories/templates/404.html")),
+    ("content/about.md", "+++\ntitle = \"About\"\n+++\n\nSecurity advisories for this project. Each one is published at its coordinated\ndisclosure time, to the second, and never before: until then nothing of it is in the\nbuilt site or the bucket.\n\nReport a vulnerability to security@example.org.\n"),
+    STYLE,
+    GITIGNORE,
+];
+
+const POSTS: &[(&str, &str)] = &[
+    ("templates/base.html", include_str!("../starters/posts/templates/base.html")),
+    ("templates/index.html", include_str!("../starters/posts/templates/index.html")),
+    ("templates/post.html", include_str!("../starters/posts/templates/post.html")),
+    ("templates/list.html", include_str!("../starters/posts/templates/list.html")),
+    ("templates/page.html", include_str!("../starters/posts/templates/page.html")),
+    ("templates/404.html", include_str!("../starters/posts/templates/404.html")),
+    ("content/about.md", "+++\ntitle = \"About\"\n+++\n\nA post goes out at the start of its day, once, however many machines run\n`fencepost publish`.\n"),
+    STYLE,
+    GITIGNORE,
+];
 
 const FILES: &[(&str, &str)] = &[
     (
@@ -70,8 +125,32 @@ fn sample_item(now: Instant) -> String {
     )
 }
 
+fn sample_advisory(now: Instant) -> String {
+    // Due an hour ago: it publishes on the first run.
+    let at = Instant(now.0 - 3_600_000 - now.0.rem_euclid(1000)).rfc3339();
+    format!(
+        "+++\ntitle = \"Path traversal in the upload handler\"\npublish_at = {at}\ncve = \"CVE-2026-00001\"\nseverity = \"high\"\naffected = [\"1.0.0\", \"1.0.1\"]\ncvss = \"7.5\"\n\n[extra]\ncredit = \"A. Researcher\"\n+++\n\nA crafted file name could write outside the upload folder.\n\n**Fix:** upgrade to 1.0.2.\n"
+    )
+}
+
+fn sample_post(now: Instant) -> String {
+    let today = now.to_datetime().date_naive();
+    format!(
+        "+++\nday = {today}\ntitle = \"Hello, world\"\nsummary = \"Why this newsletter exists.\"\ntags = [\"meta\"]\n+++\n\nThe first post. Write the next one in `content/posts/`, with a `day`: it goes out at\nthe start of that day.\n"
+    )
+}
+
 /// Writes a new site into `dir` and returns the files written.
 pub fn scaffold(dir: &Path, now: Instant) -> Result<Vec<PathBuf>, InitError> {
+    scaffold_starter(dir, now, Starter::Answers)
+}
+
+/// Writes a new site of kind `starter` into `dir` and returns the files written.
+pub fn scaffold_starter(
+    dir: &Path,
+    now: Instant,
+    starter: Starter,
+) -> Result<Vec<PathBuf>, InitError> {
     let config = dir.join(CONFIG_FILE);
     if config.exists() {
         return Err(InitError::Exists {
@@ -83,13 +162,32 @@ pub fn scaffold(dir: &Path, now: Instant) -> Result<Vec<PathBuf>, InitError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "fencepost site".into());
-    let mut files: Vec<(String, String)> = FILES
+    let (fixed, sample, config) = match starter {
+        Starter::Answers => (
+            FILES,
+            ("content/answers/1.md", sample_item(now)),
+            config_text(&title),
+        ),
+        Starter::Advisories => (
+            ADVISORIES,
+            ("content/advisories/fp-2026-001.md", sample_advisory(now)),
+            include_str!("../starters/advisories/fencepost.toml")
+                .replace("{title}", &format!("{title:?}")),
+        ),
+        Starter::Posts => (
+            POSTS,
+            ("content/posts/hello-world.md", sample_post(now)),
+            include_str!("../starters/posts/fencepost.toml")
+                .replace("{title}", &format!("{title:?}")),
+        ),
+    };
+    let mut files: Vec<(String, String)> = fixed
         .iter()
         .map(|(p, t)| (p.to_string(), t.to_string()))
         .collect();
-    files.push(("content/answers/1.md".into(), sample_item(now)));
+    files.push((sample.0.into(), sample.1));
     // The config goes last: a half-written scaffold is not yet a site, and init can run again.
-    files.push((CONFIG_FILE.into(), config_text(&title)));
+    files.push((CONFIG_FILE.into(), config));
     let mut written = Vec::new();
     for (rel, text) in files {
         let path = dir.join(&rel);
