@@ -112,17 +112,14 @@ fn config_text(title: &str) -> String {
     )
 }
 
+/// The answers starter's sample, played the day before `now`.
 fn sample_item(now: Instant) -> String {
     let yesterday = now
         .to_datetime()
         .date_naive()
         .pred_opt()
         .unwrap_or_default();
-    format!(
-        "+++\nid = 1\nday = {yesterday}\ntitle = \"Kirkland Signature rotisserie chicken\"\nprice = 4.99\n+++\n\n\
-         The answer was **$4.99**, the same price since 2009.\n\n\
-         - Three pounds of chicken\n- Cooked in the store\n"
-    )
+    include_str!("../starters/answers/sample.md").replace("{yesterday}", &yesterday.to_string())
 }
 
 fn sample_advisory(now: Instant) -> String {

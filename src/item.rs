@@ -77,6 +77,17 @@ impl std::fmt::Display for Shown {
     }
 }
 
+/// An item's row in the ledger: the key leases, pages and receipts use (and the build fetches
+/// bodies by). People and output name items by their [`ItemName`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ItemId(pub i64);
+
+impl std::fmt::Display for ItemId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// What the stat cache remembers of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStat {

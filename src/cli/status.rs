@@ -7,6 +7,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let mut l = site.open_ledger()?;
     let now = ctx.clock.now();
     let s = l.read(|tx| ledger::status::read(tx, now, site.collections.naming))?;
+    let show = |v: &serde_json::Value| fencepost::item::Shown(v.clone()).to_string();
     ctx.emit(&s, || {
         let mut out = format!("publication revision {}\n", s.revision);
         for (state, n) in &s.items {
@@ -24,7 +25,11 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         for p in &s.parked {
             out += &format!(
                 "  item {} PARKED after {} attempts (since {}): {}\n    re-arm it: fencepost publish --retry {}\n",
-                p.id, p.attempts, p.since, p.error, p.id
+                show(&p.id),
+                p.attempts,
+                p.since,
+                p.error,
+                show(&p.id)
             );
         }
         for i in &s.parked_images {
@@ -66,7 +71,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
             }
         }
         for f in s.failing.iter().filter(|f| !s.parked.iter().any(|p| p.id == f.id)) {
-            out += &format!("  item {}: last error: {}\n", f.id, f.error);
+            out += &format!("  item {}: last error: {}\n", show(&f.id), f.error);
         }
         out
     })?;

@@ -6,22 +6,12 @@
 
 use crate::args;
 use crate::clock::Instant;
+pub use crate::item::ItemId;
 use crate::item::{CachedFile, FileStat, ItemName};
 use crate::ledger::db::{join, Row, Step};
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{LedgerError, Tx};
 use std::collections::HashMap;
-
-/// An item's row in the ledger: the key leases, pages and receipts use. People and output
-/// name items by their [`ItemName`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ItemId(pub i64);
-
-impl std::fmt::Display for ItemId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -17,7 +17,7 @@ use crate::ledger::{Ledger, LedgerError, Tx};
 pub enum LeaseKey<'a> {
     /// Publishing (or updating, or withdrawing) one item. (The items sweep's SQL spells
     /// this form out: `'publication:' || id`.)
-    Publication(crate::ledger::items::ItemId),
+    Publication(crate::item::ItemId),
     /// Fetching and storing one image source.
     Image(&'a str),
     /// Deploying to one target URL.
