@@ -445,7 +445,7 @@ fn out_of_range_days_and_control_characters_are_named_the_same_on_both_engines()
             "(body)",
         ),
         (
-            "+++\nid = 2\nday = 2026-11-02\ntitle = \"t\"\nprice = 1\npublish_at = 0001-01-01T00:00:00Z\n+++\nbody\n",
+            "+++\nid = 2\nday = 2026-11-02\ntitle = \"t\"\nprice = 1\npublish_at = 0000-12-31T23:59:59Z\n+++\nbody\n",
             "content/answers/2.md:6",
             "publish_at",
         ),
