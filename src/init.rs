@@ -48,24 +48,24 @@ const STYLE: (&str, &str) = ("static/style.css", include_str!("../static/style.c
 const GITIGNORE: (&str, &str) = (".gitignore", ".fencepost/\npublic/\n");
 
 const ADVISORIES: &[(&str, &str)] = &[
-    ("templates/base.html", include_str!("../starters/advisories/templates/base.html")),
+    ("templates/base.html", include_str!("../starters/common/templates/base.html")),
     ("templates/index.html", include_str!("../starters/advisories/templates/index.html")),
     ("templates/advisory.html", include_str!("../starters/advisories/templates/advisory.html")),
-    ("templates/list.html", include_str!("../starters/advisories/templates/list.html")),
-    ("templates/page.html", include_str!("../starters/advisories/templates/page.html")),
-    ("templates/404.html", include_str!("../starters/advisories/templates/404.html")),
+    ("templates/list.html", include_str!("../starters/common/templates/list.html")),
+    ("templates/page.html", include_str!("../starters/common/templates/page.html")),
+    ("templates/404.html", include_str!("../starters/common/templates/404.html")),
     ("content/about.md", "+++\ntitle = \"About\"\n+++\n\nSecurity advisories for this project. Each one is published at its coordinated\ndisclosure time, to the second, and never before: until then nothing of it is in the\nbuilt site or the bucket.\n\nReport a vulnerability to security@example.org.\n"),
     STYLE,
     GITIGNORE,
 ];
 
 const POSTS: &[(&str, &str)] = &[
-    ("templates/base.html", include_str!("../starters/posts/templates/base.html")),
+    ("templates/base.html", include_str!("../starters/common/templates/base.html")),
     ("templates/index.html", include_str!("../starters/posts/templates/index.html")),
     ("templates/post.html", include_str!("../starters/posts/templates/post.html")),
-    ("templates/list.html", include_str!("../starters/posts/templates/list.html")),
-    ("templates/page.html", include_str!("../starters/posts/templates/page.html")),
-    ("templates/404.html", include_str!("../starters/posts/templates/404.html")),
+    ("templates/list.html", include_str!("../starters/common/templates/list.html")),
+    ("templates/page.html", include_str!("../starters/common/templates/page.html")),
+    ("templates/404.html", include_str!("../starters/common/templates/404.html")),
     ("content/about.md", "+++\ntitle = \"About\"\n+++\n\nA post goes out at the start of its day, once, however many machines run\n`fencepost publish`.\n"),
     STYLE,
     GITIGNORE,

@@ -181,7 +181,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     }
 
     // 1. Scan and sync.
-    let synced = sync::scan_and_sync(site, &mut ledger, clock)?;
+    let synced = sync::scan_and_sync(site, &mut ledger, clock, &phase)?;
     report.files_read = synced.files_read;
     report.invalid = synced.invalid;
     report.unclaimed = synced.unclaimed;
@@ -475,16 +475,11 @@ fn prepare(
     img: Option<Result<ledger::images::StoredImage, image::ImageError>>,
 ) -> Prepared {
     let id = c.view.id;
-    let Some(coll) = site.collections.get(&c.view.name.collection) else {
-        return Prepared::Failed {
-            id,
-            lease: c.lease,
-            error: format!(
-                "fencepost.toml has no collection {:?} any more: the item's file is no longer read",
-                c.view.name.collection
-            ),
-        };
-    };
+    // The item's collection as configured now (none: removed from fencepost.toml, so its
+    // files are no longer read and its pages come down).
+    let coll = site.collections.get(&c.view.name.collection).filter(|k| {
+        content::owner(&site.collections, &c.view.source_path).is_some_and(|o| o.name == k.name)
+    });
     let commit = |page| {
         Prepared::Commit(Box::new(Commit {
             id,
@@ -504,9 +499,11 @@ fn prepare(
         // `withdrawn = true`. A scan that saw the file missing for a moment (a save by rename,
         // a checkout) must not take the page down.
         let path = site.root.join(&c.view.source_path);
-        let still = match &c.view.source_hash {
-            None => !path.exists(),
-            Some(seen) => content::read_item(
+        let still = match (&c.view.source_hash, coll) {
+            (None, None) => true,
+            (None, Some(_)) => !path.exists(),
+            (Some(_), None) => false,
+            (Some(seen), Some(coll)) => content::read_item(
                 &site.root,
                 &c.view.source_path,
                 site.config.publish.max_item_bytes,
@@ -520,6 +517,16 @@ fn prepare(
             Prepared::Stale { id, lease: c.lease }
         };
     }
+    let Some(coll) = coll else {
+        return Prepared::Failed {
+            id,
+            lease: c.lease,
+            error: format!(
+                "{} belongs to no collection of fencepost.toml any more: it is no longer read",
+                c.view.source_path
+            ),
+        };
+    };
     let (item, hash) = match content::read_item(
         &site.root,
         &c.view.source_path,

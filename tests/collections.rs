@@ -691,3 +691,31 @@ fn each_starter_publishes_builds_and_serves_as_it_comes() {
         }
     }
 }
+
+/// A collection removed from fencepost.toml: its pages come down (its files are named as
+/// unclaimed), the other collection's stay.
+#[test]
+fn a_removed_collection_comes_down() {
+    let s = fixture("newsletter");
+    s.publish(NOW);
+    build_at(&s, NOW, &[]);
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    let cut = cfg.find("[collections.notes]").unwrap();
+    std::fs::write(s.path("fencepost.toml"), &cfg[..cut]).unwrap();
+    let r = s.publish(NOW);
+    assert_eq!(
+        r["withdrawn"],
+        serde_json::json!(["notes/1", "notes/2"]),
+        "{r}"
+    );
+    assert_eq!(
+        r["unclaimed"],
+        serde_json::json!(["content/notes/1.md", "content/notes/2.md"])
+    );
+    build_at(&s, NOW, &["--strict"]);
+    assert!(!s.path("public/current/notes").exists());
+    assert!(s
+        .path("public/current/posts/2026/11/two-oh/index.html")
+        .exists());
+    s.cmd(&["verify"]).assert().success();
+}

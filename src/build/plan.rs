@@ -11,7 +11,7 @@
 mod keys;
 
 use super::view::{
-    ArchiveLink, CollectionView, EntryView, HomeView, IdView, ItemPage, ListIndexView, ListView,
+    ArchiveLink, CollectionView, Entries, HomeView, IdView, ItemPage, ListIndexView, ListView,
     PlainView,
 };
 use crate::clock::Instant;
@@ -37,25 +37,13 @@ pub struct PageInput {
     /// Its collection: an index into [`Collections::list`].
     pub coll: usize,
     /// The date it is ordered by in its collection: its day, or the date it was due.
-    pub date: String,
+    pub date: chrono::NaiveDate,
 }
 
 impl PageInput {
     /// Its place among all pages: by collection, then date, then id.
-    pub fn order(&self) -> (usize, &str, &IdView) {
-        (self.coll, &self.date, &self.view.id)
-    }
-
-    fn entry(&self) -> EntryView {
-        EntryView {
-            id: self.view.id.clone(),
-            collection: self.view.collection.clone(),
-            url: self.view.url.clone(),
-            title: self.view.title.clone(),
-            day: self.view.day.clone(),
-            published: self.view.published.clone(),
-            data: self.view.data.clone(),
-        }
+    pub fn order(&self) -> (usize, chrono::NaiveDate, &IdView) {
+        (self.coll, self.date, &self.view.id)
     }
 }
 
@@ -164,15 +152,19 @@ pub fn url_to_path(url: &str) -> String {
     }
 }
 
-/// Publication order, oldest first: (first published, collection, date, id).
-fn by_publication<'a>(pages: impl Iterator<Item = &'a PageInput>) -> Vec<&'a PageInput> {
-    let mut out: Vec<&PageInput> = pages.collect();
-    out.sort_by(|a, b| (a.first_published_at, a.order()).cmp(&(b.first_published_at, b.order())));
+/// Publication order, oldest first — (first published, collection, date, id) — of the pages
+/// `which`, as indices into `pages`.
+fn by_publication(pages: &[PageInput], which: std::ops::Range<usize>) -> Vec<u32> {
+    let mut out: Vec<u32> = which.map(|i| i as u32).collect();
+    out.sort_by(|&a, &b| {
+        let (a, b) = (&pages[a as usize], &pages[b as usize]);
+        (a.first_published_at, a.order()).cmp(&(b.first_published_at, b.order()))
+    });
     out
 }
 
-fn newest(by_pub: &[&PageInput], n: usize) -> Vec<EntryView> {
-    by_pub.iter().rev().take(n).map(|p| p.entry()).collect()
+fn newest(by_pub: &[u32], n: usize) -> Entries {
+    by_pub.iter().rev().take(n).copied().collect()
 }
 
 pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
@@ -199,8 +191,8 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
         collections: Default::default(),
     };
     for (ci, coll) in inp.collections.list.iter().enumerate() {
-        let pages: Vec<&PageInput> = inp.pages.iter().filter(|p| p.coll == ci).collect();
-        let by_pub = by_publication(pages.iter().copied());
+        let run = collection_range(inp.pages, ci);
+        let by_pub = by_publication(inp.pages, run.clone());
         home.collections.insert(
             coll.name.clone(),
             CollectionView {
@@ -212,19 +204,20 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
         if coll.list_url.is_some() {
             plan_lists(inp, ci, coll, &by_pub, &mut out, &mut sitemap_pages);
         }
-        sitemap_chunks(g, coll, &pages, &mut out, &mut sitemap_files);
+        sitemap_chunks(g, coll, &inp.pages[run], &mut out, &mut sitemap_files);
     }
 
     // The site's own files.
-    let all_by_pub = by_publication(inp.pages.iter());
+    let all_by_pub = by_publication(inp.pages, 0..inp.pages.len());
     home.latest = newest(&all_by_pub, inp.config.home_entries);
-    let lists: Vec<&[EntryView]> = std::iter::once(home.latest.as_slice())
+    let lists: Vec<&[u32]> = std::iter::once(home.latest.as_slice())
         .chain(home.collections.values().map(|c| c.latest.as_slice()))
         .collect();
     let k = entries_key(
         b,
         "home",
         &lists,
+        inp.pages,
         &serde_json::to_string(&home.collections.keys().collect::<Vec<_>>()).unwrap_or_default(),
     );
     out.push(planned(
@@ -233,15 +226,16 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
         CacheClass::Home,
         k,
     ));
-    let fed: Vec<&PageInput> = all_by_pub
+    let fed: Vec<u32> = all_by_pub
         .iter()
         .copied()
-        .filter(|p| inp.collections.list[p.coll].feed)
+        .filter(|&i| inp.collections.list[inp.pages[i as usize].coll].feed)
         .collect();
     out.push(feed(
         g,
         None,
         "/atom.xml".into(),
+        inp.pages,
         &fed,
         inp.config.feed_entries,
     ));
@@ -322,19 +316,24 @@ fn collection_run(pages: &[PageInput], i: usize) -> std::ops::Range<usize> {
     start..end
 }
 
+/// The range of `pages` (sorted by collection) that holds collection `ci`.
+fn collection_range(pages: &[PageInput], ci: usize) -> std::ops::Range<usize> {
+    pages.partition_point(|p| p.coll < ci)..pages.partition_point(|p| p.coll <= ci)
+}
+
 /// A collection's numbered list pages, its list index and its own feed.
 fn plan_lists(
     inp: &Inputs<'_>,
     ci: usize,
     coll: &Collection,
-    by_pub: &[&PageInput],
+    by_pub: &[u32],
     out: &mut Vec<Planned>,
     sitemap_pages: &mut Vec<(String, Option<String>)>,
 ) {
     let b = inp.render_fingerprint;
     let list_url = coll.list_url.clone().unwrap_or_default();
     let name: Arc<str> = coll.name.as_str().into();
-    let chunks: Vec<&[&PageInput]> = by_pub.chunks(coll.page_size).collect();
+    let chunks: Vec<&[u32]> = by_pub.chunks(coll.page_size).collect();
     let n_pages = chunks.len();
     let page_url = |n: usize| coll.list_page_url(n).unwrap_or_default();
     let lists: Vec<Planned> = chunks
@@ -346,15 +345,16 @@ fn plan_lists(
                 collection: name.clone(),
                 number,
                 url: page_url(number),
-                entries: chunk.iter().map(|p| p.entry()).collect(),
+                entries: chunk.to_vec(),
                 prev_url: (number > 1).then(|| page_url(number - 1)),
                 next_url: (number < n_pages).then(|| page_url(number + 1)),
             };
+            let key = list_key(b, &v, inp.pages);
             planned(
                 url_to_path(&v.url),
-                Job::List(ci, v.clone()),
+                Job::List(ci, v),
                 CacheClass::Content,
-                list_key(b, &v),
+                key,
             )
         })
         .collect();
@@ -373,6 +373,7 @@ fn plan_lists(
         b,
         "list-index",
         &[&idx.latest],
+        inp.pages,
         &format!("{}:{n_pages}", coll.name),
     );
     out.push(planned(
@@ -387,6 +388,7 @@ fn plan_lists(
             inp.generated_fingerprint,
             Some(ci),
             url,
+            inp.pages,
             by_pub,
             inp.config.feed_entries,
         ));
@@ -396,11 +398,19 @@ fn plan_lists(
 }
 
 /// A feed of the latest `n` of `by_pub` (oldest first).
-fn feed(g: &str, coll: Option<usize>, url: String, by_pub: &[&PageInput], n: usize) -> Planned {
+fn feed(
+    g: &str,
+    coll: Option<usize>,
+    url: String,
+    pages: &[PageInput],
+    by_pub: &[u32],
+    n: usize,
+) -> Planned {
     let entries: Vec<(ItemPage, Instant)> = by_pub
         .iter()
         .rev()
         .take(n)
+        .map(|&i| &pages[i as usize])
         .map(|p| (p.view.clone(), p.updated_at))
         .collect();
     let hashes: String = entries
@@ -429,13 +439,13 @@ fn feed(g: &str, coll: Option<usize>, url: String, by_pub: &[&PageInput], n: usi
 fn sitemap_chunks(
     g: &str,
     coll: &Collection,
-    pages: &[&PageInput],
+    pages: &[PageInput],
     out: &mut Vec<Planned>,
     files: &mut Vec<String>,
 ) {
     let mut by_chunk: std::collections::BTreeMap<i64, Vec<(String, Option<String>)>> =
         Default::default();
-    let mut ids: Vec<&PageInput> = pages.iter().copied().filter(|p| p.view.indexable).collect();
+    let mut ids: Vec<&PageInput> = pages.iter().filter(|p| p.view.indexable).collect();
     ids.sort_by(|a, b| a.view.id.cmp(&b.view.id));
     for (i, p) in ids.iter().enumerate() {
         let chunk = match &p.view.id {

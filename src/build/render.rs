@@ -29,7 +29,7 @@ pub(super) struct ListPage<'a> {
     pub(super) collection: &'a str,
     pub(super) title: String,
     pub(super) number: Option<usize>,
-    pub(super) entries: &'a [view::EntryView],
+    pub(super) entries: Vec<view::EntryView<'a>>,
     pub(super) archive: Option<&'a [view::ArchiveLink]>,
     pub(super) prev_url: Option<&'a str>,
     pub(super) next_url: Option<&'a str>,
@@ -64,6 +64,13 @@ impl<'a> Renderer<'a> {
 }
 
 impl Renderer<'_> {
+    /// The entries `ids` (indices into the plan's pages) as templates see them.
+    fn entries(&self, ids: &[u32]) -> Vec<view::EntryView<'_>> {
+        ids.iter()
+            .map(|&i| view::EntryView(&self.pages[i as usize].view))
+            .collect()
+    }
+
     fn ctx(&self) -> tera::Context {
         let mut c = tera::Context::new();
         c.insert("site", &self.site);
@@ -93,8 +100,20 @@ impl Renderer<'_> {
                 t.render(&coll.template, &c, &p.path)
             }
             Job::Home(home) => {
-                c.insert("latest", &home.latest);
-                c.insert("collections", &home.collections);
+                c.insert("latest", &self.entries(&home.latest));
+                let collections: std::collections::BTreeMap<&str, serde_json::Value> = home
+                    .collections
+                    .iter()
+                    .map(|(name, v)| {
+                        let view = serde_json::json!({
+                            "title": v.title,
+                            "url": v.url,
+                            "latest": self.entries(&v.latest),
+                        });
+                        (name.as_str(), view)
+                    })
+                    .collect();
+                c.insert("collections", &collections);
                 t.render("index.html", &c, &p.path)
             }
             Job::ListIndex(ci, v) => {
@@ -105,7 +124,7 @@ impl Renderer<'_> {
                         collection: &coll.name,
                         title: coll.title.clone(),
                         number: None,
-                        entries: &v.latest,
+                        entries: self.entries(&v.latest),
                         archive: Some(&v.archive),
                         prev_url: None,
                         next_url: None,
@@ -121,7 +140,7 @@ impl Renderer<'_> {
                         collection: &coll.name,
                         title: coll.page_title(v.number),
                         number: Some(v.number),
-                        entries: &v.entries,
+                        entries: self.entries(&v.entries),
                         archive: None,
                         prev_url: v.prev_url.as_deref(),
                         next_url: v.next_url.as_deref(),

@@ -36,6 +36,21 @@ pub(super) fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) ->
     })
 }
 
+/// A stored day, `YYYY-MM-DD` (`""` for none). Read digit by digit: it runs once per page
+/// of the site, and a format-string parse costs more than the rest of the page's row.
+fn parse_day(s: &str) -> Option<NaiveDate> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| {
+        b[r].iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)
+}
+
 /// The id templates see: a number in an integer collection, else the slug.
 fn id_view(coll: &Collection, id: &str) -> IdView {
     match (coll.id, id.parse::<i64>()) {
@@ -45,9 +60,9 @@ fn id_view(coll: &Collection, id: &str) -> IdView {
 }
 
 /// An item's URL and the date it is ordered by: its day, or the date it was due.
-fn place(coll: &Collection, id: &str, day: Option<NaiveDate>, due: Instant) -> (String, String) {
+fn place(coll: &Collection, id: &str, day: Option<NaiveDate>, due: Instant) -> (String, NaiveDate) {
     let date = coll.date_of(day, due);
-    (coll.item_url(id, Some(date)), date.to_string())
+    (coll.item_url(id, Some(date)), date)
 }
 
 pub(super) fn ledger_source(
@@ -62,12 +77,8 @@ pub(super) fn ledger_source(
     let mut images = HashMap::new();
     let mut pages = Vec::with_capacity(rows.len());
     for r in rows {
-        let Some(ci) = colls
-            .list
-            .iter()
-            .position(|c| *c.name == *r.name.collection)
-        else {
-            tracing::warn!(item = %r.name, "public page of a collection fencepost.toml no longer has: left out of the build (publish withdraws it once its file is gone)");
+        let Some(ci) = colls.list.iter().position(|c| *c.name == *r.collection) else {
+            tracing::warn!(item = %format!("{}/{}", r.collection, r.key), "public page of a collection fencepost.toml no longer has: left out of the build (publish withdraws it once its file is gone)");
             continue;
         };
         let coll = &colls.list[ci];
@@ -75,7 +86,7 @@ pub(super) fn ledger_source(
             let c = image_copy(&store, sha, r.image_content_type.as_deref());
             if c.is_none() {
                 tracing::warn!(
-                    item = %r.name,
+                    item = %format!("{}/{}", r.collection, r.key),
                     sha,
                     "image missing from the store; page rendered without it"
                 );
@@ -86,17 +97,12 @@ pub(super) fn ledger_source(
         if let Some(c) = copy {
             images.insert(c.path.clone(), c);
         }
-        let day = NaiveDate::parse_from_str(&r.day, "%Y-%m-%d").ok();
-        let (url, date) = place(
-            coll,
-            &r.name.id,
-            day,
-            r.due_at.unwrap_or(r.first_published_at),
-        );
+        let day = parse_day(&r.day);
+        let (url, date) = place(coll, &r.key, day, r.due_at.unwrap_or(r.first_published_at));
         pages.push(PageInput {
             view: ItemPage {
-                id: id_view(coll, &r.name.id),
-                collection: r.name.collection.clone(),
+                id: id_view(coll, &r.key),
+                collection: r.collection.clone(),
                 url,
                 title: r.title,
                 day: day.map(|_| r.day),
@@ -316,6 +322,21 @@ pub(super) fn tree_source(
         next_change_at,
         bodies,
     })
+}
+
+#[cfg(test)]
+#[test]
+fn days_parse_as_chrono_does() {
+    for d in ["2026-11-30", "0001-01-01", "9998-12-31", "2028-02-29"] {
+        assert_eq!(
+            parse_day(d),
+            NaiveDate::parse_from_str(d, "%Y-%m-%d").ok(),
+            "{d}"
+        );
+    }
+    for d in ["", "2026-11-3", "2026/11/30", "2027-02-29", "abcd-ef-gh"] {
+        assert_eq!(parse_day(d), None, "{d}");
+    }
 }
 
 #[derive(serde::Deserialize)]

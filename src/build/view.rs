@@ -80,29 +80,26 @@ pub struct ItemPage {
     pub row: i64,
 }
 
-/// One entry of a list page, the home page or a collection's `latest`: the item's id, URL,
-/// title, day, first publication and its declared fields and `extra`.
-#[derive(Debug, Clone)]
-pub struct EntryView {
-    pub id: IdView,
-    pub collection: Arc<str>,
-    pub url: String,
-    pub title: String,
-    pub day: Option<String>,
-    pub published: String,
-    pub data: Arc<str>,
-}
+/// Entries of a list page, the home page or a collection's `latest`: indices into the
+/// plan's item pages (the pages are not copied for every list that shows them).
+pub type Entries = Vec<u32>;
 
-impl Serialize for EntryView {
+/// One entry as templates see it: the item's id, collection, URL, title, day, first
+/// publication, and its declared fields and `extra`.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryView<'a>(pub &'a ItemPage);
+
+impl Serialize for EntryView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let data = parse_data(&self.data);
+        let p = self.0;
+        let data = parse_data(&p.data);
         let mut m = s.serialize_map(Some(6 + data.len()))?;
-        m.serialize_entry("id", &self.id)?;
-        m.serialize_entry("collection", &*self.collection)?;
-        m.serialize_entry("url", &self.url)?;
-        m.serialize_entry("title", &self.title)?;
-        m.serialize_entry("day", &self.day)?;
-        m.serialize_entry("published", &self.published)?;
+        m.serialize_entry("id", &p.id)?;
+        m.serialize_entry("collection", &*p.collection)?;
+        m.serialize_entry("url", &p.url)?;
+        m.serialize_entry("title", &p.title)?;
+        m.serialize_entry("day", &p.day)?;
+        m.serialize_entry("published", &p.published)?;
         for (k, v) in &data {
             m.serialize_entry(k, v)?;
         }
@@ -132,7 +129,7 @@ pub struct ListView {
     pub collection: Arc<str>,
     pub number: usize,
     pub url: String,
-    pub entries: Vec<EntryView>,
+    pub entries: Entries,
     pub prev_url: Option<String>,
     pub next_url: Option<String>,
 }
@@ -141,7 +138,7 @@ pub struct ListView {
 #[derive(Debug, Clone, Serialize)]
 pub struct ListIndexView {
     pub collection: Arc<str>,
-    pub latest: Vec<EntryView>,
+    pub latest: Entries,
     pub archive: Vec<ArchiveLink>,
 }
 
@@ -151,13 +148,13 @@ pub struct CollectionView {
     pub title: String,
     /// Its list URL (`null` when it has no list pages).
     pub url: Option<String>,
-    pub latest: Vec<EntryView>,
+    pub latest: Entries,
 }
 
 /// `index.html`: the latest entries of every collection, newest first, and each collection's.
 #[derive(Debug, Clone, Serialize)]
 pub struct HomeView {
-    pub latest: Vec<EntryView>,
+    pub latest: Entries,
     pub collections: std::collections::BTreeMap<String, CollectionView>,
 }
 

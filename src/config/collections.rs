@@ -128,8 +128,8 @@ pub struct Collections {
     pub naming: Naming,
 }
 
-/// Keys of the front matter and of the item template's `page`: a field may not take one.
-pub const BUILT_IN: &[&str] = &[
+/// The built-in front-matter keys.
+pub const FRONT_MATTER: &[&str] = &[
     "id",
     "day",
     "title",
@@ -137,6 +137,10 @@ pub const BUILT_IN: &[&str] = &[
     "indexable",
     "publish_at",
     "withdrawn",
+];
+
+/// Keys the item template's `page` has besides them (and `extra`, the table of the rest).
+pub const TEMPLATE_ONLY: &[&str] = &[
     "extra",
     "collection",
     "url",
@@ -395,10 +399,11 @@ fn check_field(name: &str, spec: &FieldSpec) -> Result<(), String> {
             "a field name is a lower-case letter, then lower-case letters, digits and _".into(),
         );
     }
-    if BUILT_IN.contains(&name) {
+    if FRONT_MATTER.contains(&name) || TEMPLATE_ONLY.contains(&name) {
         return Err(format!(
-            "`{name}` is a built-in key ({}); give the field another name",
-            BUILT_IN.join(", ")
+            "`{name}` is a built-in key ({}, {}); give the field another name",
+            FRONT_MATTER.join(", "),
+            TEMPLATE_ONLY.join(", ")
         ));
     }
     let t = spec.kind;

@@ -129,15 +129,18 @@ fn decimal(spec: &FieldSpec, v: &toml::Value) -> Result<String, String> {
 }
 
 fn date(v: &toml::Value) -> Result<String, String> {
+    parse_date(v).map(|d| d.to_string())
+}
+
+/// A date: a TOML date or a string like `2026-11-30`.
+pub(super) fn parse_date(v: &toml::Value) -> Result<chrono::NaiveDate, String> {
     match v {
         toml::Value::Datetime(dt) if dt.date.is_some() && dt.time.is_none() => {
             let d = dt.date.expect("checked");
             chrono::NaiveDate::from_ymd_opt(i32::from(d.year), u32::from(d.month), u32::from(d.day))
-                .map(|d| d.to_string())
                 .ok_or_else(|| format!("{dt} is not a calendar date"))
         }
         toml::Value::String(s) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
-            .map(|d| d.to_string())
             .map_err(|_| format!("{s:?} is not a date like 2026-11-30")),
         other => Err(format!(
             "must be a date like 2026-11-30, not {}",
@@ -147,6 +150,11 @@ fn date(v: &toml::Value) -> Result<String, String> {
 }
 
 fn datetime(v: &toml::Value) -> Result<String, String> {
+    parse_instant(v).map(|t| t.rfc3339())
+}
+
+/// An instant: a TOML date-time with an offset, or a string in RFC 3339.
+pub(super) fn parse_instant(v: &toml::Value) -> Result<Instant, String> {
     let s = match v {
         toml::Value::Datetime(dt) if dt.offset.is_some() => dt.to_string(),
         toml::Value::String(s) => s.clone(),
@@ -157,9 +165,7 @@ fn datetime(v: &toml::Value) -> Result<String, String> {
             ))
         }
     };
-    Instant::parse_rfc3339(&s)
-        .map(|t| t.rfc3339())
-        .map_err(|e| format!("{s:?}: {e}"))
+    Instant::parse_rfc3339(&s).map_err(|e| format!("{s:?}: {e}"))
 }
 
 fn url(v: &toml::Value) -> Result<String, String> {

@@ -3,7 +3,7 @@
 
 use super::{fields, key_line, show, split_front_matter, ContentError, ImageSource};
 use crate::clock::Instant;
-use crate::config::collections::{Collection, IdKind};
+use crate::config::collections::{Collection, IdKind, FRONT_MATTER as KEYS};
 use crate::item::ItemName;
 use chrono::NaiveDate;
 use std::path::Path;
@@ -25,17 +25,6 @@ pub struct Item {
     /// Declared fields and `extra`, as canonical JSON: an object, `{}` when there are none.
     pub data: String,
 }
-
-/// Built-in front-matter keys.
-const KEYS: &[&str] = &[
-    "id",
-    "day",
-    "title",
-    "image",
-    "indexable",
-    "publish_at",
-    "withdrawn",
-];
 
 /// A slug: `[a-z0-9][a-z0-9-]{0,79}`.
 pub fn is_slug(s: &str) -> bool {
@@ -131,7 +120,7 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
     let day = match table.remove("day") {
         None => None,
         Some(v) => {
-            let d = parse_day(&v).map_err(|why| invalid("day", why))?;
+            let d = fields::parse_date(&v).map_err(|why| invalid("day", why))?;
             if !(first_day()..=last_day()).contains(&d) {
                 return Err(invalid(
                     "day",
@@ -284,39 +273,14 @@ pub fn guess_name(text: &str, path: &Path, coll: &Collection) -> Option<ItemName
     ok.then(|| ItemName::new(&coll.name, &id))
 }
 
-fn parse_day(v: &toml::Value) -> Result<NaiveDate, String> {
-    match v {
-        toml::Value::Datetime(dt) if dt.date.is_some() && dt.time.is_none() => {
-            let d = dt.date.expect("checked");
-            NaiveDate::from_ymd_opt(i32::from(d.year), u32::from(d.month), u32::from(d.day))
-                .ok_or_else(|| format!("{dt} is not a calendar date"))
-        }
-        toml::Value::String(s) => NaiveDate::parse_from_str(s, "%Y-%m-%d")
-            .map_err(|_| format!("{s:?} is not a date like 2026-11-30")),
-        other => Err(format!(
-            "must be a date like 2026-11-30, not {}",
-            show(other)
-        )),
-    }
-}
-
 fn parse_publish_at(v: &toml::Value) -> Result<Instant, String> {
-    let s = match v {
-        toml::Value::Datetime(dt) if dt.offset.is_some() => dt.to_string(),
-        toml::Value::String(s) => s.clone(),
-        other => {
-            return Err(format!(
-                "must be a date-time with an offset like 2026-12-01T00:10:00Z, not {}",
-                show(other)
-            ))
-        }
-    };
-    let at = Instant::parse_rfc3339(&s).map_err(|e| format!("{s:?}: {e}"))?;
+    let at = fields::parse_instant(v)?;
     let first = Instant::parse_rfc3339("0001-01-01T00:00:00Z").expect("valid");
     let last = Instant::parse_rfc3339("9999-01-01T00:00:00Z").expect("valid");
     if at < first || at >= last {
         return Err(format!(
-            "{s} is out of range: an instant from the year 1 to the end of 9998"
+            "{} is out of range: an instant from the year 1 to the end of 9998",
+            at.rfc3339()
         ));
     }
     Ok(at)

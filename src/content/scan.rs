@@ -422,28 +422,32 @@ pub fn scan_listed(
     scan
 }
 
-/// Two files claiming one item: neither is taken, both are reported, the item is held.
+/// Two files claiming one item: neither is taken, both are reported, the item is held. Only a
+/// file read in this scan can claim another's item (unchanged files were checked when they
+/// were read), so each read file is checked against the others and the unchanged ones.
 fn hold_duplicates(scan: &mut Scan) {
-    let mut seen: HashMap<&ItemName, &str> =
-        HashMap::with_capacity(scan.unchanged.len() + scan.read.len());
+    if scan.read.is_empty() {
+        return;
+    }
+    let mut read: HashMap<&ItemName, &str> = HashMap::with_capacity(scan.read.len());
     let mut clashes: Vec<(ItemName, String, String)> = Vec::new();
-    for (path, name) in scan
-        .unchanged
-        .iter()
-        .map(|(p, n)| (p.as_str(), n))
-        .chain(scan.read.iter().map(|r| (r.path.as_str(), &r.item.name)))
-    {
-        if let Some(first) = seen.insert(name, path) {
-            let (a, b) = if first < path {
-                (first, path)
-            } else {
-                (path, first)
-            };
-            clashes.push((name.clone(), a.to_string(), b.to_string()));
+    for r in &scan.read {
+        if let Some(first) = read.insert(&r.item.name, &r.path) {
+            clashes.push((r.item.name.clone(), first.to_string(), r.path.clone()));
+        }
+    }
+    for (path, name) in &scan.unchanged {
+        if let Some(other) = read.get(name) {
+            clashes.push((name.clone(), path.clone(), other.to_string()));
         }
     }
     if clashes.is_empty() {
         return;
+    }
+    for c in &mut clashes {
+        if c.2 < c.1 {
+            std::mem::swap(&mut c.1, &mut c.2);
+        }
     }
     let held: HashSet<ItemName> = clashes.iter().map(|c| c.0.clone()).collect();
     scan.unchanged.retain(|(_, n)| !held.contains(n));

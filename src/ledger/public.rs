@@ -3,7 +3,6 @@
 
 use crate::args;
 use crate::clock::Instant;
-use crate::item::ItemName;
 use crate::ledger::items::ItemId;
 use crate::ledger::{LedgerError, Tx};
 use std::sync::Arc;
@@ -12,7 +11,9 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq)]
 pub struct PublicPage {
     pub id: ItemId,
-    pub name: ItemName,
+    pub collection: Arc<str>,
+    /// The item's id in its collection, as text.
+    pub key: String,
     pub title: String,
     /// `YYYY-MM-DD`, or `""` for an item without a day.
     pub day: String,
@@ -31,8 +32,10 @@ pub struct PublicPage {
 
 /// Every public page, in table order (the build orders them per collection).
 pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
-    // Most pages share a handful of collection names: one allocation each.
+    // Most pages share a handful of collection names, and many share their fields (a price):
+    // one allocation each.
     let mut names: std::collections::HashMap<String, Arc<str>> = Default::default();
+    let mut datas: std::collections::HashSet<Arc<str>> = Default::default();
     tx.rows("public.pages", &[])?
         .into_iter()
         .map(|mut r| {
@@ -47,13 +50,21 @@ pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
             };
             Ok(PublicPage {
                 id: ItemId(r.get(0)?),
-                name: ItemName {
-                    collection,
-                    id: r.take::<String>(12)?.into(),
-                },
+                collection,
+                key: r.take::<String>(12)?,
                 title: r.take(1)?,
                 day: r.take(2)?,
-                data: r.take::<String>(3)?.into(),
+                data: {
+                    let d: String = r.take(3)?;
+                    match datas.get(d.as_str()) {
+                        Some(a) => a.clone(),
+                        None => {
+                            let a: Arc<str> = d.into();
+                            datas.insert(a.clone());
+                            a
+                        }
+                    }
+                },
                 indexable: r.get(4)?,
                 image_sha256: r.take(5)?,
                 image_content_type: r.take(6)?,

@@ -51,12 +51,39 @@ fn invalid(b: &Broken, site: &Site) -> Invalid {
     }
 }
 
+/// Items the ledger has a file for that the tree no longer has: neither listed unchanged, nor
+/// read, nor held. Files the scan missed but that are there again now (an editor's
+/// save-by-rename, a checkout) are not taken for gone: the next scan reads them. A file no
+/// collection owns any more (its collection renamed or removed from fencepost.toml) is gone.
+fn gone<'c>(
+    site: &Site,
+    cache: &'c std::collections::HashMap<String, content::CachedFile>,
+    scan: &Scan,
+) -> Vec<&'c ItemName> {
+    // Every known file listed and unchanged (each listed path is one cache entry): nothing is
+    // gone, and no set of every item is built (the common run: nothing or something new).
+    if scan.unchanged.len() == cache.len() {
+        return Vec::new();
+    }
+    let present = scan.present();
+    cache
+        .iter()
+        .filter(|(path, c)| {
+            !present.contains(&c.name)
+                && (!site.root.join(path).exists()
+                    || content::owner(&site.collections, path).is_none())
+        })
+        .map(|(_, c)| &c.name)
+        .collect()
+}
+
 /// Scans and syncs. Fails only when a folder cannot be listed or the ledger cannot be
 /// written: a broken file is reported in [`Synced::invalid`].
 pub fn scan_and_sync(
     site: &Site,
     ledger: &mut Ledger,
     clock: &Clock,
+    phase: &dyn Fn(&str),
 ) -> Result<Synced, PublishError> {
     // The tree is listed and stat-ed on another thread while the stat cache is read (each is
     // about a tenth of a second at 100,000 files).
@@ -87,16 +114,10 @@ pub fn scan_and_sync(
         &cache,
         site.config.publish.max_item_bytes,
     );
+    phase("scan");
     crate::fail_point!("publish.after_scan");
-    let present = scan.present();
     let now = clock.now();
-    // Files the scan missed but that are there again now (an editor's save-by-rename, a
-    // checkout) are not taken for gone: the next scan reads them.
-    let gone: Vec<&ItemName> = cache
-        .iter()
-        .filter(|(path, c)| !present.contains(&c.name) && !site.root.join(path).exists())
-        .map(|(_, c)| &c.name)
-        .collect();
+    let gone = gone(site, &cache, &scan);
     let seen: Vec<Seen<'_>> = scan
         .read
         .iter()
@@ -120,7 +141,7 @@ pub fn scan_and_sync(
     };
     ledger.write(|tx| items::sync(tx, &seen, &gone, &due, now))?;
     if let Some(l) = local {
-        l.save(&cache, &scan.read, &present);
+        l.save(&cache, &scan.read, &scan.present());
     }
     crate::fail_point!("publish.after_sync");
     for b in &scan.broken {
@@ -136,6 +157,6 @@ pub fn scan_and_sync(
         files_read: scan.read.len(),
         unclaimed,
     };
-    crate::drop_later((scan, cache, present));
+    crate::drop_later((scan, cache));
     Ok(out)
 }

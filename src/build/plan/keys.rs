@@ -3,7 +3,7 @@
 //! (these run once per page per build: no clone, no JSON detour), a field as its length and
 //! bytes.
 
-use super::super::view::{EntryView, ItemPage, LinkView, ListView};
+use super::super::view::{ItemPage, LinkView, ListView};
 use super::PageInput;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -40,7 +40,7 @@ impl Fields {
         self.field(s.unwrap_or("\0none"));
     }
 
-    fn entry(&mut self, e: &EntryView) {
+    fn entry(&mut self, e: &ItemPage) {
         self.field(&e.id.text());
         self.field(&e.collection);
         self.field(&e.url);
@@ -55,15 +55,15 @@ impl Fields {
     }
 }
 
-/// The key of a list page: every field of its view.
-pub fn list_key(render_fingerprint: &str, v: &ListView) -> String {
+/// The key of a list page: every field of its view, its entries' from `pages`.
+pub fn list_key(render_fingerprint: &str, v: &ListView, pages: &[PageInput]) -> String {
     let mut f = Fields::new(render_fingerprint, "list");
     f.field(&v.collection);
     f.field(&v.number.to_string());
     f.field(&v.url);
     f.field(&v.entries.len().to_string());
-    for e in &v.entries {
-        f.entry(e);
+    for &e in &v.entries {
+        f.entry(&pages[e as usize].view);
     }
     f.opt(v.prev_url.as_deref());
     f.opt(v.next_url.as_deref());
@@ -74,15 +74,16 @@ pub fn list_key(render_fingerprint: &str, v: &ListView) -> String {
 pub fn entries_key(
     render_fingerprint: &str,
     kind: &str,
-    entries: &[&[EntryView]],
+    entries: &[&[u32]],
+    pages: &[PageInput],
     extra: &str,
 ) -> String {
     let mut f = Fields::new(render_fingerprint, kind);
     f.field(extra);
     for list in entries {
         f.field(&list.len().to_string());
-        for e in *list {
-            f.entry(e);
+        for &e in *list {
+            f.entry(&pages[e as usize].view);
         }
     }
     f.finish()

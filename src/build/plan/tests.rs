@@ -31,7 +31,7 @@ fn page(cs: &Collections, coll: usize, id: i64, day: &str, published: i64) -> Pa
         first_published_at: Instant(published),
         updated_at: Instant(published),
         coll,
-        date: day.into(),
+        date: chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").unwrap(),
     }
 }
 
@@ -202,36 +202,53 @@ fn every_field_of_an_item_view_changes_its_key() {
 #[test]
 fn every_field_of_a_list_view_changes_its_key() {
     let cs = collections("");
-    let e = |u: &str| {
-        let mut p = page(&cs, 0, 1, "2026-01-01", 1);
-        p.view.url = u.into();
-        p.entry()
-    };
+    let pages: Vec<PageInput> = (1..=2)
+        .map(|i| page(&cs, 0, i, &format!("2026-01-0{i}"), i))
+        .collect();
     let base = ListView {
         collection: "answers".into(),
         number: 2,
         url: "/answers/page/2/".into(),
-        entries: vec![e("/a/"), e("/b/")],
+        entries: vec![0, 1],
         prev_url: Some("/answers/page/1/".into()),
         next_url: None,
     };
-    let variants: Vec<Change<ListView>> = vec![
-        Box::new(|v| v.collection = "x".into()),
-        Box::new(|v| v.number = 3),
-        Box::new(|v| v.url.push('x')),
-        Box::new(|v| v.entries.pop().map(drop).unwrap_or(())),
-        Box::new(|v| v.entries[0].title.push('x')),
-        Box::new(|v| v.entries[1].day = None),
-        Box::new(|v| v.entries[1].url.push('x')),
-        Box::new(|v| v.entries[1].published.push('x')),
-        Box::new(|v| v.entries[1].data = "{\"a\":1}".into()),
-        Box::new(|v| v.entries[1].id = IdView::Slug("s".into())),
-        Box::new(|v| v.entries.swap(0, 1)),
-        Box::new(|v| v.prev_url = None),
-        Box::new(|v| v.next_url = Some("/answers/page/3/".into())),
+    type Both = (ListView, Vec<PageInput>);
+    let variants: Vec<Change<Both>> = vec![
+        Box::new(|(v, _)| v.collection = "x".into()),
+        Box::new(|(v, _)| v.number = 3),
+        Box::new(|(v, _)| v.url.push('x')),
+        Box::new(|(v, _)| drop(v.entries.pop())),
+        Box::new(|(v, _)| v.entries.swap(0, 1)),
+        Box::new(|(v, _)| v.prev_url = None),
+        Box::new(|(v, _)| v.next_url = Some("/answers/page/3/".into())),
+        // Every field an entry shows.
+        Box::new(|(_, p)| p[0].view.title.push('x')),
+        Box::new(|(_, p)| p[1].view.day = None),
+        Box::new(|(_, p)| p[1].view.url.push('x')),
+        Box::new(|(_, p)| p[1].view.published.push('x')),
+        Box::new(|(_, p)| p[1].view.data = "{\"a\":1}".into()),
+        Box::new(|(_, p)| p[1].view.id = IdView::Slug("s".into())),
+        Box::new(|(_, p)| p[1].view.collection = "y".into()),
     ];
-    // A new field must be added to list_key and above; the count is the reminder.
-    each_change_changes_the_key(&base, &variants, |v| list_key("fp", v), 6);
+    let k = |(v, p): &Both| list_key("fp", v, p);
+    let both: Both = (base.clone(), pages.clone());
+    for (i, change) in variants.iter().enumerate() {
+        let mut changed = (base.clone(), pages.clone());
+        change(&mut changed);
+        assert_ne!(k(&changed), k(&both), "change {i} did not change the key");
+    }
+    // A new field must be added to list_key and above; the counts are the reminder.
+    assert_eq!(
+        serde_json::to_value(&base)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .len(),
+        6
+    );
+    let entry = serde_json::to_value(crate::build::view::EntryView(&pages[0].view)).unwrap();
+    assert_eq!(entry.as_object().unwrap().len(), 6);
 }
 
 #[test]
