@@ -203,9 +203,23 @@ fn prepare(site: &Site, inputs: &SiteInputs, source: &Source) -> Result<Vec<Plan
     });
     for w in planned.windows(2) {
         if w[0].path == w[1].path {
+            let what = |p: &Planned| match &p.job {
+                Job::Item(i) => {
+                    let v = &source.pages[*i].view;
+                    format!("item {}/{}", v.collection, v.id.text())
+                }
+                Job::List(..) | Job::ListIndex(..) => "a list page".into(),
+                Job::Plain(v) => format!("plain page content/{}.md", v.slug),
+                Job::Copy { .. } => "a file of static/ (or the hashed copy of one)".into(),
+                _ => "a generated file".into(),
+            };
             return Err(BuildError::Collision {
                 path: w[0].path.clone(),
-                why: "a file in static/ has the same path as a generated page (or as the hashed copy of another static file)".into(),
+                why: format!(
+                    "{} and {} both have this path: change a URL pattern in [collections], an id, or the file",
+                    what(&w[0]),
+                    what(&w[1])
+                ),
             });
         }
     }

@@ -11,12 +11,34 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            // With --json the error is on stdout too, as JSON, for the CI step that parses it.
+            // With --json the error is on stdout too, as one JSON object, for the CI step that
+            // parses it.
             if std::env::args().skip(1).any(|a| a == "--json") {
-                println!("{}", serde_json::json!({ "error": format!("{e:#}") }));
+                println!(
+                    "{}",
+                    serde_json::json!({ "error": { "message": format!("{e:#}"), "kind": kind(&e) } })
+                );
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Which part of fencepost an error comes from.
+fn kind(e: &anyhow::Error) -> &'static str {
+    use fencepost::*;
+    if e.downcast_ref::<config::ConfigError>().is_some() {
+        "config"
+    } else if e.downcast_ref::<publish::PublishError>().is_some() {
+        "publish"
+    } else if e.downcast_ref::<build::BuildError>().is_some() {
+        "build"
+    } else if e.downcast_ref::<ledger::LedgerError>().is_some() {
+        "ledger"
+    } else if e.downcast_ref::<deploy::DeployError>().is_some() {
+        "deploy"
+    } else {
+        "error"
     }
 }
 

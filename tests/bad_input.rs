@@ -214,6 +214,14 @@ fn bad_config_and_bad_flags_are_named() {
         .failure()
         .stderr(contains("fencepost.toml"))
         .stderr(contains("grace"));
+    let out = s.cmd(&["publish", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(e["error"]["kind"], "config", "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("grace"),
+        "{e}"
+    );
     s.write("fencepost.toml", "");
     s.cmd(&["publish", "--now", "yesterday"])
         .assert()
