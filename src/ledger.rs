@@ -166,6 +166,22 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// Blocks, calling `on_change` each time another process commits a new publication revision,
+/// until the connection fails (an error) — on a shared PostgreSQL ledger. A SQLite ledger has
+/// no such channel: returns `Ok(false)` at once (its processes share one host and poll).
+pub fn listen_for_changes(
+    location: &Location,
+    on_change: &(dyn Fn() + Sync),
+) -> Result<bool, LedgerError> {
+    match location {
+        Location::Sqlite(_) => Ok(false),
+        Location::Postgres(url) => {
+            postgres::listen(url, &location.display(), on_change)?;
+            Ok(true)
+        }
+    }
+}
+
 enum Backend {
     Sqlite(sqlite::Conn),
     Postgres(postgres::Conn),

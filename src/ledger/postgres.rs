@@ -65,11 +65,13 @@ fn tls_options(url: &str) -> (String, Option<std::path::PathBuf>) {
     (u.to_string(), root.or_else(from_env))
 }
 
-pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, LedgerError> {
-    let open_err = |source: DbError| LedgerError::Open {
-        ledger: name.to_string(),
-        error: source,
-    };
+/// The driver's configuration for `url` (password from `PGPASSWORD` when the URL has none),
+/// and the extra root certificate file, if any.
+fn config(
+    url: &str,
+    name: &str,
+    timeout: Duration,
+) -> Result<(tokio_postgres::Config, Option<std::path::PathBuf>), LedgerError> {
     let (url, root_cert) = tls_options(url);
     let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
         LedgerError::Location(format!(
@@ -85,6 +87,76 @@ pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, Led
         config.connect_timeout(timeout.max(Duration::from_secs(1)));
     }
     config.application_name("fencepost");
+    Ok((config, root_cert))
+}
+
+/// `fencepost run` on several hosts: blocks on a connection of its own that LISTENs for
+/// `fencepost_changes` (sent by every transaction that moves the publication revision; see
+/// migration 0005) and calls `on_change` for each, until the connection fails.
+pub(super) fn listen(
+    url: &str,
+    name: &str,
+    on_change: &(dyn Fn() + Sync),
+) -> Result<(), LedgerError> {
+    let (config, root_cert) = config(url, name, Duration::from_secs(10))?;
+    let err = |e: tokio_postgres::Error| LedgerError::Open {
+        ledger: name.to_string(),
+        error: db_error(e),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| LedgerError::Location(format!("cannot start a runtime: {e}")))?;
+    async fn follow<T>(
+        config: &tokio_postgres::Config,
+        tls: T,
+        on_change: &(dyn Fn() + Sync),
+    ) -> Result<(), tokio_postgres::Error>
+    where
+        T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
+        T::Stream: Send + 'static,
+    {
+        let (client, mut connection) = config.connect(tls).await?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let driver = tokio::spawn(async move {
+            loop {
+                match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                    Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => {
+                        let _ = tx.send(Ok(()));
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                    None => return,
+                }
+            }
+        });
+        client.batch_execute("LISTEN fencepost_changes").await?;
+        // Whatever happened before LISTEN took effect is caught by the caller's own cycle.
+        while let Some(m) = rx.recv().await {
+            m?;
+            on_change();
+        }
+        driver.abort();
+        Ok(())
+    }
+    if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
+        let tls = tls(root_cert.as_deref())?;
+        rt.block_on(follow(&config, tls, on_change)).map_err(err)
+    } else {
+        rt.block_on(follow(&config, tokio_postgres::NoTls, on_change))
+            .map_err(err)
+    }
+}
+
+pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, LedgerError> {
+    let open_err = |source: DbError| LedgerError::Open {
+        ledger: name.to_string(),
+        error: source,
+    };
+    let (config, root_cert) = config(url, name, timeout)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

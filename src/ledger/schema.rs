@@ -24,6 +24,7 @@ pub const POSTGRES: &[&str] = &[
     include_str!("sql/postgres/0002_not_public_index.sql"),
     include_str!("sql/postgres/0003_probed_store.sql"),
     include_str!("sql/postgres/0004_collections.sql"),
+    include_str!("sql/postgres/0005_notify.sql"),
 ];
 
 /// The schema versions this binary writes.
