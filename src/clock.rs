@@ -61,13 +61,27 @@ pub enum Clock {
 impl Clock {
     pub fn now(&self) -> Instant {
         match self {
-            Clock::System => Instant::from_datetime(Utc::now()),
+            Clock::System => Instant(host_millis()),
             Clock::Fixed(t) => *t,
-            Clock::Database { offset_ms } => {
-                Instant(Utc::now().timestamp_millis().saturating_add(*offset_ms))
-            }
+            Clock::Database { offset_ms } => Instant(host_millis().saturating_add(*offset_ms)),
         }
     }
+}
+
+/// This host's clock in milliseconds. In a build with the `failpoints` feature (tests only),
+/// `FENCEPOST_TEST_CLOCK_FILE` names a file holding an offset in milliseconds, read on every
+/// call: a test steps a running process's clock back and forth without touching the host's.
+fn host_millis() -> i64 {
+    let now = Utc::now().timestamp_millis();
+    #[cfg(feature = "failpoints")]
+    if let Some(path) = std::env::var_os("FENCEPOST_TEST_CLOCK_FILE") {
+        let offset = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .unwrap_or(0);
+        return now.saturating_add(offset);
+    }
+    now
 }
 
 #[cfg(test)]

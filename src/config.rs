@@ -48,6 +48,7 @@ pub struct Config {
     pub build: BuildConfig,
     pub serve: ServeConfig,
     pub deploy: DeployConfig,
+    pub run: RunConfig,
     /// The content model (see [`collections`]); none: the default collection.
     pub collections: BTreeMap<String, collections::CollectionConfig>,
 }
@@ -83,6 +84,29 @@ impl Default for DeployConfig {
             lease_secs: 300,
             max_attempts: 5,
             wait_secs: None,
+        }
+    }
+}
+
+/// `fencepost run`: the long-running publisher.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// The backstop: a cycle runs at least this often (seconds; fractions allowed) even when
+    /// no instant, file change or other host asks for one.
+    pub poll_secs: f64,
+    /// File changes are collected until none has come for this many milliseconds.
+    pub debounce_ms: u64,
+    /// After a failed cycle the next waits 1 s, then twice as long each time, up to this.
+    pub max_backoff_secs: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            poll_secs: 60.0,
+            debounce_ms: 200,
+            max_backoff_secs: 60,
         }
     }
 }
@@ -222,6 +246,7 @@ impl Default for Config {
             build: BuildConfig::default(),
             serve: ServeConfig::default(),
             deploy: DeployConfig::default(),
+            run: RunConfig::default(),
             collections: BTreeMap::new(),
         }
     }
@@ -366,6 +391,21 @@ impl Config {
         ] {
             if n == 0 || n > 3600 {
                 return Err(invalid(key, n.to_string(), "must be between 1 and 3600"));
+            }
+        }
+        if !(self.run.poll_secs >= 0.001 && self.run.poll_secs <= 86_400.0) {
+            return Err(invalid(
+                "run.poll_secs",
+                self.run.poll_secs.to_string(),
+                "must be between 0.001 and 86400 (a day)",
+            ));
+        }
+        for (key, n) in [
+            ("run.debounce_ms", self.run.debounce_ms),
+            ("run.max_backoff_secs", self.run.max_backoff_secs),
+        ] {
+            if n > 86_400_000 {
+                return Err(invalid(key, n.to_string(), "must be at most 86400000"));
             }
         }
         if self.deploy.lease_secs == 0 || self.deploy.lease_secs > MAX_LEASE_SECS {

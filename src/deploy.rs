@@ -103,6 +103,8 @@ pub enum DeployError {
     NoSuchParkedToAbandon(String),
     #[error("nothing to deploy: {0}")]
     NothingBuilt(String),
+    #[error("interrupted (shutting down): the next deploy resumes the operation")]
+    Interrupted,
     #[error("deploy --retry {0}: no parked operation with that id (or another operation on its target is pending); `fencepost status` lists them")]
     NoSuchParked(String),
     #[error(transparent)]
@@ -135,6 +137,10 @@ pub struct Options {
     pub adopt: bool,
     /// Re-upload what the live root lacks or holds corrupt, from the local revision.
     pub repair: bool,
+    /// Set from outside (`fencepost run` on SIGTERM): the operation stops at its next chunk
+    /// of uploads or step boundary, releases its lease and reports `interrupted`; the next
+    /// deploy resumes it where its cursor stands. Not counted as a failed attempt.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -155,6 +161,9 @@ pub enum Outcome {
     Abandoned,
     /// `--repair`: what the live root lacked is in the bucket again.
     Repaired,
+    /// Stopped on request (`fencepost run` shutting down) between steps; the next deploy
+    /// resumes it.
+    Interrupted,
 }
 
 impl Outcome {
@@ -170,6 +179,7 @@ impl Outcome {
             Outcome::Parked => "parked",
             Outcome::Abandoned => "abandoned",
             Outcome::Repaired => "repaired",
+            Outcome::Interrupted => "interrupted",
         }
     }
 
@@ -358,6 +368,19 @@ struct Ctx<'a> {
     ours: String,
     /// `--adopt`: the ledger whose bucket is being taken over.
     adopt: Option<String>,
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Ctx<'_> {
+    /// Stops between chunks and steps once the caller asked to (see [`Options::cancel`]).
+    fn check_cancel(&self) -> Result<(), DeployError> {
+        match &self.cancel {
+            Some(c) if c.load(std::sync::atomic::Ordering::Relaxed) => {
+                Err(DeployError::Interrupted)
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -423,6 +446,7 @@ pub async fn run_on(
         progress,
         ours,
         adopt,
+        cancel: opts.cancel.clone(),
     };
     if opts.repair {
         return verify::repair(&mut ledger, &ctx).await;

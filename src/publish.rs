@@ -83,6 +83,10 @@ pub struct Report {
     pub invalid: Vec<Invalid>,
     /// `.md` files under `content/` that no collection owns and that are no plain page.
     pub unclaimed: Vec<String>,
+    /// For each item in `published`: its due instant and the commit's instant (the embargo
+    /// lag `fencepost run` reports).
+    #[serde(skip)]
+    pub published_at: Vec<(Shown, Instant, Instant)>,
 }
 
 /// An item claimed under its lease, with what preflight saw.
@@ -250,6 +254,7 @@ fn run_batch(
     let ids: Vec<ItemId> = chunk.iter().map(|v| v.id).collect();
     let naming = site.collections.naming;
     let names: HashMap<ItemId, &ItemName> = chunk.iter().map(|v| (v.id, &v.name)).collect();
+    let due: HashMap<ItemId, Instant> = chunk.iter().map(|v| (v.id, v.publish_at)).collect();
     let shown = |id: &ItemId| {
         Shown(
             names
@@ -443,7 +448,12 @@ fn run_batch(
                 report.skipped_locked.push(name);
                 report.skipped_ids.push(id);
             }
-            Ok(Some(Outcome::Published)) => report.published.push(name),
+            Ok(Some(Outcome::Published)) => {
+                if let Some(&at) = due.get(&id) {
+                    report.published_at.push((name.clone(), at, now));
+                }
+                report.published.push(name)
+            }
             Ok(Some(Outcome::Updated)) => report.updated.push(name),
             Ok(Some(Outcome::Withdrawn)) => report.withdrawn.push(name),
             Ok(Some(Outcome::Unchanged)) => report.unchanged += 1,

@@ -81,50 +81,57 @@ pub fn run(
             path: PathBuf::from("tokio runtime"),
             source,
         })?;
-    rt.block_on(async move {
-        let (root, _watch) = if opts.watch {
-            let (preview, watch) = watch::start(site.clone(), clock)?;
-            (Root::Preview(preview), Some(watch))
-        } else if let Some(url) = &opts.from {
-            let remote = crate::deploy::remote::Remote::open(url)?;
-            let c = &site.config.serve;
-            (
-                Root::Bucket(Arc::new(bucket::BucketOrigin::new(
-                    remote,
-                    clock,
-                    bucket::Settings {
-                        pointer_ttl_ms: c.pointer_ttl_ms,
-                        blob_cache_bytes: c.blob_cache_bytes,
-                        bucket_timeout_ms: c.bucket_timeout_ms,
-                    },
-                ))),
-                None,
-            )
-        } else {
-            (Root::Origin(Origin::new(public_dir(&site))), None)
-        };
-        let app = Arc::new(App { root, clock });
-        let listener = tokio::net::TcpListener::bind(opts.bind)
-            .await
-            .map_err(|source| ServeError::Bind {
-                addr: opts.bind,
-                source,
-            })?;
-        let addr = listener.local_addr().map_err(|source| ServeError::Bind {
+    rt.block_on(serve_until(site, clock, opts, ready, |app| {
+        Box::pin(shutdown_signal(app))
+    }))
+}
+
+/// Serves until the future `shutdown` makes (given the app, so a preview can close its
+/// live-reload streams) resolves, then lets open responses finish (see [`accept_loop`]).
+/// `fencepost run --serve` runs this beside its cycles.
+pub async fn serve_until(
+    site: Site,
+    clock: Clock,
+    opts: Options,
+    ready: impl FnOnce(SocketAddr),
+    shutdown: impl FnOnce(Arc<App>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+) -> Result<(), ServeError> {
+    let (root, _watch) = if opts.watch {
+        let (preview, watch) = watch::start(site.clone(), clock)?;
+        (Root::Preview(preview), Some(watch))
+    } else if let Some(url) = &opts.from {
+        let remote = crate::deploy::remote::Remote::open(url)?;
+        let c = &site.config.serve;
+        (
+            Root::Bucket(Arc::new(bucket::BucketOrigin::new(
+                remote,
+                clock,
+                bucket::Settings {
+                    pointer_ttl_ms: c.pointer_ttl_ms,
+                    blob_cache_bytes: c.blob_cache_bytes,
+                    bucket_timeout_ms: c.bucket_timeout_ms,
+                },
+            ))),
+            None,
+        )
+    } else {
+        (Root::Origin(Origin::new(public_dir(&site))), None)
+    };
+    let app = Arc::new(App { root, clock });
+    let listener = tokio::net::TcpListener::bind(opts.bind)
+        .await
+        .map_err(|source| ServeError::Bind {
             addr: opts.bind,
             source,
         })?;
-        ready(addr);
-        let limits = site.config.serve.clone();
-        accept_loop(
-            listener,
-            http::router(app.clone()),
-            &limits,
-            shutdown_signal(app),
-        )
-        .await;
-        Ok(())
-    })
+    let addr = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: opts.bind,
+        source,
+    })?;
+    ready(addr);
+    let limits = site.config.serve.clone();
+    accept_loop(listener, http::router(app.clone()), &limits, shutdown(app)).await;
+    Ok(())
 }
 
 /// Accepts connections until `shutdown` resolves, then lets open responses finish for at most

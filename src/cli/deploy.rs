@@ -53,6 +53,9 @@ pub fn human(r: &Report) -> String {
             "{what}: NOT LIVE: {}\n",
             r.error.as_deref().unwrap_or("?")
         ),
+        Outcome::Interrupted => format!(
+            "{what}: interrupted on request; the next `fencepost deploy` resumes it\n"
+        ),
         Outcome::Abandoned => format!("{what}: the parked operation is closed as abandoned (audited)\n"),
         Outcome::Repaired => format!(
             "repaired {what}: {} object(s) uploaded again ({} bytes)\n",
@@ -98,6 +101,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             abandon: args.abandon,
             adopt: args.adopt,
             repair: args.repair,
+            cancel: None,
         },
         &progress,
     )?;

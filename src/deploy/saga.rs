@@ -60,6 +60,15 @@ pub(super) async fn execute(
             claim::release(run.ledger, ctx.clock, &held);
             Ok(report)
         }
+        Err(DeployError::Interrupted) => {
+            // Not a failed attempt: the cursor stands where it stood, and the lease is free
+            // for the next run to resume it at once.
+            tracing::info!(operation = %op.id, "deploy interrupted on request; the next run resumes it");
+            claim::release(run.ledger, ctx.clock, &held);
+            report.outcome = Outcome::Interrupted;
+            report.error = Some(DeployError::Interrupted.to_string());
+            Ok(report)
+        }
         Err(e) => {
             let msg = e.to_string();
             tracing::warn!(operation = %op.id, error = %msg, "deploy step failed; the next run resumes it");
@@ -151,6 +160,7 @@ impl Run<'_, '_> {
                 step = Step::Blobs;
             }
             crate::fail_point!("deploy.after_blobs");
+            self.ctx.check_cancel()?;
         }
         if step <= Step::Manifest {
             let split = split.as_ref().expect("read above");
@@ -299,6 +309,7 @@ impl Run<'_, '_> {
             done += chunk.len() as u64;
             (self.ctx.progress)(done, total);
             self.keep_lease(held)?;
+            self.ctx.check_cancel()?;
         }
         Ok(listed)
     }

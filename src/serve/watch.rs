@@ -78,18 +78,18 @@ pub struct Watch {
 
 /// The folders watched recursively. The site root itself is watched non-recursively, so their
 /// creation and removal are seen and [`Armed::rearm`] can follow them.
-const WATCHED: [&str; 3] = ["content", "templates", "static"];
+pub const WATCHED: [&str; 3] = ["content", "templates", "static"];
 
 /// Which folder is watched as which inode: a folder deleted and created again (a branch
 /// switch, a restore) is a new inode whose old watch died with the old one.
 #[derive(Default)]
-struct Armed(std::collections::HashMap<&'static str, Option<u64>>);
+pub struct Armed(std::collections::HashMap<&'static str, Option<u64>>);
 
 impl Armed {
     /// Watches every folder of [`WATCHED`] that exists now and is not yet watched as the inode
     /// it is now. Returns whether anything changed (the caller then rereads everything: files
     /// may have appeared before the new watch existed).
-    fn rearm(&mut self, root: &Path, watcher: &Mutex<notify::RecommendedWatcher>) -> bool {
+    pub fn rearm(&mut self, root: &Path, watcher: &Mutex<notify::RecommendedWatcher>) -> bool {
         use std::os::unix::fs::MetadataExt;
         let mut changed = false;
         let mut w = watcher.lock().unwrap_or_else(|e| e.into_inner());
