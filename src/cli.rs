@@ -10,6 +10,7 @@ mod ledger;
 mod publish;
 mod results;
 mod rollback;
+mod run;
 mod serve;
 mod status;
 mod verify;
@@ -62,6 +63,10 @@ enum Command {
     /// Serve public/current (origin), a deployed bucket (--from), or a live preview for
     /// editors (--watch).
     Serve(serve::Args),
+    /// Publish, build and (with --deploy) deploy at the instant of every scheduled change,
+    /// and on every change to the site; optionally serve and expose metrics. Runs until
+    /// SIGINT/SIGTERM.
+    Run(run::Args),
     /// Summarise the ledger: revision, items by state, live leases, audit tip.
     Status,
     /// Recompute the audit chain; non-zero exit naming the first broken entry. With --to,
@@ -158,6 +163,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Rollback(args) => rollback::run(&ctx, args),
         Command::Gc(args) => gc::run(&ctx, args),
         Command::Serve(args) => serve::run(&ctx, args),
+        Command::Run(args) => run::run(&ctx, args),
         Command::Status => status::run(&ctx),
         Command::Verify(args) => verify::run(&ctx, args),
         Command::Ledger { command } => ledger::run(&ctx, command),

@@ -17,6 +17,8 @@
 //!    the bucket's pointer by compare-and-set.
 //! 5. [`serve`] serves whatever `public/current` (or a bucket's pointer) names, with revision-keyed cache headers, or
 //!    an in-memory live preview for editors.
+//! 6. [`run`] loops over publish, build and deploy, waking at the instant of the next
+//!    scheduled change, and serves in the same process.
 //!
 //! The ledger imports none of the later stages; build never touches object storage; serve
 //! reads only finished revisions (or its own in-memory preview).
@@ -35,6 +37,7 @@ pub mod markdown;
 pub mod output;
 pub mod publish;
 pub mod results;
+pub mod run;
 pub mod serve;
 pub mod site;
 

@@ -1,0 +1,252 @@
+//! `fencepost run`: one long-running process that publishes, builds and (with `--deploy`)
+//! deploys at the instant of every scheduled change, and sleeps in between.
+//!
+//! A cycle ([`cycle`]) is `publish`, `build`, `deploy` — the same library calls, guarantees
+//! and JSON as the three commands. Between cycles the loop waits ([`wake`]) for the earliest
+//! of: the next scheduled change (from the ledger, recomputed every cycle), a change under
+//! the site's sources (debounced), another host's commit on a shared PostgreSQL ledger
+//! (LISTEN/NOTIFY), the back-off after a failure, and `run.poll_secs`. Beside the loop, in
+//! the same process: the origin (`--serve`, the same server as `fencepost serve`, which
+//! follows the pointer the cycles move) and Prometheus metrics (`--metrics`).
+//!
+//! Shutting down (SIGINT/SIGTERM): the current step finishes, or a deploy stops at its next
+//! chunk (its cursor kept, its lease released); what is left undone at
+//! `serve.shutdown_deadline_secs` is abandoned — as safe as a crash, which every step is
+//! built for. A second signal exits at once.
+
+pub mod cycle;
+pub mod metrics;
+mod side;
+pub mod wake;
+
+use crate::clock::{Clock, Instant};
+use crate::item::Shown;
+use crate::site::Site;
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+use wake::Reason;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Serve(#[from] crate::serve::ServeError),
+    #[error("metrics: cannot listen on {addr}: {source} (choose another with --metrics)")]
+    MetricsBind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Deploy every new build to `deploy.to`.
+    pub deploy: bool,
+    /// Serve `public/current` here (as `fencepost serve`).
+    pub serve: Option<SocketAddr>,
+    /// Serve Prometheus metrics here.
+    pub metrics: Option<SocketAddr>,
+    /// Stop after this many cycles (tests, soaks; a one-shot run is `--cycles 1`).
+    pub max_cycles: Option<u64>,
+}
+
+/// The step a cycle failed at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    Config,
+    Publish,
+    Build,
+    Deploy,
+}
+
+/// Each step's wall time; `build`/`deploy` are absent when the step did not run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Durations {
+    pub publish: u64,
+    pub build: Option<u64>,
+    pub deploy: Option<u64>,
+    pub total: u64,
+}
+
+/// One item published in a cycle: due at `due_at`, committed at `published_at`, and live
+/// (the local pointer moved, or with `--deploy` the bucket's) at `live_at`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Lag {
+    pub item: Shown,
+    pub due_at: Instant,
+    pub published_at: Instant,
+    /// `published_at - due_at`.
+    pub lag_ms: i64,
+    pub live_at: Option<Instant>,
+    /// `live_at - due_at`.
+    pub live_lag_ms: Option<i64>,
+}
+
+/// One JSON line per cycle on stdout with `--json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CycleReport {
+    pub cycle: u64,
+    pub woke_for: Vec<Reason>,
+    pub started_at: Instant,
+    pub ended_at: Instant,
+    /// The ledger's publication revision after the cycle.
+    pub revision: i64,
+    /// What `fencepost publish --json` prints.
+    pub publish: Option<crate::publish::Report>,
+    /// What `fencepost build --json` prints (absent: nothing to build).
+    pub build: Option<crate::build::Report>,
+    /// What `fencepost deploy --json` prints (absent: not deploying, or nothing new).
+    pub deploy: Option<crate::deploy::Report>,
+    pub durations_ms: Durations,
+    /// The embargo lag of every item this cycle published.
+    pub lags: Vec<Lag>,
+    /// The next scheduled change: the loop wakes then.
+    pub next_change_at: Option<Instant>,
+    pub failed_step: Option<Step>,
+    pub error: Option<String>,
+    /// After a failure: when the next attempt is.
+    pub retry_at: Option<Instant>,
+}
+
+impl Default for CycleReport {
+    fn default() -> Self {
+        CycleReport {
+            cycle: 0,
+            woke_for: Vec::new(),
+            started_at: Instant(0),
+            ended_at: Instant(0),
+            revision: 0,
+            publish: None,
+            build: None,
+            deploy: None,
+            durations_ms: Durations::default(),
+            lags: Vec::new(),
+            next_change_at: None,
+            failed_step: None,
+            error: None,
+            retry_at: None,
+        }
+    }
+}
+
+/// What the caller is told as the run goes.
+pub enum Event<'a> {
+    /// The servers are listening (before the first cycle).
+    Listening {
+        serve: Option<SocketAddr>,
+        metrics: Option<SocketAddr>,
+    },
+    Cycle(&'a CycleReport),
+}
+
+/// Runs cycles until SIGINT/SIGTERM (or `max_cycles`).
+pub fn run(
+    site_dir: &Path,
+    clock: Clock,
+    opts: &Options,
+    emit: &mut dyn FnMut(Event<'_>),
+) -> Result<(), RunError> {
+    // 1. The site must load before anything starts; later cycles re-read it.
+    let site = Site::open(site_dir)?;
+    let deadline = Duration::from_secs(site.config.serve.shutdown_deadline_secs);
+    let waker = Arc::new(wake::Waker::default());
+    let cancel = Arc::new(AtomicBool::new(false));
+    let metrics = Arc::new(metrics::Metrics::new());
+
+    // 2. What runs beside the loop: signals, servers, the file watcher, the ledger listener.
+    let side = side::start(side::Start {
+        site: &site,
+        clock,
+        serve: opts.serve,
+        metrics_addr: opts.metrics,
+        metrics: metrics.clone(),
+        waker: waker.clone(),
+        cancel: cancel.clone(),
+        deadline,
+    })?;
+    emit(Event::Listening {
+        serve: side.serve_addr,
+        metrics: side.metrics_addr,
+    });
+
+    // 3. Cycles.
+    let mut memory = cycle::Memory::default();
+    let mut reasons = vec![Reason::Start];
+    let mut number = 0u64;
+    loop {
+        number += 1;
+        let mut report = cycle::run(
+            cycle::Inputs {
+                site_dir,
+                clock: &clock,
+                deploy: opts.deploy,
+                cancel: &cancel,
+                number,
+                reasons: std::mem::take(&mut reasons),
+            },
+            &mut memory,
+        );
+        let config = memory.config.clone().unwrap_or_else(|| site.config.clone());
+        let retry_at = schedule_retry(&mut memory, &report, &config, clock.now());
+        report.retry_at = retry_at;
+        let parked = opts.metrics.and_then(|_| parked_deploys(site_dir));
+        metrics.observe(&report, parked);
+        emit(Event::Cycle(&report));
+        if opts.max_cycles.is_some_and(|m| number >= m) || waker.stopping() {
+            break;
+        }
+        let poll = Duration::from_secs_f64(config.run.poll_secs);
+        let (at, why) = wake::next(clock.now(), report.next_change_at, poll, retry_at);
+        let debounce = Duration::from_millis(config.run.debounce_ms);
+        match waker.wait(&clock, at, why, debounce) {
+            Some(r) => reasons = r,
+            None => break,
+        }
+    }
+
+    // 4. Stop the servers (open responses get the deadline).
+    side.stop();
+    Ok(())
+}
+
+/// After a failed cycle, or items that failed and are retried: when to try again.
+fn schedule_retry(
+    memory: &mut cycle::Memory,
+    report: &CycleReport,
+    config: &crate::config::Config,
+    now: Instant,
+) -> Option<Instant> {
+    let items_failed = report
+        .publish
+        .as_ref()
+        .is_some_and(|p| !p.failed.is_empty());
+    if report.failed_step.is_none() && !items_failed {
+        memory.failures = 0;
+        return None;
+    }
+    memory.failures = memory.failures.saturating_add(1);
+    let wait = wake::backoff(
+        memory.failures,
+        Duration::from_secs(config.run.max_backoff_secs.max(1)),
+    );
+    Some(Instant(now.0.saturating_add(wait.as_millis() as i64)))
+}
+
+/// Parked deploy operations, for the metrics (None when the ledger cannot be read).
+fn parked_deploys(site_dir: &Path) -> Option<usize> {
+    let site = Site::open(site_dir).ok()?;
+    let mut ledger = site.open_ledger().ok()?;
+    let ops = ledger.read(crate::ledger::deploys::unfinished).ok()?;
+    Some(ops.iter().filter(|o| o.status == "failed").count())
+}

@@ -1,0 +1,179 @@
+//! One cycle of `fencepost run`: publish, then build, then (with `--deploy`) deploy — the same
+//! library calls as the three commands, in the same order as `publish --build && deploy`.
+
+use super::wake::Reason;
+use super::{CycleReport, Lag, Step};
+use crate::clock::{Clock, Instant};
+use crate::site::Site;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// What the loop remembers between cycles.
+#[derive(Default)]
+pub struct Memory {
+    /// The publication revision and build id last built here.
+    pub built: Option<(i64, String)>,
+    /// The revision and build last carried out at the deploy target.
+    pub deployed: Option<(i64, String)>,
+    /// Failed cycles in a row.
+    pub failures: u32,
+    /// The configuration the last cycle read.
+    pub config: Option<crate::config::Config>,
+}
+
+pub struct Inputs<'a> {
+    pub site_dir: &'a Path,
+    pub clock: &'a Clock,
+    pub deploy: bool,
+    pub cancel: &'a Arc<AtomicBool>,
+    pub number: u64,
+    pub reasons: Vec<Reason>,
+}
+
+pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
+    let started = std::time::Instant::now();
+    let mut r = CycleReport {
+        cycle: i.number,
+        woke_for: i.reasons.clone(),
+        started_at: i.clock.now(),
+        ..CycleReport::default()
+    };
+    let result = steps(&i, mem, &mut r);
+    if let Err((step, e)) = result {
+        tracing::warn!(step = ?step, error = %e, "cycle failed; what is live stays live, retrying after a back-off");
+        r.failed_step = Some(step);
+        r.error = Some(e);
+    }
+    r.durations_ms.total = started.elapsed().as_millis() as u64;
+    r.ended_at = i.clock.now();
+    r
+}
+
+type StepResult = Result<(), (Step, String)>;
+
+fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
+    // 1. The site as it is now (fencepost.toml may have changed).
+    let site = Site::open(i.site_dir).map_err(|e| (Step::Config, e.to_string()))?;
+    mem.config = Some(site.config.clone());
+
+    // 2. Publish.
+    let t = std::time::Instant::now();
+    let published = publish(i, &site)?;
+    r.durations_ms.publish = t.elapsed().as_millis() as u64;
+    r.revision = published.revision;
+    r.next_change_at = published.next_embargo_at;
+    let lags: Vec<Lag> = published
+        .published_at
+        .iter()
+        .map(|(item, due, at)| Lag {
+            item: item.clone(),
+            due_at: *due,
+            published_at: *at,
+            lag_ms: at.0 - due.0,
+            live_at: None,
+            live_lag_ms: None,
+        })
+        .collect();
+    r.publish = Some(published);
+    if i.cancel.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+
+    // 3. Build, when the ledger moved, a file changed, or nothing was built yet here.
+    let files = i
+        .reasons
+        .iter()
+        .any(|w| matches!(w, Reason::Files | Reason::Start));
+    let needs_build = files || mem.built.as_ref().map(|b| b.0) != Some(r.revision);
+    if needs_build {
+        let t = std::time::Instant::now();
+        let b = crate::build::run(&site, i.clock, &crate::build::Options::default())
+            .map_err(|e| (Step::Build, e.to_string()))?;
+        r.durations_ms.build = Some(t.elapsed().as_millis() as u64);
+        mem.built = Some((b.revision, b.build.clone()));
+        r.revision = r.revision.max(b.revision);
+        r.next_change_at = min_opt(r.next_change_at, b.next_change_at);
+        r.build = Some(b);
+    }
+    let built_at = i.clock.now();
+    r.lags = lags;
+    if !i.deploy {
+        live(&mut r.lags, built_at);
+    }
+    if !i.deploy || i.cancel.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+
+    // 4. Deploy what was built, unless the target already has it from this loop.
+    let Some(built) = mem.built.clone() else {
+        return Ok(());
+    };
+    if mem.deployed.as_ref() == Some(&built) && !files {
+        return Ok(());
+    }
+    let t = std::time::Instant::now();
+    let d = crate::deploy::run(
+        &site,
+        i.clock,
+        &crate::deploy::Options {
+            to: site.config.deploy.to.clone(),
+            cancel: Some(i.cancel.clone()),
+            ..Default::default()
+        },
+        &|_, _| {},
+    )
+    .map_err(|e| (Step::Deploy, e.to_string()))?;
+    r.durations_ms.deploy = Some(t.elapsed().as_millis() as u64);
+    use crate::deploy::Outcome;
+    let outcome = d.outcome;
+    let error = d.error.clone();
+    r.deploy = Some(d);
+    match outcome {
+        Outcome::Deployed | Outcome::AlreadyDeployed | Outcome::Superseded => {
+            mem.deployed = Some(built);
+            live(&mut r.lags, i.clock.now());
+            Ok(())
+        }
+        // Another run is carrying out this revision or a newer one: it goes live without us.
+        Outcome::SkippedLocked | Outcome::Held | Outcome::Interrupted => Ok(()),
+        _ => Err((
+            Step::Deploy,
+            error.unwrap_or_else(|| format!("deploy ended {outcome:?}")),
+        )),
+    }
+}
+
+fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step, String)> {
+    let err = |e: crate::publish::PublishError| (Step::Publish, e.to_string());
+    let opts = crate::publish::Options {
+        lease_secs: site.config.publish.lease_secs,
+        retry: Vec::new(),
+    };
+    let report = crate::publish::run(site, i.clock, &opts).map_err(err)?;
+    if !report.skipped_locked.is_empty() {
+        // Another publisher holds some due items: build after its commit (as publish --build).
+        crate::publish::wait_for_items(
+            site,
+            i.clock,
+            &report.skipped_ids,
+            site.config.deploy.wait_secs(),
+        )
+        .map_err(err)?;
+    }
+    Ok(report)
+}
+
+fn live(lags: &mut [Lag], at: Instant) {
+    for l in lags {
+        l.live_at = Some(at);
+        l.live_lag_ms = Some(at.0 - l.due_at.0);
+    }
+}
+
+fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}

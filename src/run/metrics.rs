@@ -1,0 +1,157 @@
+//! `fencepost run --metrics ADDR`: Prometheus text at `/metrics` (prometheus-client, the
+//! Prometheus project's own Rust client), updated after every cycle.
+
+use super::{CycleReport, Step};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StepLabel {
+    step: &'static str,
+}
+
+pub struct Metrics {
+    registry: Registry,
+    cycles: Counter,
+    published: Counter,
+    updated: Counter,
+    withdrawn: Counter,
+    failures: Family<StepLabel, Counter>,
+    parked_items: Gauge,
+    parked_deploys: Gauge,
+    revision: Gauge,
+    last_cycle_ok: Gauge,
+    until_next_change: Gauge<f64, AtomicU64>,
+    lag: Histogram,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("fencepost");
+        let m = Metrics {
+            cycles: Counter::default(),
+            published: Counter::default(),
+            updated: Counter::default(),
+            withdrawn: Counter::default(),
+            failures: Family::default(),
+            parked_items: Gauge::default(),
+            parked_deploys: Gauge::default(),
+            revision: Gauge::default(),
+            last_cycle_ok: Gauge::default(),
+            until_next_change: Gauge::default(),
+            // 10 ms to 2 minutes: a cycle at the instant is well under a second; a cron
+            // minute or a back-off lands in the upper buckets.
+            lag: Histogram::new([
+                0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0,
+            ]),
+            registry: Registry::default(),
+        };
+        registry.register("cycles", "Cycles run", m.cycles.clone());
+        registry.register(
+            "items_published",
+            "Items made public for the first time (or again after a withdrawal)",
+            m.published.clone(),
+        );
+        registry.register(
+            "items_updated",
+            "Public items re-rendered",
+            m.updated.clone(),
+        );
+        registry.register(
+            "items_withdrawn",
+            "Public items taken down",
+            m.withdrawn.clone(),
+        );
+        registry.register(
+            "failures",
+            "Cycles whose step failed (config, publish, build, deploy); the cycle backs off",
+            m.failures.clone(),
+        );
+        registry.register(
+            "parked_items",
+            "Items parked after publish.max_attempts failures (fencepost status; publish --retry)",
+            m.parked_items.clone(),
+        );
+        registry.register(
+            "parked_deploys",
+            "Deploy operations parked after deploy.max_attempts failures",
+            m.parked_deploys.clone(),
+        );
+        registry.register(
+            "revision",
+            "The ledger's publication revision",
+            m.revision.clone(),
+        );
+        registry.register(
+            "last_cycle_ok",
+            "1 when the last cycle carried out every step, 0 when one failed (what is live stays served)",
+            m.last_cycle_ok.clone(),
+        );
+        registry.register(
+            "seconds_until_next_change",
+            "Seconds until the next scheduled publication (-1: none scheduled)",
+            m.until_next_change.clone(),
+        );
+        registry.register(
+            "embargo_lag_seconds",
+            "From an item's due instant to its page being live (after the build, or the deploy with --deploy)",
+            m.lag.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    /// Counts one cycle.
+    pub fn observe(&self, r: &CycleReport, parked_deploys: Option<usize>) {
+        self.cycles.inc();
+        if let Some(p) = &r.publish {
+            self.published.inc_by(p.published.len() as u64);
+            self.updated.inc_by(p.updated.len() as u64);
+            self.withdrawn.inc_by(p.withdrawn.len() as u64);
+            self.parked_items.set(p.parked.len() as i64);
+        }
+        if let Some(step) = r.failed_step {
+            let step = match step {
+                Step::Config => "config",
+                Step::Publish => "publish",
+                Step::Build => "build",
+                Step::Deploy => "deploy",
+            };
+            self.failures.get_or_create(&StepLabel { step }).inc();
+        }
+        self.last_cycle_ok.set(i64::from(r.failed_step.is_none()));
+        if r.revision > 0 {
+            self.revision.set(r.revision);
+        }
+        if let Some(n) = parked_deploys {
+            self.parked_deploys.set(n as i64);
+        }
+        self.until_next_change.set(match r.next_change_at {
+            Some(t) => (t.0 - r.ended_at.0) as f64 / 1000.0,
+            None => -1.0,
+        });
+        for l in &r.lags {
+            if let Some(ms) = l.live_lag_ms {
+                self.lag.observe(ms.max(0) as f64 / 1000.0);
+            }
+        }
+    }
+
+    /// The Prometheus text exposition.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)
+            .expect("writing to a String cannot fail");
+        out
+    }
+}

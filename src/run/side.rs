@@ -1,0 +1,301 @@
+//! What runs beside `fencepost run`'s cycles: the signal handler, the origin (`--serve`),
+//! the metrics endpoint (`--metrics`), the file watcher, and the shared ledger's listener.
+
+use super::metrics::Metrics;
+use super::wake::Waker;
+use super::RunError;
+use crate::clock::Clock;
+use crate::site::Site;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+pub struct Start<'a> {
+    pub site: &'a Site,
+    pub clock: Clock,
+    pub serve: Option<SocketAddr>,
+    pub metrics_addr: Option<SocketAddr>,
+    pub metrics: Arc<Metrics>,
+    pub waker: Arc<Waker>,
+    pub cancel: Arc<AtomicBool>,
+    pub deadline: Duration,
+}
+
+pub struct Side {
+    pub serve_addr: Option<SocketAddr>,
+    pub metrics_addr: Option<SocketAddr>,
+    rt: tokio::runtime::Runtime,
+    stop: CancellationToken,
+    servers: Vec<tokio::task::JoinHandle<()>>,
+    deadline: Duration,
+    _watcher: Option<Arc<Mutex<notify::RecommendedWatcher>>>,
+}
+
+pub fn start(s: Start<'_>) -> Result<Side, RunError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|source| RunError::Io {
+            what: "starting the server runtime".into(),
+            source,
+        })?;
+    let stop = CancellationToken::new();
+    signals(&rt, s.waker.clone(), s.cancel.clone(), s.deadline)?;
+    let mut servers = Vec::new();
+    let serve_addr = match s.serve {
+        Some(bind) => {
+            let (addr, task) = origin(&rt, s.site, s.clock, bind, stop.clone())?;
+            servers.push(task);
+            Some(addr)
+        }
+        None => None,
+    };
+    let metrics_addr = match s.metrics_addr {
+        Some(bind) => {
+            let (addr, task) = metrics(&rt, bind, s.metrics.clone(), stop.clone())?;
+            servers.push(task);
+            Some(addr)
+        }
+        None => None,
+    };
+    let watcher = watch(&s.site.root, s.waker.clone());
+    listen(s.site, s.waker.clone());
+    Ok(Side {
+        serve_addr,
+        metrics_addr,
+        rt,
+        stop,
+        servers,
+        deadline: s.deadline,
+        _watcher: watcher,
+    })
+}
+
+impl Side {
+    /// Stops the servers; open responses get the shutdown deadline.
+    pub fn stop(self) {
+        self.stop.cancel();
+        let servers = self.servers;
+        let deadline = self.deadline;
+        self.rt.block_on(async move {
+            let all = futures_util::future::join_all(servers);
+            let _ = tokio::time::timeout(deadline, all).await;
+        });
+        self.rt.shutdown_background();
+    }
+}
+
+/// First SIGINT/SIGTERM: stop after the current step (a deploy stops at its next chunk),
+/// and exit 0 at `deadline` whatever is still running (abandoned work is resumed by the next
+/// run, as after a crash). A second signal exits at once.
+fn signals(
+    rt: &tokio::runtime::Runtime,
+    waker: Arc<Waker>,
+    cancel: Arc<AtomicBool>,
+    deadline: Duration,
+) -> Result<(), RunError> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let _guard = rt.enter();
+    let io = |source| RunError::Io {
+        what: "installing the signal handlers".into(),
+        source,
+    };
+    let mut term = signal(SignalKind::terminate()).map_err(io)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(io)?;
+    rt.spawn(async move {
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
+        tracing::info!(
+            deadline_secs = deadline.as_secs(),
+            "shutting down: finishing the current step (a second signal exits at once)"
+        );
+        cancel.store(true, Ordering::Relaxed);
+        waker.stop();
+        std::thread::spawn(move || {
+            std::thread::sleep(deadline);
+            tracing::warn!(
+                "shutdown deadline passed: abandoning the current step (the next run resumes it)"
+            );
+            std::process::exit(0);
+        });
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
+        tracing::warn!("second signal: exiting now");
+        std::process::exit(130);
+    });
+    Ok(())
+}
+
+/// The origin over `public/current`, exactly `fencepost serve`'s.
+fn origin(
+    rt: &tokio::runtime::Runtime,
+    site: &Site,
+    clock: Clock,
+    bind: SocketAddr,
+    stop: CancellationToken,
+) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), RunError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (err_tx, err_rx) = std::sync::mpsc::channel();
+    let opts = crate::serve::Options {
+        bind,
+        watch: false,
+        from: None,
+    };
+    let site = site.clone();
+    let task = rt.spawn(async move {
+        let r = crate::serve::serve_until(
+            site,
+            clock,
+            opts,
+            move |addr| {
+                let _ = tx.send(addr);
+            },
+            move |_app| Box::pin(async move { stop.cancelled_owned().await }),
+        )
+        .await;
+        if let Err(e) = r {
+            let _ = err_tx.send(e);
+        }
+    });
+    match rx.recv() {
+        Ok(addr) => Ok((addr, task)),
+        Err(_) => Err(match err_rx.recv() {
+            Ok(e) => e.into(),
+            Err(_) => RunError::Io {
+                what: format!("serving on {bind}"),
+                source: std::io::Error::other("the server stopped before listening"),
+            },
+        }),
+    }
+}
+
+/// `GET /metrics`: Prometheus text.
+fn metrics(
+    rt: &tokio::runtime::Runtime,
+    bind: SocketAddr,
+    metrics: Arc<Metrics>,
+    stop: CancellationToken,
+) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), RunError> {
+    use axum::routing::get;
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind(bind))
+        .map_err(|source| RunError::MetricsBind { addr: bind, source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| RunError::MetricsBind { addr: bind, source })?;
+    let router = axum::Router::new().route(
+        "/metrics",
+        get(move || {
+            let m = metrics.clone();
+            async move {
+                (
+                    [
+                        (
+                            axum::http::header::CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8",
+                        ),
+                        (axum::http::header::CACHE_CONTROL, "no-store"),
+                    ],
+                    m.text(),
+                )
+            }
+        }),
+    );
+    let task = rt.spawn(async move {
+        let r = axum::serve(listener, router)
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .await;
+        if let Err(e) = r {
+            tracing::warn!(error = %e, "metrics server stopped");
+        }
+    });
+    Ok((addr, task))
+}
+
+/// Wakes the loop on changes under content/, templates/, static/ and to fencepost.toml (the
+/// same folders `serve --watch` follows, re-armed when one is created or replaced). Without a
+/// watcher (the system refuses one) the poll still catches every change.
+fn watch(root: &Path, waker: Arc<Waker>) -> Option<Arc<Mutex<notify::RecommendedWatcher>>> {
+    use notify::{RecursiveMode, Watcher};
+    let (tx, rx) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
+    let watcher = match notify::recommended_watcher(move |ev| {
+        let _ = tx.send(ev);
+    }) {
+        Ok(w) => Arc::new(Mutex::new(w)),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch the site; changes are seen at the next poll");
+            return None;
+        }
+    };
+    if let Err(e) = watcher
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .watch(root, RecursiveMode::NonRecursive)
+    {
+        tracing::warn!(error = %e, "cannot watch the site; changes are seen at the next poll");
+        return None;
+    }
+    let mut armed = crate::serve::watch::Armed::default();
+    armed.rearm(root, &watcher);
+    let root = root.to_path_buf();
+    let thread_watcher = Arc::downgrade(&watcher);
+    std::thread::spawn(move || {
+        let sources: Vec<PathBuf> = crate::serve::watch::WATCHED
+            .iter()
+            .map(|d| root.join(d))
+            .collect();
+        let config = root.join("fencepost.toml");
+        while let Ok(ev) = rx.recv() {
+            let Ok(ev) = ev else { continue };
+            if matches!(ev.kind, notify::EventKind::Access(_)) {
+                continue;
+            }
+            let relevant = ev
+                .paths
+                .iter()
+                .any(|p| *p == config || sources.iter().any(|s| p.starts_with(s)));
+            if !relevant {
+                continue;
+            }
+            if let Some(w) = thread_watcher.upgrade() {
+                armed.rearm(&root, &w);
+            }
+            waker.files_changed();
+        }
+    });
+    Some(watcher)
+}
+
+/// On a shared PostgreSQL ledger: wake the loop at every other host's commit. Reconnects
+/// with a back-off; after a reconnect one cycle runs (notifications may have been missed).
+fn listen(site: &Site, waker: Arc<Waker>) {
+    let Ok(location) = site.ledger_location() else {
+        return;
+    };
+    if !matches!(location, crate::ledger::Location::Postgres(_)) {
+        return;
+    }
+    std::thread::spawn(move || {
+        let mut wait = Duration::from_secs(1);
+        loop {
+            let on_change = || waker.ledger_changed();
+            match crate::ledger::listen_for_changes(&location, &on_change) {
+                Ok(_) => tracing::warn!("the ledger's change channel closed; reconnecting"),
+                Err(e) => {
+                    tracing::warn!(error = %e, retry_secs = wait.as_secs(), "cannot listen for other hosts' changes; reconnecting")
+                }
+            }
+            std::thread::sleep(wait);
+            wait = (wait * 2).min(Duration::from_secs(30));
+            waker.ledger_changed();
+        }
+    });
+}
