@@ -1,0 +1,690 @@
+//! Issue 22: `fencepost run` — every page live at its instant. Each test drives the real
+//! binary as separate long-running OS processes against real SQLite or PostgreSQL and moto
+//! over HTTP, and reads pages over HTTP from the origins. Needs `--features failpoints`
+//! (the test clock, stalls), moto and PostgreSQL (`scripts/test` installs them).
+mod common;
+use chrono::{DateTime, SecondsFormat, Utc};
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The embargo-lag bound the tests hold a small site to (the issue's target at 10,000 items
+/// is 1 s; `scripts/bench run` measures the figures).
+const TARGET: Duration = Duration::from_millis(1000);
+
+/// The timing tests run one at a time: two of them at once on two cores would measure each
+/// other.
+static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn timing() -> std::sync::MutexGuard<'static, ()> {
+    TIMING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running `fencepost run --json`: its JSON lines arrive on a channel.
+struct Running {
+    child: Child,
+    lines: mpsc::Receiver<Value>,
+    first: Value,
+    stderr: std::path::PathBuf,
+}
+
+impl Running {
+    fn start(s: &TestSite, args: &[&str], env: &[(String, String)]) -> Running {
+        let stderr = s.path(&format!(
+            "run-{}.err",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let mut c = std::process::Command::new(bin());
+        c.arg("--site")
+            .arg(s.root())
+            .arg("run")
+            .args(args)
+            .arg("--json")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in std::io::BufReader::new(out).lines() {
+                let Ok(l) = l else { break };
+                let v: Value =
+                    serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let first = lines
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "run did not start: {}",
+                    std::fs::read_to_string(&stderr).unwrap_or_default()
+                )
+            });
+        assert!(first.get("listening").is_some(), "{first}");
+        Running {
+            child,
+            lines,
+            first,
+            stderr,
+        }
+    }
+
+    fn serve_addr(&self) -> String {
+        self.first["listening"].as_str().unwrap().to_string()
+    }
+
+    fn next_cycle(&self, within: Duration) -> Value {
+        self.lines
+            .recv_timeout(within)
+            .unwrap_or_else(|_| panic!("no cycle within {within:?}: {}", self.log()))
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// SIGTERM; waits (at most `within`) for the exit: (status, the time it took, the cycles
+    /// printed since the last read).
+    fn terminate(mut self, within: Duration) -> (std::process::ExitStatus, Duration, Vec<Value>) {
+        let started = Instant::now();
+        signal(self.pid(), libc::SIGTERM);
+        let status = loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                break st;
+            }
+            if started.elapsed() > within {
+                let _ = self.child.kill();
+                panic!(
+                    "run did not exit within {within:?} of SIGTERM: {}",
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let took = started.elapsed();
+        let rest = self.lines.iter().collect();
+        (status, took, rest)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn signal(pid: i32, sig: i32) {
+    // SAFETY: kill(2) on a child this test started.
+    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+}
+
+fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// `content/answers/<id>.md` due at `at` exactly (`publish_at`).
+fn item_at(s: &TestSite, id: i64, at: DateTime<Utc>) {
+    s.item_with(
+        id,
+        "2026-11-01",
+        &format!("publish_at = {}\n", rfc3339(at)),
+        &format!("Body of item {id}."),
+    );
+}
+
+/// Polls `/answers/<id>/` on every origin until each item answers 200 there, checking that
+/// none answers before its instant. Returns, per origin, each item's delay past its instant.
+fn watch_items(
+    origins: &[String],
+    due: &BTreeMap<i64, DateTime<Utc>>,
+    give_up: Duration,
+) -> Vec<BTreeMap<i64, Duration>> {
+    let started = Instant::now();
+    let mut seen: Vec<BTreeMap<i64, Duration>> = vec![BTreeMap::new(); origins.len()];
+    while seen.iter().any(|s| s.len() < due.len()) {
+        assert!(
+            started.elapsed() < give_up,
+            "not every item went live within {give_up:?}: {seen:?}"
+        );
+        for (o, addr) in origins.iter().enumerate() {
+            for (&id, &at) in due {
+                if seen[o].contains_key(&id) {
+                    continue;
+                }
+                let Ok(r) = try_http(addr, "GET", &format!("/answers/{id}/"), &[]) else {
+                    continue;
+                };
+                let now = Utc::now();
+                if r.status == 200 {
+                    assert!(
+                        now >= at,
+                        "item {id} on {addr} live at {now}, before its instant {at}"
+                    );
+                    assert!(
+                        r.text().contains(&format!("Body of item {id}.")),
+                        "{}",
+                        r.text()
+                    );
+                    seen[o].insert(id, (now - at).to_std().unwrap_or_default());
+                } else {
+                    // 503 until the origin's first build.
+                    assert!(
+                        matches!(r.status, 404 | 503),
+                        "item {id} on {addr}: {}",
+                        r.status
+                    );
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    seen
+}
+
+fn assert_within(seen: &[BTreeMap<i64, Duration>], target: Duration) {
+    for (o, s) in seen.iter().enumerate() {
+        for (id, lag) in s {
+            assert!(*lag <= target, "origin {o}: item {id} live {lag:?} after its instant (target {target:?}); all: {s:?}");
+        }
+    }
+}
+
+/// Every `lags[].item` of the cycles, counted.
+fn lag_items(cycles: &[Value]) -> BTreeMap<i64, usize> {
+    let mut n = BTreeMap::new();
+    for c in cycles {
+        for l in c["lags"].as_array().into_iter().flatten() {
+            *n.entry(l["item"].as_i64().unwrap()).or_insert(0) += 1;
+            assert!(
+                l["lag_ms"].as_i64().unwrap() >= 0,
+                "published before its instant: {l}"
+            );
+        }
+    }
+    n
+}
+
+fn drain(r: &Running, until: impl Fn(&BTreeMap<i64, usize>) -> bool, cycles: &mut Vec<Value>) {
+    let started = Instant::now();
+    while !until(&lag_items(cycles)) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "cycles so far: {cycles:?}"
+        );
+        if let Ok(c) = r.lines.recv_timeout(Duration::from_millis(200)) {
+            cycles.push(c);
+        }
+    }
+}
+
+#[test]
+fn twenty_items_go_live_at_their_instants_on_the_local_origin() {
+    let _t = timing();
+    let s = TestSite::new();
+    let r = Running::start(&s, &["--serve", "127.0.0.1:0"], &[]);
+    // The first cycle (empty site) has run or is running; the items come after the start.
+    let base = Utc::now() + chrono::Duration::milliseconds(1000);
+    let due: BTreeMap<i64, DateTime<Utc>> = (1..=20)
+        .map(|i| (i, base + chrono::Duration::milliseconds(100 * (i - 1))))
+        .collect();
+    for (&id, &at) in &due {
+        item_at(&s, id, at);
+    }
+    let seen = watch_items(&[r.serve_addr()], &due, Duration::from_secs(20));
+    assert_within(&seen, TARGET);
+    let mut cycles = Vec::new();
+    drain(&r, |n| n.len() == 20, &mut cycles);
+    let (status, took, rest) = r.terminate(Duration::from_secs(15));
+    cycles.extend(rest);
+    assert_eq!(status.code(), Some(0));
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let n = lag_items(&cycles);
+    assert_eq!(
+        n,
+        (1..=20).map(|i| (i, 1)).collect(),
+        "each item reported exactly once"
+    );
+    for c in &cycles {
+        assert!(c["error"].is_null(), "{c}");
+        for l in c["lags"].as_array().unwrap() {
+            assert!(l["live_lag_ms"].as_i64().unwrap() >= l["lag_ms"].as_i64().unwrap());
+        }
+    }
+    assert_eq!(s.revision(), 20);
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM items WHERE state = 'published'"),
+        20
+    );
+}
+
+#[test]
+fn two_hosts_on_one_postgres_ledger_publish_each_item_once_and_both_serve_it() {
+    let _t = timing();
+    let a = TestSite::on(Backend::Postgres);
+    let b = TestSite::new();
+    b.set_ledger_url(&a.ledger_url().unwrap());
+    let ra = Running::start(&a, &["--serve", "127.0.0.1:0"], &[]);
+    let rb = Running::start(&b, &["--serve", "127.0.0.1:0"], &[]);
+    let base = Utc::now() + chrono::Duration::milliseconds(1500);
+    let due: BTreeMap<i64, DateTime<Utc>> = (1..=10)
+        .map(|i| (i, base + chrono::Duration::milliseconds(200 * (i - 1))))
+        .collect();
+    for (&id, &at) in &due {
+        item_at(&a, id, at);
+        item_at(&b, id, at);
+    }
+    let seen = watch_items(
+        &[ra.serve_addr(), rb.serve_addr()],
+        &due,
+        Duration::from_secs(20),
+    );
+    assert_within(&seen, TARGET);
+    let (sa, _, ca) = ra.terminate(Duration::from_secs(15));
+    let (sb, _, cb) = rb.terminate(Duration::from_secs(15));
+    assert_eq!((sa.code(), sb.code()), (Some(0), Some(0)));
+    let mut all = ca;
+    all.extend(cb);
+    assert_eq!(
+        lag_items(&all),
+        (1..=10).map(|i| (i, 1)).collect(),
+        "every item published once, by one host or the other"
+    );
+    assert_eq!(
+        a.query_i64("SELECT publication_revision FROM site_state"),
+        10
+    );
+    assert_eq!(
+        a.query_i64("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
+        10
+    );
+    a.cmd(&["verify"]).assert().success();
+}
+
+#[test]
+fn a_change_on_another_host_is_built_here_within_a_second() {
+    // No instant involved: host B learns of A's commit from the ledger's notification (its
+    // poll is an hour away).
+    let _t = timing();
+    let a = TestSite::on(Backend::Postgres);
+    let b = TestSite::new();
+    b.set_ledger_url(&a.ledger_url().unwrap());
+    b.write(
+        "fencepost.toml",
+        &(std::fs::read_to_string(b.path("fencepost.toml")).unwrap()
+            + "\n[run]\npoll_secs = 3600\n"),
+    );
+    // Hosts sharing a ledger share one content tree (a host whose tree lacks a published
+    // item withdraws it): both have the item, due in a day, so B's own clock never wakes it
+    // for it within the test.
+    let due = Utc::now() + chrono::Duration::days(1);
+    item_at(&a, 1, due);
+    item_at(&b, 1, due);
+    let rb = Running::start(&b, &["--serve", "127.0.0.1:0"], &[]);
+    let c = rb.next_cycle(Duration::from_secs(20));
+    assert_eq!(c["publish"]["embargoed"], 1, "{c}");
+    // Settle: no file event left to wake B.
+    while rb.lines.recv_timeout(Duration::from_millis(800)).is_ok() {}
+    // A publishes it with a plain `publish` whose clock says it is due.
+    let t = Instant::now();
+    a.json(&[
+        "publish",
+        "--now",
+        &rfc3339(due + chrono::Duration::seconds(1)),
+    ]);
+    let addr = rb.serve_addr();
+    while !try_http(&addr, "GET", "/answers/1/", &[]).is_ok_and(|r| r.status == 200) {
+        if t.elapsed() > Duration::from_secs(10) {
+            let cycles: Vec<Value> = rb.lines.try_iter().collect();
+            panic!("host B never served A's item: {cycles:?} {}", rb.log());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let c = rb.next_cycle(Duration::from_secs(5));
+    assert_eq!(c["woke_for"][0], "ledger", "{c}");
+}
+
+#[test]
+fn deployed_items_reach_serve_from_within_the_target_and_the_pointer_ttl() {
+    let _t = timing();
+    let moto = Moto::start();
+    moto.bucket("runs");
+    let env = Moto::env(&moto.endpoint);
+    let s = TestSite::new();
+    s.write(
+        "fencepost.toml",
+        &(std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
+            + "\n[deploy]\nto = \"s3://runs/www\"\n"),
+    );
+    let r = Running::start(&s, &["--deploy"], &env);
+    let c = r.next_cycle(Duration::from_secs(30));
+    assert_eq!(c["deploy"]["outcome"], "deployed", "{c}");
+    let origin = s.serve_env(&["--from", "s3://runs/www"], &env);
+    let base = Utc::now() + chrono::Duration::milliseconds(1500);
+    let due: BTreeMap<i64, DateTime<Utc>> = (1..=5)
+        .map(|i| (i, base + chrono::Duration::milliseconds(400 * (i - 1))))
+        .collect();
+    for (&id, &at) in &due {
+        item_at(&s, id, at);
+    }
+    let seen = watch_items(
+        std::slice::from_ref(&origin.addr),
+        &due,
+        Duration::from_secs(30),
+    );
+    // serve.pointer_ttl_ms is 1 s by default.
+    assert_within(&seen, TARGET + Duration::from_millis(1000));
+    let (status, _, _) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn a_clock_stepped_back_publishes_nothing_early_and_one_stepped_forward_is_caught_up() {
+    let _t = timing();
+    let s = TestSite::new();
+    let clock = s.path("clock-offset");
+    std::fs::write(&clock, "0").unwrap();
+    let env = vec![(
+        "FENCEPOST_TEST_CLOCK_FILE".to_string(),
+        clock.display().to_string(),
+    )];
+    let r = Running::start(&s, &["--serve", "127.0.0.1:0"], &env);
+    let addr = r.serve_addr();
+    let status = |id: i64| {
+        try_http(&addr, "GET", &format!("/answers/{id}/"), &[])
+            .ok()
+            .map(|r| r.status)
+    };
+    let due = Utc::now() + chrono::Duration::milliseconds(1500);
+    item_at(&s, 1, due);
+    // A minute back, before the instant: the instant passes on this host's clock, not on the
+    // run's.
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::write(&clock, "-60000").unwrap();
+    let until = Instant::now() + Duration::from_millis(2500);
+    while Instant::now() < until {
+        assert_eq!(
+            status(1),
+            Some(404),
+            "published by a clock that says it is not due"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Back to true time: late now, published at once.
+    std::fs::write(&clock, "0").unwrap();
+    let t = Instant::now();
+    wait_for("item 1 after the clock came back", || {
+        status(1) == Some(200)
+    });
+    assert!(t.elapsed() < TARGET, "{:?}", t.elapsed());
+    // An item due in an hour, and the clock stepped an hour forward: caught up at once, not
+    // after the hour the loop meant to sleep.
+    item_at(&s, 2, Utc::now() + chrono::Duration::hours(1));
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(status(2), Some(404));
+    std::fs::write(&clock, (3_600_000 + 1000).to_string()).unwrap();
+    let t = Instant::now();
+    wait_for("item 2 after the clock stepped forward", || {
+        status(2) == Some(200)
+    });
+    assert!(t.elapsed() < TARGET, "{:?}", t.elapsed());
+    let (st, _, rest) = r.terminate(Duration::from_secs(15));
+    assert_eq!(st.code(), Some(0));
+    let _ = rest;
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM items WHERE state = 'published'"),
+        2
+    );
+    // Each was committed at or after its instant on the clock the run was given.
+    let early = s.count(
+        "SELECT COUNT(*) FROM items i JOIN pages p ON p.item_id = i.id WHERE p.first_published_at < i.publish_at",
+    );
+    assert_eq!(early, 0);
+}
+
+/// Appends `text` to the site's fencepost.toml.
+fn configure(s: &TestSite, text: &str) {
+    let p = s.path("fencepost.toml");
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap() + "\n" + text).unwrap();
+}
+
+/// `FAILPOINTS` and a log the process appends each fail point it reaches to.
+fn failpoints(s: &TestSite, spec: &str) -> (Vec<(String, String)>, std::path::PathBuf) {
+    let log = s.path("failpoints.log");
+    (
+        vec![
+            ("FAILPOINTS".to_string(), spec.to_string()),
+            (
+                "FENCEPOST_FAILPOINT_LOG".to_string(),
+                log.display().to_string(),
+            ),
+        ],
+        log,
+    )
+}
+
+fn reached(log: &std::path::Path, point: &str) -> bool {
+    std::fs::read_to_string(log).is_ok_and(|t| t.lines().any(|l| l == point))
+}
+
+#[test]
+fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run_builds() {
+    let s = TestSite::new();
+    configure(&s, "[serve]\nshutdown_deadline_secs = 2\n");
+    for id in 1..=3 {
+        s.item(id, "2026-11-01");
+    }
+    // The build stalls for 10 s after rendering, before its pointer moves.
+    let (env, log) = failpoints(&s, "build.after_render=sleep(10000)");
+    let r = Running::start(&s, &[], &env);
+    wait_for("the build to reach build.after_render", || {
+        reached(&log, "build.after_render")
+    });
+    let (status, took, cycles) = r.terminate(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0), "exit 0 on SIGTERM");
+    assert!(
+        took < Duration::from_millis(2000 + 1500),
+        "exited {took:?} after SIGTERM (deadline 2 s)"
+    );
+    assert!(
+        cycles.is_empty(),
+        "the abandoned cycle reported nothing: {cycles:?}"
+    );
+    // Published, not yet live: the pointer never moved.
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM items WHERE state = 'published'"),
+        3
+    );
+    assert!(
+        !s.path("public/current").exists(),
+        "the abandoned build moved the pointer"
+    );
+    // The next run resumes: nothing to publish, the build completes.
+    let r = Running::start(&s, &["--cycles", "1"], &[]);
+    let c = r.next_cycle(Duration::from_secs(30));
+    assert!(c["error"].is_null(), "{c}");
+    assert_eq!(
+        c["publish"]["published"].as_array().unwrap().len(),
+        0,
+        "nothing twice: {c}"
+    );
+    assert_eq!(c["build"]["pointer"], "moved", "{c}");
+    assert_eq!(c["revision"], 3);
+    for id in 1..=3 {
+        assert!(s
+            .current_file(&format!("answers/{id}/index.html"))
+            .contains(&format!("item {id}")));
+    }
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
+        3
+    );
+    s.cmd(&["verify"]).assert().success();
+}
+
+#[test]
+fn sigterm_in_the_middle_of_a_deploy_interrupts_it_and_the_next_run_resumes_it() {
+    let moto = Moto::start();
+    moto.bucket("runs");
+    let mut env = Moto::env(&moto.endpoint);
+    let s = TestSite::new();
+    configure(
+        &s,
+        "[serve]\nshutdown_deadline_secs = 5\n\n[deploy]\nto = \"s3://runs/www\"\n",
+    );
+    for id in 1..=3 {
+        s.item(id, "2026-11-01");
+    }
+    let (fp, log) = failpoints(&s, "deploy.after_blobs=sleep(1500)");
+    env.extend(fp);
+    let r = Running::start(&s, &["--deploy"], &env);
+    wait_for("the deploy to reach deploy.after_blobs", || {
+        reached(&log, "deploy.after_blobs")
+    });
+    let (status, took, cycles) = r.terminate(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0), "exit 0 on SIGTERM");
+    assert!(
+        took < Duration::from_secs(5),
+        "exited {took:?} after SIGTERM (deadline 5 s)"
+    );
+    // The deploy stopped at its next step boundary, its lease released.
+    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    let c = &cycles[0];
+    assert_eq!(c["deploy"]["outcome"], "interrupted", "{c}");
+    assert!(
+        c["failed_step"].is_null(),
+        "an interruption is not a failure: {c}"
+    );
+    let operation = c["deploy"]["operation"].clone();
+    assert!(operation.is_string(), "{c}");
+    // Not live at the bucket yet.
+    let origin = s.serve_env(&["--from", "s3://runs/www"], &Moto::env(&moto.endpoint));
+    assert_ne!(
+        try_http(&origin.addr, "GET", "/answers/1/", &[])
+            .map(|r| r.status)
+            .ok(),
+        Some(200)
+    );
+    // The next run resumes the same operation at once (no lease to wait out) and carries it out.
+    let started = Instant::now();
+    let r = Running::start(
+        &s,
+        &["--deploy", "--cycles", "1"],
+        &Moto::env(&moto.endpoint),
+    );
+    let c = r.next_cycle(Duration::from_secs(30));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(c["deploy"]["outcome"], "deployed", "{c}");
+    assert_eq!(c["deploy"]["resumed"], true, "{c}");
+    assert_eq!(c["deploy"]["operation"], operation, "{c}");
+    assert_eq!(
+        c["publish"]["published"].as_array().unwrap().len(),
+        0,
+        "{c}"
+    );
+    wait_for("the bucket's origin to serve item 3", || {
+        try_http(&origin.addr, "GET", "/answers/3/", &[]).is_ok_and(|r| r.status == 200)
+    });
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
+        3
+    );
+}
+
+/// VmRSS of a process, in KiB.
+fn rss_kib(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+fn open_fds(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+#[test]
+fn a_soak_of_10000_cycles_keeps_rss_flat_and_leaks_no_file_descriptor() {
+    let _t = timing();
+    let s = TestSite::new();
+    configure(&s, "[run]\npoll_secs = 0.001\n");
+    let r = Running::start(&s, &[], &[]);
+    // Items due every few milliseconds of the soak, written as it goes.
+    let mut next_item = 1i64;
+    let mut sample = None;
+    let mut cycles = 0u64;
+    let mut lags = BTreeMap::new();
+    let started = Instant::now();
+    while cycles < 10_000 {
+        let c = r.next_cycle(Duration::from_secs(30));
+        cycles = c["cycle"].as_u64().unwrap();
+        assert!(c["error"].is_null(), "{c}");
+        for l in c["lags"].as_array().unwrap() {
+            *lags.entry(l["item"].as_i64().unwrap()).or_insert(0) += 1;
+            assert!(l["lag_ms"].as_i64().unwrap() >= 0, "{l}");
+        }
+        if cycles % 40 == 0 && next_item <= 200 {
+            item_at(
+                &s,
+                next_item,
+                Utc::now() + chrono::Duration::milliseconds(5),
+            );
+            next_item += 1;
+        }
+        if cycles == 1_000 {
+            sample = Some((rss_kib(r.pid()), open_fds(r.pid())));
+        }
+    }
+    let (rss_end, fds_end) = (rss_kib(r.pid()), open_fds(r.pid()));
+    let (rss_start, fds_start) = sample.unwrap();
+    println!(
+        "soak: 10,000 cycles in {:.1} s; VmRSS at cycle 1,000: {rss_start} KiB, at 10,000: {rss_end} KiB; open fds {fds_start} -> {fds_end}",
+        started.elapsed().as_secs_f64()
+    );
+    let (status, _, rest) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+    for c in rest {
+        for l in c["lags"].as_array().unwrap() {
+            *lags.entry(l["item"].as_i64().unwrap()).or_insert(0) += 1;
+        }
+    }
+    assert!(
+        fds_end <= fds_start,
+        "file descriptors leaked: {fds_start} -> {fds_end}"
+    );
+    // Flat: within 8 MiB (the site grew from 0 to 200 items meanwhile).
+    assert!(
+        rss_end <= rss_start + 8 * 1024,
+        "RSS grew: {rss_start} -> {rss_end} KiB"
+    );
+    let written = next_item - 1;
+    assert!(written >= 200, "only {written} items written");
+    assert!(lags.values().all(|&n| n == 1), "an item reported twice");
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
+        lags.len() as i64
+    );
+}
