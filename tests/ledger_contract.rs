@@ -30,6 +30,7 @@ macro_rules! conformance {
 
 conformance!(
     leases_have_one_holder_and_the_fence_grows_on_expiry,
+    an_owner_gives_back_all_its_leases_at_once_and_its_guards_then_fail,
     racing_processes_over_one_due_item_publish_it_once,
     two_racing_commits_of_one_page_exactly_one_wins,
     a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_nothing,
@@ -198,6 +199,45 @@ fn leases_have_one_holder_and_the_fence_grows_on_expiry(b: Backend) {
     })
     .unwrap();
     assert_eq!(take(&mut l, &a, t0.plus_secs(61)).unwrap().fence, Fence(3));
+}
+
+/// `fencepost run` abandoning its work at the shutdown deadline: every live lease of its owner
+/// is freed for the next run, no other owner's lease is touched, and the abandoned holder's
+/// guarded writes find nothing.
+fn an_owner_gives_back_all_its_leases_at_once_and_its_guards_then_fail(b: Backend) {
+    let s = TestSite::on(b);
+    let mut l = open(&s);
+    let (a, o) = (OwnerId::random(), OwnerId::random());
+    let t0 = at(NOW);
+    let take = |l: &mut Ledger, k: LeaseKey<'_>, who: &OwnerId| {
+        l.write(|tx| lease::acquire(tx, &k, who, t0, 600))
+            .unwrap()
+            .expect("a free key is taken")
+    };
+    let a1 = take(&mut l, LeaseKey::Deploy("one"), &a);
+    let a2 = take(&mut l, LeaseKey::Image("https://example.test/x.png"), &a);
+    let o1 = take(&mut l, LeaseKey::Deploy("two"), &o);
+    let t1 = t0.plus_secs(1);
+    let n = l.write(|tx| lease::release_owner(tx, &a, t1)).unwrap();
+    assert_eq!(n, 2, "both of a's live leases");
+    l.write(|tx| {
+        assert!(!lease::lock(tx, &a1, t1)?, "a's guard finds nothing");
+        assert!(!lease::lock(tx, &a2, t1)?);
+        assert!(
+            lease::extend(tx, &a1, t1, 600)?.is_none(),
+            "nor can a extend it"
+        );
+        assert!(lease::lock(tx, &o1, t1)?, "o's lease is untouched");
+        Ok(())
+    })
+    .unwrap();
+    // The next holder takes a's keys at once, with a higher fence.
+    let next = l
+        .write(|tx| lease::acquire(tx, &LeaseKey::Deploy("one"), &o, t1, 600))
+        .unwrap()
+        .expect("free at once");
+    assert!(next.fence > a1.fence);
+    assert_eq!(l.write(|tx| lease::release_owner(tx, &a, t1)).unwrap(), 0);
 }
 
 /// Racing OS processes over one lease (one due item): exactly one holder publishes.

@@ -209,6 +209,18 @@ pub fn release(tx: &Tx<'_>, lease: &Lease, now: Instant) -> Result<bool, LedgerE
     Ok(n == 1)
 }
 
+/// Gives back every live lease `owner` holds, whatever its key and fence: a process that is
+/// abandoning its work (`fencepost run` at its shutdown deadline) lets the next run in at
+/// once instead of after the leases expire. Safe while that work may still be running: every
+/// write under a lease is guarded by it, and the guard now finds it expired. Returns how many
+/// were held.
+pub fn release_owner(tx: &Tx<'_>, owner: &OwnerId, now: Instant) -> Result<usize, LedgerError> {
+    tx.exec(
+        "lease.release_owner",
+        args! { "owner" => owner.0, "now" => now.0 },
+    )
+}
+
 /// Extends `lease` to `now + secs` if it is still held (same fence): long work keeps it
 /// without letting anyone in between. Returns the extended lease.
 pub fn extend(

@@ -24,6 +24,10 @@ RETURNING fence;
 UPDATE job_leases SET expires_at = 0, updated_at = :now
 WHERE key = :key AND owner_id = :owner AND fence = :fence;
 
+-- name: lease.release_owner
+UPDATE job_leases SET expires_at = 0, updated_at = :now
+WHERE owner_id = :owner AND expires_at > :now;
+
 -- name: lease.extend
 UPDATE job_leases SET expires_at = :expires_at, updated_at = :now
 WHERE key = :key AND owner_id = :owner AND fence = :fence AND expires_at > :now;
