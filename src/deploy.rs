@@ -141,6 +141,9 @@ pub struct Options {
     /// of uploads or step boundary, releases its lease and reports `interrupted`; the next
     /// deploy resumes it where its cursor stands. Not counted as a failed attempt.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The lease owner to use (default: a new random one). `fencepost run` names it so it can
+    /// give the lease back if it abandons the operation at its shutdown deadline.
+    pub owner: Option<OwnerId>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -442,7 +445,7 @@ pub async fn run_on(
         site,
         clock,
         remote,
-        owner: OwnerId::random(),
+        owner: opts.owner.clone().unwrap_or_else(OwnerId::random),
         progress,
         ours,
         adopt,

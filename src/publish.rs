@@ -46,6 +46,9 @@ pub struct Options {
     pub lease_secs: u64,
     /// Items to re-arm before the run (`--retry ID`): parked ones become due again.
     pub retry: Vec<ItemName>,
+    /// The lease owner to use (default: a new random one). `fencepost run` names it so it can
+    /// give the leases back if it abandons the run at its shutdown deadline.
+    pub owner: Option<OwnerId>,
 }
 
 /// An item this run could not publish, and why; it is retried by the next run.
@@ -158,7 +161,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         )
     };
     let mut ledger = site.open_or_create_ledger()?;
-    let owner = OwnerId::random();
+    let owner = opts.owner.clone().unwrap_or_else(OwnerId::random);
     let mut report = Report {
         owner: owner.0.clone(),
         ..Report::default()

@@ -21,12 +21,13 @@ pub mod wake;
 
 use crate::clock::{Clock, Instant};
 use crate::item::Shown;
+use crate::ledger::lease::OwnerId;
 use crate::site::Site;
 use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use wake::Reason;
 
@@ -111,6 +112,9 @@ pub struct CycleReport {
     pub durations_ms: Durations,
     /// The embargo lag of every item this cycle published.
     pub lags: Vec<Lag>,
+    /// Items an earlier cycle published whose build or deploy failed, live as of this cycle
+    /// (each reported once here, with its whole lag).
+    pub caught_up: Vec<Lag>,
     /// The next scheduled change: the loop wakes then.
     pub next_change_at: Option<Instant>,
     pub failed_step: Option<Step>,
@@ -132,6 +136,7 @@ impl Default for CycleReport {
             deploy: None,
             durations_ms: Durations::default(),
             lags: Vec::new(),
+            caught_up: Vec::new(),
             next_change_at: None,
             failed_step: None,
             error: None,
@@ -163,6 +168,7 @@ pub fn run(
     let waker = Arc::new(wake::Waker::default());
     let cancel = Arc::new(AtomicBool::new(false));
     let metrics = Arc::new(metrics::Metrics::new());
+    let owner: Arc<Mutex<Option<OwnerId>>> = Arc::default();
 
     // 2. What runs beside the loop: signals, servers, the file watcher, the ledger listener.
     let side = side::start(side::Start {
@@ -174,6 +180,7 @@ pub fn run(
         waker: waker.clone(),
         cancel: cancel.clone(),
         deadline,
+        give_back: give_back(site_dir, clock, owner.clone()),
     })?;
     emit(Event::Listening {
         serve: side.serve_addr,
@@ -186,6 +193,8 @@ pub fn run(
     let mut number = 0u64;
     loop {
         number += 1;
+        let cycle_owner = OwnerId::random();
+        *owner.lock().unwrap_or_else(|e| e.into_inner()) = Some(cycle_owner.clone());
         let mut report = cycle::run(
             cycle::Inputs {
                 site_dir,
@@ -194,13 +203,14 @@ pub fn run(
                 cancel: &cancel,
                 number,
                 reasons: std::mem::take(&mut reasons),
+                owner: cycle_owner,
             },
             &mut memory,
         );
         let config = memory.config.clone().unwrap_or_else(|| site.config.clone());
         let retry_at = schedule_retry(&mut memory, &report, &config, clock.now());
         report.retry_at = retry_at;
-        let parked = opts.metrics.and_then(|_| parked_deploys(site_dir));
+        let parked = opts.metrics.and_then(|_| parked(site_dir));
         metrics.observe(&report, parked);
         emit(Event::Cycle(&report));
         if opts.max_cycles.is_some_and(|m| number >= m) || waker.stopping() {
@@ -218,6 +228,35 @@ pub fn run(
     // 4. Stop the servers (open responses get the deadline).
     side.stop();
     Ok(())
+}
+
+/// What the shutdown deadline calls before it abandons the cycle: every lease the cycle holds
+/// is given back, so the next run (here or on another host) need not wait for them to expire.
+fn give_back(
+    site_dir: &Path,
+    clock: Clock,
+    owner: Arc<Mutex<Option<OwnerId>>>,
+) -> Box<dyn FnOnce() + Send> {
+    let site_dir = site_dir.to_path_buf();
+    Box::new(move || {
+        let Some(owner) = owner.lock().unwrap_or_else(|e| e.into_inner()).clone() else {
+            return;
+        };
+        let released = Site::open(&site_dir)
+            .map_err(|e| e.to_string())
+            .and_then(|site| site.open_ledger().map_err(|e| e.to_string()))
+            .and_then(|mut ledger| {
+                ledger
+                    .write(|tx| crate::ledger::lease::release_owner(tx, &owner, clock.now()))
+                    .map_err(|e| e.to_string())
+            });
+        match released {
+            Ok(n) => tracing::warn!(leases = n, "gave back the abandoned cycle's leases"),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not give back the abandoned cycle's leases; they expire on their own")
+            }
+        }
+    })
 }
 
 /// After a failed cycle, or items that failed and are retried: when to try again.
@@ -243,10 +282,15 @@ fn schedule_retry(
     Some(Instant(now.0.saturating_add(wait.as_millis() as i64)))
 }
 
-/// Parked deploy operations, for the metrics (None when the ledger cannot be read).
-fn parked_deploys(site_dir: &Path) -> Option<usize> {
+/// Parked items and deploy operations, for the metrics (None when the ledger cannot be read).
+fn parked(site_dir: &Path) -> Option<(usize, usize)> {
     let site = Site::open(site_dir).ok()?;
     let mut ledger = site.open_ledger().ok()?;
-    let ops = ledger.read(crate::ledger::deploys::unfinished).ok()?;
-    Some(ops.iter().filter(|o| o.status == "failed").count())
+    ledger
+        .read(|tx| {
+            let items = crate::ledger::items::parked(tx)?.len();
+            let ops = crate::ledger::deploys::unfinished(tx)?;
+            Ok((items, ops.iter().filter(|o| o.status == "failed").count()))
+        })
+        .ok()
 }

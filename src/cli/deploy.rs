@@ -102,6 +102,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             adopt: args.adopt,
             repair: args.repair,
             cancel: None,
+            owner: None,
         },
         &progress,
     )?;

@@ -33,6 +33,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let opts = fencepost::publish::Options {
         lease_secs: args.lease_secs.unwrap_or(site.config.publish.lease_secs),
         retry,
+        owner: None,
     };
     let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;
     if args.build && !r.skipped_locked.is_empty() {

@@ -45,7 +45,7 @@ fn human(r: &CycleReport) -> String {
             serde_json::to_value(d.outcome).unwrap_or_default()
         );
     }
-    for l in &r.lags {
+    for l in r.lags.iter().chain(&r.caught_up) {
         if let Some(ms) = l.live_lag_ms {
             out += &format!("\n  {} live {ms} ms after its instant", l.item);
         }

@@ -20,6 +20,9 @@ pub struct Memory {
     pub failures: u32,
     /// The configuration the last cycle read.
     pub config: Option<crate::config::Config>,
+    /// Items published by a cycle whose build or deploy then failed: reported (`caught_up`)
+    /// by the cycle that makes them live.
+    pub not_live: Vec<Lag>,
 }
 
 pub struct Inputs<'a> {
@@ -29,6 +32,8 @@ pub struct Inputs<'a> {
     pub cancel: &'a Arc<AtomicBool>,
     pub number: u64,
     pub reasons: Vec<Reason>,
+    /// The lease owner of this cycle's publish and deploy.
+    pub owner: crate::ledger::lease::OwnerId,
 }
 
 pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
@@ -40,6 +45,10 @@ pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
         ..CycleReport::default()
     };
     let result = steps(&i, mem, &mut r);
+    if result.is_err() {
+        let stranded = r.lags.iter().filter(|l| l.live_at.is_none()).cloned();
+        mem.not_live.extend(stranded);
+    }
     if let Err((step, e)) = result {
         tracing::warn!(step = ?step, error = %e, "cycle failed; what is live stays live, retrying after a back-off");
         r.failed_step = Some(step);
@@ -76,6 +85,7 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
         })
         .collect();
     r.publish = Some(published);
+    r.lags = lags;
     if i.cancel.load(Ordering::Relaxed) {
         return Ok(());
     }
@@ -96,10 +106,8 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
         r.next_change_at = min_opt(r.next_change_at, b.next_change_at);
         r.build = Some(b);
     }
-    let built_at = i.clock.now();
-    r.lags = lags;
     if !i.deploy {
-        live(&mut r.lags, built_at);
+        live(mem, r, i.clock.now());
     }
     if !i.deploy || i.cancel.load(Ordering::Relaxed) {
         return Ok(());
@@ -119,6 +127,7 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
         &crate::deploy::Options {
             to: site.config.deploy.to.clone(),
             cancel: Some(i.cancel.clone()),
+            owner: Some(i.owner.clone()),
             ..Default::default()
         },
         &|_, _| {},
@@ -132,7 +141,7 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
     match outcome {
         Outcome::Deployed | Outcome::AlreadyDeployed | Outcome::Superseded => {
             mem.deployed = Some(built);
-            live(&mut r.lags, i.clock.now());
+            live(mem, r, i.clock.now());
             Ok(())
         }
         // Another run is carrying out this revision or a newer one: it goes live without us.
@@ -149,6 +158,7 @@ fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step,
     let opts = crate::publish::Options {
         lease_secs: site.config.publish.lease_secs,
         retry: Vec::new(),
+        owner: Some(i.owner.clone()),
     };
     let report = crate::publish::run(site, i.clock, &opts).map_err(err)?;
     if !report.skipped_locked.is_empty() {
@@ -164,8 +174,11 @@ fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step,
     Ok(report)
 }
 
-fn live(lags: &mut [Lag], at: Instant) {
-    for l in lags {
+/// What this cycle published, and what earlier failed cycles left published but not live, is
+/// live as of `at`.
+fn live(mem: &mut Memory, r: &mut CycleReport, at: Instant) {
+    r.caught_up = std::mem::take(&mut mem.not_live);
+    for l in r.lags.iter_mut().chain(r.caught_up.iter_mut()) {
         l.live_at = Some(at);
         l.live_lag_ms = Some(at.0 - l.due_at.0);
     }

@@ -57,6 +57,11 @@ impl Metrics {
             ]),
             registry: Registry::default(),
         };
+        // Every step's failure counter exists from the start (at 0), so an alert on its rate
+        // has a series to read before the first failure.
+        for step in ["config", "publish", "build", "deploy"] {
+            let _ = m.failures.get_or_create(&StepLabel { step });
+        }
         registry.register("cycles", "Cycles run", m.cycles.clone());
         registry.register(
             "items_published",
@@ -112,13 +117,14 @@ impl Metrics {
     }
 
     /// Counts one cycle.
-    pub fn observe(&self, r: &CycleReport, parked_deploys: Option<usize>) {
+    /// After a cycle; `parked` is (items, deploy operations) parked in the ledger now, when it
+    /// could be read.
+    pub fn observe(&self, r: &CycleReport, parked: Option<(usize, usize)>) {
         self.cycles.inc();
         if let Some(p) = &r.publish {
             self.published.inc_by(p.published.len() as u64);
             self.updated.inc_by(p.updated.len() as u64);
             self.withdrawn.inc_by(p.withdrawn.len() as u64);
-            self.parked_items.set(p.parked.len() as i64);
         }
         if let Some(step) = r.failed_step {
             let step = match step {
@@ -133,14 +139,15 @@ impl Metrics {
         if r.revision > 0 {
             self.revision.set(r.revision);
         }
-        if let Some(n) = parked_deploys {
-            self.parked_deploys.set(n as i64);
+        if let Some((items, deploys)) = parked {
+            self.parked_items.set(items as i64);
+            self.parked_deploys.set(deploys as i64);
         }
         self.until_next_change.set(match r.next_change_at {
             Some(t) => (t.0 - r.ended_at.0) as f64 / 1000.0,
             None => -1.0,
         });
-        for l in &r.lags {
+        for l in r.lags.iter().chain(&r.caught_up) {
             if let Some(ms) = l.live_lag_ms {
                 self.lag.observe(ms.max(0) as f64 / 1000.0);
             }

@@ -22,6 +22,8 @@ pub struct Start<'a> {
     pub waker: Arc<Waker>,
     pub cancel: Arc<AtomicBool>,
     pub deadline: Duration,
+    /// Called (at most half a second before the deadline) when the current step is abandoned.
+    pub give_back: Box<dyn FnOnce() + Send>,
 }
 
 pub struct Side {
@@ -44,7 +46,13 @@ pub fn start(s: Start<'_>) -> Result<Side, RunError> {
             source,
         })?;
     let stop = CancellationToken::new();
-    signals(&rt, s.waker.clone(), s.cancel.clone(), s.deadline)?;
+    signals(
+        &rt,
+        s.waker.clone(),
+        s.cancel.clone(),
+        s.deadline,
+        s.give_back,
+    )?;
     let mut servers = Vec::new();
     let serve_addr = match s.serve {
         Some(bind) => {
@@ -91,12 +99,14 @@ impl Side {
 
 /// First SIGINT/SIGTERM: stop after the current step (a deploy stops at its next chunk),
 /// and exit 0 at `deadline` whatever is still running (abandoned work is resumed by the next
-/// run, as after a crash). A second signal exits at once.
+/// run, as after a crash), its leases given back in the deadline's last half second. A second
+/// signal exits at once.
 fn signals(
     rt: &tokio::runtime::Runtime,
     waker: Arc<Waker>,
     cancel: Arc<AtomicBool>,
     deadline: Duration,
+    give_back: Box<dyn FnOnce() + Send>,
 ) -> Result<(), RunError> {
     use tokio::signal::unix::{signal, SignalKind};
     let _guard = rt.enter();
@@ -118,10 +128,19 @@ fn signals(
         cancel.store(true, Ordering::Relaxed);
         waker.stop();
         std::thread::spawn(move || {
-            std::thread::sleep(deadline);
+            let last = Duration::from_millis(500).min(deadline / 2);
+            std::thread::sleep(deadline - last);
             tracing::warn!(
-                "shutdown deadline passed: abandoning the current step (the next run resumes it)"
+                "shutdown deadline: abandoning the current step (the next run resumes it)"
             );
+            // The ledger may be what the step is stuck on: give the leases back if that
+            // answers in time, else leave them to expire.
+            let (done_tx, done) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                give_back();
+                let _ = done_tx.send(());
+            });
+            let _ = done.recv_timeout(last);
             std::process::exit(0);
         });
         tokio::select! {
