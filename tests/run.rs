@@ -541,6 +541,69 @@ fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run
 }
 
 #[test]
+fn sigterm_in_the_middle_of_a_publish_gives_its_leases_back_so_the_next_run_publishes_at_once() {
+    let s = TestSite::new();
+    configure(&s, "[serve]\nshutdown_deadline_secs = 2\n");
+    for id in 1..=3 {
+        s.item(id, "2026-11-01");
+    }
+    // The publish stalls with its leases taken (180 s each), before its commit.
+    let (env, log) = failpoints(&s, "publish.before_commit=sleep(10000)");
+    let r = Running::start(&s, &[], &env);
+    wait_for("the publish to reach publish.before_commit", || {
+        reached(&log, "publish.before_commit")
+    });
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM job_leases WHERE expires_at > 0"),
+        3
+    );
+    let (status, took, cycles) = r.terminate(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        took < Duration::from_millis(2000 + 1000),
+        "exited {took:?} after SIGTERM (deadline 2 s)"
+    );
+    assert!(cycles.is_empty(), "{cycles:?}");
+    assert!(r_log_says(&s, "gave back"), "the log names the give-back");
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM job_leases WHERE expires_at > 0"),
+        0,
+        "every lease given back"
+    );
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM items WHERE state = 'published'"),
+        0
+    );
+    // The next run takes the items at once, not after 180 s: each published once.
+    let r = Running::start(&s, &["--cycles", "1"], &[]);
+    let c = r.next_cycle(Duration::from_secs(30));
+    assert_eq!(
+        c["publish"]["published"].as_array().unwrap().len(),
+        3,
+        "{c}"
+    );
+    assert_eq!(
+        c["publish"]["skipped_locked"].as_array().unwrap().len(),
+        0,
+        "{c}"
+    );
+    assert_eq!(
+        s.count("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
+        3
+    );
+}
+
+/// Whether any `fencepost run` stderr of this site mentions `text`.
+fn r_log_says(s: &TestSite, text: &str) -> bool {
+    std::fs::read_dir(s.root()).unwrap().flatten().any(|e| {
+        let name = e.file_name().to_string_lossy().to_string();
+        name.starts_with("run-")
+            && name.ends_with(".err")
+            && std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(text))
+    })
+}
+
+#[test]
 fn sigterm_in_the_middle_of_a_deploy_interrupts_it_and_the_next_run_resumes_it() {
     let moto = Moto::start();
     moto.bucket("runs");
@@ -646,7 +709,7 @@ fn a_soak_of_10000_cycles_keeps_rss_flat_and_leaks_no_file_descriptor() {
             *lags.entry(l["item"].as_i64().unwrap()).or_insert(0) += 1;
             assert!(l["lag_ms"].as_i64().unwrap() >= 0, "{l}");
         }
-        if cycles % 40 == 0 && next_item <= 200 {
+        if cycles.is_multiple_of(40) && next_item <= 200 {
             item_at(
                 &s,
                 next_item,
@@ -687,4 +750,118 @@ fn a_soak_of_10000_cycles_keeps_rss_flat_and_leaks_no_file_descriptor() {
         s.count("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
         lags.len() as i64
     );
+}
+
+/// Each series has its value in the Prometheus text.
+fn expect_metrics(text: &str, want: &[(&str, f64)]) {
+    for (series, value) in want {
+        assert_eq!(metric(text, series), Some(*value), "{series}: {text}");
+    }
+}
+
+/// A metric's value in Prometheus text (the first sample line starting with `series`).
+fn metric(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+#[test]
+fn a_bucket_down_backs_off_keeps_serving_and_says_so_in_the_log_and_the_metrics() {
+    let _t = timing();
+    let moto = Moto::start();
+    let env = Moto::env(&moto.endpoint);
+    let s = TestSite::new();
+    // The bucket does not exist yet: every deploy fails until it does.
+    configure(
+        &s,
+        "[run]\nmax_backoff_secs = 2\n\n[deploy]\nto = \"s3://later/www\"\n",
+    );
+    s.item(1, "2026-11-01");
+    let r = Running::start(
+        &s,
+        &[
+            "--deploy",
+            "--serve",
+            "127.0.0.1:0",
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+        &env,
+    );
+    let metrics_addr = r.first["metrics"].as_str().unwrap().to_string();
+    let scrape = || {
+        let resp = http(&metrics_addr, "GET", "/metrics", &[]);
+        assert_eq!(resp.status, 200);
+        assert!(resp
+            .header("content-type")
+            .unwrap()
+            .starts_with("text/plain"));
+        resp.text()
+    };
+    let first = r.next_cycle(Duration::from_secs(30));
+    assert_eq!(first["failed_step"], "deploy", "{first}");
+    assert!(
+        first["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{first}"
+    );
+    let retry1: DateTime<Utc> = first["retry_at"].as_str().unwrap().parse().unwrap();
+    let ended1: DateTime<Utc> = first["ended_at"].as_str().unwrap().parse().unwrap();
+    assert!((retry1 - ended1).num_milliseconds() >= 900, "{first}");
+    // What was built is served locally all the while.
+    assert_eq!(http(&r.serve_addr(), "GET", "/answers/1/", &[]).status, 200);
+    let second = r.next_cycle(Duration::from_secs(30));
+    assert_eq!(second["woke_for"][0], "retry", "{second}");
+    assert_eq!(second["failed_step"], "deploy", "{second}");
+    let retry2: DateTime<Utc> = second["retry_at"].as_str().unwrap().parse().unwrap();
+    let ended2: DateTime<Utc> = second["ended_at"].as_str().unwrap().parse().unwrap();
+    assert!(
+        (retry2 - ended2).num_milliseconds() >= 1900,
+        "the back-off doubles: {second}"
+    );
+    let text = scrape();
+    expect_metrics(
+        &text,
+        &[
+            ("fencepost_failures_total{step=\"deploy\"}", 2.0),
+            // The other steps' series exist, at 0, before any failure of theirs.
+            ("fencepost_failures_total{step=\"build\"}", 0.0),
+            ("fencepost_failures_total{step=\"publish\"}", 0.0),
+            ("fencepost_last_cycle_ok", 0.0),
+            ("fencepost_items_published_total", 1.0),
+            ("fencepost_revision", 1.0),
+            ("fencepost_cycles_total", 2.0),
+        ],
+    );
+    assert!(r.log().contains("cycle failed"), "{}", r.log());
+    // The bucket comes back: the next attempt carries the deploy out.
+    moto.bucket("later");
+    let third = r.next_cycle(Duration::from_secs(30));
+    assert!(third["failed_step"].is_null(), "{third}");
+    assert_eq!(third["deploy"]["outcome"], "deployed", "{third}");
+    // Item 1, published by the first cycle, is live at the target only now: reported once,
+    // here, with its whole lag.
+    assert_eq!(first["lags"][0]["item"], 1, "{first}");
+    assert!(first["lags"][0]["live_at"].is_null(), "{first}");
+    assert_eq!(third["caught_up"].as_array().unwrap().len(), 1, "{third}");
+    assert_eq!(third["caught_up"][0]["item"], 1, "{third}");
+    assert!(
+        third["caught_up"][0]["live_lag_ms"].as_i64().unwrap() >= 3000,
+        "{third}"
+    );
+    let text = scrape();
+    expect_metrics(
+        &text,
+        &[
+            ("fencepost_last_cycle_ok", 1.0),
+            ("fencepost_parked_deploys", 0.0),
+            ("fencepost_parked_items", 0.0),
+            ("fencepost_seconds_until_next_change", -1.0),
+            // Item 1's lag, observed once.
+            ("fencepost_embargo_lag_seconds_count", 1.0),
+        ],
+    );
+    let (status, _, _) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
 }
