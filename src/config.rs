@@ -125,6 +125,9 @@ pub struct ServeConfig {
     /// `serve --from`: the bucket's pointer is read at most once per this many
     /// milliseconds (and never cached past its next_change_at).
     pub pointer_ttl_ms: u64,
+    /// `serve --from`: for 30 s after the pointer's next_change_at passes (its deploy is due
+    /// any moment), the pointer is read at most once per this many milliseconds instead.
+    pub pointer_hot_ms: u64,
     /// `serve --from`: bytes of blobs kept in memory.
     pub blob_cache_bytes: u64,
     /// `serve --from`: every call to the bucket gives up after this many milliseconds (the
@@ -142,6 +145,7 @@ impl Default for ServeConfig {
             max_connections: 1024,
             shutdown_deadline_secs: 10,
             pointer_ttl_ms: 1000,
+            pointer_hot_ms: 100,
             blob_cache_bytes: 256 * 1024 * 1024,
             bucket_timeout_ms: 5000,
             write_timeout_secs: 30,
@@ -441,6 +445,13 @@ impl Config {
                 "serve.pointer_ttl_ms",
                 self.serve.pointer_ttl_ms.to_string(),
                 "must be at most 3600000 (an hour)",
+            ));
+        }
+        if self.serve.pointer_hot_ms < 10 || self.serve.pointer_hot_ms > 3_600_000 {
+            return Err(invalid(
+                "serve.pointer_hot_ms",
+                self.serve.pointer_hot_ms.to_string(),
+                "must be between 10 and 3600000 (at most one pointer read per 10 ms)",
             ));
         }
         if self.serve.max_connections == 0 || self.serve.max_connections > 1_000_000 {

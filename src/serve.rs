@@ -108,6 +108,7 @@ pub async fn serve_until(
                 clock,
                 bucket::Settings {
                     pointer_ttl_ms: c.pointer_ttl_ms,
+                    pointer_hot_ms: c.pointer_hot_ms,
                     blob_cache_bytes: c.blob_cache_bytes,
                     bucket_timeout_ms: c.bucket_timeout_ms,
                 },

@@ -137,6 +137,53 @@ fn a_past_next_change_caps_nothing_and_one_request_reads_the_pointer() {
 }
 
 #[test]
+fn just_past_its_next_change_the_pointer_is_read_every_hot_interval_by_one_request() {
+    let moto = Moto::start();
+    moto.bucket("hot");
+    let proxy = Proxy::start(&moto.endpoint, false);
+    let s = site_with_items(3);
+    // An embargoed item: the pointer's next_change_at is 2026-12-06T00:10Z.
+    s.item(4, "2026-12-05");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s.write(
+        "fencepost.toml",
+        &format!(
+            "{}\n[serve]\npointer_ttl_ms = 1000\npointer_hot_ms = 100\n",
+            std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
+        ),
+    );
+    s.json_env(
+        &["deploy", "--to", "s3://hot/www", "--now", NOW],
+        &Moto::env(&moto.endpoint),
+    );
+    // The origin's clock is a second past that instant: its deploy is due any moment, so the
+    // pointer is read every 100 ms (not every second), still by one request at a time.
+    let srv = s.serve_env(
+        &["--from", "s3://hot/www", "--now", "2026-12-06T00:10:01Z"],
+        &Moto::env(&proxy.endpoint),
+    );
+    let reads = || {
+        gets(&proxy)
+            .iter()
+            .filter(|p| p.ends_with("/current"))
+            .count()
+    };
+    let before = reads();
+    let started = Instant::now();
+    let mut n = 0;
+    while started.elapsed() < Duration::from_millis(1000) {
+        assert_eq!(srv.get("/answers/1/").status, 200);
+        n += 1;
+    }
+    let pointer_reads = reads() - before;
+    assert!(n > 30, "{n} requests");
+    assert!(
+        (4..=12).contains(&pointer_reads),
+        "{pointer_reads} pointer reads for {n} requests in 1 s at a 100 ms hot interval"
+    );
+}
+
+#[test]
 fn a_hanging_bucket_gives_a_plain_503_within_the_timeout_and_holds_no_one_else() {
     let moto = Moto::start();
     moto.bucket("hang");

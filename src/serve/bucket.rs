@@ -4,9 +4,10 @@
 //! layout:
 //!
 //! - the pointer `current` is read at most once per `serve.pointer_ttl_ms` (and not kept
-//!   past the pointer's own `next_change_at` while that instant is ahead; a past instant caps
-//!   nothing), by one request: the others keep serving the revision they know, and wait
-//!   only when there is none yet;
+//!   past the pointer's own `next_change_at` while that instant is ahead; for
+//!   [`HOT_WINDOW_MS`] after it passes — the deploy of that instant is due any moment — every
+//!   `serve.pointer_hot_ms`; long past, it caps nothing), by one request: the others keep
+//!   serving the revision they know, and wait only when there is none yet;
 //! - a new pointer costs one object, its manifest root; a request then waits at most for the
 //!   objects its own path needs — its shard, its blob — each fetched once however many
 //!   requests want it at the same moment (single flight), never behind another path's fetch;
@@ -145,6 +146,7 @@ struct ShardCache {
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
     pub pointer_ttl_ms: u64,
+    pub pointer_hot_ms: u64,
     pub blob_cache_bytes: u64,
     pub bucket_timeout_ms: u64,
 }
@@ -251,7 +253,7 @@ impl BucketOrigin {
             ),
             Err(e) => (Err(e), None),
         };
-        let ttl = ttl(self.settings.pointer_ttl_ms, cap, self.clock.now());
+        let ttl = ttl(&self.settings, cap, self.clock.now());
         // A failure counts from when it was learned: the requests that waited for this read
         // take its answer instead of each trying again, one after the other.
         let valid_until = match &result {
@@ -456,19 +458,28 @@ struct Streaming {
     done: bool,
 }
 
+/// How long after a pointer's `next_change_at` the pointer is read every
+/// `serve.pointer_hot_ms`: the deploy of that instant (`fencepost run --deploy` takes well
+/// under a second at 10,000 items, a few at 100,000) is expected within it.
+pub const HOT_WINDOW_MS: i64 = 30_000;
+
 /// How long a pointer read stays valid: `serve.pointer_ttl_ms`, capped at the pointer's
-/// `next_change_at` while that instant is still ahead (a past instant caps nothing: it is the
-/// normal state between an embargo's end and the next deploy).
+/// `next_change_at` while that instant is still ahead, and at `serve.pointer_hot_ms` for
+/// [`HOT_WINDOW_MS`] after it (the new pointer is seen a moment after its deploy, not up to a
+/// TTL later). Long past, the instant caps nothing: a deploy that never came (no `run`, a
+/// scheduler's next tick) must not make every request read the pointer.
 fn ttl(
-    ttl_ms: u64,
+    s: &Settings,
     next_change_at: Option<crate::clock::Instant>,
     now: crate::clock::Instant,
 ) -> Duration {
-    let mut ttl = Duration::from_millis(ttl_ms);
+    let mut ttl = Duration::from_millis(s.pointer_ttl_ms);
     if let Some(until) = next_change_at {
         let left = until.0.saturating_sub(now.0);
         if left > 0 {
             ttl = ttl.min(Duration::from_millis(left as u64));
+        } else if left >= -HOT_WINDOW_MS {
+            ttl = ttl.min(Duration::from_millis(s.pointer_hot_ms));
         }
     }
     ttl
@@ -582,20 +593,35 @@ mod tests {
     use crate::clock::Instant;
 
     #[test]
-    fn a_future_instant_caps_the_pointer_a_past_one_caps_nothing() {
+    fn a_future_instant_caps_the_pointer_a_just_past_one_makes_it_hot_a_long_past_one_caps_nothing()
+    {
+        let s = Settings {
+            pointer_ttl_ms: 1000,
+            pointer_hot_ms: 100,
+            blob_cache_bytes: 0,
+            bucket_timeout_ms: 0,
+        };
         let now = Instant(1_000_000);
-        assert_eq!(ttl(1000, None, now), Duration::from_millis(1000));
-        assert_eq!(
-            ttl(1000, Some(Instant(1_000_250)), now),
-            Duration::from_millis(250)
-        );
-        assert_eq!(
-            ttl(1000, Some(Instant(1_000_000)), now),
-            Duration::from_millis(1000)
-        );
-        assert_eq!(
-            ttl(1000, Some(Instant(999_000)), now),
-            Duration::from_millis(1000)
-        );
+        let ms = Duration::from_millis;
+        // (next_change_at, the TTL)
+        let table = [
+            (None, ms(1000)),
+            (Some(1_000_250), ms(250)),
+            (Some(1_000_050), ms(50)),
+            (Some(1_000_000), ms(100)),
+            (Some(999_000), ms(100)),
+            (Some(1_000_000 - HOT_WINDOW_MS), ms(100)),
+            (Some(1_000_000 - HOT_WINDOW_MS - 1), ms(1000)),
+            (Some(0), ms(1000)),
+        ];
+        for (at, want) in table {
+            assert_eq!(ttl(&s, at.map(Instant), now), want, "{at:?}");
+        }
+        // A hot interval longer than the TTL changes nothing.
+        let slow = Settings {
+            pointer_hot_ms: 5000,
+            ..s
+        };
+        assert_eq!(ttl(&slow, Some(Instant(999_000)), now), ms(1000));
     }
 }
