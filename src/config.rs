@@ -99,6 +99,11 @@ pub struct RunConfig {
     pub debounce_ms: u64,
     /// After a failed cycle the next waits 1 s, then twice as long each time, up to this.
     pub max_backoff_secs: u64,
+    /// After a cycle that built, keep this many of the newest local revisions (as `gc
+    /// --keep`); 0: never remove any.
+    pub keep_revisions: usize,
+    /// ... and any revision live less than this many seconds ago (as `gc --grace-secs`).
+    pub gc_grace_secs: u64,
 }
 
 impl Default for RunConfig {
@@ -107,6 +112,8 @@ impl Default for RunConfig {
             poll_secs: 60.0,
             debounce_ms: 200,
             max_backoff_secs: 60,
+            keep_revisions: 10,
+            gc_grace_secs: 300,
         }
     }
 }

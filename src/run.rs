@@ -69,6 +69,8 @@ pub enum Step {
     Publish,
     Build,
     Deploy,
+    /// Removing old local revisions (`run.keep_revisions`).
+    Gc,
 }
 
 /// Each step's wall time; `build`/`deploy` are absent when the step did not run.
@@ -77,6 +79,7 @@ pub struct Durations {
     pub publish: u64,
     pub build: Option<u64>,
     pub deploy: Option<u64>,
+    pub gc: Option<u64>,
     pub total: u64,
 }
 
@@ -109,6 +112,9 @@ pub struct CycleReport {
     pub build: Option<crate::build::Report>,
     /// What `fencepost deploy --json` prints (absent: not deploying, or nothing new).
     pub deploy: Option<crate::deploy::Report>,
+    /// What `fencepost gc --json` prints, after a cycle that built (absent: nothing built, or
+    /// `run.keep_revisions = 0`).
+    pub gc: Option<crate::build::admin::GcReport>,
     pub durations_ms: Durations,
     /// The embargo lag of every item this cycle published.
     pub lags: Vec<Lag>,
@@ -134,6 +140,7 @@ impl Default for CycleReport {
             publish: None,
             build: None,
             deploy: None,
+            gc: None,
             durations_ms: Durations::default(),
             lags: Vec::new(),
             caught_up: Vec::new(),

@@ -865,3 +865,45 @@ fn a_bucket_down_backs_off_keeps_serving_and_says_so_in_the_log_and_the_metrics(
     let (status, _, _) = r.terminate(Duration::from_secs(15));
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn a_run_keeps_only_the_newest_revisions_it_built() {
+    let s = TestSite::new();
+    configure(&s, "[run]\nkeep_revisions = 2\ngc_grace_secs = 0\n");
+    let r = Running::start(&s, &["--serve", "127.0.0.1:0"], &[]);
+    r.next_cycle(Duration::from_secs(30));
+    for id in 1..=5 {
+        s.item(id, "2026-11-01");
+        // The file change wakes a cycle that publishes it, builds, and collects.
+        loop {
+            let c = r.next_cycle(Duration::from_secs(30));
+            assert!(c["error"].is_null(), "{c}");
+            if c["lags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["item"] == id)
+            {
+                assert!(c["gc"].is_object(), "{c}");
+                assert!(c["durations_ms"]["gc"].is_u64(), "{c}");
+                break;
+            }
+        }
+    }
+    let complete: Vec<String> = std::fs::read_dir(s.path("public/revisions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert_eq!(complete.len(), 2, "{complete:?}");
+    assert!(complete.iter().any(|n| n.starts_with("5-")), "{complete:?}");
+    for id in 1..=5 {
+        assert_eq!(
+            http(&r.serve_addr(), "GET", &format!("/answers/{id}/"), &[]).status,
+            200
+        );
+    }
+    let (status, _, _) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+}

@@ -44,7 +44,10 @@ pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
         started_at: i.clock.now(),
         ..CycleReport::default()
     };
-    let result = steps(&i, mem, &mut r);
+    let mut result = steps(&i, mem, &mut r);
+    if result.is_ok() {
+        result = collect(&i, &mut r);
+    }
     if result.is_err() {
         let stranded = r.lags.iter().filter(|l| l.live_at.is_none()).cloned();
         mem.not_live.extend(stranded);
@@ -151,6 +154,31 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
             error.unwrap_or_else(|| format!("deploy ended {outcome:?}")),
         )),
     }
+}
+
+/// 5. After a cycle that built a revision: old local revisions removed as `fencepost gc
+/// --keep run.keep_revisions --grace-secs run.gc_grace_secs` would (never the current one,
+/// one live within the grace period, or one an unfinished deploy carries out), so a run
+/// that publishes all day does not fill the disk with revisions. `keep_revisions = 0`: never.
+fn collect(i: &Inputs<'_>, r: &mut CycleReport) -> StepResult {
+    let moved = r
+        .build
+        .as_ref()
+        .is_some_and(|b| !b.already_built && !b.preview);
+    if !moved || i.cancel.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let site = Site::open(i.site_dir).map_err(|e| (Step::Config, e.to_string()))?;
+    let keep = site.config.run.keep_revisions;
+    if keep == 0 {
+        return Ok(());
+    }
+    let t = std::time::Instant::now();
+    let g = crate::build::admin::gc(&site, i.clock, keep, site.config.run.gc_grace_secs)
+        .map_err(|e| (Step::Gc, e.to_string()))?;
+    r.durations_ms.gc = Some(t.elapsed().as_millis() as u64);
+    r.gc = Some(g);
+    Ok(())
 }
 
 fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step, String)> {

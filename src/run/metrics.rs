@@ -59,7 +59,7 @@ impl Metrics {
         };
         // Every step's failure counter exists from the start (at 0), so an alert on its rate
         // has a series to read before the first failure.
-        for step in ["config", "publish", "build", "deploy"] {
+        for step in ["config", "publish", "build", "deploy", "gc"] {
             let _ = m.failures.get_or_create(&StepLabel { step });
         }
         registry.register("cycles", "Cycles run", m.cycles.clone());
@@ -132,6 +132,7 @@ impl Metrics {
                 Step::Publish => "publish",
                 Step::Build => "build",
                 Step::Deploy => "deploy",
+                Step::Gc => "gc",
             };
             self.failures.get_or_create(&StepLabel { step }).inc();
         }
