@@ -25,8 +25,6 @@ pub struct Memory {
     pub not_live: Vec<Lag>,
     /// The low-priority threads deleting what earlier gcs renamed aside.
     pub deleting: Vec<std::thread::JoinHandle<()>>,
-    /// Set while a cycle runs: the deleting threads hold still then.
-    pub busy: Arc<AtomicBool>,
 }
 
 pub struct Inputs<'a> {
@@ -41,7 +39,6 @@ pub struct Inputs<'a> {
 }
 
 pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
-    mem.busy.store(true, Ordering::Relaxed);
     let started = std::time::Instant::now();
     let mut r = CycleReport {
         cycle: i.number,
@@ -64,7 +61,6 @@ pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
     }
     r.durations_ms.total = started.elapsed().as_millis() as u64;
     r.ended_at = i.clock.now();
-    mem.busy.store(false, Ordering::Relaxed);
     r
 }
 
@@ -193,77 +189,30 @@ fn collect(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult 
     r.durations_ms.gc = Some(t.elapsed().as_millis() as u64);
     r.gc = Some(g);
     if !trash.is_empty() {
-        let busy = mem.busy.clone();
-        mem.deleting
-            .push(std::thread::spawn(move || delete(trash, &busy)));
+        mem.deleting.push(std::thread::spawn(move || delete(trash)));
     }
     Ok(())
 }
 
-/// Deletes renamed-aside revisions between cycles, at the lowest CPU priority (nice 19 for
-/// this thread alone): deleting 100,000 directories contends with a build creating 100,000
-/// (on tmpfs, for the same locks), so the deletion holds still while a cycle runs — for at
-/// most [`MAX_HOLD`] at a time, so a run with no idle moment still frees its disk. What is
-/// left when the process stops is removed by the next gc.
-fn delete(trash: Vec<std::path::PathBuf>, busy: &AtomicBool) {
+/// Deletes renamed-aside revisions at the lowest CPU priority (nice 19 for this thread
+/// alone), so the cycles' builds keep the cores. What is left (the process stopped) is
+/// removed by the next gc.
+fn delete(trash: Vec<std::path::PathBuf>) {
     // SAFETY: setpriority on this thread's own id (Linux: a thread's nice value is its own).
     unsafe {
         let tid = libc::gettid();
         libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
     }
-    let mut gate = Gate {
-        busy,
-        held: std::time::Duration::ZERO,
-    };
     for dir in trash {
-        if let Err(e) = remove_tree(&dir, &mut gate) {
-            tracing::warn!(dir = %dir.display(), error = %e, "cannot delete an old revision; the next gc tries again");
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            // A concurrent `fencepost gc` took it.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), error = %e, "cannot delete an old revision; the next gc tries again")
+            }
         }
     }
-}
-
-/// The longest the deletion holds still for running cycles before it goes on regardless.
-const MAX_HOLD: std::time::Duration = std::time::Duration::from_secs(60);
-
-struct Gate<'a> {
-    busy: &'a AtomicBool,
-    held: std::time::Duration,
-}
-
-impl Gate<'_> {
-    fn pass(&mut self) {
-        let step = std::time::Duration::from_millis(5);
-        while self.busy.load(Ordering::Relaxed) && self.held < MAX_HOLD {
-            std::thread::sleep(step);
-            self.held += step;
-        }
-        if !self.busy.load(Ordering::Relaxed) {
-            self.held = std::time::Duration::ZERO;
-        }
-    }
-}
-
-/// `remove_dir_all`, a directory at a time through the gate. Entries already gone (a
-/// concurrent `fencepost gc`) are fine.
-fn remove_tree(dir: &std::path::Path, gate: &mut Gate<'_>) -> std::io::Result<()> {
-    let gone = |r: std::io::Result<()>| match r {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        r => r,
-    };
-    let entries = match std::fs::read_dir(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        r => r?,
-    };
-    for entry in entries {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            remove_tree(&entry.path(), gate)?;
-        } else {
-            gone(std::fs::remove_file(entry.path()))?;
-        }
-    }
-    gate.pass();
-    gone(std::fs::remove_dir(dir))
 }
 
 fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step, String)> {
