@@ -9,7 +9,7 @@ use crate::output::OutputError;
 use crate::site::Site;
 use serde::Serialize;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RollbackReport {
@@ -87,35 +87,6 @@ pub fn gc(
     keep: usize,
     grace_secs: u64,
 ) -> Result<GcReport, BuildError> {
-    collect(site, clock, keep, grace_secs, None, true)
-}
-
-/// [`gc`], except that the removed revisions are only renamed aside under the pointer lock
-/// (a rename each: quick) and their folders returned for the caller to delete — `fencepost
-/// run` deletes them on a low-priority thread, so a 100,000-directory revision going away
-/// does not hold up the next instant's build. `clean_trash: false` leaves every trash folder
-/// alone (the caller is still deleting earlier ones; leftovers of dead runs wait for a later
-/// gc).
-pub fn gc_deferred(
-    site: &Site,
-    clock: &Clock,
-    keep: usize,
-    grace_secs: u64,
-    clean_trash: bool,
-) -> Result<(GcReport, Vec<PathBuf>), BuildError> {
-    let mut trash = Vec::new();
-    let report = collect(site, clock, keep, grace_secs, Some(&mut trash), clean_trash)?;
-    Ok((report, trash))
-}
-
-fn collect(
-    site: &Site,
-    clock: &Clock,
-    keep: usize,
-    grace_secs: u64,
-    mut defer: Option<&mut Vec<PathBuf>>,
-    clean_trash: bool,
-) -> Result<GcReport, BuildError> {
     let public = public_dir(site);
     // Revisions an unfinished (pending or parked) deploy operation carries out: decided, so
     // they must stay until it is done or a person abandons it.
@@ -133,10 +104,7 @@ fn collect(
     let mut abandoned_removed = revision::remove_abandoned(&public)?;
     let now = clock.now();
     let report = pointer::with_lock(&public, || {
-        abandoned_removed += pointer::remove_dead_swaps(&public);
-        if clean_trash {
-            abandoned_removed += revision::remove_trash(&public)?;
-        }
+        abandoned_removed += pointer::remove_dead_swaps(&public) + revision::remove_trash(&public)?;
         let current = pointer::read(&public)?.map(|p| p.dir);
         let grace_ms = i64::try_from(grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
         let recent: HashSet<String> = pointer::retired(&public)
@@ -157,10 +125,7 @@ fn collect(
                 in_grace.push(name);
                 continue;
             }
-            match defer.as_deref_mut() {
-                Some(trash) => trash.push(revision::retire(&public, &name)?),
-                None => revision::remove(&public, &name)?,
-            }
+            revision::remove(&public, &name)?;
             removed.push(name);
         }
         Ok(GcReport {

@@ -178,14 +178,6 @@ const TRASH_PREFIX: &str = ".trash-";
 /// Removes a complete revision: renamed aside first, so a half-removed one never looks
 /// complete, then deleted. Call it holding the pointer lock (see `pointer::with_lock`).
 pub fn remove(public: &Path, name: &str) -> Result<(), OutputError> {
-    let trash = retire(public, name)?;
-    std::fs::remove_dir_all(&trash).map_err(io_err(&trash))
-}
-
-/// The first half of [`remove`]: the revision renamed aside (one rename: from here on no
-/// reader can reach it), its deletion left to the caller. A trash folder nobody deletes is
-/// removed by the next gc's [`remove_trash`].
-pub fn retire(public: &Path, name: &str) -> Result<PathBuf, OutputError> {
     let dir = public.join(REVISIONS).join(name);
     let trash = public.join(REVISIONS).join(format!(
         "{TRASH_PREFIX}{name}-{}",
@@ -193,7 +185,7 @@ pub fn retire(public: &Path, name: &str) -> Result<PathBuf, OutputError> {
     ));
     std::fs::rename(&dir, &trash).map_err(io_err(&dir))?;
     crate::fail_point!("gc.after_trash_rename");
-    Ok(trash)
+    std::fs::remove_dir_all(&trash).map_err(io_err(&trash))
 }
 
 /// Removes what gc runs that died left behind (`revisions/.trash-*`). Call it holding the

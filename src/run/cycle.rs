@@ -23,8 +23,6 @@ pub struct Memory {
     /// Items published by a cycle whose build or deploy then failed: reported (`caught_up`)
     /// by the cycle that makes them live.
     pub not_live: Vec<Lag>,
-    /// The low-priority threads deleting what earlier gcs renamed aside.
-    pub deleting: Vec<std::thread::JoinHandle<()>>,
 }
 
 pub struct Inputs<'a> {
@@ -48,7 +46,7 @@ pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
     };
     let mut result = steps(&i, mem, &mut r);
     if result.is_ok() {
-        result = collect(&i, mem, &mut r);
+        result = collect(&i, &mut r);
     }
     if result.is_err() {
         let stranded = r.lags.iter().filter(|l| l.live_at.is_none()).cloned();
@@ -162,9 +160,7 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
 /// --keep run.keep_revisions --grace-secs run.gc_grace_secs` would (never the current one,
 /// one live within the grace period, or one an unfinished deploy carries out), so a run
 /// that publishes all day does not fill the disk with revisions. `keep_revisions = 0`: never.
-/// The revisions are renamed aside here and deleted on a low-priority thread.
-fn collect(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
-    mem.deleting.retain(|d| !d.is_finished());
+fn collect(i: &Inputs<'_>, r: &mut CycleReport) -> StepResult {
     let moved = r
         .build
         .as_ref()
@@ -178,41 +174,11 @@ fn collect(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult 
         return Ok(());
     }
     let t = std::time::Instant::now();
-    let (g, trash) = crate::build::admin::gc_deferred(
-        &site,
-        i.clock,
-        keep,
-        site.config.run.gc_grace_secs,
-        mem.deleting.is_empty(),
-    )
-    .map_err(|e| (Step::Gc, e.to_string()))?;
+    let g = crate::build::admin::gc(&site, i.clock, keep, site.config.run.gc_grace_secs)
+        .map_err(|e| (Step::Gc, e.to_string()))?;
     r.durations_ms.gc = Some(t.elapsed().as_millis() as u64);
     r.gc = Some(g);
-    if !trash.is_empty() {
-        mem.deleting.push(std::thread::spawn(move || delete(trash)));
-    }
     Ok(())
-}
-
-/// Deletes renamed-aside revisions at the lowest CPU priority (nice 19 for this thread
-/// alone), so the cycles' builds keep the cores. What is left (the process stopped) is
-/// removed by the next gc.
-fn delete(trash: Vec<std::path::PathBuf>) {
-    // SAFETY: setpriority on this thread's own id (Linux: a thread's nice value is its own).
-    unsafe {
-        let tid = libc::gettid();
-        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19);
-    }
-    for dir in trash {
-        match std::fs::remove_dir_all(&dir) {
-            Ok(()) => {}
-            // A concurrent `fencepost gc` took it.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                tracing::warn!(dir = %dir.display(), error = %e, "cannot delete an old revision; the next gc tries again")
-            }
-        }
-    }
 }
 
 fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step, String)> {
