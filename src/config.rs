@@ -104,6 +104,9 @@ pub struct RunConfig {
     pub keep_revisions: usize,
     /// ... and any revision live less than this many seconds ago (as `gc --grace-secs`).
     pub gc_grace_secs: u64,
+    /// Old revisions are removed when the next scheduled change is at least this many
+    /// seconds away (or when `keep_revisions` more have piled up).
+    pub gc_idle_secs: u64,
 }
 
 impl Default for RunConfig {
@@ -114,6 +117,7 @@ impl Default for RunConfig {
             max_backoff_secs: 60,
             keep_revisions: 10,
             gc_grace_secs: 300,
+            gc_idle_secs: 30,
         }
     }
 }

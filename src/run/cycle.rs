@@ -23,6 +23,8 @@ pub struct Memory {
     /// Items published by a cycle whose build or deploy then failed: reported (`caught_up`)
     /// by the cycle that makes them live.
     pub not_live: Vec<Lag>,
+    /// Revisions built since the last gc.
+    pub uncollected: usize,
 }
 
 pub struct Inputs<'a> {
@@ -46,7 +48,7 @@ pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
     };
     let mut result = steps(&i, mem, &mut r);
     if result.is_ok() {
-        result = collect(&i, &mut r);
+        result = collect(&i, mem, &mut r);
     }
     if result.is_err() {
         let stranded = r.lags.iter().filter(|l| l.live_at.is_none()).cloned();
@@ -156,29 +158,55 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
     }
 }
 
-/// 5. After a cycle that built a revision: old local revisions removed as `fencepost gc
-/// --keep run.keep_revisions --grace-secs run.gc_grace_secs` would (never the current one,
-/// one live within the grace period, or one an unfinished deploy carries out), so a run
-/// that publishes all day does not fill the disk with revisions. `keep_revisions = 0`: never.
-fn collect(i: &Inputs<'_>, r: &mut CycleReport) -> StepResult {
-    let moved = r
-        .build
-        .as_ref()
-        .is_some_and(|b| !b.already_built && !b.preview);
-    if !moved || i.cancel.load(Ordering::Relaxed) {
+/// 5. Old local revisions removed as `fencepost gc --keep run.keep_revisions --grace-secs
+/// run.gc_grace_secs` would (never the current one, one live within the grace period, or one
+/// an unfinished deploy carries out), so a run that publishes all day does not fill the disk.
+/// Deleting a 100,000-directory revision takes seconds of both cores, so it is done when
+/// [`should_collect`] says: in idle time, or when it can wait no longer.
+fn collect(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
+    if r.build.as_ref().is_some_and(|b| !b.already_built) {
+        mem.uncollected += 1;
+    }
+    if i.cancel.load(Ordering::Relaxed) {
         return Ok(());
     }
     let site = Site::open(i.site_dir).map_err(|e| (Step::Config, e.to_string()))?;
-    let keep = site.config.run.keep_revisions;
-    if keep == 0 {
+    let run = &site.config.run;
+    let idle = std::time::Duration::from_secs(run.gc_idle_secs);
+    if !should_collect(
+        mem.uncollected,
+        run.keep_revisions,
+        r.next_change_at,
+        i.clock.now(),
+        idle,
+    ) {
         return Ok(());
     }
     let t = std::time::Instant::now();
-    let g = crate::build::admin::gc(&site, i.clock, keep, site.config.run.gc_grace_secs)
+    let g = crate::build::admin::gc(&site, i.clock, run.keep_revisions, run.gc_grace_secs)
         .map_err(|e| (Step::Gc, e.to_string()))?;
     r.durations_ms.gc = Some(t.elapsed().as_millis() as u64);
     r.gc = Some(g);
+    mem.uncollected = 0;
     Ok(())
+}
+
+/// Whether to collect now: never with `keep = 0` or nothing built since the last time; else
+/// when the next scheduled change is at least `idle` away (or there is none), or when `keep`
+/// revisions have piled up since (at most about twice `keep` are ever on disk).
+pub fn should_collect(
+    uncollected: usize,
+    keep: usize,
+    next_change_at: Option<Instant>,
+    now: Instant,
+    idle: std::time::Duration,
+) -> bool {
+    if keep == 0 || uncollected == 0 {
+        return false;
+    }
+    let quiet = next_change_at
+        .is_none_or(|t| t.0.saturating_sub(now.0) >= idle.as_millis().min(i64::MAX as u128) as i64);
+    quiet || uncollected >= keep
 }
 
 fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step, String)> {
@@ -216,5 +244,37 @@ fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn old_revisions_are_collected_in_idle_time_or_when_they_pile_up() {
+        let now = Instant(1_000_000);
+        let idle = Duration::from_secs(30);
+        let at = |secs: i64| Some(Instant(now.0 + secs * 1000));
+        // (uncollected, keep, next change, collect?)
+        let table = [
+            (1, 0, None, false),
+            (0, 10, None, false),
+            (1, 10, None, true),
+            (1, 10, at(30), true),
+            (1, 10, at(29), false),
+            (1, 10, at(-5), false),
+            (9, 10, at(3), false),
+            (10, 10, at(3), true),
+            (12, 10, at(0), true),
+        ];
+        for (uncollected, keep, next, want) in table {
+            assert_eq!(
+                should_collect(uncollected, keep, next, now, idle),
+                want,
+                "{uncollected} {keep} {next:?}"
+            );
+        }
     }
 }
