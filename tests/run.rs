@@ -485,19 +485,19 @@ fn reached(log: &std::path::Path, point: &str) -> bool {
     std::fs::read_to_string(log).is_ok_and(|t| t.lines().any(|l| l == point))
 }
 
-#[test]
-fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run_builds() {
+/// A site with items 1–3 due and a 2 s shutdown deadline; a run stalled 10 s at `point`
+/// (after `before_signal` looked at it there), then SIGTERM: exit 0 within the deadline,
+/// with no cycle reported.
+fn stalled_and_stopped(point: &str, before_signal: impl FnOnce(&TestSite)) -> TestSite {
     let s = TestSite::new();
     configure(&s, "[serve]\nshutdown_deadline_secs = 2\n");
     for id in 1..=3 {
         s.item(id, "2026-11-01");
     }
-    // The build stalls for 10 s after rendering, before its pointer moves.
-    let (env, log) = failpoints(&s, "build.after_render=sleep(10000)");
+    let (env, log) = failpoints(&s, &format!("{point}=sleep(10000)"));
     let r = Running::start(&s, &[], &env);
-    wait_for("the build to reach build.after_render", || {
-        reached(&log, "build.after_render")
-    });
+    wait_for(point, || reached(&log, point));
+    before_signal(&s);
     let (status, took, cycles) = r.terminate(Duration::from_secs(10));
     assert_eq!(status.code(), Some(0), "exit 0 on SIGTERM");
     assert!(
@@ -508,6 +508,13 @@ fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run
         cycles.is_empty(),
         "the abandoned cycle reported nothing: {cycles:?}"
     );
+    s
+}
+
+#[test]
+fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run_builds() {
+    // The build stalls after rendering, before its pointer moves.
+    let s = stalled_and_stopped("build.after_render", |_| {});
     // Published, not yet live: the pointer never moved.
     assert_eq!(
         s.count("SELECT COUNT(*) FROM items WHERE state = 'published'"),
@@ -542,28 +549,13 @@ fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run
 
 #[test]
 fn sigterm_in_the_middle_of_a_publish_gives_its_leases_back_so_the_next_run_publishes_at_once() {
-    let s = TestSite::new();
-    configure(&s, "[serve]\nshutdown_deadline_secs = 2\n");
-    for id in 1..=3 {
-        s.item(id, "2026-11-01");
-    }
     // The publish stalls with its leases taken (180 s each), before its commit.
-    let (env, log) = failpoints(&s, "publish.before_commit=sleep(10000)");
-    let r = Running::start(&s, &[], &env);
-    wait_for("the publish to reach publish.before_commit", || {
-        reached(&log, "publish.before_commit")
+    let s = stalled_and_stopped("publish.before_commit", |s| {
+        assert_eq!(
+            s.count("SELECT COUNT(*) FROM job_leases WHERE expires_at > 0"),
+            3
+        );
     });
-    assert_eq!(
-        s.count("SELECT COUNT(*) FROM job_leases WHERE expires_at > 0"),
-        3
-    );
-    let (status, took, cycles) = r.terminate(Duration::from_secs(10));
-    assert_eq!(status.code(), Some(0));
-    assert!(
-        took < Duration::from_millis(2000 + 1000),
-        "exited {took:?} after SIGTERM (deadline 2 s)"
-    );
-    assert!(cycles.is_empty(), "{cycles:?}");
     assert!(r_log_says(&s, "gave back"), "the log names the give-back");
     assert_eq!(
         s.count("SELECT COUNT(*) FROM job_leases WHERE expires_at > 0"),

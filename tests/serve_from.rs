@@ -94,72 +94,36 @@ fn after_a_deploy_a_request_waits_only_for_its_own_objects() {
     );
 }
 
-#[test]
-fn a_past_next_change_caps_nothing_and_one_request_reads_the_pointer() {
+/// A bucket whose pointer's next_change_at is 2026-12-06T00:10Z (an embargoed item), served
+/// by an origin whose clock says `origin_now` and that reads the bucket through a counting
+/// proxy; nothing is deployed after that. Sends GET /answers/1/ for `for_` and returns (the
+/// requests answered, the pointer reads they caused).
+fn pointer_reads_after_the_instant(
+    bucket: &str,
+    serve: &str,
+    origin_now: &str,
+    for_: Duration,
+) -> (usize, usize) {
     let moto = Moto::start();
-    moto.bucket("past");
+    moto.bucket(bucket);
     let proxy = Proxy::start(&moto.endpoint, false);
     let s = site_with_items(3);
-    // An embargoed item: the pointer's next_change_at is 2026-12-06T00:10Z.
     s.item(4, "2026-12-05");
     s.json(&["publish", "--build", "--now", NOW]);
     s.write(
         "fencepost.toml",
         &format!(
-            "{}\n[serve]\npointer_ttl_ms = 1000\n",
+            "{}\n[serve]\n{serve}\n",
             std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
         ),
     );
+    let target = format!("s3://{bucket}/www");
     s.json_env(
-        &["deploy", "--to", "s3://past/www", "--now", NOW],
+        &["deploy", "--to", &target, "--now", NOW],
         &Moto::env(&moto.endpoint),
     );
-    // The origin's clock is past that instant, and nothing was deployed since.
     let srv = s.serve_env(
-        &["--from", "s3://past/www", "--now", "2026-12-07T00:00:00Z"],
-        &Moto::env(&proxy.endpoint),
-    );
-    let started = Instant::now();
-    let mut n = 0;
-    while started.elapsed() < Duration::from_millis(700) {
-        assert_eq!(srv.get("/answers/1/").status, 200);
-        n += 1;
-    }
-    let pointer_reads = gets(&proxy)
-        .iter()
-        .filter(|p| p.ends_with("/current"))
-        .count();
-    assert!(n > 20, "{n} requests");
-    assert!(
-        pointer_reads <= 2,
-        "{pointer_reads} pointer reads for {n} requests within one TTL"
-    );
-}
-
-#[test]
-fn just_past_its_next_change_the_pointer_is_read_every_hot_interval_by_one_request() {
-    let moto = Moto::start();
-    moto.bucket("hot");
-    let proxy = Proxy::start(&moto.endpoint, false);
-    let s = site_with_items(3);
-    // An embargoed item: the pointer's next_change_at is 2026-12-06T00:10Z.
-    s.item(4, "2026-12-05");
-    s.json(&["publish", "--build", "--now", NOW]);
-    s.write(
-        "fencepost.toml",
-        &format!(
-            "{}\n[serve]\npointer_ttl_ms = 1000\npointer_hot_ms = 100\n",
-            std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
-        ),
-    );
-    s.json_env(
-        &["deploy", "--to", "s3://hot/www", "--now", NOW],
-        &Moto::env(&moto.endpoint),
-    );
-    // The origin's clock is a second past that instant: its deploy is due any moment, so the
-    // pointer is read every 100 ms (not every second), still by one request at a time.
-    let srv = s.serve_env(
-        &["--from", "s3://hot/www", "--now", "2026-12-06T00:10:01Z"],
+        &["--from", &target, "--now", origin_now],
         &Moto::env(&proxy.endpoint),
     );
     let reads = || {
@@ -171,11 +135,39 @@ fn just_past_its_next_change_the_pointer_is_read_every_hot_interval_by_one_reque
     let before = reads();
     let started = Instant::now();
     let mut n = 0;
-    while started.elapsed() < Duration::from_millis(1000) {
+    while started.elapsed() < for_ {
         assert_eq!(srv.get("/answers/1/").status, 200);
         n += 1;
     }
-    let pointer_reads = reads() - before;
+    (n, reads() - before)
+}
+
+#[test]
+fn a_past_next_change_caps_nothing_and_one_request_reads_the_pointer() {
+    // The origin's clock is a day past that instant, and nothing was deployed since.
+    let (n, pointer_reads) = pointer_reads_after_the_instant(
+        "past",
+        "pointer_ttl_ms = 1000",
+        "2026-12-07T00:00:00Z",
+        Duration::from_millis(700),
+    );
+    assert!(n > 20, "{n} requests");
+    assert!(
+        pointer_reads <= 2,
+        "{pointer_reads} pointer reads for {n} requests within one TTL"
+    );
+}
+
+#[test]
+fn just_past_its_next_change_the_pointer_is_read_every_hot_interval_by_one_request() {
+    // A second past that instant: its deploy is due any moment, so the pointer is read every
+    // 100 ms (not every second), still by one request at a time.
+    let (n, pointer_reads) = pointer_reads_after_the_instant(
+        "hot",
+        "pointer_ttl_ms = 1000\npointer_hot_ms = 100",
+        "2026-12-06T00:10:01Z",
+        Duration::from_millis(1000),
+    );
     assert!(n > 30, "{n} requests");
     assert!(
         (4..=12).contains(&pointer_reads),

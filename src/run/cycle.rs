@@ -158,7 +158,7 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
     }
 }
 
-/// 5. Old local revisions removed as `fencepost gc --keep run.keep_revisions --grace-secs
+/// Step 5, old local revisions: removed as `fencepost gc --keep run.keep_revisions --grace-secs
 /// run.gc_grace_secs` would (never the current one, one live within the grace period, or one
 /// an unfinished deploy carries out), so a run that publishes all day does not fill the disk.
 /// Deleting a 100,000-directory revision takes seconds of both cores, so it is done when
