@@ -24,11 +24,12 @@ mod prelink;
 mod render;
 mod source;
 pub mod templates;
+pub mod terms;
 pub mod view;
 pub mod xml;
 
 use crate::clock::{Clock, Instant};
-use crate::config::collections::{Collection, Collections, IdKind};
+use crate::config::collections::{Collection, Collections, IdKind, OnWithdraw};
 use crate::content::{self, ContentError, ImageSource};
 use crate::ledger::items::ItemId;
 use crate::ledger::{self, LedgerError};
@@ -188,7 +189,7 @@ fn prepare(site: &Site, inputs: &SiteInputs, source: &Source) -> Result<Vec<Plan
         assets,
         fingerprints,
     } = inputs;
-    let plain = plain_pages(files, &site.collections)?;
+    let plain = plain_pages(files, &site.collections, &site.config.markdown)?;
     let mut copies = statics.to_vec();
     copies.extend(assets.copies.iter().cloned());
     copies.extend(source.images.iter().cloned());
@@ -200,6 +201,8 @@ fn prepare(site: &Site, inputs: &SiteInputs, source: &Source) -> Result<Vec<Plan
         generated_fingerprint: &fingerprints.generated,
         config: &site.config.build,
         collections: &site.collections,
+        notices: &source.notices,
+        rss: site.config.rss(),
     });
     for w in planned.windows(2) {
         if w[0].path == w[1].path {
@@ -209,6 +212,12 @@ fn prepare(site: &Site, inputs: &SiteInputs, source: &Source) -> Result<Vec<Plan
                     format!("item {}/{}", v.collection, v.id.text())
                 }
                 Job::List(..) | Job::ListIndex(..) => "a list page".into(),
+                Job::Term(v) => format!("a page of the term {:?}", v.name),
+                Job::Terms(..) => "a taxonomy's index of terms".into(),
+                Job::Notice(i) => {
+                    let v = &source.notices[*i].view;
+                    format!("the withdrawal notice of {}/{}", v.collection, v.id.text())
+                }
                 Job::Plain(v) => format!("plain page content/{}.md", v.slug),
                 Job::Copy { .. } => "a file of static/ (or the hashed copy of one)".into(),
                 _ => "a generated file".into(),
@@ -280,7 +289,7 @@ pub fn preview_in_memory(
     phases.mark("preview tree");
     let (templates, planned) = inputs.plan(site, &source)?;
     phases.mark("preview plan");
-    let renderer = Renderer::new(site, &templates, &source.pages, true);
+    let renderer = Renderer::new(site, &templates, &source.pages, &source.notices, true);
     let sink = MemorySink { prev };
     let mut from_memory = |ids: &[i64]| -> Result<Bodies, BuildError> {
         Ok(ids
@@ -552,7 +561,13 @@ pub fn run_with_progress(
         None => None,
     };
     phases.mark("early links");
-    let renderer = Renderer::new(site, &templates, &source.pages, opts.preview);
+    let renderer = Renderer::new(
+        site,
+        &templates,
+        &source.pages,
+        &source.notices,
+        opts.preview,
+    );
     let sink = DirSink {
         staging: &staging.path,
         prev: prev.as_ref(),

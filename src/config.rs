@@ -3,6 +3,7 @@
 //! that is silently ignored is worse than a refusal.
 
 pub mod collections;
+pub mod taxonomies;
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -51,6 +52,47 @@ pub struct Config {
     pub run: RunConfig,
     /// The content model (see [`collections`]); none: the default collection.
     pub collections: BTreeMap<String, collections::CollectionConfig>,
+    /// Feed-level author of every feed; default: the site title.
+    pub author: Option<String>,
+    /// Feed formats: `atom` (always) and `rss` (an `rss.xml` beside each `atom.xml`).
+    pub feeds: Vec<String>,
+    pub markdown: MarkdownConfig,
+    /// Taxonomies (see [`taxonomies`]): `[taxonomies.<name>]`.
+    pub taxonomies: BTreeMap<String, taxonomies::TaxonomyConfig>,
+}
+
+/// How item bodies are rendered (at publish, into the ledger).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MarkdownConfig {
+    /// Headings get stable ids (from their text) for anchors.
+    pub heading_ids: bool,
+    /// Code blocks with a language are highlighted at publish time, as CSS classes.
+    pub highlight: bool,
+    /// HTML in Markdown is passed through (trusted authors only) instead of shown as text.
+    pub unsafe_html: bool,
+}
+
+impl Default for MarkdownConfig {
+    fn default() -> Self {
+        MarkdownConfig {
+            heading_ids: true,
+            highlight: true,
+            unsafe_html: false,
+        }
+    }
+}
+
+impl Config {
+    /// The feed-level author: `author`, or the site title.
+    pub fn feed_author(&self) -> &str {
+        self.author.as_deref().unwrap_or(&self.title)
+    }
+
+    /// Whether RSS 2.0 feeds are written beside the Atom ones.
+    pub fn rss(&self) -> bool {
+        self.feeds.iter().any(|f| f == "rss")
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -263,6 +305,10 @@ impl Default for Config {
             deploy: DeployConfig::default(),
             run: RunConfig::default(),
             collections: BTreeMap::new(),
+            author: None,
+            feeds: vec!["atom".into()],
+            markdown: MarkdownConfig::default(),
+            taxonomies: BTreeMap::new(),
         }
     }
 }
@@ -480,6 +526,17 @@ impl Config {
             if n == 0 || n > 100_000 {
                 return Err(invalid(key, n.to_string(), "must be between 1 and 100000"));
             }
+        }
+        if let Some(bad) = self
+            .feeds
+            .iter()
+            .find(|f| !["atom", "rss"].contains(&f.as_str()))
+        {
+            return Err(invalid(
+                "feeds",
+                format!("{bad:?}"),
+                "feeds are \"atom\" and \"rss\" (Atom is always written; \"rss\" adds rss.xml beside each atom.xml)",
+            ));
         }
         if let Some(url) = &self.ledger.url {
             if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {

@@ -54,6 +54,9 @@ const ADVISORIES: &[(&str, &str)] = &[
     ("templates/list.html", include_str!("../starters/common/templates/list.html")),
     ("templates/page.html", include_str!("../starters/common/templates/page.html")),
     ("templates/404.html", include_str!("../starters/common/templates/404.html")),
+    ("templates/term.html", include_str!("../starters/common/templates/term.html")),
+    ("templates/terms.html", include_str!("../starters/common/templates/terms.html")),
+    ("templates/withdrawn.html", include_str!("../starters/common/templates/withdrawn.html")),
     ("content/about.md", "+++\ntitle = \"About\"\n+++\n\nSecurity advisories for this project. Each one is published at its coordinated\ndisclosure time, to the second, and never before: until then nothing of it is in the\nbuilt site or the bucket.\n\nReport a vulnerability to security@example.org.\n"),
     STYLE,
     GITIGNORE,
@@ -66,6 +69,9 @@ const POSTS: &[(&str, &str)] = &[
     ("templates/list.html", include_str!("../starters/common/templates/list.html")),
     ("templates/page.html", include_str!("../starters/common/templates/page.html")),
     ("templates/404.html", include_str!("../starters/common/templates/404.html")),
+    ("templates/term.html", include_str!("../starters/common/templates/term.html")),
+    ("templates/terms.html", include_str!("../starters/common/templates/terms.html")),
+    ("templates/withdrawn.html", include_str!("../starters/common/templates/withdrawn.html")),
     ("content/about.md", "+++\ntitle = \"About\"\n+++\n\nA post goes out at the start of its day, once, however many machines run\n`fencepost publish`.\n"),
     STYLE,
     GITIGNORE,
@@ -133,7 +139,7 @@ fn sample_advisory(now: Instant) -> String {
 fn sample_post(now: Instant) -> String {
     let today = now.to_datetime().date_naive();
     format!(
-        "+++\nday = {today}\ntitle = \"Hello, world\"\nsummary = \"Why this newsletter exists.\"\ntags = [\"meta\"]\n+++\n\nThe first post. Write the next one in `content/posts/`, with a `day`: it goes out at\nthe start of that day.\n"
+        "+++\nday = {today}\ntitle = \"Hello, world\"\nsummary = \"Why this newsletter exists.\"\ntags = [\"meta\"]\n+++\n\nThe first post. Write the next one in `content/posts/`, with a `day`: it goes out at\nthe start of that day.\n\n<!-- more -->\n\n## What goes in a post\n\nText before the `<!-- more -->` line is the post's summary in lists and feeds. Code\nblocks with a language are highlighted:\n\n```rust\nfn main() {{\n    println!(\"hello\");\n}}\n```\n"
     )
 }
 
@@ -183,6 +189,13 @@ pub fn scaffold_starter(
         .map(|(p, t)| (p.to_string(), t.to_string()))
         .collect();
     files.push((sample.0.into(), sample.1));
+    if starter != Starter::Answers {
+        // The stylesheet of highlighted code blocks (`hl-` classes), light and dark.
+        files.push((
+            "static/highlight.css".into(),
+            crate::markdown::highlight_css(),
+        ));
+    }
     // The config goes last: a half-written scaffold is not yet a site, and init can run again.
     files.push((CONFIG_FILE.into(), config));
     let mut written = Vec::new();

@@ -65,6 +65,8 @@ pub struct Report {
     pub published: Vec<Shown>,
     pub updated: Vec<Shown>,
     pub withdrawn: Vec<Shown>,
+    /// Those of `withdrawn` taken down because their `expire_at` came.
+    pub expired: Vec<Shown>,
     pub unchanged: usize,
     pub skipped_locked: Vec<Shown>,
     /// The rows of `skipped_locked` (what `publish --build` waits for).
@@ -76,6 +78,9 @@ pub struct Report {
     pub failed: Vec<Failed>,
     pub embargoed: usize,
     pub next_embargo_at: Option<Instant>,
+    /// After this run: the earliest of the next publication and the next expiry the ledger
+    /// knows (what `build` writes to `current.json` and deploy to the bucket pointer).
+    pub next_change_at: Option<Instant>,
     pub files_read: usize,
     /// Items skipped because they are parked (see `fencepost status`; `--retry ID`).
     pub parked: Vec<Shown>,
@@ -90,6 +95,9 @@ pub struct Report {
     /// lag `fencepost run` reports).
     #[serde(skip)]
     pub published_at: Vec<(Shown, Instant, Instant)>,
+    /// Items due to be withdrawn only because their expiry came (for `expired`).
+    #[serde(skip)]
+    pub expiring: std::collections::HashSet<ItemId>,
 }
 
 /// An item claimed under its lease, with what preflight saw.
@@ -209,6 +217,10 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
             continue;
         }
         match v.plan(now) {
+            Plan::Act(Action::Withdraw) if v.present() && v.expired(now) => {
+                report.expiring.insert(v.id);
+                due.push(v)
+            }
             Plan::Act(_) => due.push(v),
             Plan::Current => report.unchanged += 1,
             Plan::Embargoed(at) => {
@@ -241,6 +253,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     }
 
     report.revision = ledger.read(ledger::status::revision)?;
+    report.next_change_at = ledger.read(ledger::public::next_change)?;
     phase("commit");
     Ok(report)
 }
@@ -378,7 +391,7 @@ fn run_batch(
     let prepared: Vec<Prepared> = claimed
         .into_par_iter()
         .zip(images)
-        .map(|(c, img)| prepare(site, c, img))
+        .map(|(c, img)| prepare(site, c, img, clock.now()))
         .collect();
     crate::fail_point!("publish.before_commit");
 
@@ -458,7 +471,12 @@ fn run_batch(
                 report.published.push(name)
             }
             Ok(Some(Outcome::Updated)) => report.updated.push(name),
-            Ok(Some(Outcome::Withdrawn)) => report.withdrawn.push(name),
+            Ok(Some(Outcome::Withdrawn)) => {
+                if report.expiring.contains(&id) {
+                    report.expired.push(name.clone());
+                }
+                report.withdrawn.push(name)
+            }
             Ok(Some(Outcome::Unchanged)) => report.unchanged += 1,
             Ok(Some(Outcome::LeaseLost)) => {
                 tracing::warn!(item = %name, "lease lost before commit; nothing was written");
@@ -486,6 +504,7 @@ fn prepare(
     site: &Site,
     c: Claimed,
     img: Option<Result<ledger::images::StoredImage, image::ImageError>>,
+    now: Instant,
 ) -> Prepared {
     let id = c.view.id;
     // The item's collection as configured now (none: removed from fencepost.toml, so its
@@ -522,7 +541,9 @@ fn prepare(
                 site.config.publish.max_item_bytes,
                 coll,
             )
-            .is_ok_and(|(item, hash)| &hash == seen && item.withdrawn),
+            .is_ok_and(|(item, hash)| {
+                &hash == seen && (item.withdrawn || item.expire_at.is_some_and(|t| t <= now))
+            }),
         };
         return if still {
             commit(None)
@@ -572,18 +593,23 @@ fn prepare(
             }
         }
     };
+    let rendered = crate::markdown::render(&item.body, &site.config.markdown);
     let mut page = PageFields {
         title: item.title,
         day: item.day.map(|d| d.to_string()).unwrap_or_default(),
         data: item.data,
         due_at: item.due,
-        body_html: crate::markdown::markdown_to_html(&item.body),
+        body_html: String::new(),
+        summary_html: None,
+        terms: item.terms,
         image_source: stored
             .as_ref()
             .map(|_| c.view.image_source.clone().unwrap_or_default()),
         image_sha256: stored.map(|s| s.sha256),
         indexable: item.indexable,
     };
+    page.body_html = rendered.body_html;
+    page.summary_html = rendered.summary_html;
     if let Some(prev) = &c.view.page {
         if prev.indexable && !page.indexable {
             tracing::warn!(

@@ -41,7 +41,61 @@ conformance!(
     a_newer_schema_is_refused_and_left_untouched,
     deploys_and_remote_rollbacks_are_journaled_and_audited,
     collections_and_slug_ids_hold_the_contract,
+    racing_processes_publish_once_and_expire_once,
 );
+
+/// An item with `expire_at`: racing processes publish it once at its instant and withdraw
+/// it once at its expiry — one revision and one audit entry each — and `next_change_at`
+/// names the publication, then the expiry, then nothing.
+fn racing_processes_publish_once_and_expire_once(b: Backend) {
+    let s = TestSite::on(b);
+    // Day 2026-11-30 is due at 2026-12-01T00:10:00Z (end of day + 10 minutes' grace).
+    s.item_with(
+        1,
+        "2026-11-30",
+        "expire_at = 2026-12-03T00:00:00Z\n",
+        "Soon gone.",
+    );
+    let r = s.publish("2026-12-01T00:00:00Z");
+    assert_eq!(r["next_change_at"], "2026-12-01T00:10:00Z", "{r}");
+    let race = |now: &str| -> Vec<serde_json::Value> {
+        let children: Vec<_> = (0..5).map(|_| s.spawn_publish(now, &[], &[])).collect();
+        children.into_iter().map(finish).collect()
+    };
+    let reports = race("2026-12-01T00:10:00Z");
+    let published: Vec<i64> = reports.iter().flat_map(|r| ids(r, "published")).collect();
+    assert_eq!(published, vec![1], "{reports:?}");
+    assert_eq!(s.revision(), 1);
+    let b = s.build(&[]);
+    assert_eq!(b["next_change_at"], "2026-12-03T00:00:00Z", "{b}");
+    // A second before the expiry nothing happens.
+    let r = s.publish("2026-12-02T23:59:59Z");
+    assert_eq!(r["withdrawn"], serde_json::json!([]), "{r}");
+    let reports = race("2026-12-03T00:00:00Z");
+    let withdrawn: Vec<i64> = reports.iter().flat_map(|r| ids(r, "withdrawn")).collect();
+    assert_eq!(withdrawn, vec![1], "{reports:?}");
+    let expired: Vec<i64> = reports.iter().flat_map(|r| ids(r, "expired")).collect();
+    assert_eq!(expired, vec![1], "{reports:?}");
+    assert_eq!(s.revision(), 2);
+    assert_eq!(s.query_i64("SELECT count(*) FROM audit_log"), 2);
+    // Nothing is left to happen: a later run changes nothing and names no next change.
+    let r = s.publish("2026-12-04T00:00:00Z");
+    assert_eq!(r["withdrawn"], serde_json::json!([]), "{r}");
+    assert!(r["next_change_at"].is_null(), "{r}");
+    assert_eq!(s.revision(), 2);
+    s.cmd(&["verify"]).assert().success();
+    // Moving the expiry later brings it back, once.
+    s.item_with(
+        1,
+        "2026-11-30",
+        "expire_at = 2026-12-09T00:00:00Z\n",
+        "Soon gone.",
+    );
+    let reports = race("2026-12-05T00:00:00Z");
+    let published: Vec<i64> = reports.iter().flat_map(|r| ids(r, "published")).collect();
+    assert_eq!(published, vec![1], "{reports:?}");
+    assert_eq!(s.revision(), 3);
+}
 
 /// A site with two collections: `notes` (integer ids) and `posts` (slug ids from file names,
 /// a declared field and [extra]). Both have an item with id 1.
@@ -289,6 +343,8 @@ fn page(body: &str) -> PageFields {
         day: "2026-12-20".into(),
         data: r#"{"price":"1.00"}"#.into(),
         body_html: body.into(),
+        summary_html: None,
+        terms: String::new(),
         image_source: None,
         image_sha256: None,
         indexable: true,

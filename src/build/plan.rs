@@ -9,6 +9,7 @@
 //! neighbours, earlier list pages stay as they were, feeds hold only the latest entries.
 
 mod keys;
+mod taxonomy;
 
 use super::view::{
     ArchiveLink, CollectionView, Entries, HomeView, IdView, ItemPage, ListIndexView, ListView,
@@ -72,14 +73,18 @@ pub struct CopyInput {
     pub immutable_url: bool,
 }
 
-/// A feed: the site-wide one (`coll` None) or a collection's.
+/// A feed: the site-wide one (`coll` None), a collection's or a term's.
 #[derive(Debug, Clone)]
 pub struct FeedJob {
     pub coll: Option<usize>,
+    /// A term's feed: (taxonomy index, term name, the term's URL).
+    pub term: Option<(usize, String, String)>,
     /// Its own URL (site-relative).
     pub url: String,
-    /// The latest entries, newest first, with their update instants.
-    pub entries: Vec<(ItemPage, Instant)>,
+    /// The latest entries, newest first, with their update and first-publication instants.
+    pub entries: Vec<(ItemPage, Instant, Instant)>,
+    /// RSS 2.0 (`rss.xml`) rather than Atom.
+    pub rss: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -93,6 +98,12 @@ pub enum Job {
     /// A collection's numbered list page.
     List(usize, ListView),
     Plain(PlainView),
+    /// A term's page (landing or numbered).
+    Term(super::view::TermView),
+    /// A taxonomy's index: every term with its count.
+    Terms(usize, Vec<super::view::TermLink>),
+    /// The notice page of withdrawn item `Inputs::notices[i]`.
+    Notice(usize),
     NotFound,
     Feed(FeedJob),
     SitemapIndex(Vec<String>),
@@ -126,6 +137,11 @@ pub struct Inputs<'a> {
     pub generated_fingerprint: &'a str,
     pub config: &'a BuildConfig,
     pub collections: &'a Collections,
+    /// Withdrawn items of collections with `on_withdraw = "notice"`: only their notice
+    /// pages are planned from them.
+    pub notices: &'a [PageInput],
+    /// Write `rss.xml` beside each `atom.xml`.
+    pub rss: bool,
 }
 
 /// The view of item page `i`, with its neighbours within its collection.
@@ -231,14 +247,17 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
         .copied()
         .filter(|&i| inp.collections.list[inp.pages[i as usize].coll].feed)
         .collect();
-    out.push(feed(
-        g,
-        None,
-        "/atom.xml".into(),
-        inp.pages,
-        &fed,
-        inp.config.feed_entries,
-    ));
+    feeds(inp, FeedOf::Site, "/atom.xml".into(), &fed, &mut out);
+    taxonomy::plan_taxonomies(inp, &all_by_pub, &mut out, &mut sitemap_files);
+    for (i, n) in inp.notices.iter().enumerate() {
+        let k = key(b, "notice", &n.view, &n.view.content_hash);
+        out.push(planned(
+            url_to_path(&n.view.url),
+            Job::Notice(i),
+            CacheClass::Gone,
+            k,
+        ));
+    }
     for p in inp.plain {
         let k = key(b, "plain", p, &super::content_key(&p.body_html));
         out.push(planned(
@@ -384,54 +403,71 @@ fn plan_lists(
     ));
     if coll.feed && coll.own_feed {
         let url = format!("{list_url}atom.xml");
-        out.push(feed(
-            inp.generated_fingerprint,
-            Some(ci),
-            url,
-            inp.pages,
-            by_pub,
-            inp.config.feed_entries,
-        ));
+        feeds(inp, FeedOf::Collection(ci), url, by_pub, out);
     }
     sitemap_pages.push((list_url, None));
     sitemap_pages.extend((1..=n_pages).map(|n| (page_url(n), None)));
 }
 
-/// A feed of the latest `n` of `by_pub` (oldest first).
-fn feed(
-    g: &str,
-    coll: Option<usize>,
-    url: String,
-    pages: &[PageInput],
-    by_pub: &[u32],
-    n: usize,
-) -> Planned {
-    let entries: Vec<(ItemPage, Instant)> = by_pub
+/// Whose feed it is.
+#[derive(Debug, Clone)]
+enum FeedOf {
+    Site,
+    Collection(usize),
+    /// (taxonomy, term name, term URL)
+    Term(usize, String, String),
+}
+
+/// The Atom feed at `url` (`…/atom.xml`) of the latest entries of `by_pub` (oldest first),
+/// and its RSS twin (`…/rss.xml`) when the site asks for RSS.
+fn feeds(inp: &Inputs<'_>, of: FeedOf, url: String, by_pub: &[u32], out: &mut Vec<Planned>) {
+    let entries: Vec<(ItemPage, Instant, Instant)> = by_pub
         .iter()
         .rev()
-        .take(n)
-        .map(|&i| &pages[i as usize])
-        .map(|p| (p.view.clone(), p.updated_at))
+        .take(inp.config.feed_entries)
+        .map(|&i| &inp.pages[i as usize])
+        .map(|p| (p.view.clone(), p.updated_at, p.first_published_at))
         .collect();
     let hashes: String = entries
         .iter()
-        .map(|(v, _)| v.content_hash.as_str())
+        .map(|(v, _, _)| v.content_hash.as_str())
         .collect();
-    let k = key(
-        g,
-        "feed",
-        &(
-            &url,
-            entries.iter().map(|(v, t)| (v, t.0)).collect::<Vec<_>>(),
-        ),
-        &hashes,
-    );
-    planned(
-        url_to_path(&url),
-        Job::Feed(FeedJob { coll, url, entries }),
-        CacheClass::Content,
-        k,
-    )
+    let (coll, term) = match &of {
+        FeedOf::Site => (None, None),
+        FeedOf::Collection(ci) => (Some(*ci), None),
+        FeedOf::Term(t, name, u) => (None, Some((*t, name.clone(), u.clone()))),
+    };
+    let mut urls = vec![(url.clone(), false)];
+    if inp.rss {
+        urls.push((format!("{}rss.xml", url.trim_end_matches("atom.xml")), true));
+    }
+    for (url, rss) in urls {
+        let k = key(
+            inp.generated_fingerprint,
+            if rss { "rss" } else { "feed" },
+            &(
+                &url,
+                &term,
+                entries
+                    .iter()
+                    .map(|(v, t, p)| (v, t.0, p.0))
+                    .collect::<Vec<_>>(),
+            ),
+            &hashes,
+        );
+        out.push(planned(
+            url_to_path(&url),
+            Job::Feed(FeedJob {
+                coll,
+                term: term.clone(),
+                url,
+                entries: entries.clone(),
+                rss,
+            }),
+            CacheClass::Content,
+            k,
+        ));
+    }
 }
 
 /// A collection's sitemaps: integer ids chunked by id (50,000 ids a file, so a new item

@@ -9,6 +9,9 @@ pub(super) struct Renderer<'a> {
     pub(super) templates: &'a templates::Templates,
     /// The plan's item pages (`Job::Item` names one by index).
     pub(super) pages: &'a [PageInput],
+    /// Withdrawn items kept as notices (`Job::Notice` names one by index).
+    pub(super) notices: &'a [PageInput],
+    pub(super) author: String,
     pub(super) collections: &'a Collections,
     pub(super) site: SiteView,
     pub(super) base_url: String,
@@ -20,8 +23,40 @@ pub(super) struct ItemContext<'a> {
     #[serde(flatten)]
     pub(super) view: &'a ItemPage,
     pub(super) body_html: &'a str,
+    /// `taxonomies.<name>`: each term's `name` and `url`.
+    pub(super) taxonomies: std::collections::BTreeMap<String, Vec<TermRef>>,
     #[serde(flatten)]
     pub(super) data: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A term as an item page links it.
+#[derive(Serialize)]
+pub(super) struct TermRef {
+    pub(super) name: String,
+    pub(super) url: String,
+}
+
+/// `term` of a term template.
+#[derive(Serialize)]
+pub(super) struct TermPage<'a> {
+    pub(super) taxonomy: &'a str,
+    pub(super) taxonomy_title: &'a str,
+    pub(super) name: &'a str,
+    pub(super) url: &'a str,
+    pub(super) page_url: &'a str,
+    pub(super) feed_url: Option<String>,
+    pub(super) entries: Vec<view::EntryView<'a>>,
+    pub(super) number: usize,
+    pub(super) prev_url: Option<&'a str>,
+    pub(super) next_url: Option<&'a str>,
+}
+
+/// `terms` of a taxonomy's index template.
+#[derive(Serialize)]
+pub(super) struct TermsPage<'a> {
+    pub(super) taxonomy: &'a str,
+    pub(super) title: &'a str,
+    pub(super) terms: &'a [view::TermLink],
 }
 
 #[derive(Serialize)]
@@ -47,11 +82,14 @@ impl<'a> Renderer<'a> {
         site: &'a Site,
         templates: &'a templates::Templates,
         pages: &'a [PageInput],
+        notices: &'a [PageInput],
         preview: bool,
     ) -> Renderer<'a> {
         Renderer {
             templates,
             pages,
+            notices,
+            author: site.config.feed_author().to_string(),
             collections: &site.collections,
             site: SiteView {
                 title: site.config.title.clone(),
@@ -69,6 +107,38 @@ impl Renderer<'_> {
         ids.iter()
             .map(|&i| view::EntryView(&self.pages[i as usize].view))
             .collect()
+    }
+
+    /// `page.taxonomies` of an item of collection `coll`: its terms with their URLs.
+    fn taxonomies(
+        &self,
+        coll: usize,
+        terms: &str,
+    ) -> std::collections::BTreeMap<String, Vec<TermRef>> {
+        let mut out = std::collections::BTreeMap::new();
+        let carried = &self.collections.list[coll].taxonomies;
+        if carried.is_empty() {
+            return out;
+        }
+        let parsed = view::parse_data(terms);
+        for t in &self.collections.taxonomies {
+            if !carried.contains(&t.name) {
+                continue;
+            }
+            let list = parsed
+                .get(&t.name)
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str())
+                .map(|name| TermRef {
+                    name: name.to_string(),
+                    url: t.term_url(&crate::config::taxonomies::term_slug(name)),
+                })
+                .collect();
+            out.insert(t.name.clone(), list);
+        }
+        out
     }
 
     fn ctx(&self) -> tera::Context {
@@ -94,10 +164,57 @@ impl Renderer<'_> {
                     &ItemContext {
                         view: &v,
                         body_html: &b,
+                        taxonomies: self.taxonomies(self.pages[*i].coll, &v.terms),
                         data: view::parse_data(&v.data),
                     },
                 );
                 t.render(&coll.template, &c, &p.path)
+            }
+            Job::Notice(i) => {
+                let n = &self.notices[*i];
+                let b = body(n.view.row).ok_or_else(|| missing_body(&n.view, &p.path))?;
+                let coll = &self.collections.list[n.coll];
+                c.insert(
+                    "page",
+                    &ItemContext {
+                        view: &n.view,
+                        body_html: &b,
+                        taxonomies: self.taxonomies(n.coll, &n.view.terms),
+                        data: view::parse_data(&n.view.data),
+                    },
+                );
+                t.render(&coll.withdrawn_template, &c, &p.path)
+            }
+            Job::Term(v) => {
+                let tax = &self.collections.taxonomies[v.taxonomy];
+                c.insert(
+                    "term",
+                    &TermPage {
+                        taxonomy: &tax.name,
+                        taxonomy_title: &tax.title,
+                        name: &v.name,
+                        url: &v.url,
+                        page_url: &v.page_url,
+                        feed_url: tax.feed.then(|| format!("{}atom.xml", v.url)),
+                        entries: self.entries(&v.entries),
+                        number: v.number,
+                        prev_url: v.prev_url.as_deref(),
+                        next_url: v.next_url.as_deref(),
+                    },
+                );
+                t.render(&tax.template, &c, &p.path)
+            }
+            Job::Terms(ti, links) => {
+                let tax = &self.collections.taxonomies[*ti];
+                c.insert(
+                    "terms",
+                    &TermsPage {
+                        taxonomy: &tax.name,
+                        title: &tax.title,
+                        terms: links,
+                    },
+                );
+                t.render(&tax.index_template, &c, &p.path)
             }
             Job::Home(home) => {
                 c.insert("latest", &self.entries(&home.latest));
@@ -163,22 +280,46 @@ impl Renderer<'_> {
                 let bodies: Vec<Arc<str>> = f
                     .entries
                     .iter()
-                    .map(|(v, _)| body(v.row).ok_or_else(|| missing_body(v, &p.path)))
+                    .map(|(v, _, _)| body(v.row).ok_or_else(|| missing_body(v, &p.path)))
                     .collect::<Result<_, _>>()?;
-                let list: Vec<(&ItemPage, Instant, &str)> = f
+                let list: Vec<xml::FeedEntry<'_>> = f
                     .entries
                     .iter()
                     .zip(&bodies)
-                    .map(|((v, t), b)| (v, *t, &**b))
+                    .map(|((v, updated, published), b)| xml::FeedEntry {
+                        view: v,
+                        updated: *updated,
+                        published: *published,
+                        body: b,
+                    })
                     .collect();
-                let (title, home) = match f.coll.map(|ci| &self.collections.list[ci]) {
-                    Some(c) => (
+                let (title, home) = match (&f.term, f.coll.map(|ci| &self.collections.list[ci])) {
+                    (Some((ti, name, url)), _) => (
+                        format!(
+                            "{name} · {} · {}",
+                            self.collections.taxonomies[*ti].title, self.site.title
+                        ),
+                        url.as_str(),
+                    ),
+                    (None, Some(c)) => (
                         format!("{} · {}", c.title, self.site.title),
                         c.list_url.as_deref().unwrap_or("/"),
                     ),
-                    None => (self.site.title.clone(), "/"),
+                    (None, None) => (self.site.title.clone(), "/"),
                 };
-                Ok(xml::atom(&title, &self.base_url, home, &f.url, &list).into_bytes())
+                let head = xml::FeedHead {
+                    title: &title,
+                    author: &self.author,
+                    base_url: &self.base_url,
+                    home_url: home,
+                    self_url: &f.url,
+                };
+                Ok(if f.rss {
+                    xml::rss(&head, &list)
+                } else {
+                    xml::atom(&head, &list)
+                }
+                .into_bytes())
             }
             Job::Sitemap(urls) => Ok(xml::urlset(&self.base_url, urls).into_bytes()),
             Job::SitemapIndex(files) => Ok(xml::sitemap_index(&self.base_url, files).into_bytes()),
@@ -196,10 +337,11 @@ pub(super) fn missing_body(v: &ItemPage, output: &str) -> BuildError {
 }
 
 /// The rows whose bodies rendering `job` needs.
-pub(super) fn body_ids(job: &Job, pages: &[PageInput]) -> Vec<i64> {
+pub(super) fn body_ids(job: &Job, pages: &[PageInput], notices: &[PageInput]) -> Vec<i64> {
     match job {
         Job::Item(i) => vec![pages[*i].view.row],
-        Job::Feed(f) => f.entries.iter().map(|(v, _)| v.row).collect(),
+        Job::Notice(i) => vec![notices[*i].view.row],
+        Job::Feed(f) => f.entries.iter().map(|(v, _, _)| v.row).collect(),
         _ => Vec::new(),
     }
 }
@@ -292,7 +434,7 @@ pub(super) fn render_all<S: Sink>(
             .iter()
             .zip(&reused)
             .filter(|(_, r)| r.is_none())
-            .flat_map(|(p, _)| body_ids(&p.job, renderer.pages))
+            .flat_map(|(p, _)| body_ids(&p.job, renderer.pages, renderer.notices))
             .collect();
         ids.sort_unstable();
         ids.dedup();

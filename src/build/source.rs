@@ -8,6 +8,8 @@ use super::*;
 pub(super) struct Source {
     pub(super) revision: i64,
     pub(super) pages: Vec<PageInput>,
+    /// Withdrawn items of collections that keep a notice (`on_withdraw = "notice"`).
+    pub(super) notices: Vec<PageInput>,
     pub(super) images: Vec<CopyInput>,
     pub(super) next_change_at: Option<Instant>,
     /// Bodies already in memory (preview); the ledger build fetches them in chunks.
@@ -76,12 +78,19 @@ pub(super) fn ledger_source(
     let colls = &site.collections;
     let mut images = HashMap::new();
     let mut pages = Vec::with_capacity(rows.len());
+    let mut notices = Vec::new();
     for r in rows {
         let Some(ci) = colls.list.iter().position(|c| *c.name == *r.collection) else {
+            if r.withdrawn {
+                continue;
+            }
             tracing::warn!(item = %format!("{}/{}", r.collection, r.key), "public page of a collection fencepost.toml no longer has: left out of the build (publish withdraws it once its file is gone)");
             continue;
         };
         let coll = &colls.list[ci];
+        if r.withdrawn && coll.on_withdraw != OnWithdraw::Notice {
+            continue;
+        }
         let copy = r.image_sha256.as_deref().and_then(|sha| {
             let c = image_copy(&store, sha, r.image_content_type.as_deref());
             if c.is_none() {
@@ -99,7 +108,12 @@ pub(super) fn ledger_source(
         }
         let day = parse_day(&r.day);
         let (url, date) = place(coll, &r.key, day, r.due_at.unwrap_or(r.first_published_at));
-        pages.push(PageInput {
+        let list = if r.withdrawn {
+            &mut notices
+        } else {
+            &mut pages
+        };
+        list.push(PageInput {
             view: ItemPage {
                 id: id_view(coll, &r.key),
                 collection: r.collection.clone(),
@@ -113,6 +127,9 @@ pub(super) fn ledger_source(
                 prev: None,
                 next: None,
                 embargoed_until: None,
+                summary_html: r.summary_html.map(Arc::from),
+                withdrawn_at: r.withdrawn.then(|| r.updated_at.rfc3339()),
+                terms: r.terms,
                 data: r.data,
                 content_hash: r.content_hash,
                 row: r.id.0,
@@ -124,9 +141,11 @@ pub(super) fn ledger_source(
         });
     }
     pages.par_sort_unstable_by(|a, b| a.order().cmp(&b.order()));
+    notices.sort_by(|a, b| a.order().cmp(&b.order()));
     Ok(Source {
         revision,
         pages,
+        notices,
         images: images.into_values().collect(),
         next_change_at,
         bodies: HashMap::new(),
@@ -199,12 +218,17 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
             }
         },
     };
-    let body_html: Arc<str> = crate::markdown::markdown_to_html(&item.body).into();
+    let rendered = crate::markdown::render(&item.body, &site.config.markdown);
+    let body_html: Arc<str> = rendered.body_html.into();
     let due = item.due;
     let (url, date) = place(coll, &item.name.id, item.day, due);
     let mut hashed = body_html.as_bytes().to_vec();
     hashed.push(0);
     hashed.extend_from_slice(item.data.as_bytes());
+    hashed.push(0);
+    hashed.extend_from_slice(item.terms.as_bytes());
+    hashed.push(0);
+    hashed.extend_from_slice(rendered.summary_html.as_deref().unwrap_or("").as_bytes());
     let page = PageInput {
         view: ItemPage {
             id: id_view(coll, &item.name.id),
@@ -219,6 +243,9 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
             prev: None,
             next: None,
             embargoed_until: None,
+            summary_html: rendered.summary_html.map(Arc::from),
+            withdrawn_at: None,
+            terms: item.terms.as_str().into(),
             data: item.data.as_str().into(),
             content_hash: content::sha256_hex(&hashed),
             row: 0,
@@ -318,6 +345,7 @@ pub(super) fn tree_source(
     Ok(Source {
         revision,
         pages,
+        notices: Vec::new(),
         images: images.into_values().collect(),
         next_change_at,
         bodies,
@@ -349,14 +377,23 @@ pub(super) struct PlainFrontMatter {
 pub(super) fn plain_pages(
     files: &fingerprint::SiteFiles,
     collections: &Collections,
+    markdown: &crate::config::MarkdownConfig,
 ) -> Result<Vec<PlainView>, BuildError> {
     // The site's own folders, and the first folder of every collection's URLs.
     let mut reserved: Vec<String> = ["images", "sitemaps", "index", "revisions"]
         .iter()
         .map(|s| s.to_string())
         .collect();
+    let tax_urls: Vec<String> = collections
+        .taxonomies
+        .iter()
+        .flat_map(|t| std::iter::once(t.url.clone()).chain(t.index_url.clone()))
+        .collect();
     for c in &collections.list {
-        for u in std::iter::once(&c.url).chain(c.list_url.as_ref()) {
+        for u in std::iter::once(&c.url)
+            .chain(c.list_url.as_ref())
+            .chain(tax_urls.iter())
+        {
             if let Some(top) = u.trim_start_matches('/').split('/').next() {
                 if !top.is_empty() && !top.contains('{') && !reserved.iter().any(|r| r == top) {
                     reserved.push(top.to_string());
@@ -404,7 +441,7 @@ pub(super) fn plain_pages(
             url: format!("/{slug}/"),
             title: fm.title.unwrap_or_else(|| slug.clone()),
             indexable: fm.indexable.unwrap_or(true),
-            body_html: crate::markdown::markdown_to_html(body),
+            body_html: crate::markdown::render(body, markdown).body_html,
             slug,
         });
     }

@@ -70,6 +70,14 @@ pub struct ItemPage {
     pub next: Option<LinkView>,
     /// Preview only: when an embargoed item becomes public.
     pub embargoed_until: Option<String>,
+    /// The body before `<!-- more -->` (null without the marker).
+    pub summary_html: Option<Arc<str>>,
+    /// Notice pages only: when it was withdrawn (RFC 3339).
+    pub withdrawn_at: Option<String>,
+    /// Taxonomy terms as the ledger stores them (canonical JSON, `""` for none); templates
+    /// see them as `page.taxonomies` (see `render.rs`).
+    #[serde(skip)]
+    pub terms: Arc<str>,
     /// Declared fields and `extra`: canonical JSON (flattened into `page` when rendered).
     #[serde(skip)]
     pub data: Arc<str>,
@@ -93,13 +101,14 @@ impl Serialize for EntryView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let p = self.0;
         let data = parse_data(&p.data);
-        let mut m = s.serialize_map(Some(6 + data.len()))?;
+        let mut m = s.serialize_map(Some(7 + data.len()))?;
         m.serialize_entry("id", &p.id)?;
         m.serialize_entry("collection", &*p.collection)?;
         m.serialize_entry("url", &p.url)?;
         m.serialize_entry("title", &p.title)?;
         m.serialize_entry("day", &p.day)?;
         m.serialize_entry("published", &p.published)?;
+        m.serialize_entry("summary_html", &p.summary_html)?;
         for (k, v) in &data {
             m.serialize_entry(k, v)?;
         }
@@ -156,6 +165,33 @@ pub struct CollectionView {
 pub struct HomeView {
     pub latest: Entries,
     pub collections: std::collections::BTreeMap<String, CollectionView>,
+}
+
+/// One term's page: `url` (its newest entries, newest first) or `url + "page/N/"` (numbered
+/// from the oldest, so earlier pages stay as they are when the term grows).
+#[derive(Debug, Clone)]
+pub struct TermView {
+    /// Index into the site's taxonomies.
+    pub taxonomy: usize,
+    pub name: String,
+    /// The term's own URL (its landing page).
+    pub url: String,
+    /// This page's URL.
+    pub page_url: String,
+    /// Every page: the newest entries, newest first; a numbered page: its entries.
+    pub entries: Entries,
+    /// The page number (the landing page: the number of the newest page).
+    pub number: usize,
+    pub prev_url: Option<String>,
+    pub next_url: Option<String>,
+}
+
+/// One term as the taxonomy's index lists it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TermLink {
+    pub name: String,
+    pub url: String,
+    pub count: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]

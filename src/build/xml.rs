@@ -27,36 +27,98 @@ pub fn absolute(base_url: &str, url: &str) -> String {
     )
 }
 
-/// `entries`: (view, updated instant, body HTML), newest first; `home_url`: the page the feed
-/// is of (its id), `self_url`: the feed's own (both site-relative).
-pub fn atom(
-    title: &str,
-    base_url: &str,
-    home_url: &str,
-    self_url: &str,
-    entries: &[(&ItemPage, Instant, &str)],
-) -> String {
-    let updated = entries.iter().map(|e| e.1).max().unwrap_or(Instant(0));
+/// One feed entry: the page, its last change, its first publication and its body HTML.
+pub struct FeedEntry<'a> {
+    pub view: &'a ItemPage,
+    pub updated: Instant,
+    pub published: Instant,
+    pub body: &'a str,
+}
+
+/// What a feed is of: its title, author, the page it is of (`home_url`, also its id) and its
+/// own URL (both site-relative).
+pub struct FeedHead<'a> {
+    pub title: &'a str,
+    pub author: &'a str,
+    pub base_url: &'a str,
+    pub home_url: &'a str,
+    pub self_url: &'a str,
+}
+
+/// An Atom feed (RFC 4287): feed-level `title`, `id`, `updated`, `author`, alternate and self
+/// links; per entry `title`, `id`, `updated`, `published`, an alternate link, the summary
+/// (when the body has one) and the content. `entries` newest first.
+pub fn atom(h: &FeedHead<'_>, entries: &[FeedEntry<'_>]) -> String {
+    let updated = entries
+        .iter()
+        .map(|e| e.updated)
+        .max()
+        .unwrap_or(Instant(0));
+    let home = escape(&absolute(h.base_url, h.home_url));
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">\n");
     out += &format!(
-        "<title>{}</title>\n<id>{}</id>\n<link href=\"{}\"/>\n<link rel=\"self\" href=\"{}\"/>\n<updated>{}</updated>\n",
-        escape(title),
-        escape(&absolute(base_url, home_url)),
-        escape(&absolute(base_url, home_url)),
-        escape(&absolute(base_url, self_url)),
-        updated.rfc3339()
+        "<title>{}</title>\n<id>{home}</id>\n<link rel=\"alternate\" type=\"text/html\" href=\"{home}\"/>\n<link rel=\"self\" type=\"application/atom+xml\" href=\"{}\"/>\n<updated>{}</updated>\n<author><name>{}</name></author>\n<generator>fencepost</generator>\n",
+        escape(h.title),
+        escape(&absolute(h.base_url, h.self_url)),
+        updated.rfc3339(),
+        escape(h.author),
     );
-    for (v, at, body) in entries {
-        let url = escape(&absolute(base_url, &v.url));
+    for e in entries {
+        let url = escape(&absolute(h.base_url, &e.view.url));
         out += &format!(
-            "<entry>\n<title>{}</title>\n<id>{url}</id>\n<link href=\"{url}\"/>\n<updated>{}</updated>\n<content type=\"html\">{}</content>\n</entry>\n",
-            escape(&v.title),
-            at.rfc3339(),
-            escape(body)
+            "<entry>\n<title>{}</title>\n<id>{url}</id>\n<link rel=\"alternate\" type=\"text/html\" href=\"{url}\"/>\n<published>{}</published>\n<updated>{}</updated>\n",
+            escape(&e.view.title),
+            e.published.rfc3339(),
+            e.updated.max(e.published).rfc3339(),
+        );
+        if let Some(summary) = &e.view.summary_html {
+            out += &format!("<summary type=\"html\">{}</summary>\n", escape(summary));
+        }
+        out += &format!(
+            "<content type=\"html\">{}</content>\n</entry>\n",
+            escape(e.body)
         );
     }
     out += "</feed>\n";
     out
+}
+
+/// An RSS 2.0 feed of the same entries (`rss.xml` beside `atom.xml`, with `feeds = ["atom",
+/// "rss"]`): `description` is the summary when there is one, else the whole body.
+pub fn rss(h: &FeedHead<'_>, entries: &[FeedEntry<'_>]) -> String {
+    let updated = entries
+        .iter()
+        .map(|e| e.updated)
+        .max()
+        .unwrap_or(Instant(0));
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<rss version=\"2.0\" xmlns:atom=\"http://www.w3.org/2005/Atom\">\n<channel>\n");
+    out += &format!(
+        "<title>{}</title>\n<link>{}</link>\n<description>{}</description>\n<atom:link href=\"{}\" rel=\"self\" type=\"application/rss+xml\"/>\n<lastBuildDate>{}</lastBuildDate>\n<generator>fencepost</generator>\n",
+        escape(h.title),
+        escape(&absolute(h.base_url, h.home_url)),
+        escape(h.title),
+        escape(&absolute(h.base_url, h.self_url)),
+        rfc822(updated),
+    );
+    for e in entries {
+        let url = escape(&absolute(h.base_url, &e.view.url));
+        let text = e.view.summary_html.as_deref().unwrap_or(e.body);
+        out += &format!(
+            "<item>\n<title>{}</title>\n<link>{url}</link>\n<guid isPermaLink=\"true\">{url}</guid>\n<pubDate>{}</pubDate>\n<description>{}</description>\n</item>\n",
+            escape(&e.view.title),
+            rfc822(e.published),
+            escape(text),
+        );
+    }
+    out += "</channel>\n</rss>\n";
+    out
+}
+
+/// RFC 822 (as RSS 2.0 writes dates), in UTC.
+fn rfc822(t: Instant) -> String {
+    t.to_datetime()
+        .format("%a, %d %b %Y %H:%M:%S +0000")
+        .to_string()
 }
 
 pub fn urlset(base_url: &str, urls: &[(String, Option<String>)]) -> String {

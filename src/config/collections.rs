@@ -41,6 +41,23 @@ pub struct CollectionConfig {
     pub page_size: Option<usize>,
     #[serde(default)]
     pub fields: BTreeMap<String, FieldSpec>,
+    /// Taxonomies (`[taxonomies.<name>]`) its items may carry terms of.
+    #[serde(default)]
+    pub taxonomies: Vec<String>,
+    /// What a withdrawn item's URL keeps: nothing (`remove`, the default) or a notice page.
+    pub on_withdraw: Option<OnWithdraw>,
+    /// The notice page's template; default `withdrawn.html`.
+    pub withdrawn_template: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnWithdraw {
+    /// The page is gone (404) once withdrawn.
+    #[default]
+    Remove,
+    /// The URL keeps a notice page, served with status 410, left out of every list.
+    Notice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -119,6 +136,10 @@ pub struct Collection {
     pub own_feed: bool,
     pub page_size: usize,
     pub fields: BTreeMap<String, FieldSpec>,
+    /// Names of taxonomies (of [`Collections::taxonomies`]) its items carry terms of.
+    pub taxonomies: Vec<String>,
+    pub on_withdraw: OnWithdraw,
+    pub withdrawn_template: String,
 }
 
 /// The site's collections, sorted by name.
@@ -126,6 +147,8 @@ pub struct Collection {
 pub struct Collections {
     pub list: Vec<Collection>,
     pub naming: Naming,
+    /// The site's taxonomies, sorted by name.
+    pub taxonomies: Vec<super::taxonomies::Taxonomy>,
 }
 
 /// The built-in front-matter keys.
@@ -137,6 +160,7 @@ pub const FRONT_MATTER: &[&str] = &[
     "indexable",
     "publish_at",
     "withdrawn",
+    "expire_at",
 ];
 
 /// Keys the item template's `page` has besides them (and `extra`, the table of the rest).
@@ -151,6 +175,9 @@ pub const TEMPLATE_ONLY: &[&str] = &[
     "prev",
     "next",
     "embargoed_until",
+    "summary_html",
+    "taxonomies",
+    "withdrawn_at",
 ];
 
 /// Names that a list page and the site's own files use at the top of the output.
@@ -187,6 +214,9 @@ impl Collections {
                     min: Some(0.0),
                 },
             )]),
+            taxonomies: Vec::new(),
+            on_withdraw: OnWithdraw::Remove,
+            withdrawn_template: "withdrawn.html".into(),
         }
     }
 
@@ -199,20 +229,46 @@ impl Collections {
         };
         let site_tz = parse_tz(&config.publish.timezone)
             .map_err(|why| bad("publish.timezone".into(), why))?;
+        let taxonomies = super::taxonomies::resolve(config, path)?;
         if config.collections.is_empty() {
             return Ok(Collections {
                 list: vec![Collections::default_for(config, site_tz)],
                 naming: Naming::Legacy,
+                taxonomies,
             });
         }
         let mut list = Vec::new();
         for (name, c) in &config.collections {
-            list.push(resolve_one(config, name, c, site_tz, &bad)?);
+            let mut coll = resolve_one(config, name, c, site_tz, &bad)?;
+            for t in &c.taxonomies {
+                taxonomies
+                    .iter()
+                    .position(|x| x.name == *t)
+                    .ok_or_else(|| {
+                        bad(
+                            format!("collections.{name}.taxonomies"),
+                            format!("{t:?} is no taxonomy: add a [taxonomies.{t}] table"),
+                        )
+                    })?;
+                if coll.fields.contains_key(t) {
+                    return Err(bad(
+                        format!("collections.{name}.fields.{t}"),
+                        format!(
+                            "{t:?} is a taxonomy of this collection: a field cannot share its name"
+                        ),
+                    ));
+                }
+                if !coll.taxonomies.contains(t) {
+                    coll.taxonomies.push(t.clone());
+                }
+            }
+            list.push(coll);
         }
         check_apart(&list, &bad)?;
         Ok(Collections {
             list,
             naming: Naming::Qualified,
+            taxonomies,
         })
     }
 
@@ -232,6 +288,17 @@ impl Collections {
             out.push(c.template.clone());
             if c.list_url.is_some() {
                 out.push(c.list_template.clone());
+            }
+            if c.on_withdraw == OnWithdraw::Notice {
+                out.push(c.withdrawn_template.clone());
+            }
+        }
+        for t in &self.taxonomies {
+            if self.list.iter().any(|c| c.taxonomies.contains(&t.name)) {
+                out.push(t.template.clone());
+                if t.index_url.is_some() {
+                    out.push(t.index_template.clone());
+                }
             }
         }
         out.sort();
@@ -291,7 +358,15 @@ fn resolve_one(
         .list_template
         .clone()
         .unwrap_or_else(|| "list.html".into());
-    for (k, t) in [("template", &template), ("list_template", &list_template)] {
+    let withdrawn_template = c
+        .withdrawn_template
+        .clone()
+        .unwrap_or_else(|| "withdrawn.html".into());
+    for (k, t) in [
+        ("template", &template),
+        ("list_template", &list_template),
+        ("withdrawn_template", &withdrawn_template),
+    ] {
         if t.is_empty() || t.starts_with('/') || t.split('/').any(|p| p == ".." || p.is_empty()) {
             return Err(bad(
                 key(k),
@@ -335,17 +410,20 @@ fn resolve_one(
         own_feed: true,
         page_size,
         fields: c.fields.clone(),
+        taxonomies: Vec::new(),
+        on_withdraw: c.on_withdraw.unwrap_or_default(),
+        withdrawn_template,
     })
 }
 
-fn is_name(s: &str) -> bool {
+pub(super) fn is_name(s: &str) -> bool {
     let mut b = s.bytes();
     b.next().is_some_and(|c| c.is_ascii_lowercase())
         && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
 }
 
 /// A URL pattern (`item`: with placeholders, `{id}` required) or a list URL.
-fn check_url(url: &str, item: bool) -> Result<(), String> {
+pub(super) fn check_url(url: &str, item: bool) -> Result<(), String> {
     if !url.starts_with('/') || !url.ends_with('/') {
         return Err("must start and end with \"/\"".into());
     }

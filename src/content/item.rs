@@ -21,9 +21,14 @@ pub struct Item {
     /// When it becomes due, by its collection's rule (see [`Collection::due_at`]).
     pub due: Instant,
     pub withdrawn: bool,
+    /// When it is withdrawn by itself (Hugo's `expiryDate`); always after `due`.
+    pub expire_at: Option<Instant>,
     pub body: String,
     /// Declared fields and `extra`, as canonical JSON: an object, `{}` when there are none.
     pub data: String,
+    /// Its terms per taxonomy of its collection, as written (trimmed, duplicates dropped),
+    /// canonical JSON (`{"tags":["Rust","Web"]}`); `""` when it has none.
+    pub terms: String,
 }
 
 /// A slug: `[a-z0-9][a-z0-9-]{0,79}`.
@@ -71,12 +76,17 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
     };
     let missing = |key: &str| invalid(key, "is required but missing".into());
 
-    // Anything neither built in, declared, nor under [extra] is refused, naming what is allowed.
+    // Anything neither built in, declared, a taxonomy, nor under [extra] is refused, naming
+    // what is allowed.
     if let Some(unknown) = table.keys().find(|k| {
-        !KEYS.contains(&k.as_str()) && k.as_str() != "extra" && !coll.fields.contains_key(*k)
+        !KEYS.contains(&k.as_str())
+            && k.as_str() != "extra"
+            && !coll.fields.contains_key(*k)
+            && !coll.taxonomies.contains(*k)
     }) {
         let mut allowed: Vec<&str> = KEYS.to_vec();
         allowed.extend(coll.fields.keys().map(String::as_str));
+        allowed.extend(coll.taxonomies.iter().map(String::as_str));
         return Err(invalid(
             unknown,
             format!(
@@ -171,6 +181,10 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
         None => None,
         Some(v) => Some(parse_publish_at(&v).map_err(|why| invalid("publish_at", why))?),
     };
+    let expire_at = match table.remove("expire_at") {
+        None => None,
+        Some(v) => Some(parse_publish_at(&v).map_err(|why| invalid("expire_at", why))?),
+    };
     let due = coll.due_at(day, publish_at).map_err(|key| {
         invalid(
             key,
@@ -186,6 +200,76 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
         )
     })?;
 
+    if let Some(at) = expire_at.filter(|at| *at <= due) {
+        return Err(invalid(
+            "expire_at",
+            format!(
+                "{} is at or before the instant the item is due ({}): it would never be public; move expire_at later or remove it",
+                at.rfc3339(),
+                due.rfc3339()
+            ),
+        ));
+    }
+    let mut terms = serde_json::Map::new();
+    for tax in &coll.taxonomies {
+        let Some(v) = table.remove(tax) else { continue };
+        let list = match v {
+            toml::Value::Array(a) => a,
+            other => {
+                return Err(invalid(
+                    tax,
+                    format!(
+                        "must be a list of strings (tags = [\"a\", \"b\"]), not {}",
+                        show(&other)
+                    ),
+                ))
+            }
+        };
+        let mut seen: Vec<String> = Vec::new();
+        let mut slugs: Vec<String> = Vec::new();
+        for v in list {
+            let t = match v {
+                toml::Value::String(t)
+                    if !t.trim().is_empty() && !t.chars().any(char::is_control) =>
+                {
+                    t.trim().to_string()
+                }
+                other => {
+                    return Err(invalid(
+                        tax,
+                        format!(
+                            "each term is a non-empty line of text, not {}",
+                            show(&other)
+                        ),
+                    ))
+                }
+            };
+            let slug = crate::config::taxonomies::term_slug(&t);
+            if slug.is_empty() {
+                return Err(invalid(
+                    tax,
+                    format!("the term {t:?} has no letter or digit, so it can have no URL"),
+                ));
+            }
+            if let Some(i) = slugs.iter().position(|s| *s == slug) {
+                if seen[i] != t {
+                    return Err(invalid(
+                        tax,
+                        format!(
+                            "{:?} and {t:?} have the same URL slug {slug:?}: spell them the same",
+                            seen[i]
+                        ),
+                    ));
+                }
+                continue;
+            }
+            slugs.push(slug);
+            seen.push(t);
+        }
+        if !seen.is_empty() {
+            terms.insert(tax.clone(), serde_json::Value::from(seen));
+        }
+    }
     let mut data = serde_json::Map::new();
     for (name, spec) in &coll.fields {
         match table.remove(name) {
@@ -241,8 +325,14 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
         publish_at,
         due,
         withdrawn,
+        expire_at,
         body,
         data: serde_json::Value::Object(data).to_string(),
+        terms: if terms.is_empty() {
+            String::new()
+        } else {
+            serde_json::Value::Object(terms).to_string()
+        },
     })
 }
 

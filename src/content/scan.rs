@@ -419,7 +419,64 @@ pub fn scan_listed(
         }
     }
     hold_duplicates(&mut scan);
+    hold_respelled_terms(&mut scan);
     scan
+}
+
+/// A term spelt two ways with one URL slug (`Rust` in one file, `rust` in another): the
+/// first file by path keeps its spelling, each later one is a broken file naming both. Files
+/// read in this scan are checked against each other (a fresh runner reads them all); a
+/// spelling already in the ledger is reconciled by the build (see `build::terms`).
+fn hold_respelled_terms(scan: &mut Scan) {
+    if scan.read.iter().all(|r| r.item.terms.is_empty()) {
+        return;
+    }
+    scan.read.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut first: HashMap<(String, String), (String, String)> = HashMap::new();
+    let mut bad: Vec<(usize, Broken)> = Vec::new();
+    for (i, r) in scan.read.iter().enumerate() {
+        let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&r.item.terms) else {
+            continue;
+        };
+        'file: for (tax, terms) in &m {
+            for t in terms
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.as_str())
+            {
+                let slug = crate::config::taxonomies::term_slug(t);
+                match first.get(&(tax.clone(), slug.clone())) {
+                    Some((spelt, path)) if spelt != t => {
+                        bad.push((
+                            i,
+                            Broken {
+                                path: r.path.clone(),
+                                error: ContentError::Invalid {
+                                    path: r.path.clone().into(),
+                                    line: None,
+                                    key: tax.clone(),
+                                    why: format!(
+                                        "the term {t:?} has the URL slug {slug:?}, as {spelt:?} in {path} has: spell it the same in both files"
+                                    ),
+                                },
+                                name: Some(r.item.name.clone()),
+                            },
+                        ));
+                        break 'file;
+                    }
+                    Some(_) => {}
+                    None => {
+                        first.insert((tax.clone(), slug), (t.to_string(), r.path.clone()));
+                    }
+                }
+            }
+        }
+    }
+    for (i, b) in bad.into_iter().rev() {
+        scan.read.remove(i);
+        scan.broken.push(b);
+    }
 }
 
 /// Two files claiming one item: neither is taken, both are reported, the item is held. Only a

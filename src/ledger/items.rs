@@ -64,6 +64,8 @@ pub struct ItemView {
     pub attempts: i64,
     /// Set when the item was parked after too many failed attempts.
     pub parked_at: Option<Instant>,
+    /// Its file's `expire_at`: from then on it is withdrawn (and never published).
+    pub expire_at: Option<Instant>,
 }
 
 /// The parts of a page row that publishing decisions need.
@@ -107,6 +109,16 @@ impl ItemView {
         self.source_hash.is_some() && !self.wants_withdrawn
     }
 
+    /// Whether its file's `expire_at` has come by `now`.
+    pub fn expired(&self, now: Instant) -> bool {
+        self.expire_at.is_some_and(|at| at <= now)
+    }
+
+    /// Whether the tree asks for it to be public at `now`: present and not expired.
+    pub fn wanted(&self, now: Instant) -> bool {
+        self.present() && !self.expired(now)
+    }
+
     /// Decides what to do, from the ledger alone. Pure, so it is the same at the candidate
     /// scan and at preflight under the lease.
     pub fn plan(&self, now: Instant) -> Plan {
@@ -114,14 +126,14 @@ impl ItemView {
             // Parking stops retries of what failed (an update, a publication); it never keeps
             // a page public against a newer decision to take it down (the file removed, or
             // `withdrawn = true`). A withdrawal fetches nothing, so it is not what failed.
-            if self.state == State::Published && !self.present() {
+            if self.state == State::Published && !self.wanted(now) {
                 return Plan::Act(Action::Withdraw);
             }
             return Plan::Parked;
         }
         match self.state {
             State::Pending | State::Processing | State::Withdrawn => {
-                if self.present() {
+                if self.wanted(now) {
                     if self.publish_at <= now {
                         Plan::Act(Action::Publish)
                     } else {
@@ -134,7 +146,7 @@ impl ItemView {
                 }
             }
             State::Published => {
-                if !self.present() {
+                if !self.wanted(now) {
                     Plan::Act(Action::Withdraw)
                 } else if self.page.as_ref().map(|p| &p.source_hash) != self.source_hash.as_ref() {
                     Plan::Act(Action::Update)
@@ -203,6 +215,8 @@ pub struct Seen<'a> {
     pub due: Instant,
     pub explicit_publish_at: Option<Instant>,
     pub image_source: Option<&'a str>,
+    /// Its `expire_at`.
+    pub expire_at: Option<Instant>,
 }
 
 /// When an item not yet public is due, under the collections as configured now: (collection,
@@ -240,6 +254,7 @@ pub fn sync(
                     "publish_at" => f.due.0,
                     "explicit_publish_at" => f.explicit_publish_at.map(|t| t.0),
                     "image_source" => f.image_source,
+                    "expire_at" => f.expire_at.map(|t| t.0),
                     "now" => now.0,
                 },
             )
@@ -261,6 +276,7 @@ pub fn sync(
         report.gone += tx.pipeline(chunk)?.iter().map(|o| o.count()).sum::<usize>();
     }
     tx.exec("items.forget_unpublished", args! { "now" => now.0 })?;
+    tx.exec("items.touch_expired", args! { "now" => now.0 })?;
     recompute_due(tx, due)?;
     Ok(report)
 }
@@ -322,6 +338,7 @@ fn view_from_row(r: &Row) -> Result<ItemView, LedgerError> {
         attempts: r.get(14)?,
         parked_at: r.get::<Option<i64>>(15)?.map(Instant),
         name: ItemName::new(&r.get::<String>(16)?, &r.get::<String>(17)?),
+        expire_at: r.get::<Option<i64>>(18)?.map(Instant),
     })
 }
 
@@ -503,6 +520,7 @@ mod tests {
             image_stored: false,
             attempts: 0,
             parked_at: None,
+            expire_at: None,
             page: page_hash.map(|h| PageView {
                 content_version: 1,
                 source_hash: h.into(),
@@ -512,6 +530,36 @@ mod tests {
                 withdrawn: state == State::Withdrawn,
             }),
         }
+    }
+
+    #[test]
+    fn an_expiry_withdraws_once_and_keeps_an_expired_item_from_publishing() {
+        let now = Instant(100);
+        let mut live = view(State::Published, Some("a"), Some("a"), 1);
+        live.expire_at = Some(Instant(101));
+        assert_eq!(live.plan(now), Plan::Current, "not yet");
+        live.expire_at = Some(Instant(100));
+        assert_eq!(
+            live.plan(now),
+            Plan::Act(Action::Withdraw),
+            "at the instant"
+        );
+        let mut gone = view(State::Withdrawn, Some("a"), Some("a"), 1);
+        gone.expire_at = Some(Instant(100));
+        assert_eq!(gone.plan(now), Plan::Current, "withdrawn stays withdrawn");
+        gone.expire_at = Some(Instant(200));
+        assert_eq!(
+            gone.plan(now),
+            Plan::Act(Action::Publish),
+            "expiry moved later"
+        );
+        let mut never = view(State::Pending, Some("a"), None, 50);
+        never.expire_at = Some(Instant(90));
+        assert_eq!(
+            never.plan(now),
+            Plan::Idle,
+            "due and expired before any run"
+        );
     }
 
     #[test]

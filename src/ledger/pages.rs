@@ -36,6 +36,10 @@ pub struct PageFields {
     /// Declared fields and `[extra]`, as canonical JSON.
     pub data: String,
     pub body_html: String,
+    /// The body before `<!-- more -->`, when it has the marker.
+    pub summary_html: Option<String>,
+    /// Taxonomy terms, canonical JSON (`{"tags":["Rust"]}`); `""` for none.
+    pub terms: String,
     pub image_source: Option<String>,
     pub image_sha256: Option<String>,
     pub indexable: bool,
@@ -59,6 +63,20 @@ impl PageFields {
             h.update(f.len().to_string().as_bytes());
             h.update(b":");
             h.update(f.as_bytes());
+        }
+        // Fields added later count only when set, so a page without them keeps the hash it
+        // had before they existed (an upgraded ledger does not see every page as changed).
+        if let Some(s) = &self.summary_html {
+            h.update(b"summary:");
+            h.update(s.len().to_string().as_bytes());
+            h.update(b":");
+            h.update(s.as_bytes());
+        }
+        if !self.terms.is_empty() {
+            h.update(b"terms:");
+            h.update(self.terms.len().to_string().as_bytes());
+            h.update(b":");
+            h.update(self.terms.as_bytes());
         }
         hex::encode(h.finalize())
     }
@@ -127,6 +145,7 @@ fn parts(c: &Commit, now: Instant) -> Parts {
                     args! {
                         "item" => c.id.0, "content_hash" => content_hash, "source_hash" => c.source_hash,
                         "title" => p.title, "day" => p.day, "data" => p.data, "due_at" => p.due_at.0,
+                        "summary_html" => p.summary_html, "terms" => p.terms,
                         "image_source" => p.image_source, "image_sha256" => p.image_sha256,
                         "indexable" => p.indexable, "token" => c.token,
                         "expected_state" => expected_state, "expected_version" => c.expected_version,

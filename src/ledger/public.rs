@@ -28,14 +28,22 @@ pub struct PublicPage {
     pub updated_at: Instant,
     /// When the item was due (absent on pages published before collections).
     pub due_at: Option<Instant>,
+    /// Withdrawn (`updated_at` is when): only ever built as a notice page.
+    pub withdrawn: bool,
+    /// The body before `<!-- more -->`, when it has the marker.
+    pub summary_html: Option<String>,
+    /// Taxonomy terms, canonical JSON; `""` for none.
+    pub terms: Arc<str>,
 }
 
-/// Every public page, in table order (the build orders them per collection).
+/// Every page, in table order (the build orders them per collection), withdrawn ones
+/// flagged: callers other than a notice page's must skip those.
 pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
     // Most pages share a handful of collection names, and many share their fields (a price):
     // one allocation each.
     let mut names: std::collections::HashMap<String, Arc<str>> = Default::default();
     let mut datas: std::collections::HashSet<Arc<str>> = Default::default();
+    let mut term_sets: std::collections::HashSet<Arc<str>> = Default::default();
     tx.rows("public.pages", &[])?
         .into_iter()
         .map(|mut r| {
@@ -73,6 +81,19 @@ pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
                 first_published_at: Instant(r.get(9)?),
                 updated_at: Instant(r.get(10)?),
                 due_at: r.get::<Option<i64>>(13)?.map(Instant),
+                withdrawn: r.get(14)?,
+                summary_html: r.take(15)?,
+                terms: {
+                    let t: String = r.take(16)?;
+                    match term_sets.get(t.as_str()) {
+                        Some(a) => a.clone(),
+                        None => {
+                            let a: Arc<str> = t.into();
+                            term_sets.insert(a.clone());
+                            a
+                        }
+                    }
+                },
             })
         })
         .collect::<Result<Vec<PublicPage>, LedgerError>>()

@@ -17,6 +17,7 @@ pub const SQLITE: &[&str] = &[
     include_str!("sql/sqlite/0005_not_public_index.sql"),
     include_str!("sql/sqlite/0006_probed_store.sql"),
     include_str!("sql/sqlite/0007_collections.sql"),
+    include_str!("sql/sqlite/0008_site_features.sql"),
 ];
 
 pub const POSTGRES: &[&str] = &[
@@ -25,6 +26,7 @@ pub const POSTGRES: &[&str] = &[
     include_str!("sql/postgres/0003_probed_store.sql"),
     include_str!("sql/postgres/0004_collections.sql"),
     include_str!("sql/postgres/0005_notify.sql"),
+    include_str!("sql/postgres/0006_site_features.sql"),
 ];
 
 /// The schema versions this binary writes.

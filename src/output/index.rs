@@ -35,6 +35,7 @@ fn class_name(c: CacheClass) -> &'static str {
         CacheClass::Content => "content",
         CacheClass::Asset => "asset",
         CacheClass::Immutable => "immutable",
+        CacheClass::Gone => "gone",
     }
 }
 
@@ -44,6 +45,7 @@ fn class_of(s: &str) -> Option<CacheClass> {
         "content" => CacheClass::Content,
         "asset" => CacheClass::Asset,
         "immutable" => CacheClass::Immutable,
+        "gone" => CacheClass::Gone,
         _ => return None,
     })
 }

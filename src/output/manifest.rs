@@ -25,6 +25,9 @@ pub enum CacheClass {
     /// A URL that names its bytes (`/images/<sha256>.<ext>`, a fingerprinted static file):
     /// `public, max-age=31536000, immutable`.
     Immutable,
+    /// A withdrawn item's notice page (`on_withdraw = "notice"`): revalidated, and served
+    /// with status 410 Gone by every origin.
+    Gone,
 }
 
 /// A year: the lifetime of a URL that names its bytes.
@@ -50,7 +53,18 @@ impl CacheClass {
     /// Whether what the URL shows can change at the next embargo end (pages do; a static
     /// file's or an image's bytes do not).
     pub fn capped_by_embargo(self) -> bool {
-        matches!(self, CacheClass::Home | CacheClass::Content)
+        matches!(
+            self,
+            CacheClass::Home | CacheClass::Content | CacheClass::Gone
+        )
+    }
+
+    /// The status a URL of this class is answered with: 410 for a withdrawal notice.
+    pub fn status(self) -> u16 {
+        match self {
+            CacheClass::Gone => 410,
+            _ => 200,
+        }
     }
 }
 

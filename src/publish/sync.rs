@@ -131,6 +131,7 @@ pub fn scan_and_sync(
             due: f.item.due,
             explicit_publish_at: f.item.publish_at,
             image_source: f.item.image.as_ref().map(|i| i.key()),
+            expire_at: f.item.expire_at,
         })
         .collect();
     let collections = &site.collections;

@@ -47,6 +47,8 @@ struct BucketFile {
     etag: HeaderValue,
     content_type: HeaderValue,
     cache_control: HeaderValue,
+    /// A withdrawal notice: answered 410 Gone.
+    gone: bool,
 }
 
 type Shard = Arc<HashMap<String, BucketFile>>;
@@ -492,6 +494,7 @@ fn file_of(e: RemoteEntry) -> (String, BucketFile) {
         content_type: HeaderValue::from_str(&e.content_type)
             .unwrap_or(HeaderValue::from_static("application/octet-stream")),
         cache_control: HeaderValue::from_static(e.cache.cache_control()),
+        gone: e.cache == crate::output::manifest::CacheClass::Gone,
         bytes: e.bytes,
         sha256: e.sha256,
     };
@@ -549,6 +552,7 @@ pub async fn respond(
         Err(why) => return unavailable(&why),
     };
     let f = &shard[&path];
+    let status = if f.gone { StatusCode::GONE } else { status };
     let finish = |mut r: Response| {
         let h = r.headers_mut();
         h.insert(header::ETAG, f.etag.clone());
@@ -556,6 +560,9 @@ pub async fn respond(
         http::safety_headers(h, f.content_type.as_bytes());
         h.insert("x-revision", live.name_header.clone());
         h.insert(header::CACHE_CONTROL, f.cache_control.clone());
+        if f.gone {
+            h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
+        }
         r
     };
     if status == StatusCode::OK && http::etag_matches(headers, f.etag.as_bytes()) {

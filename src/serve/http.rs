@@ -50,6 +50,8 @@ struct FileMeta {
     content_type: HeaderValue,
     cache_control: HeaderValue,
     bytes: u64,
+    /// A withdrawal notice: answered 410 Gone.
+    gone: bool,
 }
 
 /// A complete revision, as the origin serves it.
@@ -93,6 +95,7 @@ impl FileMeta {
                 .unwrap_or(HeaderValue::from_static("application/octet-stream")),
             cache_control: HeaderValue::from_static(cache.cache_control()),
             bytes,
+            gone: cache == crate::output::manifest::CacheClass::Gone,
         }
     }
 }
@@ -449,6 +452,7 @@ fn serve_origin(rev: &Revision, rp: &RequestPath, headers: &HeaderMap, head: boo
         return text(StatusCode::NOT_FOUND, "not found");
     };
     let meta = &meta;
+    let status = if meta.gone { StatusCode::GONE } else { status };
     let finish = |mut r: Response| {
         let h = r.headers_mut();
         h.insert(header::ETAG, meta.etag.clone());
@@ -457,6 +461,9 @@ fn serve_origin(rev: &Revision, rp: &RequestPath, headers: &HeaderMap, head: boo
         h.insert("x-revision", rev.name_header.clone());
         // URL-keyed: every cache revalidates; only a URL naming its bytes is kept long.
         h.insert(header::CACHE_CONTROL, meta.cache_control.clone());
+        if meta.gone {
+            h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
+        }
         r
     };
     if status == StatusCode::OK && etag_matches(headers, meta.etag.as_bytes()) {

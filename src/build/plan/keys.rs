@@ -3,7 +3,7 @@
 //! (these run once per page per build: no clone, no JSON detour), a field as its length and
 //! bytes.
 
-use super::super::view::{ItemPage, LinkView, ListView};
+use super::super::view::{ItemPage, LinkView, ListView, TermView};
 use super::PageInput;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -48,6 +48,7 @@ impl Fields {
         self.opt(e.day.as_deref());
         self.field(&e.published);
         self.field(&e.data);
+        self.opt(e.summary_html.as_deref());
     }
 
     fn finish(self) -> String {
@@ -61,6 +62,23 @@ pub fn list_key(render_fingerprint: &str, v: &ListView, pages: &[PageInput]) -> 
     f.field(&v.collection);
     f.field(&v.number.to_string());
     f.field(&v.url);
+    f.field(&v.entries.len().to_string());
+    for &e in &v.entries {
+        f.entry(&pages[e as usize].view);
+    }
+    f.opt(v.prev_url.as_deref());
+    f.opt(v.next_url.as_deref());
+    f.finish()
+}
+
+/// The key of a term page: every field of its view, its entries' from `pages`.
+pub fn term_key(render_fingerprint: &str, v: &TermView, pages: &[PageInput]) -> String {
+    let mut f = Fields::new(render_fingerprint, "term");
+    f.field(&v.taxonomy.to_string());
+    f.field(&v.name);
+    f.field(&v.url);
+    f.field(&v.page_url);
+    f.field(&v.number.to_string());
     f.field(&v.entries.len().to_string());
     for &e in &v.entries {
         f.entry(&pages[e as usize].view);
@@ -129,6 +147,9 @@ pub fn hash_item(
     f.opt(v.image_url.as_deref());
     f.field(if v.indexable { "1" } else { "0" });
     f.opt(v.embargoed_until.as_deref());
+    f.opt(v.summary_html.as_deref());
+    f.opt(v.withdrawn_at.as_deref());
+    f.field(&v.terms);
     for l in [prev, next] {
         match l {
             Some((url, title, day)) => {

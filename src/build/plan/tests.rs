@@ -24,6 +24,9 @@ fn page(cs: &Collections, coll: usize, id: i64, day: &str, published: i64) -> Pa
             prev: None,
             next: None,
             embargoed_until: None,
+            summary_html: None,
+            withdrawn_at: None,
+            terms: "".into(),
             data: "{}".into(),
             content_hash: format!("h{id}"),
             row: id,
@@ -53,10 +56,110 @@ fn keys(cs: &Collections, pages: &[PageInput]) -> std::collections::BTreeMap<Str
         generated_fingerprint: "g",
         config: &config,
         collections: &cs,
+        notices: &[],
+        rss: false,
     })
     .into_iter()
     .map(|p| (p.path, p.key))
     .collect()
+}
+
+fn tagged(cs: &Collections, id: i64, tags: &[&str]) -> PageInput {
+    let mut p = page(cs, 0, id, &format!("2026-01-{id:02}"), id);
+    if !tags.is_empty() {
+        p.view.terms = serde_json::json!({ "tags": tags }).to_string().into();
+    }
+    p
+}
+
+const TAGGED: &str = "[collections.notes]\nid = \"integer\"\ntaxonomies = [\"tags\"]\n[taxonomies.tags]\npage_size = 2\n";
+
+#[test]
+fn terms_come_from_the_pages_planned_and_nothing_else() {
+    let cs = collections(TAGGED);
+    let pages: Vec<PageInput> = (1..=5)
+        .map(|i| {
+            tagged(
+                &cs,
+                i,
+                if i % 2 == 0 {
+                    &["Rust", "web"]
+                } else {
+                    &["Rust"]
+                },
+            )
+        })
+        .collect();
+    let k = keys(&cs, &pages);
+    // Rust: 5 items at 2 a page = 3 numbered pages and the landing page; web: 2 items, 1 page.
+    for p in [
+        "tags/index.html",
+        "tags/rust/index.html",
+        "tags/rust/page/1/index.html",
+        "tags/rust/page/3/index.html",
+        "tags/rust/atom.xml",
+        "tags/web/index.html",
+        "tags/web/page/1/index.html",
+        "tags/web/atom.xml",
+        "sitemaps/taxonomy-tags-0.xml",
+    ] {
+        assert!(
+            k.contains_key(p),
+            "{p} missing from {:?}",
+            k.keys().collect::<Vec<_>>()
+        );
+    }
+    assert!(!k.contains_key("tags/rust/page/4/index.html"));
+    // A term whose only item is not among the planned pages (embargoed, withdrawn, expired:
+    // the source never gives them) has no file at all.
+    let without: Vec<PageInput> = pages
+        .iter()
+        .filter(|p| p.view.id != IdView::Number(4))
+        .cloned()
+        .collect();
+    let mut only = without.clone();
+    only[1].view.terms = serde_json::json!({ "tags": ["Rust"] }).to_string().into();
+    let k2 = keys(&cs, &only);
+    assert!(
+        !k2.keys().any(|p| p.contains("web")),
+        "{:?}",
+        k2.keys().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn one_new_tagged_item_changes_only_what_lists_it() {
+    let cs = collections(TAGGED);
+    let mut pages: Vec<PageInput> = (1..=9).map(|i| tagged(&cs, i, &["Rust"])).collect();
+    pages.push(tagged(&cs, 10, &["Go"]));
+    let before = keys(&cs, &pages);
+    pages.push(tagged(&cs, 11, &["Rust"]));
+    let after = keys(&cs, &pages);
+    let changed: Vec<&str> = after
+        .keys()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        changed,
+        vec![
+            "atom.xml",
+            "index.html",
+            "notes/10/index.html",
+            "notes/11/index.html",
+            "notes/atom.xml",
+            "notes/index.html",
+            "notes/page/5/index.html",
+            "notes/page/6/index.html",
+            "sitemaps/notes-0.xml",
+            "sitemaps/pages.xml",
+            "tags/index.html",
+            "tags/rust/atom.xml",
+            "tags/rust/index.html",
+            "tags/rust/page/5/index.html",
+        ],
+        "the Go term and Rust's earlier pages stay as they are"
+    );
 }
 
 #[test]
@@ -193,10 +296,13 @@ fn every_field_of_an_item_view_changes_its_key() {
         }),
         Box::new(|v| v.embargoed_until = Some("2027".into())),
         Box::new(|v| v.content_hash.push('x')),
+        Box::new(|v| v.summary_html = Some("<p>s</p>".into())),
+        Box::new(|v| v.withdrawn_at = Some("2027".into())),
+        Box::new(|v| v.terms = "{\"tags\":[\"a\"]}".into()),
     ];
     // A new field must be added to hash_item and above; the count is the reminder (data and
     // the body are covered by content_hash).
-    each_change_changes_the_key(&base, &variants, k, 12);
+    each_change_changes_the_key(&base, &variants, k, 14);
 }
 
 #[test]
@@ -230,6 +336,7 @@ fn every_field_of_a_list_view_changes_its_key() {
         Box::new(|(_, p)| p[1].view.data = "{\"a\":1}".into()),
         Box::new(|(_, p)| p[1].view.id = IdView::Slug("s".into())),
         Box::new(|(_, p)| p[1].view.collection = "y".into()),
+        Box::new(|(_, p)| p[1].view.summary_html = Some("<p>s</p>".into())),
     ];
     let k = |(v, p): &Both| list_key("fp", v, p);
     let both: Both = (base.clone(), pages.clone());
@@ -248,7 +355,7 @@ fn every_field_of_a_list_view_changes_its_key() {
         6
     );
     let entry = serde_json::to_value(crate::build::view::EntryView(&pages[0].view)).unwrap();
-    assert_eq!(entry.as_object().unwrap().len(), 6);
+    assert_eq!(entry.as_object().unwrap().len(), 7);
 }
 
 #[test]

@@ -77,16 +77,16 @@ WITH changed AS (
         source_path = :path::text, source_hash = :hash::text,
         wants_withdrawn = :wants_withdrawn::bigint, day = :day::text,
         publish_at = :publish_at::bigint, image_source = :image_source::text,
-        updated_at = :now::bigint
+        expire_at = :expire_at::bigint, updated_at = :now::bigint
     WHERE collection = :collection::text AND item_key = :key::text
       AND (source_hash IS DISTINCT FROM :hash::text OR source_path IS DISTINCT FROM :path::text)
     RETURNING id
 )
 INSERT INTO items (collection, item_key, source_path, source_hash, wants_withdrawn, day,
-                   publish_at, explicit_publish_at, image_source, updated_at)
+                   publish_at, explicit_publish_at, image_source, expire_at, updated_at)
 SELECT :collection::text, :key::text, :path::text, :hash::text, :wants_withdrawn::bigint,
        :day::text, :publish_at::bigint, :explicit_publish_at::bigint, :image_source::text,
-       :now::bigint
+       :expire_at::bigint, :now::bigint
 WHERE NOT EXISTS (SELECT 1 FROM items WHERE collection = :collection::text AND item_key = :key::text)
 ON CONFLICT (collection, item_key) DO NOTHING;
 
@@ -101,6 +101,13 @@ DELETE FROM items
 WHERE source_hash IS NULL AND state IN ('pending', 'processing')
   AND NOT EXISTS (SELECT 1 FROM pages WHERE item_id = items.id)
   AND NOT EXISTS (SELECT 1 FROM job_leases WHERE key = 'publication:' || items.id AND expires_at > :now);
+
+-- name: items.touch_expired
+-- An item not public whose expiry has passed will never be public: touching it (updated_at
+-- at or after its expiry) takes it out of public.next_change, which has no clock.
+UPDATE items SET updated_at = :now::bigint
+WHERE state <> 'published' AND expire_at IS NOT NULL AND expire_at <= :now::bigint
+  AND updated_at < expire_at;
 
 -- name: items.not_public_due
 -- See the SQLite statement.
@@ -119,24 +126,25 @@ SELECT id FROM items WHERE collection = :collection AND item_key = :key;
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
        p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key
+       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at
 FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
 WHERE NOT (i.state = 'published' AND i.source_hash IS NOT NULL AND i.wants_withdrawn = 0
-           AND p.source_hash = i.source_hash);
+           AND p.source_hash = i.source_hash AND i.expire_at IS NULL);
 
 -- name: items.count_published
 -- Items published from a file that still has a hash and is not to be withdrawn: those of
 -- them not among items.candidates are current (every published item has its page).
 SELECT count(*) FROM items
-WHERE state = 'published' AND source_hash IS NOT NULL AND wants_withdrawn = 0;
+WHERE state = 'published' AND source_hash IS NOT NULL AND wants_withdrawn = 0
+  AND expire_at IS NULL;
 
 -- name: items.view
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
        p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key
+       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at
 FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
@@ -189,10 +197,11 @@ WHERE parked_at IS NOT NULL ORDER BY collection, id;
 -- name: pages.write_page
 INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, data,
                    image_source, image_sha256, indexable, withdrawn, revision, first_published_at,
-                   updated_at, commit_token, collection, item_key, due_at)
+                   updated_at, commit_token, collection, item_key, due_at, summary_html, terms)
 SELECT :item::bigint, 1, :content_hash::text, :source_hash::text, :title::text, :day::text,
        :data::text, :image_source::text, :image_sha256::text, :indexable::bigint, 0, 0,
-       :now::bigint, :now::bigint, :token::text, i.collection, i.item_key, :due_at::bigint
+       :now::bigint, :now::bigint, :token::text, i.collection, i.item_key, :due_at::bigint,
+       :summary_html::text, :terms::text
 FROM items i WHERE i.id = :item
   AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now)
@@ -205,6 +214,7 @@ ON CONFLICT (item_id) DO UPDATE SET
     content_hash = excluded.content_hash,
     source_hash = excluded.source_hash,
     title = excluded.title, day = excluded.day, data = excluded.data, due_at = excluded.due_at,
+    summary_html = excluded.summary_html, terms = excluded.terms,
     image_source = CASE WHEN excluded.image_sha256 IS NULL THEN pages.image_source ELSE excluded.image_source END,
     image_sha256 = coalesce(excluded.image_sha256, pages.image_sha256),
     indexable = greatest(pages.indexable, excluded.indexable),
@@ -384,22 +394,29 @@ ORDER BY collection, id;
 
 -- name: public.pages
 -- In table order: the caller sorts by (day, id), cheaper than the index order's lookups.
+-- Withdrawn pages come too, flagged (collections with on_withdraw = "notice" keep a notice
+-- page at their URL); nothing but that notice is ever built from them.
 SELECT p.item_id, p.title, p.day, p.data, p.indexable, p.image_sha256,
        (SELECT img.content_type FROM images img WHERE img.sha256 = p.image_sha256 LIMIT 1),
        p.content_hash, p.revision, p.first_published_at, p.updated_at, p.collection,
-       p.item_key, p.due_at
-FROM pages p
-WHERE p.withdrawn = 0;
+       p.item_key, p.due_at, p.withdrawn, p.summary_html, p.terms
+FROM pages p;
 
 -- name: public.body
 SELECT body_html FROM page_bodies WHERE item_id = :id;
 
 -- name: public.next_change
 -- Embargo ends still ahead of the ledger: present items that are not public yet (parked
--- ones excepted: they change nothing until re-armed).
-SELECT min(publish_at) FROM items
-WHERE state IN ('pending', 'processing', 'withdrawn') AND source_hash IS NOT NULL
-  AND wants_withdrawn = 0 AND parked_at IS NULL;
+-- ones excepted: they change nothing until re-armed), and the expiry of public ones.
+SELECT min(at) FROM (
+    SELECT min(publish_at) AS at FROM items
+    WHERE state IN ('pending', 'processing', 'withdrawn') AND source_hash IS NOT NULL
+      AND wants_withdrawn = 0 AND parked_at IS NULL
+      AND NOT (expire_at IS NOT NULL AND expire_at <= updated_at)
+    UNION ALL
+    SELECT min(expire_at) AS at FROM items
+    WHERE state = 'published' AND expire_at IS NOT NULL
+) AS next;
 
 ------------------------------------------------------------------------------ deploys
 

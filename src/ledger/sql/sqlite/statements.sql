@@ -59,9 +59,9 @@ FROM items WHERE source_hash IS NOT NULL;
 -- A new item's row id is the next free one.
 INSERT INTO items (collection, item_key, source_path, source_hash, source_size, source_mtime_ns,
                    source_ino, wants_withdrawn, day, publish_at, explicit_publish_at,
-                   image_source, updated_at)
+                   image_source, expire_at, updated_at)
 VALUES (:collection, :key, :path, :hash, :size, :mtime_ns, :ino, :wants_withdrawn, :day,
-        :publish_at, :explicit_publish_at, :image_source, :now)
+        :publish_at, :explicit_publish_at, :image_source, :expire_at, :now)
 ON CONFLICT (collection, item_key) DO UPDATE SET
     parked_at = CASE WHEN items.source_hash IS excluded.source_hash THEN items.parked_at END,
     attempts = CASE WHEN items.source_hash IS excluded.source_hash THEN items.attempts ELSE 0 END,
@@ -70,7 +70,7 @@ ON CONFLICT (collection, item_key) DO UPDATE SET
     source_size = excluded.source_size, source_mtime_ns = excluded.source_mtime_ns,
     source_ino = excluded.source_ino, wants_withdrawn = excluded.wants_withdrawn,
     day = excluded.day, publish_at = excluded.publish_at, image_source = excluded.image_source,
-    updated_at = excluded.updated_at
+    expire_at = excluded.expire_at, updated_at = excluded.updated_at
 WHERE items.source_hash IS NOT excluded.source_hash OR items.source_path IS NOT excluded.source_path
    OR items.source_size IS NOT excluded.source_size OR items.source_mtime_ns IS NOT excluded.source_mtime_ns
    OR items.source_ino IS NOT excluded.source_ino;
@@ -86,6 +86,13 @@ DELETE FROM items
 WHERE source_hash IS NULL AND state IN ('pending', 'processing')
   AND NOT EXISTS (SELECT 1 FROM pages WHERE item_id = items.id)
   AND NOT EXISTS (SELECT 1 FROM job_leases WHERE key = 'publication:' || items.id AND expires_at > :now);
+
+-- name: items.touch_expired
+-- An item not public whose expiry has passed will never be public: touching it (updated_at
+-- at or after its expiry) takes it out of public.next_change, which has no clock.
+UPDATE items SET updated_at = :now
+WHERE state <> 'published' AND expire_at IS NOT NULL AND expire_at <= :now
+  AND updated_at < expire_at;
 
 -- name: items.not_public_due
 -- What an item not yet public is due by: publish::due recomputes it under the collections as
@@ -104,24 +111,25 @@ SELECT id FROM items WHERE collection = :collection AND item_key = :key;
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
        p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key
+       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at
 FROM items i NOT INDEXED
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
 WHERE NOT (i.state = 'published' AND i.source_hash IS NOT NULL AND i.wants_withdrawn = 0
-           AND p.source_hash = i.source_hash);
+           AND p.source_hash = i.source_hash AND i.expire_at IS NULL);
 
 -- name: items.count_published
 -- Items published from a file that still has a hash and is not to be withdrawn: those of
 -- them not among items.candidates are current (every published item has its page).
 SELECT count(*) FROM items
-WHERE state = 'published' AND source_hash IS NOT NULL AND wants_withdrawn = 0;
+WHERE state = 'published' AND source_hash IS NOT NULL AND wants_withdrawn = 0
+  AND expire_at IS NULL;
 
 -- name: items.view
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
        p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key
+       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at
 FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
@@ -174,10 +182,10 @@ WHERE parked_at IS NOT NULL ORDER BY collection, id;
 -- name: pages.write_page
 INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, data,
                    image_source, image_sha256, indexable, withdrawn, revision, first_published_at,
-                   updated_at, commit_token, collection, item_key, due_at)
+                   updated_at, commit_token, collection, item_key, due_at, summary_html, terms)
 SELECT :item, 1, :content_hash, :source_hash, :title, :day, :data,
        :image_source, :image_sha256, :indexable, 0, 0, :now, :now, :token,
-       i.collection, i.item_key, :due_at
+       i.collection, i.item_key, :due_at, :summary_html, :terms
 FROM items i WHERE i.id = :item
   AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now)
@@ -190,6 +198,7 @@ ON CONFLICT (item_id) DO UPDATE SET
     content_hash = excluded.content_hash,
     source_hash = excluded.source_hash,
     title = excluded.title, day = excluded.day, data = excluded.data, due_at = excluded.due_at,
+    summary_html = excluded.summary_html, terms = excluded.terms,
     image_source = CASE WHEN excluded.image_sha256 IS NULL THEN pages.image_source ELSE excluded.image_source END,
     image_sha256 = coalesce(excluded.image_sha256, pages.image_sha256),
     indexable = max(pages.indexable, excluded.indexable),
@@ -366,22 +375,29 @@ ORDER BY collection, id;
 
 -- name: public.pages
 -- In table order: the caller sorts by (day, id), cheaper than the index order's lookups.
+-- Withdrawn pages come too, flagged (collections with on_withdraw = "notice" keep a notice
+-- page at their URL); nothing but that notice is ever built from them.
 SELECT p.item_id, p.title, p.day, p.data, p.indexable, p.image_sha256,
        (SELECT img.content_type FROM images img WHERE img.sha256 = p.image_sha256 LIMIT 1),
        p.content_hash, p.revision, p.first_published_at, p.updated_at, p.collection,
-       p.item_key, p.due_at
-FROM pages p NOT INDEXED
-WHERE p.withdrawn = 0;
+       p.item_key, p.due_at, p.withdrawn, p.summary_html, p.terms
+FROM pages p NOT INDEXED;
 
 -- name: public.body
 SELECT body_html FROM page_bodies WHERE item_id = :id;
 
 -- name: public.next_change
 -- Embargo ends still ahead of the ledger: present items that are not public yet (parked
--- ones excepted: they change nothing until re-armed).
-SELECT min(publish_at) FROM items
-WHERE state IN ('pending', 'processing', 'withdrawn') AND source_hash IS NOT NULL
-  AND wants_withdrawn = 0 AND parked_at IS NULL;
+-- ones excepted: they change nothing until re-armed), and the expiry of public ones.
+SELECT min(at) FROM (
+    SELECT min(publish_at) AS at FROM items
+    WHERE state IN ('pending', 'processing', 'withdrawn') AND source_hash IS NOT NULL
+      AND wants_withdrawn = 0 AND parked_at IS NULL
+      AND NOT (expire_at IS NOT NULL AND expire_at <= updated_at)
+    UNION ALL
+    SELECT min(expire_at) AS at FROM items
+    WHERE state = 'published' AND expire_at IS NOT NULL
+) AS next;
 
 ------------------------------------------------------------------------------ deploys
 
