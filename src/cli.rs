@@ -7,6 +7,7 @@ mod deploy;
 mod gc;
 mod init;
 mod ledger;
+mod new;
 mod publish;
 mod results;
 mod rollback;
@@ -49,6 +50,8 @@ pub struct Cli {
 enum Command {
     /// Create a new site in DIR (config, templates, a sample item).
     Init(init::Args),
+    /// Write a new item file of COLLECTION with its required keys filled in; prints its path.
+    New(new::Args),
     /// Record every due item in the ledger exactly once.
     Publish(publish::Args),
     /// Render the ledger's publication revision into public/revisions/R-B and move the pointer.
@@ -144,7 +147,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
     // A server's access log is its main output on stderr.
     let serving = matches!(cli.command, Command::Serve(_));
     init_logging(cli.verbose.max(u8::from(serving)));
-    let uses_ledger = !matches!(cli.command, Command::Init(_) | Command::Ledger { .. });
+    let uses_ledger = !matches!(
+        cli.command,
+        Command::Init(_) | Command::New(_) | Command::Ledger { .. }
+    );
     let clock = match cli.now {
         Some(t) => Clock::Fixed(t),
         None if uses_ledger => database_clock(&cli.site),
@@ -157,6 +163,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     };
     match cli.command {
         Command::Init(args) => init::run(&ctx, args),
+        Command::New(args) => new::run(&ctx, args),
         Command::Publish(args) => publish::run(&ctx, args),
         Command::Build(args) => build::run(&ctx, args),
         Command::Deploy(args) => deploy::run(&ctx, args),

@@ -12,6 +12,7 @@
 
 pub mod fields;
 pub mod item;
+pub mod new;
 pub mod scan;
 
 pub use crate::digest::sha256_hex;

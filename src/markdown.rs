@@ -29,13 +29,29 @@ pub struct Rendered {
     pub summary_html: Option<String>,
 }
 
+/// Where the summary marker is: a line holding only `<!-- more -->` (or Hugo's
+/// `<!--more-->`), so the marker written about in a sentence or a code span is just text.
+/// (start, end) of that line, its line break included.
+fn find_more(md: &str) -> Option<(usize, usize)> {
+    let mut at = 0;
+    for line in md.split_inclusive('\n') {
+        let t = line.trim();
+        if t == MORE || t == "<!--more-->" {
+            return Some((at, at + line.len()));
+        }
+        at += line.len();
+    }
+    None
+}
+
 /// Renders an item body with the site's settings.
 pub fn render(md: &str, opts: &MarkdownConfig) -> Rendered {
-    match md.find(MORE) {
-        Some(at) => {
+    match find_more(md) {
+        Some((at, end)) => {
             let mut whole = String::with_capacity(md.len());
             whole.push_str(&md[..at]);
-            whole.push_str(&md[at + MORE.len()..]);
+            whole.push('\n');
+            whole.push_str(&md[end..]);
             Rendered {
                 body_html: to_html(&whole, opts),
                 summary_html: Some(to_html(&md[..at], opts)),
@@ -311,6 +327,12 @@ mod tests {
         assert!(!r.body_html.contains("more"), "{}", r.body_html);
         assert!(r.body_html.contains("<p>Rest.</p>"));
         assert_eq!(render("No marker.\n", &all_on()).summary_html, None);
+        // Written about in a sentence, it is just text.
+        let r = render("Put `<!-- more -->` on a line.\n\nMore.\n", &all_on());
+        assert_eq!(r.summary_html, None);
+        assert!(r.body_html.contains("&lt;!-- more --&gt;"), "{}", r.body_html);
+        let r = render("A\n<!--more-->\nB\n", &all_on());
+        assert_eq!(r.summary_html.as_deref(), Some("<p>A</p>\n"));
     }
 
     #[test]
