@@ -330,7 +330,11 @@ mod tests {
         // Written about in a sentence, it is just text.
         let r = render("Put `<!-- more -->` on a line.\n\nMore.\n", &all_on());
         assert_eq!(r.summary_html, None);
-        assert!(r.body_html.contains("&lt;!-- more --&gt;"), "{}", r.body_html);
+        assert!(
+            r.body_html.contains("&lt;!-- more --&gt;"),
+            "{}",
+            r.body_html
+        );
         let r = render("A\n<!--more-->\nB\n", &all_on());
         assert_eq!(r.summary_html.as_deref(), Some("<p>A</p>\n"));
     }

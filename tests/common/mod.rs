@@ -1139,3 +1139,83 @@ impl TestSite {
         }
     }
 }
+
+// ---------------------------------------------------------------- fixture sites
+
+pub fn copy_tree(src: &Path, dst: &Path) {
+    for e in walkdir::WalkDir::new(src) {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(src).unwrap();
+        let to = dst.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+pub fn fixture_dir(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A copy of fixture site `name` in a temporary folder.
+pub fn fixture(name: &str) -> TestSite {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture_dir(name), dir.path());
+    TestSite { dir }
+}
+
+/// Runs `n` publishers at once, as separate processes, and returns each one's JSON.
+pub fn race_publish(s: &TestSite, now: &str, n: usize) -> Vec<Value> {
+    let children: Vec<_> = (0..n).map(|_| s.spawn_publish(now, &[], &[])).collect();
+    children.into_iter().map(finish).collect()
+}
+
+/// Every item the runs published, checking that none was published twice.
+pub fn published_once(runs: &[Value]) -> std::collections::BTreeSet<String> {
+    let mut all = Vec::new();
+    for r in runs {
+        for v in r["published"].as_array().unwrap() {
+            all.push(
+                v.as_str()
+                    .expect("items are named collection/id")
+                    .to_string(),
+            );
+        }
+    }
+    let set: std::collections::BTreeSet<String> = all.iter().cloned().collect();
+    assert_eq!(set.len(), all.len(), "an item was published twice: {all:?}");
+    set
+}
+
+pub fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().display().to_string(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// None of `secrets` occurs in any of `files`, except the pointers (which name the next
+/// embargo end on purpose and are never served).
+pub fn assert_nothing_reveals(what: &str, files: &[(String, Vec<u8>)], secrets: &[&str]) {
+    assert!(!files.is_empty(), "{what}: no files");
+    for (name, bytes) in files {
+        if name.ends_with("current.json") || name.ends_with("/current") {
+            continue;
+        }
+        let text = String::from_utf8_lossy(bytes);
+        for s in secrets {
+            assert!(!text.contains(s), "{what}: {name} reveals {s:?}");
+        }
+    }
+}

@@ -1,0 +1,610 @@
+//! Site features (issue 21), embargo-safe: taxonomies with their own pages, counts and feeds;
+//! scheduled expiry; withdrawal notices served 410; summaries, heading ids, highlighting,
+//! tera's filters and `unsafe_html`; valid Atom and RSS; `fencepost new`. Everything runs
+//! through the real binary on the `tests/fixtures/features` site (and the other fixtures for
+//! the feeds), with racing publishers as separate processes, deploys to a folder and to S3
+//! (moto on 127.0.0.1), and both origins.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Before the embargoed post's instant.
+const BEFORE: &str = "2026-12-01T00:00:00Z";
+/// `posts/secret` (tags Zeppelin and Rust) is due.
+const LAUNCH: &str = "2026-12-02T09:00:00Z";
+/// `posts/secret` expires.
+const EXPIRY: &str = "2026-12-05T00:00:00Z";
+
+/// What nothing may name while `posts/secret` is not public.
+const SECRETS: &[&str] = &["eppelin", "posts/secret"];
+
+fn build(s: &TestSite, now: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["build", "--now", now, "--strict"];
+    args.extend_from_slice(extra);
+    s.json(&args)
+}
+
+fn dir_of(b: &Value) -> PathBuf {
+    PathBuf::from(b["path"].as_str().unwrap())
+}
+
+fn read(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// Every item named under `key` in any of `runs`, each at most once across them.
+fn once(runs: &[Value], key: &str) -> Vec<String> {
+    let mut all: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r[key].as_array().unwrap().clone())
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), n, "{key}: an item twice across {runs:?}");
+    all
+}
+
+/// The count the terms index shows for `name`.
+fn count_of(terms_page: &str, name: &str) -> Option<u64> {
+    let at = terms_page.find(&format!(">{name}</a> <span class=\"count\">("))?;
+    let rest = &terms_page[at..];
+    let open = rest.find('(')? + 1;
+    let close = rest.find(')')?;
+    rest[open..close].parse().ok()
+}
+
+#[test]
+fn a_tag_only_an_embargoed_item_uses_appears_at_its_instant_and_goes_at_its_expiry() {
+    let s = fixture("features");
+    let runs = race_publish(&s, BEFORE, 3);
+    assert_eq!(
+        once(&runs, "published"),
+        [
+            "advisories/adv-1",
+            "advisories/adv-2",
+            "posts/hello",
+            "posts/second"
+        ]
+    );
+    assert_eq!(s.revision(), 4);
+    let b1 = build(&s, BEFORE, &[]);
+    assert_eq!(b1["next_change_at"], LAUNCH, "{b1}");
+    let d1 = dir_of(&b1);
+
+    // Before its instant: no file names the tag, the title or the id, and Rust (which the
+    // embargoed post also has) still counts 2.
+    assert_nothing_reveals(
+        "public/",
+        &files_under(&s.path("public/revisions")),
+        SECRETS,
+    );
+    let terms = read(&d1, "tags/index.html");
+    assert_eq!(count_of(&terms, "Rust"), Some(2), "{terms}");
+    assert_eq!(count_of(&terms, "Web"), Some(1), "{terms}");
+    assert_eq!(count_of(&terms, "Ünïcode"), Some(1), "{terms}");
+    assert!(
+        d1.join("tags/unicode/index.html").exists(),
+        "Unicode folds to ASCII"
+    );
+    let folder = tempfile::tempdir().unwrap();
+    let to_folder = format!("file://{}", folder.path().display());
+    s.json(&["deploy", "--to", &to_folder, "--now", BEFORE]);
+    assert_nothing_reveals("the folder bucket", &files_under(folder.path()), SECRETS);
+    let moto = Moto::start();
+    moto.bucket("site");
+    let env = Moto::env(&moto.endpoint);
+    s.json_env(&["deploy", "--to", "s3://site/www", "--now", BEFORE], &env);
+    {
+        let local = s.serve(&[]);
+        let remote = s.serve_env(&["--from", "s3://site/www"], &env);
+        for srv in [&local, &remote] {
+            assert_eq!(srv.get("/tags/zeppelin/").status, 404);
+            assert_eq!(srv.get("/tags/zeppelin/atom.xml").status, 404);
+            assert_eq!(srv.get("/posts/secret/").status, 404);
+            for page in [
+                "/tags/",
+                "/tags/rust/",
+                "/tags/rust/atom.xml",
+                "/atom.xml",
+                "/rss.xml",
+                "/sitemaps/taxonomy-tags-0.xml",
+            ] {
+                let r = srv.get(page);
+                assert_eq!(r.status, 200, "{page}");
+                for secret in SECRETS {
+                    assert!(!r.text().contains(secret), "{page} reveals {secret}");
+                }
+            }
+        }
+    }
+
+    // At its instant, racing publishers publish it once; term page, index entry, count and
+    // feed entry all come in the one revision that publication made.
+    let runs = race_publish(&s, LAUNCH, 3);
+    assert_eq!(once(&runs, "published"), ["posts/secret"]);
+    assert_eq!(s.revision(), 5, "one publication, one revision");
+    let b2 = build(&s, LAUNCH, &[]);
+    assert_eq!(b2["revision"], 5);
+    assert_eq!(b2["next_change_at"], EXPIRY, "{b2}");
+    let d2 = dir_of(&b2);
+    let terms = read(&d2, "tags/index.html");
+    assert_eq!(count_of(&terms, "Zeppelin"), Some(1), "{terms}");
+    assert_eq!(count_of(&terms, "Rust"), Some(3), "{terms}");
+    assert_eq!(count_of(&terms, "Web"), Some(1), "{terms}");
+    assert!(read(&d2, "tags/zeppelin/index.html").contains("Zeppelin launch"));
+    let feed = read(&d2, "tags/zeppelin/atom.xml");
+    assert!(feed.contains("<title>Zeppelin launch</title>"), "{feed}");
+    assert!(read(&d2, "tags/rust/atom.xml").contains("Zeppelin launch"));
+    assert!(read(&d2, "posts/secret/index.html").contains("href=\"/tags/zeppelin/\""));
+    // Incremental: only what lists it was rendered, and the result is what a full build makes.
+    let rendered = b2["rendered"].as_u64().unwrap();
+    let reused = b2["reused"].as_u64().unwrap();
+    assert!(rendered < reused, "{b2}");
+    let incremental = tree(&d2);
+    std::fs::remove_dir_all(&d2).unwrap();
+    let full = build(&s, LAUNCH, &["--full"]);
+    assert_eq!(full["reused"], 0);
+    assert_same_tree(
+        &tree(&dir_of(&full)),
+        &incremental,
+        "incremental against full",
+    );
+    s.json_env(&["deploy", "--to", "s3://site/www", "--now", LAUNCH], &env);
+    {
+        let remote = s.serve_env(&["--from", "s3://site/www"], &env);
+        let r = remote.get("/tags/zeppelin/");
+        assert_eq!(r.status, 200);
+        assert!(r.text().contains("Zeppelin launch"));
+    }
+
+    // A second before its expiry nothing changes; at it, racing publishers withdraw it once,
+    // and the tag is gone everywhere in the one revision that made.
+    let r = s.publish("2026-12-04T23:59:59Z");
+    assert_eq!(r["withdrawn"], serde_json::json!([]), "{r}");
+    let runs = race_publish(&s, EXPIRY, 3);
+    assert_eq!(once(&runs, "withdrawn"), ["posts/secret"]);
+    assert_eq!(once(&runs, "expired"), ["posts/secret"]);
+    assert_eq!(s.revision(), 6, "one expiry, one revision");
+    let b3 = build(&s, EXPIRY, &[]);
+    assert_eq!(b3["revision"], 6);
+    assert!(b3["next_change_at"].is_null(), "{b3}");
+    let d3 = dir_of(&b3);
+    assert_nothing_reveals("the revision after the expiry", &files_under(&d3), SECRETS);
+    let terms = read(&d3, "tags/index.html");
+    assert_eq!(count_of(&terms, "Rust"), Some(2), "{terms}");
+    assert_eq!(count_of(&terms, "Zeppelin"), None, "{terms}");
+    s.json_env(&["deploy", "--to", "s3://site/www", "--now", EXPIRY], &env);
+    let remote = s.serve_env(&["--from", "s3://site/www"], &env);
+    assert_eq!(remote.get("/tags/zeppelin/").status, 404);
+    assert_eq!(remote.get("/posts/secret/").status, 404);
+    s.cmd(&["verify"]).assert().success();
+}
+
+#[test]
+fn a_withdrawn_advisory_keeps_a_notice_that_both_origins_answer_410() {
+    let s = fixture("features");
+    s.publish(BEFORE);
+    build(&s, BEFORE, &[]);
+    let adv = std::fs::read_to_string(s.path("content/advisories/adv-2.md")).unwrap();
+    s.write(
+        "content/advisories/adv-2.md",
+        &adv.replacen(
+            "severity = \"low\"",
+            "severity = \"low\"\nwithdrawn = true",
+            1,
+        ),
+    );
+    let r = s.publish(BEFORE);
+    assert_eq!(
+        r["withdrawn"],
+        serde_json::json!(["advisories/adv-2"]),
+        "{r}"
+    );
+    let b = build(&s, BEFORE, &[]);
+    let d = dir_of(&b);
+    let notice = read(&d, "advisories/adv-2/index.html");
+    assert!(notice.contains("Timing leak in login"), "{notice}");
+    assert!(notice.contains("was withdrawn on"), "{notice}");
+    assert!(notice.contains("noindex"), "{notice}");
+    let manifest: Value = serde_json::from_str(&read(&d, "manifest.json")).unwrap();
+    let entry = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "advisories/adv-2/index.html")
+        .unwrap();
+    assert_eq!(entry["cache"], "gone", "{entry}");
+    // Out of lists, feeds and sitemaps; its neighbour still there.
+    for rel in [
+        "advisories/index.html",
+        "advisories/page/1/index.html",
+        "advisories/atom.xml",
+        "advisories/rss.xml",
+        "atom.xml",
+        "rss.xml",
+        "index.html",
+        "sitemaps/advisories-0.xml",
+        "sitemaps/pages.xml",
+    ] {
+        let text = read(&d, rel);
+        assert!(
+            !text.contains("Timing leak") && !text.contains("adv-2"),
+            "{rel} lists the withdrawn advisory"
+        );
+    }
+    assert!(read(&d, "advisories/index.html").contains("Buffer overrun"));
+
+    let moto = Moto::start();
+    moto.bucket("site");
+    let env = Moto::env(&moto.endpoint);
+    s.json_env(&["deploy", "--to", "s3://site/www", "--now", BEFORE], &env);
+    let local = s.serve(&[]);
+    let remote = s.serve_env(&["--from", "s3://site/www"], &env);
+    for srv in [&local, &remote] {
+        let r = srv.get("/advisories/adv-2/");
+        assert_eq!(r.status, 410, "{}", r.text());
+        assert!(r.text().contains("was withdrawn on"));
+        assert_eq!(r.header("x-robots-tag"), Some("noindex"));
+        assert_eq!(
+            r.header("cache-control"),
+            Some("public, max-age=0, must-revalidate")
+        );
+        assert_eq!(srv.get("/advisories/adv-1/").status, 200);
+    }
+    drop((local, remote));
+    // The file removed too: the notice stays (the page's row keeps it).
+    std::fs::remove_file(s.path("content/advisories/adv-2.md")).unwrap();
+    s.publish(BEFORE);
+    let b = build(&s, BEFORE, &[]);
+    assert!(dir_of(&b).join("advisories/adv-2/index.html").exists());
+    // A collection that removes (the default) leaves nothing at the URL.
+    std::fs::remove_file(s.path("content/posts/second.md")).unwrap();
+    let r = s.publish(BEFORE);
+    assert_eq!(r["withdrawn"], serde_json::json!(["posts/second"]), "{r}");
+    let b = build(&s, BEFORE, &[]);
+    assert!(!dir_of(&b).join("posts/second/index.html").exists());
+}
+
+/// The RFC 4287 rules fencepost promises, checked on a strictly parsed document.
+fn check_atom(path: &Path, text: &str) {
+    let doc =
+        roxmltree::Document::parse(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let feed = doc.root_element();
+    let ns = "http://www.w3.org/2005/Atom";
+    assert_eq!(feed.tag_name().name(), "feed");
+    assert_eq!(feed.tag_name().namespace(), Some(ns));
+    fn child<'a, 'i>(n: roxmltree::Node<'a, 'i>, name: &str) -> Option<roxmltree::Node<'a, 'i>> {
+        n.children()
+            .find(|c| c.is_element() && c.tag_name().name() == name)
+    }
+    let text_of = |n: roxmltree::Node<'_, '_>, name: &str| -> String {
+        child(n, name)
+            .and_then(|c| c.text())
+            .unwrap_or_else(|| panic!("{}: <{name}> missing or empty", path.display()))
+            .to_string()
+    };
+    let rfc3339 = |s: &str| {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .unwrap_or_else(|e| panic!("{}: {s}: {e}", path.display()))
+    };
+    assert!(!text_of(feed, "title").is_empty());
+    assert!(text_of(feed, "id").starts_with("http"));
+    rfc3339(&text_of(feed, "updated"));
+    let author =
+        child(feed, "author").unwrap_or_else(|| panic!("{}: no feed author", path.display()));
+    assert!(!text_of(author, "name").is_empty());
+    assert!(feed
+        .children()
+        .any(|c| c.tag_name().name() == "link" && c.attribute("rel") == Some("self")));
+    let mut ids = std::collections::HashSet::new();
+    for e in feed.children().filter(|c| c.tag_name().name() == "entry") {
+        assert!(!text_of(e, "title").is_empty());
+        assert!(
+            ids.insert(text_of(e, "id")),
+            "{}: duplicate entry id",
+            path.display()
+        );
+        let updated = rfc3339(&text_of(e, "updated"));
+        let published = rfc3339(&text_of(e, "published"));
+        assert!(published <= updated, "{}", path.display());
+        assert!(e.children().any(|c| c.tag_name().name() == "link"
+            && c.attribute("rel").unwrap_or("alternate") == "alternate"
+            && c.attribute("href").is_some_and(|h| h.starts_with("http"))));
+        assert!(child(e, "content").is_some() || child(e, "summary").is_some());
+    }
+}
+
+fn check_rss(path: &Path, text: &str) {
+    let doc =
+        roxmltree::Document::parse(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let rss = doc.root_element();
+    assert_eq!(rss.tag_name().name(), "rss");
+    assert_eq!(rss.attribute("version"), Some("2.0"));
+    let channel = rss
+        .children()
+        .find(|c| c.tag_name().name() == "channel")
+        .unwrap();
+    for k in ["title", "link", "description"] {
+        assert!(
+            channel.children().any(|c| c.tag_name().name() == k),
+            "{}: {k}",
+            path.display()
+        );
+    }
+    for item in channel.children().filter(|c| c.tag_name().name() == "item") {
+        for k in ["title", "link", "guid", "pubDate", "description"] {
+            assert!(
+                item.children().any(|c| c.tag_name().name() == k),
+                "{}: item {k}",
+                path.display()
+            );
+        }
+        let date = item
+            .children()
+            .find(|c| c.tag_name().name() == "pubDate")
+            .unwrap()
+            .text()
+            .unwrap();
+        chrono::DateTime::parse_from_rfc2822(date)
+            .unwrap_or_else(|e| panic!("{}: {date}: {e}", path.display()));
+    }
+}
+
+/// feedparser (the Python library most readers build on) reads each file without a bozo flag.
+fn feedparser_reads(files: &[PathBuf]) {
+    let python = std::env::var("FENCEPOST_PYTHON").expect(
+        "FENCEPOST_PYTHON names a Python with feedparser (scripts/test installs it into target/tools/moto)",
+    );
+    let out = std::process::Command::new(python)
+        .arg("-c")
+        .arg("import feedparser, json, sys\nout = {}\nfor f in sys.argv[1:]:\n    d = feedparser.parse(f)\n    out[f] = [bool(d.bozo), str(d.get('bozo_exception', '')), d.version, len(d.entries)]\nprint(json.dumps(out))\n")
+        .args(files)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (f, r) in v.as_object().unwrap() {
+        assert_eq!(r[0], false, "feedparser flags {f}: {r}");
+        assert!(
+            r[2].as_str()
+                .is_some_and(|v| v.starts_with("atom") || v.starts_with("rss")),
+            "{f}: {r}"
+        );
+    }
+}
+
+#[test]
+fn every_feed_of_every_fixture_site_is_valid_atom_or_rss() {
+    let mut all = Vec::new();
+    let mut checked = 0;
+    let keep = tempfile::tempdir().unwrap();
+    for name in ["word_puzzle", "advisories", "newsletter", "features"] {
+        let s = fixture(name);
+        let later = "2027-06-01T00:00:00Z";
+        s.publish(later);
+        let d = dir_of(&build(&s, later, &[]));
+        for e in walkdir::WalkDir::new(&d).into_iter().flatten() {
+            let file = e.file_name().to_string_lossy().to_string();
+            if file != "atom.xml" && file != "rss.xml" {
+                continue;
+            }
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            if file == "atom.xml" {
+                check_atom(e.path(), &text);
+            } else {
+                check_rss(e.path(), &text);
+            }
+            checked += 1;
+            let copy = keep.path().join(format!("{name}-{checked}-{file}"));
+            std::fs::copy(e.path(), &copy).unwrap();
+            all.push(copy);
+        }
+    }
+    // Site, collection and term feeds, Atom and RSS.
+    assert!(checked >= 15, "only {checked} feeds");
+    assert!(all.iter().any(|p| p.to_string_lossy().ends_with("rss.xml")));
+    feedparser_reads(&all);
+}
+
+#[test]
+fn markdown_and_template_features_render() {
+    let s = fixture("features");
+    s.publish(BEFORE);
+    let d = dir_of(&build(&s, BEFORE, &[]));
+    let hello = read(&d, "posts/hello/index.html");
+    // Highlighting: classes, escaped code; an unknown language stays plain code.
+    assert!(
+        hello.contains("<pre class=\"highlight\"><code class=\"language-rust\">"),
+        "{hello}"
+    );
+    assert!(
+        hello.contains("<span class=\"hl-storage hl-type hl-function hl-rust\">fn</span>"),
+        "{hello}"
+    );
+    assert!(hello.contains("&lt;post&gt;"));
+    assert!(
+        hello.contains(
+            "<pre><code class=\"language-nosuchlanguage\">plain &lt;text&gt;\n</code></pre>"
+        ),
+        "{hello}"
+    );
+    // The summary, and no marker anywhere.
+    assert!(
+        hello.contains(
+            "<div class=\"summary\"><p>Why fences matter, in <em>one</em> paragraph.</p>"
+        ),
+        "{hello}"
+    );
+    assert!(read(&d, "posts/second/index.html").contains("no summary"));
+    let list = read(&d, "posts/index.html");
+    assert!(
+        list.contains("<div class=\"summary\"><p>Why fences matter"),
+        "{list}"
+    );
+    assert!(
+        read(&d, "posts/atom.xml").contains("<summary type=\"html\">&lt;p&gt;Why fences matter")
+    );
+    for (name, bytes) in files_under(&d) {
+        let t = String::from_utf8_lossy(&bytes);
+        assert!(
+            !t.contains("<!-- more -->") && !t.contains("&lt;!-- more"),
+            "{name} shows the marker"
+        );
+    }
+    // Heading ids, on items and plain pages.
+    assert!(
+        hello.contains("<h2 id=\"getting-started\">Getting started</h2>"),
+        "{hello}"
+    );
+    assert!(
+        read(&d, "about/index.html").contains("<h1 id=\"about-this-site\">About this site</h1>")
+    );
+    // Tera's built-in filters: date and slugify.
+    assert!(hello.contains("<time>01 December 2026</time>"), "{hello}");
+    assert!(
+        hello.contains("<span class=\"slug\">hello-fences</span>"),
+        "{hello}"
+    );
+    assert!(read(&d, "tags/rust/index.html").contains(" 1 December 2026"));
+    // HTML in Markdown is text by default.
+    assert!(
+        hello.contains("Raw &lt;span class=\"raw\"&gt;html&lt;/span&gt; stays text here."),
+        "{hello}"
+    );
+    assert!(!hello.contains("<span class=\"raw\">"));
+
+    // `unsafe_html = true` passes it through, and heading ids can be turned off.
+    let t = fixture("features");
+    let cfg = std::fs::read_to_string(t.path("fencepost.toml")).unwrap();
+    t.write(
+        "fencepost.toml",
+        &cfg.replace("unsafe_html = false", "unsafe_html = true")
+            .replace("heading_ids = true", "heading_ids = false"),
+    );
+    t.publish(BEFORE);
+    let d = dir_of(&build(&t, BEFORE, &[]));
+    let hello = read(&d, "posts/hello/index.html");
+    assert!(
+        hello.contains("Raw <span class=\"raw\">html</span> stays text here."),
+        "{hello}"
+    );
+    assert!(hello.contains("<h2>Getting started</h2>"), "{hello}");
+}
+
+#[test]
+fn tags_are_checked_where_they_are_written() {
+    let s = fixture("features");
+    // Two spellings of one slug in two files: the later file is held, naming both.
+    s.write(
+        "content/posts/third.md",
+        "+++\ntitle = \"Third\"\npublish_at = 2026-11-05T09:00:00Z\ntags = [\"rust\"]\n+++\nx\n",
+    );
+    let out = s
+        .cmd(&["publish", "--json", "--now", BEFORE])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let invalid = r["invalid"].to_string();
+    assert!(
+        invalid.contains("content/posts/third.md") && invalid.contains("content/posts/hello.md"),
+        "{r}"
+    );
+    assert!(
+        r["published"].as_array().unwrap().len() >= 3,
+        "the rest publish: {r}"
+    );
+    // A tag that is not a list, expire_at before the item is due, an unknown taxonomy key.
+    for (front, key) in [
+        ("tags = \"rust\"", "tags"),
+        ("expire_at = 2026-11-01T00:00:00Z", "expire_at"),
+        ("categories = [\"x\"]", "categories"),
+    ] {
+        s.write(
+            "content/posts/third.md",
+            &format!(
+                "+++\ntitle = \"Third\"\npublish_at = 2026-11-05T09:00:00Z\n{front}\n+++\nx\n"
+            ),
+        );
+        let out = s
+            .cmd(&["publish", "--json", "--now", BEFORE])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{front}");
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let inv = &r["invalid"][0];
+        assert_eq!(inv["file"], "content/posts/third.md", "{r}");
+        assert!(inv["error"].as_str().unwrap().contains(key), "{front}: {r}");
+    }
+    // A collection naming a taxonomy that does not exist is refused at config load.
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace("taxonomies = [\"tags\"]", "taxonomies = [\"topics\"]"),
+    );
+    let out = s.cmd(&["build", "--now", BEFORE]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("collections.posts.taxonomies"));
+}
+
+#[test]
+fn new_writes_an_item_that_validates_and_never_overwrites() {
+    let s = fixture("features");
+    let w = s.json(&[
+        "new",
+        "advisories",
+        "--title",
+        "Heap overflow in the decoder",
+        "--now",
+        BEFORE,
+    ]);
+    assert_eq!(
+        w["path"], "content/advisories/heap-overflow-in-the-decoder.md",
+        "{w}"
+    );
+    let text = std::fs::read_to_string(s.path(w["path"].as_str().unwrap())).unwrap();
+    assert!(
+        text.contains("severity = \"low\""),
+        "the first allowed value: {text}"
+    );
+    assert!(
+        text.contains("publish_at = 2026-12-02T00:00:00"),
+        "a day ahead: {text}"
+    );
+    let again = s
+        .cmd(&[
+            "new",
+            "advisories",
+            "--title",
+            "Heap overflow in the decoder",
+        ])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists already"));
+    assert_eq!(
+        std::fs::read_to_string(s.path(w["path"].as_str().unwrap())).unwrap(),
+        text
+    );
+    let p = s.json(&["new", "posts", "--id", "my-post", "--now", BEFORE]);
+    let text = std::fs::read_to_string(s.path(p["path"].as_str().unwrap())).unwrap();
+    assert!(text.contains("tags = []"), "{text}");
+    // Both files are items their collections accept: the run names no invalid file.
+    let r = s.publish(BEFORE);
+    assert_eq!(r["invalid"], serde_json::json!([]), "{r}");
+    // Integer ids: the next free one.
+    let w = fixture("word_puzzle");
+    let n = w.json(&["new", "words", "--now", BEFORE]);
+    assert!(n["id"].as_str().unwrap().parse::<i64>().unwrap() > 1, "{n}");
+    let bad = w.cmd(&["new", "nope"]).output().unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no collection"));
+}
