@@ -49,6 +49,9 @@ pub struct Options {
     /// The lease owner to use (default: a new random one). `fencepost run` names it so it can
     /// give the leases back if it abandons the run at its shutdown deadline.
     pub owner: Option<OwnerId>,
+    /// Re-render every published item (`--rerender`, after a change to `[markdown]`): an
+    /// item whose page comes out different is updated, the rest stay as they are.
+    pub rerender: bool,
 }
 
 /// An item this run could not publish, and why; it is retried by the next run.
@@ -205,6 +208,9 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     // 2. Plan.
     let now = clock.now();
     let (views, current) = ledger.read(|tx| {
+        if opts.rerender {
+            return Ok((items::every_view(tx)?, 0));
+        }
         let views = items::candidate_views(tx)?;
         let current = items::count_published_current(tx, &views)?;
         Ok((views, current))
@@ -216,7 +222,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
             // Its file is broken: nothing is published, updated or withdrawn for it.
             continue;
         }
-        match v.plan(now) {
+        match v.plan_with(now, opts.rerender) {
             Plan::Act(Action::Withdraw) if v.present() && v.expired(now) => {
                 report.expiring.insert(v.id);
                 due.push(v)
@@ -315,45 +321,47 @@ fn run_batch(
         let mut out = Vec::with_capacity(held.len());
         for ((id, held), view) in held.iter().zip(views) {
             let (id, held) = (*id, held.clone());
-            out.push(match view.as_ref().map(|v| v.plan(now)) {
-                // (A parked item that plans an action is being taken down: its attempts were
-                // another operation's.)
-                Some(Plan::Act(_))
-                    if view.as_ref().is_some_and(|v| {
-                        v.attempts >= i64::from(max_attempts) && v.parked_at.is_none()
-                    }) =>
-                {
-                    // Every earlier attempt ended without a recorded failure (they crashed):
-                    // stop trying until someone re-arms it.
-                    steps.extend(items::guarded_steps("items.park", id, &held, now, &[]));
-                    steps.push(lease::release_step(&held, now));
-                    Preflight::Parked(id)
-                }
-                Some(Plan::Act(action)) => {
-                    let view = view.expect("planned from a view");
-                    let (statement, expected_state) = if action == Action::Publish {
-                        ("items.mark_processing", State::Processing)
-                    } else {
-                        ("items.claim", view.state)
-                    };
-                    steps.extend(items::guarded_steps(statement, id, &held, now, &[]));
-                    Preflight::Claimed(Box::new(Claimed {
-                        view,
-                        action,
-                        lease: held,
-                        expected_state,
-                    }))
-                }
-                other => {
-                    // Another run finished it since we planned; nothing to do.
-                    steps.push(lease::release_step(&held, now));
-                    if other == Some(Plan::Current) {
-                        Preflight::Current
-                    } else {
-                        Preflight::Nothing
+            out.push(
+                match view.as_ref().map(|v| v.plan_with(now, opts.rerender)) {
+                    // (A parked item that plans an action is being taken down: its attempts were
+                    // another operation's.)
+                    Some(Plan::Act(_))
+                        if view.as_ref().is_some_and(|v| {
+                            v.attempts >= i64::from(max_attempts) && v.parked_at.is_none()
+                        }) =>
+                    {
+                        // Every earlier attempt ended without a recorded failure (they crashed):
+                        // stop trying until someone re-arms it.
+                        steps.extend(items::guarded_steps("items.park", id, &held, now, &[]));
+                        steps.push(lease::release_step(&held, now));
+                        Preflight::Parked(id)
                     }
-                }
-            });
+                    Some(Plan::Act(action)) => {
+                        let view = view.expect("planned from a view");
+                        let (statement, expected_state) = if action == Action::Publish {
+                            ("items.mark_processing", State::Processing)
+                        } else {
+                            ("items.claim", view.state)
+                        };
+                        steps.extend(items::guarded_steps(statement, id, &held, now, &[]));
+                        Preflight::Claimed(Box::new(Claimed {
+                            view,
+                            action,
+                            lease: held,
+                            expected_state,
+                        }))
+                    }
+                    other => {
+                        // Another run finished it since we planned; nothing to do.
+                        steps.push(lease::release_step(&held, now));
+                        if other == Some(Plan::Current) {
+                            Preflight::Current
+                        } else {
+                            Preflight::Nothing
+                        }
+                    }
+                },
+            );
         }
         tx.pipeline(&steps)?;
         Ok(out)

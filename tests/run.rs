@@ -899,3 +899,67 @@ fn a_run_keeps_only_the_newest_revisions_it_built() {
     let (status, _, _) = r.terminate(Duration::from_secs(15));
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn an_item_expires_at_its_instant_once_and_the_metrics_count_it() {
+    let _t = timing();
+    let s = TestSite::new();
+    let now = Utc::now();
+    let expire = now + chrono::Duration::milliseconds(2500);
+    s.item_with(
+        1,
+        "2026-11-01",
+        &format!(
+            "publish_at = {}\nexpire_at = {}\n",
+            rfc3339(now - chrono::Duration::seconds(1)),
+            rfc3339(expire)
+        ),
+        "Gone soon.",
+    );
+    let r = Running::start(
+        &s,
+        &["--serve", "127.0.0.1:0", "--metrics", "127.0.0.1:0"],
+        &[],
+    );
+    let addr = r.serve_addr();
+    let metrics_addr = r.first["metrics"].as_str().unwrap().to_string();
+    // Live until its expiry (never taken down early), then gone within the target.
+    let gone_at = loop {
+        let st = http(&addr, "GET", "/answers/1/", &[]).status;
+        let t = Utc::now();
+        if st == 404 {
+            assert!(t >= expire, "taken down {:?} early", expire - t);
+            break t;
+        }
+        assert!(
+            t < expire + chrono::Duration::seconds(10),
+            "still up 10 s after its expiry: {}",
+            r.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        (gone_at - expire).to_std().unwrap() < TARGET,
+        "gone {:?} after its expiry",
+        gone_at - expire
+    );
+    let text = http(&metrics_addr, "GET", "/metrics", &[]).text();
+    expect_metrics(
+        &text,
+        &[
+            ("fencepost_items_published_total", 1.0),
+            ("fencepost_items_withdrawn_total", 1.0),
+            ("fencepost_items_expired_total", 1.0),
+            ("fencepost_revision", 2.0),
+        ],
+    );
+    let (status, _, cycles) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+    let expired: usize = cycles
+        .iter()
+        .filter_map(|c| c["publish"]["expired"].as_array())
+        .map(|a| a.len())
+        .sum();
+    assert!(expired <= 1, "{cycles:?}");
+    assert_eq!(s.revision(), 2, "one publication, one expiry");
+}

@@ -608,3 +608,50 @@ fn new_writes_an_item_that_validates_and_never_overwrites() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no collection"));
 }
+
+#[test]
+fn rerender_applies_a_changed_markdown_setting_to_published_items_only_where_pages_change() {
+    let s = fixture("features");
+    s.publish(BEFORE);
+    build(&s, BEFORE, &[]);
+    let before = s.revision();
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace("heading_ids = true", "heading_ids = false"),
+    );
+    // A plain run leaves published bodies as they were rendered.
+    let r = s.publish(BEFORE);
+    assert_eq!(r["updated"], serde_json::json!([]), "{r}");
+    // --rerender: the two posts have headings and change; the advisories do not.
+    let out = s
+        .cmd(&["publish", "--json", "--now", BEFORE, "--rerender"])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut updated: Vec<String> = r["updated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    updated.sort();
+    assert_eq!(updated, ["posts/hello", "posts/second"], "{r}");
+    assert_eq!(
+        s.revision(),
+        before + 2,
+        "one revision per changed page, none for the rest"
+    );
+    let d = dir_of(&build(&s, BEFORE, &[]));
+    assert!(read(&d, "posts/hello/index.html").contains("<h2>Getting started</h2>"));
+    // Again: nothing left to change.
+    let out = s
+        .cmd(&["publish", "--json", "--now", BEFORE, "--rerender"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["updated"], serde_json::json!([]), "{r}");
+    assert_eq!(s.revision(), before + 2);
+    s.cmd(&["verify"]).assert().success();
+}

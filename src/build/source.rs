@@ -325,7 +325,7 @@ pub(super) fn tree_source(
     for (row, (rel, _)) in files.iter().enumerate() {
         let t = &cache.files[rel].1;
         let item = &t.item;
-        if item.withdrawn {
+        if item.withdrawn || item.expire_at.is_some_and(|at| at <= now) {
             continue;
         }
         let due = t.page.first_published_at;

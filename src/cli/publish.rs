@@ -16,6 +16,10 @@ pub struct Args {
     /// run: `collection/id`, or a bare id on a site with one collection. Repeatable.
     #[arg(long, value_name = "ID")]
     retry: Vec<String>,
+    /// Re-render every published item (after a change to [markdown]): an item whose page
+    /// comes out different is updated, the rest stay as they are.
+    #[arg(long)]
+    rerender: bool,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
@@ -34,6 +38,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         lease_secs: args.lease_secs.unwrap_or(site.config.publish.lease_secs),
         retry,
         owner: None,
+        rerender: args.rerender,
     };
     let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;
     if args.build && !r.skipped_locked.is_empty() {
@@ -78,6 +83,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 ("published", &r.published),
                 ("updated", &r.updated),
                 ("withdrawn", &r.withdrawn),
+                ("of them expired", &r.expired),
                 ("skipped (held by another run)", &r.skipped_locked),
                 ("lease lost (nothing written)", &r.lease_lost),
                 ("conflict (nothing written)", &r.conflict),

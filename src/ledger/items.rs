@@ -119,6 +119,18 @@ impl ItemView {
         self.present() && !self.expired(now)
     }
 
+    /// [`ItemView::plan`], except that with `rerender` a published item whose page is
+    /// current is re-rendered (an update that writes only when the page comes out different:
+    /// `publish --rerender`, after a change to `[markdown]`).
+    pub fn plan_with(&self, now: Instant, rerender: bool) -> Plan {
+        match self.plan(now) {
+            Plan::Current if rerender && self.state == State::Published && self.page.is_some() => {
+                Plan::Act(Action::Update)
+            }
+            p => p,
+        }
+    }
+
     /// Decides what to do, from the ledger alone. Pure, so it is the same at the candidate
     /// scan and at preflight under the lease.
     pub fn plan(&self, now: Instant) -> Plan {
@@ -348,6 +360,17 @@ fn view_from_row(r: &Row) -> Result<ItemView, LedgerError> {
 pub fn candidate_views(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
     let mut views = tx
         .rows("items.candidates", &[])?
+        .iter()
+        .map(view_from_row)
+        .collect::<Result<Vec<ItemView>, LedgerError>>()?;
+    views.sort_unstable_by_key(|v| (v.publish_at, v.id));
+    Ok(views)
+}
+
+/// Every item, in due order (`publish --rerender`).
+pub fn every_view(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
+    let mut views = tx
+        .rows("items.every", &[])?
         .iter()
         .map(view_from_row)
         .collect::<Result<Vec<ItemView>, LedgerError>>()?;
@@ -604,6 +627,19 @@ mod tests {
         // Parked (an update kept failing): a withdrawal still goes through.
         w.parked_at = Some(Instant(50));
         assert_eq!(w.plan(now), Plan::Act(Action::Withdraw));
+        let current = view(State::Published, Some("a"), Some("a"), 1);
+        assert_eq!(current.plan_with(now, false), Plan::Current);
+        assert_eq!(
+            current.plan_with(now, true),
+            Plan::Act(Action::Update),
+            "re-rendered"
+        );
+        let gone = view(State::Withdrawn, None, Some("a"), 1);
+        assert_eq!(
+            gone.plan_with(now, true),
+            Plan::Current,
+            "rerender publishes nothing"
+        );
         let mut p = view(State::Published, Some("b"), Some("a"), 1);
         p.parked_at = Some(Instant(50));
         assert_eq!(

@@ -215,6 +215,7 @@ fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step,
         lease_secs: site.config.publish.lease_secs,
         retry: Vec::new(),
         owner: Some(i.owner.clone()),
+        rerender: false,
     };
     let report = crate::publish::run(site, i.clock, &opts).map_err(err)?;
     if !report.skipped_locked.is_empty() {

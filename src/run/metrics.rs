@@ -21,6 +21,7 @@ pub struct Metrics {
     published: Counter,
     updated: Counter,
     withdrawn: Counter,
+    expired: Counter,
     failures: Family<StepLabel, Counter>,
     parked_items: Gauge,
     parked_deploys: Gauge,
@@ -44,6 +45,7 @@ impl Metrics {
             published: Counter::default(),
             updated: Counter::default(),
             withdrawn: Counter::default(),
+            expired: Counter::default(),
             failures: Family::default(),
             parked_items: Gauge::default(),
             parked_deploys: Gauge::default(),
@@ -77,6 +79,11 @@ impl Metrics {
             "items_withdrawn",
             "Public items taken down",
             m.withdrawn.clone(),
+        );
+        registry.register(
+            "items_expired",
+            "Public items taken down because their expire_at came (also counted in items_withdrawn)",
+            m.expired.clone(),
         );
         registry.register(
             "failures",
@@ -125,6 +132,7 @@ impl Metrics {
             self.published.inc_by(p.published.len() as u64);
             self.updated.inc_by(p.updated.len() as u64);
             self.withdrawn.inc_by(p.withdrawn.len() as u64);
+            self.expired.inc_by(p.expired.len() as u64);
         }
         if let Some(step) = r.failed_step {
             let step = match step {

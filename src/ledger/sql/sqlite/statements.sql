@@ -125,6 +125,16 @@ SELECT count(*) FROM items
 WHERE state = 'published' AND source_hash IS NOT NULL AND wants_withdrawn = 0
   AND expire_at IS NULL;
 
+-- name: items.every
+-- Every item (publish --rerender plans them all).
+SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
+       i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
+       p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
+       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at
+FROM items i
+LEFT JOIN pages p ON p.item_id = i.id
+LEFT JOIN images img ON img.source = i.image_source;
+
 -- name: items.view
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
