@@ -3,11 +3,14 @@
 //! that is silently ignored is worse than a refusal.
 
 pub mod collections;
+mod markdown;
 pub mod taxonomies;
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+pub use markdown::MarkdownConfig;
 
 pub const CONFIG_FILE: &str = "fencepost.toml";
 
@@ -59,28 +62,6 @@ pub struct Config {
     pub markdown: MarkdownConfig,
     /// Taxonomies (see [`taxonomies`]): `[taxonomies.<name>]`.
     pub taxonomies: BTreeMap<String, taxonomies::TaxonomyConfig>,
-}
-
-/// How item bodies are rendered (at publish, into the ledger).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MarkdownConfig {
-    /// Headings get stable ids (from their text) for anchors.
-    pub heading_ids: bool,
-    /// Code blocks with a language are highlighted at publish time, as CSS classes.
-    pub highlight: bool,
-    /// HTML in Markdown is passed through (trusted authors only) instead of shown as text.
-    pub unsafe_html: bool,
-}
-
-impl Default for MarkdownConfig {
-    fn default() -> Self {
-        MarkdownConfig {
-            heading_ids: true,
-            highlight: true,
-            unsafe_html: false,
-        }
-    }
 }
 
 impl Config {

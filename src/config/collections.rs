@@ -7,9 +7,13 @@
 //! Everything here is checked when the config loads, with errors naming the key and the way
 //! out, so a build never starts from a content model that cannot be right.
 
+mod checks;
+
 use super::{Config, ConfigError};
 use crate::clock::Instant;
 use crate::item::Naming;
+use checks::{check_apart, check_field};
+pub(super) use checks::{check_url, is_name};
 use chrono::{NaiveDate, NaiveTime, TimeZone};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -414,150 +418,6 @@ fn resolve_one(
         on_withdraw: c.on_withdraw.unwrap_or_default(),
         withdrawn_template,
     })
-}
-
-pub(super) fn is_name(s: &str) -> bool {
-    let mut b = s.bytes();
-    b.next().is_some_and(|c| c.is_ascii_lowercase())
-        && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
-}
-
-/// A URL pattern (`item`: with placeholders, `{id}` required) or a list URL.
-pub(super) fn check_url(url: &str, item: bool) -> Result<(), String> {
-    if !url.starts_with('/') || !url.ends_with('/') {
-        return Err("must start and end with \"/\"".into());
-    }
-    let mut rest = url;
-    let mut has_id = false;
-    while let Some(open) = rest.find('{') {
-        let close = rest[open..]
-            .find('}')
-            .ok_or("opens a `{` it never closes")?;
-        let ph = &rest[open + 1..open + close];
-        if !item || !["id", "year", "month", "day"].contains(&ph) {
-            return Err(format!(
-                "has the placeholder {{{ph}}}: {}",
-                if item {
-                    "only {id}, {year}, {month} and {day} exist"
-                } else {
-                    "a list URL takes none"
-                }
-            ));
-        }
-        has_id |= ph == "id";
-        rest = &rest[open + close + 1..];
-    }
-    if item && !has_id {
-        return Err("must hold {id}, or every item would get the same URL".into());
-    }
-    let bare = url.replace(['{', '}'], "");
-    if bare.contains("//")
-        || bare.split('/').any(|p| p == "." || p == "..")
-        || !bare
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || b"/-_.~".contains(&c))
-    {
-        return Err(
-            "may hold only letters, digits, `-`, `_`, `.`, `~` and `/` (no `..`, no `//`)".into(),
-        );
-    }
-    if let Some(top) = bare.trim_start_matches('/').split('/').next() {
-        if RESERVED_TOP.contains(&top) {
-            return Err(format!(
-                "starts with /{top}/, which the site's own files use"
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn check_field(name: &str, spec: &FieldSpec) -> Result<(), String> {
-    if !is_name(name) {
-        return Err(
-            "a field name is a lower-case letter, then lower-case letters, digits and _".into(),
-        );
-    }
-    if FRONT_MATTER.contains(&name) || TEMPLATE_ONLY.contains(&name) {
-        return Err(format!(
-            "`{name}` is a built-in key ({}, {}); give the field another name",
-            FRONT_MATTER.join(", "),
-            TEMPLATE_ONLY.join(", ")
-        ));
-    }
-    let t = spec.kind;
-    if spec.one_of.is_some() && !matches!(t, FieldType::String | FieldType::List) {
-        return Err("one_of applies to string and list fields only".into());
-    }
-    if (spec.scale.is_some() || spec.prefix.is_some()) && t != FieldType::Decimal {
-        return Err("scale and prefix apply to decimal fields only".into());
-    }
-    if spec.scale.is_some_and(|s| s > 18) {
-        return Err("scale is at most 18".into());
-    }
-    if spec.min.is_some() && !matches!(t, FieldType::Integer | FieldType::Decimal) {
-        return Err("min applies to integer and decimal fields only".into());
-    }
-    Ok(())
-}
-
-/// Refuses collections that would read the same files or write the same URLs.
-fn check_apart(
-    list: &[Collection],
-    bad: &dyn Fn(String, String) -> ConfigError,
-) -> Result<(), ConfigError> {
-    for (i, a) in list.iter().enumerate() {
-        for b in &list[i + 1..] {
-            let nested = |x: &str, y: &str| x == y || y.starts_with(&format!("{x}/"));
-            if nested(&a.dir, &b.dir) || nested(&b.dir, &a.dir) {
-                return Err(bad(
-                    format!("collections.{}.dir", b.name),
-                    format!(
-                        "collections {} ({:?}) and {} ({:?}) read the same folder: give each its own folder under content/",
-                        a.name, a.dir, b.name, b.dir
-                    ),
-                ));
-            }
-            if shape(&a.url) == shape(&b.url) {
-                return Err(bad(
-                    format!("collections.{}.url", b.name),
-                    format!(
-                        "collections {} ({:?}) and {} ({:?}) produce the same URLs: give each its own URL prefix",
-                        a.name, a.url, b.name, b.url
-                    ),
-                ));
-            }
-            if a.list_url.is_some() && a.list_url == b.list_url {
-                return Err(bad(
-                    format!("collections.{}.list_url", b.name),
-                    format!(
-                        "collections {} and {} both list at {:?}: give each its own list_url",
-                        a.name,
-                        b.name,
-                        a.list_url.as_deref().unwrap_or_default()
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A URL pattern with every placeholder alike: equal shapes can produce the same URL.
-fn shape(url: &str) -> String {
-    let mut out = String::new();
-    let mut inside = false;
-    for c in url.chars() {
-        match c {
-            '{' => {
-                inside = true;
-                out.push('*');
-            }
-            '}' => inside = false,
-            c if !inside => out.push(c),
-            _ => {}
-        }
-    }
-    out
 }
 
 impl Collection {

@@ -48,7 +48,7 @@ fn next_integer_id(root: &Path, coll: &Collection) -> i64 {
         if let Some(n) = guess_name(&text, p, coll).and_then(|n| n.id.parse::<i64>().ok()) {
             max = max.max(n);
         }
-        if let Some(n) = super::item::stem(p).parse::<i64>().ok() {
+        if let Ok(n) = super::item::stem(p).parse::<i64>() {
             max = max.max(n);
         }
     }

@@ -1,0 +1,145 @@
+//! The slow part of a publication, per item, between preflight and the commit: read the
+//! file preflight saw, render it, apply the one-way rules (which the commit statement
+//! enforces again). Runs in parallel, outside any transaction.
+
+use super::{image, Claimed, Prepared};
+use crate::clock::Instant;
+use crate::content;
+use crate::ledger::{
+    self,
+    items::Action,
+    pages::{Commit, PageFields},
+};
+use crate::site::Site;
+
+/// The slow part for one item: read the file preflight saw, render it, apply the one-way
+/// rules (which the commit statement enforces again).
+pub(super) fn prepare(
+    site: &Site,
+    c: Claimed,
+    img: Option<Result<ledger::images::StoredImage, image::ImageError>>,
+    now: Instant,
+) -> Prepared {
+    let id = c.view.id;
+    // The item's collection as configured now (none: removed from fencepost.toml, so its
+    // files are no longer read and its pages come down).
+    let coll = site.collections.get(&c.view.name.collection).filter(|k| {
+        content::owner(&site.collections, &c.view.source_path).is_some_and(|o| o.name == k.name)
+    });
+    let commit = |page| {
+        Prepared::Commit(Box::new(Commit {
+            id,
+            name: c.view.name.clone(),
+            action: c.action,
+            lease: c.lease.clone(),
+            expected_state: c.expected_state,
+            expected_version: c.view.page.as_ref().map_or(0, |p| p.content_version),
+            source_hash: c.view.source_hash.clone(),
+            page,
+            token: uuid::Uuid::new_v4().simple().to_string(),
+        }))
+    };
+    if c.action == Action::Withdraw {
+        // Re-check under the lease, as publish and update re-read the file: the withdrawal
+        // stands only while the file is still gone, or still the very file that said
+        // `withdrawn = true`. A scan that saw the file missing for a moment (a save by rename,
+        // a checkout) must not take the page down.
+        let path = site.root.join(&c.view.source_path);
+        let still = match (&c.view.source_hash, coll) {
+            (None, None) => true,
+            (None, Some(_)) => !path.exists(),
+            (Some(_), None) => false,
+            (Some(seen), Some(coll)) => content::read_item(
+                &site.root,
+                &c.view.source_path,
+                site.config.publish.max_item_bytes,
+                coll,
+            )
+            .is_ok_and(|(item, hash)| {
+                &hash == seen && (item.withdrawn || item.expire_at.is_some_and(|t| t <= now))
+            }),
+        };
+        return if still {
+            commit(None)
+        } else {
+            Prepared::Stale { id, lease: c.lease }
+        };
+    }
+    let Some(coll) = coll else {
+        return Prepared::Failed {
+            id,
+            lease: c.lease,
+            error: format!(
+                "{} belongs to no collection of fencepost.toml any more: it is no longer read",
+                c.view.source_path
+            ),
+        };
+    };
+    let (item, hash) = match content::read_item(
+        &site.root,
+        &c.view.source_path,
+        site.config.publish.max_item_bytes,
+        coll,
+    ) {
+        Ok(x) => x,
+        Err(e) => {
+            return Prepared::Failed {
+                id,
+                lease: c.lease,
+                error: e.to_string(),
+            }
+        }
+    };
+    if Some(&hash) != c.view.source_hash.as_ref() || item.name != c.view.name {
+        return Prepared::Stale { id, lease: c.lease };
+    }
+    let stored = match img {
+        None => None,
+        Some(Ok(s)) => Some(s),
+        Some(Err(image::ImageError::Locked { .. })) => {
+            return Prepared::Locked { id, lease: c.lease }
+        }
+        Some(Err(e)) => {
+            return Prepared::Failed {
+                id,
+                lease: c.lease,
+                error: e.to_string(),
+            }
+        }
+    };
+    let rendered = crate::markdown::render(&item.body, &site.config.markdown);
+    let mut page = PageFields {
+        title: item.title,
+        day: item.day.map(|d| d.to_string()).unwrap_or_default(),
+        data: item.data,
+        due_at: item.due,
+        body_html: String::new(),
+        summary_html: None,
+        terms: item.terms,
+        image_source: stored
+            .as_ref()
+            .map(|_| c.view.image_source.clone().unwrap_or_default()),
+        image_sha256: stored.map(|s| s.sha256),
+        indexable: item.indexable,
+    };
+    page.body_html = rendered.body_html;
+    page.summary_html = rendered.summary_html;
+    if let Some(prev) = &c.view.page {
+        if prev.indexable && !page.indexable {
+            tracing::warn!(
+                item = %c.view.name,
+                "indexable = false ignored: a page that was indexable never returns to noindex"
+            );
+            page.indexable = true;
+        }
+        if page.image_sha256.is_none() && prev.image_sha256.is_some() {
+            tracing::warn!(
+                item = %c.view.name,
+                "image removed from the file ignored: a page that has its image keeps it"
+            );
+            page.image_source = prev.image_source.clone();
+            page.image_sha256 = prev.image_sha256.clone();
+        }
+    }
+    commit(Some(page))
+}
