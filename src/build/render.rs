@@ -141,6 +141,16 @@ impl Renderer<'_> {
         out
     }
 
+    /// `page` of an item (or notice) page of collection `coll`.
+    fn item_context<'v>(&self, coll: usize, v: &'v ItemPage, body: &'v str) -> ItemContext<'v> {
+        ItemContext {
+            view: v,
+            body_html: body,
+            taxonomies: self.taxonomies(coll, &v.terms),
+            data: view::parse_data(&v.data),
+        }
+    }
+
     fn ctx(&self) -> tera::Context {
         let mut c = tera::Context::new();
         c.insert("site", &self.site);
@@ -158,32 +168,19 @@ impl Renderer<'_> {
             Job::Item(i) => {
                 let v = plan::item_view(self.pages, *i);
                 let b = body(v.row).ok_or_else(|| missing_body(&v, &p.path))?;
-                let coll = &self.collections.list[self.pages[*i].coll];
-                c.insert(
-                    "page",
-                    &ItemContext {
-                        view: &v,
-                        body_html: &b,
-                        taxonomies: self.taxonomies(self.pages[*i].coll, &v.terms),
-                        data: view::parse_data(&v.data),
-                    },
-                );
-                t.render(&coll.template, &c, &p.path)
+                let coll = self.pages[*i].coll;
+                c.insert("page", &self.item_context(coll, &v, &b));
+                t.render(&self.collections.list[coll].template, &c, &p.path)
             }
             Job::Notice(i) => {
                 let n = &self.notices[*i];
                 let b = body(n.view.row).ok_or_else(|| missing_body(&n.view, &p.path))?;
-                let coll = &self.collections.list[n.coll];
-                c.insert(
-                    "page",
-                    &ItemContext {
-                        view: &n.view,
-                        body_html: &b,
-                        taxonomies: self.taxonomies(n.coll, &n.view.terms),
-                        data: view::parse_data(&n.view.data),
-                    },
-                );
-                t.render(&coll.withdrawn_template, &c, &p.path)
+                c.insert("page", &self.item_context(n.coll, &n.view, &b));
+                t.render(
+                    &self.collections.list[n.coll].withdrawn_template,
+                    &c,
+                    &p.path,
+                )
             }
             Job::Term(v) => {
                 let tax = &self.collections.taxonomies[v.taxonomy];

@@ -358,8 +358,13 @@ fn view_from_row(r: &Row) -> Result<ItemView, LedgerError> {
 /// common case, left out so a large site does not materialise every row on every run), in
 /// due order. [`ItemView::plan`] decides about each.
 pub fn candidate_views(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
+    views_in_due_order(tx, "items.candidates")
+}
+
+/// The views statement `name` returns, in due order.
+fn views_in_due_order(tx: &Tx<'_>, name: &str) -> Result<Vec<ItemView>, LedgerError> {
     let mut views = tx
-        .rows("items.candidates", &[])?
+        .rows(name, &[])?
         .iter()
         .map(view_from_row)
         .collect::<Result<Vec<ItemView>, LedgerError>>()?;
@@ -369,13 +374,7 @@ pub fn candidate_views(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
 
 /// Every item, in due order (`publish --rerender`).
 pub fn every_view(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
-    let mut views = tx
-        .rows("items.every", &[])?
-        .iter()
-        .map(view_from_row)
-        .collect::<Result<Vec<ItemView>, LedgerError>>()?;
-    views.sort_unstable_by_key(|v| (v.publish_at, v.id));
-    Ok(views)
+    views_in_due_order(tx, "items.every")
 }
 
 /// How many items [`candidate_views`] left out (their plan is [`Plan::Current`]), given what

@@ -36,43 +36,42 @@ pub struct PublicPage {
     pub terms: Arc<str>,
 }
 
+/// Equal strings shared: one allocation for each distinct text.
+#[derive(Default)]
+struct Interned(std::collections::HashSet<Arc<str>>);
+
+impl Interned {
+    fn get(&mut self, s: String) -> Arc<str> {
+        if let Some(a) = self.0.get(s.as_str()) {
+            return a.clone();
+        }
+        let a: Arc<str> = s.into();
+        self.0.insert(a.clone());
+        a
+    }
+}
+
 /// Every page, in table order (the build orders them per collection), withdrawn ones
 /// flagged: callers other than a notice page's must skip those.
 pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
     // Most pages share a handful of collection names, and many share their fields (a price):
     // one allocation each.
-    let mut names: std::collections::HashMap<String, Arc<str>> = Default::default();
-    let mut datas: std::collections::HashSet<Arc<str>> = Default::default();
-    let mut term_sets: std::collections::HashSet<Arc<str>> = Default::default();
+    let (mut names, mut datas, mut term_sets) = (
+        Interned::default(),
+        Interned::default(),
+        Interned::default(),
+    );
     tx.rows("public.pages", &[])?
         .into_iter()
         .map(|mut r| {
-            let collection: String = r.take(11)?;
-            let collection = match names.get(&collection) {
-                Some(c) => c.clone(),
-                None => {
-                    let c: Arc<str> = collection.as_str().into();
-                    names.insert(collection, c.clone());
-                    c
-                }
-            };
+            let collection = names.get(r.take(11)?);
             Ok(PublicPage {
                 id: ItemId(r.get(0)?),
                 collection,
                 key: r.take::<String>(12)?,
                 title: r.take(1)?,
                 day: r.take(2)?,
-                data: {
-                    let d: String = r.take(3)?;
-                    match datas.get(d.as_str()) {
-                        Some(a) => a.clone(),
-                        None => {
-                            let a: Arc<str> = d.into();
-                            datas.insert(a.clone());
-                            a
-                        }
-                    }
-                },
+                data: datas.get(r.take(3)?),
                 indexable: r.get(4)?,
                 image_sha256: r.take(5)?,
                 image_content_type: r.take(6)?,
@@ -83,17 +82,7 @@ pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
                 due_at: r.get::<Option<i64>>(13)?.map(Instant),
                 withdrawn: r.get(14)?,
                 summary_html: r.take(15)?,
-                terms: {
-                    let t: String = r.take(16)?;
-                    match term_sets.get(t.as_str()) {
-                        Some(a) => a.clone(),
-                        None => {
-                            let a: Arc<str> = t.into();
-                            term_sets.insert(a.clone());
-                            a
-                        }
-                    }
-                },
+                terms: term_sets.get(r.take(16)?),
             })
         })
         .collect::<Result<Vec<PublicPage>, LedgerError>>()
