@@ -362,7 +362,7 @@ pub fn candidate_views(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
 }
 
 /// The views statement `name` returns, in due order.
-fn views_in_due_order(tx: &Tx<'_>, name: &str) -> Result<Vec<ItemView>, LedgerError> {
+fn views_in_due_order(tx: &Tx<'_>, name: &'static str) -> Result<Vec<ItemView>, LedgerError> {
     let mut views = tx
         .rows(name, &[])?
         .iter()
