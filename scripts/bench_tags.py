@@ -193,3 +193,60 @@ def bench_tags(b, sizes):
         print(f"| {plain['n']:,} | tagged / untagged | {tagged['fp_cold_s'] / plain['fp_cold_s']:.2f}x | "
               f"{tagged['hugo_cold_s'] / plain['hugo_cold_s']:.2f}x | | {tagged['fp_inc_s'] / plain['fp_inc_s']:.2f}x | "
               f"{tagged['hugo_inc_s'] / plain['hugo_inc_s']:.2f}x | |")
+
+
+def bench_ab(b, old_bin, sizes, runs=3):
+    """`scripts/bench ab OLD_BIN [N ...]`: this build against another fencepost binary (the
+    release before) on the untagged corpus, interleaved round by round so drift on a noisy
+    machine hits both alike: cold `build`, and one new item then `publish` + `build`."""
+    b.build_fencepost()
+    rows = []
+    for n in sizes:
+        c = b.corpus(b.TMPFS, n)
+        sites = {}
+        for label, exe in (("old", old_bin), ("new", b.FP)):
+            site = os.path.join(b.TMPFS, f"ab-{label}-{n}")
+            shutil.rmtree(site, ignore_errors=True)
+            subprocess.run([exe, "init", site, "--now", b.NOW], check=True, stdout=subprocess.DEVNULL)
+            os.remove(os.path.join(site, "content", "answers", "1.md"))
+            src = os.path.join(c, "fencepost", "content", "answers")
+            for name in os.listdir(src):
+                shutil.copyfile(os.path.join(src, name), os.path.join(site, "content", "answers", name))
+            subprocess.run([exe, "--site", site, "publish", "--now", b.NOW], check=True, stdout=subprocess.DEVNULL)
+            sites[label] = (site, exe)
+        cold = {"old": [], "new": []}
+        inc = {"old": [], "new": []}
+        for _ in range(runs):
+            for label, (site, exe) in sites.items():
+                shutil.rmtree(os.path.join(site, "public"), ignore_errors=True)
+                dt, rss, _ = b.run([exe, "--site", site, "build", "--json"])
+                cold[label].append((dt, rss))
+        for k in range(runs):
+            time.sleep(2.1)  # let the stat cache trust the unchanged tree
+            for label, (site, exe) in sites.items():
+                new_id = 10_000_000 + k
+                with open(os.path.join(site, "content", "answers", f"{new_id}.md"), "w") as f:
+                    f.write(b.NEW_ITEM_FP.format(id=new_id))
+            for label, (site, exe) in sites.items():
+                d1, r1, _ = b.run([exe, "--site", site, "publish", "--now", b.LATER])
+                d2, r2, _ = b.run([exe, "--site", site, "build", "--json"])
+                inc[label].append((d1 + d2, max(r1, r2)))
+                subprocess.run([exe, "--site", site, "gc", "--keep", "1", "--grace-secs", "0"], check=True, stdout=subprocess.DEVNULL)
+        med = lambda xs: sorted(xs)[len(xs) // 2]
+        row = {"n": n}
+        for label in ("old", "new"):
+            row[f"{label}_cold"] = med([x[0] for x in cold[label]])
+            row[f"{label}_cold_rss"] = max(x[1] for x in cold[label])
+            row[f"{label}_inc"] = med([x[0] for x in inc[label]])
+            row[f"{label}_inc_rss"] = max(x[1] for x in inc[label])
+        b.log(json.dumps(row))
+        rows.append(row)
+        for label in ("old", "new"):
+            shutil.rmtree(sites[label][0], ignore_errors=True)
+    print("\nthis build against the one before, untagged corpus, median of 3 (interleaved), seconds")
+    print("| N | cold: before | cold: now | now/before | one new item, publish + build: before | now | now/before | peak RSS cold before / now (MiB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['n']:,} | {r['old_cold']:.2f} | {r['new_cold']:.2f} | {r['new_cold'] / r['old_cold']:.2f}x | "
+              f"{r['old_inc']:.2f} | {r['new_inc']:.2f} | {r['new_inc'] / r['old_inc']:.2f}x | "
+              f"{r['old_cold_rss']:.0f} / {r['new_cold_rss']:.0f} |")

@@ -4,6 +4,7 @@
 
 pub mod collections;
 mod markdown;
+pub mod names;
 pub mod taxonomies;
 
 use serde::Deserialize;

@@ -13,7 +13,8 @@ use super::{Config, ConfigError};
 use crate::clock::Instant;
 use crate::item::Naming;
 use checks::{check_apart, check_field};
-pub(super) use checks::{check_url, is_name};
+pub use super::names::{FRONT_MATTER, TEMPLATE_ONLY};
+use super::names::{check_url, is_name};
 use chrono::{NaiveDate, NaiveTime, TimeZone};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -155,37 +156,6 @@ pub struct Collections {
     pub taxonomies: Vec<super::taxonomies::Taxonomy>,
 }
 
-/// The built-in front-matter keys.
-pub const FRONT_MATTER: &[&str] = &[
-    "id",
-    "day",
-    "title",
-    "image",
-    "indexable",
-    "publish_at",
-    "withdrawn",
-    "expire_at",
-];
-
-/// Keys the item template's `page` has besides them (and `extra`, the table of the rest).
-pub const TEMPLATE_ONLY: &[&str] = &[
-    "extra",
-    "collection",
-    "url",
-    "published",
-    "updated",
-    "image_url",
-    "body_html",
-    "prev",
-    "next",
-    "embargoed_until",
-    "summary_html",
-    "taxonomies",
-    "withdrawn_at",
-];
-
-/// Names that a list page and the site's own files use at the top of the output.
-const RESERVED_TOP: &[&str] = &["images", "sitemaps", "revisions", "assets"];
 
 impl Collections {
     /// The one collection of a site without `[collections]`: today's game answers. This is

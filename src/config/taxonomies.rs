@@ -57,8 +57,8 @@ impl Taxonomy {
 
 /// Front-matter keys a taxonomy may not take: they are built in.
 fn reserved(name: &str) -> bool {
-    super::collections::FRONT_MATTER.contains(&name)
-        || super::collections::TEMPLATE_ONLY.contains(&name)
+    super::names::FRONT_MATTER.contains(&name)
+        || super::names::TEMPLATE_ONLY.contains(&name)
         || ["expire_at", "taxonomies", "summary_html", "withdrawn_at"].contains(&name)
 }
 
@@ -72,7 +72,7 @@ pub fn resolve(config: &Config, path: &Path) -> Result<Vec<Taxonomy>, ConfigErro
     let mut out = Vec::new();
     for (name, t) in &config.taxonomies {
         let key = |k: &str| format!("taxonomies.{name}.{k}");
-        if !super::collections::is_name(name) || reserved(name) {
+        if !super::names::is_name(name) || reserved(name) {
             return Err(bad(
                 format!("taxonomies.{name}"),
                 "a taxonomy name is a lower-case letter, then lower-case letters, digits and _, and not a built-in front-matter key".into(),
@@ -89,7 +89,7 @@ pub fn resolve(config: &Config, path: &Path) -> Result<Vec<Taxonomy>, ConfigErro
                 format!("{url:?} must hold {{term}} once, or every term would get the same URL"),
             ));
         }
-        super::collections::check_url(&bare, false)
+        super::names::check_url(&bare, false)
             .map_err(|why| bad(key("url"), format!("{url:?} {why}")))?;
         let index_url = match t.index_url.clone() {
             Some(u) if u.is_empty() => None,
@@ -97,7 +97,7 @@ pub fn resolve(config: &Config, path: &Path) -> Result<Vec<Taxonomy>, ConfigErro
             None => Some(format!("/{name}/")),
         };
         if let Some(u) = &index_url {
-            super::collections::check_url(u, false)
+            super::names::check_url(u, false)
                 .map_err(|why| bad(key("index_url"), format!("{u:?} {why}")))?;
             if u == "/" {
                 return Err(bad(key("index_url"), "\"/\" is the home page".into()));
