@@ -5,7 +5,7 @@
 use super::plan::PageInput;
 use crate::config::collections::Collections;
 use crate::config::taxonomies::term_slug;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// One term of a taxonomy.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,51 +42,56 @@ pub fn collect(pages: &[PageInput], collections: &Collections, by_pub: &[u32]) -
                 .collect()
         })
         .collect();
-    // Pages share their term sets (stored once per distinct text): each text parsed once.
-    let mut parsed: HashMap<*const u8, Option<serde_json::Map<String, serde_json::Value>>> =
-        HashMap::new();
+    // Each page's terms parsed and slugged in parallel (slugging is most of the work), then
+    // gathered in publication order.
+    use rayon::prelude::*;
+    let found: Vec<Vec<(usize, String, String)>> = pages
+        .par_iter()
+        .map(|p| {
+            let carried = &carried[p.coll];
+            if carried.is_empty() || p.view.terms.is_empty() {
+                return Vec::new();
+            }
+            let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&p.view.terms) else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            for &(ti, tname) in carried {
+                for name in m
+                    .get(tname)
+                    .and_then(|v| v.as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.as_str())
+                {
+                    let slug = term_slug(name);
+                    if !slug.is_empty() {
+                        out.push((ti, name.to_string(), slug));
+                    }
+                }
+            }
+            out
+        })
+        .collect();
     for &i in by_pub {
         let p = &pages[i as usize];
-        let carried = &carried[p.coll];
-        if carried.is_empty() || p.view.terms.is_empty() {
-            continue;
-        }
-        let m = parsed.entry(p.view.terms.as_ptr()).or_insert_with(|| {
-            match serde_json::from_str(&p.view.terms) {
-                Ok(serde_json::Value::Object(m)) => Some(m),
-                _ => None,
+        for (ti, name, slug) in &found[i as usize] {
+            let t = out[*ti].entry(slug.clone()).or_insert_with(|| Term {
+                slug: slug.clone(),
+                name: name.clone(),
+                entries: Vec::new(),
+            });
+            if t.name != *name {
+                tracing::warn!(
+                    taxonomy = %collections.taxonomies[*ti].name,
+                    term = %t.name,
+                    other = %name,
+                    item = %format!("{}/{}", p.view.collection, p.view.id.text()),
+                    "a term spelt two ways: the earlier item's spelling is shown"
+                );
             }
-        });
-        let Some(m) = m else { continue };
-        for &(ti, tname) in carried {
-            for name in m
-                .get(tname)
-                .and_then(|v| v.as_array())
-                .into_iter()
-                .flatten()
-                .filter_map(|v| v.as_str())
-            {
-                let slug = term_slug(name);
-                if slug.is_empty() {
-                    continue;
-                }
-                let t = out[ti].entry(slug.clone()).or_insert_with(|| Term {
-                    slug,
-                    name: name.to_string(),
-                    entries: Vec::new(),
-                });
-                if t.name != name {
-                    tracing::warn!(
-                        taxonomy = tname,
-                        term = %t.name,
-                        other = name,
-                        item = %format!("{}/{}", p.view.collection, p.view.id.text()),
-                        "a term spelt two ways: the earlier item's spelling is shown"
-                    );
-                }
-                if t.entries.last() != Some(&i) {
-                    t.entries.push(i);
-                }
+            if t.entries.last() != Some(&i) {
+                t.entries.push(i);
             }
         }
     }

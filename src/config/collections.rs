@@ -9,12 +9,12 @@
 
 mod checks;
 
+use super::names::{check_url, is_name};
+pub use super::names::{FRONT_MATTER, TEMPLATE_ONLY};
 use super::{Config, ConfigError};
 use crate::clock::Instant;
 use crate::item::Naming;
 use checks::{check_apart, check_field};
-pub use super::names::{FRONT_MATTER, TEMPLATE_ONLY};
-use super::names::{check_url, is_name};
 use chrono::{NaiveDate, NaiveTime, TimeZone};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -155,7 +155,6 @@ pub struct Collections {
     /// The site's taxonomies, sorted by name.
     pub taxonomies: Vec<super::taxonomies::Taxonomy>,
 }
-
 
 impl Collections {
     /// The one collection of a site without `[collections]`: today's game answers. This is

@@ -88,4 +88,3 @@ pub fn check_url(url: &str, item: bool) -> Result<(), String> {
     }
     Ok(())
 }
-
