@@ -544,6 +544,25 @@ fn tags_are_checked_where_they_are_written() {
         assert_eq!(inv["file"], "content/posts/third.md", "{r}");
         assert!(inv["error"].as_str().unwrap().contains(key), "{front}: {r}");
     }
+    // In a later run, against the spelling already published: the new file is held.
+    let t = fixture("features");
+    t.publish(BEFORE);
+    t.write(
+        "content/posts/fourth.md",
+        "+++\ntitle = \"Fourth\"\npublish_at = 2026-11-05T09:00:00Z\ntags = [\"RUST\"]\n+++\nx\n",
+    );
+    let out = t
+        .cmd(&["publish", "--json", "--now", BEFORE])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let inv = r["invalid"].to_string();
+    assert!(
+        inv.contains("content/posts/fourth.md") && inv.contains("content/posts/hello.md"),
+        "{r}"
+    );
+    assert_eq!(r["published"], serde_json::json!([]), "{r}");
     // A collection naming a taxonomy that does not exist is refused at config load.
     let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
     s.write(

@@ -419,20 +419,57 @@ pub fn scan_listed(
         }
     }
     hold_duplicates(&mut scan);
-    hold_respelled_terms(&mut scan);
     scan
 }
 
+/// Whether a file read in this scan carries taxonomy terms (then [`hold_respelled_terms`]
+/// has something to check).
+pub fn reads_terms(scan: &Scan) -> bool {
+    scan.read.iter().any(|r| !r.item.terms.is_empty())
+}
+
 /// A term spelt two ways with one URL slug (`Rust` in one file, `rust` in another): the
-/// first file by path keeps its spelling, each later one is a broken file naming both. Files
-/// read in this scan are checked against each other (a fresh runner reads them all); a
-/// spelling already in the ledger is reconciled by the build (see `build::terms`).
-fn hold_respelled_terms(scan: &mut Scan) {
-    if scan.read.iter().all(|r| r.item.terms.is_empty()) {
+/// spelling already published (`known`: (file, terms JSON) of published pages) wins, then
+/// the first file by path; each later one is a broken file
+/// naming both. (A spelling that still reaches the ledger twice, by files changed apart, is
+/// reconciled by the build: see `build::terms`.)
+pub fn hold_respelled_terms(scan: &mut Scan, known: &[(String, String)]) {
+    if !reads_terms(scan) {
         return;
     }
     scan.read.sort_by(|a, b| a.path.cmp(&b.path));
     let mut first: HashMap<(String, String), (String, String)> = HashMap::new();
+    // A file read again with the terms it was published with (a touched file, one inside
+    // the racy window) still holds its spelling; one whose terms changed does not.
+    let read: HashMap<&str, &str> = scan
+        .read
+        .iter()
+        .map(|r| (r.path.as_str(), r.item.terms.as_str()))
+        .collect();
+    let mut seeds: Vec<&(String, String)> = known
+        .iter()
+        .filter(|(p, t)| read.get(p.as_str()).is_none_or(|now| now == t))
+        .collect();
+    seeds.sort();
+    for (path, terms) in seeds {
+        let Ok(serde_json::Value::Object(m)) = serde_json::from_str(terms) else {
+            continue;
+        };
+        for (tax, list) in &m {
+            for t in list
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.as_str())
+            {
+                let slug = crate::config::taxonomies::term_slug(t);
+                first
+                    .entry((tax.clone(), slug))
+                    .or_insert_with(|| (t.to_string(), path.clone()));
+            }
+        }
+    }
+    drop(read);
     let mut bad: Vec<(usize, Broken)> = Vec::new();
     for (i, r) in scan.read.iter().enumerate() {
         let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&r.item.terms) else {
@@ -447,7 +484,7 @@ fn hold_respelled_terms(scan: &mut Scan) {
             {
                 let slug = crate::config::taxonomies::term_slug(t);
                 match first.get(&(tax.clone(), slug.clone())) {
-                    Some((spelt, path)) if spelt != t => {
+                    Some((spelt, path)) if spelt != t && *path != r.path => {
                         bad.push((
                             i,
                             Broken {

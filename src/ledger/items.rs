@@ -372,6 +372,15 @@ fn views_in_due_order(tx: &Tx<'_>, name: &'static str) -> Result<Vec<ItemView>, 
     Ok(views)
 }
 
+/// (file, terms JSON) of every page with terms whose item still has its file: the spellings
+/// a new file's terms are checked against.
+pub fn terms_by_file(tx: &Tx<'_>) -> Result<Vec<(String, String)>, LedgerError> {
+    tx.rows("items.terms_by_file", &[])?
+        .iter()
+        .map(|r| Ok((r.get(0)?, r.get(1)?)))
+        .collect()
+}
+
 /// Every item, in due order (`publish --rerender`).
 pub fn every_view(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
     views_in_due_order(tx, "items.every")

@@ -107,13 +107,18 @@ pub fn scan_and_sync(
     if let Some(l) = &local {
         l.overlay(&mut cache);
     }
-    let scan: Scan = content::scan_listed(
+    let mut scan: Scan = content::scan_listed(
         &site.root,
         &site.collections,
         listed,
         &cache,
         site.config.publish.max_item_bytes,
     );
+    if content::scan::reads_terms(&scan) {
+        // Spellings already published win over a new one with the same slug.
+        let known = ledger.read(items::terms_by_file)?;
+        content::scan::hold_respelled_terms(&mut scan, &known);
+    }
     phase("scan");
     crate::fail_point!("publish.after_scan");
     let now = clock.now();

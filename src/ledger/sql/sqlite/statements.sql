@@ -125,6 +125,11 @@ SELECT count(*) FROM items
 WHERE state = 'published' AND source_hash IS NOT NULL AND wants_withdrawn = 0
   AND expire_at IS NULL;
 
+-- name: items.terms_by_file
+-- Published terms by file, for checking a new file's spellings against them.
+SELECT i.source_path, p.terms FROM pages p JOIN items i ON i.id = p.item_id
+WHERE p.terms <> '' AND p.withdrawn = 0 AND i.source_hash IS NOT NULL;
+
 -- name: items.every
 -- Every item (publish --rerender plans them all).
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
