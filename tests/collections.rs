@@ -312,21 +312,6 @@ fn invalid_of(r: &Value) -> Vec<(String, Option<i64>, Option<String>)> {
         .collect()
 }
 
-/// Runs `publish --json` expecting exit 1 with its JSON on stdout.
-fn publish_failing(s: &TestSite, now: &str) -> Value {
-    let out = s
-        .cmd(&["publish", "--json", "--now", now])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 #[test]
 fn a_broken_file_holds_back_only_its_own_item() {
     let s = fixture("word_puzzle");

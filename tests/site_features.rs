@@ -507,12 +507,7 @@ fn tags_are_checked_where_they_are_written() {
         "content/posts/third.md",
         "+++\ntitle = \"Third\"\npublish_at = 2026-11-05T09:00:00Z\ntags = [\"rust\"]\n+++\nx\n",
     );
-    let out = s
-        .cmd(&["publish", "--json", "--now", BEFORE])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = publish_failing(&s, BEFORE);
     let invalid = r["invalid"].to_string();
     assert!(
         invalid.contains("content/posts/third.md") && invalid.contains("content/posts/hello.md"),
@@ -534,12 +529,7 @@ fn tags_are_checked_where_they_are_written() {
                 "+++\ntitle = \"Third\"\npublish_at = 2026-11-05T09:00:00Z\n{front}\n+++\nx\n"
             ),
         );
-        let out = s
-            .cmd(&["publish", "--json", "--now", BEFORE])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{front}");
-        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let r = publish_failing(&s, BEFORE);
         let inv = &r["invalid"][0];
         assert_eq!(inv["file"], "content/posts/third.md", "{r}");
         assert!(inv["error"].as_str().unwrap().contains(key), "{front}: {r}");
@@ -551,12 +541,7 @@ fn tags_are_checked_where_they_are_written() {
         "content/posts/fourth.md",
         "+++\ntitle = \"Fourth\"\npublish_at = 2026-11-05T09:00:00Z\ntags = [\"RUST\"]\n+++\nx\n",
     );
-    let out = t
-        .cmd(&["publish", "--json", "--now", BEFORE])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = publish_failing(&t, BEFORE);
     let inv = r["invalid"].to_string();
     assert!(
         inv.contains("content/posts/fourth.md") && inv.contains("content/posts/hello.md"),

@@ -469,7 +469,6 @@ pub fn hold_respelled_terms(scan: &mut Scan, known: &[(String, String)]) {
             }
         }
     }
-    drop(read);
     let mut bad: Vec<(usize, Broken)> = Vec::new();
     for (i, r) in scan.read.iter().enumerate() {
         let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&r.item.terms) else {

@@ -1219,3 +1219,18 @@ pub fn assert_nothing_reveals(what: &str, files: &[(String, Vec<u8>)], secrets: 
         }
     }
 }
+
+/// Runs `publish --json` expecting exit 1 with its JSON on stdout.
+pub fn publish_failing(s: &TestSite, now: &str) -> Value {
+    let out = s
+        .cmd(&["publish", "--json", "--now", now])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}

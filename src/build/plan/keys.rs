@@ -51,6 +51,23 @@ impl Fields {
         self.opt(e.summary_html.as_deref());
     }
 
+    /// A page of entries with its neighbours' URLs (a list page, a term page), then the key.
+    fn paged(
+        mut self,
+        entries: &[u32],
+        pages: &[PageInput],
+        prev: Option<&str>,
+        next: Option<&str>,
+    ) -> String {
+        self.field(&entries.len().to_string());
+        for &e in entries {
+            self.entry(&pages[e as usize].view);
+        }
+        self.opt(prev);
+        self.opt(next);
+        self.finish()
+    }
+
     fn finish(self) -> String {
         hex::encode(self.0.finalize())
     }
@@ -62,13 +79,12 @@ pub fn list_key(render_fingerprint: &str, v: &ListView, pages: &[PageInput]) -> 
     f.field(&v.collection);
     f.field(&v.number.to_string());
     f.field(&v.url);
-    f.field(&v.entries.len().to_string());
-    for &e in &v.entries {
-        f.entry(&pages[e as usize].view);
-    }
-    f.opt(v.prev_url.as_deref());
-    f.opt(v.next_url.as_deref());
-    f.finish()
+    f.paged(
+        &v.entries,
+        pages,
+        v.prev_url.as_deref(),
+        v.next_url.as_deref(),
+    )
 }
 
 /// The key of a term page: every field of its view, its entries' from `pages`.
@@ -79,13 +95,12 @@ pub fn term_key(render_fingerprint: &str, v: &TermView, pages: &[PageInput]) -> 
     f.field(&v.url);
     f.field(&v.page_url);
     f.field(&v.number.to_string());
-    f.field(&v.entries.len().to_string());
-    for &e in &v.entries {
-        f.entry(&pages[e as usize].view);
-    }
-    f.opt(v.prev_url.as_deref());
-    f.opt(v.next_url.as_deref());
-    f.finish()
+    f.paged(
+        &v.entries,
+        pages,
+        v.prev_url.as_deref(),
+        v.next_url.as_deref(),
+    )
 }
 
 /// The key of entries shown together (a list index, the home page).
