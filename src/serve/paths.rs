@@ -1,5 +1,12 @@
 //! Turning a request path into a file path inside a revision, refusing anything that could
 //! leave it. Pure, so every rule has a unit test.
+//!
+//! `.` and `..` segments (and their encodings `%2e`, `.%2e`, …) are resolved the way the URL
+//! standard resolves them — what every browser sends, and what the edge Worker's runtime does
+//! before the Worker sees a path — so every origin answers a path the same: `/a/../b` is `/b`,
+//! and `..` at the root stays at the root. No segment is left that could climb out; what could
+//! mean something else after decoding (an encoded slash or backslash, NUL, bad UTF-8, `//`) is
+//! refused.
 
 /// Why a request path is refused (answered 400).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -8,7 +15,6 @@ pub enum Refusal {
     Nul,
     Backslash,
     EncodedSlash,
-    DotSegment,
     EmptySegment,
     NotAbsolute,
 }
@@ -20,7 +26,6 @@ impl Refusal {
             Refusal::Nul => "the path contains a NUL byte",
             Refusal::Backslash => "the path contains a backslash",
             Refusal::EncodedSlash => "the path contains an encoded slash",
-            Refusal::DotSegment => "the path contains a . or .. segment",
             Refusal::EmptySegment => "the path contains an empty segment (//)",
             Refusal::NotAbsolute => "the path must start with /",
         }
@@ -57,7 +62,8 @@ pub fn parse(raw: &str) -> Result<RequestPath, Refusal> {
     if lower.contains("%2f") || lower.contains("%5c") {
         return Err(Refusal::EncodedSlash);
     }
-    let decoded = percent_encoding::percent_decode_str(raw)
+    let resolved = resolve_dots(&raw.replace('\\', "/"));
+    let decoded = percent_encoding::percent_decode_str(&resolved)
         .decode_utf8()
         .map_err(|_| Refusal::NotUtf8)?;
     if decoded.contains('\0') {
@@ -74,7 +80,6 @@ pub fn parse(raw: &str) -> Result<RequestPath, Refusal> {
         for seg in trimmed.split('/') {
             match seg {
                 "" => return Err(Refusal::EmptySegment),
-                "." | ".." => return Err(Refusal::DotSegment),
                 s => segments.push(s),
             }
         }
@@ -83,6 +88,33 @@ pub fn parse(raw: &str) -> Result<RequestPath, Refusal> {
         rel: segments.join("/"),
         trailing_slash,
     })
+}
+
+/// The URL standard's path rule on a raw (still encoded) absolute path: a raw backslash is a
+/// slash (the caller replaces it), `.`/`%2e` segments drop out, `..`/`.%2e`/`%2e.`/`%2e%2e`
+/// remove the segment before them (none at the root), and either one last leaves a trailing
+/// slash.
+fn resolve_dots(raw: &str) -> String {
+    let segments: Vec<&str> = raw[1..].split('/').collect();
+    let mut out: Vec<&str> = Vec::with_capacity(segments.len());
+    for (i, seg) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match seg.to_ascii_lowercase().as_str() {
+            ".." | ".%2e" | "%2e." | "%2e%2e" => {
+                out.pop();
+                if last {
+                    out.push("");
+                }
+            }
+            "." | "%2e" => {
+                if last {
+                    out.push("");
+                }
+            }
+            _ => out.push(seg),
+        }
+    }
+    format!("/{}", out.join("/"))
 }
 
 #[cfg(test)]
@@ -99,15 +131,30 @@ mod tests {
     }
 
     #[test]
-    fn traversal_attempts_are_refused() {
-        assert_eq!(parse("/../etc/passwd"), Err(Refusal::DotSegment));
-        assert_eq!(parse("/a/../../x"), Err(Refusal::DotSegment));
-        assert_eq!(parse("/%2e%2e/etc/passwd"), Err(Refusal::DotSegment));
-        assert_eq!(parse("/%2E%2E/%2E%2E/etc"), Err(Refusal::DotSegment));
-        assert_eq!(parse("/./index.html"), Err(Refusal::DotSegment));
+    fn dot_segments_resolve_as_the_url_standard_says_and_never_climb_out() {
+        let rel = |p: &str| {
+            let r = parse(p).unwrap();
+            (r.rel, r.trailing_slash)
+        };
+        assert_eq!(rel("/../etc/passwd"), ("etc/passwd".into(), false));
+        assert_eq!(rel("/a/../../x"), ("x".into(), false));
+        assert_eq!(rel("/%2e%2e/etc/passwd"), ("etc/passwd".into(), false));
+        assert_eq!(rel("/%2E%2E/%2E%2E/etc"), ("etc".into(), false));
+        assert_eq!(rel("/.%2e/a/%2e./b"), ("b".into(), false));
+        assert_eq!(rel("/./index.html"), ("index.html".into(), false));
+        assert_eq!(rel("/a/b/.."), ("a".into(), true));
+        assert_eq!(rel("/a/."), ("a".into(), true));
+        assert_eq!(rel("/.."), ("".into(), true));
+        assert_eq!(rel("/a\\..\\b"), ("b".into(), false));
+        assert_eq!(rel("/answers\\..\\..\\secret.txt"), ("secret.txt".into(), false));
+        // `...` and `.a` are names, not dot segments.
+        assert_eq!(rel("/.../.a"), (".../.a".into(), false));
+    }
+
+    #[test]
+    fn what_could_mean_something_else_after_decoding_is_refused() {
         assert_eq!(parse("/..%2fetc%2fpasswd"), Err(Refusal::EncodedSlash));
         assert_eq!(parse("/a%5c..%5cb"), Err(Refusal::EncodedSlash));
-        assert_eq!(parse("/a\\..\\b"), Err(Refusal::Backslash));
         assert_eq!(parse("/index.html%00.css"), Err(Refusal::Nul));
         assert_eq!(parse("//etc/passwd"), Err(Refusal::EmptySegment));
         assert_eq!(parse("etc/passwd"), Err(Refusal::NotAbsolute));

@@ -6,6 +6,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
+mod edge;
+#[allow(unused_imports)]
+pub use edge::*;
+
 /// Instants the tests use. Items are played on 2026-11-0N and due at 00:10 the next day.
 pub const NOW: &str = "2026-12-01T00:00:00Z";
 
@@ -406,9 +410,55 @@ pub fn try_http(
     }
     req += "\r\n";
     s.write_all(req.as_bytes())?;
+    // Read until the response is complete by its own framing (some servers — workerd among
+    // them — keep the connection open a while after `Connection: close`), or the server
+    // closes the connection (a response cut off short is returned as it arrived).
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw)?;
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        let n = s.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+        if response_complete(&raw, method == "HEAD") {
+            break;
+        }
+    }
     Ok(parse_response(&raw, method == "HEAD"))
+}
+
+/// Whether `raw` holds a whole response: its headers and, by `Content-Length` or chunked
+/// framing, its whole body (none for HEAD, 1xx, 204 and 304).
+fn response_complete(raw: &[u8], head: bool) -> bool {
+    let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head_text = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    let status: u16 = head_text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    if head || status == 204 || status == 304 || (100..200).contains(&status) {
+        return true;
+    }
+    let body = &raw[split + 4..];
+    for line in head_text.split("\r\n").skip(1) {
+        if let Some((k, v)) = line.split_once(':') {
+            match k.trim() {
+                "content-length" => {
+                    return v.trim().parse::<usize>().is_ok_and(|n| body.len() >= n)
+                }
+                "transfer-encoding" if v.contains("chunked") => {
+                    return body.ends_with(b"0\r\n\r\n")
+                        && (body.len() == 5 || body[..body.len() - 5].ends_with(b"\r\n"))
+                }
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 pub fn parse_response(raw: &[u8], head: bool) -> HttpResponse {

@@ -1,0 +1,234 @@
+#!/usr/bin/env node
+// The edge Worker on this machine, offline: miniflare (npm) runs it in workerd, the runtime
+// Cloudflare runs it in, on 127.0.0.1, with its R2 bucket filled from a folder that
+// `fencepost deploy --to file:///ABS/DIR` wrote — and kept in step with it while it runs
+// (later deploys, rollbacks, gc), the pointer always last, as a deploy writes a bucket.
+//
+//   node edge/cloudflare/dev.mjs --bucket file:///ABS/DIR [--prefix P] --port N
+//        [--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--stats]
+//
+// --port 0 takes a free port. Prints one JSON line {"listening":"127.0.0.1:N"} on stdout once
+// the bucket is filled and the Worker answers, then one {"synced":…} line per change it
+// copies (the keys and the sha256 of what it copied, when a few), and serves until killed.
+// --stats sets EDGE_STATS = "1": GET /__fencepost/edge-stats answers the isolate's R2 reads.
+
+import { Miniflare } from "miniflare";
+import { createHash } from "node:crypto";
+import { promises as fs, watch } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+function usage(why) {
+  process.stderr.write(
+    `dev.mjs: ${why}\nusage: node edge/cloudflare/dev.mjs --bucket file:///ABS/DIR [--prefix P] --port N ` +
+      `[--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--stats]\n`,
+  );
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const o = { bucket: null, prefix: "", port: null, ttl: null, hot: null, stats: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) usage(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === "--bucket") o.bucket = value();
+    else if (a === "--prefix") o.prefix = value();
+    else if (a === "--port") o.port = value();
+    else if (a === "--pointer-ttl-ms") o.ttl = value();
+    else if (a === "--pointer-hot-ms") o.hot = value();
+    else if (a === "--stats") o.stats = true;
+    else usage(`unknown argument ${a}`);
+  }
+  if (!o.bucket) usage("--bucket is required");
+  if (o.port === null || !/^\d+$/.test(o.port) || Number(o.port) > 65535) usage("--port N is required");
+  if (!o.bucket.startsWith("file://")) usage("--bucket takes a file:/// URL of a folder `fencepost deploy` wrote");
+  o.dir = fileURLToPath(o.bucket);
+  o.prefix = o.prefix.replace(/^\/+|\/+$/g, "");
+  if (o.prefix.split("/").some((s) => s === "." || s === "..")) usage("--prefix may not contain . or .. segments");
+  return o;
+}
+
+/** The keys the Worker reads; nothing else in the folder (lock files, temporaries) is copied. */
+const LAYOUT = /^(current|objects\/[0-9a-f]{64}|manifests\/[0-9a-f]{64}\.json|manifests\/shards\/[0-9a-f]{64}\.json)$/;
+
+async function walk(dir, rel = "", out = new Map()) {
+  let names;
+  try {
+    names = await fs.readdir(path.join(dir, rel), { withFileTypes: true });
+  } catch (e) {
+    if (e.code === "ENOENT") return out;
+    throw e;
+  }
+  for (const d of names) {
+    const r = rel ? `${rel}/${d.name}` : d.name;
+    if (d.isDirectory()) await walk(dir, r, out);
+    else if (d.isFile() && LAYOUT.test(r)) {
+      try {
+        const st = await fs.stat(path.join(dir, r));
+        out.set(r, `${st.mtimeMs}:${st.size}:${st.ino}`);
+      } catch (e) {
+        if (e.code !== "ENOENT") throw e;
+      }
+    }
+  }
+  return out;
+}
+
+/** Copies what changed in the folder into the bucket: objects first, the pointer last. */
+class Sync {
+  constructor(dir, prefix, bucket) {
+    this.dir = dir;
+    this.prefix = prefix;
+    this.bucket = bucket;
+    /** @type {Map<string, string>} key → stat signature copied */
+    this.copied = new Map();
+    this.running = null;
+    this.again = false;
+    /** sha256 of the pointer copied (null: none) */
+    this.pointerSha = null;
+  }
+
+  key(rel) {
+    return this.prefix ? `${this.prefix}/${rel}` : rel;
+  }
+
+  /** Runs a pass; a request for one while one runs makes one more afterwards. */
+  run() {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.pass();
+        } while (this.again);
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+
+  /**
+   * One pass. The pointer is read first: everything it names was written before it (a deploy
+   * writes the pointer last), so the walk that follows finds all of it, and the pointer is
+   * put after it all.
+   */
+  async pass() {
+    let pointer = null;
+    try {
+      pointer = await fs.readFile(path.join(this.dir, "current"));
+    } catch (e) {
+      if (e.code !== "ENOENT") throw e;
+    }
+    const seen = await walk(this.dir);
+    seen.delete("current");
+    const changed = [...seen].filter(([rel, sig]) => this.copied.get(rel) !== sig).map(([rel]) => rel);
+    const shas = {};
+    for (const rel of changed) {
+      let bytes;
+      try {
+        bytes = await fs.readFile(path.join(this.dir, rel));
+      } catch (e) {
+        if (e.code === "ENOENT") continue;
+        throw e;
+      }
+      await this.put(rel, bytes);
+      this.copied.set(rel, seen.get(rel));
+      shas[rel] = createHash("sha256").update(bytes).digest("hex");
+    }
+    const pointerSha = pointer && createHash("sha256").update(pointer).digest("hex");
+    let removed = 0;
+    if (pointerSha !== this.pointerSha) {
+      if (pointer) await this.put("current", pointer);
+      else await this.bucket.delete(this.key("current"));
+      this.pointerSha = pointerSha;
+      shas.current = pointerSha ?? "";
+      removed += pointer ? 0 : 1;
+    }
+    // Gone from the folder (gc): gone from the bucket, after the pointer.
+    for (const rel of [...this.copied.keys()].filter((r) => !seen.has(r))) {
+      await this.bucket.delete(this.key(rel));
+      this.copied.delete(rel);
+      removed += 1;
+    }
+    const count = Object.keys(shas).length;
+    if (count || removed) {
+      const line = { synced: count, removed };
+      line.keys = count <= 64 ? shas : "current" in shas ? { current: shas.current } : {};
+      process.stdout.write(`${JSON.stringify(line)}\n`);
+    }
+  }
+
+  async put(rel, bytes) {
+    // miniflare's proxy takes an ArrayBuffer of its own (not a pooled Buffer's view).
+    const own = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    await this.bucket.put(this.key(rel), own);
+  }
+}
+
+const o = parseArgs(process.argv.slice(2));
+try {
+  await fs.access(o.dir);
+} catch {
+  usage(`${o.dir} is not a folder this process can read`);
+}
+const bindings = { PREFIX: o.prefix };
+if (o.ttl !== null) bindings.POINTER_TTL_MS = String(o.ttl);
+if (o.hot !== null) bindings.POINTER_HOT_MS = String(o.hot);
+if (o.stats) bindings.EDGE_STATS = "1";
+const mf = new Miniflare({
+  modules: true,
+  scriptPath: path.join(here, "worker.js"),
+  compatibilityDate: "2024-09-23",
+  r2Buckets: ["SITE"],
+  bindings,
+  host: "127.0.0.1",
+  port: Number(o.port),
+});
+const url = await mf.ready;
+const sync = new Sync(o.dir, o.prefix, await mf.getR2Bucket("SITE"));
+await sync.run();
+
+// Changes are noticed three ways: a watch on the folder, the pointer's own stat every 20 ms
+// (a deploy's last step), and a full pass every second (a watch can miss events).
+let pointerSig = null;
+const pointerSig0 = async () => {
+  try {
+    const st = await fs.stat(path.join(o.dir, "current"));
+    return `${st.mtimeMs}:${st.size}:${st.ino}`;
+  } catch {
+    return null;
+  }
+};
+pointerSig = await pointerSig0();
+try {
+  watch(o.dir, { recursive: true }, () => {
+    sync.run().catch((e) => process.stderr.write(`dev.mjs: sync failed: ${e}\n`));
+  });
+} catch (e) {
+  process.stderr.write(`dev.mjs: no folder watch (${e}); polling only\n`);
+}
+setInterval(async () => {
+  const sig = await pointerSig0();
+  if (sig !== pointerSig) {
+    pointerSig = sig;
+    sync.run().catch((e) => process.stderr.write(`dev.mjs: sync failed: ${e}\n`));
+  }
+}, 20);
+setInterval(() => sync.run().catch((e) => process.stderr.write(`dev.mjs: sync failed: ${e}\n`)), 1000);
+
+process.stdout.write(`${JSON.stringify({ listening: `${url.hostname}:${url.port}` })}\n`);
+const stop = async () => {
+  await mf.dispose().catch(() => {});
+  process.exit(0);
+};
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);

@@ -1,0 +1,529 @@
+// @ts-check
+/**
+ * fencepost's edge origin: a Cloudflare Worker that serves the bucket `fencepost deploy`
+ * writes (R2, bound as `SITE`), rule for rule as `fencepost serve --from` does.
+ *
+ *   <PREFIX>/current                         the pointer (JSON): revision, build, manifest root
+ *   <PREFIX>/manifests/<sha256>.json         a revision's root: its shards by index
+ *   <PREFIX>/manifests/shards/<sha256>.json  a shard: [{path, sha256, bytes, content_type, cache}]
+ *   <PREFIX>/objects/<sha256>                a file's bytes
+ *
+ * - The pointer is read at most once per POINTER_TTL_MS per isolate, by one request (the
+ *   others keep serving the revision they know), never kept past its `next_change_at` while
+ *   that instant is ahead, and re-read every POINTER_HOT_MS for 30 s after it passes (the
+ *   deploy of that instant is due any moment).
+ * - Everything else is content-addressed: roots, shards and blobs are kept in the isolate and
+ *   in `caches.default` under a key naming their sha256, so a pointer move never serves old
+ *   bytes (the new root names other shards and blobs) and an unchanged blob is fetched from R2
+ *   once. Everything read from R2 is checked against its sha256 (SubtleCrypto) before it is
+ *   served or cached: a blob that does not match is never served (small ones: 503; large ones,
+ *   streamed, are cut off short of their length).
+ * - The pointer, a root, a shard or a blob that cannot be read is a plain 503 with no-store:
+ *   never a stale 200. A root built from another ledger than the pointer names is a 503.
+ * - Only GET and HEAD; the request path is checked the way `serve` checks it (the runtime has
+ *   already resolved `.` and `..` segments, as the URL standard says and as `serve` does).
+ *
+ * Plain JavaScript, no bundler: `wrangler deploy` takes this file as it is.
+ */
+
+/** Blobs up to this size are read whole, checked, and cached; larger ones are streamed. */
+const SMALL_BLOB = 4 * 1024 * 1024;
+/** How long after a pointer's `next_change_at` it is re-read every POINTER_HOT_MS. */
+const HOT_WINDOW_MS = 30_000;
+/** Shards (parsed) kept per isolate; a revision has at most 1,024. */
+const KEEP_SHARDS = 4096;
+/** Roots kept per isolate. */
+const KEEP_ROOTS = 8;
+/** Bytes of small blobs kept per isolate (an isolate has 128 MB in all). */
+const DEFAULT_BLOB_MEMORY = 32 * 1024 * 1024;
+
+const REVALIDATE = "public, max-age=0, must-revalidate";
+const IMMUTABLE = "public, max-age=31536000, immutable";
+const SVG_CSP =
+  "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:";
+const TEXT = "text/plain; charset=utf-8";
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/**
+ * @typedef {{ path: string, sha256: string, bytes: number, content_type: string, cache: string }} Entry
+ * @typedef {{ manifest: string, name: string, shards: Map<number, string> }} Live
+ * @typedef {{ prefix: string, ttlMs: number, hotMs: number, blobMemory: number, stats: boolean }} Settings
+ */
+
+/** Per-isolate state: the pointer as last read, and what content-addressed objects it holds. */
+const isolate = {
+  /** @type {{ validUntil: number, live?: Live, error?: string } | null} */
+  pointer: null,
+  /** @type {Promise<Live> | null} the one pointer read in flight */
+  reading: null,
+  /** @type {Map<string, Live>} manifest sha256 → live revision */
+  roots: new Map(),
+  /** @type {Map<string, Map<string, Entry>>} shard sha256 → path → entry */
+  shards: new Map(),
+  /** @type {Map<string, ArrayBuffer>} blob sha256 → bytes (oldest first) */
+  blobs: new Map(),
+  blobBytes: 0,
+  /** @type {Map<string, Promise<any>>} one fetch per object at a time */
+  flights: new Map(),
+  /** R2 reads by kind, for the benchmark's "reads per 1,000 requests" (EDGE_STATS = "1"). */
+  reads: { pointer: 0, root: 0, shard: 0, blob: 0 },
+  requests: 0,
+};
+
+/** @param {Record<string, any>} env @returns {Settings} */
+function settings(env) {
+  const prefix = String(env.PREFIX ?? "").replace(/^\/+|\/+$/g, "");
+  if (prefix.split("/").some((s) => s === "." || s === "..")) {
+    throw new Error(`PREFIX ${prefix} may not contain . or .. segments`);
+  }
+  const number = (/** @type {any} */ v, /** @type {number} */ d) => {
+    const n = Number(v ?? d);
+    return Number.isFinite(n) && n >= 0 ? n : d;
+  };
+  return {
+    prefix,
+    ttlMs: number(env.POINTER_TTL_MS, 1000),
+    hotMs: number(env.POINTER_HOT_MS, 100),
+    blobMemory: number(env.BLOB_MEMORY_BYTES, DEFAULT_BLOB_MEMORY),
+    stats: env.EDGE_STATS === "1",
+  };
+}
+
+/** @param {Settings} s @param {string} rel */
+function key(s, rel) {
+  return s.prefix ? `${s.prefix}/${rel}` : rel;
+}
+
+/** @param {ArrayBuffer | Uint8Array} bytes */
+async function sha256(bytes) {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  let out = "";
+  for (const b of d) out += b.toString(16).padStart(2, "0");
+  return out;
+}
+
+/** The shard a path's entry lives in (the deploy's rule: the first two bytes of its sha256). */
+async function shardOf(/** @type {string} */ path) {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(path)));
+  return ((d[0] << 8) | d[1]) % 1024;
+}
+
+/**
+ * One fetch per key at a time: everyone who wants the key meanwhile shares its promise.
+ * @template T @param {string} k @param {() => Promise<T>} fetch @returns {Promise<T>}
+ */
+function single(k, fetch) {
+  const running = isolate.flights.get(k);
+  if (running) return running;
+  const p = fetch().finally(() => isolate.flights.delete(k));
+  isolate.flights.set(k, p);
+  return p;
+}
+
+/** An Error whose message goes to the log, never to the public (who get a plain 503). */
+class Unavailable extends Error {}
+
+/**
+ * A content-addressed object's bytes, checked against its name: from the cache, else from R2
+ * (then put in the cache, checked).
+ * @param {Settings} s @param {Record<string, any>} env @param {ExecutionContext} ctx
+ * @param {string} rel @param {string} sha @param {"root" | "shard" | "blob"} kind @param {URL} url
+ */
+async function addressed(s, env, ctx, rel, sha, kind, url) {
+  const cacheKey = new URL(`/__fencepost/cache/${key(s, rel)}`, url.origin).toString();
+  const cache = /** @type {any} */ (caches).default;
+  const hit = await cache.match(cacheKey);
+  if (hit) return hit.arrayBuffer();
+  isolate.reads[kind] += 1;
+  const obj = await env.SITE.get(key(s, rel));
+  if (obj === null) throw new Unavailable(`${rel} is missing from the bucket`);
+  const bytes = await obj.arrayBuffer();
+  if ((await sha256(bytes)) !== sha) {
+    console.error(`${rel}: the bucket returned bytes that do not hash to ${sha}; refused`);
+    throw new Unavailable(`${rel} does not hash to its name; refused`);
+  }
+  ctx.waitUntil(
+    cache
+      .put(cacheKey, new Response(bytes, { headers: { "cache-control": IMMUTABLE } }))
+      .catch(() => {}),
+  );
+  return bytes;
+}
+
+/**
+ * How long a pointer read stays valid (the rule of `serve --from`).
+ * @param {Settings} s @param {number | null} nextChangeAt @param {number} now
+ */
+export function ttl(s, nextChangeAt, now) {
+  let ms = s.ttlMs;
+  if (nextChangeAt !== null && Number.isFinite(nextChangeAt)) {
+    const left = nextChangeAt - now;
+    if (left > 0) ms = Math.min(ms, left);
+    else if (left >= -HOT_WINDOW_MS) ms = Math.min(ms, s.hotMs);
+  }
+  return ms;
+}
+
+/**
+ * The live revision: the known one while its read is valid; else one request re-reads the
+ * pointer while the others keep serving the revision they know (or, with none yet, wait).
+ * @param {Settings} s @param {Record<string, any>} env @param {ExecutionContext} ctx @param {URL} url
+ * @returns {Promise<Live>}
+ */
+async function current(s, env, ctx, url) {
+  const known = isolate.pointer;
+  if (known && Date.now() < known.validUntil) {
+    if (known.live) return known.live;
+    throw new Unavailable(known.error);
+  }
+  if (isolate.reading) {
+    if (known?.live) return known.live;
+    return isolate.reading;
+  }
+  const readAt = Date.now();
+  isolate.reading = readPointer(s, env, ctx, url).then(
+    ({ live, nextChangeAt }) => {
+      isolate.pointer = { validUntil: readAt + ttl(s, nextChangeAt, Date.now()), live };
+      return live;
+    },
+    (e) => {
+      // A failure counts from when it was learned: the requests that waited take its answer.
+      const error = e instanceof Error ? e.message : String(e);
+      isolate.pointer = { validUntil: Date.now() + ttl(s, null, Date.now()), error };
+      throw new Unavailable(error);
+    },
+  );
+  try {
+    return await isolate.reading;
+  } finally {
+    isolate.reading = null;
+  }
+}
+
+/**
+ * Reads the pointer, then (when it names a root not yet known) the root.
+ * @param {Settings} s @param {Record<string, any>} env @param {ExecutionContext} ctx @param {URL} url
+ */
+async function readPointer(s, env, ctx, url) {
+  isolate.reads.pointer += 1;
+  const obj = await env.SITE.get(key(s, "current"));
+  if (obj === null) {
+    throw new Unavailable("no revision to serve: the bucket has no pointer yet; run `fencepost deploy`");
+  }
+  let p;
+  try {
+    p = JSON.parse(await obj.text());
+  } catch (e) {
+    throw new Unavailable(`the pointer is not a fencepost pointer: ${e}`);
+  }
+  if (!p || typeof p.manifest !== "string" || !HEX64.test(p.manifest)) {
+    throw new Unavailable("the pointer is not a fencepost pointer: no manifest");
+  }
+  const nextChangeAt = typeof p.next_change_at === "string" ? Date.parse(p.next_change_at) : null;
+  const live = await root(s, env, ctx, url, p.manifest, p.ledger_id ?? null);
+  return { live, nextChangeAt };
+}
+
+/**
+ * A manifest root, read once per isolate (and once per data centre through the cache).
+ * @param {Settings} s @param {Record<string, any>} env @param {ExecutionContext} ctx @param {URL} url
+ * @param {string} manifest @param {string | null} owner
+ * @returns {Promise<Live>}
+ */
+async function root(s, env, ctx, url, manifest, owner) {
+  const known = isolate.roots.get(manifest);
+  if (known) return known;
+  return single(`root:${manifest}`, async () => {
+    const unreadable = (/** @type {string} */ why) =>
+      new Unavailable(`the live manifest ${manifest} cannot be read: ${why}`);
+    let r;
+    try {
+      const bytes = await addressed(s, env, ctx, `manifests/${manifest}.json`, manifest, "root", url);
+      r = JSON.parse(new TextDecoder().decode(bytes));
+    } catch (e) {
+      throw unreadable(e instanceof Error ? e.message : String(e));
+    }
+    // The pointer names the ledger that owns the bucket: a root built from another ledger is
+    // never served, whoever wrote the pointer.
+    if (owner && r.ledger_id && owner !== r.ledger_id) {
+      throw unreadable(`it was built from ledger ${r.ledger_id}, but the bucket belongs to ledger ${owner}`);
+    }
+    /** @type {Live} */
+    const live = {
+      manifest,
+      name: `${r.revision}-${r.build}`,
+      shards: new Map((r.shards ?? []).map((/** @type {[number, string]} */ [i, sha]) => [i, sha])),
+    };
+    isolate.roots.set(manifest, live);
+    while (isolate.roots.size > KEEP_ROOTS) {
+      isolate.roots.delete(/** @type {string} */ (isolate.roots.keys().next().value));
+    }
+    return live;
+  });
+}
+
+/**
+ * The entry for `path` in the live revision, if it has one (reads the one shard it hashes to).
+ * @param {Settings} s @param {Record<string, any>} env @param {ExecutionContext} ctx @param {URL} url
+ * @param {Live} live @param {string} path
+ * @returns {Promise<Entry | undefined>}
+ */
+async function entry(s, env, ctx, url, live, path) {
+  const sha = live.shards.get(await shardOf(path));
+  if (!sha) return undefined;
+  let shard = isolate.shards.get(sha);
+  if (!shard) {
+    shard = await single(`shard:${sha}`, async () => {
+      const bytes = await addressed(s, env, ctx, `manifests/shards/${sha}.json`, sha, "shard", url);
+      /** @type {Entry[]} */
+      const entries = JSON.parse(new TextDecoder().decode(bytes));
+      const m = new Map(entries.map((e) => [e.path, e]));
+      isolate.shards.set(sha, m);
+      while (isolate.shards.size > KEEP_SHARDS) {
+        isolate.shards.delete(/** @type {string} */ (isolate.shards.keys().next().value));
+      }
+      return m;
+    });
+  }
+  return shard.get(path);
+}
+
+/**
+ * A small blob's bytes, checked (once per isolate however many requests want it).
+ * @param {Settings} s @param {Record<string, any>} env @param {ExecutionContext} ctx @param {URL} url
+ * @param {Entry} e
+ * @returns {Promise<ArrayBuffer>}
+ */
+async function smallBlob(s, env, ctx, url, e) {
+  const held = isolate.blobs.get(e.sha256);
+  if (held) return held;
+  return single(`blob:${e.sha256}`, async () => {
+    const bytes = await addressed(s, env, ctx, `objects/${e.sha256}`, e.sha256, "blob", url);
+    if (bytes.byteLength <= s.blobMemory && !isolate.blobs.has(e.sha256)) {
+      isolate.blobs.set(e.sha256, bytes);
+      isolate.blobBytes += bytes.byteLength;
+      for (const [k, v] of isolate.blobs) {
+        if (isolate.blobBytes <= s.blobMemory) break;
+        isolate.blobs.delete(k);
+        isolate.blobBytes -= v.byteLength;
+      }
+    }
+    return bytes;
+  });
+}
+
+/**
+ * A large blob as a stream, hashed as it streams: each chunk is held back until the next one
+ * arrives and the last one until the digest is checked, so a mismatch ends the body short of
+ * its length and no client ever receives it whole. A verified copy goes to the cache.
+ * @param {Settings} s @param {Record<string, any>} env @param {ExecutionContext} ctx @param {URL} url
+ * @param {Entry} e
+ * @returns {Promise<ReadableStream>}
+ */
+async function largeBlob(s, env, ctx, url, e) {
+  const rel = `objects/${e.sha256}`;
+  const cacheKey = new URL(`/__fencepost/cache/${key(s, rel)}`, url.origin).toString();
+  const cache = /** @type {any} */ (caches).default;
+  const hit = await cache.match(cacheKey);
+  if (hit?.body) return hit.body;
+  isolate.reads.blob += 1;
+  const obj = await env.SITE.get(key(s, rel));
+  if (obj === null) throw new Unavailable(`${rel} is missing from the bucket`);
+  const digest = new /** @type {any} */ (crypto).DigestStream("SHA-256");
+  const writer = digest.getWriter();
+  /** @type {Uint8Array | null} */
+  let heldBack = null;
+  const verified = obj.body.pipeThrough(
+    new TransformStream({
+      async transform(chunk, controller) {
+        await writer.write(chunk);
+        if (heldBack) controller.enqueue(heldBack);
+        heldBack = chunk;
+      },
+      async flush(controller) {
+        await writer.close();
+        let got = "";
+        for (const b of new Uint8Array(await digest.digest)) got += b.toString(16).padStart(2, "0");
+        if (got !== e.sha256) {
+          console.error(`${rel}: the bucket streamed bytes that do not hash to ${e.sha256}; cut off`);
+          controller.error(new Error(`${rel} does not match its digest`));
+          return;
+        }
+        if (heldBack) controller.enqueue(heldBack);
+      },
+    }),
+  );
+  const [toClient, toCache] = verified.tee();
+  // An errored body (a mismatch) makes the put fail: only whole, checked bytes are cached.
+  ctx.waitUntil(
+    cache
+      .put(cacheKey, new Response(toCache, { headers: { "cache-control": IMMUTABLE } }))
+      .catch(() => {}),
+  );
+  return toClient;
+}
+
+/** A plain-text answer that no cache keeps. @param {number} status @param {string} msg */
+function text(status, msg, extra = {}) {
+  const body = new TextEncoder().encode(`${msg}\n`);
+  return new Response(body, {
+    status,
+    headers: {
+      "content-type": TEXT,
+      "cache-control": "no-store",
+      "content-length": String(body.byteLength),
+      ...extra,
+    },
+  });
+}
+
+/** 503: nothing can be served right now; never a stale 200. Why goes to the log. */
+function unavailable(/** @type {string} */ why) {
+  console.warn(`answering 503: ${why}`);
+  return text(503, "the site is unavailable right now; try again shortly", { "retry-after": "1" });
+}
+
+/** A 301 adding the slash; cacheable only with revalidation, like every URL-keyed answer. */
+function redirect(/** @type {string} */ to) {
+  return new Response(null, {
+    status: 301,
+    headers: { location: encodeLocation(to), "cache-control": REVALIDATE, "content-length": "0" },
+  });
+}
+
+/** Percent-encodes control characters and non-ASCII (what `serve` does to a Location). */
+function encodeLocation(/** @type {string} */ to) {
+  let out = "";
+  for (const b of new TextEncoder().encode(to)) {
+    out += b < 0x20 || b >= 0x7f ? `%${b.toString(16).toUpperCase().padStart(2, "0")}` : String.fromCharCode(b);
+  }
+  return out;
+}
+
+/**
+ * Checks a request path (already resolved by the URL parser) the way `serve` does.
+ * @param {string} raw
+ * @returns {{ rel: string, trailingSlash: boolean } | string} the path, or why it is refused
+ */
+export function parsePath(raw) {
+  if (!raw.startsWith("/")) return "the path must start with /";
+  const lower = raw.toLowerCase();
+  if (lower.includes("%2f") || lower.includes("%5c")) return "the path contains an encoded slash";
+  let decoded;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    return "the path is not UTF-8";
+  }
+  if (decoded.includes("\0")) return "the path contains a NUL byte";
+  if (decoded.includes("\\")) return "the path contains a backslash";
+  const body = decoded.slice(1);
+  const trailingSlash = body === "" || body.endsWith("/");
+  const trimmed = trailingSlash && body !== "" ? body.slice(0, -1) : body;
+  const segments = [];
+  if (trimmed !== "") {
+    for (const seg of trimmed.split("/")) {
+      if (seg === "") return "the path contains an empty segment (//)";
+      // The URL parser has resolved these already; kept for a runtime that does not.
+      if (seg === "." || seg === "..") return "the path contains a . or .. segment";
+      segments.push(seg);
+    }
+  }
+  return { rel: segments.join("/"), trailingSlash };
+}
+
+/** Whether If-None-Match names `etag` (or `*`). @param {Request} req @param {string} etag */
+function etagMatches(req, etag) {
+  const v = req.headers.get("if-none-match");
+  if (!v) return false;
+  return v.split(",").some((t) => {
+    const tag = t.trim().replace(/^W\//, "");
+    return tag === "*" || tag === etag;
+  });
+}
+
+/**
+ * The file a request maps to: the file, else a redirect adding the slash, else the revision's
+ * 404 page, else a plain 404.
+ * @param {Settings} s @param {Record<string, any>} env @param {ExecutionContext} ctx @param {URL} url
+ * @param {Live} live @param {{ rel: string, trailingSlash: boolean }} rp
+ * @returns {Promise<{ entry: Entry, status: number } | Response>}
+ */
+async function find(s, env, ctx, url, live, rp) {
+  const file = rp.rel === "" ? "index.html" : rp.trailingSlash ? `${rp.rel}/index.html` : rp.rel;
+  const found = await entry(s, env, ctx, url, live, file);
+  if (found) return { entry: found, status: 200 };
+  if (!rp.trailingSlash && (await entry(s, env, ctx, url, live, `${rp.rel}/index.html`))) {
+    return redirect(`/${rp.rel}/`);
+  }
+  const notFound = await entry(s, env, ctx, url, live, "404.html");
+  if (notFound) return { entry: notFound, status: 404 };
+  return text(404, "not found");
+}
+
+/**
+ * Answers one request from the bucket.
+ * @param {Request} req @param {Record<string, any>} env @param {ExecutionContext} ctx
+ */
+export async function respond(req, env, ctx) {
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    return text(405, "only GET and HEAD", { allow: "GET, HEAD" });
+  }
+  const url = new URL(req.url);
+  let s;
+  try {
+    s = settings(env);
+  } catch (e) {
+    return unavailable(String(e));
+  }
+  isolate.requests += 1;
+  if (s.stats && url.pathname === "/__fencepost/edge-stats") {
+    return new Response(JSON.stringify({ requests: isolate.requests, reads: isolate.reads }), {
+      headers: { "content-type": "application/json", "cache-control": "no-store" },
+    });
+  }
+  const rp = parsePath(url.pathname);
+  if (typeof rp === "string") return text(400, rp);
+  try {
+    const live = await current(s, env, ctx, url);
+    const found = await find(s, env, ctx, url, live, rp);
+    if (found instanceof Response) return found;
+    const e = found.entry;
+    const gone = e.cache === "gone";
+    const status = gone ? 410 : found.status;
+    const headers = new Headers({
+      etag: `"${e.sha256}"`,
+      "content-type": e.content_type,
+      "x-content-type-options": "nosniff",
+      "x-revision": live.name,
+      "cache-control": e.cache === "immutable" ? IMMUTABLE : REVALIDATE,
+    });
+    if (e.content_type.startsWith("image/svg+xml")) headers.set("content-security-policy", SVG_CSP);
+    if (gone) headers.set("x-robots-tag", "noindex");
+    if (status === 200 && etagMatches(req, `"${e.sha256}"`)) {
+      return new Response(null, { status: 304, headers });
+    }
+    headers.set("content-length", String(e.bytes));
+    if (req.method === "HEAD") return new Response(null, { status, headers });
+    if (e.bytes <= SMALL_BLOB) {
+      const bytes = await smallBlob(s, env, ctx, url, e);
+      if (bytes.byteLength !== e.bytes) {
+        return unavailable(`blob ${e.sha256} is not the size its manifest says`);
+      }
+      return new Response(bytes, { status, headers });
+    }
+    const stream = await largeBlob(s, env, ctx, url, e);
+    const body = new /** @type {any} */ (globalThis).FixedLengthStream(e.bytes);
+    stream.pipeTo(body.writable).catch(() => {});
+    return new Response(body.readable, { status, headers });
+  } catch (e) {
+    return unavailable(e instanceof Error ? e.message : String(e));
+  }
+}
+
+export default {
+  /** @param {Request} req @param {Record<string, any>} env @param {ExecutionContext} ctx */
+  fetch(req, env, ctx) {
+    return respond(req, env, ctx);
+  },
+};
