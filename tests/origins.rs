@@ -82,7 +82,10 @@ fn s3_env(moto: &Moto) -> Vec<(String, String)> {
 fn deploy_both(s: &TestSite, bucket: &Path, moto: &Moto, now: &str) {
     let folder = format!("file://{}", bucket.display());
     s.json(&["deploy", "--to", &folder, "--now", now]);
-    s.json_env(&["deploy", "--to", "s3://site/www", "--now", now], &s3_env(moto));
+    s.json_env(
+        &["deploy", "--to", "s3://site/www", "--now", now],
+        &s3_env(moto),
+    );
 }
 
 fn four() -> Four {
@@ -105,7 +108,11 @@ fn four() -> Four {
     let adv = std::fs::read_to_string(s.path("content/advisories/adv-2.md")).unwrap();
     s.write(
         "content/advisories/adv-2.md",
-        &adv.replacen("severity = \"low\"", "severity = \"low\"\nwithdrawn = true", 1),
+        &adv.replacen(
+            "severity = \"low\"",
+            "severity = \"low\"\nwithdrawn = true",
+            1,
+        ),
     );
     s.json(&["publish", "--build", "--now", BEFORE]);
     let moto = Moto::start();
@@ -264,7 +271,11 @@ fn table(f: &Four) -> Vec<Case> {
         with(case("GET", "/", 304), "If-None-Match", &home),
         with(case("HEAD", "/", 304), "If-None-Match", &home),
         with(case("GET", "/", 304), "If-None-Match", &format!("W/{home}")),
-        with(case("GET", "/", 304), "If-None-Match", &format!("\"x\", {home}")),
+        with(
+            case("GET", "/", 304),
+            "If-None-Match",
+            &format!("\"x\", {home}"),
+        ),
         with(case("GET", "/", 304), "If-None-Match", "*"),
         with(case("GET", "/", 200), "If-None-Match", "\"0000\""),
         with(case("GET", "/no/such/", 404), "If-None-Match", &not_found),
@@ -301,7 +312,12 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
     let old_about = f.etag("about/index.html");
     for o in &f.origins {
         let r = try_http(&o.addr, "GET", "/", &[]).unwrap();
-        assert_eq!(r.header("x-revision"), Some(first_name.as_str()), "{}", o.name);
+        assert_eq!(
+            r.header("x-revision"),
+            Some(first_name.as_str()),
+            "{}",
+            o.name
+        );
     }
 
     // A pointer move between two requests: the next request sees the new revision.
@@ -327,18 +343,28 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
     f.check(&after, ALL);
     for o in &f.origins {
         let r = try_http(&o.addr, "GET", "/", &[]).unwrap();
-        assert_eq!(r.header("x-revision"), Some(second_name.as_str()), "{}", o.name);
+        assert_eq!(
+            r.header("x-revision"),
+            Some(second_name.as_str()),
+            "{}",
+            o.name
+        );
         assert_ne!(r.header("etag"), Some(old_home.as_str()));
     }
 
     // A blob tampered in the bucket (one no origin has read yet) is never served: 503 on every
     // bucket origin. (`serve` has no bucket: it serves the revision folder it built.)
-    let sha = f.entry("robots.txt")["sha256"].as_str().unwrap().to_string();
+    let sha = f.entry("robots.txt")["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let evil = b"User-agent: *\nDisallow: /evil\n".to_vec();
     std::fs::write(f.bucket.join(format!("objects/{sha}")), &evil).unwrap();
     s3_put(&f.moto, &format!("www/objects/{sha}"), evil.clone());
-    f.edge()
-        .wait_synced(&format!("objects/{sha}"), &fencepost::content::sha256_hex(&evil));
+    f.edge().wait_synced(
+        &format!("objects/{sha}"),
+        &fencepost::content::sha256_hex(&evil),
+    );
     f.check(&[case("GET", "/robots.txt", 503)], BUCKETS);
     for &i in BUCKETS {
         let r = try_http(&f.origins[i].addr, "GET", "/robots.txt", &[]).unwrap();
@@ -387,4 +413,300 @@ fn s3_put(moto: &Moto, key: &str, bytes: Vec<u8>) {
         .unwrap()
         .block_on(store.put(&object_store::path::Path::from(key), bytes.into()))
         .unwrap();
+}
+
+/// The file a request target of the load test maps to.
+fn file_of(target: &str) -> String {
+    format!("{}index.html", target.trim_start_matches('/'))
+}
+
+/// Every file's sha256 in the revision folder `dir`, by path.
+fn manifest_shas(dir: &Path) -> BTreeMap<String, String> {
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["sha256"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn under_load_while_ten_deploys_move_the_pointer_no_error_and_no_mixed_revision() {
+    let s = TestSite::new();
+    for i in 1..=20 {
+        s.item(i, &format!("2026-11-{:02}", i));
+    }
+    s.write(
+        "fencepost.toml",
+        &format!(
+            "{}\n[serve]\npointer_ttl_ms = 20\n",
+            std::fs::read_to_string(s.path("fencepost.toml")).unwrap()
+        ),
+    );
+    s.json(&["publish", "--build", "--now", NOW]);
+    let bucket = s.path("bucket");
+    let url = format!("file://{}", bucket.display());
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    // What each revision holds, kept as it is built (the reader checks against it).
+    let revisions: Arc<Mutex<BTreeMap<String, BTreeMap<String, String>>>> = Arc::default();
+    let remember = |s: &TestSite| {
+        let dir = s.current_dir();
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        revisions.lock().unwrap().insert(name, manifest_shas(&dir));
+    };
+    remember(&s);
+    let edge = Edge::start(&bucket, "", &["--pointer-ttl-ms", "20"]);
+    let from = s.serve(&["--from", &url]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let seen: Arc<Mutex<Vec<(&'static str, String, u16, Option<String>, String)>>> = Arc::default();
+    let mut readers = Vec::new();
+    for (name, addr) in [
+        ("edge", edge.addr.clone()),
+        ("serve --from", from.addr.clone()),
+    ] {
+        for t in 0..2u64 {
+            let (stop, seen, addr) = (stop.clone(), seen.clone(), addr.clone());
+            readers.push(std::thread::spawn(move || {
+                let mut n = t;
+                while !stop.load(Ordering::Relaxed) {
+                    n = n
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    let k = (n >> 33) % 21;
+                    let target = if k == 0 {
+                        "/".to_string()
+                    } else {
+                        format!("/answers/{k}/")
+                    };
+                    let r = try_http(&addr, "GET", &target, &[]).unwrap();
+                    let sha = fencepost::content::sha256_hex(&r.body);
+                    seen.lock().unwrap().push((
+                        name,
+                        target,
+                        r.status,
+                        r.header("x-revision").map(str::to_string),
+                        sha,
+                    ));
+                }
+            }));
+        }
+    }
+    for round in 1..=10 {
+        // A new item each round: a new home page, a new revision.
+        let id = 20 + round;
+        s.item(id, &format!("2026-11-{:02}", 20 + (round % 9)));
+        s.json(&["publish", "--build", "--now", NOW]);
+        remember(&s);
+        s.json(&["deploy", "--to", &url, "--now", NOW]);
+        // The folder's pointer copied into R2 before the next deploy (dev.mjs's copy is not
+        // what is under test: the Worker is).
+        edge.wait_pointer(&bucket);
+        std::thread::sleep(std::time::Duration::from_millis(60));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.join().unwrap();
+    }
+    let seen = seen.lock().unwrap();
+    let revisions = revisions.lock().unwrap();
+    let mut by_origin: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for (origin, target, status, revision, sha) in seen.iter() {
+        let revision = revision
+            .as_deref()
+            .unwrap_or_else(|| panic!("{origin} {target}: {status} without X-Revision"));
+        // Every response 2xx, its bytes those of the revision it names.
+        assert!((200..300).contains(status), "{origin} {target}: {status}");
+        assert_eq!(
+            Some(sha),
+            revisions[revision].get(&file_of(target)),
+            "{origin} {target}: bytes not of {revision}, the revision it named"
+        );
+        by_origin
+            .entry(origin)
+            .or_default()
+            .insert(revision.to_string());
+    }
+    eprintln!("{} requests; revisions seen: {by_origin:?}", seen.len());
+    assert!(seen.len() > 200, "only {} requests", seen.len());
+    for (origin, revs) in &by_origin {
+        assert!(
+            revs.len() >= 4,
+            "{origin} saw only {revs:?} of 11 revisions"
+        );
+    }
+}
+
+/// The seeds' integration scenario, read through the edge: two `publish --build && deploy`
+/// pipelines at once, over several rounds of a clock that moves forward, one site and one
+/// bucket. A reader fetching every item page through the Worker all along sees each page
+/// appear once, never before its instant (the latest round's `--now`), and never go back.
+#[test]
+fn two_racing_pipelines_read_through_the_edge_each_page_once_at_its_instant_never_back() {
+    let s = TestSite::new();
+    // Item i is played on 2026-11-0i and due at 00:10 the next day.
+    for i in 1..=8 {
+        s.item(i, &format!("2026-11-{i:02}"));
+    }
+    let bucket = s.path("bucket");
+    let url = format!("file://{}", bucket.display());
+    // Round r runs at 2026-11-(2r)T00:20Z: items 1..=2r-1 are due by then; item 8 never is.
+    let rounds: Vec<String> = (1..=4)
+        .map(|r| format!("2026-11-{:02}T00:20:00Z", 2 * r))
+        .collect();
+    let due_by = |now: &str| -> BTreeSet<i64> {
+        (1..=8)
+            .filter(|i| format!("2026-11-{:02}T00:10:00Z", i + 1).as_str() <= now)
+            .collect()
+    };
+    // Round 0: the bucket starts with a revision of nothing due.
+    s.json(&["publish", "--build", "--now", "2026-11-01T00:00:00Z"]);
+    s.json(&["deploy", "--to", &url, "--now", "2026-11-01T00:00:00Z"]);
+    let edge = Edge::start(&bucket, "", &["--pointer-ttl-ms", "0"]);
+    let started = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (addr, started, stop, rounds) = (
+            edge.addr.clone(),
+            started.clone(),
+            stop.clone(),
+            rounds.clone(),
+        );
+        std::thread::spawn(move || {
+            let mut first_seen: BTreeMap<i64, usize> = BTreeMap::new();
+            let mut reads = 0;
+            while !stop.load(Ordering::Relaxed) {
+                for i in 1..=8 {
+                    let r = try_http(&addr, "GET", &format!("/answers/{i}/"), &[]).unwrap();
+                    // The newest round begun when the answer came: nothing it could not have
+                    // published may be visible.
+                    let begun = started.load(Ordering::SeqCst);
+                    reads += 1;
+                    match r.status {
+                        200 => {
+                            let now = begun
+                                .checked_sub(1)
+                                .map(|k| rounds[k].as_str())
+                                .unwrap_or("2026-11-01T00:00:00Z");
+                            assert!(
+                                format!("2026-11-{:02}T00:10:00Z", i + 1).as_str() <= now,
+                                "item {i} visible before its instant (latest round: {now})"
+                            );
+                            first_seen.entry(i).or_insert(begun);
+                        }
+                        404 => assert!(
+                            !first_seen.contains_key(&i),
+                            "item {i} went back after it was live"
+                        ),
+                        other => panic!("item {i}: {other} through the edge"),
+                    }
+                }
+            }
+            (first_seen, reads)
+        })
+    };
+    let mut published = Vec::new();
+    for (k, now) in rounds.iter().enumerate() {
+        started.store(k + 1, Ordering::SeqCst);
+        let pipelines: Vec<_> = (0..2)
+            .map(|_| {
+                let (root, now, url) = (s.root().to_path_buf(), now.clone(), url.clone());
+                std::thread::spawn(move || {
+                    let run = |args: &[&str]| {
+                        let out = std::process::Command::new(bin())
+                            .arg("--site")
+                            .arg(&root)
+                            .args(args)
+                            .args(["--json", "--now", &now])
+                            .output()
+                            .unwrap();
+                        assert!(
+                            out.status.success(),
+                            "{args:?}: {}",
+                            String::from_utf8_lossy(&out.stderr)
+                        );
+                        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+                    };
+                    let p = run(&["publish", "--build"]);
+                    run(&["deploy", "--to", &url]);
+                    p
+                })
+            })
+            .collect();
+        for p in pipelines {
+            published.extend(ids(&p.join().unwrap(), "published"));
+        }
+        // Once the round is done and its pointer in R2, the edge shows exactly what is due.
+        edge.wait_pointer(&bucket);
+        let visible: BTreeSet<i64> = (1..=8)
+            .filter(|i| edge.get(&format!("/answers/{i}/")).status == 200)
+            .collect();
+        assert_eq!(visible, due_by(now), "after round {}", k + 1);
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (first_seen, reads) = reader.join().expect("the reader saw every rule hold");
+    // Each item published once, by one pipeline of one round.
+    published.sort();
+    assert_eq!(published, (1..=7).collect::<Vec<_>>());
+    assert_eq!(
+        first_seen.keys().copied().collect::<Vec<_>>(),
+        (1..=7).collect::<Vec<_>>()
+    );
+    assert!(reads > 50, "the reader read {reads} pages");
+}
+
+/// With a warm cache the Worker reads nothing from R2 but the pointer, at most once per
+/// POINTER_TTL_MS in its isolate.
+#[test]
+fn with_a_warm_cache_the_edge_reads_only_the_pointer_once_per_ttl() {
+    let s = TestSite::new();
+    for i in 1..=30 {
+        s.item(i, &format!("2026-11-{i:02}"));
+    }
+    s.json(&["publish", "--build", "--now", NOW]);
+    let bucket = s.path("bucket");
+    s.json(&[
+        "deploy",
+        "--to",
+        &format!("file://{}", bucket.display()),
+        "--now",
+        NOW,
+    ]);
+    let edge = Edge::start(&bucket, "", &["--pointer-ttl-ms", "200", "--stats"]);
+    let targets: Vec<String> = std::iter::once("/".to_string())
+        .chain((1..=30).map(|i| format!("/answers/{i}/")))
+        .chain(["/atom.xml".to_string(), "/no/such/".to_string()])
+        .collect();
+    for t in &targets {
+        edge.get(t);
+    }
+    let before = edge.stats();
+    let started = std::time::Instant::now();
+    for n in 0..1000 {
+        let r = edge.get(&targets[n % targets.len()]);
+        assert!(r.status == 200 || r.status == 404);
+    }
+    let ms = started.elapsed().as_millis() as u64;
+    let after = edge.stats();
+    let delta =
+        |k: &str| after["reads"][k].as_u64().unwrap() - before["reads"][k].as_u64().unwrap();
+    assert_eq!(delta("root"), 0, "{after}");
+    assert_eq!(delta("shard"), 0, "{after}");
+    assert_eq!(delta("blob"), 0, "{after}");
+    let pointer = delta("pointer");
+    assert!(
+        pointer <= ms / 200 + 1,
+        "{pointer} pointer reads in {ms} ms at a 200 ms TTL"
+    );
+    assert!(
+        pointer >= 1,
+        "a second of requests and the pointer never re-read ({ms} ms)"
+    );
 }

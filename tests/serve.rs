@@ -222,7 +222,10 @@ fn nothing_outside_the_revision_can_be_read() {
     }
     // Dot segments resolve as the URL standard says (what every browser and the edge Worker's
     // runtime do): `/./index.html` is the revision's own index.html, never anything outside.
-    assert_eq!(http(&srv.addr, "GET", "/./index.html", &[]).body, srv.get("/").body);
+    assert_eq!(
+        http(&srv.addr, "GET", "/./index.html", &[]).body,
+        srv.get("/").body
+    );
     // Absolute-form request target: only its path counts.
     let r = http(&srv.addr, "GET", "http://evil.example/../secret.txt", &[]);
     assert!(r.status == 400 || r.status == 404, "{}", r.status);

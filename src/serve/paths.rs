@@ -146,7 +146,10 @@ mod tests {
         assert_eq!(rel("/a/."), ("a".into(), true));
         assert_eq!(rel("/.."), ("".into(), true));
         assert_eq!(rel("/a\\..\\b"), ("b".into(), false));
-        assert_eq!(rel("/answers\\..\\..\\secret.txt"), ("secret.txt".into(), false));
+        assert_eq!(
+            rel("/answers\\..\\..\\secret.txt"),
+            ("secret.txt".into(), false)
+        );
         // `...` and `.a` are names, not dot segments.
         assert_eq!(rel("/.../.a"), (".../.a".into(), false));
     }

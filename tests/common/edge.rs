@@ -69,12 +69,14 @@ impl Edge {
                 }
             });
         }
-        let addr = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| {
-            panic!(
-                "the edge Worker did not start; its log:\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            )
-        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the edge Worker did not start; its log:\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                )
+            });
         Edge {
             child,
             addr,
