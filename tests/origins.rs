@@ -710,3 +710,21 @@ fn with_a_warm_cache_the_edge_reads_only_the_pointer_once_per_ttl() {
         "a second of requests and the pointer never re-read ({ms} ms)"
     );
 }
+
+/// The Worker's pure rules (the pointer TTL, request paths), table-tested in node with the
+/// same tables as their Rust twins.
+#[test]
+fn the_workers_pure_rules_pass_their_tables() {
+    let out = std::process::Command::new("node")
+        .arg("--test")
+        .arg(edge_dir().join("worker.test.mjs"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run node (scripts/test installs it): {e}"));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("# pass 2"));
+}

@@ -132,18 +132,24 @@ class Sync {
     seen.delete("current");
     const changed = [...seen].filter(([rel, sig]) => this.copied.get(rel) !== sig).map(([rel]) => rel);
     const shas = {};
-    for (const rel of changed) {
-      let bytes;
-      try {
-        bytes = await fs.readFile(path.join(this.dir, rel));
-      } catch (e) {
-        if (e.code === "ENOENT") continue;
-        throw e;
+    // Sixteen copies at a time (each is a round trip into workerd).
+    let next = 0;
+    const copyOne = async () => {
+      while (next < changed.length) {
+        const rel = changed[next++];
+        let bytes;
+        try {
+          bytes = await fs.readFile(path.join(this.dir, rel));
+        } catch (e) {
+          if (e.code === "ENOENT") continue;
+          throw e;
+        }
+        await this.put(rel, bytes);
+        this.copied.set(rel, seen.get(rel));
+        shas[rel] = createHash("sha256").update(bytes).digest("hex");
       }
-      await this.put(rel, bytes);
-      this.copied.set(rel, seen.get(rel));
-      shas[rel] = createHash("sha256").update(bytes).digest("hex");
-    }
+    };
+    await Promise.all(Array.from({ length: 16 }, copyOne));
     const pointerSha = pointer && createHash("sha256").update(pointer).digest("hex");
     let removed = 0;
     if (pointerSha !== this.pointerSha) {
@@ -198,7 +204,7 @@ const sync = new Sync(o.dir, o.prefix, await mf.getR2Bucket("SITE"));
 await sync.run();
 
 // Changes are noticed three ways: a watch on the folder, the pointer's own stat every 20 ms
-// (a deploy's last step), and a full pass every second (a watch can miss events).
+// (a deploy's last step), and a full pass every 10 s (a watch can miss events).
 let pointerSig = null;
 const pointerSig0 = async () => {
   try {
@@ -223,7 +229,7 @@ setInterval(async () => {
     sync.run().catch((e) => process.stderr.write(`dev.mjs: sync failed: ${e}\n`));
   }
 }, 20);
-setInterval(() => sync.run().catch((e) => process.stderr.write(`dev.mjs: sync failed: ${e}\n`)), 1000);
+setInterval(() => sync.run().catch((e) => process.stderr.write(`dev.mjs: sync failed: ${e}\n`)), 10_000);
 
 process.stdout.write(`${JSON.stringify({ listening: `${url.hostname}:${url.port}` })}\n`);
 const stop = async () => {

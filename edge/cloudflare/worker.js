@@ -58,6 +58,8 @@ const isolate = {
   reading: null,
   /** @type {Map<string, Live>} manifest sha256 → live revision */
   roots: new Map(),
+  /** @type {Map<string, number>} path → shard index */
+  shardIndex: new Map(),
   /** @type {Map<string, Map<string, Entry>>} shard sha256 → path → entry */
   shards: new Map(),
   /** @type {Map<string, ArrayBuffer>} blob sha256 → bytes (oldest first) */
@@ -67,6 +69,8 @@ const isolate = {
   flights: new Map(),
   /** R2 reads by kind, for the benchmark's "reads per 1,000 requests" (EDGE_STATS = "1"). */
   reads: { pointer: 0, root: 0, shard: 0, blob: 0 },
+  /** Lookups in caches.default that found the object (else it was read from R2). */
+  cacheHits: 0,
   requests: 0,
 };
 
@@ -102,10 +106,17 @@ async function sha256(bytes) {
   return out;
 }
 
+/** Paths whose shard index an isolate remembers (a flood of made-up paths cannot grow it). */
+const KEEP_SHARD_INDEXES = 100_000;
+
 /** The shard a path's entry lives in (the deploy's rule: the first two bytes of its sha256). */
 async function shardOf(/** @type {string} */ path) {
+  const known = isolate.shardIndex.get(path);
+  if (known !== undefined) return known;
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(path)));
-  return ((d[0] << 8) | d[1]) % 1024;
+  const i = ((d[0] << 8) | d[1]) % 1024;
+  if (isolate.shardIndex.size < KEEP_SHARD_INDEXES) isolate.shardIndex.set(path, i);
+  return i;
 }
 
 /**
@@ -130,10 +141,15 @@ class Unavailable extends Error {}
  * @param {string} rel @param {string} sha @param {"root" | "shard" | "blob"} kind @param {URL} url
  */
 async function addressed(s, env, ctx, rel, sha, kind, url) {
+  // Keys are made from digests only: nothing a manifest says can name another key.
+  if (!HEX64.test(sha)) throw new Unavailable(`${kind} ${sha} is not a sha256`);
   const cacheKey = new URL(`/__fencepost/cache/${key(s, rel)}`, url.origin).toString();
   const cache = /** @type {any} */ (caches).default;
   const hit = await cache.match(cacheKey);
-  if (hit) return hit.arrayBuffer();
+  if (hit) {
+    isolate.cacheHits += 1;
+    return hit.arrayBuffer();
+  }
   isolate.reads[kind] += 1;
   const obj = await env.SITE.get(key(s, rel));
   if (obj === null) throw new Unavailable(`${rel} is missing from the bucket`);
@@ -321,11 +337,15 @@ async function smallBlob(s, env, ctx, url, e) {
  * @returns {Promise<ReadableStream>}
  */
 async function largeBlob(s, env, ctx, url, e) {
+  if (!HEX64.test(e.sha256)) throw new Unavailable(`blob ${e.sha256} is not a sha256`);
   const rel = `objects/${e.sha256}`;
   const cacheKey = new URL(`/__fencepost/cache/${key(s, rel)}`, url.origin).toString();
   const cache = /** @type {any} */ (caches).default;
   const hit = await cache.match(cacheKey);
-  if (hit?.body) return hit.body;
+  if (hit?.body) {
+    isolate.cacheHits += 1;
+    return hit.body;
+  }
   isolate.reads.blob += 1;
   const obj = await env.SITE.get(key(s, rel));
   if (obj === null) throw new Unavailable(`${rel} is missing from the bucket`);
@@ -478,7 +498,11 @@ export async function respond(req, env, ctx) {
   }
   isolate.requests += 1;
   if (s.stats && url.pathname === "/__fencepost/edge-stats") {
-    return new Response(JSON.stringify({ requests: isolate.requests, reads: isolate.reads }), {
+    return new Response(JSON.stringify({
+        requests: isolate.requests,
+        reads: isolate.reads,
+        cache_hits: isolate.cacheHits,
+      }), {
       headers: { "content-type": "application/json", "cache-control": "no-store" },
     });
   }
