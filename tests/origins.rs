@@ -728,3 +728,23 @@ fn the_workers_pure_rules_pass_their_tables() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("# pass 2"));
 }
+
+/// The example `wrangler.toml` names what the Worker reads: its module, the R2 binding `SITE`,
+/// and the vars `PREFIX` and `POINTER_TTL_MS`.
+#[test]
+fn the_wrangler_example_binds_what_the_worker_reads() {
+    let text = std::fs::read_to_string(edge_dir().join("wrangler.toml")).unwrap();
+    let w: toml::Value = toml::from_str(&text).unwrap();
+    let main = w["main"].as_str().unwrap();
+    assert!(edge_dir().join(main).exists(), "main = {main}");
+    assert_eq!(w["r2_buckets"][0]["binding"].as_str(), Some("SITE"));
+    let worker = std::fs::read_to_string(edge_dir().join(main)).unwrap();
+    for var in ["PREFIX", "POINTER_TTL_MS"] {
+        assert!(w["vars"].get(var).is_some(), "{var} missing from [vars]");
+        assert!(
+            worker.contains(&format!("env.{var}")),
+            "the Worker does not read {var}"
+        );
+    }
+    assert!(worker.contains("env.SITE.get("));
+}
