@@ -420,6 +420,9 @@ fn file_of(target: &str) -> String {
     format!("{}index.html", target.trim_start_matches('/'))
 }
 
+/// What a load-test client saw: origin, target, status, `X-Revision`, sha256 of the body.
+type Seen = (&'static str, String, u16, Option<String>, String);
+
 /// Every file's sha256 in the revision folder `dir`, by path.
 fn manifest_shas(dir: &Path) -> BTreeMap<String, String> {
     let m: Value =
@@ -465,7 +468,7 @@ fn under_load_while_ten_deploys_move_the_pointer_no_error_and_no_mixed_revision(
     let edge = Edge::start(&bucket, "", &["--pointer-ttl-ms", "20"]);
     let from = s.serve(&["--from", &url]);
     let stop = Arc::new(AtomicBool::new(false));
-    let seen: Arc<Mutex<Vec<(&'static str, String, u16, Option<String>, String)>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let mut readers = Vec::new();
     for (name, addr) in [
         ("edge", edge.addr.clone()),
