@@ -4,9 +4,11 @@
 
 mod build;
 mod deploy;
+pub mod errors;
 mod gc;
 mod init;
 mod ledger;
+mod log;
 mod new;
 mod publish;
 mod results;
@@ -72,6 +74,8 @@ enum Command {
     Run(run::Args),
     /// Summarise the ledger: revision, items by state, live leases, audit tip.
     Status,
+    /// The audit trail, newest first: seq, time, action, item, revision, hash.
+    Log(log::Args),
     /// Recompute the audit chain; non-zero exit naming the first broken entry. With --to,
     /// check a bucket's live root instead (every shard and blob present and whole).
     Verify(verify::Args),
@@ -86,6 +90,32 @@ enum Command {
         #[command(subcommand)]
         command: results::Command,
     },
+}
+
+/// A listening address as people write it: `PORT` (on 127.0.0.1), `HOST:PORT` with an IP
+/// (`0.0.0.0:8080`, `[::1]:8080`), or a name that resolves (`localhost:8080`; its IPv4
+/// address first).
+pub fn parse_bind(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::{SocketAddr, ToSocketAddrs};
+    let s = s.trim();
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Ok(addr) = s.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let bad =
+        || format!("{s}: expected PORT, HOST:PORT or localhost:PORT (e.g. 8080, 0.0.0.0:8080)");
+    if !s.contains(':') {
+        return Err(bad());
+    }
+    let addrs: Vec<SocketAddr> = s.to_socket_addrs().map_err(|_| bad())?.collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(bad)
 }
 
 fn parse_now(s: &str) -> Result<Instant, String> {
@@ -128,22 +158,35 @@ impl Ctx {
         human: impl FnOnce() -> String,
     ) -> anyhow::Result<()> {
         if self.json {
-            println!(
-                "{}",
-                serde_json::to_string(value).context("serialising the result")?
-            );
+            say(&serde_json::to_string(value).context("serialising the result")?);
         } else {
             let text = human();
             if !text.is_empty() {
-                println!("{}", text.trim_end());
+                say(text.trim_end());
             }
         }
         Ok(())
     }
 }
 
+/// Writes one line to stdout and flushes it. A reader that went away (`fencepost … | head`)
+/// ends the command quietly with status 0: the work is done; only who wanted to read about it
+/// left. (Rust's `println!` would panic, exit 101.)
+pub fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = writeln!(out, "{line}").and_then(|_| out.flush());
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 pub fn run() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| usage_error(e));
     // A server's access log is its main output on stderr.
     let serving = matches!(cli.command, Command::Serve(_));
     init_logging(cli.verbose.max(u8::from(serving)));
@@ -172,10 +215,28 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&ctx, args),
         Command::Run(args) => run::run(&ctx, args),
         Command::Status => status::run(&ctx),
+        Command::Log(args) => log::run(&ctx, args),
         Command::Verify(args) => verify::run(&ctx, args),
         Command::Ledger { command } => ledger::run(&ctx, command),
         Command::Results { command } => results::run(&ctx, command),
     }
+}
+
+/// A command line clap refuses: its message and usage on stderr and its exit status (2), as
+/// clap does; with `--json`, one JSON object on stdout as well, like every other failure.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind::*;
+    let shows_help = matches!(
+        e.kind(),
+        DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if !shows_help && std::env::args().skip(1).any(|a| a == "--json") {
+        let text = e.render().to_string();
+        let first = text.lines().next().unwrap_or_default();
+        let message = first.strip_prefix("error: ").unwrap_or(first);
+        say(&serde_json::json!({ "error": { "message": message, "kind": "usage" } }).to_string());
+    }
+    e.exit()
 }
 
 /// Without `--now`, a shared ledger's clock is the database's: hosts with skewed clocks then

@@ -10,35 +10,14 @@ fn main() -> ExitCode {
     match cli::run() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", cli::errors::message(&e));
             // With --json the error is on stdout too, as one JSON object, for the CI step that
             // parses it.
             if std::env::args().skip(1).any(|a| a == "--json") {
-                println!(
-                    "{}",
-                    serde_json::json!({ "error": { "message": format!("{e:#}"), "kind": kind(&e) } })
-                );
+                cli::say(&cli::errors::to_json(&e).to_string());
             }
             ExitCode::FAILURE
         }
-    }
-}
-
-/// Which part of fencepost an error comes from.
-fn kind(e: &anyhow::Error) -> &'static str {
-    use fencepost::*;
-    if e.downcast_ref::<config::ConfigError>().is_some() {
-        "config"
-    } else if e.downcast_ref::<publish::PublishError>().is_some() {
-        "publish"
-    } else if e.downcast_ref::<build::BuildError>().is_some() {
-        "build"
-    } else if e.downcast_ref::<ledger::LedgerError>().is_some() {
-        "ledger"
-    } else if e.downcast_ref::<deploy::DeployError>().is_some() {
-        "deploy"
-    } else {
-        "error"
     }
 }
 

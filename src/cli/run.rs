@@ -11,10 +11,10 @@ pub struct Args {
     deploy: bool,
     /// Serve public/current at ADDR in the same process (as `fencepost serve`; port 0 picks a
     /// free one, the first JSON line says which).
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = super::parse_bind)]
     serve: Option<SocketAddr>,
     /// Serve Prometheus metrics at http://ADDR/metrics.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = super::parse_bind)]
     metrics: Option<SocketAddr>,
     /// Stop after N cycles (a one-shot run is --cycles 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Address to listen on (port 0 picks a free one; the JSON says which).
-    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    /// Address to listen on: PORT (on 127.0.0.1), HOST:PORT or localhost:PORT (port 0 picks
+    /// a free one; the JSON says which).
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR", value_parser = super::parse_bind)]
     bind: SocketAddr,
     /// Editors' live preview: watch content/, templates/, static/ and the config, rebuild
     /// in memory on every save (embargoed items included, with a PREVIEW banner) and reload

@@ -83,6 +83,29 @@ pub struct Entry {
     pub current_hash: String,
 }
 
+impl Entry {
+    fn of(r: &super::db::Row) -> Result<Entry, LedgerError> {
+        Ok(Entry {
+            seq: r.get(0)?,
+            at: r.get(1)?,
+            action: r.get(2)?,
+            subject: r.get(3)?,
+            revision: r.get(4)?,
+            detail: r.get(5)?,
+            previous_hash: r.get(6)?,
+            current_hash: r.get(7)?,
+        })
+    }
+}
+
+/// The newest `limit` entries, newest first (`fencepost log`).
+pub fn newest(tx: &Tx<'_>, limit: i64) -> Result<Vec<Entry>, LedgerError> {
+    tx.rows("audit.newest", args! { "limit" => limit })?
+        .iter()
+        .map(Entry::of)
+        .collect()
+}
+
 /// Where the chain breaks, if it does.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Break {
@@ -103,16 +126,7 @@ pub fn verify(tx: &Tx<'_>) -> Result<Verification, LedgerError> {
     let mut prev = GENESIS.to_string();
     let mut entries = 0;
     for (expected_seq, r) in (1i64..).zip(&rows) {
-        let e = Entry {
-            seq: r.get(0)?,
-            at: r.get(1)?,
-            action: r.get(2)?,
-            subject: r.get(3)?,
-            revision: r.get(4)?,
-            detail: r.get(5)?,
-            previous_hash: r.get(6)?,
-            current_hash: r.get(7)?,
-        };
+        let e = Entry::of(r)?;
         entries += 1;
         let broken = |reason: String| {
             Ok(Verification {

@@ -310,6 +310,11 @@ SELECT subject, revision FROM audit_log WHERE action IN ('publish', 'update', 'w
 SELECT seq, at, action, subject, revision, detail, previous_hash, current_hash
 FROM audit_log ORDER BY seq;
 
+-- name: audit.newest
+-- The newest entries first, for `fencepost log`.
+SELECT seq, at, action, subject, revision, detail, previous_hash, current_hash
+FROM audit_log ORDER BY seq DESC LIMIT :limit;
+
 -- name: audit.anchor
 SELECT audit_tip_seq, audit_tip_hash FROM site_state WHERE id = 1;
 

@@ -1,0 +1,230 @@
+//! CLI manners (issue 24): output piped into a reader that goes away, errors as one JSON
+//! object with `--json`, `serve --bind` as people write addresses, each cause printed once, and
+//! `fencepost log`, the audit trail without SQL.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::process::Stdio;
+
+/// Runs `fencepost --site <root> <args>` with stdout a pipe whose reader has gone away.
+fn into_closed_pipe(s: &TestSite, args: &[&str]) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(bin())
+        .arg("--site")
+        .arg(s.root())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn output_piped_into_a_reader_that_left_ends_quietly() {
+    let s = TestSite::new();
+    for i in 1..=3 {
+        s.item(i, &format!("2026-11-0{i}"));
+    }
+    s.publish(NOW);
+    for args in [
+        vec!["status"],
+        vec!["status", "--json"],
+        vec!["log"],
+        vec!["log", "--json"],
+        vec!["verify"],
+        vec!["build", "--now", NOW],
+    ] {
+        let (code, stderr) = into_closed_pipe(&s, &args);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+/// Runs a failing command with `--json`: (exit code, the one JSON object on stdout, stderr).
+fn failing_json(s: &TestSite, args: &[&str]) -> (Option<i32>, Value, String) {
+    let out = s.cmd(args).arg("--json").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{args:?}: one JSON object on stdout, got {stdout:?}"
+    );
+    let v: Value = serde_json::from_str(lines[0]).unwrap();
+    (
+        out.status.code(),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn with_json_a_failure_is_one_object_naming_where_and_the_human_message_stays_on_stderr() {
+    let s = TestSite::new();
+    // A bad config value: the file and the key.
+    let toml = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &format!("{toml}\n[serve]\npointer_hot_ms = 1\n"),
+    );
+    let (code, v, stderr) = failing_json(&s, &["status"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["error"]["kind"], "config", "{v}");
+    assert_eq!(v["error"]["key"], "serve.pointer_hot_ms", "{v}");
+    assert!(
+        v["error"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("fencepost.toml"),
+        "{v}"
+    );
+    assert!(stderr.contains("serve.pointer_hot_ms"), "{stderr}");
+    s.write("fencepost.toml", &toml);
+    // A template that does not parse: the file.
+    s.publish(NOW);
+    let page = std::fs::read_to_string(s.path("templates/page.html")).unwrap();
+    s.write("templates/page.html", "{% if %}");
+    let (code, v, stderr) = failing_json(&s, &["build", "--now", NOW]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(v["error"]["kind"], "build", "{v}");
+    assert!(
+        v["error"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("templates/page.html"),
+        "{v}"
+    );
+    assert!(stderr.contains("page.html"), "{stderr}");
+    s.write("templates/page.html", &page);
+    // A deploy target that cannot be: the URL.
+    s.json(&["build", "--now", NOW]);
+    let (code, v, _) = failing_json(
+        &s,
+        &["deploy", "--to", "ftp://example.invalid/x", "--now", NOW],
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(v["error"]["kind"], "deploy", "{v}");
+    assert_eq!(v["error"]["url"], "ftp://example.invalid/x", "{v}");
+    // A command line clap refuses: kind "usage", clap's own exit status.
+    let (code, v, stderr) = failing_json(&s, &["serve", "--bind", "nonsense"]);
+    assert_eq!(code, Some(2));
+    assert_eq!(v["error"]["kind"], "usage", "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("--bind"),
+        "{v}"
+    );
+    assert!(stderr.contains("--bind"), "{stderr}");
+    // Help is not a failure: no JSON error.
+    let out = s.cmd(&["--help", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("\"error\""));
+}
+
+#[test]
+fn an_errors_cause_is_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(bin())
+        .arg("--site")
+        .arg(dir.path())
+        .arg("status")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("No such file or directory").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("fencepost init DIR"), "{stderr}");
+}
+
+#[test]
+fn serve_bind_takes_a_port_host_and_port_or_localhost_and_port() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    for bind in ["0", "127.0.0.1:0", "localhost:0"] {
+        let mut child = std::process::Command::new(bin())
+            .arg("--site")
+            .arg(s.root())
+            .args(["serve", "--json", "--bind", bind])
+            .env("FENCEPOST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let v: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("{bind}: {line:?}: {e}"));
+        let addr = v["listening"].as_str().unwrap().to_string();
+        assert!(addr.starts_with("127.0.0.1:"), "{bind} → {addr}");
+        assert_eq!(http(&addr, "GET", "/answers/1/", &[]).status, 200, "{bind}");
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let out = s
+        .cmd(&["serve", "--bind", "no-port-here"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("expected PORT, HOST:PORT or localhost:PORT")
+    );
+}
+
+#[test]
+fn log_lists_the_audit_trail_newest_first() {
+    let s = TestSite::new();
+    let empty = s.json(&["log"]);
+    assert_eq!(empty["entries"], serde_json::json!([]));
+    for i in 1..=3 {
+        s.item(i, &format!("2026-11-0{i}"));
+    }
+    s.publish(NOW);
+    s.item_with(2, "2026-11-02", "", "A new body.");
+    s.publish("2026-12-01T01:00:00Z");
+    let all = s.json(&["log"]);
+    let entries = all["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 4, "{all}");
+    let seqs: Vec<i64> = entries.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    assert_eq!(seqs, [4, 3, 2, 1]);
+    let newest = &entries[0];
+    assert_eq!(newest["action"], "update", "{newest}");
+    assert_eq!(newest["item"], "answers/2", "{newest}");
+    assert_eq!(newest["revision"], 4, "{newest}");
+    assert_eq!(newest["at"], "2026-12-01T01:00:00Z", "{newest}");
+    assert_eq!(newest["hash"].as_str().unwrap().len(), 64);
+    assert_eq!(newest["previous_hash"], entries[1]["hash"]);
+    let two = s.json(&["log", "--limit", "2"]);
+    assert_eq!(two["entries"].as_array().unwrap().len(), 2);
+    assert_eq!(two["entries"][0]["seq"], 4);
+    // The human form: one line per entry, newest first.
+    let out = s.cmd(&["log", "--limit", "3"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].starts_with("#4") && lines[0].contains("update") && lines[0].contains("answers/2"),
+        "{text}"
+    );
+    assert!(
+        s.cmd(&["log", "--limit", "0"])
+            .output()
+            .unwrap()
+            .status
+            .code()
+            == Some(2)
+    );
+}
