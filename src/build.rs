@@ -134,7 +134,7 @@ pub struct Report {
 }
 
 pub fn public_dir(site: &Site) -> PathBuf {
-    site.root.join("public")
+    site.public_dir()
 }
 
 pub(crate) fn content_key(s: &str) -> String {

@@ -329,15 +329,14 @@ struct Local {
 }
 
 fn local_revision(site: &Site, wanted: Option<&str>) -> Result<Local, DeployError> {
-    let public = crate::build::public_dir(site);
+    let public = site.public_dir();
     let current = pointer::read(&public)?;
     let (revision, dir) = match wanted {
-        Some(w) => revision::choose(&public, w, current.as_ref())?.ok_or_else(|| {
-            OutputError::NoSuchRevision {
+        Some(w) => revision::choose(&public, w, current.as_ref().map(|c| c.build.as_str()))?
+            .ok_or_else(|| OutputError::NoSuchRevision {
                 wanted: w.to_string(),
                 dir: public.join(REVISIONS),
-            }
-        })?,
+            })?,
         None => {
             let p = current.ok_or_else(|| {
                 DeployError::NothingBuilt(format!(
@@ -574,13 +573,7 @@ async fn attempt(ledger: &mut Ledger, ctx: &Ctx<'_>, opts: &Options) -> Result<T
     // bucket when it is the one this ledger recorded there (see `saga::known_present`).
     let known = match &live {
         Some(p) if ctx.adopt.is_none() => {
-            saga::known_present(
-                ledger,
-                ctx.remote,
-                &p.manifest,
-                &crate::build::public_dir(ctx.site),
-            )
-            .await?
+            saga::known_present(ledger, ctx.remote, &p.manifest, &ctx.site.public_dir()).await?
         }
         _ => None,
     };

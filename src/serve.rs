@@ -2,13 +2,13 @@
 //! headers, or (`--watch`) an editor's live preview that rebuilds in memory on every save and
 //! reloads open pages over Server-Sent Events.
 
+pub mod answer;
 pub mod beneath;
 pub mod bucket;
 pub mod http;
 pub mod paths;
 pub mod watch;
 
-use crate::build::public_dir;
 use crate::clock::Clock;
 use crate::site::Site;
 use http::{App, Origin, Root};
@@ -116,7 +116,7 @@ pub async fn serve_until(
             None,
         )
     } else {
-        (Root::Origin(Origin::new(public_dir(&site))), None)
+        (Root::Origin(Origin::new(site.public_dir())), None)
     };
     let app = Arc::new(App { root, clock });
     let listener = tokio::net::TcpListener::bind(opts.bind)

@@ -32,6 +32,12 @@ impl Site {
     }
 
     /// Opens (creating and migrating if needed) the site's ledger with its busy timeout.
+    /// `public/`: the revisions a build writes and the pointer an origin follows (build
+    /// writes it; deploy reads from it; serve serves it).
+    pub fn public_dir(&self) -> std::path::PathBuf {
+        self.root.join("public")
+    }
+
     pub fn open_ledger(&self) -> Result<Ledger, LedgerError> {
         Ledger::open_at(
             &self.ledger_location()?,

@@ -2,7 +2,6 @@
 //! Needs `--features failpoints`.
 mod common;
 use common::*;
-use std::time::Duration;
 
 fn processing(s: &TestSite) -> i64 {
     s.try_count("SELECT count(*) FROM items WHERE state = 'processing'")
@@ -240,22 +239,26 @@ fn concurrent_builds_move_the_pointer_forward_only() {
     let s = TestSite::new();
     s.item(1, "2026-11-01");
     s.publish(NOW);
-    // A reads revision 1, then stalls before rendering.
-    let slow = std::process::Command::new(bin())
-        .arg("--site")
-        .arg(s.root())
-        .args(["build", "--json", "--now", NOW])
-        .env("FAILPOINTS", "build.after_snapshot=sleep(4000)")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1200));
+    // A reads revision 1, then stalls before rendering (waited for on the fail-point log,
+    // not guessed with a sleep).
+    let slow = Stalled::start(
+        &s,
+        &["build", "--now", NOW],
+        "build.after_snapshot=sleep(4000)",
+    );
+    slow.wait_until("build.after_snapshot");
     // Meanwhile revision 2 is published and built by B.
     s.item(2, "2026-11-02");
     let b = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(b["build"]["revision"], 2);
     assert_eq!(b["build"]["pointer"], "moved");
-    let a = finish(slow);
+    let out = slow.finish();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let a: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(a["revision"], 1);
     assert_eq!(a["pointer"], "kept_higher", "{a}");
     assert!(s

@@ -23,7 +23,7 @@ pub struct RollbackReport {
 pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackReport, BuildError> {
     let public = public_dir(site);
     let current = pointer::read(&public)?;
-    let chosen = revision::choose(&public, target, current.as_ref())?;
+    let chosen = revision::choose(&public, target, current.as_ref().map(|c| c.build.as_str()))?;
     let Some((r, name)) = chosen else {
         return Err(OutputError::NoSuchRevision {
             wanted: target.to_string(),

@@ -139,9 +139,7 @@ impl Run<'_, '_> {
     ) -> Result<(), DeployError> {
         let plan = self.plan;
         let mut step = self.op.step;
-        let dir = crate::build::public_dir(self.ctx.site)
-            .join(REVISIONS)
-            .join(&plan.dir);
+        let dir = self.ctx.site.public_dir().join(REVISIONS).join(&plan.dir);
         let split = if step < Step::Pointer {
             Some(self.local_split(&dir, fresh)?)
         } else {

@@ -179,9 +179,7 @@ async fn repair_round(
 ) -> Result<Report, DeployError> {
     let remote = ctx.remote;
     let dir = revision::dir_name(found.revision, &found.build);
-    let path = crate::build::public_dir(ctx.site)
-        .join(REVISIONS)
-        .join(&dir);
+    let path = ctx.site.public_dir().join(REVISIONS).join(&dir);
     let manifest = Manifest::read(&path).map_err(|e| {
         DeployError::store(
             remote,

@@ -176,7 +176,7 @@ pub fn remove_abandoned(public: &Path) -> Result<usize, OutputError> {
 const TRASH_PREFIX: &str = ".trash-";
 
 /// Removes a complete revision: renamed aside first, so a half-removed one never looks
-/// complete, then deleted. Call it holding the pointer lock (see `pointer::with_lock`).
+/// complete, then deleted. Call it holding the pointer lock (the one `with_lock` in pointer.rs takes).
 pub fn remove(public: &Path, name: &str) -> Result<(), OutputError> {
     let dir = public.join(REVISIONS).join(name);
     let trash = public.join(REVISIONS).join(format!(
@@ -213,17 +213,17 @@ pub fn remove_trash(public: &Path) -> Result<usize, OutputError> {
 }
 
 /// Chooses a complete revision from `target`: `R-B` exactly, or `R` — the directory for R
-/// with the build `current` names, else the newest one for R.
+/// with the build the live revision has (`current_build`), else the newest one for R.
 pub fn choose(
     public: &Path,
     target: &str,
-    current: Option<&super::pointer::Pointer>,
+    current_build: Option<&str>,
 ) -> Result<Option<(i64, String)>, OutputError> {
     let complete = list_complete(public)?;
     Ok(if let Some((r, b)) = parse_dir_name(target) {
         complete.iter().find(|(_, n)| *n == dir_name(r, b)).cloned()
     } else if let Ok(r) = target.parse::<i64>() {
-        let same_build = current.map(|c| dir_name(r, &c.build));
+        let same_build = current_build.map(|b| dir_name(r, b));
         complete
             .iter()
             .find(|(_, n)| Some(n) == same_build.as_ref())

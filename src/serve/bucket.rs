@@ -21,7 +21,7 @@
 //!   to the log, never to the public): never a stale 200;
 //! - a root built from a ledger other than the one the pointer names is never served (503).
 
-use super::http;
+use super::answer;
 use super::paths::{self, RequestPath};
 use crate::clock::Clock;
 use crate::deploy::layout::{self, RemoteEntry, Root};
@@ -501,7 +501,7 @@ fn file_of(e: RemoteEntry) -> (String, BucketFile) {
     (e.path, file)
 }
 
-/// The file a request maps to (the rule of `http::lookup`: the file, else a redirect adding
+/// The file a request maps to (the rule of the local origin's lookup: the file, else a redirect adding
 /// the slash, else the revision's 404 page), reading only the shards its candidate paths
 /// hash to.
 async fn find(
@@ -516,16 +516,16 @@ async fn find(
     if !rp.trailing_slash {
         let index = format!("{}/index.html", rp.rel);
         if o.entry(live, &index).await?.is_some() {
-            return Ok(Err(http::redirect(&format!("/{}/", rp.rel))));
+            return Ok(Err(answer::redirect(&format!("/{}/", rp.rel))));
         }
     }
     Ok(match o.entry(live, "404.html").await? {
         Some((s, p)) => Ok((s, p, StatusCode::NOT_FOUND)),
-        None => Err(http::text(StatusCode::NOT_FOUND, "not found")),
+        None => Err(answer::text(StatusCode::NOT_FOUND, "not found")),
     })
 }
 
-use http::unavailable;
+use answer::unavailable;
 
 /// Answers one request from the bucket.
 pub async fn respond(
@@ -535,11 +535,11 @@ pub async fn respond(
     headers: &HeaderMap,
 ) -> Response {
     if method != Method::GET && method != Method::HEAD {
-        return http::method_not_allowed();
+        return answer::method_not_allowed();
     }
     let rp = match paths::parse(raw) {
         Ok(p) => p,
-        Err(why) => return http::text(StatusCode::BAD_REQUEST, why.message()),
+        Err(why) => return answer::text(StatusCode::BAD_REQUEST, why.message()),
     };
     let head = method == Method::HEAD;
     let live = match o.current().await {
@@ -557,7 +557,7 @@ pub async fn respond(
         let h = r.headers_mut();
         h.insert(header::ETAG, f.etag.clone());
         h.insert(header::CONTENT_TYPE, f.content_type.clone());
-        http::safety_headers(h, f.content_type.as_bytes());
+        answer::safety_headers(h, f.content_type.as_bytes());
         h.insert("x-revision", live.name_header.clone());
         h.insert(header::CACHE_CONTROL, f.cache_control.clone());
         if f.gone {
@@ -565,7 +565,7 @@ pub async fn respond(
         }
         r
     };
-    if status == StatusCode::OK && http::etag_matches(headers, f.etag.as_bytes()) {
+    if status == StatusCode::OK && answer::etag_matches(headers, f.etag.as_bytes()) {
         return finish(StatusCode::NOT_MODIFIED.into_response());
     }
     let body = if head {

@@ -1,0 +1,264 @@
+//! Docs that cannot rot (issue 24): every subcommand and flag `--help` shows, every
+//! `fencepost.toml` key the config accepts (asked of the binary itself: the keys its parser
+//! lists when it refuses an unknown one) and every fail point in `src/` appear in `docs/`;
+//! every relative link in the README, CONTRIBUTING, BENCHMARKS and `docs/` resolves.
+
+mod common;
+use common::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every Markdown file of the documentation: README, CONTRIBUTING, BENCHMARKS, docs/*.md.
+fn doc_files() -> Vec<PathBuf> {
+    let mut files = vec![
+        repo().join("README.md"),
+        repo().join("CONTRIBUTING.md"),
+        repo().join("BENCHMARKS.md"),
+    ];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
+/// The text of `docs/` (the reference: what a reader looks things up in).
+fn docs_text() -> String {
+    doc_files()
+        .iter()
+        .filter(|p| p.parent().is_some_and(|d| d.ends_with("docs")))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn help(args: &[&str]) -> String {
+    let out = std::process::Command::new(bin())
+        .args(args)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?} --help");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The subcommands a help text lists (its "Commands:" section, without `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// The long flags a help text lists.
+fn flags(help: &str) -> BTreeSet<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Options:"))
+        .filter_map(|l| {
+            let at = l.find("--")?;
+            let flag: String = l[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            (flag.len() > 2 && l[..at].trim().trim_end_matches(',').len() <= 2).then_some(flag)
+        })
+        .filter(|f| f != "--help" && f != "--version")
+        .collect()
+}
+
+#[test]
+fn every_subcommand_and_flag_the_help_shows_is_in_the_docs() {
+    let docs = docs_text();
+    let mut missing = Vec::new();
+    let top = help(&[]);
+    for f in flags(&top) {
+        if !docs.contains(&f) {
+            missing.push(format!("fencepost {f}"));
+        }
+    }
+    for sub in subcommands(&top) {
+        if !docs.contains(&format!("fencepost {sub}")) {
+            missing.push(format!("the subcommand fencepost {sub}"));
+        }
+        let h = help(&[sub.as_str()]);
+        let nested = subcommands(&h);
+        let mut texts = vec![(vec![sub.clone()], h)];
+        for n in nested {
+            if !docs.contains(&format!("fencepost {sub} {n}")) {
+                missing.push(format!("the subcommand fencepost {sub} {n}"));
+            }
+            texts.push((
+                vec![sub.clone(), n.clone()],
+                help(&[sub.as_str(), n.as_str()]),
+            ));
+        }
+        for (path, text) in texts {
+            for f in flags(&text) {
+                if !docs.contains(&f) {
+                    missing.push(format!("fencepost {} {f}", path.join(" ")));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "not in docs/: {missing:#?}");
+}
+
+/// The keys the config parser lists when a table of `fencepost.toml` holds an unknown key.
+fn accepted_keys(s: &TestSite, toml: &str) -> Vec<String> {
+    s.write("fencepost.toml", toml);
+    let out = s.cmd(&["status"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let Some(list) = err.split("expected one of ").nth(1) else {
+        return Vec::new();
+    };
+    list.lines()
+        .next()
+        .unwrap()
+        .split(", ")
+        .map(|k| k.trim().trim_matches('`').to_string())
+        .collect()
+}
+
+#[test]
+fn every_config_key_the_parser_accepts_is_in_the_docs() {
+    let s = TestSite::new();
+    let base = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    let top = accepted_keys(&s, &format!("zz_unknown = 1\n{base}"));
+    assert!(top.contains(&"title".to_string()), "{top:?}");
+    let mut keys: Vec<String> = top.clone();
+    for table in &top {
+        let inner = accepted_keys(&s, &format!("{base}\n[{table}]\nzz_unknown = 1\n"));
+        keys.extend(inner.into_iter().map(|k| format!("{table}.{k}")));
+    }
+    let collection = accepted_keys(&s, &format!("{base}\n[collections.x]\nzz_unknown = 1\n"));
+    assert!(collection.contains(&"url".to_string()), "{collection:?}");
+    keys.extend(collection.iter().map(|k| format!("collections.<name>.{k}")));
+    let field = accepted_keys(
+        &s,
+        &format!("{base}\n[collections.x]\nurl = \"/x/{{id}}/\"\n[collections.x.fields]\nf = {{ type = \"string\", zz_unknown = 1 }}\n"),
+    );
+    assert!(field.contains(&"type".to_string()), "{field:?}");
+    keys.extend(
+        field
+            .iter()
+            .map(|k| format!("collections.<name>.fields.<field>.{k}")),
+    );
+    let taxonomy = accepted_keys(&s, &format!("{base}\n[taxonomies.x]\nzz_unknown = 1\n"));
+    assert!(taxonomy.contains(&"url".to_string()), "{taxonomy:?}");
+    keys.extend(taxonomy.iter().map(|k| format!("taxonomies.<name>.{k}")));
+    let docs = docs_text();
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            let leaf = k.rsplit('.').next().unwrap();
+            // Named in code style (`serve.pointer_ttl_ms`, `pointer_ttl_ms`), set in an
+            // example (`list_url = …`, `{ type = … }`), or a table's header (`[markdown]`).
+            !docs.contains(&format!("`{k}`"))
+                && !docs.contains(&format!("`{leaf}`"))
+                && !docs.contains(&format!("`{leaf} ="))
+                && !docs.contains(&format!(".{leaf}`"))
+                && !docs.contains(&format!("\n{leaf} ="))
+                && !docs.contains(&format!(" {leaf} ="))
+                && !docs.contains(&format!("[{k}]"))
+                && !docs.contains(&format!("[{k}."))
+                && !docs.contains(&format!("`{k}."))
+                && !docs.contains(&format!(".{leaf}]"))
+        })
+        .collect();
+    assert!(keys.len() > 60, "only {} keys found: {keys:?}", keys.len());
+    assert!(missing.is_empty(), "config keys not in docs/: {missing:#?}");
+}
+
+/// Every `fail_point!("name")` in `src/`.
+fn fail_points() -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut stack = vec![repo().join("src")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for part in text.split("fail_point!(\"").skip(1) {
+                    if let Some(end) = part.find('"') {
+                        names.insert(part[..end].to_string());
+                    }
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn every_fail_point_is_in_the_docs() {
+    let names = fail_points();
+    assert!(names.len() > 20, "{names:?}");
+    let docs = std::fs::read_to_string(repo().join("docs/failpoints.md")).unwrap();
+    let missing: Vec<&String> = names
+        .iter()
+        .filter(|n| !docs.contains(&format!("`{n}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "fail points not in docs/failpoints.md: {missing:?}"
+    );
+}
+
+/// `[label](target)` links in Markdown outside code blocks.
+fn links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fence = !fence;
+            continue;
+        }
+        if fence {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            out.push(after[..end].to_string());
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_in_the_docs_resolves() {
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in doc_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for target in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") || target.starts_with('#') {
+                continue;
+            }
+            let path = target.split('#').next().unwrap();
+            let resolved: PathBuf = file.parent().unwrap_or(Path::new(".")).join(path);
+            checked += 1;
+            if !resolved.exists() {
+                broken.push(format!("{}: {target}", file.display()));
+            }
+        }
+    }
+    assert!(checked >= 10, "only {checked} relative links");
+    assert!(broken.is_empty(), "broken links: {broken:#?}");
+}
