@@ -25,9 +25,9 @@
 
 pub mod admin;
 mod claim;
-pub mod layout;
+pub use crate::bucket::layout;
 mod objects;
-pub mod remote;
+pub use crate::bucket::remote;
 mod saga;
 pub mod verify;
 
@@ -107,6 +107,8 @@ pub enum DeployError {
     Interrupted,
     #[error("deploy --retry {0}: no parked operation with that id (or another operation on its target is pending); `fencepost status` lists them")]
     NoSuchParked(String),
+    #[error(transparent)]
+    Bucket(#[from] crate::bucket::BucketError),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
     #[error(transparent)]

@@ -23,6 +23,7 @@
 //! The ledger imports none of the later stages; build never touches object storage; serve
 //! reads only finished revisions (or its own in-memory preview).
 
+pub mod bucket;
 pub mod build;
 pub mod clock;
 pub mod config;

@@ -31,7 +31,7 @@ pub enum ServeError {
     #[error("cannot watch the site for changes: {0}")]
     Watch(notify::Error),
     #[error(transparent)]
-    Deploy(#[from] crate::deploy::DeployError),
+    Bucket(#[from] crate::bucket::BucketError),
 }
 
 #[derive(Debug, Clone)]
@@ -100,7 +100,7 @@ pub async fn serve_until(
         let (preview, watch) = watch::start(site.clone(), clock)?;
         (Root::Preview(preview), Some(watch))
     } else if let Some(url) = &opts.from {
-        let remote = crate::deploy::remote::Remote::open(url)?;
+        let remote = crate::bucket::remote::Remote::open(url)?;
         let c = &site.config.serve;
         (
             Root::Bucket(Arc::new(bucket::BucketOrigin::new(

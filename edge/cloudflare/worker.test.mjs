@@ -1,5 +1,5 @@
 // The Worker's pure rules, table-tested with node's own runner (`node --test`), the same tables
-// as their Rust twins (`serve::bucket::ttl`, `serve::paths`). `tests/origins.rs` runs this.
+// as their Rust twins (`serve::bucket::ttl`, `serve::paths`). `tests/suite/origins.rs` runs this.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parsePath, ttl } from "./worker.js";

@@ -2,7 +2,7 @@
 //! `{"error": {"message", "kind", …}}` naming the file, line, key, URL, item or ledger where
 //! the error has one.
 
-use fencepost::{build, config, content, deploy, ledger, output, publish};
+use fencepost::{bucket, build, config, content, deploy, ledger, output, publish};
 use serde_json::{json, Map, Value};
 
 /// The message, then each cause the message does not already say (many errors carry their
@@ -31,6 +31,8 @@ pub fn kind(e: &anyhow::Error) -> &'static str {
         "ledger"
     } else if e.downcast_ref::<deploy::DeployError>().is_some() {
         "deploy"
+    } else if e.downcast_ref::<bucket::BucketError>().is_some() {
+        "bucket"
     } else if e.downcast_ref::<content::ContentError>().is_some() {
         "content"
     } else if e.downcast_ref::<output::OutputError>().is_some() {
@@ -106,8 +108,19 @@ fn locate(cause: &(dyn std::error::Error + 'static), to: &mut Map<String, Value>
             | Incomplete { target, .. }
             | Busy { target, .. } => put("url", json!(target)),
             Io { path, .. } => put("file", file(path)),
+            Bucket(b) => locate(b, to),
             _ => {}
         }
+    } else if let Some(e) = cause.downcast_ref::<bucket::BucketError>() {
+        match e.target() {
+            Some(t) => put("url", json!(t)),
+            None => {
+                if let bucket::BucketError::Io { path, .. } = e {
+                    put("file", file(path))
+                }
+            }
+        }
+        put("retryable", json!(e.retryable()));
     } else if let Some(e) = cause.downcast_ref::<build::BuildError>() {
         use build::BuildError::*;
         match e {

@@ -640,5 +640,5 @@ pub(super) async fn refresh_next_change(
     }
     let mut new = live;
     new.next_change_at = next_change_at;
-    remote.swap_pointer(Some(&version), &new).await
+    Ok(remote.swap_pointer(Some(&version), &new).await?)
 }

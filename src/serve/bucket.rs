@@ -23,9 +23,9 @@
 
 use super::answer;
 use super::paths::{self, RequestPath};
+use crate::bucket::layout::{self, RemoteEntry, Root};
+use crate::bucket::remote::{Remote, RemotePointer};
 use crate::clock::Clock;
-use crate::deploy::layout::{self, RemoteEntry, Root};
-use crate::deploy::remote::{Remote, RemotePointer};
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -192,7 +192,7 @@ impl BucketOrigin {
     async fn bounded<T>(
         &self,
         what: &str,
-        call: impl Future<Output = Result<T, crate::deploy::DeployError>>,
+        call: impl Future<Output = Result<T, crate::bucket::BucketError>>,
     ) -> Result<T, String> {
         let limit = Duration::from_millis(self.settings.bucket_timeout_ms);
         match tokio::time::timeout(limit, call).await {
@@ -453,7 +453,7 @@ impl BucketOrigin {
 
 /// A large blob being streamed.
 struct Streaming {
-    stream: futures_util::stream::BoxStream<'static, Result<Bytes, crate::deploy::DeployError>>,
+    stream: futures_util::stream::BoxStream<'static, Result<Bytes, crate::bucket::BucketError>>,
     hasher: Sha256,
     want: String,
     held: Option<Bytes>,

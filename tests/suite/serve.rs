@@ -1,6 +1,5 @@
 //! `fencepost serve` over real HTTP on loopback: the origin and the watch-mode preview.
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::{Duration, Instant};
 
 fn built_site() -> TestSite {

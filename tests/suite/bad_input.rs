@@ -1,7 +1,6 @@
 //! Bad input: a clear error naming the file, item or key, a non-zero exit where the run cannot
 //! go on, and nothing half-written.
-mod common;
-use common::*;
+use crate::common::*;
 use predicates::str::contains;
 use std::sync::atomic::Ordering;
 

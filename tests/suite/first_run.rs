@@ -2,8 +2,7 @@
 //! ledger does not exist yet, round after round, with the CPUs kept busy. Every process must
 //! exit 0 (a busy ledger is waited for, never called corrupt), the schema is created once, and
 //! every item is published once.
-mod common;
-use common::*;
+use crate::common::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 

@@ -2,8 +2,7 @@
 //! instant reaches every consumer, parked work is not retried for ever, a stale look never
 //! withdraws a page, the audit chain's tail is anchored, a rollback holds, and the seed's own
 //! two proofs. Needs `--features failpoints`.
-mod common;
-use common::*;
+use crate::common::*;
 use std::sync::atomic::Ordering;
 
 fn current_json(s: &TestSite) -> serde_json::Value {

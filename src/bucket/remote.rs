@@ -14,7 +14,7 @@
 //! `GOOGLE_*`, `AZURE_*`, read by `object_store`'s builders) and the URL shown in logs and JSON
 //! is the one the user gave, which carries none.
 
-use super::DeployError;
+use super::BucketError;
 use crate::output::manifest::AuditAnchor;
 use futures_util::StreamExt;
 use object_store::path::Path as KeyPath;
@@ -192,27 +192,28 @@ impl std::fmt::Debug for Remote {
     }
 }
 
-fn store_err(url: &str, what: &str) -> impl Fn(object_store::Error) -> DeployError {
+fn store_err(url: &str, what: &str) -> impl Fn(object_store::Error) -> BucketError {
     let (url, what) = (url.to_string(), what.to_string());
-    move |e| DeployError::Store {
+    move |e| BucketError::Store {
         target: url.clone(),
         what: what.clone(),
         message: e.to_string(),
+        retryable: super::retryable(&e),
     }
 }
 
 impl Remote {
     /// Opens `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix`,
     /// `file:///absolute/folder` or `memory://name` (in-process; for tests).
-    pub fn open(url: &str) -> Result<Remote, DeployError> {
+    pub fn open(url: &str) -> Result<Remote, BucketError> {
         Remote::open_with(url, &[])
     }
 
     /// [`Remote::open`] with settings given explicitly on top of the environment (tests use
     /// it to reach a local S3 server without touching the process's environment), e.g.
     /// `("aws_endpoint", "http://127.0.0.1:9000")`.
-    pub fn open_with(url: &str, settings: &[(&str, &str)]) -> Result<Remote, DeployError> {
-        let bad = |why: &str| DeployError::BadTarget {
+    pub fn open_with(url: &str, settings: &[(&str, &str)]) -> Result<Remote, BucketError> {
+        let bad = |why: &str| BucketError::BadTarget {
             target: shown(url),
             why: why.to_string(),
         };
@@ -321,7 +322,7 @@ impl Remote {
         }
     }
 
-    fn err(&self, what: &str) -> impl Fn(object_store::Error) -> DeployError {
+    fn err(&self, what: &str) -> impl Fn(object_store::Error) -> BucketError {
         store_err(&self.url, what)
     }
 
@@ -344,7 +345,7 @@ impl Remote {
         rel: &str,
         bytes: Vec<u8>,
         content_type: Option<&str>,
-    ) -> Result<bool, DeployError> {
+    ) -> Result<bool, BucketError> {
         let mut attributes = Attributes::new();
         if let (
             Kind::Conditional {
@@ -373,7 +374,7 @@ impl Remote {
         }
     }
 
-    pub async fn exists(&self, rel: &str) -> Result<bool, DeployError> {
+    pub async fn exists(&self, rel: &str) -> Result<bool, BucketError> {
         match self.store.head(&self.key(rel)).await {
             Ok(_) => Ok(true),
             Err(object_store::Error::NotFound { .. }) => Ok(false),
@@ -381,7 +382,7 @@ impl Remote {
         }
     }
 
-    pub async fn get(&self, rel: &str) -> Result<Option<Vec<u8>>, DeployError> {
+    pub async fn get(&self, rel: &str) -> Result<Option<Vec<u8>>, BucketError> {
         match self.store.get(&self.key(rel)).await {
             Ok(r) => Ok(Some(
                 r.bytes()
@@ -402,9 +403,9 @@ impl Remote {
     ) -> Result<
         Option<(
             u64,
-            futures_util::stream::BoxStream<'static, Result<bytes::Bytes, DeployError>>,
+            futures_util::stream::BoxStream<'static, Result<bytes::Bytes, BucketError>>,
         )>,
-        DeployError,
+        BucketError,
     > {
         match self.store.get(&self.key(rel)).await {
             Ok(r) => {
@@ -418,7 +419,7 @@ impl Remote {
         }
     }
 
-    pub async fn delete(&self, rel: &str) -> Result<(), DeployError> {
+    pub async fn delete(&self, rel: &str) -> Result<(), BucketError> {
         match self.store.delete(&self.key(rel)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.err(&format!("deleting {rel}"))(e)),
@@ -430,7 +431,7 @@ impl Remote {
     pub async fn list(
         &self,
         dir: &str,
-    ) -> Result<Vec<(String, chrono::DateTime<chrono::Utc>)>, DeployError> {
+    ) -> Result<Vec<(String, chrono::DateTime<chrono::Utc>)>, BucketError> {
         let base = self.key(dir);
         let mut stream = self.store.list(Some(&base));
         let mut out = Vec::new();
@@ -449,22 +450,23 @@ impl Remote {
     }
 
     /// The pointer and its version, if there is one.
-    pub async fn read_pointer(&self) -> Result<Option<(RemotePointer, Version)>, DeployError> {
+    pub async fn read_pointer(&self) -> Result<Option<(RemotePointer, Version)>, BucketError> {
         let parse = |bytes: &[u8]| {
-            serde_json::from_slice::<RemotePointer>(bytes).map_err(|e| DeployError::Store {
+            serde_json::from_slice::<RemotePointer>(bytes).map_err(|e| BucketError::Store {
                 target: self.url.clone(),
                 what: "reading current".into(),
                 message: format!("not a fencepost pointer: {e}"),
+                retryable: false,
             })
         };
         match &self.kind {
             Kind::Folder(root) => match std::fs::read(root.join("current")) {
                 Ok(b) => Ok(Some((
                     parse(&b)?,
-                    Version(VersionInner::Digest(crate::content::sha256_hex(&b))),
+                    Version(VersionInner::Digest(crate::digest::sha256_hex(&b))),
                 ))),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(DeployError::Io {
+                Err(e) => Err(BucketError::Io {
                     path: root.join("current"),
                     source: e,
                 }),
@@ -493,7 +495,7 @@ impl Remote {
         &self,
         expected: Option<&Version>,
         new: &RemotePointer,
-    ) -> Result<bool, DeployError> {
+    ) -> Result<bool, BucketError> {
         let bytes = serde_json::to_vec_pretty(new).expect("pointers serialise");
         match &self.kind {
             Kind::Folder(root) => swap_folder_pointer(root, expected, &bytes),
@@ -534,12 +536,12 @@ impl Remote {
     /// compare-and-set depends on: a create-if-absent written twice must be refused the
     /// second time, and an if-match update with a wrong etag must be refused. Some
     /// S3-compatible stores answer 200 and overwrite (Garage does).
-    pub async fn probe(&self) -> Result<(), DeployError> {
+    pub async fn probe(&self) -> Result<(), BucketError> {
         if let Kind::Folder(_) = self.kind {
             return Ok(()); // the pointer is swapped under our own lock
         }
         let rel = format!(".fencepost-probe/{}", uuid::Uuid::new_v4().simple());
-        let refuse = |what: &str| DeployError::NoConditionalWrites {
+        let refuse = |what: &str| BucketError::NoConditionalWrites {
             target: self.url.clone(),
             what: what.to_string(),
         };
@@ -625,8 +627,8 @@ fn swap_folder_pointer(
     root: &std::path::Path,
     expected: Option<&Version>,
     bytes: &[u8],
-) -> Result<bool, DeployError> {
-    let io = |path: PathBuf| move |source| DeployError::Io { path, source };
+) -> Result<bool, BucketError> {
+    let io = |path: PathBuf| move |source| BucketError::Io { path, source };
     let lock_path = root.join("current.lock");
     let lock = std::fs::File::options()
         .write(true)
@@ -637,7 +639,7 @@ fn swap_folder_pointer(
     lock.lock().map_err(io(lock_path))?;
     let path = root.join("current");
     let now = match std::fs::read(&path) {
-        Ok(b) => Some(crate::content::sha256_hex(&b)),
+        Ok(b) => Some(crate::digest::sha256_hex(&b)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(io(path)(e)),
     };
@@ -648,10 +650,11 @@ fn swap_folder_pointer(
     if now != expected {
         return Ok(false);
     }
-    crate::output::write_atomic(&path, bytes).map_err(|e| DeployError::Store {
+    crate::output::write_atomic(&path, bytes).map_err(|e| BucketError::Store {
         target: root.display().to_string(),
         what: "moving current".into(),
         message: e.to_string(),
+        retryable: true,
     })?;
     Ok(true)
 }

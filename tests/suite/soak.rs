@@ -4,8 +4,7 @@
 //!
 //! The suite runs it for `FENCEPOST_SOAK_SECS` seconds (default 8); `scripts/soak MINUTES`
 //! runs it for longer on a release build.
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,6 @@
 //! Crashes and stalls at named step boundaries (`FAILPOINTS`), with real OS processes.
 //! Needs `--features failpoints`.
-mod common;
-use common::*;
+use crate::common::*;
 
 fn processing(s: &TestSite) -> i64 {
     s.try_count("SELECT count(*) FROM items WHERE state = 'processing'")

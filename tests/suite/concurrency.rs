@@ -1,7 +1,6 @@
 //! Several OS processes over one site: readers and writers of its output. (The ledger's own
 //! races, on both engines, are in `ledger_contract.rs`.)
-mod common;
-use common::*;
+use crate::common::*;
 
 /// A reader resolves `public/current` once, then reads files of that revision while 50
 /// publish+build rounds swap the pointer. Every file it reads must belong to the revision the

@@ -4,8 +4,7 @@
 //! change to fencepost; a site and ledger made by the release before collections keep their
 //! output byte for byte; broken files hold back only their own item.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 

@@ -2,8 +2,7 @@
 //! object with `--json`, `serve --bind` as people write addresses, each cause printed once, and
 //! `fencepost log`, the audit trail without SQL.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::process::Stdio;
 

@@ -5,8 +5,7 @@
 //! the feeds), with racing publishers as separate processes, deploys to a folder and to S3
 //! (moto on 127.0.0.1), and both origins.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

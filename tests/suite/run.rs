@@ -2,9 +2,8 @@
 //! binary as separate long-running OS processes against real SQLite or PostgreSQL and moto
 //! over HTTP, and reads pages over HTTP from the origins. Needs `--features failpoints`
 //! (the test clock, stalls), moto and PostgreSQL (`scripts/test` installs them).
-mod common;
+use crate::common::*;
 use chrono::{DateTime, SecondsFormat, Utc};
-use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::BufRead;

@@ -1,8 +1,7 @@
 //! `fencepost deploy`, `rollback --to`, `gc --to` and `serve --from` (issue 9), against the
 //! in-memory store, a folder, and a real S3 server over HTTP on 127.0.0.1 (moto). Needs
 //! `--features failpoints` and moto (`scripts/test` installs it).
-mod common;
-use common::*;
+use crate::common::*;
 use fencepost::clock::{Clock, Instant};
 use fencepost::deploy::remote::{Remote, RemotePointer};
 use std::collections::BTreeMap;

@@ -2,8 +2,7 @@
 //! large files. Drives the real binary against moto over HTTP on 127.0.0.1, behind a proxy
 //! that counts requests and can slow every one down; every S3 client is given its endpoint
 //! and credentials explicitly.
-mod common;
-use common::*;
+use crate::common::*;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 

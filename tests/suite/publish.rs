@@ -1,6 +1,5 @@
 //! `fencepost publish` on one process: the item life cycle and the revision rule.
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn publishes_due_items_once_and_leaves_embargoed_ones() {

@@ -3,8 +3,7 @@
 //! command is the contract and through the library where the contract is the ledger API.
 //! Concurrency uses separate OS processes (or, for two transactions held open at chosen
 //! moments, two connections).
-mod common;
-use common::*;
+use crate::common::*;
 use fencepost::clock::Instant;
 use fencepost::item::ItemName;
 use fencepost::ledger::items::ItemId;

@@ -1,6 +1,5 @@
 //! `fencepost build`: revision directories, the pointer, incremental reuse, cache rules.
-mod common;
-use common::*;
+use crate::common::*;
 use predicates::str::contains;
 use serde_json::Value;
 

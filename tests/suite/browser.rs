@@ -3,8 +3,7 @@
 //! template and see the error page, then fix it and see the page again.
 //!
 //! Needs Debian's `chromium` and `npm install` in tests/e2e (`.ci/run` does both).
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn live_preview_in_a_real_browser() {

@@ -2,8 +2,7 @@
 //! before its fix. Racy ones hold a window open with a `sleep` fail point and wait for the
 //! process to reach it (`FENCEPOST_FAILPOINT_LOG`), so they are deterministic.
 //! Needs `--features failpoints`.
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant as Wall};
 

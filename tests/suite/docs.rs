@@ -3,8 +3,7 @@
 //! lists when it refuses an unknown one) and every fail point in `src/` appear in `docs/`;
 //! every relative link in the README, CONTRIBUTING, BENCHMARKS and `docs/` resolves.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -8,8 +8,7 @@
 //! pointer; load while the pointer moves; the seeds' two racing pipelines read through the
 //! edge; and the edge's R2 reads with a warm cache.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

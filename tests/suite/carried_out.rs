@@ -3,8 +3,7 @@
 //! checkouts, damage in the bucket. Every test drives the real binary as separate OS
 //! processes against real SQLite or PostgreSQL and a folder bucket or moto over HTTP. Needs
 //! `--features failpoints`, moto and PostgreSQL (`scripts/test` installs them).
-mod common;
-use common::*;
+use crate::common::*;
 use fencepost::deploy::remote::Remote;
 use serde_json::Value;
 use std::path::Path;

@@ -1,0 +1,226 @@
+//! An S3 server (moto) on 127.0.0.1 and a recording proxy in front of it.
+#![allow(dead_code)]
+
+use super::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+
+/// A throw-away S3 server (moto) on a free port of 127.0.0.1, stopped when dropped. Found at
+/// `FENCEPOST_MOTO_SERVER`, else `target/tools/moto/bin/moto_server` (what `scripts/test`
+/// installs). A test that needs it fails, never skips, when it is missing.
+pub struct Moto {
+    child: Child,
+    pub endpoint: String,
+}
+
+impl Moto {
+    pub fn start() -> Moto {
+        let bin = std::env::var("FENCEPOST_MOTO_SERVER")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tools/moto/bin/moto_server")
+            });
+        assert!(
+            bin.exists(),
+            "this test needs moto (an S3 server) at {}: run scripts/test, which installs it",
+            bin.display()
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(&bin)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        let mut moto = Moto {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+        };
+        // Up when it answers HTTP: a bare connect can succeed before it listens (a connect
+        // to a free port in the ephemeral range may pick that very port and reach itself).
+        let start = std::time::Instant::now();
+        let addr = format!("127.0.0.1:{port}");
+        while !answers_http(&addr) {
+            if let Ok(Some(status)) = moto.child.try_wait() {
+                panic!("moto exited ({status}) before it answered on {addr} (port taken?)");
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(30),
+                "moto did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        moto
+    }
+
+    /// Creates a bucket (moto takes an unsigned request).
+    pub fn bucket(&self, name: &str) -> &Self {
+        let addr = self.endpoint.trim_start_matches("http://");
+        let r = http(addr, "PUT", &format!("/{name}"), &[]);
+        assert_eq!(r.status, 200, "creating bucket {name}: {}", r.text());
+        self
+    }
+
+    /// The environment a fencepost process needs to reach `endpoint` (moto, or a proxy).
+    pub fn env(endpoint: &str) -> Vec<(String, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL".into(), endpoint.into()),
+            ("AWS_ACCESS_KEY_ID".into(), "testing".into()),
+            ("AWS_SECRET_ACCESS_KEY".into(), "testing".into()),
+            ("AWS_REGION".into(), "us-east-1".into()),
+        ]
+    }
+
+    /// The same, as settings for `Remote::open_with`.
+    pub fn settings(endpoint: &str) -> Vec<(&'static str, String)> {
+        vec![
+            ("aws_endpoint", endpoint.into()),
+            ("aws_access_key_id", "testing".into()),
+            ("aws_secret_access_key", "testing".into()),
+            ("aws_region", "us-east-1".into()),
+        ]
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP proxy on 127.0.0.1 in front of an S3 server: records every request's method, path
+/// and status, and, with `strip_conditionals`, removes `If-Match`/`If-None-Match` from the
+/// requests it forwards — what Garage does by ignoring them.
+pub struct Proxy {
+    pub endpoint: String,
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<(String, String, u16)>>>,
+    /// Milliseconds every request waits before it is forwarded (a slow or hanging bucket;
+    /// set it any time).
+    pub delay_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Proxy {
+    pub fn start(upstream: &str, strip_conditionals: bool) -> Proxy {
+        use std::io::{BufRead, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let upstream = upstream.trim_start_matches("http://").to_string();
+        let log: std::sync::Arc<std::sync::Mutex<Vec<(String, String, u16)>>> = Default::default();
+        let log2 = log.clone();
+        let delay_ms: std::sync::Arc<std::sync::atomic::AtomicU64> = Default::default();
+        let delay2 = delay_ms.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let (upstream, log, delay) = (upstream.clone(), log2.clone(), delay2.clone());
+                std::thread::spawn(move || {
+                    let mut reader = std::io::BufReader::new(client.try_clone().unwrap());
+                    let mut client = client;
+                    // One request per connection: the answer says Connection: close.
+                    {
+                        let mut head = Vec::new();
+                        loop {
+                            let mut line = String::new();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            let end = line == "\r\n";
+                            head.push(line);
+                            if end {
+                                break;
+                            }
+                        }
+                        let request_line = head[0].clone();
+                        let mut parts = request_line.split_whitespace();
+                        let method = parts.next().unwrap_or("").to_string();
+                        let path = parts.next().unwrap_or("").to_string();
+                        let len: usize = head
+                            .iter()
+                            .find_map(|l| {
+                                let (k, v) = l.split_once(':')?;
+                                k.eq_ignore_ascii_case("content-length")
+                                    .then(|| v.trim().parse().ok())?
+                            })
+                            .unwrap_or(0);
+                        let mut body = vec![0u8; len];
+                        if reader.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        let forwarded: String = head
+                            .iter()
+                            .filter(|l| {
+                                let k = l.split(':').next().unwrap_or("").to_ascii_lowercase();
+                                k != "connection"
+                                    && !(strip_conditionals
+                                        && (k == "if-match" || k == "if-none-match"))
+                            })
+                            .map(|l| {
+                                if l == "\r\n" {
+                                    "Connection: close\r\n\r\n".to_string()
+                                } else {
+                                    l.clone()
+                                }
+                            })
+                            .collect();
+                        let wait = delay.load(std::sync::atomic::Ordering::SeqCst);
+                        if wait > 0 {
+                            std::thread::sleep(std::time::Duration::from_millis(wait));
+                        }
+                        let Ok(mut up) = std::net::TcpStream::connect(&upstream) else {
+                            return;
+                        };
+                        if up.write_all(forwarded.as_bytes()).is_err()
+                            || up.write_all(&body).is_err()
+                        {
+                            return;
+                        }
+                        let mut response = Vec::new();
+                        let _ = up.read_to_end(&mut response);
+                        let status: u16 = String::from_utf8_lossy(&response)
+                            .split_whitespace()
+                            .nth(1)
+                            .and_then(|s| s.parse().ok())
+                            .unwrap_or(0);
+                        log.lock().unwrap().push((method, path, status));
+                        // Tell the client this connection ends here, so it never reuses it.
+                        let split = response
+                            .windows(4)
+                            .position(|w| w == b"\r\n\r\n")
+                            .unwrap_or(response.len());
+                        let head_text = String::from_utf8_lossy(&response[..split]);
+                        let mut out: String = head_text
+                            .split("\r\n")
+                            .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+                            .map(|l| format!("{l}\r\n"))
+                            .collect();
+                        out += "Connection: close\r\n";
+                        let mut bytes = out.into_bytes();
+                        bytes.extend_from_slice(&response[(split + 2).min(response.len())..]);
+                        let _ = client.write_all(&bytes);
+                    }
+                });
+            }
+        });
+        Proxy {
+            endpoint,
+            log,
+            delay_ms,
+        }
+    }
+
+    /// Successful PUTs of objects (not buckets), by key.
+    pub fn puts(&self) -> Vec<String> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, p, s)| m == "PUT" && *s == 200 && p.trim_start_matches('/').contains('/'))
+            .map(|(_, p, _)| p.split('?').next().unwrap_or("").to_string())
+            .collect()
+    }
+}
