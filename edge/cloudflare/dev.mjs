@@ -163,12 +163,13 @@ class Sync {
     for (const rel of [...this.copied.keys()].filter((r) => !seen.has(r))) {
       await this.bucket.delete(this.key(rel));
       this.copied.delete(rel);
+      shas[rel] = ""; // removed
       removed += 1;
     }
-    const count = Object.keys(shas).length;
+    const count = Object.keys(shas).length - removed;
     if (count || removed) {
       const line = { synced: count, removed };
-      line.keys = count <= 64 ? shas : "current" in shas ? { current: shas.current } : {};
+      line.keys = count + removed <= 64 ? shas : "current" in shas ? { current: shas.current } : {};
       process.stdout.write(`${JSON.stringify(line)}\n`);
     }
   }

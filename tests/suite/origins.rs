@@ -9,6 +9,7 @@
 //! edge; and the edge's R2 reads with a warm cache.
 
 use crate::common::*;
+use fencepost::bucket::layout;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -351,6 +352,60 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
         assert_ne!(r.header("etag"), Some(old_home.as_str()));
     }
 
+    // A manifest shard missing from the bucket (one no origin has read yet): 503 on every
+    // bucket origin for a path it holds, never a 404 that would say the page does not exist.
+    let requested: BTreeSet<u32> = after
+        .iter()
+        .chain(table(&f).iter())
+        .flat_map(|c| {
+            let p = c.target.split('?').next().unwrap().trim_start_matches('/');
+            [
+                p.to_string(),
+                format!("{p}index.html"),
+                format!("{p}/index.html"),
+                "404.html".into(),
+            ]
+        })
+        .map(|p| layout::shard_of(&p))
+        .collect();
+    let live = f.site.current_dir();
+    let unread = manifest_shas(&live)
+        .into_keys()
+        .filter(|p| p.ends_with(".html") && p != "robots.txt")
+        .find(|p| !requested.contains(&layout::shard_of(p)))
+        .expect("a page in a shard no request has read");
+    let root: Value = {
+        let p: Value =
+            serde_json::from_slice(&std::fs::read(f.bucket.join("current")).unwrap()).unwrap();
+        let m = p["manifest"].as_str().unwrap();
+        serde_json::from_slice(
+            &std::fs::read(f.bucket.join(format!("manifests/{m}.json"))).unwrap(),
+        )
+        .unwrap()
+    };
+    let shard = root["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s[0].as_u64() == Some(u64::from(layout::shard_of(&unread))))
+        .unwrap()[1]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let key = format!("manifests/shards/{shard}.json");
+    let kept = std::fs::read(f.bucket.join(&key)).unwrap();
+    std::fs::remove_file(f.bucket.join(&key)).unwrap();
+    s3_delete(&f.moto, &format!("www/{key}"));
+    f.edge().wait_synced(&key, "");
+    let target = format!("/{}", unread.trim_end_matches("index.html"));
+    f.check(&[case("GET", &target, 503)], BUCKETS);
+    // Put back, it is served again (a failure is not remembered past the pointer's TTL).
+    std::fs::write(f.bucket.join(&key), &kept).unwrap();
+    s3_put(&f.moto, &format!("www/{key}"), kept.clone());
+    f.edge()
+        .wait_synced(&key, &fencepost::content::sha256_hex(&kept));
+    f.check(&[case("GET", &target, 200)], ALL);
+
     // A blob tampered in the bucket (one no origin has read yet) is never served: 503 on every
     // bucket origin. (`serve` has no bucket: it serves the revision folder it built.)
     let sha = f.entry("robots.txt")["sha256"]
@@ -394,10 +449,8 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
     f.check(&[case("GET", "/", 503)], &[0, 1, 3]);
 }
 
-/// Writes `key` in the moto bucket `site` (someone with write access to the bucket).
-fn s3_put(moto: &Moto, key: &str, bytes: Vec<u8>) {
-    use object_store::ObjectStoreExt;
-    let store = object_store::aws::AmazonS3Builder::new()
+fn s3_store(moto: &Moto) -> object_store::aws::AmazonS3 {
+    object_store::aws::AmazonS3Builder::new()
         .with_bucket_name("site")
         .with_endpoint(&moto.endpoint)
         .with_allow_http(true)
@@ -405,13 +458,27 @@ fn s3_put(moto: &Moto, key: &str, bytes: Vec<u8>) {
         .with_secret_access_key("testing")
         .with_region("us-east-1")
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
-        .block_on(store.put(&object_store::path::Path::from(key), bytes.into()))
-        .unwrap();
+        .block_on(f)
+}
+
+/// Deletes `key` from the moto bucket `site`.
+fn s3_delete(moto: &Moto, key: &str) {
+    use object_store::ObjectStoreExt;
+    block_on(s3_store(moto).delete(&object_store::path::Path::from(key))).unwrap();
+}
+
+/// Writes `key` in the moto bucket `site` (someone with write access to the bucket).
+fn s3_put(moto: &Moto, key: &str, bytes: Vec<u8>) {
+    use object_store::ObjectStoreExt;
+    block_on(s3_store(moto).put(&object_store::path::Path::from(key), bytes.into())).unwrap();
 }
 
 /// The file a request target of the load test maps to.
