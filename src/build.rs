@@ -35,7 +35,7 @@ use crate::ledger::items::ItemId;
 use crate::ledger::{self, LedgerError};
 use crate::output::manifest::{self, Entry, Manifest};
 use crate::output::pointer::{self, Pointer};
-use crate::output::revision::{self, Staging};
+use crate::output::revision::{self, RevisionId, Staging};
 use crate::output::OutputError;
 use crate::site::Site;
 use chrono::NaiveDate;
@@ -401,7 +401,7 @@ pub fn run_with_progress(
             .or_else(|| {
                 revision::list_complete(&public)
                     .ok()
-                    .and_then(|l| l.first().map(|(_, n)| n.clone()))
+                    .and_then(|l| l.first().map(|id| id.to_string()))
             })
             .map(|n| public.join(revision::REVISIONS).join(n))
     };
@@ -412,7 +412,7 @@ pub fn run_with_progress(
             && revision::is_complete(
                 &public
                     .join(revision::REVISIONS)
-                    .join(revision::dir_name(at, &build)),
+                    .join(RevisionId::new(at, &build).to_string()),
             )
     });
     // The previous manifest (a 100,000-entry one takes ~0.15 s to parse) is read on another
@@ -432,9 +432,10 @@ pub fn run_with_progress(
     if let (Some(at), Some(prev)) = (ledger_revision, &prev_dir) {
         let same_build = prev
             .file_name()
-            .and_then(|n| revision::parse_dir_name(&n.to_string_lossy()).map(|(_, b)| b == build))
+            .and_then(|n| n.to_string_lossy().parse::<RevisionId>().ok())
+            .map(|id| id.fingerprint == build)
             .unwrap_or(false);
-        let guess = revision::dir_name(at, &build);
+        let guess = RevisionId::new(at, &build).to_string();
         if same_build && !looks_built {
             let s = Staging::create(&public, &guess)?;
             early = Some(prelink::Early::start(prev.clone(), s.path.clone()));
@@ -448,7 +449,7 @@ pub fn run_with_progress(
         // A revision built already (a rerun with nothing new) is only pointed to: its pages
         // are not read, nor its file list parsed.
         let at = snap.revision()?;
-        let name = revision::dir_name(at, &build);
+        let name = RevisionId::new(at, &build).to_string();
         let dir = public.join(revision::REVISIONS).join(&name);
         if revision::is_complete(&dir) {
             let next_change_at = snap.next_change()?;
@@ -498,7 +499,7 @@ pub fn run_with_progress(
     let name = if opts.preview {
         "preview".to_string()
     } else {
-        revision::dir_name(source.revision, &build)
+        RevisionId::new(source.revision, &build).to_string()
     };
     let final_dir = if opts.preview {
         public.join("preview")

@@ -335,6 +335,7 @@ fn local_revision(site: &Site, wanted: Option<&str>) -> Result<Local, DeployErro
     let current = pointer::read(&public)?;
     let (revision, dir) = match wanted {
         Some(w) => revision::choose(&public, w, current.as_ref().map(|c| c.build.as_str()))?
+            .map(|id| (id.revision, id.to_string()))
             .ok_or_else(|| OutputError::NoSuchRevision {
                 wanted: w.to_string(),
                 dir: public.join(REVISIONS),
@@ -549,14 +550,14 @@ async fn attempt(ledger: &mut Ledger, ctx: &Ctx<'_>, opts: &Options) -> Result<T
             pointer::Decision::KeptHigher if opts.revision.is_some() => {
                 return Err(DeployError::Backwards {
                     target,
-                    live: revision::dir_name(p.revision, &p.build),
+                    live: revision::RevisionId::new(p.revision, &p.build).to_string(),
                     wanted: local.dir,
                 });
             }
             pointer::Decision::Replaced => {
                 return Err(DeployError::Replaced {
                     target,
-                    live: revision::dir_name(p.revision, &p.build),
+                    live: revision::RevisionId::new(p.revision, &p.build).to_string(),
                     wanted: local.dir,
                 });
             }

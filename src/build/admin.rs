@@ -24,15 +24,14 @@ pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackRepo
     let public = public_dir(site);
     let current = pointer::read(&public)?;
     let chosen = revision::choose(&public, target, current.as_ref().map(|c| c.build.as_str()))?;
-    let Some((r, name)) = chosen else {
+    let Some(id) = chosen else {
         return Err(OutputError::NoSuchRevision {
             wanted: target.to_string(),
             dir: public.join(REVISIONS),
         }
         .into());
     };
-    let (_, b) = revision::parse_dir_name(&name).expect("listed names parse");
-    let to = Pointer::new(r, b);
+    let to = Pointer::new(id.revision, &id.fingerprint);
     if current.as_ref() == Some(&to) {
         // Already live: nothing moves, so there is nothing to journal or audit.
         return Ok(RollbackReport { from: current, to });
@@ -116,7 +115,8 @@ pub fn gc(
         let mut kept = Vec::new();
         let mut removed = Vec::new();
         let mut in_grace = Vec::new();
-        for (i, (_, name)) in revision::list_complete(&public)?.into_iter().enumerate() {
+        for (i, id) in revision::list_complete(&public)?.into_iter().enumerate() {
+            let name = id.to_string();
             if i < keep || Some(&name) == current.as_ref() || needed.contains(&name) {
                 kept.push(name);
                 continue;

@@ -149,8 +149,8 @@ async fn rollback_held(
     };
     let from = live
         .as_ref()
-        .map(|(p, _)| revision::dir_name(p.revision, &p.build));
-    let to = revision::dir_name(plan.revision, &plan.build);
+        .map(|(p, _)| revision::RevisionId::new(p.revision, &p.build).to_string());
+    let to = revision::RevisionId::new(plan.revision, &plan.build).to_string();
     if live.as_ref().is_some_and(|(p, _)| p.manifest == plan.root) {
         // Already live: nothing moves, so there is nothing to audit.
         return Ok(RemoteRollback {
@@ -253,11 +253,11 @@ fn choose(
     live: Option<&RemotePointer>,
     wanted: &str,
 ) -> Result<HeldRevision, DeployError> {
-    match revision::parse_dir_name(wanted) {
-        Some((r, b)) => held_revisions
+    match wanted.parse::<revision::RevisionId>() {
+        Ok(id) => held_revisions
             .iter()
-            .find(|h| h.root.revision == r && h.root.build == b),
-        None => {
+            .find(|h| h.root.revision == id.revision && h.root.build == id.fingerprint),
+        Err(_) => {
             let r: i64 = wanted.parse().map_err(|_| DeployError::BadTarget {
                 target: remote.url.clone(),
                 why: format!("{wanted:?} is not a revision (R or R-B)"),
@@ -315,7 +315,7 @@ pub(crate) async fn finish(
         }
     }
     let detail = serde_json::json!({
-        "target": remote.url, "to": revision::dir_name(plan.revision, &plan.build), "manifest": plan.root,
+        "target": remote.url, "to": revision::RevisionId::new(plan.revision, &plan.build).to_string(), "manifest": plan.root,
     })
     .to_string();
     let subject = format!("rollback:{}", op.id);
@@ -423,7 +423,7 @@ async fn gc_held(
     };
     let mut doomed = Vec::new();
     for (i, r) in all.iter().enumerate() {
-        let name = revision::dir_name(r.root.revision, &r.root.build);
+        let name = revision::RevisionId::new(r.root.revision, &r.root.build).to_string();
         if i < keep
             || live.as_ref().is_some_and(|p| p.manifest == r.sha256)
             || protect.roots.contains(&r.sha256)

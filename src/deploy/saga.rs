@@ -611,7 +611,9 @@ pub(super) async fn known_present(
     if manifest != live {
         return Ok(None);
     }
-    let dir = public.join(REVISIONS).join(revision::dir_name(rev, &build));
+    let dir = public
+        .join(REVISIONS)
+        .join(revision::RevisionId::new(rev, &build).to_string());
     let Ok(m) = Manifest::read(&dir) else {
         return Ok(None);
     };

@@ -178,7 +178,7 @@ async fn repair_round(
     found: BucketCheck,
 ) -> Result<Report, DeployError> {
     let remote = ctx.remote;
-    let dir = revision::dir_name(found.revision, &found.build);
+    let dir = revision::RevisionId::new(found.revision, &found.build).to_string();
     let path = ctx.site.public_dir().join(REVISIONS).join(&dir);
     let manifest = Manifest::read(&path).map_err(|e| {
         DeployError::store(

@@ -37,7 +37,7 @@ impl Pointer {
         Pointer {
             revision,
             build: build.to_string(),
-            dir: revision::dir_name(revision, build),
+            dir: revision::RevisionId::new(revision, build).to_string(),
         }
     }
 }
@@ -220,9 +220,9 @@ pub fn read(public: &Path) -> Result<Option<Pointer>, OutputError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    match revision::parse_dir_name(&name) {
-        Some((r, b)) => Ok(Some(Pointer::new(r, b))),
-        None => Err(OutputError::Manifest {
+    match name.parse::<revision::RevisionId>() {
+        Ok(id) => Ok(Some(Pointer::new(id.revision, &id.fingerprint))),
+        Err(_) => Err(OutputError::Manifest {
             path: link,
             message: format!(
                 "points at {}, which is not a revision directory",

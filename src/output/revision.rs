@@ -10,16 +10,44 @@ use std::path::{Path, PathBuf};
 pub const REVISIONS: &str = "revisions";
 const TMP_PREFIX: &str = ".tmp-";
 
-/// `<R>-<B>`.
-pub fn dir_name(revision: i64, build: &str) -> String {
-    format!("{revision}-{build}")
+/// A revision as folders, pointers, buckets and `X-Revision` name it: the publication
+/// revision `R` and the fingerprint `B` of the build that rendered it (its templates, static
+/// files and settings), written `R-B`. One type for the pair, so no module formats or parses
+/// the name by hand.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RevisionId {
+    pub revision: i64,
+    pub fingerprint: String,
 }
 
-/// Parses `<R>-<B>`.
-pub fn parse_dir_name(name: &str) -> Option<(i64, &str)> {
-    let (r, b) = name.split_once('-')?;
-    Some((r.parse().ok()?, b))
-        .filter(|_| !b.is_empty() && b.bytes().all(|c| c.is_ascii_alphanumeric()))
+impl RevisionId {
+    pub fn new(revision: i64, fingerprint: impl Into<String>) -> RevisionId {
+        RevisionId {
+            revision,
+            fingerprint: fingerprint.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for RevisionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.revision, self.fingerprint)
+    }
+}
+
+impl std::str::FromStr for RevisionId {
+    type Err = String;
+
+    /// `R-B`: an integer, a dash, and an alphanumeric fingerprint.
+    fn from_str(name: &str) -> Result<RevisionId, String> {
+        let bad = || format!("{name:?} is not a revision name (R-B)");
+        let (r, b) = name.split_once('-').ok_or_else(bad)?;
+        let revision = r.parse().map_err(|_| bad())?;
+        if b.is_empty() || !b.bytes().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(bad());
+        }
+        Ok(RevisionId::new(revision, b))
+    }
 }
 
 /// A complete revision directory: named `<R>-<B>` and holding its manifest.
@@ -218,16 +246,16 @@ pub fn choose(
     public: &Path,
     target: &str,
     current_build: Option<&str>,
-) -> Result<Option<(i64, String)>, OutputError> {
+) -> Result<Option<RevisionId>, OutputError> {
     let complete = list_complete(public)?;
-    Ok(if let Some((r, b)) = parse_dir_name(target) {
-        complete.iter().find(|(_, n)| *n == dir_name(r, b)).cloned()
+    Ok(if let Ok(id) = target.parse::<RevisionId>() {
+        complete.into_iter().find(|c| *c == id)
     } else if let Ok(r) = target.parse::<i64>() {
-        let same_build = current_build.map(|b| dir_name(r, b));
+        let same_build = current_build.map(|b| RevisionId::new(r, b));
         complete
             .iter()
-            .find(|(_, n)| Some(n) == same_build.as_ref())
-            .or_else(|| complete.iter().find(|(rev, _)| *rev == r))
+            .find(|c| Some(*c) == same_build.as_ref())
+            .or_else(|| complete.iter().find(|c| c.revision == r))
             .cloned()
     } else {
         None
@@ -235,7 +263,7 @@ pub fn choose(
 }
 
 /// Complete revisions, newest first (by revision, then by directory mtime).
-pub fn list_complete(public: &Path) -> Result<Vec<(i64, String)>, OutputError> {
+pub fn list_complete(public: &Path) -> Result<Vec<RevisionId>, OutputError> {
     let revisions = public.join(REVISIONS);
     let Ok(entries) = std::fs::read_dir(&revisions) else {
         return Ok(Vec::new());
@@ -243,15 +271,15 @@ pub fn list_complete(public: &Path) -> Result<Vec<(i64, String)>, OutputError> {
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some((r, _)) = parse_dir_name(&name) {
+        if let Ok(id) = name.parse::<RevisionId>() {
             if is_complete(&entry.path()) {
                 let mtime = entry.metadata().and_then(|m| m.modified()).ok();
-                out.push((r, mtime, name));
+                out.push((id.revision, mtime, id));
             }
         }
     }
     out.sort_by_key(|e| std::cmp::Reverse((e.0, e.1)));
-    Ok(out.into_iter().map(|(r, _, n)| (r, n)).collect())
+    Ok(out.into_iter().map(|(_, _, id)| id).collect())
 }
 
 #[cfg(test)]
@@ -260,9 +288,12 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(parse_dir_name(&dir_name(12, "ab12")), Some((12, "ab12")));
-        assert_eq!(parse_dir_name(".tmp-1-ab"), None);
-        assert_eq!(parse_dir_name("12-"), None);
+        let id = RevisionId::new(12, "ab12");
+        assert_eq!(id.to_string(), "12-ab12");
+        assert_eq!("12-ab12".parse::<RevisionId>(), Ok(id));
+        for bad in [".tmp-1-ab", "12-", "x-ab", "12", "12-a-b", "-3-ab"] {
+            assert!(bad.parse::<RevisionId>().is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use super::wake::Reason;
 use super::{CycleReport, Lag, Step};
 use crate::clock::{Clock, Instant};
+use crate::output::revision::RevisionId;
 use crate::site::Site;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,9 +14,9 @@ use std::sync::Arc;
 #[derive(Default)]
 pub struct Memory {
     /// The publication revision and build id last built here.
-    pub built: Option<(i64, String)>,
+    pub built: Option<RevisionId>,
     /// The revision and build last carried out at the deploy target.
-    pub deployed: Option<(i64, String)>,
+    pub deployed: Option<RevisionId>,
     /// Failed cycles in a row.
     pub failures: u32,
     /// The configuration the last cycle read.
@@ -100,13 +101,13 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
         .reasons
         .iter()
         .any(|w| matches!(w, Reason::Files | Reason::Start));
-    let needs_build = files || mem.built.as_ref().map(|b| b.0) != Some(r.revision);
+    let needs_build = files || mem.built.as_ref().map(|b| b.revision) != Some(r.revision);
     if needs_build {
         let t = std::time::Instant::now();
         let b = crate::build::run(&site, i.clock, &crate::build::Options::default())
             .map_err(|e| (Step::Build, e.to_string()))?;
         r.durations_ms.build = Some(t.elapsed().as_millis() as u64);
-        mem.built = Some((b.revision, b.build.clone()));
+        mem.built = Some(RevisionId::new(b.revision, b.build.clone()));
         r.revision = r.revision.max(b.revision);
         r.next_change_at = min_opt(r.next_change_at, b.next_change_at);
         r.build = Some(b);

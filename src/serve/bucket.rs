@@ -302,7 +302,7 @@ impl BucketOrigin {
                         )));
                     }
                 }
-                let name = crate::output::revision::dir_name(root.revision, &root.build);
+                let name = crate::output::revision::RevisionId::new(root.revision, &root.build).to_string();
                 Ok(Arc::new(Live {
                     manifest: manifest.clone(),
                     name_header: HeaderValue::from_str(&name)
