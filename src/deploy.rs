@@ -50,16 +50,6 @@ use std::path::PathBuf;
 pub enum DeployError {
     #[error("no deploy target: pass --to URL or set deploy.to in fencepost.toml (s3://bucket/prefix, gs://…, az://…, file:///abs/path)")]
     NoTarget,
-    #[error("deploy target {target}: {why}")]
-    BadTarget { target: String, why: String },
-    #[error("deploy target {target}: {what}: {message}")]
-    Store {
-        target: String,
-        what: String,
-        message: String,
-    },
-    #[error("deploy target {target} does not enforce conditional writes: {what}. The pointer's compare-and-set depends on them, so fencepost refuses to deploy there (Garage, for one, ignores If-None-Match/If-Match). Use a store that honours them (AWS S3, R2, MinIO, GCS, Azure) or a file:// target")]
-    NoConditionalWrites { target: String, what: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -117,11 +107,14 @@ pub enum DeployError {
 
 impl DeployError {
     fn store(remote: &Remote, what: &str, message: impl std::fmt::Display) -> DeployError {
-        DeployError::Store {
+        // What the bucket holds is not what the saga expects (a frozen plan that does not
+        // match, a root that does not hash to its name): trying again repeats it.
+        DeployError::Bucket(crate::bucket::BucketError::Store {
             target: remote.url.clone(),
             what: what.to_string(),
             message: message.to_string(),
-        }
+            retryable: false,
+        })
     }
 }
 

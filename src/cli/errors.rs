@@ -99,10 +99,7 @@ fn locate(cause: &(dyn std::error::Error + 'static), to: &mut Map<String, Value>
     } else if let Some(e) = cause.downcast_ref::<deploy::DeployError>() {
         use deploy::DeployError::*;
         match e {
-            BadTarget { target, .. }
-            | Store { target, .. }
-            | NoConditionalWrites { target, .. }
-            | Backwards { target, .. }
+            Backwards { target, .. }
             | Replaced { target, .. }
             | ForeignBucket { target, .. }
             | Incomplete { target, .. }

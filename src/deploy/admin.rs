@@ -258,9 +258,11 @@ fn choose(
             .iter()
             .find(|h| h.root.revision == id.revision && h.root.build == id.fingerprint),
         Err(_) => {
-            let r: i64 = wanted.parse().map_err(|_| DeployError::BadTarget {
-                target: remote.url.clone(),
-                why: format!("{wanted:?} is not a revision (R or R-B)"),
+            let r: i64 = wanted.parse().map_err(|_| {
+                DeployError::Bucket(crate::bucket::BucketError::BadTarget {
+                    target: remote.url.clone(),
+                    why: format!("{wanted:?} is not a revision (R or R-B)"),
+                })
             })?;
             let same_build = live.map(|p| p.build.clone());
             held_revisions
