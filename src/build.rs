@@ -133,10 +133,6 @@ pub struct Report {
     pub early_links: usize,
 }
 
-pub fn public_dir(site: &Site) -> PathBuf {
-    site.public_dir()
-}
-
 pub(crate) fn content_key(s: &str) -> String {
     content::sha256_hex(s.as_bytes())
 }
@@ -355,7 +351,7 @@ pub fn run_with_progress(
     let mut phases = Phases(std::time::Instant::now());
     // A ledger location that cannot be right is refused before anything is written.
     site.ledger_location()?;
-    let public = public_dir(site);
+    let public = site.public_dir();
     std::fs::create_dir_all(&public).map_err(io(&public))?;
     let mut abandoned_removed = revision::remove_abandoned(&public)?;
     // Leftovers of killed swaps and gc runs, unless someone is using the pointer right now.

@@ -74,8 +74,21 @@ const isolate = {
   requests: 0,
 };
 
-/** @param {Record<string, any>} env @returns {Settings} */
+/** @type {WeakMap<object, Settings>} */
+const settingsOf = new WeakMap();
+
+/** The settings from `env`, read once per env object. @param {Record<string, any>} env */
 function settings(env) {
+  let s = settingsOf.get(env);
+  if (!s) {
+    s = readSettings(env);
+    settingsOf.set(env, s);
+  }
+  return s;
+}
+
+/** @param {Record<string, any>} env @returns {Settings} */
+function readSettings(env) {
   const prefix = String(env.PREFIX ?? "").replace(/^\/+|\/+$/g, "");
   if (prefix.split("/").some((s) => s === "." || s === "..")) {
     throw new Error(`PREFIX ${prefix} may not contain . or .. segments`);
@@ -96,6 +109,11 @@ function settings(env) {
 /** @param {Settings} s @param {string} rel */
 function key(s, rel) {
   return s.prefix ? `${s.prefix}/${rel}` : rel;
+}
+
+/** Where a content-addressed object is kept in `caches.default`: a key naming its digest. */
+function cacheKey(/** @type {Settings} */ s, /** @type {URL} */ url, /** @type {string} */ rel) {
+  return new URL(`/__fencepost/cache/${key(s, rel)}`, url.origin).toString();
 }
 
 /** @param {ArrayBuffer | Uint8Array} bytes */
@@ -143,9 +161,9 @@ class Unavailable extends Error {}
 async function addressed(s, env, ctx, rel, sha, kind, url) {
   // Keys are made from digests only: nothing a manifest says can name another key.
   if (!HEX64.test(sha)) throw new Unavailable(`${kind} ${sha} is not a sha256`);
-  const cacheKey = new URL(`/__fencepost/cache/${key(s, rel)}`, url.origin).toString();
+  const k = cacheKey(s, url, rel);
   const cache = /** @type {any} */ (caches).default;
-  const hit = await cache.match(cacheKey);
+  const hit = await cache.match(k);
   if (hit) {
     isolate.cacheHits += 1;
     return hit.arrayBuffer();
@@ -160,7 +178,7 @@ async function addressed(s, env, ctx, rel, sha, kind, url) {
   }
   ctx.waitUntil(
     cache
-      .put(cacheKey, new Response(bytes, { headers: { "cache-control": IMMUTABLE } }))
+      .put(k, new Response(bytes, { headers: { "cache-control": IMMUTABLE } }))
       .catch(() => {}),
   );
   return bytes;
@@ -339,9 +357,9 @@ async function smallBlob(s, env, ctx, url, e) {
 async function largeBlob(s, env, ctx, url, e) {
   if (!HEX64.test(e.sha256)) throw new Unavailable(`blob ${e.sha256} is not a sha256`);
   const rel = `objects/${e.sha256}`;
-  const cacheKey = new URL(`/__fencepost/cache/${key(s, rel)}`, url.origin).toString();
+  const k = cacheKey(s, url, rel);
   const cache = /** @type {any} */ (caches).default;
-  const hit = await cache.match(cacheKey);
+  const hit = await cache.match(k);
   if (hit?.body) {
     isolate.cacheHits += 1;
     return hit.body;
@@ -377,7 +395,7 @@ async function largeBlob(s, env, ctx, url, e) {
   // An errored body (a mismatch) makes the put fail: only whole, checked bytes are cached.
   ctx.waitUntil(
     cache
-      .put(cacheKey, new Response(toCache, { headers: { "cache-control": IMMUTABLE } }))
+      .put(k, new Response(toCache, { headers: { "cache-control": IMMUTABLE } }))
       .catch(() => {}),
   );
   return toClient;
@@ -436,7 +454,6 @@ export function parsePath(raw) {
     return "the path is not UTF-8";
   }
   if (decoded.includes("\0")) return "the path contains a NUL byte";
-  if (decoded.includes("\\")) return "the path contains a backslash";
   const body = decoded.slice(1);
   const trailingSlash = body === "" || body.endsWith("/");
   const trimmed = trailingSlash && body !== "" ? body.slice(0, -1) : body;
@@ -444,8 +461,6 @@ export function parsePath(raw) {
   if (trimmed !== "") {
     for (const seg of trimmed.split("/")) {
       if (seg === "") return "the path contains an empty segment (//)";
-      // The URL parser has resolved these already; kept for a runtime that does not.
-      if (seg === "." || seg === "..") return "the path contains a . or .. segment";
       segments.push(seg);
     }
   }

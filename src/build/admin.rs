@@ -1,6 +1,6 @@
 //! `rollback` and `gc`: operations on finished revisions.
 
-use super::{public_dir, BuildError};
+use super::BuildError;
 use crate::clock::Clock;
 use crate::ledger::{audit, Ledger};
 use crate::output::pointer::{self, Pointer};
@@ -21,7 +21,7 @@ pub struct RollbackReport {
 /// newest complete directory for R, preferring the current build fingerprint) or `R-B`.
 /// Recorded in the audit log.
 pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackReport, BuildError> {
-    let public = public_dir(site);
+    let public = site.public_dir();
     let current = pointer::read(&public)?;
     let chosen = revision::choose(&public, target, current.as_ref().map(|c| c.build.as_str()))?;
     let Some(id) = chosen else {
@@ -86,7 +86,7 @@ pub fn gc(
     keep: usize,
     grace_secs: u64,
 ) -> Result<GcReport, BuildError> {
-    let public = public_dir(site);
+    let public = site.public_dir();
     // Revisions an unfinished (pending or parked) deploy operation carries out: decided, so
     // they must stay until it is done or a person abandons it.
     let mut ledger = site.open_ledger()?;

@@ -21,7 +21,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let mut l = site.open_ledger()?;
     let mut v = l.read(audit::verify_anchored)?;
     // The live revision: built from an earlier point of this very chain.
-    let public = fencepost::build::public_dir(&site);
+    let public = site.public_dir();
     let mut live = serde_json::Value::Null;
     if let Ok(Some(p)) = pointer::read(&public) {
         let dir = public.join(revision::REVISIONS).join(&p.dir);

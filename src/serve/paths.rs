@@ -13,7 +13,6 @@
 pub enum Refusal {
     NotUtf8,
     Nul,
-    Backslash,
     EncodedSlash,
     EmptySegment,
     NotAbsolute,
@@ -24,7 +23,6 @@ impl Refusal {
         match self {
             Refusal::NotUtf8 => "the path is not UTF-8",
             Refusal::Nul => "the path contains a NUL byte",
-            Refusal::Backslash => "the path contains a backslash",
             Refusal::EncodedSlash => "the path contains an encoded slash",
             Refusal::EmptySegment => "the path contains an empty segment (//)",
             Refusal::NotAbsolute => "the path must start with /",
@@ -68,9 +66,6 @@ pub fn parse(raw: &str) -> Result<RequestPath, Refusal> {
         .map_err(|_| Refusal::NotUtf8)?;
     if decoded.contains('\0') {
         return Err(Refusal::Nul);
-    }
-    if decoded.contains('\\') {
-        return Err(Refusal::Backslash);
     }
     let body = &decoded[1..];
     let trailing_slash = body.is_empty() || body.ends_with('/');
