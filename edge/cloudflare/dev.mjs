@@ -206,8 +206,8 @@ await sync.run();
 
 // Changes are noticed three ways: a watch on the folder, the pointer's own stat every 20 ms
 // (a deploy's last step), and a full pass every 10 s (a watch can miss events).
-let pointerSig = null;
-const pointerSig0 = async () => {
+/** The pointer file's stat signature (null: none), to notice a deploy's last step. */
+const pointerSignature = async () => {
   try {
     const st = await fs.stat(path.join(o.dir, "current"));
     return `${st.mtimeMs}:${st.size}:${st.ino}`;
@@ -215,7 +215,7 @@ const pointerSig0 = async () => {
     return null;
   }
 };
-pointerSig = await pointerSig0();
+let pointerSig = await pointerSignature();
 try {
   watch(o.dir, { recursive: true }, () => {
     sync.run().catch((e) => process.stderr.write(`dev.mjs: sync failed: ${e}\n`));
@@ -224,7 +224,7 @@ try {
   process.stderr.write(`dev.mjs: no folder watch (${e}); polling only\n`);
 }
 setInterval(async () => {
-  const sig = await pointerSig0();
+  const sig = await pointerSignature();
   if (sig !== pointerSig) {
     pointerSig = sig;
     sync.run().catch((e) => process.stderr.write(`dev.mjs: sync failed: ${e}\n`));
