@@ -15,6 +15,7 @@
 //! An interrupted run leaves items `processing` under a lease that expires; the next run
 //! re-drives them. A run that lost its lease changes nothing.
 
+mod batch;
 pub mod image;
 mod prepare;
 pub mod stat_cache;
@@ -25,11 +26,10 @@ use crate::content::{ContentError, ImageSource};
 use crate::item::{ItemName, Shown};
 use crate::ledger::items::{self, Action, ItemId, ItemView, Plan, State};
 use crate::ledger::lease::{self, Lease, OwnerId};
-use crate::ledger::pages::{self, Commit, Outcome};
+use crate::ledger::pages::Commit;
 use crate::ledger::{self, Ledger, LedgerError};
 use crate::site::Site;
-use rayon::prelude::*;
-use std::collections::HashMap;
+use batch::Batch;
 pub use sync::Invalid;
 
 #[derive(Debug, thiserror::Error)]
@@ -166,38 +166,18 @@ pub fn wait_for_items(
 pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, PublishError> {
     let started = std::time::Instant::now();
     let phase = |name: &str| {
-        tracing::info!(
-            phase = name,
-            ms = started.elapsed().as_millis() as u64,
-            "publish phase done"
-        )
+        let ms = started.elapsed().as_millis() as u64;
+        tracing::info!(phase = name, ms, "publish phase done")
     };
     let mut ledger = site.open_or_create_ledger()?;
     let owner = opts.owner.clone().unwrap_or_else(OwnerId::random);
+    tracing::debug!(owner = %owner.0, "publish run starts");
     let mut report = Report {
         owner: owner.0.clone(),
         ..Report::default()
     };
-    tracing::debug!(owner = %owner.0, "publish run starts");
     let naming = site.collections.naming;
-    if !opts.retry.is_empty() {
-        let now = clock.now();
-        let missing = ledger.write(|tx| {
-            for name in &opts.retry {
-                match items::id_of(tx, name)? {
-                    Some(id) if items::retry(tx, id, now)? => {}
-                    _ => return Ok(Some(name.clone())),
-                }
-            }
-            Ok(None)
-        })?;
-        if let Some(name) = missing {
-            return Err(PublishError::NoSuchItem(
-                Shown(name.shown(naming)).to_string(),
-            ));
-        }
-        report.retried = opts.retry.iter().map(|n| Shown(n.shown(naming))).collect();
-    }
+    report.retried = rearm(&mut ledger, clock.now(), &opts.retry, naming)?;
 
     // 1. Scan and sync.
     let synced = sync::scan_and_sync(site, &mut ledger, clock, &phase)?;
@@ -207,7 +187,65 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     phase("sync");
 
     // 2. Plan.
-    let now = clock.now();
+    let due = plan(
+        &mut ledger,
+        clock.now(),
+        opts,
+        &synced.held,
+        naming,
+        &mut report,
+    )?;
+
+    // 3–5, a batch at a time (see batch.rs). Items whose image must come over the network
+    // go one at a time, so one slow fetch cannot outlast the lease of a whole batch.
+    let (remote, local): (Vec<ItemView>, Vec<ItemView>) = due.into_iter().partition(fetches_image);
+    let batch = site.config.publish.batch_size;
+    for chunk in local.chunks(batch).chain(remote.chunks(1)) {
+        Batch::new((site, clock, opts), &owner, chunk).run(&mut ledger, &mut report)?;
+    }
+
+    report.revision = ledger.read(ledger::status::revision)?;
+    report.next_change_at = ledger.read(ledger::public::next_change)?;
+    phase("commit");
+    Ok(report)
+}
+
+/// `--retry`: re-arms the named items (parked ones become due again), all or none.
+fn rearm(
+    ledger: &mut Ledger,
+    now: Instant,
+    names: &[ItemName],
+    naming: crate::item::Naming,
+) -> Result<Vec<Shown>, PublishError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let missing = ledger.write(|tx| {
+        for name in names {
+            match items::id_of(tx, name)? {
+                Some(id) if items::retry(tx, id, now)? => {}
+                _ => return Ok(Some(name.clone())),
+            }
+        }
+        Ok(None)
+    })?;
+    if let Some(name) = missing {
+        let shown = Shown(name.shown(naming)).to_string();
+        return Err(PublishError::NoSuchItem(shown));
+    }
+    Ok(names.iter().map(|n| Shown(n.shown(naming))).collect())
+}
+
+/// Step 2, from one read: the items due for a publication, an update or a withdrawal; the
+/// rest counted into the report. An item whose file is broken (`held`) is left alone.
+fn plan(
+    ledger: &mut Ledger,
+    now: Instant,
+    opts: &Options,
+    held: &std::collections::HashSet<ItemName>,
+    naming: crate::item::Naming,
+    report: &mut Report,
+) -> Result<Vec<ItemView>, PublishError> {
     let (views, current) = ledger.read(|tx| {
         if opts.rerender {
             return Ok((items::every_view(tx)?, 0));
@@ -218,11 +256,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     })?;
     report.unchanged += current;
     let mut due = Vec::new();
-    for v in views {
-        if synced.held.contains(&v.name) {
-            // Its file is broken: nothing is published, updated or withdrawn for it.
-            continue;
-        }
+    for v in views.into_iter().filter(|v| !held.contains(&v.name)) {
         match v.plan_with(now, opts.rerender) {
             Plan::Act(Action::Withdraw) if v.present() && v.expired(now) => {
                 report.expiring.insert(v.id);
@@ -238,271 +272,15 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
             Plan::Idle => {}
         }
     }
-    tracing::info!(
-        due = due.len(),
-        unchanged = report.unchanged,
-        embargoed = report.embargoed,
-        "planned"
-    );
-
-    // Items whose image must come over the network go one at a time, so one slow fetch
-    // cannot outlast the lease of a whole batch.
-    let (remote, local): (Vec<ItemView>, Vec<ItemView>) = due.into_iter().partition(|v| {
-        !v.image_stored
-            && v.image_source
-                .as_deref()
-                .is_some_and(|s| matches!(ImageSource::from_key(s), ImageSource::Remote(_)))
-    });
-    let batch = site.config.publish.batch_size;
-    let batches = local.chunks(batch).chain(remote.chunks(1));
-    for chunk in batches {
-        run_batch(&mut ledger, site, clock, opts, &owner, chunk, &mut report)?;
-    }
-
-    report.revision = ledger.read(ledger::status::revision)?;
-    report.next_change_at = ledger.read(ledger::public::next_change)?;
-    phase("commit");
-    Ok(report)
+    let (unchanged, embargoed) = (report.unchanged, report.embargoed);
+    tracing::info!(due = due.len(), unchanged, embargoed, "planned");
+    Ok(due)
 }
 
-fn run_batch(
-    ledger: &mut Ledger,
-    site: &Site,
-    clock: &Clock,
-    opts: &Options,
-    owner: &OwnerId,
-    chunk: &[ItemView],
-    report: &mut Report,
-) -> Result<(), PublishError> {
-    let ids: Vec<ItemId> = chunk.iter().map(|v| v.id).collect();
-    let naming = site.collections.naming;
-    let names: HashMap<ItemId, &ItemName> = chunk.iter().map(|v| (v.id, &v.name)).collect();
-    let due: HashMap<ItemId, Instant> = chunk.iter().map(|v| (v.id, v.publish_at)).collect();
-    let shown = |id: &ItemId| {
-        Shown(
-            names
-                .get(id)
-                .map_or(serde_json::Value::from(id.0), |n| n.shown(naming)),
-        )
-    };
-    // 3. Leases (see lease::acquire_all), then preflight under them in one transaction.
-    let now = clock.now();
-    let max_attempts = site.config.publish.max_attempts;
-    let keys: Vec<lease::LeaseKey<'_>> = ids
-        .iter()
-        .map(|&id| lease::LeaseKey::Publication(id))
-        .collect();
-    let taken = lease::acquire_all(ledger, &keys, owner, now, opts.lease_secs)?;
-    let ids = &ids[..];
-    let mut held = Vec::with_capacity(ids.len());
-    for (&id, t) in ids.iter().zip(taken) {
-        match t {
-            Some(l) => held.push((id, l)),
-            None => {
-                report.skipped_locked.push(shown(&id));
-                report.skipped_ids.push(id);
-            }
-        }
-    }
-    if held.is_empty() {
-        return Ok(());
-    }
-    enum Preflight {
-        Claimed(Box<Claimed>),
-        Parked(ItemId),
-        Current,
-        Nothing,
-    }
-    // The closure may run again (a PostgreSQL retry), so it only returns what it saw.
-    // Two pipelines: every view, then every item's lease-guarded step.
-    let preflight = ledger.write(|tx| {
-        let ids: Vec<ItemId> = held.iter().map(|(id, _)| *id).collect();
-        let views = items::views(tx, &ids)?;
-        let mut steps = Vec::new();
-        let mut out = Vec::with_capacity(held.len());
-        for ((id, held), view) in held.iter().zip(views) {
-            let (id, held) = (*id, held.clone());
-            out.push(
-                match view.as_ref().map(|v| v.plan_with(now, opts.rerender)) {
-                    // (A parked item that plans an action is being taken down: its attempts were
-                    // another operation's.)
-                    Some(Plan::Act(_))
-                        if view.as_ref().is_some_and(|v| {
-                            v.attempts >= i64::from(max_attempts) && v.parked_at.is_none()
-                        }) =>
-                    {
-                        // Every earlier attempt ended without a recorded failure (they crashed):
-                        // stop trying until someone re-arms it.
-                        steps.extend(items::guarded_steps("items.park", id, &held, now, &[]));
-                        steps.push(lease::release_step(&held, now));
-                        Preflight::Parked(id)
-                    }
-                    Some(Plan::Act(action)) => {
-                        let view = view.expect("planned from a view");
-                        let (statement, expected_state) = if action == Action::Publish {
-                            ("items.mark_processing", State::Processing)
-                        } else {
-                            ("items.claim", view.state)
-                        };
-                        steps.extend(items::guarded_steps(statement, id, &held, now, &[]));
-                        Preflight::Claimed(Box::new(Claimed {
-                            view,
-                            action,
-                            lease: held,
-                            expected_state,
-                        }))
-                    }
-                    other => {
-                        // Another run finished it since we planned; nothing to do.
-                        steps.push(lease::release_step(&held, now));
-                        if other == Some(Plan::Current) {
-                            Preflight::Current
-                        } else {
-                            Preflight::Nothing
-                        }
-                    }
-                },
-            );
-        }
-        tx.pipeline(&steps)?;
-        Ok(out)
-    })?;
-    let mut claimed = Vec::with_capacity(preflight.len());
-    for p in preflight {
-        match p {
-            Preflight::Claimed(c) => claimed.push(*c),
-            Preflight::Parked(id) => report.parked.push(shown(&id)),
-            Preflight::Current => report.unchanged += 1,
-            Preflight::Nothing => {}
-        }
-    }
-    if claimed.is_empty() {
-        return Ok(());
-    }
-    crate::fail_point!("publish.after_preflight");
-
-    // 4. Slow work: images first (they need the ledger), then Markdown in parallel.
-    let mut images = Vec::with_capacity(claimed.len());
-    for c in &claimed {
-        let needs = c.action != Action::Withdraw && c.view.image_source.is_some();
-        images.push(match (needs, c.view.image_source.as_deref()) {
-            (true, Some(src)) => Some(image::ensure(
-                ledger,
-                site,
-                &ImageSource::from_key(src),
-                owner,
-                clock,
-                opts.lease_secs,
-            )),
-            _ => None,
-        });
-    }
-    let prepared: Vec<Prepared> = claimed
-        .into_par_iter()
-        .zip(images)
-        .map(|(c, img)| prepare::prepare(site, c, img, clock.now()))
-        .collect();
-    crate::fail_point!("publish.before_commit");
-
-    // 5. Commit every item's batch and release the leases, in one transaction.
-    let now = clock.now();
-    let results = ledger.write(|tx| {
-        // Every item's commit batch, pipelined together (see pages::commit_all).
-        let commits: Vec<&Commit> = prepared
-            .iter()
-            .filter_map(|p| match p {
-                Prepared::Commit(c) => Some(&**c),
-                _ => None,
-            })
-            .collect();
-        let mut committed = pages::commit_all(tx, &commits, now)?.into_iter();
-        let mut results = Vec::with_capacity(prepared.len());
-        let mut releases = Vec::with_capacity(prepared.len());
-        for p in &prepared {
-            match p {
-                Prepared::Commit(c) => {
-                    let r = committed.next().expect("one result per commit");
-                    releases.push(lease::release_step(&c.lease, now));
-                    results.push((c.id, Ok(Some(r.outcome))));
-                }
-                Prepared::Failed {
-                    id,
-                    lease: held,
-                    error,
-                } => {
-                    let still_held =
-                        items::record_failure(tx, *id, error, held, max_attempts, now)?;
-                    releases.push(lease::release_step(held, now));
-                    results.push((
-                        *id,
-                        if still_held {
-                            Err(error.clone())
-                        } else {
-                            Ok(Some(Outcome::LeaseLost))
-                        },
-                    ));
-                }
-                Prepared::Stale { id, lease: held } => {
-                    releases.push(lease::release_step(held, now));
-                    results.push((*id, Ok(Some(Outcome::Conflict))));
-                }
-                Prepared::Locked { id, lease: held } => {
-                    // Back to pending so a later run picks it up once the image is stored.
-                    items::record_failure(
-                        tx,
-                        *id,
-                        "waiting for another run to fetch its image",
-                        held,
-                        // Waiting on another run is not a failure of this item.
-                        u32::MAX,
-                        now,
-                    )?;
-                    releases.push(lease::release_step(held, now));
-                    results.push((*id, Ok(None)));
-                }
-            }
-        }
-        tx.pipeline(&releases)?;
-        Ok(results)
-    })?;
-    crate::fail_point!("publish.after_commit");
-    for (id, r) in results {
-        let name = shown(&id);
-        match r {
-            Ok(None) => {
-                report.skipped_locked.push(name);
-                report.skipped_ids.push(id);
-            }
-            Ok(Some(Outcome::Published)) => {
-                if let Some(&at) = due.get(&id) {
-                    report.published_at.push((name.clone(), at, now));
-                }
-                report.published.push(name)
-            }
-            Ok(Some(Outcome::Updated)) => report.updated.push(name),
-            Ok(Some(Outcome::Withdrawn)) => {
-                if report.expiring.contains(&id) {
-                    report.expired.push(name.clone());
-                }
-                report.withdrawn.push(name)
-            }
-            Ok(Some(Outcome::Unchanged)) => report.unchanged += 1,
-            Ok(Some(Outcome::LeaseLost)) => {
-                tracing::warn!(item = %name, "lease lost before commit; nothing was written");
-                report.lease_lost.push(name)
-            }
-            Ok(Some(Outcome::Conflict)) => {
-                tracing::warn!(
-                    item = %name,
-                    "item changed under this run; nothing was written, the next run retries"
-                );
-                report.conflict.push(name)
-            }
-            Err(error) => {
-                tracing::warn!(item = %name, %error, "could not publish; the next run retries");
-                report.failed.push(Failed { id: name, error });
-            }
-        }
-    }
-    Ok(())
+/// Whether publishing `v` fetches its image over the network.
+fn fetches_image(v: &ItemView) -> bool {
+    !v.image_stored
+        && v.image_source
+            .as_deref()
+            .is_some_and(|s| matches!(ImageSource::from_key(s), ImageSource::Remote(_)))
 }

@@ -26,13 +26,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let mut retry = Vec::new();
     for r in &args.retry {
-        retry.push(
-            fencepost::item::ItemName::parse(r, site.collections.only()).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "--retry {r:?}: name an item as collection/id (`fencepost status` lists parked items)"
-                )
-            })?,
-        );
+        let name = fencepost::item::ItemName::parse(r, site.collections.only());
+        retry.push(name.ok_or_else(|| {
+            anyhow::anyhow!(
+                "--retry {r:?}: name an item as collection/id (`fencepost status` lists parked items)"
+            )
+        })?);
     }
     let opts = fencepost::publish::Options {
         lease_secs: args.lease_secs.unwrap_or(site.config.publish.lease_secs),
@@ -43,12 +42,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;
     if args.build && !r.skipped_locked.is_empty() {
         // Another publisher holds some due items: build after its commit, not before.
-        fencepost::publish::wait_for_items(
-            &site,
-            &ctx.clock,
-            &r.skipped_ids,
-            site.config.deploy.wait_secs(),
-        )?;
+        let wait = site.config.deploy.wait_secs();
+        fencepost::publish::wait_for_items(&site, &ctx.clock, &r.skipped_ids, wait)?;
     }
     let built = if args.build {
         let o = fencepost::build::Options {
@@ -66,70 +61,74 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         #[serde(skip_serializing_if = "Option::is_none")]
         build: Option<&'a fencepost::build::Report>,
     }
-    ctx.emit(
-        &Out {
-            publish: &r,
-            build: built.as_ref(),
-        },
-        || {
-            let ids = |v: &[fencepost::item::Shown]| {
-                v.iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let mut out = format!("publication revision {}\n", r.revision);
-            for (label, list) in [
-                ("published", &r.published),
-                ("updated", &r.updated),
-                ("withdrawn", &r.withdrawn),
-                ("of them expired", &r.expired),
-                ("skipped (held by another run)", &r.skipped_locked),
-                ("lease lost (nothing written)", &r.lease_lost),
-                ("conflict (nothing written)", &r.conflict),
-                ("re-armed", &r.retried),
-                ("parked (fencepost status; --retry ID re-arms)", &r.parked),
-            ] {
-                if !list.is_empty() {
-                    out += &format!("  {label}: {} [{}]\n", list.len(), ids(list));
-                }
-            }
-            out += &format!("  unchanged: {}\n", r.unchanged);
-            if r.embargoed > 0 {
-                out += &format!(
-                    "  embargoed: {} (next at {})\n",
-                    r.embargoed,
-                    r.next_embargo_at.map(|t| t.rfc3339()).unwrap_or_default()
-                );
-            }
-            for i in &r.invalid {
-                out += &format!("  INVALID: {} (held as it is; everything else went ahead)\n", i.error);
-            }
-            for f in &r.unclaimed {
-                out += &format!(
-                    "  warning: {f} belongs to no collection and is not a plain page (content/<name>.md): not published\n"
-                );
-            }
-            for f in &r.failed {
-                out += &format!(
-                    "  failed: item {}: {} (retried next run, parked after publish.max_attempts)\n",
-                    f.id, f.error
-                );
-            }
-            if let Some(b) = &built {
-                out += &super::build::human(b);
-                out += &format!(
-                    "  look at it: fencepost serve, or open {}/public/current/index.html\n",
-                    site.root.display()
-                );
-            }
-            out
-        },
-    )?;
+    let out = Out {
+        publish: &r,
+        build: built.as_ref(),
+    };
+    ctx.emit(&out, || {
+        let mut out = human(&r);
+        if let Some(b) = &built {
+            out += &super::build::human(b);
+            out += &format!(
+                "  look at it: fencepost serve, or open {}/public/current/index.html\n",
+                site.root.display()
+            );
+        }
+        out
+    })?;
     // Broken files: everything else went out (and was built), but CI goes red.
     Ok(if r.invalid.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The run in human form: the revision, each list that is not empty, what was held back.
+fn human(r: &fencepost::publish::Report) -> String {
+    let ids = |v: &[fencepost::item::Shown]| {
+        v.iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = format!("publication revision {}\n", r.revision);
+    for (label, list) in [
+        ("published", &r.published),
+        ("updated", &r.updated),
+        ("withdrawn", &r.withdrawn),
+        ("of them expired", &r.expired),
+        ("skipped (held by another run)", &r.skipped_locked),
+        ("lease lost (nothing written)", &r.lease_lost),
+        ("conflict (nothing written)", &r.conflict),
+        ("re-armed", &r.retried),
+        ("parked (fencepost status; --retry ID re-arms)", &r.parked),
+    ] {
+        if !list.is_empty() {
+            out += &format!("  {label}: {} [{}]\n", list.len(), ids(list));
+        }
+    }
+    out += &format!("  unchanged: {}\n", r.unchanged);
+    if r.embargoed > 0 {
+        let next = r.next_embargo_at.map(|t| t.rfc3339()).unwrap_or_default();
+        out += &format!("  embargoed: {} (next at {next})\n", r.embargoed);
+    }
+    for i in &r.invalid {
+        out += &format!(
+            "  INVALID: {} (held as it is; everything else went ahead)\n",
+            i.error
+        );
+    }
+    for f in &r.unclaimed {
+        out += &format!(
+            "  warning: {f} belongs to no collection and is not a plain page (content/<name>.md): not published\n"
+        );
+    }
+    for f in &r.failed {
+        out += &format!(
+            "  failed: item {}: {} (retried next run, parked after publish.max_attempts)\n",
+            f.id, f.error
+        );
+    }
+    out
 }

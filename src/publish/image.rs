@@ -110,22 +110,7 @@ pub fn ensure(
     else {
         return Err(ImageError::Locked { image: key });
     };
-    let result = (|| {
-        let bytes = match local_bytes {
-            Some(b) => b?,
-            None => read_source(site, source)?,
-        };
-        crate::fail_point!("image.after_fetch");
-        let (_, content_type) = sniff(&bytes).ok_or(NOT_AN_IMAGE)?;
-        let img = StoredImage {
-            sha256: sha256_hex(&bytes),
-            bytes: bytes.len() as i64,
-            content_type: content_type.to_string(),
-        };
-        write_blob(&blob_path(&store, &img.sha256, content_type), &bytes)
-            .map_err(|e| format!("cannot write to the image store {}: {e}", store.display()))?;
-        Ok::<_, String>(img)
-    })();
+    let result = fetch_and_store(site, source, local_bytes, &store);
     let now = clock.now();
     match result {
         Ok(img) => {
@@ -135,24 +120,45 @@ pub fn ensure(
                 Ok(ok)
             })?;
             if recorded {
-                Ok(img)
-            } else {
-                Err(ImageError::Failed {
-                    image: key,
-                    why: "lost the image lease before recording it".into(),
-                })
+                return Ok(img);
             }
+            let why = "lost the image lease before recording it".into();
+            Err(ImageError::Failed { image: key, why })
         }
         Err(why) => {
+            let max = match source {
+                ImageSource::Remote(_) => Some(site.config.publish.max_attempts),
+                ImageSource::Local(_) => None,
+            };
             ledger.write(|tx| {
-                let max = match source {
-                    ImageSource::Remote(_) => Some(site.config.publish.max_attempts),
-                    ImageSource::Local(_) => None,
-                };
                 images::record_failed(tx, &key, &why, &held, max, now)?;
                 lease::release(tx, &held, now)
             })?;
             Err(ImageError::Failed { image: key, why })
         }
     }
+}
+
+/// Under the image's lease: its bytes (read already for a local file, else fetched), checked
+/// to be an image, written to the store by content.
+fn fetch_and_store(
+    site: &Site,
+    source: &ImageSource,
+    local_bytes: Option<Result<Vec<u8>, String>>,
+    store: &Path,
+) -> Result<StoredImage, String> {
+    let bytes = match local_bytes {
+        Some(b) => b?,
+        None => read_source(site, source)?,
+    };
+    crate::fail_point!("image.after_fetch");
+    let (_, content_type) = sniff(&bytes).ok_or(NOT_AN_IMAGE)?;
+    let img = StoredImage {
+        sha256: sha256_hex(&bytes),
+        bytes: bytes.len() as i64,
+        content_type: content_type.to_string(),
+    };
+    write_blob(&blob_path(store, &img.sha256, content_type), &bytes)
+        .map_err(|e| format!("cannot write to the image store {}: {e}", store.display()))?;
+    Ok(img)
 }

@@ -4,6 +4,7 @@
 
 use super::{image, Claimed, Prepared};
 use crate::clock::Instant;
+use crate::config::collections::Collection;
 use crate::content;
 use crate::ledger::{
     self,
@@ -26,69 +27,24 @@ pub(super) fn prepare(
     let coll = site.collections.get(&c.view.name.collection).filter(|k| {
         content::owner(&site.collections, &c.view.source_path).is_some_and(|o| o.name == k.name)
     });
-    let commit = |page| {
-        Prepared::Commit(Box::new(Commit {
-            id,
-            name: c.view.name.clone(),
-            action: c.action,
-            lease: c.lease.clone(),
-            expected_state: c.expected_state,
-            expected_version: c.view.page.as_ref().map_or(0, |p| p.content_version),
-            source_hash: c.view.source_hash.clone(),
-            page,
-            token: uuid::Uuid::new_v4().simple().to_string(),
-        }))
-    };
     if c.action == Action::Withdraw {
-        // Re-check under the lease, as publish and update re-read the file: the withdrawal
-        // stands only while the file is still gone, or still the very file that said
-        // `withdrawn = true`. A scan that saw the file missing for a moment (a save by rename,
-        // a checkout) must not take the page down.
-        let path = site.root.join(&c.view.source_path);
-        let still = match (&c.view.source_hash, coll) {
-            (None, None) => true,
-            (None, Some(_)) => !path.exists(),
-            (Some(_), None) => false,
-            (Some(seen), Some(coll)) => content::read_item(
-                &site.root,
-                &c.view.source_path,
-                site.config.publish.max_item_bytes,
-                coll,
-            )
-            .is_ok_and(|(item, hash)| {
-                &hash == seen && (item.withdrawn || item.expire_at.is_some_and(|t| t <= now))
-            }),
-        };
-        return if still {
-            commit(None)
-        } else {
-            Prepared::Stale { id, lease: c.lease }
+        return match still_withdrawn(site, &c, coll, now) {
+            true => commit(c, None),
+            false => Prepared::Stale { id, lease: c.lease },
         };
     }
+    let failed = |lease, error: String| Prepared::Failed { id, lease, error };
     let Some(coll) = coll else {
-        return Prepared::Failed {
-            id,
-            lease: c.lease,
-            error: format!(
-                "{} belongs to no collection of fencepost.toml any more: it is no longer read",
-                c.view.source_path
-            ),
-        };
+        let path = &c.view.source_path;
+        let why = format!(
+            "{path} belongs to no collection of fencepost.toml any more: it is no longer read"
+        );
+        return failed(c.lease, why);
     };
-    let (item, hash) = match content::read_item(
-        &site.root,
-        &c.view.source_path,
-        site.config.publish.max_item_bytes,
-        coll,
-    ) {
+    let max_bytes = site.config.publish.max_item_bytes;
+    let (item, hash) = match content::read_item(&site.root, &c.view.source_path, max_bytes, coll) {
         Ok(x) => x,
-        Err(e) => {
-            return Prepared::Failed {
-                id,
-                lease: c.lease,
-                error: e.to_string(),
-            }
-        }
+        Err(e) => return failed(c.lease, e.to_string()),
     };
     if Some(&hash) != c.view.source_hash.as_ref() || item.name != c.view.name {
         return Prepared::Stale { id, lease: c.lease };
@@ -99,22 +55,49 @@ pub(super) fn prepare(
         Some(Err(image::ImageError::Locked { .. })) => {
             return Prepared::Locked { id, lease: c.lease }
         }
-        Some(Err(e)) => {
-            return Prepared::Failed {
-                id,
-                lease: c.lease,
-                error: e.to_string(),
-            }
-        }
+        Some(Err(e)) => return failed(c.lease, e.to_string()),
     };
+    let page = page_of(site, &c, item, stored);
+    commit(c, Some(page))
+}
+
+/// Re-checked under the lease, as publish and update re-read the file: a withdrawal stands
+/// only while the file is still gone, or still the very file that said `withdrawn = true`
+/// (or whose expiry came). A scan that saw the file missing for a moment (a save by rename,
+/// a checkout) must not take the page down.
+fn still_withdrawn(site: &Site, c: &Claimed, coll: Option<&Collection>, now: Instant) -> bool {
+    let path = site.root.join(&c.view.source_path);
+    match (&c.view.source_hash, coll) {
+        (None, None) => true,
+        (None, Some(_)) => !path.exists(),
+        (Some(_), None) => false,
+        (Some(seen), Some(coll)) => {
+            let max_bytes = site.config.publish.max_item_bytes;
+            content::read_item(&site.root, &c.view.source_path, max_bytes, coll).is_ok_and(
+                |(item, hash)| {
+                    &hash == seen && (item.withdrawn || item.expire_at.is_some_and(|t| t <= now))
+                },
+            )
+        }
+    }
+}
+
+/// The page an item's file makes, rendered, with the one-way rules applied: a page that was
+/// indexable stays so, and one that has its image keeps it.
+fn page_of(
+    site: &Site,
+    c: &Claimed,
+    item: content::Item,
+    stored: Option<ledger::images::StoredImage>,
+) -> PageFields {
     let rendered = crate::markdown::render(&item.body, &site.config.markdown);
     let mut page = PageFields {
         title: item.title,
         day: item.day.map(|d| d.to_string()).unwrap_or_default(),
         data: item.data,
         due_at: item.due,
-        body_html: String::new(),
-        summary_html: None,
+        body_html: rendered.body_html,
+        summary_html: rendered.summary_html,
         terms: item.terms,
         image_source: stored
             .as_ref()
@@ -122,24 +105,38 @@ pub(super) fn prepare(
         image_sha256: stored.map(|s| s.sha256),
         indexable: item.indexable,
     };
-    page.body_html = rendered.body_html;
-    page.summary_html = rendered.summary_html;
-    if let Some(prev) = &c.view.page {
-        if prev.indexable && !page.indexable {
-            tracing::warn!(
-                item = %c.view.name,
-                "indexable = false ignored: a page that was indexable never returns to noindex"
-            );
-            page.indexable = true;
-        }
-        if page.image_sha256.is_none() && prev.image_sha256.is_some() {
-            tracing::warn!(
-                item = %c.view.name,
-                "image removed from the file ignored: a page that has its image keeps it"
-            );
-            page.image_source = prev.image_source.clone();
-            page.image_sha256 = prev.image_sha256.clone();
-        }
+    let Some(prev) = &c.view.page else {
+        return page;
+    };
+    if prev.indexable && !page.indexable {
+        tracing::warn!(
+            item = %c.view.name,
+            "indexable = false ignored: a page that was indexable never returns to noindex"
+        );
+        page.indexable = true;
     }
-    commit(Some(page))
+    if page.image_sha256.is_none() && prev.image_sha256.is_some() {
+        tracing::warn!(
+            item = %c.view.name,
+            "image removed from the file ignored: a page that has its image keeps it"
+        );
+        page.image_source = prev.image_source.clone();
+        page.image_sha256 = prev.image_sha256.clone();
+    }
+    page
+}
+
+/// The commit batch of a claimed item (no page: a withdrawal).
+fn commit(c: Claimed, page: Option<PageFields>) -> Prepared {
+    Prepared::Commit(Box::new(Commit {
+        id: c.view.id,
+        name: c.view.name.clone(),
+        action: c.action,
+        expected_state: c.expected_state,
+        expected_version: c.view.page.as_ref().map_or(0, |p| p.content_version),
+        source_hash: c.view.source_hash.clone(),
+        lease: c.lease,
+        page,
+        token: uuid::Uuid::new_v4().simple().to_string(),
+    }))
 }

@@ -123,8 +123,26 @@ pub fn scan_and_sync(
     crate::fail_point!("publish.after_scan");
     let now = clock.now();
     let gone = gone(site, &cache, &scan);
-    let seen: Vec<Seen<'_>> = scan
-        .read
+    let seen = seen(&scan);
+    let collections = &site.collections;
+    let due = |collection: &str, day: Option<&str>, explicit| {
+        let c = collections.get(collection)?;
+        let day = day.and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
+        c.due_at(day, explicit).ok()
+    };
+    ledger.write(|tx| items::sync(tx, &seen, &gone, &due, now))?;
+    if let Some(l) = local {
+        l.save(&cache, &scan.read, &scan.present());
+    }
+    crate::fail_point!("publish.after_sync");
+    let out = synced(site, &scan);
+    crate::drop_later((scan, cache));
+    Ok(out)
+}
+
+/// What the ledger is told of each file read.
+fn seen(scan: &Scan) -> Vec<Seen<'_>> {
+    scan.read
         .iter()
         .map(|f| Seen {
             name: &f.item.name,
@@ -138,18 +156,12 @@ pub fn scan_and_sync(
             image_source: f.item.image.as_ref().map(|i| i.key()),
             expire_at: f.item.expire_at,
         })
-        .collect();
-    let collections = &site.collections;
-    let due = |collection: &str, day: Option<&str>, explicit| {
-        let c = collections.get(collection)?;
-        let day = day.and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
-        c.due_at(day, explicit).ok()
-    };
-    ledger.write(|tx| items::sync(tx, &seen, &gone, &due, now))?;
-    if let Some(l) = local {
-        l.save(&cache, &scan.read, &scan.present());
-    }
-    crate::fail_point!("publish.after_sync");
+        .collect()
+}
+
+/// The run's account of the scan: items held for a broken file, the broken files, the files
+/// no collection owns (each logged).
+fn synced(site: &Site, scan: &Scan) -> Synced {
     for b in &scan.broken {
         tracing::warn!(file = %b.path, error = %b.error, "held: this file's item is left as it is");
     }
@@ -157,12 +169,10 @@ pub fn scan_and_sync(
     for f in &unclaimed {
         tracing::warn!(file = %f, "belongs to no collection and is not a plain page (content/<name>.md): not published");
     }
-    let out = Synced {
+    Synced {
         held: scan.held().collect(),
         invalid: scan.broken.iter().map(|b| invalid(b, site)).collect(),
         files_read: scan.read.len(),
         unclaimed,
-    };
-    crate::drop_later((scan, cache));
-    Ok(out)
+    }
 }
