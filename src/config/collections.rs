@@ -301,40 +301,14 @@ fn resolve_one(
                 .into(),
         ));
     }
-    let dir = c.dir.clone().unwrap_or_else(|| name.to_string());
-    let dir = dir.trim_matches('/').to_string();
-    if dir.is_empty()
-        || dir.split('/').any(|p| {
-            p.is_empty() || p == "." || p == ".." || p.starts_with('.') || p.contains('\\')
-        })
-    {
-        return Err(bad(
-            key("dir"),
-            format!("{dir:?} must be a folder under content/, without `..`, `.` or hidden parts"),
-        ));
-    }
+    let dir = collection_dir(name, c).map_err(|why| bad(key("dir"), why))?;
     let url = c.url.clone().unwrap_or_else(|| format!("/{name}/{{id}}/"));
     check_url(&url, true).map_err(|why| bad(key("url"), format!("{url:?} {why}")))?;
-    let list_url = match c.list_url.clone() {
-        Some(u) if u.is_empty() => None,
-        Some(u) => Some(u),
-        None => Some(format!("/{name}/")),
-    };
-    if let Some(u) = &list_url {
-        check_url(u, false).map_err(|why| bad(key("list_url"), format!("{u:?} {why}")))?;
-        if u == "/" {
-            return Err(bad(key("list_url"), "\"/\" is the home page (index.html): give the list a folder like \"/notes/\", or \"\" for no list pages".into()));
-        }
-    }
-    let template = c.template.clone().unwrap_or_else(|| format!("{name}.html"));
-    let list_template = c
-        .list_template
-        .clone()
-        .unwrap_or_else(|| "list.html".into());
-    let withdrawn_template = c
-        .withdrawn_template
-        .clone()
-        .unwrap_or_else(|| "withdrawn.html".into());
+    let list_url = list_url(name, c).map_err(|why| bad(key("list_url"), why))?;
+    let or = |t: &Option<String>, default: String| t.clone().unwrap_or(default);
+    let template = or(&c.template, format!("{name}.html"));
+    let list_template = or(&c.list_template, "list.html".into());
+    let withdrawn_template = or(&c.withdrawn_template, "withdrawn.html".into());
     for (k, t) in [
         ("template", &template),
         ("list_template", &list_template),
@@ -347,9 +321,8 @@ fn resolve_one(
             ));
         }
     }
-    let title = c.title.clone().unwrap_or_else(|| name.to_string());
-    let page_title = c.page_title.clone().unwrap_or_else(|| title.clone());
-    let due = c.due.unwrap_or(DueRule::EndOfDay);
+    let title = or(&c.title, name.to_string());
+    let page_title = or(&c.page_title, title.clone());
     let grace_minutes = c.grace_minutes.unwrap_or(config.publish.grace_minutes);
     if grace_minutes > super::MAX_GRACE_MINUTES {
         return Err(bad(key("grace_minutes"), "at most 527040 (a year)".into()));
@@ -376,7 +349,7 @@ fn resolve_one(
         title,
         page_title,
         id: c.id.unwrap_or(IdKind::Slug),
-        due,
+        due: c.due.unwrap_or(DueRule::EndOfDay),
         grace_minutes,
         timezone,
         feed: c.feed.unwrap_or(true),
@@ -387,6 +360,38 @@ fn resolve_one(
         on_withdraw: c.on_withdraw.unwrap_or_default(),
         withdrawn_template,
     })
+}
+
+/// The collection's folder under `content/` (default: its name), without `..`, `.` or
+/// hidden parts.
+fn collection_dir(name: &str, c: &CollectionConfig) -> Result<String, String> {
+    let dir = c.dir.clone().unwrap_or_else(|| name.to_string());
+    let dir = dir.trim_matches('/').to_string();
+    let bad_part =
+        |p: &str| p.is_empty() || p == "." || p == ".." || p.starts_with('.') || p.contains('\\');
+    if dir.is_empty() || dir.split('/').any(bad_part) {
+        return Err(format!(
+            "{dir:?} must be a folder under content/, without `..`, `.` or hidden parts"
+        ));
+    }
+    Ok(dir)
+}
+
+/// The URL of the collection's list pages (default `/<name>/`; `""`: none). Never `/`, the
+/// home page.
+fn list_url(name: &str, c: &CollectionConfig) -> Result<Option<String>, String> {
+    let list_url = match c.list_url.clone() {
+        Some(u) if u.is_empty() => None,
+        Some(u) => Some(u),
+        None => Some(format!("/{name}/")),
+    };
+    if let Some(u) = &list_url {
+        check_url(u, false).map_err(|why| format!("{u:?} {why}"))?;
+        if u == "/" {
+            return Err("\"/\" is the home page (index.html): give the list a folder like \"/notes/\", or \"\" for no list pages".into());
+        }
+    }
+    Ok(list_url)
 }
 
 impl Collection {
