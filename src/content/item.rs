@@ -1,11 +1,14 @@
 //! One item file: TOML front matter checked against its collection (built-in keys, declared
 //! fields, `[extra]`), then the Markdown body.
 
-use super::{fields, key_line, show, split_front_matter, ContentError, ImageSource};
+mod front;
+
+use super::{fields, split_front_matter, ContentError, ImageSource};
 use crate::clock::Instant;
-use crate::config::collections::{Collection, IdKind, FRONT_MATTER as KEYS};
+use crate::config::collections::{Collection, IdKind};
 use crate::item::ItemName;
 use chrono::NaiveDate;
+use front::Front;
 use std::path::Path;
 
 /// One item as its file says it.
@@ -49,7 +52,8 @@ pub fn stem(path: &Path) -> String {
 }
 
 /// Parses one item file of collection `coll`. `path` names the file in errors and gives a
-/// slug id its default.
+/// slug id its default. Keys are checked in a fixed order, so a file with two mistakes
+/// always reports the same one first.
 pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, ContentError> {
     let split =
         split_front_matter(text).map_err(|_| ContentError::Unterminated { path: path.into() })?;
@@ -57,265 +61,20 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
         .front_matter
         .ok_or_else(|| ContentError::NoFrontMatter { path: path.into() })?;
     let body = split.body.to_string();
-    let mut table: toml::Table = toml::from_str(fm).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| fm[..s.start.min(fm.len())].matches('\n').count() + 2)
-            .unwrap_or(2);
-        ContentError::FrontMatter {
-            path: path.into(),
-            line,
-            message: e.message().to_string(),
-        }
-    })?;
-    let invalid = |key: &str, why: String| ContentError::Invalid {
-        path: path.into(),
-        line: key_line(fm, key),
-        key: key.to_string(),
-        why,
-    };
-    let missing = |key: &str| invalid(key, "is required but missing".into());
-
-    // Anything neither built in, declared, a taxonomy, nor under [extra] is refused, naming
-    // what is allowed.
-    if let Some(unknown) = table.keys().find(|k| {
-        !KEYS.contains(&k.as_str())
-            && k.as_str() != "extra"
-            && !coll.fields.contains_key(*k)
-            && !coll.taxonomies.contains(*k)
-    }) {
-        let mut allowed: Vec<&str> = KEYS.to_vec();
-        allowed.extend(coll.fields.keys().map(String::as_str));
-        allowed.extend(coll.taxonomies.iter().map(String::as_str));
-        return Err(invalid(
-            unknown,
-            format!(
-                "is not a key of collection {}: the keys are {}, and anything else goes under [extra]",
-                coll.name,
-                allowed.join(", ")
-            ),
-        ));
-    }
-
-    let id = match (coll.id, table.remove("id")) {
-        (_, Some(toml::Value::Integer(n))) if n > 0 => n.to_string(),
-        (IdKind::Integer, None) => return Err(missing("id")),
-        (IdKind::Integer, Some(other)) => {
-            return Err(invalid(
-                "id",
-                format!("must be a positive integer, not {}", show(&other)),
-            ))
-        }
-        (IdKind::Slug, Some(toml::Value::String(s))) if is_slug(&s) => s,
-        (IdKind::Slug, Some(other)) => {
-            return Err(invalid(
-                "id",
-                format!(
-                    "must be a slug (a-z, 0-9 and -, at most 80, starting with a letter or digit) or a positive integer, not {}",
-                    show(&other)
-                ),
-            ))
-        }
-        (IdKind::Slug, None) => {
-            let s = stem(path);
-            if !is_slug(&s) {
-                return Err(invalid(
-                    "id",
-                    format!("is missing, and the file name {s:?} is not a slug (a-z, 0-9 and -, at most 80): rename the file or set `id`"),
-                ));
-            }
-            s
-        }
-    };
-    let day = match table.remove("day") {
-        None => None,
-        Some(v) => {
-            let d = fields::parse_date(&v).map_err(|why| invalid("day", why))?;
-            if !(first_day()..=last_day()).contains(&d) {
-                return Err(invalid(
-                    "day",
-                    format!("{d} is out of range: a day from 0001-01-01 to 9998-12-31"),
-                ));
-            }
-            Some(d)
-        }
-    };
-    let title = match table.remove("title").ok_or_else(|| missing("title"))? {
-        toml::Value::String(s) if s.chars().any(char::is_control) => return Err(invalid(
-            "title",
-            "holds a control character (a NUL, a tab, a line break…); a title is one line of text"
-                .into(),
-        )),
-        toml::Value::String(s) if !s.trim().is_empty() => s,
-        toml::Value::String(_) => return Err(invalid("title", "is empty".into())),
-        other => {
-            return Err(invalid(
-                "title",
-                format!("must be a string, not {}", show(&other)),
-            ))
-        }
-    };
-    let image = match table.remove("image") {
-        None => None,
-        Some(toml::Value::String(s)) => {
-            Some(ImageSource::parse(&s).map_err(|why| invalid("image", why))?)
-        }
-        Some(other) => {
-            return Err(invalid(
-                "image",
-                format!("must be a string, not {}", show(&other)),
-            ))
-        }
-    };
-    let bool_field = |key: &str, v: Option<toml::Value>, default: bool| match v {
-        None => Ok(default),
-        Some(toml::Value::Boolean(b)) => Ok(b),
-        Some(other) => Err(invalid(
-            key,
-            format!("must be true or false, not {}", show(&other)),
-        )),
-    };
-    let indexable = bool_field("indexable", table.remove("indexable"), true)?;
-    let withdrawn = bool_field("withdrawn", table.remove("withdrawn"), false)?;
-    let publish_at = match table.remove("publish_at") {
-        None => None,
-        Some(v) => Some(parse_publish_at(&v).map_err(|why| invalid("publish_at", why))?),
-    };
-    let expire_at = match table.remove("expire_at") {
-        None => None,
-        Some(v) => Some(parse_publish_at(&v).map_err(|why| invalid("expire_at", why))?),
-    };
-    let due = coll.due_at(day, publish_at).map_err(|key| {
-        invalid(
-            key,
-            format!(
-                "is required: collection {} makes items due by {}",
-                coll.name,
-                if key == "day" {
-                    "their day"
-                } else {
-                    "their publish_at"
-                }
-            ),
-        )
-    })?;
-
-    if let Some(at) = expire_at.filter(|at| *at <= due) {
-        return Err(invalid(
-            "expire_at",
-            format!(
-                "{} is at or before the instant the item is due ({}): it would never be public; move expire_at later or remove it",
-                at.rfc3339(),
-                due.rfc3339()
-            ),
-        ));
-    }
-    let mut terms = serde_json::Map::new();
-    for tax in &coll.taxonomies {
-        let Some(v) = table.remove(tax) else { continue };
-        let list = match v {
-            toml::Value::Array(a) => a,
-            other => {
-                return Err(invalid(
-                    tax,
-                    format!(
-                        "must be a list of strings (tags = [\"a\", \"b\"]), not {}",
-                        show(&other)
-                    ),
-                ))
-            }
-        };
-        let mut seen: Vec<String> = Vec::new();
-        let mut slugs: Vec<String> = Vec::new();
-        for v in list {
-            let t = match v {
-                toml::Value::String(t)
-                    if !t.trim().is_empty() && !t.chars().any(char::is_control) =>
-                {
-                    t.trim().to_string()
-                }
-                other => {
-                    return Err(invalid(
-                        tax,
-                        format!(
-                            "each term is a non-empty line of text, not {}",
-                            show(&other)
-                        ),
-                    ))
-                }
-            };
-            let slug = crate::config::taxonomies::term_slug(&t);
-            if slug.is_empty() {
-                return Err(invalid(
-                    tax,
-                    format!("the term {t:?} has no letter or digit, so it can have no URL"),
-                ));
-            }
-            if let Some(i) = slugs.iter().position(|s| *s == slug) {
-                if seen[i] != t {
-                    return Err(invalid(
-                        tax,
-                        format!(
-                            "{:?} and {t:?} have the same URL slug {slug:?}: spell them the same",
-                            seen[i]
-                        ),
-                    ));
-                }
-                continue;
-            }
-            slugs.push(slug);
-            seen.push(t);
-        }
-        if !seen.is_empty() {
-            terms.insert(tax.clone(), serde_json::Value::from(seen));
-        }
-    }
-    let mut data = serde_json::Map::new();
-    for (name, spec) in &coll.fields {
-        match table.remove(name) {
-            Some(v) => {
-                data.insert(
-                    name.clone(),
-                    fields::check(spec, &v).map_err(|why| invalid(name, why))?,
-                );
-            }
-            None if spec.required => return Err(missing(name)),
-            None => {}
-        }
-    }
-    match table.remove("extra") {
-        None => {}
-        Some(toml::Value::Table(t)) => {
-            data.insert("extra".into(), fields::extra(&toml::Value::Table(t)));
-        }
-        Some(other) => {
-            return Err(invalid(
-                "extra",
-                format!(
-                    "must be a table ([extra] with keys under it), not {}",
-                    show(&other)
-                ),
-            ))
-        }
-    }
-    // Nothing downstream can hold a NUL (PostgreSQL text cannot) or the other C0 controls
-    // (XML 1.0 forbids them in feeds and sitemaps); a body is text.
-    if let Some(at) = body
-        .char_indices()
-        .find(|(_, c)| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
-        .map(|(i, _)| i)
-    {
-        let before = text.len() - body.len() + at;
-        return Err(ContentError::Invalid {
-            path: path.into(),
-            line: Some(text[..before].matches('\n').count() + 1),
-            key: "(body)".into(),
-            why: format!(
-                "holds the control character U+{:04X}; remove it",
-                body[at..].chars().next().map_or(0, u32::from)
-            ),
-        });
-    }
+    let mut front = Front::parse(fm, path, coll)?;
+    front.refuse_unknown_keys()?;
+    let id = front.id()?;
+    let day = front.day()?;
+    let title = front.title()?;
+    let image = front.image()?;
+    let indexable = front.flag("indexable", true)?;
+    let withdrawn = front.flag("withdrawn", false)?;
+    let publish_at = front.instant("publish_at")?;
+    let expire_at = front.instant("expire_at")?;
+    let due = front.due(day, publish_at, expire_at)?;
+    let terms = front.terms()?;
+    let data = front.data()?;
+    check_body(text, &body, path)?;
     Ok(Item {
         name: ItemName::new(&coll.name, &id),
         day,
@@ -327,12 +86,30 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
         withdrawn,
         expire_at,
         body,
-        data: serde_json::Value::Object(data).to_string(),
-        terms: if terms.is_empty() {
-            String::new()
-        } else {
-            serde_json::Value::Object(terms).to_string()
-        },
+        data,
+        terms,
+    })
+}
+
+/// Nothing downstream can hold a NUL (PostgreSQL text cannot) or the other C0 controls (XML
+/// 1.0 forbids them in feeds and sitemaps); a body is text. The error names its line.
+fn check_body(text: &str, body: &str, path: &Path) -> Result<(), ContentError> {
+    let Some(at) = body
+        .char_indices()
+        .find(|(_, c)| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        .map(|(i, _)| i)
+    else {
+        return Ok(());
+    };
+    let before = text.len() - body.len() + at;
+    Err(ContentError::Invalid {
+        path: path.into(),
+        line: Some(text[..before].matches('\n').count() + 1),
+        key: "(body)".into(),
+        why: format!(
+            "holds the control character U+{:04X}; remove it",
+            body[at..].chars().next().map_or(0, u32::from)
+        ),
     })
 }
 

@@ -108,6 +108,42 @@ pub fn item_text(coll: &Collection, id: &str, title: &str, now: Instant) -> Stri
     format!("+++\n{fm}+++\n\nWrite the body here.\n")
 }
 
+/// The new item's id: the one given, checked against the collection's kind; else the next
+/// free integer, or the title as a slug.
+fn new_id(
+    root: &Path,
+    coll: &Collection,
+    id: Option<&str>,
+    title: &str,
+) -> Result<String, NewError> {
+    let bad = |id: &str, why: String| NewError::BadId { id: id.into(), why };
+    match (id, coll.id) {
+        (Some(id), IdKind::Integer) => match id.parse::<i64>() {
+            Ok(n) if n > 0 => Ok(n.to_string()),
+            _ => Err(bad(
+                id,
+                format!("collection {} takes positive integer ids", coll.name),
+            )),
+        },
+        (Some(id), IdKind::Slug) if is_slug(id) => Ok(id.to_string()),
+        (Some(id), IdKind::Slug) => Err(bad(
+            id,
+            "a slug is a-z, 0-9 and -, at most 80, starting with a letter or digit".into(),
+        )),
+        (None, IdKind::Integer) => Ok(next_integer_id(root, coll).to_string()),
+        (None, IdKind::Slug) => {
+            let mut s = slug::slugify(title);
+            s.truncate(80);
+            let s = s.trim_end_matches('-');
+            Ok(if s.is_empty() {
+                "untitled".into()
+            } else {
+                s.to_string()
+            })
+        }
+    }
+}
+
 /// Writes a new item of collection `name` under the site at `root` and returns it. Refuses
 /// to overwrite a file.
 pub fn create(
@@ -128,35 +164,7 @@ pub fn create(
             .join(", "),
     })?;
     let title = title.unwrap_or("Untitled").to_string();
-    let id = match (id, coll.id) {
-        (Some(id), IdKind::Integer) => match id.parse::<i64>() {
-            Ok(n) if n > 0 => n.to_string(),
-            _ => {
-                return Err(NewError::BadId {
-                    id: id.into(),
-                    why: format!("collection {name} takes positive integer ids"),
-                })
-            }
-        },
-        (Some(id), IdKind::Slug) if is_slug(id) => id.to_string(),
-        (Some(id), IdKind::Slug) => {
-            return Err(NewError::BadId {
-                id: id.into(),
-                why: "a slug is a-z, 0-9 and -, at most 80, starting with a letter or digit".into(),
-            })
-        }
-        (None, IdKind::Integer) => next_integer_id(root, coll).to_string(),
-        (None, IdKind::Slug) => {
-            let mut s = slug::slugify(&title);
-            s.truncate(80);
-            let s = s.trim_end_matches('-').to_string();
-            if s.is_empty() {
-                "untitled".into()
-            } else {
-                s
-            }
-        }
-    };
+    let id = new_id(root, coll, id, &title)?;
     let rel = format!("content/{}/{id}.md", coll.dir);
     let path = root.join(&rel);
     let text = item_text(coll, &id, &title, now);

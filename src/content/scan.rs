@@ -438,9 +438,53 @@ pub fn hold_respelled_terms(scan: &mut Scan, known: &[(String, String)]) {
         return;
     }
     scan.read.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut first: HashMap<(String, String), (String, String)> = HashMap::new();
-    // A file read again with the terms it was published with (a touched file, one inside
-    // the racy window) still holds its spelling; one whose terms changed does not.
+    let mut first = published_spellings(scan, known);
+    let mut bad: Vec<(usize, Broken)> = Vec::new();
+    for (i, r) in scan.read.iter().enumerate() {
+        'file: for (tax, t) in terms_of(&r.item.terms) {
+            let slug = crate::config::taxonomies::term_slug(&t);
+            match first.get(&(tax.clone(), slug.clone())) {
+                Some((spelt, path)) if *spelt != t && *path != r.path => {
+                    let why = format!(
+                        "the term {t:?} has the URL slug {slug:?}, as {spelt:?} in {path} has: spell it the same in both files"
+                    );
+                    let error = ContentError::Invalid {
+                        path: r.path.clone().into(),
+                        line: None,
+                        key: tax,
+                        why,
+                    };
+                    let name = Some(r.item.name.clone());
+                    bad.push((
+                        i,
+                        Broken {
+                            path: r.path.clone(),
+                            error,
+                            name,
+                        },
+                    ));
+                    break 'file;
+                }
+                Some(_) => {}
+                None => {
+                    first.insert((tax, slug), (t, r.path.clone()));
+                }
+            }
+        }
+    }
+    for (i, b) in bad.into_iter().rev() {
+        scan.read.remove(i);
+        scan.broken.push(b);
+    }
+}
+
+/// (taxonomy, slug) → (spelling, file) of the terms already published, each file's by path.
+/// A file read again with the terms it was published with (a touched file, one inside the
+/// racy window) still holds its spelling; one whose terms changed does not.
+fn published_spellings(
+    scan: &Scan,
+    known: &[(String, String)],
+) -> HashMap<(String, String), (String, String)> {
     let read: HashMap<&str, &str> = scan
         .read
         .iter()
@@ -451,68 +495,35 @@ pub fn hold_respelled_terms(scan: &mut Scan, known: &[(String, String)]) {
         .filter(|(p, t)| read.get(p.as_str()).is_none_or(|now| now == t))
         .collect();
     seeds.sort();
+    let mut first = HashMap::new();
     for (path, terms) in seeds {
-        let Ok(serde_json::Value::Object(m)) = serde_json::from_str(terms) else {
-            continue;
-        };
-        for (tax, list) in &m {
-            for t in list
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|t| t.as_str())
-            {
-                let slug = crate::config::taxonomies::term_slug(t);
-                first
-                    .entry((tax.clone(), slug))
-                    .or_insert_with(|| (t.to_string(), path.clone()));
-            }
+        for (tax, t) in terms_of(terms) {
+            let slug = crate::config::taxonomies::term_slug(&t);
+            first
+                .entry((tax, slug))
+                .or_insert_with(|| (t, path.clone()));
         }
     }
-    let mut bad: Vec<(usize, Broken)> = Vec::new();
-    for (i, r) in scan.read.iter().enumerate() {
-        let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&r.item.terms) else {
-            continue;
-        };
-        'file: for (tax, terms) in &m {
-            for t in terms
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|t| t.as_str())
-            {
-                let slug = crate::config::taxonomies::term_slug(t);
-                match first.get(&(tax.clone(), slug.clone())) {
-                    Some((spelt, path)) if spelt != t && *path != r.path => {
-                        bad.push((
-                            i,
-                            Broken {
-                                path: r.path.clone(),
-                                error: ContentError::Invalid {
-                                    path: r.path.clone().into(),
-                                    line: None,
-                                    key: tax.clone(),
-                                    why: format!(
-                                        "the term {t:?} has the URL slug {slug:?}, as {spelt:?} in {path} has: spell it the same in both files"
-                                    ),
-                                },
-                                name: Some(r.item.name.clone()),
-                            },
-                        ));
-                        break 'file;
-                    }
-                    Some(_) => {}
-                    None => {
-                        first.insert((tax.clone(), slug), (t.to_string(), r.path.clone()));
-                    }
-                }
-            }
-        }
-    }
-    for (i, b) in bad.into_iter().rev() {
-        scan.read.remove(i);
-        scan.broken.push(b);
-    }
+    first
+}
+
+/// Every (taxonomy, term) of a terms JSON object, in order; nothing for anything else.
+fn terms_of(terms: &str) -> Vec<(String, String)> {
+    let Ok(serde_json::Value::Object(m)) = serde_json::from_str(terms) else {
+        return Vec::new();
+    };
+    m.into_iter()
+        .flat_map(|(tax, list)| {
+            let list = match list {
+                serde_json::Value::Array(a) => a,
+                _ => Vec::new(),
+            };
+            list.into_iter()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .map(move |t| (tax.clone(), t))
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Two files claiming one item: neither is taken, both are reported, the item is held. Only a

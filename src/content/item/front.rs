@@ -1,0 +1,282 @@
+//! An item's front matter, read key by key against its collection: each method takes its key
+//! out of the table and checks it, so what is left at the end is what no rule claimed.
+
+use super::{first_day, is_slug, last_day, parse_publish_at, stem};
+use crate::clock::Instant;
+use crate::config::collections::{Collection, IdKind, FRONT_MATTER as KEYS};
+use crate::content::{fields, key_line, show, ContentError, ImageSource};
+use chrono::NaiveDate;
+use std::path::Path;
+
+pub(super) struct Front<'a> {
+    table: toml::Table,
+    /// The front matter's text (errors name the line of a key in it).
+    text: &'a str,
+    path: &'a Path,
+    coll: &'a Collection,
+}
+
+impl<'a> Front<'a> {
+    pub(super) fn parse(
+        text: &'a str,
+        path: &'a Path,
+        coll: &'a Collection,
+    ) -> Result<Front<'a>, ContentError> {
+        let table = toml::from_str(text).map_err(|e: toml::de::Error| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 2)
+                .unwrap_or(2);
+            ContentError::FrontMatter {
+                path: path.into(),
+                line,
+                message: e.message().to_string(),
+            }
+        })?;
+        Ok(Front {
+            table,
+            text,
+            path,
+            coll,
+        })
+    }
+
+    fn invalid(&self, key: &str, why: String) -> ContentError {
+        ContentError::Invalid {
+            path: self.path.into(),
+            line: key_line(self.text, key),
+            key: key.to_string(),
+            why,
+        }
+    }
+
+    fn missing(&self, key: &str) -> ContentError {
+        self.invalid(key, "is required but missing".into())
+    }
+
+    fn not_a(&self, key: &str, what: &str, v: &toml::Value) -> ContentError {
+        self.invalid(key, format!("must be {what}, not {}", show(v)))
+    }
+
+    /// Anything neither built in, declared, a taxonomy, nor under [extra] is refused, naming
+    /// what is allowed.
+    pub(super) fn refuse_unknown_keys(&self) -> Result<(), ContentError> {
+        let coll = self.coll;
+        let Some(unknown) = self.table.keys().find(|k| {
+            !KEYS.contains(&k.as_str())
+                && k.as_str() != "extra"
+                && !coll.fields.contains_key(*k)
+                && !coll.taxonomies.contains(*k)
+        }) else {
+            return Ok(());
+        };
+        let mut allowed: Vec<&str> = KEYS.to_vec();
+        allowed.extend(coll.fields.keys().map(String::as_str));
+        allowed.extend(coll.taxonomies.iter().map(String::as_str));
+        Err(self.invalid(
+            unknown,
+            format!(
+                "is not a key of collection {}: the keys are {}, and anything else goes under [extra]",
+                coll.name,
+                allowed.join(", ")
+            ),
+        ))
+    }
+
+    /// `id`: a positive integer, or in a slug collection a slug (by default the file's stem).
+    pub(super) fn id(&mut self) -> Result<String, ContentError> {
+        match (self.coll.id, self.table.remove("id")) {
+            (_, Some(toml::Value::Integer(n))) if n > 0 => Ok(n.to_string()),
+            (IdKind::Integer, None) => Err(self.missing("id")),
+            (IdKind::Integer, Some(other)) => Err(self.not_a("id", "a positive integer", &other)),
+            (IdKind::Slug, Some(toml::Value::String(s))) if is_slug(&s) => Ok(s),
+            (IdKind::Slug, Some(other)) => Err(self.not_a(
+                "id",
+                "a slug (a-z, 0-9 and -, at most 80, starting with a letter or digit) or a positive integer",
+                &other,
+            )),
+            (IdKind::Slug, None) => {
+                let s = stem(self.path);
+                if !is_slug(&s) {
+                    return Err(self.invalid(
+                        "id",
+                        format!("is missing, and the file name {s:?} is not a slug (a-z, 0-9 and -, at most 80): rename the file or set `id`"),
+                    ));
+                }
+                Ok(s)
+            }
+        }
+    }
+
+    pub(super) fn day(&mut self) -> Result<Option<NaiveDate>, ContentError> {
+        let Some(v) = self.table.remove("day") else {
+            return Ok(None);
+        };
+        let d = fields::parse_date(&v).map_err(|why| self.invalid("day", why))?;
+        if !(first_day()..=last_day()).contains(&d) {
+            let why = format!("{d} is out of range: a day from 0001-01-01 to 9998-12-31");
+            return Err(self.invalid("day", why));
+        }
+        Ok(Some(d))
+    }
+
+    pub(super) fn title(&mut self) -> Result<String, ContentError> {
+        match self.table.remove("title").ok_or_else(|| self.missing("title"))? {
+            toml::Value::String(s) if s.chars().any(char::is_control) => Err(self.invalid(
+                "title",
+                "holds a control character (a NUL, a tab, a line break…); a title is one line of text"
+                    .into(),
+            )),
+            toml::Value::String(s) if !s.trim().is_empty() => Ok(s),
+            toml::Value::String(_) => Err(self.invalid("title", "is empty".into())),
+            other => Err(self.not_a("title", "a string", &other)),
+        }
+    }
+
+    pub(super) fn image(&mut self) -> Result<Option<ImageSource>, ContentError> {
+        match self.table.remove("image") {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(
+                ImageSource::parse(&s).map_err(|why| self.invalid("image", why))?,
+            )),
+            Some(other) => Err(self.not_a("image", "a string", &other)),
+        }
+    }
+
+    pub(super) fn flag(&mut self, key: &str, default: bool) -> Result<bool, ContentError> {
+        match self.table.remove(key) {
+            None => Ok(default),
+            Some(toml::Value::Boolean(b)) => Ok(b),
+            Some(other) => Err(self.not_a(key, "true or false", &other)),
+        }
+    }
+
+    /// `publish_at` or `expire_at`.
+    pub(super) fn instant(&mut self, key: &str) -> Result<Option<Instant>, ContentError> {
+        match self.table.remove(key) {
+            None => Ok(None),
+            Some(v) => Ok(Some(
+                parse_publish_at(&v).map_err(|why| self.invalid(key, why))?,
+            )),
+        }
+    }
+
+    /// When the item is due, by its collection's rule; an expiry at or before it is refused
+    /// (the item would never be public).
+    pub(super) fn due(
+        &self,
+        day: Option<NaiveDate>,
+        publish_at: Option<Instant>,
+        expire_at: Option<Instant>,
+    ) -> Result<Instant, ContentError> {
+        let due = self.coll.due_at(day, publish_at).map_err(|key| {
+            let by = match key {
+                "day" => "their day",
+                _ => "their publish_at",
+            };
+            let why = format!(
+                "is required: collection {} makes items due by {by}",
+                self.coll.name
+            );
+            self.invalid(key, why)
+        })?;
+        if let Some(at) = expire_at.filter(|at| *at <= due) {
+            return Err(self.invalid(
+                "expire_at",
+                format!(
+                    "{} is at or before the instant the item is due ({}): it would never be public; move expire_at later or remove it",
+                    at.rfc3339(),
+                    due.rfc3339()
+                ),
+            ));
+        }
+        Ok(due)
+    }
+
+    /// Its terms per taxonomy, as canonical JSON; `""` when it has none.
+    pub(super) fn terms(&mut self) -> Result<String, ContentError> {
+        let mut terms = serde_json::Map::new();
+        for tax in &self.coll.taxonomies {
+            let Some(v) = self.table.remove(tax) else {
+                continue;
+            };
+            let seen = self.terms_of(tax, v)?;
+            if !seen.is_empty() {
+                terms.insert(tax.clone(), serde_json::Value::from(seen));
+            }
+        }
+        Ok(match terms.is_empty() {
+            true => String::new(),
+            false => serde_json::Value::Object(terms).to_string(),
+        })
+    }
+
+    /// One taxonomy's terms, trimmed, duplicates dropped; two spellings of one slug refused.
+    fn terms_of(&self, tax: &str, v: toml::Value) -> Result<Vec<String>, ContentError> {
+        let toml::Value::Array(list) = v else {
+            return Err(self.not_a(tax, "a list of strings (tags = [\"a\", \"b\"])", &v));
+        };
+        let mut seen: Vec<String> = Vec::new();
+        let mut slugs: Vec<String> = Vec::new();
+        for v in list {
+            let t = match v {
+                toml::Value::String(t)
+                    if !t.trim().is_empty() && !t.chars().any(char::is_control) =>
+                {
+                    t.trim().to_string()
+                }
+                other => {
+                    let why = format!(
+                        "each term is a non-empty line of text, not {}",
+                        show(&other)
+                    );
+                    return Err(self.invalid(tax, why));
+                }
+            };
+            let slug = crate::config::taxonomies::term_slug(&t);
+            if slug.is_empty() {
+                let why = format!("the term {t:?} has no letter or digit, so it can have no URL");
+                return Err(self.invalid(tax, why));
+            }
+            if let Some(i) = slugs.iter().position(|s| *s == slug) {
+                if seen[i] != t {
+                    let why = format!(
+                        "{:?} and {t:?} have the same URL slug {slug:?}: spell them the same",
+                        seen[i]
+                    );
+                    return Err(self.invalid(tax, why));
+                }
+                continue;
+            }
+            slugs.push(slug);
+            seen.push(t);
+        }
+        Ok(seen)
+    }
+
+    /// Declared fields and `[extra]`, as canonical JSON (`{}` when there are none).
+    pub(super) fn data(&mut self) -> Result<String, ContentError> {
+        let mut data = serde_json::Map::new();
+        for (name, spec) in &self.coll.fields {
+            match self.table.remove(name) {
+                Some(v) => {
+                    let value = fields::check(spec, &v).map_err(|why| self.invalid(name, why))?;
+                    data.insert(name.clone(), value);
+                }
+                None if spec.required => return Err(self.missing(name)),
+                None => {}
+            }
+        }
+        match self.table.remove("extra") {
+            None => {}
+            Some(t @ toml::Value::Table(_)) => {
+                data.insert("extra".into(), fields::extra(&t));
+            }
+            Some(other) => {
+                let what = "a table ([extra] with keys under it)";
+                return Err(self.not_a("extra", what, &other));
+            }
+        }
+        Ok(serde_json::Value::Object(data).to_string())
+    }
+}
