@@ -181,110 +181,149 @@ fn count(tx: &Tx<'_>, table: &str) -> Result<usize, LedgerError> {
     Ok(r.first().map(|r| r.get::<i64>(0)).transpose()?.unwrap_or(0) as usize)
 }
 
-/// Copies `from` into the empty ledger `to`.
+/// Copies `from` into the empty ledger `to`: read in one transaction, written and verified
+/// in one, so a copy that does not match leaves nothing behind.
 pub fn copy(from: &mut Ledger, to: &mut Ledger) -> Result<CopyReport, LedgerError> {
     let (from_name, to_name) = (from.name().to_string(), to.name().to_string());
     from.read(|src| {
-        let v = audit::verify_anchored(src)?;
-        if let Some(b) = &v.first_break {
-            return Err(LedgerError::Copy(format!(
-                "the source's audit chain is broken at entry {} ({}); `fencepost verify` says more. Nothing was copied",
-                b.seq, b.reason
-            )));
-        }
-        let state = site_state(src)?;
-        let mut data = Vec::with_capacity(TABLES.len());
-        for (table, cols, key) in TABLES {
-            let rows = src.rows_generated(
-                &format!("SELECT {} FROM {table} ORDER BY {key}", cols.join(", ")),
-                &[],
-            )?;
-            data.push(rows);
-        }
+        let source = read_source(src)?;
         to.write(|dst| {
-            let mut present = Vec::new();
-            for (table, _, _) in TABLES {
-                let n = count(dst, table)?;
-                if n > 0 {
-                    present.push(format!("{n} {table}"));
-                }
-            }
-            let dst_revision = status::revision(dst)?;
-            if !present.is_empty() || dst_revision != 0 {
-                return Err(LedgerError::Copy(format!(
-                    "{to_name} is not empty ({}, revision {dst_revision}); copy only into a new database, or drop this one's fencepost tables first",
-                    if present.is_empty() { "no rows".to_string() } else { present.join(", ") }
-                )));
-            }
+            refuse_non_empty(dst, &to_name)?;
             let mut tables = std::collections::BTreeMap::new();
-            for ((table, cols, _), rows) in TABLES.iter().zip(&data) {
+            for ((table, cols, _), rows) in TABLES.iter().zip(&source.data) {
                 insert_rows(dst, table, cols, rows.iter().map(|r| r.values.as_slice()))?;
                 tables.insert(*table, rows.len());
             }
-            dst.exec_generated(
-                "UPDATE site_state SET publication_revision = :rev, ledger_id = :id,
-                        audit_tip_seq = :seq, audit_tip_hash = :hash WHERE id = 1",
-                &[
-                    Value::Int(state.revision),
-                    Value::Text(state.ledger_id.clone()),
-                    Value::Int(state.tip_seq),
-                    state.tip_hash.clone().map_or(Value::Null, Value::Text),
-                ],
-            )?;
-            if dst.dialect() == super::db::Dialect::Postgres {
-                // A shared ledger keeps no per-host stats (see publish::stat_cache).
-                dst.exec_generated(
-                    "UPDATE items SET source_size = NULL, source_mtime_ns = NULL, source_ino = NULL",
-                    &[],
-                )?;
-                // New items take their row id from the sequence: past every copied one.
-                dst.rows_generated(
-                    "SELECT setval('items_id_seq', coalesce((SELECT max(id) FROM items), 0) + 1, false)",
-                    &[],
-                )?;
-            }
-            // Verify before committing: a copy that does not match leaves nothing behind.
-            for ((table, _, _), rows) in TABLES.iter().zip(&data) {
-                let n = count(dst, table)?;
-                if n != rows.len() {
-                    return Err(LedgerError::Copy(format!(
-                        "{table}: {n} rows in the target, {} in the source; nothing was committed",
-                        rows.len()
-                    )));
-                }
-            }
-            let copied = site_state(dst)?;
-            if (copied.revision, &copied.ledger_id, copied.tip_seq, &copied.tip_hash)
-                != (state.revision, &state.ledger_id, state.tip_seq, &state.tip_hash)
-            {
-                return Err(LedgerError::Copy(
-                    "the target's revision, ledger id or audit anchor differ from the source's; nothing was committed".into(),
-                ));
-            }
-            let cv = audit::verify_anchored(dst)?;
-            if let Some(b) = &cv.first_break {
-                return Err(LedgerError::Copy(format!(
-                    "the copied audit chain does not verify at entry {} ({}); nothing was committed",
-                    b.seq, b.reason
-                )));
-            }
-            if cv.tip != v.tip || cv.entries != v.entries {
-                return Err(LedgerError::Copy(
-                    "the copied audit chain ends elsewhere than the source's; nothing was committed".into(),
-                ));
-            }
+            write_state(dst, &source.state)?;
+            let cv = verify_copy(dst, &source)?;
             Ok(CopyReport {
                 from: from_name.clone(),
                 to: to_name.clone(),
                 tables,
-                revision: state.revision,
-                ledger_id: state.ledger_id.clone(),
+                revision: source.state.revision,
+                ledger_id: source.state.ledger_id.clone(),
                 audit_entries: cv.entries,
-                audit_tip: cv.tip.clone(),
+                audit_tip: cv.tip,
                 verified: true,
             })
         })
     })
+}
+
+/// Everything a copy takes from the source, once its audit chain verifies.
+struct Source {
+    audit: audit::Verification,
+    state: SiteState,
+    /// Each table's rows, in the order of [`TABLES`].
+    data: Vec<Vec<super::db::Row>>,
+}
+
+fn read_source(src: &Tx<'_>) -> Result<Source, LedgerError> {
+    let audit = audit::verify_anchored(src)?;
+    if let Some(b) = &audit.first_break {
+        return Err(LedgerError::Copy(format!(
+            "the source's audit chain is broken at entry {} ({}); `fencepost verify` says more. Nothing was copied",
+            b.seq, b.reason
+        )));
+    }
+    let state = site_state(src)?;
+    let mut data = Vec::with_capacity(TABLES.len());
+    for (table, cols, key) in TABLES {
+        let sql = format!("SELECT {} FROM {table} ORDER BY {key}", cols.join(", "));
+        data.push(src.rows_generated(&sql, &[])?);
+    }
+    Ok(Source { audit, state, data })
+}
+
+/// A copy goes only into a ledger with no rows and at revision 0.
+fn refuse_non_empty(dst: &Tx<'_>, to_name: &str) -> Result<(), LedgerError> {
+    let mut present = Vec::new();
+    for (table, _, _) in TABLES {
+        let n = count(dst, table)?;
+        if n > 0 {
+            present.push(format!("{n} {table}"));
+        }
+    }
+    let dst_revision = status::revision(dst)?;
+    if present.is_empty() && dst_revision == 0 {
+        return Ok(());
+    }
+    let rows = match present.is_empty() {
+        true => "no rows".to_string(),
+        false => present.join(", "),
+    };
+    Err(LedgerError::Copy(format!(
+        "{to_name} is not empty ({rows}, revision {dst_revision}); copy only into a new database, or drop this one's fencepost tables first"
+    )))
+}
+
+/// The source's revision, ledger id and audit anchor; on PostgreSQL also no per-host stats
+/// (see publish::stat_cache) and the item id sequence past every copied row.
+fn write_state(dst: &Tx<'_>, state: &SiteState) -> Result<(), LedgerError> {
+    dst.exec_generated(
+        "UPDATE site_state SET publication_revision = :rev, ledger_id = :id,
+                audit_tip_seq = :seq, audit_tip_hash = :hash WHERE id = 1",
+        &[
+            Value::Int(state.revision),
+            Value::Text(state.ledger_id.clone()),
+            Value::Int(state.tip_seq),
+            state.tip_hash.clone().map_or(Value::Null, Value::Text),
+        ],
+    )?;
+    if dst.dialect() == super::db::Dialect::Postgres {
+        dst.exec_generated(
+            "UPDATE items SET source_size = NULL, source_mtime_ns = NULL, source_ino = NULL",
+            &[],
+        )?;
+        dst.rows_generated(
+            "SELECT setval('items_id_seq', coalesce((SELECT max(id) FROM items), 0) + 1, false)",
+            &[],
+        )?;
+    }
+    Ok(())
+}
+
+/// Verifies the copy before it is committed: every count, the revision, ledger id and
+/// anchor, and the audit chain, which must end where the source's does.
+fn verify_copy(dst: &Tx<'_>, source: &Source) -> Result<audit::Verification, LedgerError> {
+    for ((table, _, _), rows) in TABLES.iter().zip(&source.data) {
+        let n = count(dst, table)?;
+        if n != rows.len() {
+            return Err(LedgerError::Copy(format!(
+                "{table}: {n} rows in the target, {} in the source; nothing was committed",
+                rows.len()
+            )));
+        }
+    }
+    let (copied, state) = (site_state(dst)?, &source.state);
+    if (
+        copied.revision,
+        &copied.ledger_id,
+        copied.tip_seq,
+        &copied.tip_hash,
+    ) != (
+        state.revision,
+        &state.ledger_id,
+        state.tip_seq,
+        &state.tip_hash,
+    ) {
+        return Err(LedgerError::Copy(
+            "the target's revision, ledger id or audit anchor differ from the source's; nothing was committed".into(),
+        ));
+    }
+    let cv = audit::verify_anchored(dst)?;
+    if let Some(b) = &cv.first_break {
+        return Err(LedgerError::Copy(format!(
+            "the copied audit chain does not verify at entry {} ({}); nothing was committed",
+            b.seq, b.reason
+        )));
+    }
+    if cv.tip != source.audit.tip || cv.entries != source.audit.entries {
+        return Err(LedgerError::Copy(
+            "the copied audit chain ends elsewhere than the source's; nothing was committed".into(),
+        ));
+    }
+    Ok(cv)
 }
 
 /// Multi-row inserts, as many rows per statement as the parameter limit allows.

@@ -45,6 +45,13 @@ pub fn record_stored(
 }
 
 /// A parked image: how many fetches failed, and the last error.
+/// An image's state (`stored`, `failed`, …) and how many fetches of it failed so far, if the
+/// ledger knows it (what `status` and tests read instead of the table).
+pub fn state(tx: &Tx<'_>, source: &str) -> Result<Option<(String, i64)>, LedgerError> {
+    let rows = tx.rows("images.state", args! { "source" => source })?;
+    rows.first().map(|r| Ok((r.get(0)?, r.get(1)?))).transpose()
+}
+
 pub fn parked(tx: &Tx<'_>, source: &str) -> Result<Option<(i64, String)>, LedgerError> {
     tx.row("images.parked", args! { "source" => source })?
         .map(|r| Ok((r.get(0)?, r.get(1)?)))

@@ -252,6 +252,16 @@ pub fn holds(tx: &Tx<'_>, lease: &Lease, now: Instant) -> Result<bool, LedgerErr
     .get(0)
 }
 
+/// The fence of the lease named `key` (`publication:1`, …): 0 when it was never taken,
+/// higher after each takeover. For `status` and tests, which observe the ledger through this
+/// API rather than its tables.
+pub fn fence(tx: &Tx<'_>, key: &str) -> Result<Option<i64>, LedgerError> {
+    tx.rows("lease.fence", args! { "key" => key })?
+        .first()
+        .map(|r| r.get(0))
+        .transpose()
+}
+
 pub fn count_live(tx: &Tx<'_>, now: Instant) -> Result<i64, LedgerError> {
     tx.one("lease.count_live", args! { "now" => now.0 })?.get(0)
 }

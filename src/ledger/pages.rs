@@ -21,7 +21,7 @@ use crate::args;
 use crate::clock::Instant;
 use crate::item::ItemName;
 use crate::ledger::audit::AuditAction;
-use crate::ledger::db::{join, Step};
+use crate::ledger::db::{join, Args, Step};
 use crate::ledger::items::ItemId;
 use crate::ledger::items::{Action, State};
 use crate::ledger::lease::{self, Lease};
@@ -130,11 +130,30 @@ struct Parts {
 
 fn parts(c: &Commit, now: Instant) -> Parts {
     let content_hash = c.page.as_ref().map(PageFields::content_hash);
-    let expected_state = c.expected_state.as_str();
     let guard = args! {
         "lease_key" => c.lease.key, "owner" => c.lease.owner.0, "fence" => c.lease.fence.0,
         "now" => now.0,
     };
+    let write = write_steps(c, guard, &content_hash, now);
+    let record = record_steps(c, guard, &content_hash, now);
+    let read_back = Step::query("pages.read_back", &join(guard, args! { "item" => c.id.0 }));
+    Parts {
+        write,
+        record,
+        read_back,
+        content_hash,
+    }
+}
+
+/// The lease row locked, then the page (and its body) written, or withdrawn — each under
+/// the lease guard and the state and version preflight saw.
+fn write_steps(
+    c: &Commit,
+    guard: Args<'_>,
+    content_hash: &Option<String>,
+    now: Instant,
+) -> Vec<Step> {
+    let expected_state = c.expected_state.as_str();
     let mut write = vec![lease::lock_step(&c.lease, now)];
     match (c.action, &c.page) {
         (Action::Publish | Action::Update, Some(p)) => {
@@ -143,7 +162,7 @@ fn parts(c: &Commit, now: Instant) -> Parts {
                 &join(
                     guard,
                     args! {
-                        "item" => c.id.0, "content_hash" => content_hash, "source_hash" => c.source_hash,
+                        "item" => c.id.0, "content_hash" => *content_hash, "source_hash" => c.source_hash,
                         "title" => p.title, "day" => p.day, "data" => p.data, "due_at" => p.due_at.0,
                         "summary_html" => p.summary_html, "terms" => p.terms,
                         "image_source" => p.image_source, "image_sha256" => p.image_sha256,
@@ -168,6 +187,17 @@ fn parts(c: &Commit, now: Instant) -> Parts {
             ),
         )),
     }
+    write
+}
+
+/// The item's new state, the revision bumped and stamped, the audit entry; for an update
+/// whose page came out the same, that recorded instead of a new version.
+fn record_steps(
+    c: &Commit,
+    guard: Args<'_>,
+    content_hash: &Option<String>,
+    now: Instant,
+) -> Vec<Step> {
     let new_state = match c.action {
         Action::Withdraw => State::Withdrawn,
         Action::Publish | Action::Update => State::Published,
@@ -187,19 +217,14 @@ fn parts(c: &Commit, now: Instant) -> Parts {
         "fence": c.lease.fence.0,
     })
     .to_string();
+    let token = args! { "item" => c.id.0, "token" => c.token };
     let mut record = vec![
         Step::exec(
             "pages.set_item_state",
             args! { "item" => c.id.0, "token" => c.token, "new_state" => new_state.as_str(), "now" => now.0 },
         ),
-        Step::exec(
-            "pages.bump_revision",
-            args! { "item" => c.id.0, "token" => c.token },
-        ),
-        Step::exec(
-            "pages.stamp_revision",
-            args! { "item" => c.id.0, "token" => c.token },
-        ),
+        Step::exec("pages.bump_revision", token),
+        Step::exec("pages.stamp_revision", token),
         Step::exec(
             "pages.audit",
             args! {
@@ -208,25 +233,19 @@ fn parts(c: &Commit, now: Instant) -> Parts {
             },
         ),
     ];
-    if let (Action::Update, Some(hash)) = (c.action, &content_hash) {
+    if let (Action::Update, Some(hash)) = (c.action, content_hash) {
         record.push(Step::exec(
             "pages.record_same_content",
             &join(
                 guard,
                 args! {
                     "item" => c.id.0, "token" => c.token, "source_hash" => c.source_hash,
-                    "content_hash" => hash, "expected_state" => expected_state,
+                    "content_hash" => hash, "expected_state" => c.expected_state.as_str(),
                 },
             ),
         ));
     }
-    let read_back = Step::query("pages.read_back", &join(guard, args! { "item" => c.id.0 }));
-    Parts {
-        write,
-        record,
-        read_back,
-        content_hash,
-    }
+    record
 }
 
 /// Runs one item's batch inside the caller's write transaction and reads back the outcome.

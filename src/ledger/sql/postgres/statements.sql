@@ -52,6 +52,10 @@ FOR UPDATE;
 -- name: lease.count_live
 SELECT count(*) FROM job_leases WHERE expires_at > :now;
 
+-- name: lease.fence
+-- The fence of `key`'s lease, held or not (how many times it was taken over).
+SELECT fence FROM job_leases WHERE key = :key;
+
 -- name: lease.live
 -- Whether anyone holds `key` now (a run waiting for another's work to commit).
 SELECT count(*) FROM job_leases WHERE key = :key AND expires_at > :now;
@@ -362,6 +366,10 @@ ON CONFLICT (source) DO UPDATE SET
     attempts = images.attempts + 1, last_error = excluded.last_error, updated_at = excluded.updated_at,
     parked_at = CASE WHEN images.attempts + 1 >= :max_attempts::bigint THEN excluded.updated_at
                      ELSE images.parked_at END;
+
+-- name: images.state
+-- An image's state (`stored`, `failed`, …) and failed fetches so far.
+SELECT state, attempts FROM images WHERE source = :source;
 
 -- name: images.parked
 SELECT attempts, coalesce(last_error, '') FROM images

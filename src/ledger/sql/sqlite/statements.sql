@@ -44,6 +44,10 @@ WHERE key = :lease_key AND owner_id = :owner AND fence = :fence AND expires_at >
 -- name: lease.count_live
 SELECT count(*) FROM job_leases WHERE expires_at > :now;
 
+-- name: lease.fence
+-- The fence of `key`'s lease, held or not (how many times it was taken over).
+SELECT fence FROM job_leases WHERE key = :key;
+
 -- name: lease.live
 -- Whether anyone holds `key` now (a run waiting for another's work to commit).
 SELECT count(*) FROM job_leases WHERE key = :key AND expires_at > :now;
@@ -343,6 +347,10 @@ ON CONFLICT (source) DO UPDATE SET
     attempts = images.attempts + 1, last_error = excluded.last_error, updated_at = excluded.updated_at,
     parked_at = CASE WHEN images.attempts + 1 >= :max_attempts THEN excluded.updated_at
                      ELSE images.parked_at END;
+
+-- name: images.state
+-- An image's state (`stored`, `failed`, …) and failed fetches so far.
+SELECT state, attempts FROM images WHERE source = :source;
 
 -- name: images.parked
 SELECT attempts, coalesce(last_error, '') FROM images
