@@ -8,6 +8,7 @@
 //! pointer that is not fencepost's is not, and retrying would only repeat it.
 
 pub mod layout;
+pub mod pointer;
 pub mod remote;
 
 use std::path::PathBuf;

@@ -151,7 +151,7 @@ async fn accept_loop(
     limits: &crate::config::ServeConfig,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
-    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::rt::TokioTimer;
     use std::time::Duration;
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -185,36 +185,14 @@ async fn accept_loop(
                 }
             }
         };
-        let _ = stream.set_nodelay(true);
-        // A response that cannot make progress (a reader that stopped reading) gives its slot
-        // back after serve.write_timeout_secs.
-        let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
-        stream.set_write_timeout(Some(Duration::from_secs(limits.write_timeout_secs)));
-        let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let service = {
-            use hyper::service::Service as _;
-            let inner = hyper_util::service::TowerToHyperService::new(router.clone());
-            let asked = asked.clone();
-            hyper::service::service_fn(move |req| {
-                asked.store(true, std::sync::atomic::Ordering::Relaxed);
-                inner.call(req)
-            })
+        let write_timeout = Duration::from_secs(limits.write_timeout_secs);
+        let served = Served {
+            router: &router,
+            http1: &http1,
+            graceful: &graceful,
+            open: &open,
         };
-        let conn = graceful.watch(http1.serve_connection(TokioIo::new(Box::pin(stream)), service));
-        let id = open.next_id();
-        let open2 = open.clone();
-        // The task starts once it is listed, so its removal always follows its addition.
-        let (listed, is_listed) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let _ = is_listed.await;
-            if let Err(e) = conn.await {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-            open2.remove(id);
-            drop(permit);
-        });
-        open.add(id, asked, task.abort_handle());
-        let _ = listed.send(());
+        served.connection(stream, permit, write_timeout);
     }
     drop(listener);
     let deadline = Duration::from_secs(limits.shutdown_deadline_secs);
@@ -226,6 +204,59 @@ async fn accept_loop(
                 "connections still open at the shutdown deadline; closing them"
             );
         }
+    }
+}
+
+/// What every connection is served with.
+struct Served<'a> {
+    router: &'a axum::Router,
+    http1: &'a hyper::server::conn::http1::Builder,
+    graceful: &'a hyper_util::server::graceful::GracefulShutdown,
+    open: &'a Arc<OpenConnections>,
+}
+
+impl Served<'_> {
+    /// Serves one accepted connection on a task of its own, holding `permit` until it ends.
+    fn connection(
+        &self,
+        stream: tokio::net::TcpStream,
+        permit: tokio::sync::OwnedSemaphorePermit,
+        write_timeout: std::time::Duration,
+    ) {
+        use hyper_util::rt::TokioIo;
+        let _ = stream.set_nodelay(true);
+        // A response that cannot make progress (a reader that stopped reading) gives its slot
+        // back after serve.write_timeout_secs.
+        let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+        stream.set_write_timeout(Some(write_timeout));
+        let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let service = {
+            use hyper::service::Service as _;
+            let inner = hyper_util::service::TowerToHyperService::new(self.router.clone());
+            let asked = asked.clone();
+            hyper::service::service_fn(move |req| {
+                asked.store(true, std::sync::atomic::Ordering::Relaxed);
+                inner.call(req)
+            })
+        };
+        let conn = self
+            .http1
+            .serve_connection(TokioIo::new(Box::pin(stream)), service);
+        let conn = self.graceful.watch(conn);
+        let id = self.open.next_id();
+        let open = self.open.clone();
+        // The task starts once it is listed, so its removal always follows its addition.
+        let (listed, is_listed) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = is_listed.await;
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            open.remove(id);
+            drop(permit);
+        });
+        self.open.add(id, asked, task.abort_handle());
+        let _ = listed.send(());
     }
 }
 

@@ -21,6 +21,8 @@
 //!   to the log, never to the public): never a stale 200;
 //! - a root built from a ledger other than the one the pointer names is never served (503).
 
+mod cache;
+
 use super::answer;
 use super::paths::{self, RequestPath};
 use crate::bucket::layout::{self, RemoteEntry, Root};
@@ -29,17 +31,16 @@ use crate::clock::Clock;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use cache::{BlobCache, Flights, ShardCache};
 use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Blobs up to this size are read whole, checked, and cached; larger ones are streamed.
 pub const SMALL_BLOB: u64 = 4 * 1024 * 1024;
-/// Shards kept (a revision has at most 1,024).
-const KEEP_SHARDS: usize = 4096;
 
 struct BucketFile {
     sha256: String,
@@ -65,83 +66,6 @@ struct Live {
 struct PointerState {
     valid_until: std::time::Instant,
     result: Result<Arc<Live>, String>,
-}
-
-/// One fetch in flight: its result once it has one.
-type Flight<V> = Arc<tokio::sync::OnceCell<Result<V, String>>>;
-
-/// One fetch per key at a time; everyone who wants the key meanwhile shares its result.
-struct Flights<V: Clone> {
-    running: Mutex<HashMap<String, Flight<V>>>,
-}
-
-impl<V: Clone> Flights<V> {
-    fn new() -> Flights<V> {
-        Flights {
-            running: Mutex::new(HashMap::new()),
-        }
-    }
-
-    async fn run<F: Future<Output = Result<V, String>>>(
-        &self,
-        key: &str,
-        fetch: impl FnOnce() -> F,
-    ) -> Result<V, String> {
-        let cell = self
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(key.to_string())
-            .or_insert_with(|| Arc::new(tokio::sync::OnceCell::new()))
-            .clone();
-        let out = cell.get_or_init(fetch).await.clone();
-        // The first to finish removes the flight: later requests look in the caches (or, after
-        // a failure, try again).
-        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        if running.get(key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
-            running.remove(key);
-        }
-        out
-    }
-}
-
-/// Blobs by sha256, oldest evicted first, within a byte budget.
-struct BlobCache {
-    budget: u64,
-    used: u64,
-    order: VecDeque<String>,
-    bytes: HashMap<String, Bytes>,
-}
-
-impl BlobCache {
-    fn get(&self, sha: &str) -> Option<Bytes> {
-        self.bytes.get(sha).cloned()
-    }
-
-    fn put(&mut self, sha: &str, b: &Bytes) {
-        let len = b.len() as u64;
-        if len > self.budget || self.bytes.contains_key(sha) {
-            return;
-        }
-        while self.used + len > self.budget {
-            let Some(old) = self.order.pop_front() else {
-                break;
-            };
-            if let Some(v) = self.bytes.remove(&old) {
-                self.used -= v.len() as u64;
-            }
-        }
-        self.used += len;
-        self.order.push_back(sha.to_string());
-        self.bytes.insert(sha.to_string(), b.clone());
-    }
-}
-
-/// Shards by digest, oldest evicted first.
-#[derive(Default)]
-struct ShardCache {
-    order: VecDeque<String>,
-    shards: HashMap<String, Shard>,
 }
 
 /// What `serve --from` is configured with.
@@ -179,12 +103,7 @@ impl BucketOrigin {
             shard_flights: Flights::new(),
             shards: Mutex::new(ShardCache::default()),
             blob_flights: Flights::new(),
-            blobs: Mutex::new(BlobCache {
-                budget: settings.blob_cache_bytes,
-                used: 0,
-                order: VecDeque::new(),
-                bytes: HashMap::new(),
-            }),
+            blobs: Mutex::new(BlobCache::new(settings.blob_cache_bytes)),
         }
     }
 
@@ -328,10 +247,9 @@ impl BucketOrigin {
             .shards
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .shards
             .get(sha)
         {
-            return Ok(s.clone());
+            return Ok(s);
         }
         self.shard_flights
             .run(sha, || async {
@@ -349,13 +267,7 @@ impl BucketOrigin {
                     .map_err(|e| format!("manifest shard {sha}: {e}"))?;
                 let shard: Shard = Arc::new(entries.into_iter().map(file_of).collect());
                 let mut cache = self.shards.lock().unwrap_or_else(|e| e.into_inner());
-                cache.order.push_back(sha.to_string());
-                cache.shards.insert(sha.to_string(), shard.clone());
-                while cache.order.len() > KEEP_SHARDS {
-                    if let Some(old) = cache.order.pop_front() {
-                        cache.shards.remove(&old);
-                    }
-                }
+                cache.put(sha, &shard);
                 Ok(shard)
             })
             .await
@@ -595,40 +507,4 @@ pub async fn respond(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::clock::Instant;
-
-    #[test]
-    fn a_future_instant_caps_the_pointer_a_just_past_one_makes_it_hot_a_long_past_one_caps_nothing()
-    {
-        let s = Settings {
-            pointer_ttl_ms: 1000,
-            pointer_hot_ms: 100,
-            blob_cache_bytes: 0,
-            bucket_timeout_ms: 0,
-        };
-        let now = Instant(1_000_000);
-        let ms = Duration::from_millis;
-        // (next_change_at, the TTL)
-        let table = [
-            (None, ms(1000)),
-            (Some(1_000_250), ms(250)),
-            (Some(1_000_050), ms(50)),
-            (Some(1_000_000), ms(100)),
-            (Some(999_000), ms(100)),
-            (Some(1_000_000 - HOT_WINDOW_MS), ms(100)),
-            (Some(1_000_000 - HOT_WINDOW_MS - 1), ms(1000)),
-            (Some(0), ms(1000)),
-        ];
-        for (at, want) in table {
-            assert_eq!(ttl(&s, at.map(Instant), now), want, "{at:?}");
-        }
-        // A hot interval longer than the TTL changes nothing.
-        let slow = Settings {
-            pointer_hot_ms: 5000,
-            ..s
-        };
-        assert_eq!(ttl(&slow, Some(Instant(999_000)), now), ms(1000));
-    }
-}
+mod tests;

@@ -152,7 +152,7 @@ pub fn start(site: Site, clock: Clock) -> Result<(Arc<Preview>, Watch), ServeErr
         path: site.root.clone(),
         source,
     })?;
-    let mut site = Site {
+    let site = Site {
         root: root.clone(),
         ..site
     };
@@ -181,62 +181,81 @@ pub fn start(site: Site, clock: Clock) -> Result<(Arc<Preview>, Watch), ServeErr
         .unwrap_or_else(|e| e.into_inner())
         .watch(&root, RecursiveMode::NonRecursive)
         .map_err(ServeError::Watch)?;
-    let thread_watcher = watcher.clone();
-    let shared = preview.clone();
+    let mut looper = Looper {
+        site,
+        clock,
+        cache,
+        armed,
+        watcher: watcher.clone(),
+        preview: preview.clone(),
+    };
     std::thread::Builder::new()
         .name("fencepost-watch".into())
-        .spawn(move || {
-            let collect = |ev: notify::Result<notify::Event>, changes: &mut Vec<Change>| {
-                if let Ok(ev) = ev {
-                    if !matches!(ev.kind, notify::EventKind::Access(_)) {
-                        changes.extend(
-                            ev.paths
-                                .iter()
-                                .map(|p| classify(&root, p))
-                                .filter(|c| *c != Change::Ignored),
-                        );
-                    }
-                }
-            };
-            while let Ok(first) = rx.recv() {
-                let mut changes = Vec::new();
-                collect(first, &mut changes);
-                while let Ok(ev) = rx.recv_timeout(DEBOUNCE) {
-                    collect(ev, &mut changes);
-                }
-                // A watched folder created, or deleted and created again: watch it (again)
-                // and reread the whole tree, which may have filled before the watch existed.
-                if armed.rearm(&root, &thread_watcher) {
-                    changes.push(Change::OtherContent);
-                }
-                if changes.is_empty() {
-                    continue;
-                }
-                for c in &changes {
-                    match c {
-                        Change::Item(rel) => cache.invalidate(rel),
-                        // An image or plain page, or the config (grace minutes shape the pages).
-                        Change::OtherContent | Change::Config => cache.clear(),
-                        _ => {}
-                    }
-                }
-                if changes.contains(&Change::Config) {
-                    match Site::open(&root) {
-                        Ok(s) => site = s,
-                        Err(e) => {
-                            shared.publish(Err(e.to_string()));
-                            continue;
-                        }
-                    }
-                }
-                rebuild(&site, &clock, &mut cache, &shared);
-            }
-        })
+        .spawn(move || looper.run(rx))
         .map_err(|source| ServeError::Io {
             path: PathBuf::from("watch thread"),
             source,
         })?;
     Ok((preview, Watch { _watcher: watcher }))
+}
+
+/// The watch thread: waits for a change, gathers what follows within [`DEBOUNCE`], then
+/// rebuilds what it touched.
+struct Looper {
+    site: Site,
+    clock: Clock,
+    cache: TreeCache,
+    armed: Armed,
+    watcher: Arc<Mutex<notify::RecommendedWatcher>>,
+    preview: Arc<Preview>,
+}
+
+impl Looper {
+    fn run(&mut self, rx: mpsc::Receiver<notify::Result<notify::Event>>) {
+        let root = self.site.root.clone();
+        let collect = |ev: notify::Result<notify::Event>, changes: &mut Vec<Change>| {
+            let Ok(ev) = ev else { return };
+            if !matches!(ev.kind, notify::EventKind::Access(_)) {
+                let seen = ev.paths.iter().map(|p| classify(&root, p));
+                changes.extend(seen.filter(|c| *c != Change::Ignored));
+            }
+        };
+        while let Ok(first) = rx.recv() {
+            let mut changes = Vec::new();
+            collect(first, &mut changes);
+            while let Ok(ev) = rx.recv_timeout(DEBOUNCE) {
+                collect(ev, &mut changes);
+            }
+            // A watched folder created, or deleted and created again: watch it (again) and
+            // reread the whole tree, which may have filled before the watch existed.
+            if self.armed.rearm(&root, &self.watcher) {
+                changes.push(Change::OtherContent);
+            }
+            if !changes.is_empty() {
+                self.apply(&changes);
+            }
+        }
+    }
+
+    /// Forgets what `changes` touched and rebuilds (the site reopened when its config
+    /// changed; a config that does not load is shown until it does).
+    fn apply(&mut self, changes: &[Change]) {
+        for c in changes {
+            match c {
+                Change::Item(rel) => self.cache.invalidate(rel),
+                // An image or plain page, or the config (grace minutes shape the pages).
+                Change::OtherContent | Change::Config => self.cache.clear(),
+                _ => {}
+            }
+        }
+        if changes.contains(&Change::Config) {
+            match Site::open(&self.site.root) {
+                Ok(s) => self.site = s,
+                Err(e) => return self.preview.publish(Err(e.to_string())),
+            }
+        }
+        rebuild(&self.site, &self.clock, &mut self.cache, &self.preview);
+    }
 }
 
 #[cfg(test)]
