@@ -55,24 +55,56 @@ pub fn to_json(e: &anyhow::Error) -> Value {
 
 /// Adds where the error is (first found wins: the outermost error knows best).
 fn locate(cause: &(dyn std::error::Error + 'static), to: &mut Map<String, Value>) {
-    let mut put = |k: &str, v: Value| {
-        to.entry(k.to_string()).or_insert(v);
-    };
-    let file = |p: &std::path::Path| json!(p.display().to_string());
+    let mut at = Where(to);
     if let Some(e) = cause.downcast_ref::<config::ConfigError>() {
+        at.config(e)
+    } else if let Some(e) = cause.downcast_ref::<content::ContentError>() {
+        at.content(e)
+    } else if let Some(e) = cause.downcast_ref::<deploy::DeployError>() {
+        at.deploy(e)
+    } else if let Some(e) = cause.downcast_ref::<bucket::BucketError>() {
+        at.bucket(e)
+    } else if let Some(e) = cause.downcast_ref::<build::BuildError>() {
+        at.build(e)
+    } else if let Some(e) = cause.downcast_ref::<output::OutputError>() {
+        at.output(e)
+    } else if let Some(e) = cause.downcast_ref::<ledger::LedgerError>() {
+        at.ledger(e)
+    } else if let Some(publish::PublishError::NoSuchItem(item)) =
+        cause.downcast_ref::<publish::PublishError>()
+    {
+        at.put("item", json!(item));
+    }
+}
+
+/// The JSON error's location keys, each set once.
+struct Where<'a>(&'a mut Map<String, Value>);
+
+impl Where<'_> {
+    fn put(&mut self, k: &str, v: Value) {
+        self.0.entry(k.to_string()).or_insert(v);
+    }
+
+    fn file(&mut self, p: &std::path::Path) {
+        self.put("file", json!(p.display().to_string()));
+    }
+
+    fn config(&mut self, e: &config::ConfigError) {
         use config::ConfigError::*;
         match e {
-            Read { path, .. } | Parse { path, .. } => put("file", file(path)),
+            Read { path, .. } | Parse { path, .. } => self.file(path),
             Invalid { path, key, .. } => {
-                put("file", file(path));
-                put("key", json!(key));
+                self.file(path);
+                self.put("key", json!(key));
             }
             Collection { path, key, .. } => {
-                put("file", file(path));
-                put("key", json!(key));
+                self.file(path);
+                self.put("key", json!(key));
             }
         }
-    } else if let Some(e) = cause.downcast_ref::<content::ContentError>() {
+    }
+
+    fn content(&mut self, e: &content::ContentError) {
         use content::ContentError::*;
         match e {
             Read { path, .. }
@@ -80,78 +112,78 @@ fn locate(cause: &(dyn std::error::Error + 'static), to: &mut Map<String, Value>
             | Unterminated { path }
             | Unreadable { path, .. }
             | TooLarge { path, .. }
-            | NoCollection { path, .. } => put("file", file(path)),
+            | NoCollection { path, .. } => self.file(path),
             FrontMatter { path, line, .. } => {
-                put("file", file(path));
-                put("line", json!(line));
+                self.file(path);
+                self.put("line", json!(line));
             }
             Invalid {
                 path, line, key, ..
             } => {
-                put("file", file(path));
+                self.file(path);
                 if let Some(l) = line {
-                    put("line", json!(l));
+                    self.put("line", json!(l));
                 }
-                put("key", json!(key));
+                self.put("key", json!(key));
             }
-            DuplicateId { name, .. } => put("item", json!(name.to_string())),
+            DuplicateId { name, .. } => self.put("item", json!(name.to_string())),
         }
-    } else if let Some(e) = cause.downcast_ref::<deploy::DeployError>() {
+    }
+
+    fn deploy(&mut self, e: &deploy::DeployError) {
         use deploy::DeployError::*;
         match e {
             Backwards { target, .. }
             | Replaced { target, .. }
             | ForeignBucket { target, .. }
             | Incomplete { target, .. }
-            | Busy { target, .. } => put("url", json!(target)),
-            Io { path, .. } => put("file", file(path)),
-            Bucket(b) => locate(b, to),
+            | Busy { target, .. } => self.put("url", json!(target)),
+            Io { path, .. } => self.file(path),
+            Bucket(b) => self.bucket(b),
             _ => {}
         }
-    } else if let Some(e) = cause.downcast_ref::<bucket::BucketError>() {
-        match e.target() {
-            Some(t) => put("url", json!(t)),
-            None => {
-                if let bucket::BucketError::Io { path, .. } = e {
-                    put("file", file(path))
-                }
-            }
+    }
+
+    fn bucket(&mut self, e: &bucket::BucketError) {
+        match (e.target(), e) {
+            (Some(t), _) => self.put("url", json!(t)),
+            (None, bucket::BucketError::Io { path, .. }) => self.file(path),
+            (None, _) => {}
         }
-        put("retryable", json!(e.retryable()));
-    } else if let Some(e) = cause.downcast_ref::<build::BuildError>() {
+        self.put("retryable", json!(e.retryable()));
+    }
+
+    fn build(&mut self, e: &build::BuildError) {
         use build::BuildError::*;
         match e {
             Io { path, .. }
             | Template { path, .. }
             | PlainPage { path, .. }
-            | Input { path, .. } => put("file", file(path)),
-            MissingTemplate { name, .. } => put("file", json!(name)),
-            Render { template, .. } => put("file", json!(template)),
-            MissingBody { item, .. } => put("item", json!(item)),
+            | Input { path, .. } => self.file(path),
+            MissingTemplate { name, .. } => self.put("file", json!(name)),
+            Render { template, .. } => self.put("file", json!(template)),
+            MissingBody { item, .. } => self.put("item", json!(item)),
             _ => {}
         }
-    } else if let Some(e) = cause.downcast_ref::<output::OutputError>() {
+    }
+
+    fn output(&mut self, e: &output::OutputError) {
         use output::OutputError::*;
-        match e {
-            Io { path, .. } | Manifest { path, .. } | NotAPointer { path } => {
-                put("file", file(path))
-            }
-            _ => {}
+        if let Io { path, .. } | Manifest { path, .. } | NotAPointer { path } = e {
+            self.file(path)
         }
-    } else if let Some(e) = cause.downcast_ref::<ledger::LedgerError>() {
+    }
+
+    fn ledger(&mut self, e: &ledger::LedgerError) {
         use ledger::LedgerError::*;
         match e {
             Open { ledger, .. }
             | Corrupt { ledger, .. }
             | Busy { ledger, .. }
             | TooNew { ledger, .. }
-            | Sql { ledger, .. } => put("ledger", json!(ledger)),
-            CreateDir { path, .. } => put("file", file(path)),
+            | Sql { ledger, .. } => self.put("ledger", json!(ledger)),
+            CreateDir { path, .. } => self.file(path),
             _ => {}
         }
-    } else if let Some(publish::PublishError::NoSuchItem(item)) =
-        cause.downcast_ref::<publish::PublishError>()
-    {
-        put("item", json!(item));
     }
 }
