@@ -23,27 +23,24 @@
 //! deploying older work); stop at a parked operation; decide against the live pointer; plan,
 //! freeze, carry out.
 
-pub mod admin;
-mod claim;
+pub(crate) mod claim;
 pub use crate::bucket::layout;
-mod objects;
+pub(crate) mod objects;
+mod pass;
+pub(crate) mod receipt;
 pub use crate::bucket::remote;
 mod saga;
 pub mod verify;
 
 use crate::clock::Clock;
-use crate::ledger::deploys::{self, Op};
+use crate::ledger::deploys;
 use crate::ledger::lease::OwnerId;
 use crate::ledger::{Ledger, LedgerError};
-use crate::output::manifest::Manifest;
 use crate::output::pointer::PointerOutcome;
-use crate::output::revision::{self, REVISIONS};
-use crate::output::{pointer, OutputError};
+use crate::output::OutputError;
 use crate::site::Site;
-use claim::Aside;
 use remote::Remote;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
@@ -106,7 +103,11 @@ pub enum DeployError {
 }
 
 impl DeployError {
-    fn store(remote: &Remote, what: &str, message: impl std::fmt::Display) -> DeployError {
+    pub(crate) fn store(
+        remote: &Remote,
+        what: &str,
+        message: impl std::fmt::Display,
+    ) -> DeployError {
         // What the bucket holds is not what the saga expects (a frozen plan that does not
         // match, a root that does not hash to its name): trying again repeats it.
         DeployError::Bucket(crate::bucket::BucketError::Store {
@@ -298,7 +299,7 @@ pub fn run(
         .ok_or(DeployError::NoTarget)?;
     if let Some(w) = &opts.revision {
         // A revision that is not there is refused before the target is opened or recorded.
-        local_revision(site, Some(w))?;
+        pass::local_revision(site, Some(w))?;
     }
     let remote = Remote::open(&url)?;
     let rt = runtime()?;
@@ -313,46 +314,6 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, DeployError> {
             path: PathBuf::from("tokio runtime"),
             source,
         })
-}
-
-/// A revision of `public/` chosen to deploy.
-struct Local {
-    revision: i64,
-    build: String,
-    dir: String,
-    manifest: Manifest,
-}
-
-fn local_revision(site: &Site, wanted: Option<&str>) -> Result<Local, DeployError> {
-    let public = site.public_dir();
-    let current = pointer::read(&public)?;
-    let (revision, dir) = match wanted {
-        Some(w) => revision::choose(&public, w, current.as_ref().map(|c| c.build.as_str()))?
-            .map(|id| (id.revision, id.to_string()))
-            .ok_or_else(|| OutputError::NoSuchRevision {
-                wanted: w.to_string(),
-                dir: public.join(REVISIONS),
-            })?,
-        None => {
-            let p = current.ok_or_else(|| {
-                DeployError::NothingBuilt(format!(
-                    "{} names no revision; run `fencepost build` first",
-                    public.join(pointer::CURRENT).display()
-                ))
-            })?;
-            (p.revision, p.dir)
-        }
-    };
-    let manifest = Manifest::read(&public.join(REVISIONS).join(&dir))?;
-    if manifest.preview {
-        return Err(DeployError::Preview { dir });
-    }
-    Ok(Local {
-        revision,
-        build: manifest.build.clone(),
-        dir,
-        manifest,
-    })
 }
 
 /// What one deploy run works with.
@@ -394,13 +355,6 @@ impl Ctx<'_> {
             self.site.config.deploy.lease_secs,
         )
     }
-}
-
-/// What one pass of the driver ended with.
-enum Turn {
-    Done(Report),
-    /// Another run holds the target while deploying older work: look again shortly.
-    Wait(Report),
 }
 
 pub async fn run_on(
@@ -453,9 +407,9 @@ pub async fn run_on(
     let wait = std::time::Duration::from_secs(site.config.deploy.wait_secs());
     let started = std::time::Instant::now();
     loop {
-        match attempt(&mut ledger, &ctx, opts).await? {
-            Turn::Done(r) => return Ok(r),
-            Turn::Wait(mut r) => {
+        match pass::attempt(&mut ledger, &ctx, opts).await? {
+            pass::Turn::Done(r) => return Ok(r),
+            pass::Turn::Wait(mut r) => {
                 if started.elapsed() >= wait {
                     r.outcome = Outcome::NotLive;
                     r.error = Some(format!(
@@ -470,192 +424,6 @@ pub async fn run_on(
             }
         }
     }
-}
-
-/// One pass: finish what was decided, then make this revision live or say who does.
-async fn attempt(ledger: &mut Ledger, ctx: &Ctx<'_>, opts: &Options) -> Result<Turn, DeployError> {
-    let target = ctx.remote.url.clone();
-    finish_rollback(ledger, ctx).await?;
-    let local = local_revision(ctx.site, opts.revision.as_deref());
-    // With nothing built here, whoever holds the target is doing the only work there is.
-    let wanted = local.as_ref().map_or(i64::MIN, |l| l.revision);
-    // A pending operation: resumed when its lease is free; else stepped aside for only when
-    // it deploys this revision or a newer one.
-    let mut resumed: Option<Report> = None;
-    if let Some(op) = ledger.read(|tx| deploys::pending(tx, &target))? {
-        let Some(held) = ctx.take_lease(ledger)? else {
-            return Ok(busy(&target, &op, wanted));
-        };
-        let now = ctx.clock.now();
-        if op.attempts >= i64::from(ctx.site.config.deploy.max_attempts) {
-            // Every attempt so far ended without recording why (crashed, killed): park it.
-            ledger.write(|tx| deploys::park(tx, &op.id, &held, now))?;
-            claim::release(ledger, ctx.clock, &held);
-        } else if ledger.write(|tx| deploys::count_attempt(tx, &op.id, &held, now))? {
-            tracing::info!(operation = %op.id, step = op.step.as_str(), "resuming a deploy");
-            let r = saga::execute(ledger, ctx, op, held, true, None).await?;
-            if r.outcome == Outcome::Failed {
-                return Ok(Turn::Done(r));
-            }
-            resumed = Some(r);
-        } else {
-            claim::release(ledger, ctx.clock, &held);
-            return Ok(Turn::Wait(skipped(&target, &op)));
-        }
-    }
-    let local = match local {
-        Ok(l) => l,
-        Err(DeployError::NothingBuilt(_)) if resumed.is_some() => {
-            return Ok(Turn::Done(resumed.expect("checked")))
-        }
-        Err(e) => return Err(e),
-    };
-    // Parked means stopped: nothing is planned or uploaded for a blocked revision.
-    if let Some(op) = claim::parked_blocking(ledger, &target, local.revision)? {
-        return Ok(Turn::Done(parked(&target, &op)));
-    }
-    let split = layout::split(&local.manifest);
-    let plan_base = Plan {
-        revision: local.revision,
-        build: local.build.clone(),
-        dir: local.dir.clone(),
-        root: split.root.sha256.clone(),
-        shards: split.shards.iter().map(|s| s.sha256.clone()).collect(),
-        blobs: Vec::new(),
-        assumed: None,
-        adopt: ctx.adopt.clone(),
-        repair: None,
-    };
-    let base = |outcome: Outcome, pointer: PointerOutcome| {
-        let mut r = Report::of_plan(&target, &plan_base, outcome);
-        r.pointer = pointer;
-        r
-    };
-    // Against the live pointer: is there anything to do?
-    let live = ctx.remote.read_pointer().await?.map(|(p, _)| p);
-    if let Some(p) = live.as_ref().filter(|_| ctx.adopt.is_none()) {
-        let settled = match saga::decide(Some(p), &plan_base) {
-            pointer::Decision::Unchanged => {
-                let next = ledger.read(crate::ledger::public::next_change)?;
-                saga::refresh_next_change(ctx.remote, next).await?;
-                Some(base(Outcome::AlreadyDeployed, PointerOutcome::Unchanged))
-            }
-            pointer::Decision::KeptHigher if opts.revision.is_some() => {
-                return Err(DeployError::Backwards {
-                    target,
-                    live: revision::RevisionId::new(p.revision, &p.build).to_string(),
-                    wanted: local.dir,
-                });
-            }
-            pointer::Decision::Replaced => {
-                return Err(DeployError::Replaced {
-                    target,
-                    live: revision::RevisionId::new(p.revision, &p.build).to_string(),
-                    wanted: local.dir,
-                });
-            }
-            pointer::Decision::KeptHigher => {
-                Some(base(Outcome::Superseded, PointerOutcome::KeptHigher))
-            }
-            pointer::Decision::Held(_) => Some(base(Outcome::Held, PointerOutcome::KeptHigher)),
-            pointer::Decision::Move => None,
-        };
-        if let Some(r) = settled {
-            // Report the operation this run carried out, if it resumed one.
-            return Ok(Turn::Done(resumed.unwrap_or(r)));
-        }
-    }
-    // Plan, freeze, carry out. What the live manifest holds is known without listing the
-    // bucket when it is the one this ledger recorded there (see `saga::known_present`).
-    let known = match &live {
-        Some(p) if ctx.adopt.is_none() => {
-            saga::known_present(ledger, ctx.remote, &p.manifest, &ctx.site.public_dir()).await?
-        }
-        _ => None,
-    };
-    let plan = Plan {
-        blobs: split
-            .blobs
-            .iter()
-            .filter(|(sha, _)| !known.as_ref().is_some_and(|k| k.blobs.contains(*sha)))
-            .map(|(sha, (path, ct))| (sha.clone(), path.clone(), ct.clone()))
-            .collect(),
-        assumed: known.as_ref().map(|k| k.manifest.clone()),
-        ..plan_base.clone()
-    };
-    let Some(held) = ctx.take_lease(ledger)? else {
-        return Ok(match ledger.read(|tx| deploys::pending(tx, &target))? {
-            Some(op) => busy(&target, &op, local.revision),
-            // Held by a rollback, a gc, or a deploy about to plan: look again.
-            None => Turn::Wait(base(Outcome::SkippedLocked, PointerOutcome::Unchanged)),
-        });
-    };
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    let plan_json = serde_json::to_string(&plan).expect("plans serialise");
-    let now = ctx.clock.now();
-    if !ledger.write(|tx| deploys::insert(tx, &id, &target, &plan_json, &held, now))? {
-        // Another deployer planned first (the partial unique index): the next pass decides.
-        claim::release(ledger, ctx.clock, &held);
-        return Ok(Turn::Wait(base(
-            Outcome::SkippedLocked,
-            PointerOutcome::Unchanged,
-        )));
-    }
-    crate::fail_point!("deploy.after_plan");
-    let op = ledger
-        .read(|tx| deploys::get(tx, &id))?
-        .expect("just inserted");
-    Ok(Turn::Done(
-        saga::execute(ledger, ctx, op, held, false, Some(split)).await?,
-    ))
-}
-
-/// A decided rollback whose receipt was not written yet: written now (if the lease is free).
-async fn finish_rollback(ledger: &mut Ledger, ctx: &Ctx<'_>) -> Result<(), DeployError> {
-    let Some(op) = ledger.read(|tx| deploys::pending_of(tx, &ctx.remote.url, "rollback"))? else {
-        return Ok(());
-    };
-    if let Some(held) = ctx.take_lease(ledger)? {
-        let done = admin::finish(ledger, ctx.clock, ctx.remote, &op, &held).await;
-        claim::release(ledger, ctx.clock, &held);
-        done?;
-    }
-    Ok(())
-}
-
-/// The lease is held by the run carrying out `op`: step aside if it deploys this revision or
-/// a newer one, else wait for it.
-fn busy(target: &str, op: &Op, wanted: i64) -> Turn {
-    match claim::aside(Some(claim::op_revision(op)), wanted) {
-        Aside::Skip => Turn::Done(skipped(target, op)),
-        Aside::Wait => Turn::Wait(skipped(target, op)),
-    }
-}
-
-fn skipped(target: &str, op: &Op) -> Report {
-    let mut r = match serde_json::from_str::<Plan>(&op.plan) {
-        Ok(plan) => Report::of_plan(target, &plan, Outcome::SkippedLocked),
-        Err(_) => Report::of(target, 0, "", Outcome::SkippedLocked),
-    };
-    r.operation = Some(op.id.clone());
-    r
-}
-
-fn parked(target: &str, op: &Op) -> Report {
-    let mut r = skipped(target, op);
-    r.outcome = Outcome::Parked;
-    r.error = Some(format!(
-        "operation {id} (revision {rev}) is parked after {n} attempt(s){why}; nothing is deployed to {target} for this revision until a person acts: `fencepost deploy --retry {id}` re-arms it, `fencepost deploy --abandon {id}` closes it (a newer revision deploys past it)",
-        id = op.id,
-        rev = claim::op_revision(op),
-        n = op.attempts,
-        why = op
-            .last_error
-            .as_deref()
-            .map(|e| format!(" (last error: {e})"))
-            .unwrap_or_default(),
-    ));
-    r
 }
 
 /// `deploy --abandon ID`: closes a parked operation, audited.
@@ -677,14 +445,8 @@ fn abandon(
     if !ledger.write(|tx| deploys::abandon(tx, id, &detail, now))? {
         return Err(DeployError::NoSuchParkedToAbandon(id.to_string()));
     }
-    let mut r = skipped(target, &op);
+    let mut r = pass::skipped(target, &op);
     r.target = op.target.clone();
     r.outcome = Outcome::Abandoned;
     Ok(r)
-}
-
-/// What a bucket is known to hold without listing it.
-struct Known {
-    manifest: String,
-    blobs: HashSet<String>,
 }

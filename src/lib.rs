@@ -30,6 +30,7 @@ pub mod config;
 pub mod content;
 pub mod deploy;
 pub mod digest;
+pub mod history;
 pub mod images;
 pub mod init;
 pub mod item;

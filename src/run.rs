@@ -114,7 +114,7 @@ pub struct CycleReport {
     pub deploy: Option<crate::deploy::Report>,
     /// What `fencepost gc --json` prints, after a cycle that built (absent: nothing built, or
     /// `run.keep_revisions = 0`).
-    pub gc: Option<crate::build::admin::GcReport>,
+    pub gc: Option<crate::history::local::GcReport>,
     pub durations_ms: Durations,
     /// The embargo lag of every item this cycle published.
     pub lags: Vec<Lag>,

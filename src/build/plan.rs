@@ -183,12 +183,34 @@ fn newest(by_pub: &[u32], n: usize) -> Entries {
     by_pub.iter().rev().take(n).copied().collect()
 }
 
+/// Every file of the site, sorted by path, each with its reuse key.
 pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
-    let b = inp.render_fingerprint;
-    let g = inp.generated_fingerprint;
-    // Item pages with prev/next within their collection; keys in parallel (this is the bulk
-    // of the plan). Each collection's pages are one run of `pages`.
-    let mut out: Vec<Planned> = (0..inp.pages.len())
+    let mut out = item_pages(inp);
+    let mut maps = Sitemaps {
+        pages: vec![("/".into(), None)],
+        files: vec!["sitemaps/pages.xml".to_string()],
+    };
+    let home = collection_pages(inp, &mut out, &mut maps);
+    let all_by_pub = by_publication(inp.pages, 0..inp.pages.len());
+    home_and_site_feed(inp, home, &all_by_pub, &mut out);
+    taxonomy::plan_taxonomies(inp, &all_by_pub, &mut out, &mut maps.files);
+    notices_and_plain_pages(inp, &mut out);
+    site_files(inp, maps, &mut out);
+    copies(inp, &mut out);
+    out.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// What the sitemaps list: the pages of `sitemaps/pages.xml`, and every sitemap file.
+struct Sitemaps {
+    pages: Vec<(String, Option<String>)>,
+    files: Vec<String>,
+}
+
+/// Item pages with prev/next within their collection; keys in parallel (this is the bulk of
+/// the plan). Each collection's pages are one run of `pages`.
+fn item_pages(inp: &Inputs<'_>) -> Vec<Planned> {
+    (0..inp.pages.len())
         .into_par_iter()
         .map(|i| {
             let run = collection_run(inp.pages, i);
@@ -196,12 +218,18 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
                 path: url_to_path(&inp.pages[i].view.url),
                 job: Job::Item(i),
                 cache: CacheClass::Content,
-                key: item_key(b, &inp.pages[run.clone()], i - run.start),
+                key: item_key(
+                    inp.render_fingerprint,
+                    &inp.pages[run.clone()],
+                    i - run.start,
+                ),
             }
         })
-        .collect();
-    let mut sitemap_pages: Vec<(String, Option<String>)> = vec![("/".into(), None)];
-    let mut sitemap_files = vec!["sitemaps/pages.xml".to_string()];
+        .collect()
+}
+
+/// Each collection's list pages and sitemaps; returns the home page's view of them.
+fn collection_pages(inp: &Inputs<'_>, out: &mut Vec<Planned>, maps: &mut Sitemaps) -> HomeView {
     let mut home = HomeView {
         latest: Vec::new(),
         collections: Default::default(),
@@ -218,24 +246,28 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
             },
         );
         if coll.list_url.is_some() {
-            plan_lists(inp, ci, coll, &by_pub, &mut out, &mut sitemap_pages);
+            plan_lists(inp, ci, coll, &by_pub, out, &mut maps.pages);
         }
-        sitemap_chunks(g, coll, &inp.pages[run], &mut out, &mut sitemap_files);
+        let g = inp.generated_fingerprint;
+        sitemap_chunks(g, coll, &inp.pages[run], out, &mut maps.files);
     }
+    home
+}
 
-    // The site's own files.
-    let all_by_pub = by_publication(inp.pages, 0..inp.pages.len());
-    home.latest = newest(&all_by_pub, inp.config.home_entries);
+/// The home page, and the site's feed of every collection that has one.
+fn home_and_site_feed(
+    inp: &Inputs<'_>,
+    mut home: HomeView,
+    all_by_pub: &[u32],
+    out: &mut Vec<Planned>,
+) {
+    home.latest = newest(all_by_pub, inp.config.home_entries);
     let lists: Vec<&[u32]> = std::iter::once(home.latest.as_slice())
         .chain(home.collections.values().map(|c| c.latest.as_slice()))
         .collect();
-    let k = entries_key(
-        b,
-        "home",
-        &lists,
-        inp.pages,
-        &serde_json::to_string(&home.collections.keys().collect::<Vec<_>>()).unwrap_or_default(),
-    );
+    let names = serde_json::to_string(&home.collections.keys().collect::<Vec<_>>());
+    let b = inp.render_fingerprint;
+    let k = entries_key(b, "home", &lists, inp.pages, &names.unwrap_or_default());
     out.push(planned(
         "index.html".into(),
         Job::Home(home),
@@ -247,75 +279,74 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
         .copied()
         .filter(|&i| inp.collections.list[inp.pages[i as usize].coll].feed)
         .collect();
-    feeds(inp, FeedOf::Site, "/atom.xml".into(), &fed, &mut out);
-    taxonomy::plan_taxonomies(inp, &all_by_pub, &mut out, &mut sitemap_files);
+    feeds(inp, FeedOf::Site, "/atom.xml".into(), &fed, out);
+}
+
+/// Withdrawal notices (answered 410) and the plain pages of `content/`.
+fn notices_and_plain_pages(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
+    let b = inp.render_fingerprint;
     for (i, n) in inp.notices.iter().enumerate() {
         let k = key(b, "notice", &n.view, &n.view.content_hash);
-        out.push(planned(
-            url_to_path(&n.view.url),
-            Job::Notice(i),
-            CacheClass::Gone,
-            k,
-        ));
+        let path = url_to_path(&n.view.url);
+        out.push(planned(path, Job::Notice(i), CacheClass::Gone, k));
     }
     for p in inp.plain {
         let k = key(b, "plain", p, &super::content_key(&p.body_html));
-        out.push(planned(
-            url_to_path(&p.url),
-            Job::Plain(p.clone()),
-            CacheClass::Content,
-            k,
-        ));
+        let path = url_to_path(&p.url);
+        out.push(planned(path, Job::Plain(p.clone()), CacheClass::Content, k));
     }
+}
+
+/// 404.html, the sitemaps and robots.txt.
+fn site_files(inp: &Inputs<'_>, mut maps: Sitemaps, out: &mut Vec<Planned>) {
+    let (b, g) = (inp.render_fingerprint, inp.generated_fingerprint);
+    let k = key(b, "404", &(), "");
     out.push(planned(
         "404.html".into(),
         Job::NotFound,
         CacheClass::Content,
-        key(b, "404", &(), ""),
+        k,
     ));
-    sitemap_pages.extend(
-        inp.plain
-            .iter()
-            .filter(|p| p.indexable)
-            .map(|p| (p.url.clone(), None)),
-    );
-    let k = key(g, "sitemap", &sitemap_pages, "");
+    let indexable = inp.plain.iter().filter(|p| p.indexable);
+    maps.pages.extend(indexable.map(|p| (p.url.clone(), None)));
+    let k = key(g, "sitemap", &maps.pages, "");
+    let job = Job::Sitemap(maps.pages);
     out.push(planned(
         "sitemaps/pages.xml".into(),
-        Job::Sitemap(sitemap_pages),
+        job,
         CacheClass::Content,
         k,
     ));
-    let k = key(g, "sitemap-index", &sitemap_files, "");
-    out.push(planned(
-        "sitemap.xml".into(),
-        Job::SitemapIndex(sitemap_files),
-        CacheClass::Content,
-        k,
-    ));
+    let k = key(g, "sitemap-index", &maps.files, "");
+    let job = Job::SitemapIndex(maps.files);
+    out.push(planned("sitemap.xml".into(), job, CacheClass::Content, k));
+    let k = key(g, "robots", &(), "");
     out.push(planned(
         "robots.txt".into(),
         Job::Robots,
         CacheClass::Content,
-        key(g, "robots", &(), ""),
+        k,
     ));
+}
+
+/// Static files and hashed assets, copied (linked) as they are.
+fn copies(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
     for c in inp.copies {
+        let job = Job::Copy {
+            source: c.source.clone(),
+            sha256: c.sha256.clone(),
+        };
+        let cache = match c.immutable_url {
+            true => CacheClass::Immutable,
+            false => CacheClass::Asset,
+        };
         out.push(planned(
             c.path.clone(),
-            Job::Copy {
-                source: c.source.clone(),
-                sha256: c.sha256.clone(),
-            },
-            if c.immutable_url {
-                CacheClass::Immutable
-            } else {
-                CacheClass::Asset
-            },
+            job,
+            cache,
             format!("copy:{}", c.sha256),
         ));
     }
-    out.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    out
 }
 
 fn planned(path: String, job: Job, cache: CacheClass, key: String) -> Planned {

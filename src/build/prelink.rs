@@ -179,7 +179,7 @@ impl Prelinked {
         };
         // The index is a file on disk like any other: a path that would leave the output
         // folder (absolute, `..`) is never linked, nor later removed.
-        paths.retain(|p| super::render::safe_rel(p));
+        paths.retain(|p| super::sink::safe_rel(p));
         let (Some(from), Some(to)) = (open_dir(prev), open_dir(staging)) else {
             return nothing;
         };

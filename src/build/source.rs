@@ -3,6 +3,7 @@
 //! (plain pages, static files).
 
 use super::*;
+use rayon::prelude::*;
 
 /// Where a build gets its pages from.
 pub(super) struct Source {
@@ -81,64 +82,25 @@ pub(super) fn ledger_source(
     let mut notices = Vec::new();
     for r in rows {
         let Some(ci) = colls.list.iter().position(|c| *c.name == *r.collection) else {
-            if r.withdrawn {
-                continue;
+            if !r.withdrawn {
+                tracing::warn!(item = %format!("{}/{}", r.collection, r.key), "public page of a collection fencepost.toml no longer has: left out of the build (publish withdraws it once its file is gone)");
             }
-            tracing::warn!(item = %format!("{}/{}", r.collection, r.key), "public page of a collection fencepost.toml no longer has: left out of the build (publish withdraws it once its file is gone)");
             continue;
         };
         let coll = &colls.list[ci];
         if r.withdrawn && coll.on_withdraw != OnWithdraw::Notice {
             continue;
         }
-        let copy = r.image_sha256.as_deref().and_then(|sha| {
-            let c = image_copy(&store, sha, r.image_content_type.as_deref());
-            if c.is_none() {
-                tracing::warn!(
-                    item = %format!("{}/{}", r.collection, r.key),
-                    sha,
-                    "image missing from the store; page rendered without it"
-                );
-            }
-            c
-        });
+        let copy = page_image(&store, &r);
         let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
         if let Some(c) = copy {
             images.insert(c.path.clone(), c);
         }
-        let day = parse_day(&r.day);
-        let (url, date) = place(coll, &r.key, day, r.due_at.unwrap_or(r.first_published_at));
-        let list = if r.withdrawn {
-            &mut notices
-        } else {
-            &mut pages
+        let list = match r.withdrawn {
+            true => &mut notices,
+            false => &mut pages,
         };
-        list.push(PageInput {
-            view: ItemPage {
-                id: id_view(coll, &r.key),
-                collection: r.collection.clone(),
-                url,
-                title: r.title,
-                day: day.map(|_| r.day),
-                image_url,
-                indexable: r.indexable,
-                published: date_of(r.first_published_at),
-                updated: date_of(r.updated_at),
-                prev: None,
-                next: None,
-                embargoed_until: None,
-                summary_html: r.summary_html.map(Arc::from),
-                withdrawn_at: r.withdrawn.then(|| r.updated_at.rfc3339()),
-                terms: r.terms,
-                data: r.data,
-                content_hash: r.content_hash,
-                row: r.id.0,
-            },
-            first_published_at: r.first_published_at,
-            updated_at: r.updated_at,
-            coll: ci,
-            date,
-        });
+        list.push(page_input(coll, ci, r, image_url));
     }
     pages.par_sort_unstable_by(|a, b| a.order().cmp(&b.order()));
     notices.sort_by(|a, b| a.order().cmp(&b.order()));
@@ -150,6 +112,58 @@ pub(super) fn ledger_source(
         next_change_at,
         bodies: HashMap::new(),
     })
+}
+
+/// The copy of a public page's image from the image store; a page whose image is missing
+/// there is rendered without it (logged).
+fn page_image(store: &Path, r: &ledger::public::PublicPage) -> Option<CopyInput> {
+    let sha = r.image_sha256.as_deref()?;
+    let c = image_copy(store, sha, r.image_content_type.as_deref());
+    if c.is_none() {
+        tracing::warn!(
+            item = %format!("{}/{}", r.collection, r.key),
+            sha,
+            "image missing from the store; page rendered without it"
+        );
+    }
+    c
+}
+
+/// A public page as the plan sees it.
+fn page_input(
+    coll: &Collection,
+    ci: usize,
+    r: ledger::public::PublicPage,
+    image_url: Option<String>,
+) -> PageInput {
+    let day = parse_day(&r.day);
+    let (url, date) = place(coll, &r.key, day, r.due_at.unwrap_or(r.first_published_at));
+    PageInput {
+        view: ItemPage {
+            id: id_view(coll, &r.key),
+            collection: r.collection.clone(),
+            url,
+            title: r.title,
+            day: day.map(|_| r.day),
+            image_url,
+            indexable: r.indexable,
+            published: date_of(r.first_published_at),
+            updated: date_of(r.updated_at),
+            prev: None,
+            next: None,
+            embargoed_until: None,
+            summary_html: r.summary_html.map(Arc::from),
+            withdrawn_at: r.withdrawn.then(|| r.updated_at.rfc3339()),
+            terms: r.terms,
+            data: r.data,
+            content_hash: r.content_hash,
+            row: r.id.0,
+        },
+        first_published_at: r.first_published_at,
+        updated_at: r.updated_at,
+        coll: ci,
+        date,
+    }
 }
 
 /// One parsed item file, kept between preview builds.
@@ -270,54 +284,8 @@ pub(super) fn tree_source(
     now: Instant,
     cache: &mut TreeCache,
 ) -> Result<Source, BuildError> {
-    let files: Vec<(String, content::FileStat)> =
-        if cache.trust_invalidations && !cache.files.is_empty() {
-            let unknown = content::FileStat {
-                size: -1,
-                mtime_ns: -1,
-                ino: -1,
-            };
-            let (paths, broken) = content::list_item_paths(&site.root, &site.collections)?;
-            if let Some(b) = broken.into_iter().next() {
-                return Err(b.error.into());
-            }
-            paths
-                .iter()
-                .map(|p| {
-                    let rel = content::relative(&site.root, p);
-                    let stat = cache.files.get(&rel).map_or(unknown, |(s, _)| *s);
-                    (rel, stat)
-                })
-                .collect()
-        } else {
-            let listing = content::list_item_files(&site.root, &site.collections)?;
-            if let Some(b) = listing.broken.into_iter().next() {
-                return Err(b.error.into());
-            }
-            listing.files
-        };
-    let fresh: Vec<(String, content::FileStat, TreeItem)> = files
-        .par_iter()
-        .filter(|(rel, stat)| cache.files.get(rel).is_none_or(|(s, _)| s != stat))
-        .map(|(rel, stat)| read_tree_item(site, rel).map(|t| (rel.clone(), *stat, t)))
-        .collect::<Result<_, _>>()?;
-    for (rel, stat, t) in fresh {
-        cache.files.insert(rel, (stat, Arc::new(t)));
-    }
-    let present: std::collections::HashSet<&String> = files.iter().map(|(r, _)| r).collect();
-    cache.files.retain(|rel, _| present.contains(rel));
-    let mut seen = HashMap::new();
-    for (rel, _) in &files {
-        let name = &cache.files[rel].1.item.name;
-        if let Some(first) = seen.insert(name, rel) {
-            return Err(ContentError::DuplicateId {
-                name: name.clone(),
-                first: first.clone(),
-                second: rel.clone(),
-            }
-            .into());
-        }
-    }
+    let files = tree_files(site, cache)?;
+    cache.refresh(site, &files)?;
     let mut images = HashMap::new();
     let mut pages = Vec::new();
     let mut bodies = HashMap::new();
@@ -350,6 +318,74 @@ pub(super) fn tree_source(
         next_change_at,
         bodies,
     })
+}
+
+/// The item files of the tree with their stats. When a watcher reports every change, only
+/// names are listed and known files keep their cached stat. A folder that cannot be listed
+/// fails the preview.
+fn tree_files(
+    site: &Site,
+    cache: &TreeCache,
+) -> Result<Vec<(String, content::FileStat)>, BuildError> {
+    if !cache.trust_invalidations || cache.files.is_empty() {
+        let listing = content::list_item_files(&site.root, &site.collections)?;
+        if let Some(b) = listing.broken.into_iter().next() {
+            return Err(b.error.into());
+        }
+        return Ok(listing.files);
+    }
+    let unknown = content::FileStat {
+        size: -1,
+        mtime_ns: -1,
+        ino: -1,
+    };
+    let (paths, broken) = content::list_item_paths(&site.root, &site.collections)?;
+    if let Some(b) = broken.into_iter().next() {
+        return Err(b.error.into());
+    }
+    let stat_of = |rel: &String| cache.files.get(rel).map_or(unknown, |(s, _)| *s);
+    Ok(paths
+        .iter()
+        .map(|p| {
+            let rel = content::relative(&site.root, p);
+            let stat = stat_of(&rel);
+            (rel, stat)
+        })
+        .collect())
+}
+
+impl TreeCache {
+    /// Reads the files that changed (in parallel), forgets the ones gone, and refuses two
+    /// files with one item name.
+    fn refresh(
+        &mut self,
+        site: &Site,
+        files: &[(String, content::FileStat)],
+    ) -> Result<(), BuildError> {
+        let fresh: Vec<(String, content::FileStat, TreeItem)> = files
+            .par_iter()
+            .filter(|(rel, stat)| self.files.get(rel).is_none_or(|(s, _)| s != stat))
+            .map(|(rel, stat)| read_tree_item(site, rel).map(|t| (rel.clone(), *stat, t)))
+            .collect::<Result<_, _>>()?;
+        for (rel, stat, t) in fresh {
+            self.files.insert(rel, (stat, Arc::new(t)));
+        }
+        let present: std::collections::HashSet<&String> = files.iter().map(|(r, _)| r).collect();
+        self.files.retain(|rel, _| present.contains(rel));
+        let mut seen = HashMap::new();
+        for (rel, _) in files {
+            let name = &self.files[rel].1.item.name;
+            if let Some(first) = seen.insert(name, rel) {
+                return Err(ContentError::DuplicateId {
+                    name: name.clone(),
+                    first: first.clone(),
+                    second: rel.clone(),
+                }
+                .into());
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     if let Some(url) = &args.to {
         let url = &super::real_target(url)?;
-        let r = fencepost::deploy::admin::gc(
+        let r = fencepost::history::bucket::gc(
             &site,
             &ctx.clock,
             url,
@@ -46,8 +46,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let r =
-        fencepost::build::admin::gc(&site, &ctx.clock, args.keep, args.grace_secs.unwrap_or(300))?;
+    let r = fencepost::history::local::gc(
+        &site,
+        &ctx.clock,
+        args.keep,
+        args.grace_secs.unwrap_or(300),
+    )?;
     ctx.emit(&r, || {
         format!(
             "kept {} revision(s){}, removed {}: {}{}",

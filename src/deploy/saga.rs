@@ -19,13 +19,12 @@ use super::objects::{
 };
 use super::remote::{Remote, RemotePointer};
 use super::{Ctx, DeployError, Outcome, Plan, Report};
-use crate::clock::Instant;
 use crate::ledger::deploys::{self, Op, Step};
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{audit, Ledger};
 use crate::output::manifest::{AuditAnchor, Manifest};
 use crate::output::pointer::{self, PointerOutcome};
-use crate::output::revision::{self, REVISIONS};
+use crate::output::revision::REVISIONS;
 use futures_util::StreamExt;
 use std::collections::HashSet;
 use std::path::Path;
@@ -578,7 +577,7 @@ fn lost_lease(remote: &Remote, what: &str) -> DeployError {
     )
 }
 
-fn missing_blobs(
+pub(super) fn missing_blobs(
     split: &layout::Split,
     present: &HashSet<String>,
 ) -> Vec<(String, String, String)> {
@@ -588,59 +587,4 @@ fn missing_blobs(
         .filter(|(sha, _)| !present.contains(*sha))
         .map(|(sha, (path, ct))| (sha.clone(), path.clone(), ct.clone()))
         .collect()
-}
-
-/// When the bucket's pointer names `live`, and that is the manifest this ledger recorded as
-/// deployed there, and its revision is still here: every blob of it is in the bucket (gc
-/// never removes the live manifest's objects). Its blobs are read from the local manifest,
-/// so no listing of the bucket is needed.
-pub(super) async fn known_present(
-    ledger: &mut Ledger,
-    remote: &Remote,
-    live: &str,
-    public: &Path,
-) -> Result<Option<super::Known>, DeployError> {
-    let Some(recorded) = ledger.read(|tx| deploys::target(tx, &remote.url))? else {
-        return Ok(None);
-    };
-    let (Some(rev), Some(build), Some(manifest)) =
-        (recorded.revision, recorded.build, recorded.manifest)
-    else {
-        return Ok(None);
-    };
-    if manifest != live {
-        return Ok(None);
-    }
-    let dir = public
-        .join(REVISIONS)
-        .join(revision::RevisionId::new(rev, &build).to_string());
-    let Ok(m) = Manifest::read(&dir) else {
-        return Ok(None);
-    };
-    // Roots are a function of the files: this must still be the very root recorded.
-    if layout::split(&m).root.sha256 != manifest {
-        return Ok(None);
-    }
-    Ok(Some(super::Known {
-        manifest,
-        blobs: m.files.into_iter().map(|e| e.sha256).collect(),
-    }))
-}
-
-/// The pointer with `next_change_at` brought up to date when the revision is already live
-/// (a new embargoed item changes the instant without a new revision). A lost race is left
-/// alone: whoever moved the pointer wrote the ledger's instant too.
-pub(super) async fn refresh_next_change(
-    remote: &Remote,
-    next_change_at: Option<Instant>,
-) -> Result<bool, DeployError> {
-    let Some((live, version)) = remote.read_pointer().await? else {
-        return Ok(false);
-    };
-    if live.next_change_at == next_change_at {
-        return Ok(false);
-    }
-    let mut new = live;
-    new.next_change_at = next_change_at;
-    Ok(remote.swap_pointer(Some(&version), &new).await?)
 }

@@ -94,27 +94,9 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
     let (here, gone): (Vec<String>, Vec<String>) =
         blobs.into_iter().partition(|b| present.contains(b));
     out.missing_blobs = gone;
-    let checked: Vec<Result<Option<String>, DeployError>> =
-        futures_util::stream::iter(here.iter().map(|sha| async move {
-            Ok(match remote.get(&Remote::blob_key(sha)).await? {
-                Some(bytes) if layout::verified(&bytes, sha) => None,
-                // Gone since the listing counts as missing, not corrupt.
-                None => Some(format!("missing:{sha}")),
-                Some(_) => Some(sha.clone()),
-            })
-        }))
-        .buffer_unordered(READS)
-        .collect()
-        .await;
-    for c in checked {
-        match c? {
-            Some(m) if m.starts_with("missing:") => {
-                out.missing_blobs.push(m["missing:".len()..].to_string())
-            }
-            Some(sha) => out.corrupt_blobs.push(sha),
-            None => {}
-        }
-    }
+    let (missing, corrupt) = check_blobs(remote, &here).await?;
+    out.missing_blobs.extend(missing);
+    out.corrupt_blobs = corrupt;
     out.missing_blobs.sort();
     out.corrupt_blobs.sort();
     out.ok = !out.root_damaged
@@ -123,6 +105,40 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
         && out.missing_blobs.is_empty()
         && out.corrupt_blobs.is_empty();
     Ok(out)
+}
+
+/// Reads every listed blob (a few at a time) and hashes it: those gone since the listing
+/// (missing), and those whose bytes do not hash to their name (corrupt).
+async fn check_blobs(
+    remote: &Remote,
+    listed: &[String],
+) -> Result<(Vec<String>, Vec<String>), DeployError> {
+    enum Found {
+        Good,
+        Missing(String),
+        Corrupt(String),
+    }
+    let checked: Vec<Result<Found, DeployError>> =
+        futures_util::stream::iter(listed.iter().map(|sha| async move {
+            Ok(match remote.get(&Remote::blob_key(sha)).await? {
+                Some(bytes) if layout::verified(&bytes, sha) => Found::Good,
+                // Gone since the listing counts as missing, not corrupt.
+                None => Found::Missing(sha.clone()),
+                Some(_) => Found::Corrupt(sha.clone()),
+            })
+        }))
+        .buffer_unordered(READS)
+        .collect()
+        .await;
+    let (mut missing, mut corrupt) = (Vec::new(), Vec::new());
+    for c in checked {
+        match c? {
+            Found::Missing(sha) => missing.push(sha),
+            Found::Corrupt(sha) => corrupt.push(sha),
+            Found::Good => {}
+        }
+    }
+    Ok((missing, corrupt))
 }
 
 /// Rounds of repair at most: a missing shard or root hides the blobs it names from a check,
@@ -171,6 +187,36 @@ pub(super) async fn repair(ledger: &mut Ledger, ctx: &Ctx<'_>) -> Result<Report,
     }
 }
 
+/// The plan of a repair: the live root again, with the damaged blobs to upload and the
+/// corrupt objects to remove first.
+fn repair_plan(found: &BucketCheck, split: &layout::Split, dir: String) -> Plan {
+    let damaged: BTreeSet<&String> = found
+        .missing_blobs
+        .iter()
+        .chain(&found.corrupt_blobs)
+        .collect();
+    Plan {
+        revision: found.revision,
+        build: found.build.clone(),
+        dir,
+        root: found.manifest.clone(),
+        shards: split.shards.iter().map(|s| s.sha256.clone()).collect(),
+        blobs: split
+            .blobs
+            .iter()
+            .filter(|(sha, _)| damaged.contains(sha))
+            .map(|(sha, (path, ct))| (sha.clone(), path.clone(), ct.clone()))
+            .collect(),
+        assumed: None,
+        adopt: None,
+        repair: Some(Repair {
+            corrupt_blobs: found.corrupt_blobs.clone(),
+            corrupt_shards: found.corrupt_shards.clone(),
+            corrupt_root: found.root_damaged,
+        }),
+    }
+}
+
 /// One round: what `found` says is missing or corrupt goes up again, as one operation.
 async fn repair_round(
     ledger: &mut Ledger,
@@ -200,31 +246,7 @@ async fn repair_round(
             ),
         ));
     }
-    let damaged: BTreeSet<&String> = found
-        .missing_blobs
-        .iter()
-        .chain(&found.corrupt_blobs)
-        .collect();
-    let plan = Plan {
-        revision: found.revision,
-        build: found.build.clone(),
-        dir,
-        root: found.manifest.clone(),
-        shards: split.shards.iter().map(|s| s.sha256.clone()).collect(),
-        blobs: split
-            .blobs
-            .iter()
-            .filter(|(sha, _)| damaged.contains(sha))
-            .map(|(sha, (path, ct))| (sha.clone(), path.clone(), ct.clone()))
-            .collect(),
-        assumed: None,
-        adopt: None,
-        repair: Some(Repair {
-            corrupt_blobs: found.corrupt_blobs.clone(),
-            corrupt_shards: found.corrupt_shards.clone(),
-            corrupt_root: found.root_damaged,
-        }),
-    };
+    let plan = repair_plan(&found, &split, dir);
     let held = claim::take_waiting(
         ledger,
         ctx.clock,

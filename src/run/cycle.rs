@@ -78,7 +78,39 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
     r.durations_ms.publish = t.elapsed().as_millis() as u64;
     r.revision = published.revision;
     r.next_change_at = published.next_embargo_at;
-    let lags: Vec<Lag> = published
+    r.lags = lags(&published);
+    r.publish = Some(published);
+    if i.cancel.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+
+    // 3. Build, when the ledger moved, a file changed, or nothing was built yet here.
+    let files = i
+        .reasons
+        .iter()
+        .any(|w| matches!(w, Reason::Files | Reason::Start));
+    if files || mem.built.as_ref().map(|b| b.revision) != Some(r.revision) {
+        build(i, &site, mem, r)?;
+    }
+    if !i.deploy {
+        live(mem, r, i.clock.now());
+    }
+    if !i.deploy || i.cancel.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+
+    // 4. Deploy what was built, unless the target already has it from this loop.
+    match mem.built.clone() {
+        Some(built) if mem.deployed.as_ref() != Some(&built) || files => {
+            deploy(i, &site, built, mem, r)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Each item published this cycle, with how late after its due instant.
+fn lags(published: &crate::publish::Report) -> Vec<Lag> {
+    published
         .published_at
         .iter()
         .map(|(item, due, at)| Lag {
@@ -89,60 +121,40 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
             live_at: None,
             live_lag_ms: None,
         })
-        .collect();
-    r.publish = Some(published);
-    r.lags = lags;
-    if i.cancel.load(Ordering::Relaxed) {
-        return Ok(());
-    }
+        .collect()
+}
 
-    // 3. Build, when the ledger moved, a file changed, or nothing was built yet here.
-    let files = i
-        .reasons
-        .iter()
-        .any(|w| matches!(w, Reason::Files | Reason::Start));
-    let needs_build = files || mem.built.as_ref().map(|b| b.revision) != Some(r.revision);
-    if needs_build {
-        let t = std::time::Instant::now();
-        let b = crate::build::run(&site, i.clock, &crate::build::Options::default())
-            .map_err(|e| (Step::Build, e.to_string()))?;
-        r.durations_ms.build = Some(t.elapsed().as_millis() as u64);
-        mem.built = Some(RevisionId::new(b.revision, b.build.clone()));
-        r.revision = r.revision.max(b.revision);
-        r.next_change_at = min_opt(r.next_change_at, b.next_change_at);
-        r.build = Some(b);
-    }
-    if !i.deploy {
-        live(mem, r, i.clock.now());
-    }
-    if !i.deploy || i.cancel.load(Ordering::Relaxed) {
-        return Ok(());
-    }
-
-    // 4. Deploy what was built, unless the target already has it from this loop.
-    let Some(built) = mem.built.clone() else {
-        return Ok(());
-    };
-    if mem.deployed.as_ref() == Some(&built) && !files {
-        return Ok(());
-    }
+fn build(i: &Inputs<'_>, site: &Site, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
     let t = std::time::Instant::now();
-    let d = crate::deploy::run(
-        &site,
-        i.clock,
-        &crate::deploy::Options {
-            to: site.config.deploy.to.clone(),
-            cancel: Some(i.cancel.clone()),
-            owner: Some(i.owner.clone()),
-            ..Default::default()
-        },
-        &|_, _| {},
-    )
-    .map_err(|e| (Step::Deploy, e.to_string()))?;
-    r.durations_ms.deploy = Some(t.elapsed().as_millis() as u64);
+    let b = crate::build::run(site, i.clock, &crate::build::Options::default())
+        .map_err(|e| (Step::Build, e.to_string()))?;
+    r.durations_ms.build = Some(t.elapsed().as_millis() as u64);
+    mem.built = Some(RevisionId::new(b.revision, b.build.clone()));
+    r.revision = r.revision.max(b.revision);
+    r.next_change_at = min_opt(r.next_change_at, b.next_change_at);
+    r.build = Some(b);
+    Ok(())
+}
+
+fn deploy(
+    i: &Inputs<'_>,
+    site: &Site,
+    built: RevisionId,
+    mem: &mut Memory,
+    r: &mut CycleReport,
+) -> StepResult {
     use crate::deploy::Outcome;
-    let outcome = d.outcome;
-    let error = d.error.clone();
+    let t = std::time::Instant::now();
+    let opts = crate::deploy::Options {
+        to: site.config.deploy.to.clone(),
+        cancel: Some(i.cancel.clone()),
+        owner: Some(i.owner.clone()),
+        ..Default::default()
+    };
+    let d = crate::deploy::run(site, i.clock, &opts, &|_, _| {})
+        .map_err(|e| (Step::Deploy, e.to_string()))?;
+    r.durations_ms.deploy = Some(t.elapsed().as_millis() as u64);
+    let (outcome, error) = (d.outcome, d.error.clone());
     r.deploy = Some(d);
     match outcome {
         Outcome::Deployed | Outcome::AlreadyDeployed | Outcome::Superseded => {
@@ -184,7 +196,7 @@ fn collect(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult 
         return Ok(());
     }
     let t = std::time::Instant::now();
-    let g = crate::build::admin::gc(&site, i.clock, run.keep_revisions, run.gc_grace_secs)
+    let g = crate::history::local::gc(&site, i.clock, run.keep_revisions, run.gc_grace_secs)
         .map_err(|e| (Step::Gc, e.to_string()))?;
     r.durations_ms.gc = Some(t.elapsed().as_millis() as u64);
     r.gc = Some(g);

@@ -64,6 +64,13 @@ impl Metrics {
         for step in ["config", "publish", "build", "deploy", "gc"] {
             let _ = m.failures.get_or_create(&StepLabel { step });
         }
+        m.register(&mut registry);
+        Metrics { registry, ..m }
+    }
+
+    /// Every metric in `registry`, with its help text.
+    fn register(&self, registry: &mut Registry) {
+        let m = self;
         registry.register("cycles", "Cycles run", m.cycles.clone());
         registry.register(
             "items_published",
@@ -120,7 +127,6 @@ impl Metrics {
             "From an item's due instant to its page being live (after the build, or the deploy with --deploy)",
             m.lag.clone(),
         );
-        Metrics { registry, ..m }
     }
 
     /// Counts one cycle.

@@ -308,7 +308,7 @@ fn folder_reader(
             let root: fencepost::deploy::layout::Root =
                 serde_json::from_slice(&root_bytes).unwrap();
             let entries = rt
-                .block_on(fencepost::deploy::admin::read_entries(&remote, &root))
+                .block_on(fencepost::history::bucket::read_entries(&remote, &root))
                 .unwrap();
             for e in entries {
                 let bytes = rt

@@ -8,6 +8,7 @@ use super::keys::{key, term_key};
 use super::{feeds, planned, url_to_path, FeedOf, Inputs, Job, Planned, SITEMAP_CHUNK};
 use crate::build::terms;
 use crate::build::view::{TermLink, TermView};
+use crate::config::taxonomies::Taxonomy;
 use crate::output::manifest::CacheClass;
 use rayon::prelude::*;
 
@@ -20,60 +21,12 @@ pub(super) fn plan_taxonomies(
     if inp.collections.taxonomies.is_empty() {
         return;
     }
-    let b = inp.render_fingerprint;
     let all = terms::collect(inp.pages, inp.collections, all_by_pub);
     for (ti, (tax, terms)) in inp.collections.taxonomies.iter().zip(&all).enumerate() {
         let mut sitemap: Vec<(String, Option<String>)> = Vec::new();
         let pages: Vec<Vec<Planned>> = terms
             .par_iter()
-            .map(|t| {
-                let url = tax.term_url(&t.slug);
-                let chunks: Vec<&[u32]> = t.entries.chunks(tax.page_size).collect();
-                let n = chunks.len();
-                let page_url = |k: usize| tax.term_page_url(&t.slug, k);
-                let mut views: Vec<TermView> = chunks
-                    .iter()
-                    .enumerate()
-                    .map(|(i, chunk)| TermView {
-                        taxonomy: ti,
-                        name: t.name.clone(),
-                        url: url.clone(),
-                        page_url: page_url(i + 1),
-                        entries: chunk.to_vec(),
-                        number: i + 1,
-                        prev_url: (i > 0).then(|| page_url(i)),
-                        next_url: (i + 1 < n).then(|| page_url(i + 2)),
-                    })
-                    .collect();
-                views.push(TermView {
-                    taxonomy: ti,
-                    name: t.name.clone(),
-                    url: url.clone(),
-                    page_url: url.clone(),
-                    entries: t
-                        .entries
-                        .iter()
-                        .rev()
-                        .take(tax.page_size)
-                        .copied()
-                        .collect(),
-                    number: n,
-                    prev_url: (n > 1).then(|| page_url(n - 1)),
-                    next_url: None,
-                });
-                views
-                    .into_iter()
-                    .map(|v| {
-                        let k = term_key(b, &v, inp.pages);
-                        planned(
-                            url_to_path(&v.page_url),
-                            Job::Term(v),
-                            CacheClass::Content,
-                            k,
-                        )
-                    })
-                    .collect()
-            })
+            .map(|t| term_pages(inp, ti, tax, t))
             .collect();
         for (t, files) in terms.iter().zip(pages) {
             sitemap.extend(files.iter().map(|p| match &p.job {
@@ -88,21 +41,7 @@ pub(super) fn plan_taxonomies(
             }
         }
         if let Some(index_url) = &tax.index_url {
-            let links: Vec<TermLink> = terms
-                .iter()
-                .map(|t| TermLink {
-                    name: t.name.clone(),
-                    url: tax.term_url(&t.slug),
-                    count: t.entries.len(),
-                })
-                .collect();
-            let k = key(b, "terms", &(ti, index_url, &links), "");
-            out.push(planned(
-                url_to_path(index_url),
-                Job::Terms(ti, links),
-                CacheClass::Content,
-                k,
-            ));
+            out.push(terms_index(inp, ti, tax, index_url, terms));
             if !terms.is_empty() {
                 sitemap.push((index_url.clone(), None));
             }
@@ -112,12 +51,94 @@ pub(super) fn plan_taxonomies(
             let path = format!("sitemaps/taxonomy-{}-{chunk}.xml", tax.name);
             let k = key(inp.generated_fingerprint, "sitemap", &urls, "");
             sitemap_files.push(path.clone());
-            out.push(planned(
-                path,
-                Job::Sitemap(urls.to_vec()),
-                CacheClass::Content,
-                k,
-            ));
+            let job = Job::Sitemap(urls.to_vec());
+            out.push(planned(path, job, CacheClass::Content, k));
         }
     }
+}
+
+/// One term's pages: numbered from the oldest (`page/N/`), and the landing page at its URL
+/// with the newest entries.
+fn term_pages(inp: &Inputs<'_>, ti: usize, tax: &Taxonomy, t: &terms::Term) -> Vec<Planned> {
+    let url = tax.term_url(&t.slug);
+    let chunks: Vec<&[u32]> = t.entries.chunks(tax.page_size).collect();
+    let n = chunks.len();
+    let page_url = |k: usize| tax.term_page_url(&t.slug, k);
+    let view = |page_url: String, entries: Vec<u32>, number, prev_url, next_url| TermView {
+        taxonomy: ti,
+        name: t.name.clone(),
+        url: url.clone(),
+        page_url,
+        entries,
+        number,
+        prev_url,
+        next_url,
+    };
+    let mut views: Vec<TermView> = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let (prev, next) = (
+                (i > 0).then(|| page_url(i)),
+                (i + 1 < n).then(|| page_url(i + 2)),
+            );
+            view(page_url(i + 1), chunk.to_vec(), i + 1, prev, next)
+        })
+        .collect();
+    let newest = t
+        .entries
+        .iter()
+        .rev()
+        .take(tax.page_size)
+        .copied()
+        .collect();
+    views.push(view(
+        url.clone(),
+        newest,
+        n,
+        (n > 1).then(|| page_url(n - 1)),
+        None,
+    ));
+    views
+        .into_iter()
+        .map(|v| {
+            let k = term_key(inp.render_fingerprint, &v, inp.pages);
+            planned(
+                url_to_path(&v.page_url),
+                Job::Term(v),
+                CacheClass::Content,
+                k,
+            )
+        })
+        .collect()
+}
+
+/// A taxonomy's index of terms, with their counts.
+fn terms_index(
+    inp: &Inputs<'_>,
+    ti: usize,
+    tax: &Taxonomy,
+    index_url: &str,
+    terms: &[terms::Term],
+) -> Planned {
+    let links: Vec<TermLink> = terms
+        .iter()
+        .map(|t| TermLink {
+            name: t.name.clone(),
+            url: tax.term_url(&t.slug),
+            count: t.entries.len(),
+        })
+        .collect();
+    let k = key(
+        inp.render_fingerprint,
+        "terms",
+        &(ti, index_url, &links),
+        "",
+    );
+    planned(
+        url_to_path(index_url),
+        Job::Terms(ti, links),
+        CacheClass::Content,
+        k,
+    )
 }

@@ -1,15 +1,14 @@
-//! `rollback` and `gc`: operations on finished revisions.
+//! `rollback` and `gc` on `public/`: the pointer moved back to a complete revision, and
+//! revisions beyond `--keep` removed.
 
-use super::BuildError;
+use crate::build::{finish_rollback_receipt, BuildError};
 use crate::clock::Clock;
-use crate::ledger::{audit, Ledger};
 use crate::output::pointer::{self, Pointer};
 use crate::output::revision::{self, REVISIONS};
 use crate::output::OutputError;
 use crate::site::Site;
 use serde::Serialize;
 use std::collections::HashSet;
-use std::path::Path;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RollbackReport {
@@ -47,24 +46,6 @@ pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackRepo
     crate::fail_point!("rollback.after_pointer");
     finish_rollback_receipt(&mut ledger, &public)?;
     Ok(RollbackReport { from, to })
-}
-
-/// Writes the audit entry of the journaled rollback if it is missing (once: the entry's
-/// subject names the rollback), then marks the journal audited. Called by rollback right
-/// after it moves the pointer, and by the next build or rollback, so a process that died
-/// in between loses no receipt.
-pub fn finish_rollback_receipt(ledger: &mut Ledger, public: &Path) -> Result<(), BuildError> {
-    let Some(j) = pointer::rollback_journal(public).filter(|j| !j.audited) else {
-        return Ok(());
-    };
-    let detail =
-        serde_json::json!({ "from": j.from, "to": j.to, "held_below": j.held_below }).to_string();
-    let subject = format!("rollback:{}", j.id);
-    ledger.write(|tx| {
-        audit::append_once(tx, j.at, audit::AuditAction::Rollback, &subject, &detail)
-    })?;
-    pointer::rollback_audited(public, &j.id)?;
-    Ok(())
 }
 
 #[derive(Debug, Clone, Serialize)]

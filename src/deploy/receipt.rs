@@ -1,0 +1,66 @@
+//! The receipt of a rollback of a bucket (`rollback --to URL`, in `history::bucket`): its
+//! audit entry, written once, and its journal closed. Here, below the history module, because
+//! the deploy driver finishes a rollback that died before its receipt.
+
+use super::remote::Remote;
+use super::DeployError;
+use crate::clock::Clock;
+use crate::ledger::deploys::{self, Step};
+use crate::ledger::{audit, Ledger};
+use crate::output::revision;
+use serde::{Deserialize, Serialize};
+
+/// The frozen plan of a rollback: which root the pointer goes to.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct RollbackPlan {
+    pub(crate) revision: i64,
+    pub(crate) build: String,
+    pub(crate) root: String,
+}
+
+/// Writes a decided rollback's audit entry (once) and closes it. One that never moved the
+/// pointer is closed as superseded: a rollback decided earlier must not clobber what is live
+/// now.
+pub(crate) async fn finish(
+    ledger: &mut Ledger,
+    clock: &Clock,
+    remote: &Remote,
+    op: &deploys::Op,
+    held: &crate::ledger::lease::Lease,
+) -> Result<(), DeployError> {
+    let plan: RollbackPlan = serde_json::from_str(&op.plan)
+        .map_err(|e| DeployError::store(remote, "reading a rollback plan", e))?;
+    let now = clock.now();
+    if op.step == Step::Planned {
+        let live = remote.read_pointer().await?;
+        let there = live.is_some_and(|(p, _)| p.manifest == plan.root);
+        let outcome = if there { "deployed" } else { "superseded" };
+        ledger.write(|tx| {
+            deploys::advance(
+                tx,
+                &op.id,
+                Step::Planned,
+                Step::Pointer,
+                Some(outcome),
+                held,
+                now,
+            )
+        })?;
+        if !there {
+            ledger.write(|tx| {
+                deploys::advance(tx, &op.id, Step::Pointer, Step::Done, None, held, now)
+            })?;
+            return Ok(());
+        }
+    }
+    let detail = serde_json::json!({
+        "target": remote.url, "to": revision::RevisionId::new(plan.revision, &plan.build).to_string(), "manifest": plan.root,
+    })
+    .to_string();
+    let subject = format!("rollback:{}", op.id);
+    ledger.write(|tx| {
+        audit::append_once(tx, now, audit::AuditAction::Rollback, &subject, &detail)?;
+        deploys::advance(tx, &op.id, Step::Pointer, Step::Done, None, held, now)
+    })?;
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! `rollback --to URL` and `gc --to URL`: operations on what a bucket holds, each from the
+//! ledger that owns the bucket and under the target's lease, so neither ever runs beside a
+//! deploy: gc is part of the saga.
+
+mod gc;
+mod rollback;
+
+use crate::clock::Clock;
+pub use crate::deploy::objects::{read_entries, read_shard};
+use crate::deploy::remote::Remote;
+use crate::deploy::{
+    claim,
+    layout::{self, Root},
+    runtime, DeployError,
+};
+use crate::ledger::lease::{Lease, OwnerId};
+use crate::ledger::Ledger;
+use crate::site::Site;
+pub use gc::{gc, RemoteGc};
+pub use rollback::{rollback, RemoteRollback};
+
+/// A manifest root the bucket holds.
+#[derive(Debug, Clone)]
+pub struct HeldRevision {
+    pub sha256: String,
+    pub root: Root,
+    pub modified: chrono::DateTime<chrono::Utc>,
+}
+
+/// Every manifest root in the bucket, newest first (by revision, then upload time). Roots
+/// that do not hash to their name are skipped with a warning.
+pub async fn revisions(remote: &Remote) -> Result<Vec<HeldRevision>, DeployError> {
+    let mut out = Vec::new();
+    for (name, modified) in remote.list("manifests").await? {
+        let Some(sha) = name.strip_suffix(".json").filter(|n| !n.contains('/')) else {
+            continue;
+        };
+        let Some(bytes) = remote.get(&Remote::root_key(sha)).await? else {
+            continue;
+        };
+        match serde_json::from_slice::<Root>(&bytes) {
+            Ok(root) if layout::verified(&bytes, sha) => out.push(HeldRevision {
+                sha256: sha.to_string(),
+                root,
+                modified,
+            }),
+            _ => {
+                tracing::warn!(manifest = %sha, "a manifest root that does not verify; left alone")
+            }
+        }
+    }
+    out.sort_by_key(|r| std::cmp::Reverse((r.root.revision, r.modified)));
+    Ok(out)
+}
+
+/// Opens the target, checks that this site's ledger owns it, and runs `f` holding the
+/// target's lease (waiting up to `deploy.wait_secs` for a deploy, gc or rollback holding it).
+fn with_target<T>(
+    site: &Site,
+    clock: &Clock,
+    url: &str,
+    what: &str,
+    f: impl AsyncFnOnce(&mut Ledger, &Remote, &Lease, &str) -> Result<T, DeployError>,
+) -> Result<T, DeployError> {
+    let remote = Remote::open(url)?;
+    runtime()?.block_on(async {
+        let mut ledger = site.open_ledger()?;
+        let ours = ledger.read(crate::ledger::status::ledger_id)?;
+        let live = remote.read_pointer().await?;
+        claim::check_owner(&remote, live.as_ref().map(|(p, _)| p), &ours, false).await?;
+        let owner = OwnerId::random();
+        let held = claim::take_waiting(
+            &mut ledger,
+            clock,
+            &owner,
+            &remote,
+            site.config.deploy.lease_secs,
+            site.config.deploy.wait_secs(),
+            what,
+        )
+        .await?;
+        let result = f(&mut ledger, &remote, &held, &ours).await;
+        claim::release(&mut ledger, clock, &held);
+        result
+    })
+}

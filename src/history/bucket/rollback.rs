@@ -1,0 +1,204 @@
+//! `rollback --to URL`: the bucket's pointer moved back by compare-and-set, journaled as an
+//! operation and audited.
+
+use super::{revisions, with_target, HeldRevision};
+use crate::clock::Clock;
+use crate::deploy::receipt::{finish, RollbackPlan};
+use crate::deploy::remote::{Remote, RemotePointer};
+use crate::deploy::{objects, DeployError, Outcome};
+use crate::ledger::deploys::{self, Step};
+use crate::ledger::lease::Lease;
+use crate::ledger::Ledger;
+use crate::output::manifest::AuditAnchor;
+use crate::output::revision::RevisionId;
+use crate::site::Site;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RemoteRollback {
+    pub target: String,
+    /// The journaled operation (none when the revision was live already: nothing moved, no
+    /// audit entry).
+    pub operation: Option<String>,
+    pub from: Option<String>,
+    pub to: String,
+    pub outcome: Outcome,
+}
+
+/// Moves the bucket's pointer back to a revision it holds (`R` or `R-B`), by
+/// compare-and-set, journaled as an operation and audited — only to a root whose every shard
+/// and blob is in the bucket. A rollback holds: deploys of the revision rolled back from, or
+/// lower, leave the pointer alone until a higher one.
+pub fn rollback(
+    site: &Site,
+    clock: &Clock,
+    url: &str,
+    wanted: &str,
+) -> Result<RemoteRollback, DeployError> {
+    with_target(
+        site,
+        clock,
+        url,
+        "rolling back",
+        async |ledger, remote, held, ours| {
+            rollback_held(ledger, clock, remote, wanted, held, ours).await
+        },
+    )
+}
+
+async fn rollback_held(
+    ledger: &mut Ledger,
+    clock: &Clock,
+    remote: &Remote,
+    wanted: &str,
+    held: &Lease,
+    ours: &str,
+) -> Result<RemoteRollback, DeployError> {
+    // An earlier rollback that died after deciding: finish its receipt first.
+    if let Some(op) = ledger.read(|tx| deploys::pending_of(tx, &remote.url, "rollback"))? {
+        finish(ledger, clock, remote, &op, held).await?;
+    }
+    let held_revisions = revisions(remote).await?;
+    let live = remote.read_pointer().await?.map(|(p, _)| p);
+    let chosen = choose(remote, &held_revisions, live.as_ref(), wanted)?;
+    let plan = RollbackPlan {
+        revision: chosen.root.revision,
+        build: chosen.root.build.clone(),
+        root: chosen.sha256.clone(),
+    };
+    let mut report = RemoteRollback {
+        target: remote.url.clone(),
+        operation: None,
+        from: live
+            .as_ref()
+            .map(|p| RevisionId::new(p.revision, &p.build).to_string()),
+        to: RevisionId::new(plan.revision, &plan.build).to_string(),
+        outcome: Outcome::AlreadyDeployed,
+    };
+    if live.as_ref().is_some_and(|p| p.manifest == plan.root) {
+        // Already live: nothing moves, so there is nothing to audit.
+        return Ok(report);
+    }
+    let id = journal(ledger, clock, remote, &plan, held).await?;
+    let tip = ledger.read(crate::ledger::status::anchor)?;
+    let anchor = AuditAnchor {
+        seq: tip.seq,
+        hash: tip.hash.clone(),
+    };
+    point_back(remote, clock, &plan, &id, ours, anchor).await?;
+    let now = clock.now();
+    let outcome = Some("deployed");
+    ledger
+        .write(|tx| deploys::advance(tx, &id, Step::Planned, Step::Pointer, outcome, held, now))?;
+    crate::fail_point!("rollback.remote.after_pointer");
+    let op = ledger
+        .read(|tx| deploys::get(tx, &id))?
+        .expect("just inserted");
+    finish(ledger, clock, remote, &op, held).await?;
+    report.operation = Some(id);
+    report.outcome = Outcome::Deployed;
+    Ok(report)
+}
+
+/// Journals the rollback as an operation of the target, once every shard and blob of its
+/// root is known to be in the bucket: readers are never pointed at a root whose objects are
+/// gone (gc may have collected them). Returns the operation's id.
+async fn journal(
+    ledger: &mut Ledger,
+    clock: &Clock,
+    remote: &Remote,
+    plan: &RollbackPlan,
+    held: &Lease,
+) -> Result<String, DeployError> {
+    let (shards, blobs) = objects::root_objects_missing(remote, &plan.root).await?;
+    if !shards.is_empty() || !blobs.is_empty() {
+        return Err(DeployError::Incomplete {
+            target: remote.url.clone(),
+            root: plan.root.clone(),
+            missing: objects::describe_missing(&shards, &blobs),
+        });
+    }
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let now = clock.now();
+    let plan_json = serde_json::to_string(plan).expect("plans serialise");
+    let target = &remote.url;
+    if !ledger.write(|tx| deploys::insert_of(tx, &id, target, "rollback", &plan_json, held, now))? {
+        let why = "another rollback of this target is pending";
+        return Err(DeployError::store(remote, "rolling back", why));
+    }
+    Ok(id)
+}
+
+/// The compare-and-set of the pointer to the plan's root, retried after a lost race. The new
+/// pointer holds every revision above it (the live one, and an earlier hold) until a higher
+/// one is deployed.
+async fn point_back(
+    remote: &Remote,
+    clock: &Clock,
+    plan: &RollbackPlan,
+    id: &str,
+    ours: &str,
+    tip: AuditAnchor,
+) -> Result<(), DeployError> {
+    for _ in 0..32 {
+        let live = remote.read_pointer().await?;
+        let live_p = live.as_ref().map(|(p, _)| p);
+        let earlier_hold = live_p.and_then(|p| p.held_below);
+        let held_below = live_p
+            .map(|p| p.revision)
+            .into_iter()
+            .chain(earlier_hold)
+            .filter(|r| *r > plan.revision)
+            .max();
+        let mut new = RemotePointer::new(plan.revision, &plan.build, &plan.root, clock.now());
+        new.next_change_at = live_p.and_then(|p| p.next_change_at);
+        new.held_below = held_below;
+        new.ledger_id = Some(ours.to_string());
+        new.audit_tip = Some(tip.clone());
+        new.operation = Some(id.to_string());
+        let new = new.after(live_p);
+        if remote
+            .swap_pointer(live.as_ref().map(|(_, v)| v), &new)
+            .await?
+        {
+            return Ok(());
+        }
+    }
+    let why = "lost the compare-and-set 32 times in a row; try again";
+    Err(DeployError::store(remote, "rolling back", why))
+}
+
+/// The root `wanted` (`R-B`, or `R`: the live build's, else the newest) names.
+fn choose(
+    remote: &Remote,
+    held_revisions: &[HeldRevision],
+    live: Option<&RemotePointer>,
+    wanted: &str,
+) -> Result<HeldRevision, DeployError> {
+    match wanted.parse::<RevisionId>() {
+        Ok(id) => held_revisions
+            .iter()
+            .find(|h| h.root.revision == id.revision && h.root.build == id.fingerprint),
+        Err(_) => {
+            let r: i64 = wanted.parse().map_err(|_| {
+                DeployError::Bucket(crate::bucket::BucketError::BadTarget {
+                    target: remote.url.clone(),
+                    why: format!("{wanted:?} is not a revision (R or R-B)"),
+                })
+            })?;
+            let same_build = live.map(|p| p.build.clone());
+            held_revisions
+                .iter()
+                .find(|h| h.root.revision == r && Some(&h.root.build) == same_build.as_ref())
+                .or_else(|| held_revisions.iter().find(|h| h.root.revision == r))
+        }
+    }
+    .cloned()
+    .ok_or_else(|| {
+        DeployError::store(
+            remote,
+            "rolling back",
+            format!("the bucket holds no revision {wanted}"),
+        )
+    })
+}
