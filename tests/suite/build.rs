@@ -508,15 +508,7 @@ fn rollback_and_gc() {
         s.current_dir().file_name().unwrap().to_string_lossy(),
         format!("1-{}", r1["build"].as_str().unwrap())
     );
-    let audit: String = s
-        .ledger()
-        .query_row(
-            "SELECT action FROM audit_log ORDER BY seq DESC LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(audit, "rollback");
+    assert_eq!(s.audit().last().unwrap().action, "rollback");
     s.cmd(&["verify"]).assert().success();
     // A rollback holds: building revision 3 again (a cron every minute) leaves it alone...
     assert_eq!(s.build(&[])["pointer"], "held");

@@ -89,10 +89,8 @@ fn pointer_of(remote: &Remote) -> Value {
     serde_json::from_slice(&bytes).unwrap()
 }
 
-fn audit_count(s: &TestSite, action: &str) -> i64 {
-    s.query_i64(&format!(
-        "SELECT count(*) FROM audit_log WHERE action = '{action}'"
-    ))
+fn audit_count(s: &TestSite, action: &str) -> usize {
+    s.audited(action)
 }
 
 /// Every page path of the live local revision (`index.html`, `answers/N/index.html`, …).
@@ -341,7 +339,7 @@ fn racing_deployers_on(backend: Backend) {
         let outcomes: Vec<Value> = racers.into_iter().map(|r| r.join().unwrap()).collect();
         assert_eq!(
             audit_count(&s, "deploy"),
-            rep,
+            rep as usize,
             "{backend:?} rep {rep}: {outcomes:#?}"
         );
         let deployed = outcomes
@@ -424,10 +422,7 @@ fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repair
         );
     }
     assert_eq!(pointer_of(&remote), moved, "no flip-flop");
-    assert_eq!(
-        x.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"),
-        2
-    );
+    assert_eq!(x.audited("deploy"), 2);
 
     // Damage: a shard deleted, a blob corrupted.
     let ok = y.json(&["verify", "--to", &url]);
@@ -595,10 +590,7 @@ fn a_rollback_to_an_incomplete_root_is_refused_naming_what_is_missing() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&sha) && err.contains("incomplete"), "{err}");
     assert_same_tree(&before, &tree(bucket.path()), "nothing moved");
-    assert_eq!(
-        s.count("SELECT count(*) FROM audit_log WHERE action = 'rollback'"),
-        0
-    );
+    assert_eq!(s.audited("rollback"), 0);
 }
 
 #[test]
@@ -668,10 +660,7 @@ fn local_gc_keeps_the_revision_a_crashed_deploy_needs_and_the_deploy_finishes() 
         "{r}"
     );
     assert!(s.status()["deploys"].as_array().unwrap().is_empty());
-    assert_eq!(
-        s.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"),
-        2
-    );
+    assert_eq!(s.audited("deploy"), 2);
     // Now nothing needs it.
     s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", later]);
     assert!(!needed.exists());
@@ -769,10 +758,7 @@ fn a_resume_past_the_pointer_step_makes_a_lost_move_again() {
     assert_eq!(r["resumed"], true, "{r}");
     let remote = Remote::open(&url).unwrap();
     assert_eq!(pointer_of(&remote)["revision"], 2);
-    assert_eq!(
-        s.count("SELECT count(*) FROM audit_log WHERE action = 'deploy'"),
-        2
-    );
+    assert_eq!(s.audited("deploy"), 2);
 }
 
 /// `gc --to` keeps the root that was live until less than `--grace-secs` ago (origins within

@@ -464,7 +464,11 @@ fn a_deploy_that_keeps_failing_is_parked_and_retry_rearms_it() {
     assert_eq!(out.status.code(), Some(1));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["outcome"], "parked", "{r}");
-    assert_eq!(s.count("SELECT count(*) FROM deploy_ops"), 1);
+    assert_eq!(
+        s.status()["deploys"].as_array().unwrap().len(),
+        1,
+        "one operation, parked"
+    );
     // --retry re-arms the parked one, which resumes and finds its work done.
     let r = s.json(&[
         "deploy",
@@ -501,10 +505,7 @@ fn previews_and_backward_moves_are_refused() {
     assert!(rb["to"].as_str().unwrap().starts_with("1-"), "{rb}");
     let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
     assert_eq!(r["outcome"], "held", "{r}");
-    assert_eq!(
-        s.count("SELECT count(*) FROM audit_log WHERE action = 'rollback'"),
-        1
-    );
+    assert_eq!(s.audited("rollback"), 1);
     // No target at all is a clear error.
     let out = s.cmd(&["deploy", "--now", NOW]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("deploy.to"));
@@ -814,8 +815,7 @@ fn a_remote_rollback_killed_after_the_pointer_moved_gets_its_receipt_from_the_ne
         "rollback.remote.after_pointer=return",
     );
     assert_eq!(out.status.code(), Some(137));
-    let rollbacks =
-        |s: &TestSite| s.count("SELECT count(*) FROM audit_log WHERE action = 'rollback'");
+    let rollbacks = |s: &TestSite| s.audited("rollback");
     assert_eq!(rollbacks(&s), 0, "the receipt is what the crash lost");
     // The pointer did move (and holds); the next deploy writes the receipt, once.
     let r = s.json(&["deploy", "--to", &url, "--now", "2026-12-01T00:05:01Z"]);
@@ -872,19 +872,13 @@ fn a_parked_deploy_stops_every_later_run_until_abandoned_and_a_newer_revision_pa
         );
         assert_eq!(r["blobs_uploaded"], 0);
     }
-    assert_eq!(
-        s.count("SELECT count(*) FROM deploy_ops"),
-        1,
-        "no new operation"
-    );
+    let unfinished = s.status()["deploys"].as_array().unwrap().len();
+    assert_eq!(unfinished, 1, "no new operation: the parked one only");
     assert_same_tree(&before, &bucket_tree(bucket.path()), "nothing uploaded");
     // A person closes it: audited, and no longer unfinished.
     let r = s.json(&["deploy", "--to", &url, "--abandon", &id, "--now", NOW]);
     assert_eq!(r["outcome"], "abandoned", "{r}");
-    assert_eq!(
-        s.count("SELECT count(*) FROM audit_log WHERE action = 'abandon'"),
-        1
-    );
+    assert_eq!(s.audited("abandon"), 1);
     assert!(s.status()["deploys"].as_array().unwrap().is_empty());
     let out = s
         .cmd(&["deploy", "--to", &url, "--abandon", &id, "--now", NOW])

@@ -3,49 +3,22 @@
 //! withdraws a page, the audit chain's tail is anchored, a rollback holds, and the seed's own
 //! two proofs. Needs `--features failpoints`.
 use crate::common::*;
+use fencepost::ledger::items::State;
 use std::sync::atomic::Ordering;
 
 fn current_json(s: &TestSite) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(s.path("public/current.json")).unwrap()).unwrap()
 }
 
-/// A dump of every table the publish job writes, for "the last runs change nothing".
+/// What the publish job writes, as the ledger's API reads it back (every item with its
+/// page, the audit log, the status), for "the last runs change nothing".
 fn dump(s: &TestSite) -> String {
-    let c = s.ledger();
-    let mut out = String::new();
-    for (table, cols) in [
-        (
-            "items",
-            "id, source_hash, state, attempts, last_error, publish_at, parked_at",
-        ),
-        (
-            "pages",
-            "item_id, content_version, content_hash, revision, commit_token",
-        ),
-        ("images", "source, sha256, state, attempts"),
-        (
-            "site_state",
-            "publication_revision, audit_tip_seq, audit_tip_hash",
-        ),
-        ("audit_log", "seq, action, subject, current_hash"),
-    ] {
-        let mut stmt = c
-            .prepare(&format!("SELECT {cols} FROM {table} ORDER BY 1"))
-            .unwrap();
-        let n = stmt.column_count();
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((0..n)
-                    .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
-                    .collect::<Vec<_>>()
-                    .join("|"))
-            })
-            .unwrap();
-        for r in rows {
-            out += &format!("{table}: {}\n", r.unwrap());
-        }
-    }
-    out
+    let audit: Vec<String> = s
+        .audit()
+        .iter()
+        .map(|e| format!("{} {} {} {}", e.seq, e.action, e.subject, e.current_hash))
+        .collect();
+    format!("{:#?}\n{}\n{}", s.items(), audit.join("\n"), s.status())
 }
 
 // 3. The next-change instant is not lost when the revision directory already exists.
@@ -158,7 +131,8 @@ fn a_stale_scan_that_missed_a_file_does_not_withdraw_its_page() {
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(ids(&r, "withdrawn").is_empty(), "{r}");
     assert_eq!(s.revision(), 2, "no spurious public change");
-    assert_eq!(s.count("SELECT count(*) FROM pages WHERE withdrawn = 0"), 2);
+    let public = s.items().into_iter().filter_map(|i| i.page);
+    assert_eq!(public.filter(|p| !p.withdrawn).count(), 2);
     // A run that decided to withdraw, and holds the lease, while the file comes back: the
     // re-check under the lease ends it as a conflict (no other run told the ledger).
     std::fs::rename(s.path("content/answers/1.md"), &away).unwrap();
@@ -217,10 +191,10 @@ fn a_file_removed_while_another_run_held_its_lease_leaves_nothing_behind() {
     std::fs::remove_file(s.path("content/answers/1.md")).unwrap();
     // While A's lease is live, B cannot forget the row.
     s.publish("2026-12-01T00:00:30Z");
-    assert_eq!(s.count("SELECT count(*) FROM items"), 1);
+    assert_eq!(s.items().len(), 1);
     // Once it expired, the next run does.
     s.publish("2026-12-01T00:01:01Z");
-    assert_eq!(s.count("SELECT count(*) FROM items"), 0);
+    assert_eq!(s.items().len(), 0);
     assert_eq!(s.status()["failing"].as_array().unwrap().len(), 0);
 }
 
@@ -318,8 +292,7 @@ fn a_rollback_killed_after_the_pointer_moved_still_gets_its_audit_entry() {
         .unwrap()
         .to_string_lossy()
         .starts_with("1-"));
-    let rollbacks =
-        |s: &TestSite| s.count("SELECT count(*) FROM audit_log WHERE action = 'rollback'");
+    let rollbacks = |s: &TestSite| s.audited("rollback");
     assert_eq!(rollbacks(&s), 0, "the receipt is what the crash lost");
     // The next build writes it (once), and the rollback still holds.
     let b = s.build(&[]);
@@ -372,15 +345,11 @@ fn two_publishers_at_the_same_instant_publish_six_items_once_each() {
     published.sort();
     assert_eq!(published, vec![1, 2, 3, 4, 5, 6]);
     assert_eq!(s.revision(), 6);
-    assert_eq!(
-        s.count("SELECT count(*) FROM pages WHERE content_version = 1"),
-        6
-    );
+    let pages = s.items().into_iter().filter_map(|i| i.page);
+    assert_eq!(pages.filter(|p| p.content_version == 1).count(), 6);
     assert_eq!(hits.load(Ordering::SeqCst), 6, "each image fetched once");
-    assert_eq!(
-        s.count("SELECT count(*) FROM images WHERE state = 'stored'"),
-        6
-    );
+    let stored = s.items().into_iter().filter(|i| i.image_stored).count();
+    assert_eq!(stored, 6, "every item's image is stored");
     let blobs = walkdir::WalkDir::new(s.path(".fencepost/images"))
         .into_iter()
         .flatten()
@@ -419,21 +388,15 @@ fn a_stalled_publisher_loses_to_a_takeover_that_has_not_committed_yet() {
         "publish.after_preflight=return",
     );
     assert_eq!(out.status.code(), Some(137));
-    assert_eq!(
-        s.count("SELECT fence FROM job_leases WHERE key = 'publication:1'"),
-        2
-    );
+    assert_eq!(s.fence("publication:1").unwrap(), 2);
     let out = first.finish();
     assert!(out.status.success());
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(ids(&r, "lease_lost"), vec![1], "{r}");
     // No page, revision 0, the item still processing.
-    assert_eq!(s.count("SELECT count(*) FROM pages"), 0);
+    assert_eq!(s.pages(), 0);
     assert_eq!(s.revision(), 0);
-    assert_eq!(
-        s.count("SELECT count(*) FROM items WHERE id = 1 AND state = 'processing'"),
-        1
-    );
+    assert_eq!(s.ledger_item("1").state, State::Processing);
 }
 
 // 5. A revision that disappears under the running origin: 503, never cached bytes or a 404.

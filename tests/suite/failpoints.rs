@@ -1,10 +1,11 @@
 //! Crashes and stalls at named step boundaries (`FAILPOINTS`), with real OS processes.
 //! Needs `--features failpoints`.
 use crate::common::*;
+use fencepost::ledger::items::{self, State};
 
-fn processing(s: &TestSite) -> i64 {
-    s.try_count("SELECT count(*) FROM items WHERE state = 'processing'")
-        .unwrap_or(0)
+fn processing(s: &TestSite) -> usize {
+    let all = s.try_read(items::every_view).unwrap_or_default();
+    all.iter().filter(|i| i.state == State::Processing).count()
 }
 
 #[test]
@@ -26,26 +27,18 @@ fn takeover_between_preflight_and_commit_changes_nothing_for_the_stalled_run() {
     // B: after A's lease expired, takes it over (fence 2) and publishes.
     let b = s.publish("2026-12-01T00:01:01Z");
     assert_eq!(ids(&b, "published"), vec![1]);
-    assert_eq!(
-        s.count("SELECT fence FROM job_leases WHERE key = 'publication:1'"),
-        2
-    );
+    assert_eq!(s.fence("publication:1").unwrap(), 2);
     // A wakes up and tries its commit: lease_lost, and nothing of it lands.
     let a = finish(a);
     assert_eq!(ids(&a, "lease_lost"), vec![1], "{a}");
     assert!(ids(&a, "published").is_empty());
     assert_eq!(a["revision"], 1);
     assert_eq!(s.revision(), 1);
-    assert_eq!(s.count("SELECT count(*) FROM pages"), 1);
-    assert_eq!(s.count("SELECT content_version FROM pages"), 1);
-    assert_eq!(s.count("SELECT count(*) FROM audit_log"), 1);
+    assert_eq!(s.pages(), 1);
+    assert_eq!(s.ledger_item("1").page.unwrap().content_version, 1);
+    assert_eq!(s.audit().len(), 1);
     let owner_b = b["owner"].as_str().unwrap().to_string();
-    let detail: String = s
-        .ledger()
-        .query_row("SELECT detail FROM audit_log WHERE seq = 1", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
+    let detail = s.audit()[0].detail.clone();
     assert!(
         detail.contains(&owner_b),
         "the audit entry is B's: {detail}"
@@ -76,10 +69,7 @@ fn a_live_lease_has_exactly_one_holder_across_processes() {
     // the item already published; none took the lease over.
     assert_eq!(skipped + found_done, 4, "{reports:?}");
     assert!(skipped >= 1, "the runs overlapped: {reports:?}");
-    assert_eq!(
-        s.count("SELECT fence FROM job_leases WHERE key = 'publication:1'"),
-        1
-    );
+    assert_eq!(s.fence("publication:1").unwrap(), 1);
     assert_eq!(s.revision(), 1);
 }
 
@@ -95,16 +85,16 @@ fn a_crash_after_preflight_is_redriven_once_the_lease_expires() {
     // Decided but not carried out: processing, under a live lease, nothing public.
     assert_eq!(processing(&s), 2);
     assert_eq!(s.revision(), 0);
-    assert_eq!(s.count("SELECT count(*) FROM pages"), 0);
+    assert_eq!(s.pages(), 0);
     // The crashed attempt counts (publish.max_attempts parks an item that keeps crashing).
-    assert_eq!(s.count("SELECT attempts FROM items WHERE id = 1"), 1);
+    assert_eq!(s.ledger_item("1").attempts, 1);
     let r = s.publish("2026-12-01T00:00:59Z");
     assert_eq!(ids(&r, "skipped_locked"), vec![1, 2]);
     let r = s.publish("2026-12-01T00:01:00Z");
     assert_eq!(ids(&r, "published"), vec![1, 2]);
     assert_eq!(s.revision(), 2);
     // Carried out: the count starts again for the item's next change.
-    assert_eq!(s.count("SELECT attempts FROM items WHERE id = 1"), 0);
+    assert_eq!(s.ledger_item("1").attempts, 0);
     s.cmd(&["verify"]).assert().success();
 }
 
@@ -123,8 +113,8 @@ fn a_crash_inside_the_commit_batch_writes_nothing() {
         let out = s.with_failpoints(&["publish", "--now", &now, "--lease-secs", "1"], fp);
         assert!(!out.status.success(), "{fp}");
         assert_eq!(s.revision(), 0, "{fp}");
-        assert_eq!(s.count("SELECT count(*) FROM pages"), 0, "{fp}");
-        assert_eq!(s.count("SELECT count(*) FROM audit_log"), 0, "{fp}");
+        assert_eq!(s.pages(), 0, "{fp}");
+        assert_eq!(s.audit().len(), 0, "{fp}");
     }
     let r = s.publish("2026-12-01T00:00:06Z");
     assert_eq!(ids(&r, "published"), vec![1]);
@@ -138,11 +128,7 @@ fn a_crash_after_the_commit_keeps_the_publication_and_reruns_do_not_repeat_it() 
     let out = s.with_failpoints(&["publish", "--now", NOW], "publish.after_commit=panic");
     assert!(!out.status.success());
     assert_eq!(s.revision(), 1);
-    assert_eq!(
-        s.count("SELECT count(*) FROM job_leases WHERE expires_at > 0"),
-        0,
-        "released in the commit"
-    );
+    assert_eq!(s.status()["leases"], 0, "released in the commit");
     let r = s.publish(NOW);
     assert!(ids(&r, "published").is_empty());
     assert_eq!(r["unchanged"], 1);
@@ -155,7 +141,7 @@ fn a_crash_before_the_sync_writes_nothing() {
     s.item(1, "2026-11-01");
     let out = s.with_failpoints(&["publish", "--now", NOW], "publish.after_scan=panic");
     assert!(!out.status.success());
-    assert_eq!(s.count("SELECT count(*) FROM items"), 0);
+    assert_eq!(s.items().len(), 0);
     assert_eq!(ids(&s.publish(NOW), "published"), vec![1]);
 }
 

@@ -3,6 +3,7 @@
 //! process to reach it (`FENCEPOST_FAILPOINT_LOG`), so they are deterministic.
 //! Needs `--features failpoints`.
 use crate::common::*;
+use fencepost::ledger::items::State;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant as Wall};
 
@@ -118,7 +119,7 @@ fn rollback_to_a_revision_gc_removed_meanwhile_fails_and_leaves_the_pointer() {
     s.publish(NOW);
     s.build(&[]);
     let live = s.current_dir();
-    let audits = s.count("SELECT count(*) FROM audit_log");
+    let audits = s.audit().len();
     let r = Stalled::start(
         &s,
         &["rollback", "1", "--now", NOW],
@@ -132,11 +133,7 @@ fn rollback_to_a_revision_gc_removed_meanwhile_fails_and_leaves_the_pointer() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no complete revision 1-"), "{err}");
     assert_eq!(s.current_dir(), live, "the pointer stays where it was");
-    assert_eq!(
-        s.count("SELECT count(*) FROM audit_log"),
-        audits,
-        "a failed rollback is not audited"
-    );
+    assert_eq!(s.audit().len(), audits, "a failed rollback is not audited");
 }
 
 #[test]
@@ -396,10 +393,7 @@ fn an_item_behind_a_symlink_is_read_or_named_never_withdrawn() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("leads nowhere"));
     assert_eq!(s.revision(), 2, "nothing was withdrawn");
-    assert_eq!(
-        s.count("SELECT count(*) FROM items WHERE state = 'published'"),
-        2
-    );
+    assert_eq!(s.items_in(State::Published), 2);
 }
 
 /// Issue 19: a symlinked folder under the item folder is followed when it stays inside
@@ -448,11 +442,7 @@ fn a_symlinked_folder_is_followed_inside_content_and_named_outside_it() {
     let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("loop"));
-    assert_eq!(
-        s.count("SELECT count(*) FROM items WHERE state = 'published'"),
-        3,
-        "nothing was withdrawn"
-    );
+    assert_eq!(s.items_in(State::Published), 3, "nothing was withdrawn");
 }
 
 fn copy_dir_contents(from: &std::path::Path, to: &std::path::Path) {
@@ -483,10 +473,7 @@ fn a_file_deleted_mid_scan_is_gone_not_a_failed_run() {
     assert_success(&out);
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(ids(&r, "withdrawn"), vec![2], "{r}");
-    assert_eq!(
-        s.count("SELECT count(*) FROM items WHERE state = 'published'"),
-        1
-    );
+    assert_eq!(s.items_in(State::Published), 1);
 }
 
 // 8. Medium: a new ledger beside old revisions restarted the numbering silently.

@@ -44,7 +44,7 @@ fn publishes_due_items_once_and_leaves_embargoed_ones() {
         st["leases"], 0,
         "every lease is released when its run is done"
     );
-    assert_eq!(s.count("SELECT count(*) FROM audit_log"), 3);
+    assert_eq!(s.audit().len(), 3);
     s.cmd(&["verify"]).assert().success();
 }
 
@@ -77,15 +77,7 @@ fn edits_withdrawals_and_returns_each_bump_the_revision_once() {
     let r = s.publish(NOW);
     assert_eq!(ids(&r, "updated"), vec![1]);
     assert_eq!(r["revision"], 4);
-    let body: String = s
-        .ledger()
-        .query_row(
-            "SELECT body_html FROM page_bodies WHERE item_id = 1",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(body, "<p>A corrected body.</p>\n");
+    assert_eq!(s.body("1"), "<p>A corrected body.</p>\n");
 
     // A change to the file that renders the same page (comment, key order) is not public.
     s.write(
@@ -119,16 +111,9 @@ fn edits_withdrawals_and_returns_each_bump_the_revision_once() {
     let r = s.publish(NOW);
     assert_eq!(ids(&r, "published"), vec![3]);
     assert_eq!(r["revision"], 7);
-    let (version, withdrawn): (i64, bool) = s
-        .ledger()
-        .query_row(
-            "SELECT content_version, withdrawn FROM pages WHERE item_id = 3",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
-    assert_eq!((version, withdrawn), (3, false));
-    assert_eq!(s.count("SELECT count(*) FROM audit_log"), 7);
+    let page = s.ledger_item("3").page.unwrap();
+    assert_eq!((page.content_version, page.withdrawn), (3, false));
+    assert_eq!(s.audit().len(), 7);
     s.cmd(&["verify"]).assert().success();
 }
 
@@ -161,17 +146,13 @@ fn one_way_rules_indexable_and_image_never_go_back() {
     s.item_with(1, "2026-11-01", "indexable = false\n", "second");
     let r = s.publish(NOW);
     assert_eq!(ids(&r, "updated"), vec![1]);
-    let (indexable, image, body): (bool, Option<String>, String) = s
-        .ledger()
-        .query_row(
-            "SELECT p.indexable, p.image_sha256, b.body_html FROM pages p JOIN page_bodies b USING (item_id) WHERE item_id = 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
-    assert!(indexable, "an indexable page never returns to noindex");
-    assert!(image.is_some(), "a page that has its image keeps it");
-    assert_eq!(body, "<p>second</p>\n");
+    let page = s.ledger_item("1").page.unwrap();
+    assert!(page.indexable, "an indexable page never returns to noindex");
+    assert!(
+        page.image_sha256.is_some(),
+        "a page that has its image keeps it"
+    );
+    assert_eq!(s.body("1"), "<p>second</p>\n");
     // A noindex page may become indexable.
     s.item_with(2, "2026-11-02", "indexable = false\n", "x");
     s.publish(NOW);
@@ -221,16 +202,11 @@ fn markdown_edge_cases_render_safely() {
         &format!("+++\nid = 1\nday = 2026-11-01\ntitle = \"Crème brûlée — 日本 🍰\"\nprice = \"$12\"\n+++\n\n<script>alert(1)</script>\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n{long}\n"),
     );
     assert_eq!(ids(&s.publish(NOW), "published"), vec![1]);
-    let (title, price, body): (String, String, String) = s
-        .ledger()
-        .query_row(
-            "SELECT p.title, json_extract(p.data, '$.price'), b.body_html FROM pages p JOIN page_bodies b USING (item_id) WHERE item_id = 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
-    assert_eq!(title, "Crème brûlée — 日本 🍰");
-    assert_eq!(price, "12.00");
+    let page = s.public_pages().into_iter().find(|p| p.key == "1").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&page.data).unwrap();
+    let body = s.body("1");
+    assert_eq!(page.title, "Crème brûlée — 日本 🍰");
+    assert_eq!(data["price"], "12.00");
     assert!(body.contains("&lt;script&gt;") && !body.contains("<script>"));
     assert!(body.contains("<table>"));
     assert!(body.len() > 250_000);

@@ -4,6 +4,7 @@
 //! (the test clock, stalls), moto and PostgreSQL (`scripts/test` installs them).
 use crate::common::*;
 use chrono::{DateTime, SecondsFormat, Utc};
+use fencepost::ledger::items::State;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -268,10 +269,7 @@ fn twenty_items_go_live_at_their_instants_on_the_local_origin() {
         }
     }
     assert_eq!(s.revision(), 20);
-    assert_eq!(
-        s.count("SELECT COUNT(*) FROM items WHERE state = 'published'"),
-        20
-    );
+    assert_eq!(s.items_in(State::Published), 20);
 }
 
 #[test]
@@ -306,14 +304,8 @@ fn two_hosts_on_one_postgres_ledger_publish_each_item_once_and_both_serve_it() {
         (1..=10).map(|i| (i, 1)).collect(),
         "every item published once, by one host or the other"
     );
-    assert_eq!(
-        a.query_i64("SELECT publication_revision FROM site_state"),
-        10
-    );
-    assert_eq!(
-        a.query_i64("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
-        10
-    );
+    assert_eq!(a.revision(), 10);
+    assert_eq!(a.audited("publish"), 10);
     a.cmd(&["verify"]).assert().success();
 }
 
@@ -448,15 +440,19 @@ fn a_clock_stepped_back_publishes_nothing_early_and_one_stepped_forward_is_caugh
     let (st, _, rest) = r.terminate(Duration::from_secs(15));
     assert_eq!(st.code(), Some(0));
     let _ = rest;
-    assert_eq!(
-        s.count("SELECT COUNT(*) FROM items WHERE state = 'published'"),
-        2
-    );
+    assert_eq!(s.items_in(State::Published), 2);
     // Each was committed at or after its instant on the clock the run was given.
-    let early = s.count(
-        "SELECT COUNT(*) FROM items i JOIN pages p ON p.item_id = i.id WHERE p.first_published_at < i.publish_at",
-    );
-    assert_eq!(early, 0);
+    let due: std::collections::HashMap<_, _> = s
+        .items()
+        .into_iter()
+        .map(|i| (i.id, i.publish_at))
+        .collect();
+    let pages = s.public_pages();
+    let early: Vec<_> = pages
+        .iter()
+        .filter(|p| p.first_published_at < due[&p.id])
+        .collect();
+    assert!(early.is_empty(), "{early:?}");
 }
 
 /// Appends `text` to the site's fencepost.toml.
@@ -515,10 +511,7 @@ fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run
     // The build stalls after rendering, before its pointer moves.
     let s = stalled_and_stopped("build.after_render", |_| {});
     // Published, not yet live: the pointer never moved.
-    assert_eq!(
-        s.count("SELECT COUNT(*) FROM items WHERE state = 'published'"),
-        3
-    );
+    assert_eq!(s.items_in(State::Published), 3);
     assert!(
         !s.path("public/current").exists(),
         "the abandoned build moved the pointer"
@@ -539,10 +532,7 @@ fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run
             .current_file(&format!("answers/{id}/index.html"))
             .contains(&format!("item {id}")));
     }
-    assert_eq!(
-        s.count("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
-        3
-    );
+    assert_eq!(s.audited("publish"), 3);
     s.cmd(&["verify"]).assert().success();
 }
 
@@ -550,21 +540,11 @@ fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run
 fn sigterm_in_the_middle_of_a_publish_gives_its_leases_back_so_the_next_run_publishes_at_once() {
     // The publish stalls with its leases taken (180 s each), before its commit.
     let s = stalled_and_stopped("publish.before_commit", |s| {
-        assert_eq!(
-            s.count("SELECT COUNT(*) FROM job_leases WHERE expires_at > 0"),
-            3
-        );
+        assert_eq!(s.status()["leases"], 3);
     });
     assert!(r_log_says(&s, "gave back"), "the log names the give-back");
-    assert_eq!(
-        s.count("SELECT COUNT(*) FROM job_leases WHERE expires_at > 0"),
-        0,
-        "every lease given back"
-    );
-    assert_eq!(
-        s.count("SELECT COUNT(*) FROM items WHERE state = 'published'"),
-        0
-    );
+    assert_eq!(s.status()["leases"], 0, "every lease given back");
+    assert_eq!(s.items_in(State::Published), 0);
     // The next run takes the items at once, not after 180 s: each published once.
     let r = Running::start(&s, &["--cycles", "1"], &[]);
     let c = r.next_cycle(Duration::from_secs(30));
@@ -578,10 +558,7 @@ fn sigterm_in_the_middle_of_a_publish_gives_its_leases_back_so_the_next_run_publ
         0,
         "{c}"
     );
-    assert_eq!(
-        s.count("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
-        3
-    );
+    assert_eq!(s.audited("publish"), 3);
 }
 
 /// Whether any `fencepost run` stderr of this site mentions `text`.
@@ -661,10 +638,7 @@ fn sigterm_in_the_middle_of_a_deploy_interrupts_it_and_the_next_run_resumes_it()
     wait_for("the bucket's origin to serve item 3", || {
         try_http(&origin.addr, "GET", "/answers/3/", &[]).is_ok_and(|r| r.status == 200)
     });
-    assert_eq!(
-        s.count("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
-        3
-    );
+    assert_eq!(s.audited("publish"), 3);
 }
 
 /// VmRSS of a process, in KiB.
@@ -737,10 +711,7 @@ fn a_soak_of_10000_cycles_keeps_rss_flat_and_leaks_no_file_descriptor() {
     let written = next_item - 1;
     assert!(written >= 200, "only {written} items written");
     assert!(lags.values().all(|&n| n == 1), "an item reported twice");
-    assert_eq!(
-        s.count("SELECT COUNT(*) FROM audit_log WHERE action = 'publish'"),
-        lags.len() as i64
-    );
+    assert_eq!(s.audited("publish"), lags.len());
 }
 
 /// Each series has its value in the Prometheus text.

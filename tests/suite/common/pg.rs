@@ -351,15 +351,18 @@ impl TestSite {
             .map(|u| u.trim_end_matches('"').to_string())
     }
 
-    /// One integer from the ledger, whichever engine holds it.
+    /// One integer read with SQL, whichever engine holds the ledger: only for what a
+    /// tampering test wrote itself, or a promise about the tables no API shows (a shared
+    /// ledger's empty stat columns). Everything else is observed through `observe.rs`.
     pub fn query_i64(&self, sql: &str) -> i64 {
         match self.ledger_url() {
             Some(url) => Pg::client(&url).query_one(sql, &[]).unwrap().get(0),
-            None => self.count(sql),
+            None => self.ledger().query_row(sql, [], |r| r.get(0)).unwrap(),
         }
     }
 
-    /// Runs a statement on the ledger, whichever engine holds it.
+    /// Runs a statement on the ledger, whichever engine holds it: a writer that skips
+    /// fencepost's rules, for the tests of what fencepost does about one.
     pub fn execute(&self, sql: &str) {
         match self.ledger_url() {
             Some(url) => {
