@@ -116,7 +116,9 @@ pub struct BrokenLink {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub revision: i64,
-    pub build: String,
+    /// The build fingerprint B (`build` in JSON and on disk: a contract).
+    #[serde(rename = "build")]
+    pub fingerprint: String,
     pub path: String,
     pub rendered: usize,
     pub reused: usize,
@@ -175,7 +177,7 @@ pub fn run_with_progress(
     let mut phases = Phases::start();
     let (public, abandoned_removed) = steps::tidy_public(site)?;
     let inputs = SiteInputs::read(site)?;
-    let fingerprint = inputs.fingerprints.build.clone();
+    let fingerprint = inputs.fingerprints.whole.clone();
     let mut ledger = site.open_ledger()?;
     let at = match opts.preview {
         true => None,

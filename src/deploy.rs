@@ -208,7 +208,9 @@ pub struct Report {
     pub target: String,
     pub operation: Option<String>,
     pub revision: i64,
-    pub build: String,
+    /// The build fingerprint B (`build` in JSON and on disk: a contract).
+    #[serde(rename = "build")]
+    pub fingerprint: String,
     pub outcome: Outcome,
     pub resumed: bool,
     pub blobs_uploaded: u64,
@@ -224,7 +226,9 @@ pub struct Report {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
     pub revision: i64,
-    pub build: String,
+    /// The build fingerprint B (`build` in JSON and on disk: a contract).
+    #[serde(rename = "build")]
+    pub fingerprint: String,
     /// `<R>-<B>` under `public/revisions/`.
     pub dir: String,
     /// sha256 of the manifest root. It content-addresses the shards, which list every file:
@@ -261,16 +265,16 @@ pub struct Repair {
 impl Report {
     /// A report of `plan` with nothing done yet.
     fn of_plan(target: &str, plan: &Plan, outcome: Outcome) -> Report {
-        Report::of(target, plan.revision, &plan.build, outcome)
+        Report::of(target, plan.revision, &plan.fingerprint, outcome)
     }
 
-    /// A report of `revision`-`build` with nothing done yet.
-    fn of(target: &str, revision: i64, build: &str, outcome: Outcome) -> Report {
+    /// A report of `revision`-`fingerprint` with nothing done yet.
+    fn of(target: &str, revision: i64, fingerprint: &str, outcome: Outcome) -> Report {
         Report {
             target: target.to_string(),
             operation: None,
             revision,
-            build: build.to_string(),
+            fingerprint: fingerprint.to_string(),
             outcome,
             resumed: false,
             blobs_uploaded: 0,

@@ -35,7 +35,9 @@ pub struct RemoteEntry {
 pub struct Root {
     pub format: u32,
     pub revision: i64,
-    pub build: String,
+    /// The build fingerprint B (`build` in JSON and on disk: a contract).
+    #[serde(rename = "build")]
+    pub fingerprint: String,
     #[serde(default)]
     pub ledger_id: Option<String>,
     pub files: usize,
@@ -101,7 +103,7 @@ pub fn split(m: &Manifest) -> Split {
     let root = Root {
         format: 1,
         revision: m.revision,
-        build: m.build.clone(),
+        fingerprint: m.fingerprint.clone(),
         ledger_id: m.ledger_id.clone(),
         files: m.files.len(),
         shards: index,

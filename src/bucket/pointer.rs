@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemotePointer {
     pub revision: i64,
-    pub build: String,
+    /// The build fingerprint B (`build` in JSON and on disk: a contract).
+    #[serde(rename = "build")]
+    pub fingerprint: String,
     /// sha256 of the manifest root (`manifests/<sha256>.json`).
     pub manifest: String,
     pub deployed_at: crate::clock::Instant,
@@ -55,17 +57,17 @@ pub struct RetiredRoot {
 pub const RETIRED_KEPT: usize = 32;
 
 impl RemotePointer {
-    /// A pointer naming `manifest` (revision `revision`, build `build`) with nothing else
-    /// known yet; [`RemotePointer::after`] carries the history over.
+    /// A pointer naming `manifest` (revision `revision`, build fingerprint `fingerprint`)
+    /// with nothing else known yet; [`RemotePointer::after`] carries the history over.
     pub fn new(
         revision: i64,
-        build: &str,
+        fingerprint: &str,
         manifest: &str,
         at: crate::clock::Instant,
     ) -> RemotePointer {
         RemotePointer {
             revision,
-            build: build.to_string(),
+            fingerprint: fingerprint.to_string(),
             manifest: manifest.to_string(),
             deployed_at: at,
             next_change_at: None,
@@ -73,7 +75,7 @@ impl RemotePointer {
             ledger_id: None,
             audit_tip: None,
             operation: None,
-            live_builds: vec![build.to_string()],
+            live_builds: vec![fingerprint.to_string()],
             retired: Vec::new(),
         }
     }
@@ -82,7 +84,7 @@ impl RemotePointer {
     /// list knows only its own).
     pub fn builds_seen(&self) -> Vec<&str> {
         if self.live_builds.is_empty() {
-            vec![self.build.as_str()]
+            vec![self.fingerprint.as_str()]
         } else {
             self.live_builds.iter().map(String::as_str).collect()
         }
@@ -97,12 +99,12 @@ impl RemotePointer {
         };
         if prev.revision == self.revision {
             let mut seen: Vec<String> = prev.builds_seen().iter().map(|b| b.to_string()).collect();
-            if !seen.contains(&self.build) {
-                seen.push(self.build.clone());
+            if !seen.contains(&self.fingerprint) {
+                seen.push(self.fingerprint.clone());
             }
             self.live_builds = seen;
         } else {
-            self.live_builds = vec![self.build.clone()];
+            self.live_builds = vec![self.fingerprint.clone()];
         }
         let mut retired = prev.retired.clone();
         if prev.manifest != self.manifest {
@@ -121,8 +123,11 @@ impl RemotePointer {
         self
     }
 
-    /// Whether `build` of the live revision was live here once and has been replaced.
-    pub fn replaced(&self, revision: i64, build: &str) -> bool {
-        revision == self.revision && build != self.build && self.builds_seen().contains(&build)
+    /// Whether the revision built with `fingerprint` was live here once and has been
+    /// replaced by another build of the same revision.
+    pub fn replaced(&self, revision: i64, fingerprint: &str) -> bool {
+        revision == self.revision
+            && fingerprint != self.fingerprint
+            && self.builds_seen().contains(&fingerprint)
     }
 }

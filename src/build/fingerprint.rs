@@ -146,8 +146,8 @@ impl SiteFiles {
 
 /// The two fingerprints of a build.
 pub struct Fingerprints {
-    /// B: everything the build reads besides the ledger (names the revision directory).
-    pub build: String,
+    /// B: everything a build reads besides the ledger (names the revision directory).
+    pub whole: String,
     /// What every templated page depends on: templates, the assets they link, config,
     /// version. Part of each page's reuse key, so a change to another static file or a plain
     /// page re-renders only itself.
@@ -258,7 +258,7 @@ pub fn compute(
     }
     hash_texts(&mut h, &files.plain);
     Fingerprints {
-        build: hex::encode(h.finalize())[..10].to_string(),
+        whole: hex::encode(h.finalize())[..10].to_string(),
         render,
         generated,
     }

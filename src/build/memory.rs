@@ -25,7 +25,7 @@ pub struct MemoryFile {
 #[derive(Debug, Clone, Default)]
 pub struct MemorySite {
     pub revision: i64,
-    pub build: String,
+    pub fingerprint: String,
     pub files: HashMap<String, MemoryFile>,
 }
 
@@ -88,7 +88,7 @@ pub fn preview_in_memory(
     Ok((
         MemorySite {
             revision,
-            build: inputs.fingerprints.build,
+            fingerprint: inputs.fingerprints.whole,
             files,
         },
         report,

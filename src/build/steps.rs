@@ -214,7 +214,7 @@ pub(super) fn point_to_built(
     let swap = pointer::advance(public, &pointer, clock.now(), built.next_change_at)?;
     Ok(Report {
         revision: built.id.revision,
-        build: built.id.fingerprint,
+        fingerprint: built.id.fingerprint,
         path: built.dir.display().to_string(),
         rendered: 0,
         reused: 0,
@@ -394,7 +394,7 @@ pub(super) fn manifest(
             seq: origin.audit_tip.seq,
             hash: origin.audit_tip.hash.clone(),
         }),
-        build: id.fingerprint.clone(),
+        fingerprint: id.fingerprint.clone(),
         preview,
         broken_links: broken
             .iter()
@@ -414,7 +414,7 @@ pub(super) fn report(
 ) -> Report {
     Report {
         revision: manifest.revision,
-        build: manifest.build.clone(),
+        fingerprint: manifest.fingerprint.clone(),
         path: dest.dir.display().to_string(),
         rendered: manifest.files.len() - reused,
         reused,
@@ -455,7 +455,7 @@ pub(super) fn put_in_place(
         let dir = dest.dir.display();
         tracing::info!(%dir, "another build finished this revision first");
     }
-    let pointer = Pointer::new(manifest.revision, &manifest.build);
+    let pointer = Pointer::new(manifest.revision, &manifest.fingerprint);
     let swap = pointer::advance(public, &pointer, clock.now(), next_change_at)?;
     Ok(PointerOutcome::from(&swap))
 }

@@ -30,13 +30,13 @@ pub fn human(r: &Report) -> String {
     let mut out = if r.already_built {
         format!(
             "revision {}-{} was already built: nothing rendered\n",
-            r.revision, r.build
+            r.revision, r.fingerprint
         )
     } else {
         format!(
             "built revision {}-{}{}: {} files, {} rendered, {} reused\n",
             r.revision,
-            r.build,
+            r.fingerprint,
             if r.preview { " (preview)" } else { "" },
             r.files,
             r.rendered,

@@ -69,7 +69,7 @@ fn bucket(ctx: &Ctx, url: &str) -> anyhow::Result<ExitCode> {
     ctx.emit(&c, || {
         let head = format!(
             "{}: live {}-{} (manifest {}): {} shard(s), {} blob(s)",
-            c.target, c.revision, c.build, c.manifest, c.shards, c.blobs
+            c.target, c.revision, c.fingerprint, c.manifest, c.shards, c.blobs
         );
         if c.ok {
             return format!("{head}: every object present and whole");

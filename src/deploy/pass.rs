@@ -21,7 +21,7 @@ use std::path::Path;
 /// A revision of `public/` chosen to deploy.
 pub(super) struct Local {
     revision: i64,
-    build: String,
+    fingerprint: String,
     dir: String,
     manifest: Manifest,
 }
@@ -30,7 +30,7 @@ pub(super) fn local_revision(site: &Site, wanted: Option<&str>) -> Result<Local,
     let public = site.public_dir();
     let current = pointer::read(&public)?;
     let (revision, dir) = match wanted {
-        Some(w) => revision::choose(&public, w, current.as_ref().map(|c| c.build.as_str()))?
+        Some(w) => revision::choose(&public, w, current.as_ref().map(|c| c.fingerprint.as_str()))?
             .map(|id| (id.revision, id.to_string()))
             .ok_or_else(|| OutputError::NoSuchRevision {
                 wanted: w.to_string(),
@@ -52,7 +52,7 @@ pub(super) fn local_revision(site: &Site, wanted: Option<&str>) -> Result<Local,
     }
     Ok(Local {
         revision,
-        build: manifest.build.clone(),
+        fingerprint: manifest.fingerprint.clone(),
         dir,
         manifest,
     })
@@ -63,7 +63,7 @@ impl Plan {
     fn of(local: &Local, split: &layout::Split, adopt: Option<String>) -> Plan {
         Plan {
             revision: local.revision,
-            build: local.build.clone(),
+            fingerprint: local.fingerprint.clone(),
             dir: local.dir.clone(),
             root: split.root.sha256.clone(),
             shards: split.shards.iter().map(|s| s.sha256.clone()).collect(),
@@ -172,7 +172,7 @@ async fn settled(
         r.pointer = pointer;
         Some(r)
     };
-    let live_dir = || RevisionId::new(p.revision, &p.build).to_string();
+    let live_dir = || RevisionId::new(p.revision, &p.fingerprint).to_string();
     Ok(match saga::decide(Some(p), plan) {
         Decision::Unchanged => {
             let next = ledger.read(crate::ledger::public::next_change)?;

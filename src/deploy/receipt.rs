@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct RollbackPlan {
     pub(crate) revision: i64,
-    pub(crate) build: String,
+    /// The build fingerprint B (`build` in JSON and on disk: a contract).
+    #[serde(rename = "build")]
+    pub(crate) fingerprint: String,
     pub(crate) root: String,
 }
 
@@ -54,7 +56,7 @@ pub(crate) async fn finish(
         }
     }
     let detail = serde_json::json!({
-        "target": remote.url, "to": revision::RevisionId::new(plan.revision, &plan.build).to_string(), "manifest": plan.root,
+        "target": remote.url, "to": revision::RevisionId::new(plan.revision, &plan.fingerprint).to_string(), "manifest": plan.root,
     })
     .to_string();
     let subject = format!("rollback:{}", op.id);

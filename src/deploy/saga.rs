@@ -455,8 +455,12 @@ impl Run<'_, '_> {
                 }
                 pointer::Decision::Move => {}
             }
-            let mut new =
-                RemotePointer::new(plan.revision, &plan.build, &plan.root, self.ctx.clock.now());
+            let mut new = RemotePointer::new(
+                plan.revision,
+                &plan.fingerprint,
+                &plan.root,
+                self.ctx.clock.now(),
+            );
             new.next_change_at = next_change_at;
             new.ledger_id = Some(ours.clone());
             new.audit_tip = Some(AuditAnchor {
@@ -466,7 +470,7 @@ impl Run<'_, '_> {
             new.operation = Some(self.op.id.clone());
             let mut new = new.after(live_p);
             if adopting {
-                new.live_builds = vec![plan.build.clone()];
+                new.live_builds = vec![plan.fingerprint.clone()];
             }
             if remote
                 .swap_pointer(live.as_ref().map(|(_, v)| v), &new)
@@ -520,7 +524,7 @@ impl Run<'_, '_> {
         let plan = self.plan;
         let target = self.remote().url.clone();
         let detail = serde_json::json!({
-            "target": target, "revision": plan.revision, "build": plan.build,
+            "target": target, "revision": plan.revision, "build": plan.fingerprint,
             "manifest": plan.root, "outcome": outcome.as_str(),
             "adopted_from": plan.adopt,
         })
@@ -538,7 +542,7 @@ impl Run<'_, '_> {
                     tx,
                     &target,
                     plan.revision,
-                    &plan.build,
+                    &plan.fingerprint,
                     &plan.root,
                     &h,
                     now,
@@ -565,7 +569,7 @@ pub(super) fn decide(live: Option<&RemotePointer>, plan: &Plan) -> pointer::Deci
         live.map(|p| (p.revision, p.manifest == plan.root)),
         live.and_then(|p| p.held_below),
         plan.revision,
-        live.is_some_and(|p| p.replaced(plan.revision, &plan.build)),
+        live.is_some_and(|p| p.replaced(plan.revision, &plan.fingerprint)),
     )
 }
 

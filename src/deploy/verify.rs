@@ -24,7 +24,9 @@ use std::collections::BTreeSet;
 pub struct BucketCheck {
     pub target: String,
     pub revision: i64,
-    pub build: String,
+    /// The build fingerprint B (`build` in JSON and on disk: a contract).
+    #[serde(rename = "build")]
+    pub fingerprint: String,
     pub manifest: String,
     pub ledger_id: Option<String>,
     pub shards: usize,
@@ -54,7 +56,7 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
     let mut out = BucketCheck {
         target: remote.url.clone(),
         revision: live.revision,
-        build: live.build.clone(),
+        fingerprint: live.fingerprint.clone(),
         manifest: live.manifest.clone(),
         ledger_id,
         shards: 0,
@@ -180,7 +182,7 @@ pub(super) async fn repair(ledger: &mut Ledger, ctx: &Ctx<'_>) -> Result<Report,
             Ok(Report::of(
                 &ctx.remote.url,
                 found.revision,
-                &found.build,
+                &found.fingerprint,
                 Outcome::Repaired,
             ))
         }
@@ -197,7 +199,7 @@ fn repair_plan(found: &BucketCheck, split: &layout::Split, dir: String) -> Plan 
         .collect();
     Plan {
         revision: found.revision,
-        build: found.build.clone(),
+        fingerprint: found.fingerprint.clone(),
         dir,
         root: found.manifest.clone(),
         shards: split.shards.iter().map(|s| s.sha256.clone()).collect(),
@@ -224,7 +226,7 @@ async fn repair_round(
     found: BucketCheck,
 ) -> Result<Report, DeployError> {
     let remote = ctx.remote;
-    let dir = revision::RevisionId::new(found.revision, &found.build).to_string();
+    let dir = revision::RevisionId::new(found.revision, &found.fingerprint).to_string();
     let path = ctx.site.public_dir().join(REVISIONS).join(&dir);
     let manifest = Manifest::read(&path).map_err(|e| {
         DeployError::store(

@@ -22,7 +22,11 @@ pub struct RollbackReport {
 pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackReport, BuildError> {
     let public = site.public_dir();
     let current = pointer::read(&public)?;
-    let chosen = revision::choose(&public, target, current.as_ref().map(|c| c.build.as_str()))?;
+    let chosen = revision::choose(
+        &public,
+        target,
+        current.as_ref().map(|c| c.fingerprint.as_str()),
+    )?;
     let Some(id) = chosen else {
         return Err(OutputError::NoSuchRevision {
             wanted: target.to_string(),

@@ -96,7 +96,9 @@ pub struct Manifest {
     /// chain still holds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit_tip: Option<AuditAnchor>,
-    pub build: String,
+    /// The build fingerprint B (`build` in JSON and on disk: a contract).
+    #[serde(rename = "build")]
+    pub fingerprint: String,
     pub preview: bool,
     /// (page, link) pairs whose target is not in this revision.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -181,7 +183,7 @@ impl Manifest {
             revision: self.revision,
             ledger_id: self.ledger_id.clone(),
             audit_tip: self.audit_tip.clone(),
-            build: self.build.clone(),
+            fingerprint: self.fingerprint.clone(),
             preview: self.preview,
             broken_links: self.broken_links.clone(),
             files: Vec::new(),
@@ -232,7 +234,7 @@ impl Manifest {
             revision: 1,
             ledger_id: None,
             audit_tip: None,
-            build: "b".into(),
+            fingerprint: "b".into(),
             preview: false,
             broken_links: Vec::new(),
             files,
@@ -265,7 +267,7 @@ mod tests {
                 revision: 7,
                 ledger_id: Some("id".into()),
                 audit_tip: Some(AuditAnchor { seq: 3, hash: None }),
-                build: "b".into(),
+                fingerprint: "b".into(),
                 preview: false,
                 broken_links: vec![("a.html".into(), "/b/".into())],
                 files: (0..n).map(entry).collect(),

@@ -129,7 +129,7 @@ fn build(i: &Inputs<'_>, site: &Site, mem: &mut Memory, r: &mut CycleReport) -> 
     let b = crate::build::run(site, i.clock, &crate::build::Options::default())
         .map_err(|e| (Step::Build, e.to_string()))?;
     r.durations_ms.build = Some(t.elapsed().as_millis() as u64);
-    mem.built = Some(RevisionId::new(b.revision, b.build.clone()));
+    mem.built = Some(RevisionId::new(b.revision, b.fingerprint.clone()));
     r.revision = r.revision.max(b.revision);
     r.next_change_at = min_opt(r.next_change_at, b.next_change_at);
     r.build = Some(b);

@@ -155,7 +155,7 @@ async fn sort_roots<'a>(
         .collect();
     let mut doomed = Vec::new();
     for (i, r) in all.iter().enumerate() {
-        let name = RevisionId::new(r.root.revision, &r.root.build).to_string();
+        let name = RevisionId::new(r.root.revision, &r.root.fingerprint).to_string();
         if i < keep
             || live.as_ref().is_some_and(|p| p.manifest == r.sha256)
             || protect.roots.contains(&r.sha256)

@@ -63,7 +63,7 @@ async fn rollback_held(
     let chosen = choose(remote, &held_revisions, live.as_ref(), wanted)?;
     let plan = RollbackPlan {
         revision: chosen.root.revision,
-        build: chosen.root.build.clone(),
+        fingerprint: chosen.root.fingerprint.clone(),
         root: chosen.sha256.clone(),
     };
     let mut report = RemoteRollback {
@@ -71,8 +71,8 @@ async fn rollback_held(
         operation: None,
         from: live
             .as_ref()
-            .map(|p| RevisionId::new(p.revision, &p.build).to_string()),
-        to: RevisionId::new(plan.revision, &plan.build).to_string(),
+            .map(|p| RevisionId::new(p.revision, &p.fingerprint).to_string()),
+        to: RevisionId::new(plan.revision, &plan.fingerprint).to_string(),
         outcome: Outcome::AlreadyDeployed,
     };
     if live.as_ref().is_some_and(|p| p.manifest == plan.root) {
@@ -150,7 +150,7 @@ async fn point_back(
             .chain(earlier_hold)
             .filter(|r| *r > plan.revision)
             .max();
-        let mut new = RemotePointer::new(plan.revision, &plan.build, &plan.root, clock.now());
+        let mut new = RemotePointer::new(plan.revision, &plan.fingerprint, &plan.root, clock.now());
         new.next_change_at = live_p.and_then(|p| p.next_change_at);
         new.held_below = held_below;
         new.ledger_id = Some(ours.to_string());
@@ -178,7 +178,7 @@ fn choose(
     match wanted.parse::<RevisionId>() {
         Ok(id) => held_revisions
             .iter()
-            .find(|h| h.root.revision == id.revision && h.root.build == id.fingerprint),
+            .find(|h| h.root.revision == id.revision && h.root.fingerprint == id.fingerprint),
         Err(_) => {
             let r: i64 = wanted.parse().map_err(|_| {
                 DeployError::Bucket(crate::bucket::BucketError::BadTarget {
@@ -186,10 +186,10 @@ fn choose(
                     why: format!("{wanted:?} is not a revision (R or R-B)"),
                 })
             })?;
-            let same_build = live.map(|p| p.build.clone());
+            let same_build = live.map(|p| p.fingerprint.clone());
             held_revisions
                 .iter()
-                .find(|h| h.root.revision == r && Some(&h.root.build) == same_build.as_ref())
+                .find(|h| h.root.revision == r && Some(&h.root.fingerprint) == same_build.as_ref())
                 .or_else(|| held_revisions.iter().find(|h| h.root.revision == r))
         }
     }
