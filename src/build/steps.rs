@@ -68,7 +68,12 @@ pub(super) fn ledger_revision(ledger: &mut Ledger, public: &Path) -> Result<i64,
 pub(super) struct Reuse {
     dir: Option<PathBuf>,
     reader: Option<JoinHandle<Option<Previous>>>,
-    early: Option<(Staging, Early)>,
+    /// The early links and the staging folder they go into. In this order: a tuple drops
+    /// its first field first, so a build that ends early (its revision found built after
+    /// all) waits for the linking thread before the folder is removed — else the thread
+    /// would go on filling a folder nobody holds, and the next build's clean-up would race
+    /// it.
+    early: Option<(Early, Staging)>,
 }
 
 impl Reuse {
@@ -94,7 +99,7 @@ impl Reuse {
             (Some(guess), Some(prev)) if !looks_built && same_fingerprint(prev, fingerprint) => {
                 let staging = Staging::create(public, &guess)?;
                 let early = Early::start(prev.clone(), staging.path.clone());
-                Some((staging, early))
+                Some((early, staging))
             }
             _ => None,
         };
@@ -118,7 +123,7 @@ impl Reuse {
         name: &str,
         planned: &[super::plan::Planned],
     ) -> Result<(Staging, Option<Prelinked>, usize), BuildError> {
-        let Some((staging, early)) = self.early.take() else {
+        let Some((early, staging)) = self.early.take() else {
             return Ok((Staging::create(public, name)?, None, 0));
         };
         let mut linked = early.wait();
