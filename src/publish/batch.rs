@@ -24,7 +24,7 @@ enum Preflight {
 }
 
 /// How one item's commit ended: `Ok(None)` when it waits on another run's image fetch.
-type Result1 = Result<Option<Outcome>, String>;
+type ItemResult = Result<Option<Outcome>, String>;
 
 /// A batch of due items and the run it belongs to.
 pub(super) struct Batch<'a> {
@@ -218,7 +218,7 @@ impl<'a> Batch<'a> {
         ledger: &mut Ledger,
         prepared: &[Prepared],
         now: Instant,
-    ) -> Result<Vec<(ItemId, Result1)>, PublishError> {
+    ) -> Result<Vec<(ItemId, ItemResult)>, PublishError> {
         let max_attempts = self.site.config.publish.max_attempts;
         Ok(ledger.write(|tx| {
             let commits: Vec<&Commit> = prepared
@@ -259,7 +259,7 @@ impl<'a> Batch<'a> {
     }
 
     /// Each item's outcome, into the report.
-    fn tally(&self, results: Vec<(ItemId, Result1)>, now: Instant, report: &mut Report) {
+    fn tally(&self, results: Vec<(ItemId, ItemResult)>, now: Instant, report: &mut Report) {
         let due: HashMap<ItemId, Instant> =
             self.items.iter().map(|v| (v.id, v.publish_at)).collect();
         for (id, r) in results {
@@ -312,7 +312,7 @@ fn failed(
     lease: &Lease,
     max_attempts: u32,
     now: Instant,
-) -> Result<Result1, LedgerError> {
+) -> Result<ItemResult, LedgerError> {
     let still_held = items::record_failure(tx, id, error, lease, max_attempts, now)?;
     Ok(match still_held {
         true => Err(error.to_string()),
