@@ -229,7 +229,7 @@ pub fn run_with_progress(
     let next_change_at = source.next_change_at;
     let pointer = steps::put_in_place(staging, &manifest, &public, &dest, clock, next_change_at)?;
     phases.mark("manifest and rename");
-    let report = steps::report(&manifest, &dest, reused, pointer, next_change_at);
+    let report = steps::report(&manifest, &dest, reused, pointer, next_change_at, broken);
     crate::drop_later((source, planned, manifest, prev, prelinked));
     Ok(Report {
         abandoned_removed,

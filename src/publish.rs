@@ -201,7 +201,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     let (remote, local): (Vec<ItemView>, Vec<ItemView>) = due.into_iter().partition(fetches_image);
     let batch = site.config.publish.batch_size;
     for chunk in local.chunks(batch).chain(remote.chunks(1)) {
-        Batch::new((site, clock, opts), &owner, chunk).run(&mut ledger, &mut report)?;
+        Batch::new(site, clock, opts, &owner, chunk).run(&mut ledger, &mut report)?;
     }
 
     report.revision = ledger.read(ledger::status::revision)?;

@@ -161,6 +161,13 @@ async fn accept_loop(
         .header_read_timeout(Duration::from_secs(limits.header_timeout_secs));
     tokio::pin!(shutdown);
     let open = Arc::new(OpenConnections::default());
+    let served = Served {
+        router: &router,
+        http1: &http1,
+        graceful: &graceful,
+        open: &open,
+        write_timeout: Duration::from_secs(limits.write_timeout_secs),
+    };
     loop {
         let stream = tokio::select! {
             r = listener.accept() => match r {
@@ -185,14 +192,7 @@ async fn accept_loop(
                 }
             }
         };
-        let write_timeout = Duration::from_secs(limits.write_timeout_secs);
-        let served = Served {
-            router: &router,
-            http1: &http1,
-            graceful: &graceful,
-            open: &open,
-        };
-        served.connection(stream, permit, write_timeout);
+        served.connection(stream, permit);
     }
     drop(listener);
     let deadline = Duration::from_secs(limits.shutdown_deadline_secs);
@@ -213,22 +213,18 @@ struct Served<'a> {
     http1: &'a hyper::server::conn::http1::Builder,
     graceful: &'a hyper_util::server::graceful::GracefulShutdown,
     open: &'a Arc<OpenConnections>,
+    /// A response that cannot make progress (a reader that stopped reading) gives its slot
+    /// back after this long (`serve.write_timeout_secs`).
+    write_timeout: std::time::Duration,
 }
 
 impl Served<'_> {
     /// Serves one accepted connection on a task of its own, holding `permit` until it ends.
-    fn connection(
-        &self,
-        stream: tokio::net::TcpStream,
-        permit: tokio::sync::OwnedSemaphorePermit,
-        write_timeout: std::time::Duration,
-    ) {
+    fn connection(&self, stream: tokio::net::TcpStream, permit: tokio::sync::OwnedSemaphorePermit) {
         use hyper_util::rt::TokioIo;
         let _ = stream.set_nodelay(true);
-        // A response that cannot make progress (a reader that stopped reading) gives its slot
-        // back after serve.write_timeout_secs.
         let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
-        stream.set_write_timeout(Some(write_timeout));
+        stream.set_write_timeout(Some(self.write_timeout));
         let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let service = {
             use hyper::service::Service as _;

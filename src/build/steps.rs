@@ -273,14 +273,15 @@ pub(super) struct Destination {
 
 impl Destination {
     pub(super) fn new(public: &Path, preview: bool, id: &RevisionId) -> Destination {
-        let name = match preview {
-            true => "preview".to_string(),
-            false => id.to_string(),
-        };
-        let dir = match preview {
-            true => public.join("preview"),
-            false => public.join(revision::REVISIONS).join(&name),
-        };
+        if preview {
+            let name = "preview".to_string();
+            return Destination {
+                dir: public.join(&name),
+                name,
+            };
+        }
+        let name = id.to_string();
+        let dir = public.join(revision::REVISIONS).join(&name);
         Destination { name, dir }
     }
 }
@@ -416,6 +417,7 @@ pub(super) fn report(
     reused: usize,
     pointer: PointerOutcome,
     next_change_at: Option<crate::clock::Instant>,
+    broken_links: Vec<BrokenLink>,
 ) -> Report {
     Report {
         revision: manifest.revision,
@@ -428,14 +430,7 @@ pub(super) fn report(
         already_built: false,
         preview: manifest.preview,
         files: manifest.files.len(),
-        broken_links: manifest
-            .broken_links
-            .iter()
-            .map(|(page, link)| BrokenLink {
-                page: page.clone(),
-                link: link.clone(),
-            })
-            .collect(),
+        broken_links,
         abandoned_removed: 0,
         early_links: 0,
     }

@@ -38,7 +38,9 @@ pub(super) struct Batch<'a> {
 
 impl<'a> Batch<'a> {
     pub(super) fn new(
-        (site, clock, opts): (&'a Site, &'a Clock, &'a Options),
+        site: &'a Site,
+        clock: &'a Clock,
+        opts: &'a Options,
         owner: &'a OwnerId,
         items: &'a [ItemView],
     ) -> Batch<'a> {

@@ -65,7 +65,10 @@ async fn gc_held(
     grace_secs: u64,
 ) -> Result<RemoteGc, DeployError> {
     let mut protect = unfinished(ledger, remote)?;
-    let now = clock.now();
+    let young = Young {
+        now: clock.now(),
+        grace_secs,
+    };
     let all = revisions(remote).await?;
     let mut report = RemoteGc {
         target: remote.url.clone(),
@@ -76,16 +79,7 @@ async fn gc_held(
         removed_blobs: 0,
         young_kept: 0,
     };
-    let doomed = sort_roots(
-        remote,
-        &all,
-        keep,
-        now,
-        grace_secs,
-        &mut protect,
-        &mut report,
-    )
-    .await?;
+    let doomed = sort_roots(remote, &all, keep, &young, &mut protect, &mut report).await?;
     for r in all.iter().filter(|r| protect.roots.contains(&r.sha256)) {
         for (_, s) in &r.root.shards {
             protect.shards.insert(s.clone());
@@ -98,7 +92,6 @@ async fn gc_held(
         remote.delete(&Remote::root_key(&r.sha256)).await?;
         report.removed_manifests += 1;
     }
-    let young = Young { now, grace_secs };
     let (removed, kept) = sweep(remote, Kind::Shards, &protect.shards, &young).await?;
     report.removed_shards = removed;
     report.young_kept += kept;
@@ -139,13 +132,12 @@ async fn sort_roots<'a>(
     remote: &Remote,
     all: &'a [HeldRevision],
     keep: usize,
-    now: Instant,
-    grace_secs: u64,
+    young: &Young,
     protect: &mut Keep,
     report: &mut RemoteGc,
 ) -> Result<Vec<&'a HeldRevision>, DeployError> {
+    let (now, grace_secs) = (young.now, young.grace_secs);
     let grace_ms = i64::try_from(grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
-    let young = Young { now, grace_secs };
     let live = remote.read_pointer().await?.map(|(p, _)| p);
     let recently_live: HashSet<&str> = live
         .iter()
