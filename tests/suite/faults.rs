@@ -379,9 +379,7 @@ fn an_item_behind_a_symlink_is_read_or_named_never_withdrawn() {
     std::fs::remove_file(s.path("content/answers/2.md")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("2.md"), s.path("content/answers/2.md"))
         .unwrap();
-    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = s.failing(&["publish", "--now", NOW]);
     assert!(
         err.contains("content/answers/2.md") && err.contains("outside content/"),
         "{err}"
@@ -389,9 +387,9 @@ fn an_item_behind_a_symlink_is_read_or_named_never_withdrawn() {
     // A dangling one too.
     std::fs::remove_file(s.path("content/answers/2.md")).unwrap();
     std::os::unix::fs::symlink("nowhere.md", s.path("content/answers/2.md")).unwrap();
-    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("leads nowhere"));
+    assert!(s
+        .failing(&["publish", "--now", NOW])
+        .contains("leads nowhere"));
     assert_eq!(s.revision(), 2, "nothing was withdrawn");
     assert_eq!(s.items_in(State::Published), 2);
 }
@@ -429,9 +427,7 @@ fn a_symlinked_folder_is_followed_inside_content_and_named_outside_it() {
     std::fs::remove_file(s.path("content/answers/linked")).unwrap();
     copy_dir_contents(&s.path("content/shared"), outside.path());
     std::os::unix::fs::symlink(outside.path(), s.path("content/answers/linked")).unwrap();
-    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = s.failing(&["publish", "--now", NOW]);
     assert!(
         err.contains("content/answers/linked") && err.contains("outside content/"),
         "{err}"
@@ -439,9 +435,7 @@ fn a_symlinked_folder_is_followed_inside_content_and_named_outside_it() {
     // A loop is named too.
     std::fs::remove_file(s.path("content/answers/linked")).unwrap();
     std::os::unix::fs::symlink("..", s.path("content/answers/loop")).unwrap();
-    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("loop"));
+    assert!(s.failing(&["publish", "--now", NOW]).contains("loop"));
     assert_eq!(s.items_in(State::Published), 3, "nothing was withdrawn");
 }
 
@@ -490,9 +484,9 @@ fn a_new_ledger_beside_another_ledgers_output_is_refused() {
     }
     s.item(2, "2026-11-02");
     // publish does not re-create the lost ledger beside its output (issue 19)...
-    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+    assert!(s
+        .failing(&["publish", "--now", NOW])
+        .contains("does not exist"));
     assert!(!s.path(".fencepost/ledger.sqlite").exists());
     // ...and another ledger put in its place is refused by build.
     put_foreign_ledger(&s, 2);
@@ -671,9 +665,7 @@ fn static_dotfiles_are_copied_and_odd_names_are_named() {
     drop(srv);
 
     s.write("static/a\\b.css", "x\n");
-    let out = s.cmd(&["build", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = s.failing(&["build", "--now", NOW]);
     assert!(
         err.contains("a\\b.css") && err.contains("backslash"),
         "{err}"
@@ -685,9 +677,7 @@ fn static_dotfiles_are_copied_and_odd_names_are_named() {
         .path("static")
         .join(std::ffi::OsStr::from_bytes(b"caf\xe9.css"));
     std::fs::write(&bad, "x\n").unwrap();
-    let out = s.cmd(&["build", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = s.failing(&["build", "--now", NOW]);
     assert!(
         err.contains("caf") && err.contains("not valid UTF-8"),
         "{err}"
@@ -718,9 +708,7 @@ fn a_fifo_never_blocks_publish_and_items_have_a_size_cap() {
     std::fs::remove_file(s.path("content/answers/1.md")).unwrap();
     s.write("fencepost.toml", "[publish]\nmax_item_bytes = 4096\n");
     s.item_with(2, "2026-11-02", "", &"word ".repeat(2000));
-    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = s.failing(&["publish", "--now", NOW]);
     assert!(
         err.contains("content/answers/2.md") && err.contains("publish.max_item_bytes"),
         "{err}"
@@ -785,9 +773,7 @@ fn pointer_troubles_are_named_and_a_stuck_current_json_does_not_fail_a_build() {
     std::fs::create_dir_all(s.path("public/current")).unwrap();
     s.item(3, "2026-11-03");
     s.publish(NOW);
-    let out = s.cmd(&["build", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = s.failing(&["build", "--now", NOW]);
     assert!(err.contains("public/current is not a symlink"), "{err}");
 }
 
@@ -809,9 +795,7 @@ fn a_new_ledger_beside_output_from_before_ledger_ids_is_refused_too() {
     }
     std::fs::remove_file(s.path("content/answers/3.md")).unwrap();
     put_foreign_ledger(&s, 2); // a ledger at revision 2, behind the live revision 3
-    let out = s.cmd(&["build", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = s.failing(&["build", "--now", NOW]);
     assert!(err.contains("ahead of its ledger"), "{err}");
     assert_eq!(s.current_dir(), live);
 }

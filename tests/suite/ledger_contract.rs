@@ -714,9 +714,7 @@ fn a_newer_schema_is_refused_and_left_untouched(b: Backend) {
         Backend::Sqlite => s.execute("PRAGMA user_version = 99"),
         Backend::Postgres => s.execute("UPDATE fencepost_schema SET version = 99"),
     }
-    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = s.failing(&["publish", "--now", NOW]);
     assert!(err.contains("newer than this fencepost"), "{err}");
     // Untouched: still version 99, still one page.
     let version = match b {
@@ -881,9 +879,7 @@ fn ledger_copy_moves_a_sqlite_ledger_to_postgres_and_the_build_stays_byte_identi
     assert_eq!(r["tables"]["audit_log"], 6, "{r}");
     assert_eq!(r["tables"]["daily_results"], 1, "{r}");
     // A second copy into the same database is refused, and changes nothing.
-    let out = s.cmd(&["ledger", "copy", "--to", &url]).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = s.failing(&["ledger", "copy", "--to", &url]);
     assert!(err.contains("is not empty"), "{err}");
 
     s.set_ledger_url(&url);

@@ -78,6 +78,13 @@ impl TestSite {
         c
     }
 
+    /// Runs `fencepost <args>`, which must fail, and returns what it wrote on stderr.
+    pub fn failing(&self, args: &[&str]) -> String {
+        let out = self.cmd(args).output().unwrap();
+        assert!(!out.status.success(), "fencepost {args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
     /// Runs `fencepost <args>` with the fail points `failpoints` set (needs `--features
     /// failpoints`) and returns its output, whatever the exit status.
     pub fn with_failpoints(&self, args: &[&str], failpoints: &str) -> std::process::Output {
