@@ -107,6 +107,19 @@ pub struct Options {
     pub full: bool,
 }
 
+/// A page the build left out rather than fail the whole revision for one source: an item
+/// whose URL another file of the site has, a path that cannot be written, a plain page that
+/// does not read. Everything else is built and put in place; the command exits non-zero.
+#[derive(Debug, Clone, Serialize)]
+pub struct LeftOut {
+    /// The item (`collection/id`) or the file (`content/about.md`) left out.
+    pub what: String,
+    /// The output path it would have had, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub why: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct BrokenLink {
     pub page: String,
@@ -131,6 +144,8 @@ pub struct Report {
     pub preview: bool,
     pub files: usize,
     pub broken_links: Vec<BrokenLink>,
+    /// Pages left out of this revision, each named with why (see [`LeftOut`]).
+    pub left_out: Vec<LeftOut>,
     /// Temporary directories of dead builds removed before this one.
     pub abandoned_removed: usize,
     /// Files of the previous revision hard-linked while the snapshot was read and the plan
@@ -195,12 +210,12 @@ pub fn run_with_progress(
             ..report
         });
     }
-    let source = steps::read_source(site, &snap, opts, clock)?;
+    let mut source = steps::read_source(site, &snap, opts, clock)?;
     phases.mark("snapshot");
     crate::fail_point!("build.after_snapshot");
     let id = RevisionId::new(source.revision, &fingerprint);
     let dest = steps::Destination::new(&public, opts.preview, &id);
-    let (templates, planned) = inputs.plan(site, &source)?;
+    let (templates, planned, left_out) = inputs.plan(site, &mut source)?;
     phases.mark("plan");
     let mut prev = reuse.previous();
     if !opts.preview {
@@ -234,6 +249,7 @@ pub fn run_with_progress(
     Ok(Report {
         abandoned_removed,
         early_links,
+        left_out,
         ..report
     })
 }

@@ -5,14 +5,16 @@
 //! - [`scan`]: the folders listed and stat-ed, changed files read; a file that cannot be
 //!   read or does not validate is reported and holds back only its own item.
 //!
-//! The scan keeps a stat cache in the ledger (size, mtime, inode, like git's index), so a run
+//! The scan keeps a stat cache in the ledger (size, the later of mtime and ctime, inode, like git's index), so a run
 //! over a large unchanged tree stats every file but reads only the ones that changed. A file
-//! modified within [`RACY_WINDOW`] of the scan is always re-read: its mtime cannot yet tell a
+//! modified within [`RACY_WINDOW`] of the scan is always re-read: its change stamp cannot yet tell a
 //! second edit apart from the first.
 
+pub mod claims;
 pub mod fields;
 pub mod item;
 pub mod new;
+pub mod plain;
 pub mod scan;
 
 pub use crate::digest::sha256_hex;
@@ -69,6 +71,15 @@ pub enum ContentError {
     },
     #[error("{path}: {why}")]
     NoCollection { path: PathBuf, why: String },
+    #[error("{path}{}: `id`: its URL {url} is {what}: give the item another id, or change the collection's `url` pattern (nothing was published, updated or withdrawn for it)", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    UrlTaken {
+        path: PathBuf,
+        /// The line of its `id` key (none when the id is the file's name).
+        line: Option<usize>,
+        url: String,
+        /// What has that URL: the site's own page or file, or another item.
+        what: String,
+    },
 }
 
 /// Where an item's image comes from: a file under `content/` or an http(s) URL.
@@ -186,7 +197,7 @@ impl ContentError {
 
 /// The line of the file (line 1 is the opening `+++`) where `key` is set in the front
 /// matter `fm`, if it is there.
-pub(crate) fn key_line(fm: &str, key: &str) -> Option<usize> {
+pub fn key_line(fm: &str, key: &str) -> Option<usize> {
     fm.lines()
         .position(|l| {
             l.trim_start()
@@ -208,6 +219,33 @@ pub(crate) fn show(v: &toml::Value) -> String {
         },
         toml::Value::String(s) => format!("{s:?}"),
         other => other.to_string(),
+    }
+}
+
+/// A character no item may hold: the C0 and C1 controls but tab, line feed and carriage
+/// return (PostgreSQL text cannot hold a NUL; XML 1.0 forbids the C0 controls in feeds and
+/// sitemaps), and the Unicode non-characters (U+FFFE, U+FFFF, U+FDD0–U+FDEF and the last two
+/// code points of every plane), which XML forbids or discourages and which a strict feed
+/// reader rejects the whole feed for. Refused when the file is read, so one file can never
+/// break a feed that every item shares.
+pub fn is_forbidden_char(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        || ('\u{FDD0}'..='\u{FDEF}').contains(&c)
+        || (u32::from(c) & 0xFFFE) == 0xFFFE
+}
+
+/// How a forbidden character is named in an error.
+pub fn forbidden_char_why(c: char) -> String {
+    if c.is_control() {
+        format!(
+            "holds the control character U+{:04X}; remove it",
+            u32::from(c)
+        )
+    } else {
+        format!(
+            "holds U+{:04X}, a Unicode non-character that feeds cannot carry; remove it",
+            u32::from(c)
+        )
     }
 }
 

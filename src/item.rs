@@ -89,10 +89,18 @@ impl std::fmt::Display for ItemId {
 }
 
 /// What the stat cache remembers of a file.
+///
+/// `changed_ns` is the later of the file's mtime and its ctime (the inode's change time).
+/// mtime alone misses an in-place edit whose tool puts the old mtime back (`touch -d`,
+/// `cp -p`, `rsync -t`, `tar x`): with the size unchanged such a file looked unchanged for
+/// ever. No tool can set the ctime back, and every write moves it, so an edit is always
+/// seen; a chmod or a rename moves it too, which costs one re-read and publishes nothing
+/// (the content hash decides). The ledger keeps it in its `source_mtime_ns` column: a ledger
+/// that stored plain mtimes re-reads each file once after the upgrade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileStat {
     pub size: i64,
-    pub mtime_ns: i64,
+    pub changed_ns: i64,
     pub ino: i64,
 }
 
@@ -100,7 +108,7 @@ impl FileStat {
     /// A stat no file has: the next scan re-reads the file.
     pub const UNKNOWN: FileStat = FileStat {
         size: -1,
-        mtime_ns: -1,
+        changed_ns: -1,
         ino: -1,
     };
 
@@ -108,34 +116,44 @@ impl FileStat {
     pub fn of_stat(st: &rustix::fs::Stat) -> FileStat {
         FileStat {
             size: st.st_size,
-            // As `of` has it: nanoseconds since the epoch, 0 for an instant before it.
-            mtime_ns: if st.st_mtime < 0 {
-                0
-            } else {
-                st.st_mtime
-                    .saturating_mul(1_000_000_000)
-                    .saturating_add(st.st_mtime_nsec as i64)
-            },
+            changed_ns: epoch_ns(st.st_mtime, st.st_mtime_nsec as i64)
+                .max(epoch_ns(st.st_ctime, st.st_ctime_nsec as i64)),
             ino: st.st_ino as i64,
         }
     }
 
     pub fn of(meta: &std::fs::Metadata) -> FileStat {
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::SystemTime::UNIX_EPOCH).ok())
-            .map(|d| d.as_nanos() as i64)
-            .unwrap_or(0);
         #[cfg(unix)]
-        let ino = std::os::unix::fs::MetadataExt::ino(meta) as i64;
+        let (changed_ns, ino) = {
+            use std::os::unix::fs::MetadataExt;
+            let changed = epoch_ns(meta.mtime(), meta.mtime_nsec())
+                .max(epoch_ns(meta.ctime(), meta.ctime_nsec()));
+            (changed, meta.ino() as i64)
+        };
         #[cfg(not(unix))]
-        let ino = 0;
+        let (changed_ns, ino) = {
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::SystemTime::UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos() as i64)
+                .unwrap_or(0);
+            (mtime, 0)
+        };
         FileStat {
             size: meta.len() as i64,
-            mtime_ns,
+            changed_ns,
             ino,
         }
+    }
+}
+
+/// Nanoseconds since the epoch, 0 for an instant before it.
+fn epoch_ns(secs: i64, nsec: i64) -> i64 {
+    if secs < 0 {
+        0
+    } else {
+        secs.saturating_mul(1_000_000_000).saturating_add(nsec)
     }
 }
 

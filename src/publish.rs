@@ -16,6 +16,7 @@
 //! re-drives them. A run that lost its lease changes nothing.
 
 mod batch;
+mod claims;
 pub mod image;
 mod prepare;
 pub mod stat_cache;

@@ -56,9 +56,9 @@ pub fn preview_in_memory(
         0
     };
     phases.mark("preview ledger");
-    let source = tree_source(site, revision, clock.now(), cache)?;
+    let mut source = tree_source(site, revision, clock.now(), cache)?;
     phases.mark("preview tree");
-    let (templates, planned) = inputs.plan(site, &source)?;
+    let (templates, planned, _left_out) = inputs.plan(site, &mut source)?;
     phases.mark("preview plan");
     let renderer = Renderer::new(site, &templates, &source.pages, &source.notices, true);
     let sink = MemorySink { prev };

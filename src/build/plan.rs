@@ -159,14 +159,7 @@ pub fn item_view(pages: &[PageInput], i: usize) -> ItemPage {
 }
 
 /// Maps a site URL (`/a/b/`) to its file in the revision (`a/b/index.html`).
-pub fn url_to_path(url: &str) -> String {
-    let p = url.trim_start_matches('/');
-    if p.is_empty() || p.ends_with('/') {
-        format!("{p}index.html")
-    } else {
-        p.to_string()
-    }
-}
+pub use crate::content::claims::url_to_path;
 
 /// Publication order, oldest first — (first published, collection, date, id) — of the pages
 /// `which`, as indices into `pages`.

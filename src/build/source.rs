@@ -336,7 +336,7 @@ fn tree_files(
     }
     let unknown = content::FileStat {
         size: -1,
-        mtime_ns: -1,
+        changed_ns: -1,
         ino: -1,
     };
     let (paths, broken) = content::list_item_paths(&site.root, &site.collections)?;
@@ -403,85 +403,33 @@ fn days_parse_as_chrono_does() {
     }
 }
 
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct PlainFrontMatter {
-    pub(super) title: Option<String>,
-    pub(super) indexable: Option<bool>,
-}
-
+/// The plain pages `content/*.md` that can be placed, and the ones left out (each named with
+/// why: `publish` reported it already; the rest of the site is built without it).
 pub(super) fn plain_pages(
     files: &fingerprint::SiteFiles,
     collections: &Collections,
     markdown: &crate::config::MarkdownConfig,
-) -> Result<Vec<PlainView>, BuildError> {
-    // The site's own folders, and the first folder of every collection's URLs.
-    let mut reserved: Vec<String> = ["images", "sitemaps", "index", "revisions"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let tax_urls: Vec<String> = collections
-        .taxonomies
-        .iter()
-        .flat_map(|t| std::iter::once(t.url.clone()).chain(t.index_url.clone()))
-        .collect();
-    for c in &collections.list {
-        for u in std::iter::once(&c.url)
-            .chain(c.list_url.as_ref())
-            .chain(tax_urls.iter())
-        {
-            if let Some(top) = u.trim_start_matches('/').split('/').next() {
-                if !top.is_empty() && !top.contains('{') && !reserved.iter().any(|r| r == top) {
-                    reserved.push(top.to_string());
-                }
-            }
-        }
-    }
+) -> (Vec<PlainView>, Vec<super::LeftOut>) {
+    let reserved = content::plain::reserved_names(collections);
     let mut out = Vec::new();
+    let mut left_out = Vec::new();
     for (rel, text) in &files.plain {
-        let slug = Path::new(&rel)
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let bad = |why: String| BuildError::PlainPage {
-            path: PathBuf::from(&rel),
-            why,
-        };
-        if slug.is_empty()
-            || !slug
-                .bytes()
-                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
-            || reserved.contains(&slug)
-        {
-            return Err(bad(format!(
-                "`{slug}` cannot be a page name: use letters, digits, - and _, and none of {}",
-                reserved.join(", ")
-            )));
+        match content::plain::parse_plain(rel, text, &reserved) {
+            Ok(p) => out.push(PlainView {
+                url: p.url,
+                title: p.title.unwrap_or_else(|| p.slug.clone()),
+                indexable: p.indexable.unwrap_or(true),
+                body_html: crate::markdown::render(&p.body, markdown).body_html,
+                slug: p.slug,
+            }),
+            Err(e) => left_out.push(super::LeftOut {
+                what: rel.clone(),
+                path: None,
+                why: e.to_string(),
+            }),
         }
-        let content::Split {
-            front_matter: fm,
-            body,
-        } = content::split_front_matter(text)
-            .map_err(|_| bad("front matter opened with +++ is never closed".into()))?;
-        let fm: PlainFrontMatter = match fm {
-            Some(f) => {
-                toml::from_str(f).map_err(|e| bad(format!("front matter: {}", e.message())))?
-            }
-            None => PlainFrontMatter {
-                title: None,
-                indexable: None,
-            },
-        };
-        out.push(PlainView {
-            url: format!("/{slug}/"),
-            title: fm.title.unwrap_or_else(|| slug.clone()),
-            indexable: fm.indexable.unwrap_or(true),
-            body_html: crate::markdown::render(body, markdown).body_html,
-            slug,
-        });
     }
-    Ok(out)
+    (out, left_out)
 }
 
 pub(super) fn static_copies(site: &Site) -> Result<Vec<CopyInput>, BuildError> {

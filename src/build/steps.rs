@@ -229,6 +229,7 @@ pub(super) fn point_to_built(
         preview: false,
         files,
         broken_links: Vec::new(),
+        left_out: Vec::new(),
         abandoned_removed: 0,
         early_links: 0,
     })
@@ -431,6 +432,7 @@ pub(super) fn report(
         preview: manifest.preview,
         files: manifest.files.len(),
         broken_links,
+        left_out: Vec::new(),
         abandoned_removed: 0,
         early_links: 0,
     }

@@ -62,6 +62,17 @@ pub fn human(r: &Report) -> String {
     for b in &r.broken_links {
         out += &format!("  broken link: {} -> {}\n", b.page, b.link);
     }
+    for l in &r.left_out {
+        let at = l
+            .path
+            .as_deref()
+            .map(|p| format!(" ({p})"))
+            .unwrap_or_default();
+        out += &format!(
+            "  LEFT OUT: {}{at}: {} (everything else is built and live)\n",
+            l.what, l.why
+        );
+    }
     out
 }
 
@@ -103,5 +114,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         }
         s
     })?;
-    Ok(ExitCode::SUCCESS)
+    // A page left out: the rest of the site is live, but CI goes red.
+    Ok(if r.left_out.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -127,6 +127,16 @@ impl Where<'_> {
                 self.put("key", json!(key));
             }
             DuplicateId { name, .. } => self.put("item", json!(name.to_string())),
+            UrlTaken {
+                path, line, url, ..
+            } => {
+                self.file(path);
+                if let Some(l) = line {
+                    self.put("line", json!(l));
+                }
+                self.put("key", json!("id"));
+                self.put("url", json!(url));
+            }
         }
     }
 

@@ -45,14 +45,20 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         let wait = site.config.deploy.wait_secs();
         fencepost::publish::wait_for_items(&site, &ctx.clock, &r.skipped_ids, wait)?;
     }
-    let built = if args.build {
+    // A build that fails after a publish that committed: the publish report is still shown
+    // (and returned in `--json`, with the build's error under "build_error"), so what went
+    // public is never silent; the exit status is non-zero.
+    let (built, build_error) = if args.build {
         let o = fencepost::build::Options {
             strict: args.strict,
             ..Default::default()
         };
-        Some(super::build::with_bar(&site, ctx, &o)?)
+        match super::build::with_bar(&site, ctx, &o) {
+            Ok(b) => (Some(b), None),
+            Err(e) => (None, Some(anyhow::Error::from(e))),
+        }
     } else {
-        None
+        (None, None)
     };
     #[derive(serde::Serialize)]
     struct Out<'a> {
@@ -60,10 +66,15 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         publish: &'a fencepost::publish::Report,
         #[serde(skip_serializing_if = "Option::is_none")]
         build: Option<&'a fencepost::build::Report>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        build_error: Option<serde_json::Value>,
     }
     let out = Out {
         publish: &r,
         build: built.as_ref(),
+        build_error: build_error
+            .as_ref()
+            .map(|e| super::errors::to_json(e)["error"].clone()),
     };
     ctx.emit(&out, || {
         let mut out = human(&r);
@@ -74,10 +85,22 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 site.root.display()
             );
         }
+        if let Some(e) = &build_error {
+            out += &format!(
+                "  BUILD FAILED: {} (what is listed above is recorded in the ledger; fix the cause and run `fencepost build`)\n",
+                super::errors::message(e)
+            );
+        }
         out
     })?;
-    // Broken files: everything else went out (and was built), but CI goes red.
-    Ok(if r.invalid.is_empty() {
+    if let Some(e) = &build_error {
+        eprintln!("error: {}", super::errors::message(e));
+        return Ok(ExitCode::FAILURE);
+    }
+    // Broken files or a page the build left out: everything else went out (and was built),
+    // but CI goes red.
+    let left_out = built.as_ref().is_some_and(|b| !b.left_out.is_empty());
+    Ok(if r.invalid.is_empty() && !left_out {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -137,6 +137,11 @@ pub fn resolve(config: &Config, path: &Path) -> Result<Vec<Taxonomy>, ConfigErro
 
 /// A term's URL slug: Unicode folded to ASCII (`Ünïcode Tag` → `unicode-tag`), by the
 /// `slug` crate (deunicode underneath). Empty for a term with no letters or digits.
+/// The longest term slug (in bytes; slugs are ASCII). A slug is one folder name of the
+/// output: most file systems allow 255 bytes a name, and a term URL pattern may put text
+/// around `{term}` in the same segment, so the slug keeps well under that.
+pub const MAX_TERM_SLUG: usize = 100;
+
 pub fn term_slug(term: &str) -> String {
     slug::slugify(term)
 }

@@ -45,12 +45,9 @@ fn text(v: &toml::Value, what: &str) -> Result<String, String> {
         toml::Value::String(s) => {
             if let Some(c) = s
                 .chars()
-                .find(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+                .find(|&c| c != '\r' && super::is_forbidden_char(c))
             {
-                return Err(format!(
-                    "holds the control character U+{:04X}; remove it",
-                    u32::from(c)
-                ));
+                return Err(super::forbidden_char_why(c));
             }
             Ok(s.clone())
         }
@@ -129,7 +126,13 @@ fn decimal(spec: &FieldSpec, v: &toml::Value) -> Result<String, String> {
 }
 
 fn date(v: &toml::Value) -> Result<String, String> {
-    parse_date(v).map(|d| d.to_string())
+    let d = parse_date(v)?;
+    if !(1..=9998).contains(&chrono::Datelike::year(&d)) {
+        return Err(format!(
+            "{d} is out of range: a date from 0001-01-01 to 9998-12-31"
+        ));
+    }
+    Ok(d.to_string())
 }
 
 /// A date: a TOML date or a string like `2026-11-30`.
@@ -150,7 +153,22 @@ pub(super) fn parse_date(v: &toml::Value) -> Result<chrono::NaiveDate, String> {
 }
 
 fn datetime(v: &toml::Value) -> Result<String, String> {
-    parse_instant(v).map(|t| t.rfc3339())
+    parse_instant_in_range(v).map(|t| t.rfc3339())
+}
+
+/// [`parse_instant`], from the year 1 to the end of 9998: every such instant writes as an
+/// RFC 3339 date-time with a four-digit year in every zone, in feeds and sitemaps alike.
+pub(super) fn parse_instant_in_range(v: &toml::Value) -> Result<Instant, String> {
+    let at = parse_instant(v)?;
+    let first = Instant::parse_rfc3339("0001-01-01T00:00:00Z").expect("valid");
+    let last = Instant::parse_rfc3339("9999-01-01T00:00:00Z").expect("valid");
+    if at < first || at >= last {
+        return Err(format!(
+            "{} is out of range: an instant from the year 1 to the end of 9998",
+            at.rfc3339()
+        ));
+    }
+    Ok(at)
 }
 
 /// An instant: a TOML date-time with an offset, or a string in RFC 3339.
@@ -170,8 +188,13 @@ pub(super) fn parse_instant(v: &toml::Value) -> Result<Instant, String> {
 
 fn url(v: &toml::Value) -> Result<String, String> {
     let s = text(v, "a URL")?;
+    // A browser reads `\` as `/` and drops tabs and line breaks, so `/\evil.example/` and
+    // `/\t/evil.example/` lead off-site like `//evil.example/`: a path on this site has
+    // neither, nor any other space or control character.
     let ok = if s.starts_with('/') {
-        !s.starts_with("//") && !s.contains(char::is_whitespace)
+        !s.starts_with("//")
+            && !s.contains('\\')
+            && !s.contains(|c: char| c.is_whitespace() || c.is_control())
     } else {
         url::Url::parse(&s)
             .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())

@@ -74,7 +74,7 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
     let due = front.due(day, publish_at, expire_at)?;
     let terms = front.terms()?;
     let data = front.data()?;
-    check_body(text, &body, path)?;
+    check_text(text, &body, path)?;
     Ok(Item {
         name: ItemName::new(&coll.name, &id),
         day,
@@ -91,25 +91,34 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
     })
 }
 
-/// Nothing downstream can hold a NUL (PostgreSQL text cannot) or the other C0 controls (XML
-/// 1.0 forbids them in feeds and sitemaps); a body is text. The error names its line.
-fn check_body(text: &str, body: &str, path: &Path) -> Result<(), ContentError> {
-    let Some(at) = body
+/// Nothing downstream can hold a NUL (PostgreSQL text cannot), the other controls or a
+/// non-character (XML forbids them in feeds and sitemaps; see
+/// [`super::is_forbidden_char`]). Checked over the whole file once its keys are read, so a
+/// string in `[extra]` or a term is caught like the body; the error names the line and, in
+/// the front matter, the key on it.
+fn check_text(text: &str, body: &str, path: &Path) -> Result<(), ContentError> {
+    let Some((at, c)) = text
         .char_indices()
-        .find(|(_, c)| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
-        .map(|(i, _)| i)
+        .find(|&(_, c)| super::is_forbidden_char(c))
     else {
         return Ok(());
     };
-    let before = text.len() - body.len() + at;
+    let line = text[..at].matches('\n').count() + 1;
+    let key = if at >= text.len() - body.len() {
+        "(body)".to_string()
+    } else {
+        let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        text[start..at]
+            .split_once('=')
+            .map(|(k, _)| k.trim().trim_matches('"').to_string())
+            .filter(|k| !k.is_empty())
+            .unwrap_or_else(|| "(front matter)".to_string())
+    };
     Err(ContentError::Invalid {
         path: path.into(),
-        line: Some(text[..before].matches('\n').count() + 1),
-        key: "(body)".into(),
-        why: format!(
-            "holds the control character U+{:04X}; remove it",
-            body[at..].chars().next().map_or(0, u32::from)
-        ),
+        line: Some(line),
+        key,
+        why: super::forbidden_char_why(c),
     })
 }
 
@@ -141,16 +150,7 @@ pub fn guess_name(text: &str, path: &Path, coll: &Collection) -> Option<ItemName
 }
 
 fn parse_publish_at(v: &toml::Value) -> Result<Instant, String> {
-    let at = fields::parse_instant(v)?;
-    let first = Instant::parse_rfc3339("0001-01-01T00:00:00Z").expect("valid");
-    let last = Instant::parse_rfc3339("9999-01-01T00:00:00Z").expect("valid");
-    if at < first || at >= last {
-        return Err(format!(
-            "{} is out of range: an instant from the year 1 to the end of 9998",
-            at.rfc3339()
-        ));
-    }
-    Ok(at)
+    fields::parse_instant_in_range(v)
 }
 
 /// The earliest and latest days an item may have: every instant from the year 1 to the day

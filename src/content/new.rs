@@ -5,6 +5,7 @@ use super::item::{guess_name, is_slug, parse_item};
 use super::ContentError;
 use crate::clock::Instant;
 use crate::config::collections::{Collection, DueRule, FieldSpec, FieldType, IdKind};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +16,8 @@ pub enum NewError {
     Exists { path: PathBuf },
     #[error("--id {id:?}: {why}")]
     BadId { id: String, why: String },
+    #[error("--id {id:?}: the ledger has had an item {collection}/{id} (it may be withdrawn): an id names one item for ever, so a new item takes another --id")]
+    Taken { collection: String, id: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -33,10 +36,15 @@ pub struct Written {
     pub id: String,
 }
 
-/// The next free integer id of `coll`: one more than the highest its files name.
-fn next_integer_id(root: &Path, coll: &Collection) -> i64 {
+/// The next free integer id of `coll`: one more than the highest its files or the ledger
+/// (`known`) name.
+fn next_integer_id(root: &Path, coll: &Collection, known: &HashSet<String>) -> i64 {
     let dir = root.join("content").join(&coll.dir);
-    let mut max = 0;
+    let mut max = known
+        .iter()
+        .filter_map(|k| k.parse::<i64>().ok())
+        .max()
+        .unwrap_or(0);
     for e in walkdir::WalkDir::new(&dir).into_iter().flatten() {
         let p = e.path();
         if p.extension().is_none_or(|x| x != "md") {
@@ -78,6 +86,22 @@ fn placeholder(spec: &FieldSpec, today: &str, now: &str) -> String {
     }
 }
 
+/// The first local day, from today on, on which an item of `coll` is due at least a day after
+/// `now`: a placeholder is never public the moment it is saved, whatever the due rule
+/// (`start_of_day` on today would be due already; `end_of_day` on today is due within hours
+/// of an evening `new`).
+fn first_safe_day(coll: &Collection, now: Instant) -> chrono::NaiveDate {
+    let mut day = now.to_datetime().with_timezone(&coll.timezone).date_naive();
+    let safe = now.plus_secs(86_400);
+    for _ in 0..4 {
+        match coll.due_at(Some(day), None) {
+            Ok(due) if due < safe => day = day.succ_opt().unwrap_or(day),
+            _ => break,
+        }
+    }
+    day
+}
+
 /// The text of a new item of `coll` with id `id`, titled `title`, at `now`. It parses as an
 /// item of `coll` (checked before anything is written).
 pub fn item_text(coll: &Collection, id: &str, title: &str, now: Instant) -> String {
@@ -95,7 +119,7 @@ pub fn item_text(coll: &Collection, id: &str, title: &str, now: Instant) -> Stri
             let at = Instant(now.0 - now.0.rem_euclid(1000) + 86_400_000);
             fm += &format!("publish_at = {}\n", at.rfc3339());
         }
-        _ => fm += &format!("day = {today}\n"),
+        _ => fm += &format!("day = {}\n", first_safe_day(coll, now)),
     }
     for (name, spec) in &coll.fields {
         if spec.required {
@@ -109,49 +133,76 @@ pub fn item_text(coll: &Collection, id: &str, title: &str, now: Instant) -> Stri
 }
 
 /// The new item's id: the one given, checked against the collection's kind; else the next
-/// free integer, or the title as a slug.
+/// free integer, or the title as a slug. Never an id in `known` (the ids the ledger keeps):
+/// a slug made from the title takes the first free `-2`, `-3`, … suffix.
 fn new_id(
     root: &Path,
     coll: &Collection,
     id: Option<&str>,
     title: &str,
+    known: &HashSet<String>,
 ) -> Result<String, NewError> {
     let bad = |id: &str, why: String| NewError::BadId { id: id.into(), why };
-    match (id, coll.id) {
+    let id = match (id, coll.id) {
         (Some(id), IdKind::Integer) => match id.parse::<i64>() {
-            Ok(n) if n > 0 => Ok(n.to_string()),
-            _ => Err(bad(
-                id,
-                format!("collection {} takes positive integer ids", coll.name),
-            )),
+            Ok(n) if n > 0 => n.to_string(),
+            _ => {
+                return Err(bad(
+                    id,
+                    format!("collection {} takes positive integer ids", coll.name),
+                ))
+            }
         },
-        (Some(id), IdKind::Slug) if is_slug(id) => Ok(id.to_string()),
-        (Some(id), IdKind::Slug) => Err(bad(
-            id,
-            "a slug is a-z, 0-9 and -, at most 80, starting with a letter or digit".into(),
-        )),
-        (None, IdKind::Integer) => Ok(next_integer_id(root, coll).to_string()),
-        (None, IdKind::Slug) => {
-            let mut s = slug::slugify(title);
-            s.truncate(80);
-            let s = s.trim_end_matches('-');
-            Ok(if s.is_empty() {
-                "untitled".into()
-            } else {
-                s.to_string()
-            })
+        (Some(id), IdKind::Slug) if is_slug(id) => id.to_string(),
+        (Some(id), IdKind::Slug) => {
+            return Err(bad(
+                id,
+                "a slug is a-z, 0-9 and -, at most 80, starting with a letter or digit".into(),
+            ))
         }
+        (None, IdKind::Integer) => return Ok(next_integer_id(root, coll, known).to_string()),
+        (None, IdKind::Slug) => return Ok(free_slug(title, known)),
+    };
+    if known.contains(&id) {
+        return Err(NewError::Taken {
+            collection: coll.name.clone(),
+            id,
+        });
     }
+    Ok(id)
+}
+
+/// The title as a slug (`untitled` when it has no letter or digit), suffixed `-2`, `-3`, …
+/// until it is no id in `known`.
+fn free_slug(title: &str, known: &HashSet<String>) -> String {
+    let mut s = slug::slugify(title);
+    s.truncate(80);
+    let base = match s.trim_end_matches('-') {
+        "" => "untitled".to_string(),
+        b => b.to_string(),
+    };
+    let mut candidate = base.clone();
+    let mut n = 1;
+    while known.contains(&candidate) {
+        n += 1;
+        let suffix = format!("-{n}");
+        let mut head = base.clone();
+        head.truncate(80 - suffix.len());
+        candidate = format!("{}{suffix}", head.trim_end_matches('-'));
+    }
+    candidate
 }
 
 /// Writes a new item of collection `name` under the site at `root` and returns it. Refuses
-/// to overwrite a file.
+/// to overwrite a file, and never takes an id in `known` (the ids the ledger keeps of that
+/// collection, withdrawn items' included).
 pub fn create(
     root: &Path,
     colls: &crate::config::collections::Collections,
     name: &str,
     title: Option<&str>,
     id: Option<&str>,
+    known: &HashSet<String>,
     now: Instant,
 ) -> Result<Written, NewError> {
     let coll = colls.get(name).ok_or_else(|| NewError::NoCollection {
@@ -164,7 +215,7 @@ pub fn create(
             .join(", "),
     })?;
     let title = title.unwrap_or("Untitled").to_string();
-    let id = new_id(root, coll, id, &title)?;
+    let id = new_id(root, coll, id, &title, known)?;
     let rel = format!("content/{}/{id}.md", coll.dir);
     let path = root.join(&rel);
     let text = item_text(coll, &id, &title, now);

@@ -6,10 +6,13 @@
 //! the scan: a tree that cannot be listed completely must not be acted on (its files would
 //! look removed, and their pages be withdrawn).
 
+mod links;
+
 use super::item::{guess_name, parse_item, Item};
 use super::{relative, sha256_hex, ContentError};
 use crate::config::collections::{Collection, Collections};
 use crate::item::{CachedFile, FileStat, ItemName};
+use links::{check_collection_dir, check_linked};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -109,6 +112,7 @@ fn list_item_groups(
         if !dir.exists() {
             continue;
         }
+        check_collection_dir(root, &dir)?;
         let mut linked = HashSet::new();
         walk_items(root, &dir, &mut out, &mut broken, &mut linked)?;
     }
@@ -184,47 +188,6 @@ fn walk_items(
         out.push((dir.to_path_buf(), names));
     }
     Ok(())
-}
-
-/// Accepts a non-regular entry only if it is a symlink to a regular file (`what` = "file", an
-/// entry named `*.md`) or a folder (`what` = "folder") inside `content/`; returns where it
-/// leads.
-fn check_linked(root: &Path, path: &Path, what: &str) -> Result<PathBuf, ContentError> {
-    let unreadable = |why: String| ContentError::Unreadable {
-        path: PathBuf::from(relative(root, path)),
-        why,
-    };
-    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    if !is_link {
-        return Err(unreadable(
-            "is not a regular file (a FIFO, socket or device)".into(),
-        ));
-    }
-    let content = root
-        .join("content")
-        .canonicalize()
-        .map_err(|e| unreadable(format!("content/ cannot be resolved: {e}")))?;
-    let real = path
-        .canonicalize()
-        .map_err(|e| unreadable(format!("is a symlink that leads nowhere ({e})")))?;
-    if !real.starts_with(&content) {
-        return Err(unreadable(format!(
-            "is a symlink to {}, outside content/",
-            real.display()
-        )));
-    }
-    let fits = if what == "folder" {
-        real.is_dir()
-    } else {
-        real.is_file()
-    };
-    if !fits {
-        return Err(unreadable(format!(
-            "is a symlink to {}, which is not a regular {what}",
-            real.display()
-        )));
-    }
-    Ok(real)
 }
 
 /// Every item file with its stat, stat-ed in parallel: on a large tree the stats are most of
@@ -380,7 +343,7 @@ pub fn scan_listed(
     let mut unchanged = Vec::with_capacity(listing.files.len());
     for (rel, stat) in listing.files {
         match cache.get(&rel) {
-            Some(c) if c.stat == stat && stat.mtime_ns < racy_after => {
+            Some(c) if c.stat == stat && stat.changed_ns < racy_after => {
                 unchanged.push((rel, c.name.clone()));
             }
             _ => to_read.push((rel, stat)),

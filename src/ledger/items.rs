@@ -197,7 +197,7 @@ pub fn stat_cache(tx: &Tx<'_>) -> Result<HashMap<String, CachedFile>, LedgerErro
                 source_hash: r.take(3)?,
                 stat: FileStat {
                     size: r.get::<Option<i64>>(4)?.unwrap_or(-1),
-                    mtime_ns: r.get::<Option<i64>>(5)?.unwrap_or(-1),
+                    changed_ns: r.get::<Option<i64>>(5)?.unwrap_or(-1),
                     ino: r.get::<Option<i64>>(6)?.unwrap_or(-1),
                 },
             },
@@ -259,7 +259,7 @@ pub fn sync(
                     "path" => f.path,
                     "hash" => f.source_hash,
                     "size" => f.stat.size,
-                    "mtime_ns" => f.stat.mtime_ns,
+                    "mtime_ns" => f.stat.changed_ns,
                     "ino" => f.stat.ino,
                     "wants_withdrawn" => f.wants_withdrawn,
                     "day" => f.day.as_deref().unwrap_or(""),
@@ -323,6 +323,43 @@ pub fn id_of(tx: &Tx<'_>, name: &ItemName) -> Result<Option<ItemId>, LedgerError
     )?
     .map(|r| r.get(0).map(ItemId))
     .transpose()
+}
+
+/// Where an item stands, for the URL check of `publish` (see `items.placed`).
+#[derive(Debug, Clone)]
+pub struct Placed {
+    pub name: ItemName,
+    /// `YYYY-MM-DD`, or `""`.
+    pub day: String,
+    pub due: Instant,
+    pub state: State,
+    pub has_file: bool,
+}
+
+/// Every item the ledger keeps, with what its URL is made from.
+pub fn placed(tx: &Tx<'_>) -> Result<Vec<Placed>, LedgerError> {
+    tx.rows("items.placed", &[])?
+        .into_iter()
+        .map(|r| {
+            let (collection, key): (String, String) = (r.get(0)?, r.get(1)?);
+            Ok(Placed {
+                name: ItemName::new(&collection, &key),
+                day: r.get(2)?,
+                due: Instant(r.get(3)?),
+                state: State::parse(&r.get::<String>(4)?)?,
+                has_file: r.get::<bool>(5)?,
+            })
+        })
+        .collect()
+}
+
+/// Every id the ledger keeps of `collection`, whatever the item's state: a withdrawn item's
+/// id stays its own, so `fencepost new` never gives it to a new item.
+pub fn keys_of(tx: &Tx<'_>, collection: &str) -> Result<Vec<String>, LedgerError> {
+    tx.rows("items.keys_of", args! { "collection" => collection })?
+        .into_iter()
+        .map(|r| r.get(0))
+        .collect()
 }
 
 fn view_from_row(r: &Row) -> Result<ItemView, LedgerError> {

@@ -63,13 +63,24 @@ pub(super) fn prepare(
 
 /// Re-checked under the lease, as publish and update re-read the file: a withdrawal stands
 /// only while the file is still gone, or still the very file that said `withdrawn = true`
-/// (or whose expiry came). A scan that saw the file missing for a moment (a save by rename,
+/// (or whose expiry came), or a file that now names another item. A scan that saw the file
+/// missing for a moment (a save by rename,
 /// a checkout) must not take the page down.
 fn still_withdrawn(site: &Site, c: &Claimed, coll: Option<&Collection>, now: Instant) -> bool {
     let path = site.root.join(&c.view.source_path);
     match (&c.view.source_hash, coll) {
         (None, None) => true,
-        (None, Some(_)) => !path.exists(),
+        // Gone, or the file there now names another item (its `id` was changed).
+        (None, Some(coll)) => {
+            !path.exists()
+                || content::read_item(
+                    &site.root,
+                    &c.view.source_path,
+                    site.config.publish.max_item_bytes,
+                    coll,
+                )
+                .is_ok_and(|(item, _)| item.name != c.view.name)
+        }
         (Some(_), None) => false,
         (Some(seen), Some(coll)) => {
             let max_bytes = site.config.publish.max_item_bytes;

@@ -1,6 +1,6 @@
 //! The stat cache of a shared ledger, kept on this host.
 //!
-//! A scan skips a file whose size, mtime and inode match what the last scan saw. Those
+//! A scan skips a file whose size, change stamp (see `FileStat`) and inode match what the last scan saw. Those
 //! describe one host's checkout: with a ledger many hosts share, two hosts' stats would never
 //! match each other's, and each run would rewrite every row the other wrote. So a shared
 //! ledger holds only what the files say (path and source hash), and each host keeps its
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 #[derive(serde::Serialize, serde::Deserialize, Default)]
 struct File {
-    /// path → (size, mtime_ns, inode, source hash)
+    /// path → (size, change stamp in ns, inode, source hash)
     files: BTreeMap<String, (i64, i64, i64, String)>,
 }
 
@@ -41,11 +41,11 @@ impl Local {
     /// Gives the ledger's entries this host's stats, where the source hash still agrees.
     pub fn overlay(&self, cache: &mut HashMap<String, CachedFile>) {
         for (path, c) in cache.iter_mut() {
-            if let Some((size, mtime_ns, ino, hash)) = self.file.files.get(path) {
+            if let Some((size, changed_ns, ino, hash)) = self.file.files.get(path) {
                 if *hash == c.source_hash {
                     c.stat = FileStat {
                         size: *size,
-                        mtime_ns: *mtime_ns,
+                        changed_ns: *changed_ns,
                         ino: *ino,
                     };
                 }
@@ -67,7 +67,7 @@ impl Local {
                     path.clone(),
                     (
                         c.stat.size,
-                        c.stat.mtime_ns,
+                        c.stat.changed_ns,
                         c.stat.ino,
                         c.source_hash.clone(),
                     ),
@@ -79,7 +79,7 @@ impl Local {
                 f.path.clone(),
                 (
                     f.stat.size,
-                    f.stat.mtime_ns,
+                    f.stat.changed_ns,
                     f.stat.ino,
                     f.source_hash.clone(),
                 ),

@@ -20,6 +20,9 @@ pub struct Invalid {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     pub error: String,
+    /// The URL the item would have had, when another page of the site has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// The item held as it is (nothing published, updated or withdrawn), when it is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub item: Option<serde_json::Value>,
@@ -40,6 +43,7 @@ fn invalid(b: &Broken, site: &Site) -> Invalid {
         ContentError::Invalid { line, key, .. } => (*line, Some(key.clone())),
         ContentError::FrontMatter { line, .. } => (Some(*line), None),
         ContentError::DuplicateId { .. } => (None, Some("id".to_string())),
+        ContentError::UrlTaken { line, .. } => (*line, Some("id".to_string())),
         _ => (None, None),
     };
     Invalid {
@@ -47,6 +51,10 @@ fn invalid(b: &Broken, site: &Site) -> Invalid {
         line,
         key,
         error: b.error.to_string(),
+        url: match &b.error {
+            ContentError::UrlTaken { url, .. } => Some(url.clone()),
+            _ => None,
+        },
         item: b.name.as_ref().map(|n| n.shown(site.collections.naming)),
     }
 }
@@ -54,7 +62,9 @@ fn invalid(b: &Broken, site: &Site) -> Invalid {
 /// Items the ledger has a file for that the tree no longer has: neither listed unchanged, nor
 /// read, nor held. Files the scan missed but that are there again now (an editor's
 /// save-by-rename, a checkout) are not taken for gone: the next scan reads them. A file no
-/// collection owns any more (its collection renamed or removed from fencepost.toml) is gone.
+/// collection owns any more (its collection renamed or removed from fencepost.toml) is gone,
+/// and so is the item of a file that now names another item (its `id` was changed): the old
+/// id has no file, exactly as if its file had been removed.
 fn gone<'c>(
     site: &Site,
     cache: &'c std::collections::HashMap<String, content::CachedFile>,
@@ -66,11 +76,19 @@ fn gone<'c>(
         return Vec::new();
     }
     let present = scan.present();
+    let renamed: std::collections::HashMap<&str, &ItemName> = scan
+        .read
+        .iter()
+        .map(|f| (f.path.as_str(), &f.item.name))
+        .collect();
     cache
         .iter()
         .filter(|(path, c)| {
             !present.contains(&c.name)
-                && (!site.root.join(path).exists()
+                && (renamed
+                    .get(path.as_str())
+                    .is_some_and(|now| **now != c.name)
+                    || !site.root.join(path).exists()
                     || content::owner(&site.collections, path).is_none())
         })
         .map(|(_, c)| &c.name)
@@ -119,6 +137,8 @@ pub fn scan_and_sync(
         let known = ledger.read(items::terms_by_file)?;
         content::scan::hold_respelled_terms(&mut scan, &known);
     }
+    let plain = super::claims::check_plain_pages(site, &mut scan);
+    super::claims::hold_taken_urls(site, ledger, &mut scan, &plain)?;
     phase("scan");
     crate::fail_point!("publish.after_scan");
     let now = clock.now();

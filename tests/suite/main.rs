@@ -29,6 +29,7 @@ mod house;
 mod ledger_contract;
 mod origins;
 mod publish;
+mod regression;
 #[cfg(feature = "failpoints")]
 mod run;
 mod serve;

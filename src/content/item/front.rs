@@ -122,11 +122,15 @@ impl<'a> Front<'a> {
 
     pub(super) fn title(&mut self) -> Result<String, ContentError> {
         match self.table.remove("title").ok_or_else(|| self.missing("title"))? {
-            toml::Value::String(s) if s.chars().any(char::is_control) => Err(self.invalid(
+            toml::Value::String(s)
+                if s.chars().any(|c| c.is_control() || crate::content::is_forbidden_char(c)) =>
+            {
+                Err(self.invalid(
                 "title",
-                "holds a control character (a NUL, a tab, a line break…); a title is one line of text"
-                    .into(),
-            )),
+                    "holds a control character (a NUL, a tab, a line break…) or a non-character (U+FFFF…); a title is one line of text"
+                        .into(),
+                ))
+            }
             toml::Value::String(s) if !s.trim().is_empty() => Ok(s),
             toml::Value::String(_) => Err(self.invalid("title", "is empty".into())),
             other => Err(self.not_a("title", "a string", &other)),
@@ -221,7 +225,10 @@ impl<'a> Front<'a> {
         for v in list {
             let t = match v {
                 toml::Value::String(t)
-                    if !t.trim().is_empty() && !t.chars().any(char::is_control) =>
+                    if !t.trim().is_empty()
+                        && !t
+                            .chars()
+                            .any(|c| c.is_control() || crate::content::is_forbidden_char(c)) =>
                 {
                     t.trim().to_string()
                 }
@@ -236,6 +243,14 @@ impl<'a> Front<'a> {
             let slug = crate::config::taxonomies::term_slug(&t);
             if slug.is_empty() {
                 let why = format!("the term {t:?} has no letter or digit, so it can have no URL");
+                return Err(self.invalid(tax, why));
+            }
+            if slug.len() > crate::config::taxonomies::MAX_TERM_SLUG {
+                let why = format!(
+                    "the term {t:?} makes a URL slug of {} characters; a term's slug is a folder name in the output and a key in a bucket, so it may have at most {}: shorten the term",
+                    slug.len(),
+                    crate::config::taxonomies::MAX_TERM_SLUG
+                );
                 return Err(self.invalid(tax, why));
             }
             if let Some(i) = slugs.iter().position(|s| *s == slug) {

@@ -109,6 +109,17 @@ UPDATE items SET publish_at = :publish_at WHERE id = :id AND state <> 'published
 -- name: items.id_of
 SELECT id FROM items WHERE collection = :collection AND item_key = :key;
 
+-- name: items.placed
+-- Where every item the ledger keeps stands: what its URL is made from, whether it is public
+-- (or withdrawn) and whether it has a file. Read when a file changed on a site with more
+-- than one collection, so a new item never takes another collection's URL.
+SELECT collection, item_key, day, publish_at, state, source_hash IS NOT NULL FROM items;
+
+-- name: items.keys_of
+-- Every id the ledger has kept of a collection: public, withdrawn or waiting (`fencepost new`
+-- never gives a new item one of them).
+SELECT item_key FROM items WHERE collection = :collection;
+
 -- name: items.candidates
 -- Every item except those published and current, in table order (the caller sorts them
 -- into due order: cheaper than visiting every item in index order).

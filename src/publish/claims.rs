@@ -1,0 +1,142 @@
+//! Step 1b of a publish run: every file read claims the URL its item would have, so a file
+//! `build` could not place is found when it is read. An item whose URL the site keeps for
+//! itself (see [`content::claims`]) or another collection's item has is an invalid file:
+//! held as it is, named with its file, line, key and the URL, while everything else goes
+//! ahead. Plain pages are read here too: one that `build` could not read is named the same
+//! way (it holds no item back).
+
+use super::PublishError;
+use crate::config::collections::OnWithdraw;
+use crate::content::claims::SiteUrls;
+use crate::content::{self, Broken, ContentError, Scan};
+use crate::item::ItemName;
+use crate::ledger::items::{self, State};
+use crate::ledger::Ledger;
+use crate::site::Site;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+/// Reads the plain pages; each that does not read is a broken file of no item. Returns the
+/// URLs of the others, with their files.
+pub(super) fn check_plain_pages(site: &Site, scan: &mut Scan) -> Vec<(String, String)> {
+    let reserved = content::plain::reserved_names(&site.collections);
+    let mut urls = Vec::new();
+    for rel in content::plain::list(&site.root) {
+        let path = site.root.join(&rel);
+        let read = std::fs::read_to_string(&path)
+            .map_err(|source| ContentError::Read {
+                path: PathBuf::from(&rel),
+                source,
+            })
+            .and_then(|text| content::plain::parse_plain(&rel, &text, &reserved));
+        match read {
+            Ok(p) => urls.push((p.url, rel)),
+            Err(error) => scan.broken.push(Broken {
+                path: rel,
+                error,
+                name: None,
+            }),
+        }
+    }
+    urls
+}
+
+/// Moves every file read whose item's URL is taken to the broken files (its item held).
+pub(super) fn hold_taken_urls(
+    site: &Site,
+    ledger: &mut Ledger,
+    scan: &mut Scan,
+    plain: &[(String, String)],
+) -> Result<(), PublishError> {
+    if scan.read.is_empty() {
+        return Ok(());
+    }
+    let colls = &site.collections;
+    let urls = SiteUrls::new(&site.root, colls, site.config.rss(), plain);
+    let url_of = |name: &ItemName, day: Option<chrono::NaiveDate>, due| {
+        let c = colls.get(&name.collection)?;
+        Some(c.item_url(&name.id, Some(c.date_of(day, due))))
+    };
+    // Another collection's items, on a site with more than one, by URL, each with its
+    // standing: 0 public (or keeping a notice), 1 a file accepted before this run, 2 read in
+    // this run and not public. An item is held for another of a lower standing, and two
+    // new ones for each other; a public item is never held for a newcomer.
+    let mut others: HashMap<String, Vec<(ItemName, u8)>> = HashMap::new();
+    let mut public: HashSet<ItemName> = HashSet::new();
+    if colls.list.len() > 1 {
+        let read: HashSet<&ItemName> = scan.read.iter().map(|f| &f.item.name).collect();
+        for p in ledger.read(items::placed)? {
+            let standing = match p.state {
+                State::Published => 0,
+                State::Withdrawn
+                    if colls
+                        .get(&p.name.collection)
+                        .is_some_and(|c| c.on_withdraw == OnWithdraw::Notice) =>
+                {
+                    0
+                }
+                _ if p.has_file && !read.contains(&p.name) => 1,
+                _ => continue,
+            };
+            if standing == 0 {
+                public.insert(p.name.clone());
+                if read.contains(&p.name) {
+                    continue; // Placed below, at the URL its file gives it now.
+                }
+            }
+            let day = chrono::NaiveDate::parse_from_str(&p.day, "%Y-%m-%d").ok();
+            if let Some(url) = url_of(&p.name, day, p.due) {
+                others.entry(url).or_default().push((p.name, standing));
+            }
+        }
+        for f in &scan.read {
+            if let Some(url) = url_of(&f.item.name, f.item.day, f.item.due) {
+                let standing = if public.contains(&f.item.name) { 0 } else { 2 };
+                others
+                    .entry(url)
+                    .or_default()
+                    .push((f.item.name.clone(), standing));
+            }
+        }
+    }
+    let mut kept = Vec::with_capacity(scan.read.len());
+    for f in std::mem::take(&mut scan.read) {
+        let Some(url) = url_of(&f.item.name, f.item.day, f.item.due) else {
+            kept.push(f);
+            continue;
+        };
+        let mine: u8 = if public.contains(&f.item.name) { 0 } else { 2 };
+        let taken = urls.taken(&url).or_else(|| {
+            others.get(&url).and_then(|names| {
+                names
+                    .iter()
+                    .find(|(n, standing)| {
+                        *n != f.item.name && (*standing < mine || (*standing, mine) == (2, 2))
+                    })
+                    .map(|(n, _)| format!("item {n}'s"))
+            })
+        });
+        match taken {
+            None => kept.push(f),
+            Some(what) => {
+                let text = std::fs::read_to_string(site.root.join(&f.path)).unwrap_or_default();
+                let line = content::split_front_matter(&text)
+                    .ok()
+                    .and_then(|s| s.front_matter)
+                    .and_then(|fm| content::key_line(fm, "id"));
+                scan.broken.push(Broken {
+                    error: ContentError::UrlTaken {
+                        path: PathBuf::from(&f.path),
+                        line,
+                        url,
+                        what,
+                    },
+                    name: Some(f.item.name.clone()),
+                    path: f.path,
+                });
+            }
+        }
+    }
+    scan.read = kept;
+    Ok(())
+}

@@ -1,0 +1,461 @@
+//! Regressions, each through the real binary, with a line above each test saying what it
+//! guards. Hold round 4 (issue 34): one file never freezes the site, and nothing a person
+//! removes stays public.
+use crate::common::*;
+use serde_json::Value;
+
+const BEFORE: &str = "2026-12-01T00:00:00Z";
+
+/// Runs `args` with `--json`, whatever its exit status: (status code, JSON on stdout).
+fn run_json(s: &TestSite, args: &[&str]) -> (i32, Value) {
+    let out = s.cmd(args).arg("--json").output().unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: bad JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), v)
+}
+
+fn post(s: &TestSite, id: &str, extra: &str) {
+    s.write(
+        &format!("content/posts/{id}.md"),
+        &format!("+++\ntitle = \"Post {id}\"\npublish_at = 2026-11-20T09:00:00Z\n{extra}+++\n\nBody of {id}.\n"),
+    );
+}
+
+fn names(v: &Value, key: &str) -> Vec<String> {
+    v[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {v}"))
+        .iter()
+        .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+        .collect()
+}
+
+/// Issue 34.1: an item whose URL is a list page, a taxonomy index, a plain page or another
+/// collection's item is an invalid file at publish (file, line, key, URL); every other item
+/// publishes and the build that follows succeeds.
+#[test]
+fn an_item_whose_url_the_site_keeps_is_held_at_publish() {
+    let s = fixture("features");
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace("url = \"/posts/{id}/\"", "url = \"/{id}/\""),
+    );
+    for id in ["tags", "about", "posts", "fine"] {
+        post(&s, id, "");
+    }
+    s.write(
+        "content/posts/advisories.md",
+        "+++\nid = \"advisories\"\ntitle = \"T\"\npublish_at = 2026-11-20T09:00:00Z\n+++\nx\n",
+    );
+    let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
+    assert_eq!(code, 1, "{r}");
+    let invalid = r["invalid"].as_array().unwrap();
+    let by_file = |f: &str| {
+        invalid
+            .iter()
+            .find(|i| i["file"] == f)
+            .unwrap_or_else(|| panic!("{f} not invalid: {r}"))
+            .clone()
+    };
+    assert_eq!(by_file("content/posts/tags.md")["url"], "/tags/");
+    assert!(by_file("content/posts/tags.md")["error"]
+        .as_str()
+        .unwrap()
+        .contains("the index of taxonomy tags"));
+    assert!(by_file("content/posts/about.md")["error"]
+        .as_str()
+        .unwrap()
+        .contains("plain page content/about.md"));
+    assert!(by_file("content/posts/posts.md")["error"]
+        .as_str()
+        .unwrap()
+        .contains("list page of collection posts"));
+    let adv = by_file("content/posts/advisories.md");
+    assert_eq!(
+        (adv["key"].clone(), adv["line"].clone()),
+        ("id".into(), 2.into()),
+        "{adv}"
+    );
+    let published = names(&r, "published");
+    assert!(published.contains(&"posts/fine".to_string()), "{r}");
+    assert!(
+        !published
+            .iter()
+            .any(|p| p == "posts/tags" || p == "posts/about"),
+        "{r}"
+    );
+    // The human form names the file, the key and the URL too.
+    let human = s.cmd(&["publish", "--now", BEFORE]).output().unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("content/posts/tags.md") && text.contains("/tags/"),
+        "{text}"
+    );
+    // The build that follows places everything that was published.
+    let b = s.json(&["build", "--now", BEFORE]);
+    assert_eq!(b["left_out"], serde_json::json!([]), "{b}");
+    assert!(s.current_file("fine/index.html").contains("Post fine"));
+    assert!(!s.current_file("tags/index.html").contains("Post tags"));
+}
+
+/// Issue 34.1: two collections whose URL patterns meet (`/n/{id}/` against `/n/x{id}/`):
+/// the item that comes second is held, the first stays.
+#[test]
+fn an_item_never_takes_another_collections_url() {
+    let s = TestSite::new();
+    s.write(
+        "fencepost.toml",
+        "title = \"T\"\nbase_url = \"http://localhost/\"\n[ledger]\npath = \".fencepost/ledger.sqlite\"\n\
+         [collections.a]\nurl = \"/n/{id}/\"\nid = \"slug\"\ndue = \"publish_at\"\nlist_url = \"\"\ntemplate = \"page.html\"\n\
+         [collections.b]\nurl = \"/n/x{id}/\"\nid = \"slug\"\ndue = \"publish_at\"\nlist_url = \"\"\ntemplate = \"page.html\"\n",
+    );
+    let item = |c: &str, id: &str| {
+        s.write(
+            &format!("content/{c}/{id}.md"),
+            &format!("+++\ntitle = \"{c} {id}\"\npublish_at = 2026-11-20T09:00:00Z\n+++\nx\n"),
+        );
+    };
+    item("a", "xy");
+    let r = s.publish(BEFORE);
+    assert_eq!(names(&r, "published"), ["a/xy"]);
+    item("b", "y");
+    let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["invalid"][0]["url"], "/n/xy/", "{r}");
+    assert!(
+        r["invalid"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("item a/xy"),
+        "{r}"
+    );
+    let b = s.json(&["build", "--now", BEFORE]);
+    assert_eq!(b["left_out"], serde_json::json!([]), "{b}");
+    assert!(s.current_file("n/xy/index.html").contains("a xy"));
+}
+
+/// Issue 34.1: a plain page with an unknown key is named at publish (file, line, key); the
+/// items publish; the build leaves only that page out, exits non-zero, and moves the
+/// pointer for everything else.
+#[test]
+fn a_plain_page_that_does_not_read_is_named_and_left_out() {
+    let s = fixture("features");
+    s.write(
+        "content/contact.md",
+        "+++\ntitle = \"Contact\"\ntitel = \"x\"\n+++\nHi\n",
+    );
+    let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
+    assert_eq!(code, 1, "{r}");
+    let bad = &r["invalid"][0];
+    assert_eq!(
+        (bad["file"].clone(), bad["line"].clone()),
+        ("content/contact.md".into(), 3.into()),
+        "{r}"
+    );
+    assert!(bad["error"].as_str().unwrap().contains("titel"), "{r}");
+    assert!(
+        names(&r, "published").contains(&"posts/hello".to_string()),
+        "{r}"
+    );
+    let (code, b) = run_json(&s, &["build", "--now", BEFORE]);
+    assert_eq!(code, 1, "{b}");
+    assert_eq!(b["pointer"], "moved", "{b}");
+    assert_eq!(b["left_out"][0]["what"], "content/contact.md", "{b}");
+    assert!(s
+        .current_file("posts/hello/index.html")
+        .contains("Hello, fences"));
+    assert!(s.current_file("about/index.html").contains("About"));
+    assert!(!s.current_dir().join("contact").exists());
+}
+
+/// Issue 34.1: a term whose slug could not be a file name is refused at read time; the
+/// item is held, the others publish.
+#[test]
+fn a_term_too_long_for_a_file_name_is_refused_when_read() {
+    let s = fixture("features");
+    let long = "word ".repeat(40);
+    post(&s, "long-tag", &format!("tags = [\"{long}\"]\n"));
+    let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["invalid"][0]["file"], "content/posts/long-tag.md", "{r}");
+    assert_eq!(r["invalid"][0]["key"], "tags", "{r}");
+    assert!(
+        r["invalid"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("at most 100"),
+        "{r}"
+    );
+    assert!(
+        names(&r, "published").contains(&"posts/hello".to_string()),
+        "{r}"
+    );
+    s.json(&["build", "--now", BEFORE]);
+}
+
+/// Issue 34.1, second line of defence: a collision publish could not see (a plain page
+/// added over a public item's URL) never fails the revision: the newcomer is left out,
+/// named, the command exits non-zero, and the pointer moves for everything else.
+#[test]
+fn the_build_leaves_out_what_it_cannot_place_and_moves_the_pointer() {
+    let s = fixture("features");
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace("url = \"/posts/{id}/\"", "url = \"/{id}/\""),
+    );
+    post(&s, "contact", "");
+    s.publish(BEFORE);
+    s.json(&["build", "--now", BEFORE]);
+    s.write(
+        "content/contact.md",
+        "+++\ntitle = \"Contact page\"\n+++\nHi\n",
+    );
+    post(&s, "later", "");
+    let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
+    assert_eq!(code, 1, "{r}");
+    assert!(
+        names(&r, "published").contains(&"posts/later".to_string()),
+        "{r}"
+    );
+    assert_eq!(r["build"]["pointer"], "moved", "{r}");
+    let left = &r["build"]["left_out"][0];
+    assert_eq!(
+        (left["what"].clone(), left["path"].clone()),
+        ("content/contact.md".into(), "contact/index.html".into()),
+        "{r}"
+    );
+    assert!(s
+        .current_file("contact/index.html")
+        .contains("Post contact"));
+    assert!(s.current_file("later/index.html").contains("Post later"));
+}
+
+/// Issue 34.2: changing the `id` inside a published item's file withdraws the old id, as
+/// if its file had been removed, and publishes the new one.
+#[test]
+fn a_changed_id_withdraws_the_old_one() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.publish(NOW);
+    s.build(&[]);
+    let text = std::fs::read_to_string(s.path("content/answers/1.md")).unwrap();
+    s.write(
+        "content/answers/1.md",
+        &text.replace("id = 1\n", "id = 5\n"),
+    );
+    let r = s.publish(NOW);
+    assert_eq!(ids(&r, "withdrawn"), [1], "{r}");
+    assert_eq!(ids(&r, "published"), [5], "{r}");
+    s.build(&[]);
+    assert!(!s.current_dir().join("answers/1/index.html").exists());
+    assert!(s.current_dir().join("answers/5/index.html").exists());
+    assert_eq!(ids(&s.publish(NOW), "withdrawn"), Vec::<i64>::new());
+}
+
+/// Issue 34.5: `fencepost new` never writes an item that is due now, on any due rule, nor
+/// within a day of writing it.
+#[test]
+fn new_never_writes_an_item_that_is_due_now() {
+    for (rule, now, almost_a_day_later) in [
+        (
+            "start_of_day",
+            "2026-12-01T00:00:00Z",
+            "2026-12-01T23:59:00Z",
+        ),
+        (
+            "start_of_day",
+            "2026-12-01T23:59:00Z",
+            "2026-12-02T23:58:00Z",
+        ),
+        ("end_of_day", "2026-12-01T23:59:00Z", "2026-12-02T23:58:00Z"),
+        ("publish_at", "2026-12-01T12:00:00Z", "2026-12-02T11:59:00Z"),
+    ] {
+        let s = TestSite::new();
+        s.write(
+            "fencepost.toml",
+            &format!("title = \"T\"\nbase_url = \"http://localhost/\"\n[ledger]\npath = \".fencepost/ledger.sqlite\"\n\
+             [collections.notes]\nid = \"slug\"\ndue = \"{rule}\"\n"),
+        );
+        let w = s.json(&["new", "notes", "--title", "Placeholder", "--now", now]);
+        for at in [now, almost_a_day_later] {
+            let r = s.publish(at);
+            assert_eq!(
+                names(&r, "published"),
+                Vec::<String>::new(),
+                "{rule}, new at {now}, publish at {at}: {w} {r}"
+            );
+            assert_eq!(r["embargoed"], 1, "{r}");
+        }
+    }
+}
+
+/// Issue 34.8: an in-place edit that keeps the size and puts the old mtime back is read.
+#[test]
+fn an_edit_that_keeps_size_and_mtime_is_read() {
+    let s = TestSite::new();
+    s.item_with(1, "2026-11-01", "", "Body AAAA.");
+    s.publish(NOW);
+    let path = s.path("content/answers/1.md");
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    use std::io::Write;
+    (&f).write_all(text.replace("AAAA", "BBBB").as_bytes())
+        .unwrap();
+    f.set_modified(mtime).unwrap();
+    drop(f);
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+    let r = s.publish(NOW);
+    assert_eq!(ids(&r, "updated"), [1], "{r}");
+}
+
+/// Issue 34.9: non-characters never reach a feed; a `url` field refuses what browsers take
+/// off-site; dates stay in 0001–9998.
+#[test]
+fn bad_characters_and_off_site_paths_are_refused_when_read() {
+    let s = fixture("features");
+    post(&s, "nonchar", "");
+    let body = std::fs::read_to_string(s.path("content/posts/nonchar.md")).unwrap();
+    s.write(
+        "content/posts/nonchar.md",
+        &body.replace("Body of", "Body \u{FFFF} of"),
+    );
+    post(&s, "extra-nonchar", "[extra]\nnote = \"a\u{FFFE}b\"\n");
+    let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
+    assert_eq!(code, 1, "{r}");
+    let inv = r["invalid"].as_array().unwrap();
+    let find = |f: &str| {
+        inv.iter()
+            .find(|i| i["file"] == f)
+            .unwrap_or_else(|| panic!("{f}: {r}"))
+            .clone()
+    };
+    assert!(find("content/posts/nonchar.md")["error"]
+        .as_str()
+        .unwrap()
+        .contains("U+FFFF"));
+    assert_eq!(find("content/posts/nonchar.md")["key"], "(body)");
+    assert_eq!(find("content/posts/extra-nonchar.md")["key"], "note", "{r}");
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace(
+            "severity = { type = \"string\", one_of = [\"low\", \"high\"], required = true }",
+            "severity = { type = \"string\", one_of = [\"low\", \"high\"], required = true }\nlink = { type = \"url\" }\nfixed = { type = \"date\" }",
+        ),
+    );
+    let adv = |id: &str, extra: &str| {
+        s.write(
+            &format!("content/advisories/{id}.md"),
+            &format!("+++\ntitle = \"A\"\npublish_at = 2026-11-20T09:00:00Z\nseverity = \"low\"\n{extra}+++\nx\n"),
+        );
+    };
+    adv("backslash", "link = \"/\\\\evil.example/\"\n");
+    adv("tab", "link = \"/\\t/evil.example/\"\n");
+    adv("far", "fixed = 9999-01-01\n");
+    adv("ok", "link = \"/posts/hello/\"\nfixed = 2026-01-01\n");
+    let (_, r) = run_json(&s, &["publish", "--now", BEFORE]);
+    let inv: Vec<String> = r["invalid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["file"].as_str().unwrap().to_string())
+        .collect();
+    for f in ["backslash", "tab", "far"] {
+        assert!(
+            inv.contains(&format!("content/advisories/{f}.md")),
+            "{f}: {r}"
+        );
+    }
+    assert!(
+        !inv.contains(&"content/advisories/ok.md".to_string()),
+        "{r}"
+    );
+}
+
+/// Issue 34.10: `fencepost new` never gives a new item an id the ledger has seen.
+#[test]
+fn new_never_reuses_an_id_the_ledger_has_seen() {
+    let s = fixture("features");
+    s.publish(BEFORE);
+    std::fs::remove_file(s.path("content/posts/hello.md")).unwrap();
+    let r = s.publish(BEFORE);
+    assert!(
+        names(&r, "withdrawn").contains(&"posts/hello".to_string()),
+        "{r}"
+    );
+    let w = s.json(&["new", "posts", "--title", "Hello", "--now", BEFORE]);
+    assert_eq!(w["id"], "hello-2", "{w}");
+    let e = s.failing(&["new", "posts", "--id", "hello", "--now", BEFORE]);
+    assert!(
+        e.contains("posts/hello") && e.contains("another --id"),
+        "{e}"
+    );
+    let t = TestSite::new();
+    t.item(7, "2026-11-01");
+    t.publish(NOW);
+    std::fs::remove_file(t.path("content/answers/7.md")).unwrap();
+    t.publish(NOW);
+    let w = t.json(&["new", "answers", "--now", NOW]);
+    assert_eq!(w["id"], "8", "{w}");
+}
+
+/// Issue 34.11: a collection's own folder symlinked outside content/ is refused.
+#[test]
+fn a_collection_folder_linked_out_of_content_is_refused() {
+    let s = TestSite::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("1.md"),
+        "+++\nid = 1\nday = 2026-11-01\ntitle = \"x\"\nprice = 1\n+++\nx\n",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(s.path("content/answers")).ok();
+    std::os::unix::fs::symlink(outside.path(), s.path("content/answers")).unwrap();
+    let e = s.failing(&["publish", "--now", NOW]);
+    assert!(
+        e.contains("content/answers") && e.contains("outside content/"),
+        "{e}"
+    );
+    assert_eq!(s.revision(), 0);
+}
+
+/// Issue 34.12: `publish --build` whose build fails still prints, and returns in JSON, what
+/// was published.
+#[test]
+fn publish_build_that_fails_still_reports_the_publish() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let tpl = std::fs::read_dir(s.path("templates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "html"))
+        .unwrap();
+    std::fs::write(&tpl, "{% if %}broken").unwrap();
+    let (code, r) = run_json(&s, &["publish", "--build", "--now", NOW]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(ids(&r, "published"), [1], "{r}");
+    assert!(r["build_error"]["message"].as_str().is_some(), "{r}");
+    let out = s
+        .cmd(&["publish", "--build", "--now", NOW])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("publication revision 1") && text.contains("BUILD FAILED"),
+        "{text}"
+    );
+}
