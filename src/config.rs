@@ -356,9 +356,48 @@ impl Config {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
+        refuse_implicit_collections(text, path)?;
         config.validate(path)?;
         Ok(config)
     }
+}
+
+/// A `[collections.X.fields]` (or any `[collections.X.…]`) table whose collection X has no
+/// table of its own: TOML makes `collections.X` up silently, and a mistyped parent
+/// (`[collections.post.fields]` under `[collections.posts]`) would create a ghost collection
+/// and leave the real one without its fields. Refused, naming the table.
+fn refuse_implicit_collections(text: &str, path: &Path) -> Result<(), ConfigError> {
+    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else {
+        return Ok(()); // toml already accepted it; nothing more to say here.
+    };
+    let Some(colls) = doc.get("collections").and_then(|c| c.as_table()) else {
+        return Ok(());
+    };
+    for (name, item) in colls.iter() {
+        if let Some(t) = item.as_table() {
+            if t.is_implicit() && !t.is_dotted() {
+                let inner = t
+                    .iter()
+                    .next()
+                    .map(|(k, _)| k.to_string())
+                    .unwrap_or_default();
+                return Err(ConfigError::Collection {
+                    path: path.to_path_buf(),
+                    key: format!("collections.{name}.{inner}"),
+                    why: format!(
+                        "there is no [collections.{name}] table: declare the collection (or fix the name to one that is declared: {})",
+                        colls
+                            .iter()
+                            .filter(|(_, i)| i.as_table().is_some_and(|t| !t.is_implicit()))
+                            .map(|(k, _)| k.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 
 mod batch;
 mod claims;
+mod guard;
 pub mod image;
 mod prepare;
 pub mod stat_cache;
@@ -54,6 +55,9 @@ pub struct Options {
     /// Re-render every published item (`--rerender`, after a change to `[markdown]`): an
     /// item whose page comes out different is updated, the rest stay as they are.
     pub rerender: bool,
+    /// Collections this run may withdraw whole (`--allow-withdraw-collection NAME`): without
+    /// it, a run that would take down every public item of a collection refuses to.
+    pub allow_withdraw_collection: Vec<String>,
 }
 
 /// An item this run could not publish, and why; it is retried by the next run.
@@ -196,6 +200,8 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         naming,
         &mut report,
     )?;
+
+    let due = guard::keep_collections(&mut ledger, due, &site.collections, opts, &mut report)?;
 
     // 3–5, a batch at a time (see batch.rs). Items whose image must come over the network
     // go one at a time, so one slow fetch cannot outlast the lease of a whole batch.

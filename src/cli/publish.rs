@@ -20,6 +20,11 @@ pub struct Args {
     /// comes out different is updated, the rest stay as they are.
     #[arg(long)]
     rerender: bool,
+    /// Withdraw every public item of collection NAME if this run finds them all gone (its
+    /// folder emptied, or the collection removed from fencepost.toml) — refused without it,
+    /// as a typo looks just the same. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    allow_withdraw_collection: Vec<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
@@ -38,6 +43,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         retry,
         owner: None,
         rerender: args.rerender,
+        allow_withdraw_collection: args.allow_withdraw_collection,
     };
     let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;
     if args.build && !r.skipped_locked.is_empty() {

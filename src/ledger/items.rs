@@ -325,6 +325,14 @@ pub fn id_of(tx: &Tx<'_>, name: &ItemName) -> Result<Option<ItemId>, LedgerError
     .transpose()
 }
 
+/// How many public items each collection has.
+pub fn published_by_collection(tx: &Tx<'_>) -> Result<HashMap<String, i64>, LedgerError> {
+    tx.rows("items.published_by_collection", &[])?
+        .into_iter()
+        .map(|r| Ok((r.get(0)?, r.get(1)?)))
+        .collect()
+}
+
 /// Where an item stands, for the URL check of `publish` (see `items.placed`).
 #[derive(Debug, Clone)]
 pub struct Placed {

@@ -229,6 +229,9 @@ fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step,
         retry: Vec::new(),
         owner: Some(i.owner.clone()),
         rerender: false,
+        // `run` never withdraws a whole collection: that takes a person's `publish
+        // --allow-withdraw-collection`.
+        allow_withdraw_collection: Vec::new(),
     };
     let report = crate::publish::run(site, i.clock, &opts).map_err(err)?;
     if !report.skipped_locked.is_empty() {

@@ -421,7 +421,7 @@ fn config_mistakes_are_named_before_anything_is_written() {
             "collections.more.timezone",
         ),
         (
-            "[collections.more.fields]\ntitle = { type = \"string\" }\n",
+            "[collections.more]\n[collections.more.fields]\ntitle = { type = \"string\" }\n",
             "built-in key",
         ),
     ] {

@@ -459,3 +459,61 @@ fn publish_build_that_fails_still_reports_the_publish() {
         "{text}"
     );
 }
+
+/// Issue 34.4: a mistyped `[collections.posts]` never withdraws the whole collection, and a
+/// `[collections.X.fields]` table for an undeclared collection is a config error.
+#[test]
+fn removing_a_collection_by_typo_is_not_a_mass_withdrawal() {
+    let s = fixture("features");
+    let r = s.publish(BEFORE);
+    assert!(names(&r, "published").len() >= 2, "{r}");
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace("[collections.posts]", "[collections.post]"),
+    );
+    let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(names(&r, "withdrawn"), Vec::<String>::new(), "{r}");
+    let bad = &r["invalid"][0];
+    assert_eq!(bad["key"], "collections.posts", "{r}");
+    assert!(
+        bad["error"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-withdraw-collection posts"),
+        "{r}"
+    );
+    // On purpose: each item withdrawn once.
+    let (code, r) = run_json(
+        &s,
+        &[
+            "publish",
+            "--now",
+            BEFORE,
+            "--allow-withdraw-collection",
+            "posts",
+        ],
+    );
+    assert_eq!(code, 0, "{r}");
+    assert!(
+        names(&r, "withdrawn").contains(&"posts/hello".to_string()),
+        "{r}"
+    );
+    // A fields table under a mistyped parent.
+    let t = fixture("features");
+    let cfg = std::fs::read_to_string(t.path("fencepost.toml")).unwrap();
+    t.write(
+        "fencepost.toml",
+        &cfg.replace(
+            "[collections.advisories.fields]",
+            "[collections.advisory.fields]",
+        ),
+    );
+    let e = t.failing(&["publish", "--now", BEFORE]);
+    assert!(
+        e.contains("collections.advisory.fields")
+            && e.contains("no [collections.advisory] table"),
+        "{e}"
+    );
+}

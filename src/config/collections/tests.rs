@@ -41,11 +41,11 @@ fn collections_are_checked() {
         ),
         ("[publish]\ntimezone = \"Nowhere\"\n", "publish.timezone"),
         (
-            "[collections.a.fields]\ntitle = { type = \"string\" }\n",
+            "[collections.a]\n[collections.a.fields]\ntitle = { type = \"string\" }\n",
             "collections.a.fields.title",
         ),
         (
-            "[collections.a.fields]\nn = { type = \"bool\", one_of = [\"x\"] }\n",
+            "[collections.a]\n[collections.a.fields]\nn = { type = \"bool\", one_of = [\"x\"] }\n",
             "collections.a.fields.n",
         ),
     ] {
@@ -53,6 +53,11 @@ fn collections_are_checked() {
         assert!(e.contains(key), "{text}: {e}");
     }
     assert!(parse("[collections.a]\n[collections.b]\n").is_ok());
+    // A fields table under a collection that has no table of its own: a ghost, refused.
+    let e = parse("[collections.a]\n[collections.b.fields]\nn = { type = \"bool\" }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("collections.b.fields") && e.contains("no [collections.b] table"), "{e}");
 }
 
 #[test]

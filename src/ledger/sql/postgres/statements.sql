@@ -130,6 +130,10 @@ SELECT id FROM items WHERE collection = :collection AND item_key = :key;
 -- than one collection, so a new item never takes another collection's URL.
 SELECT collection, item_key, day, publish_at, state, source_hash IS NOT NULL FROM items;
 
+-- name: items.published_by_collection
+-- How many public items each collection has (the guard against withdrawing one whole).
+SELECT collection, COUNT(*) FROM items WHERE state = 'published' GROUP BY collection;
+
 -- name: items.keys_of
 -- Every id the ledger has kept of a collection: public, withdrawn or waiting (`fencepost new`
 -- never gives a new item one of them).
