@@ -19,7 +19,7 @@ pub mod scan;
 
 pub use crate::digest::sha256_hex;
 pub use crate::item::{CachedFile, FileStat, ItemName};
-pub use item::{parse_item, Item};
+pub use item::{guess_due, parse_item, Item};
 pub use scan::{
     list_item_files, list_item_paths, owner, read_item, scan_listed, unclaimed, Broken, Listing,
     ReadFile, Scan,

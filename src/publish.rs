@@ -18,6 +18,7 @@
 mod batch;
 mod claims;
 mod guard;
+mod held;
 pub mod image;
 mod prepare;
 pub mod stat_cache;
@@ -32,6 +33,7 @@ use crate::ledger::pages::Commit;
 use crate::ledger::{self, Ledger, LedgerError};
 use crate::site::Site;
 use batch::Batch;
+pub use held::{held, Held};
 pub use sync::Invalid;
 
 #[derive(Debug, thiserror::Error)]
@@ -100,6 +102,9 @@ pub struct Report {
     pub invalid: Vec<Invalid>,
     /// `.md` files under `content/` that no collection owns and that are no plain page.
     pub unclaimed: Vec<String>,
+    /// Items held as they are because a file of theirs is broken (each also under
+    /// `invalid`), with their due instants: what `status`, `run` and `/metrics` report.
+    pub held: Vec<Held>,
     /// For each item in `published`: its due instant and the commit's instant (the embargo
     /// lag `fencepost run` reports).
     #[serde(skip)]
@@ -189,6 +194,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     report.files_read = synced.files_read;
     report.invalid = synced.invalid;
     report.unclaimed = synced.unclaimed;
+    report.held = synced.held_items;
     phase("sync");
 
     // 2. Plan.

@@ -90,33 +90,67 @@ fn prepare(
     inputs: &SiteInputs,
     source: &mut Source,
 ) -> Result<(Vec<Planned>, Vec<LeftOut>), BuildError> {
-    let SiteInputs {
-        statics,
-        files,
-        assets,
-        fingerprints,
-    } = inputs;
-    let (mut plain, mut left_out) = plain_pages(files, &site.collections, &site.config.markdown);
-    let mut drop_plain: Vec<String> = Vec::new();
-    let mut copies = statics.to_vec();
-    copies.extend(assets.copies.iter().cloned());
+    let (mut plain, mut left_out) =
+        plain_pages(&inputs.files, &site.collections, &site.config.markdown);
+    let mut copies = inputs.statics.to_vec();
+    copies.extend(inputs.assets.copies.iter().cloned());
     copies.extend(source.images.iter().cloned());
     loop {
         let planned = plan::plan(&plan::Inputs {
             pages: &source.pages,
             plain: &plain,
             copies: &copies,
-            render_fingerprint: &fingerprints.render,
-            generated_fingerprint: &fingerprints.generated,
+            render_fingerprint: &inputs.fingerprints.render,
+            generated_fingerprint: &inputs.fingerprints.generated,
             config: &site.config.build,
             collections: &site.collections,
             notices: &source.notices,
             rss: site.config.rss(),
         });
-        let mut drop: Vec<(bool, usize)> = Vec::new();
-        let mut skip = std::collections::HashSet::new();
-        let mut fail = None;
-        for (path, a, b) in clashes(&planned) {
+        let p = Placement::judge(&planned, source)?;
+        if p.pages.is_empty() && p.plain.is_empty() {
+            let mut planned = planned;
+            planned.retain(|f| !p.files.contains(&f.path));
+            left_out.extend(p.left_out);
+            return Ok((planned, left_out));
+        }
+        // Take the pages out and plan again: what this pass said of single files, the next
+        // says again.
+        let files = p.files;
+        left_out.extend(
+            p.left_out
+                .into_iter()
+                .filter(|l| !l.path.as_ref().is_some_and(|f| files.contains(f))),
+        );
+        plain.retain(|v| !p.plain.contains(&v.slug));
+        remove_at(
+            &mut source.pages,
+            p.pages.iter().filter(|d| !d.0).map(|d| d.1),
+        );
+        remove_at(
+            &mut source.notices,
+            p.pages.iter().filter(|d| d.0).map(|d| d.1),
+        );
+    }
+}
+
+/// What one planning pass leaves out, and why.
+#[derive(Default)]
+struct Placement {
+    left_out: Vec<LeftOut>,
+    /// Items (`false`) and notices (`true`) to take out of the source, by index.
+    pages: Vec<(bool, usize)>,
+    /// Plain pages to take out, by slug.
+    plain: Vec<String>,
+    /// Single planned files to drop (a term's page whose name cannot be written).
+    files: std::collections::HashSet<String>,
+}
+
+impl Placement {
+    /// Decides, for every clash of `planned`, what is left out (see [`prepare`]).
+    fn judge(planned: &[Planned], source: &Source) -> Result<Placement, BuildError> {
+        let mut p = Placement::default();
+        for (path, a, b) in clashes(planned) {
             let why = match b {
                 Some(b) => format!(
                     "{} and {} both have this path: change a URL pattern in [collections], an id, or the file",
@@ -125,87 +159,74 @@ fn prepare(
                 ),
                 None => "the path would leave the output folder or has a name too long for a file system".into(),
             };
-            // A plain page over an item: the page is left out; the item keeps its URL.
-            if let Some(plain) = [Some(a), b]
-                .into_iter()
-                .flatten()
-                .find_map(|p| match &p.job {
-                    Job::Plain(v) if b.is_some() => Some(v.slug.clone()),
-                    _ => None,
+            p.judge_one(path, a, b, why, source)?;
+        }
+        Ok(p)
+    }
+
+    fn judge_one(
+        &mut self,
+        path: &str,
+        a: &Planned,
+        b: Option<&Planned>,
+        why: String,
+        source: &Source,
+    ) -> Result<(), BuildError> {
+        // A plain page over an item: the page is left out; the item keeps its URL.
+        let plain = [Some(a), b]
+            .into_iter()
+            .flatten()
+            .find_map(|p| match &p.job {
+                Job::Plain(v) if b.is_some() => Some(v.slug.clone()),
+                _ => None,
+            });
+        if let Some(slug) = plain {
+            if !self.plain.contains(&slug) {
+                self.leave_out(format!("content/{slug}.md"), path, why);
+                self.plain.push(slug);
+            }
+            return Ok(());
+        }
+        let items = [Some(a), b].map(|p| p.and_then(|p| item_of(p, source)));
+        // The item to leave out: the one published later (or the only item).
+        let out = match items {
+            [Some(x), Some(y)] => Some(if (y.2, y.1) > (x.2, x.1) { y } else { x }),
+            [Some(x), None] | [None, Some(x)] => Some(x),
+            [None, None] => None,
+        };
+        match out {
+            Some((notice, i, _)) if !self.pages.contains(&(notice, i)) => {
+                let v = match notice {
+                    true => &source.notices[i].view,
+                    false => &source.pages[i].view,
+                };
+                self.leave_out(format!("{}/{}", v.collection, v.id.text()), path, why);
+                self.pages.push((notice, i));
+            }
+            Some(_) => {}
+            // A term's page whose path cannot be written (a slug from before terms were
+            // bounded): that page alone is left out.
+            None if b.is_none() && is_term_file(a) => {
+                self.leave_out(what(a, source), path, why);
+                self.files.insert(path.to_string());
+            }
+            None => {
+                return Err(BuildError::Collision {
+                    path: path.to_string(),
+                    why,
                 })
-            {
-                if !drop_plain.contains(&plain) {
-                    let what = format!("content/{plain}.md");
-                    tracing::error!(file = %what, path = %path, why = %why, "left out of this revision");
-                    left_out.push(LeftOut {
-                        what,
-                        path: Some(path.to_string()),
-                        why,
-                    });
-                    drop_plain.push(plain);
-                }
-                continue;
-            }
-            let items = [Some(a), b].map(|p| p.and_then(|p| item_of(p, source)));
-            // The item to leave out: the one published later (or the only item).
-            let out = match items {
-                [Some(x), Some(y)] => Some(if (y.2, y.1) > (x.2, x.1) { y } else { x }),
-                [Some(x), None] | [None, Some(x)] => Some(x),
-                [None, None] => None,
-            };
-            match out {
-                Some((notice, i, _)) if !drop.contains(&(notice, i)) => {
-                    let v = if notice {
-                        &source.notices[i].view
-                    } else {
-                        &source.pages[i].view
-                    };
-                    let what = format!("{}/{}", v.collection, v.id.text());
-                    tracing::error!(item = %what, path = %path, why = %why, "left out of this revision");
-                    left_out.push(LeftOut {
-                        what,
-                        path: Some(path.to_string()),
-                        why,
-                    });
-                    drop.push((notice, i));
-                }
-                Some(_) => {}
-                // A term's page whose path cannot be written (a slug from before terms were
-                // bounded): that page alone is left out.
-                None if b.is_none() && is_term_file(a) => {
-                    left_out.push(LeftOut {
-                        what: what(a, source),
-                        path: Some(path.to_string()),
-                        why,
-                    });
-                    skip.insert(path.to_string());
-                }
-                None => {
-                    fail = fail.or(Some(BuildError::Collision {
-                        path: path.to_string(),
-                        why,
-                    }))
-                }
             }
         }
-        if let Some(e) = fail {
-            return Err(e);
-        }
-        if !drop_plain.is_empty() && plain.iter().any(|p| drop_plain.contains(&p.slug)) {
-            plain.retain(|p| !drop_plain.contains(&p.slug));
-            continue;
-        }
-        if drop.is_empty() {
-            let mut planned = planned;
-            planned.retain(|p| !skip.contains(&p.path));
-            return Ok((planned, left_out));
-        }
-        left_out.retain(|l| !l.path.as_ref().is_some_and(|p| skip.contains(p)));
-        remove_at(&mut source.pages, drop.iter().filter(|d| !d.0).map(|d| d.1));
-        remove_at(
-            &mut source.notices,
-            drop.iter().filter(|d| d.0).map(|d| d.1),
-        );
+        Ok(())
+    }
+
+    fn leave_out(&mut self, what: String, path: &str, why: String) {
+        tracing::error!(what = %what, path = %path, why = %why, "left out of this revision");
+        self.left_out.push(LeftOut {
+            what,
+            path: Some(path.to_string()),
+            why,
+        });
     }
 }
 

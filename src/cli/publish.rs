@@ -29,22 +29,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
-    let mut retry = Vec::new();
-    for r in &args.retry {
-        let name = fencepost::item::ItemName::parse(r, site.collections.only());
-        retry.push(name.ok_or_else(|| {
-            anyhow::anyhow!(
-                "--retry {r:?}: name an item as collection/id (`fencepost status` lists parked items)"
-            )
-        })?);
-    }
-    let opts = fencepost::publish::Options {
-        lease_secs: args.lease_secs.unwrap_or(site.config.publish.lease_secs),
-        retry,
-        owner: None,
-        rerender: args.rerender,
-        allow_withdraw_collection: args.allow_withdraw_collection,
-    };
+    let opts = options(&site, &args)?;
     let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;
     if args.build && !r.skipped_locked.is_empty() {
         // Another publisher holds some due items: build after its commit, not before.
@@ -110,6 +95,29 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    })
+}
+
+/// The run's options from the command line (`--retry` names parsed).
+fn options(
+    site: &fencepost::site::Site,
+    args: &Args,
+) -> anyhow::Result<fencepost::publish::Options> {
+    let mut retry = Vec::new();
+    for r in &args.retry {
+        let name = fencepost::item::ItemName::parse(r, site.collections.only());
+        retry.push(name.ok_or_else(|| {
+            anyhow::anyhow!(
+                "--retry {r:?}: name an item as collection/id (`fencepost status` lists parked items)"
+            )
+        })?);
+    }
+    Ok(fencepost::publish::Options {
+        lease_secs: args.lease_secs.unwrap_or(site.config.publish.lease_secs),
+        retry,
+        owner: None,
+        rerender: args.rerender,
+        allow_withdraw_collection: args.allow_withdraw_collection.clone(),
     })
 }
 

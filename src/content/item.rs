@@ -122,6 +122,18 @@ fn check_text(text: &str, body: &str, path: &Path) -> Result<(), ContentError> {
     })
 }
 
+/// A broken file's due instant, when its front matter still reads as TOML and its
+/// `publish_at` or `day` does (what an operator is told of a held item).
+pub fn guess_due(text: &str, coll: &Collection) -> Option<Instant> {
+    let fm = split_front_matter(text).ok()?.front_matter?;
+    let table: toml::Table = toml::from_str(fm).ok()?;
+    let publish_at = table
+        .get("publish_at")
+        .and_then(|v| parse_publish_at(v).ok());
+    let day = table.get("day").and_then(|v| fields::parse_date(v).ok());
+    coll.due_at(day, publish_at).ok()
+}
+
 /// A broken file's item, when it can still be told: the `id` its front matter gives (or its
 /// stem, in a slug collection). Used to hold that item as it is.
 pub fn guess_name(text: &str, path: &Path, coll: &Collection) -> Option<ItemName> {

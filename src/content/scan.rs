@@ -10,6 +10,7 @@ mod links;
 
 use super::item::{guess_name, parse_item, Item};
 use super::{relative, sha256_hex, ContentError};
+use crate::clock::Instant;
 use crate::config::collections::{Collection, Collections};
 use crate::item::{CachedFile, FileStat, ItemName};
 use links::{check_collection_dir, check_linked};
@@ -393,17 +394,22 @@ pub fn reads_terms(scan: &Scan) -> bool {
 
 /// A term spelt two ways with one URL slug (`Rust` in one file, `rust` in another): the
 /// spelling already published (`known`: (file, terms JSON) of published pages) wins, then
-/// the first file by path; each later one is a broken file
-/// naming both. (A spelling that still reaches the ledger twice, by files changed apart, is
-/// reconciled by the build: see `build::terms`.)
-pub fn hold_respelled_terms(scan: &mut Scan, known: &[(String, String)]) {
+/// that of a file whose item is due at `now`, then the first file by path; each later one is
+/// a broken file naming both. So an embargoed file never holds back a due one: of the two,
+/// the embargoed file is held (and it is not due yet anyway). (A spelling that still reaches
+/// the ledger twice, by files changed apart, is reconciled by the build: see
+/// `build::terms`.)
+pub fn hold_respelled_terms(scan: &mut Scan, known: &[(String, String)], now: Instant) {
     if !reads_terms(scan) {
         return;
     }
     scan.read.sort_by(|a, b| a.path.cmp(&b.path));
     let mut first = published_spellings(scan, known);
+    let mut order: Vec<usize> = (0..scan.read.len()).collect();
+    order.sort_by_key(|&i| (scan.read[i].item.due > now, i));
     let mut bad: Vec<(usize, Broken)> = Vec::new();
-    for (i, r) in scan.read.iter().enumerate() {
+    for i in order {
+        let r = &scan.read[i];
         'file: for (tax, t) in terms_of(&r.item.terms) {
             let slug = crate::config::taxonomies::term_slug(&t);
             match first.get(&(tax.clone(), slug.clone())) {
@@ -435,6 +441,7 @@ pub fn hold_respelled_terms(scan: &mut Scan, known: &[(String, String)]) {
             }
         }
     }
+    bad.sort_by_key(|(i, _)| *i);
     for (i, b) in bad.into_iter().rev() {
         scan.read.remove(i);
         scan.broken.push(b);

@@ -361,6 +361,16 @@ pub fn placed(tx: &Tx<'_>) -> Result<Vec<Placed>, LedgerError> {
         .collect()
 }
 
+/// An item's due instant and state, if the ledger has it.
+pub fn due_of(tx: &Tx<'_>, name: &ItemName) -> Result<Option<(Instant, State)>, LedgerError> {
+    tx.row(
+        "items.due_of",
+        args! { "collection" => name.collection.as_ref(), "key" => name.id.as_ref() },
+    )?
+    .map(|r| Ok((Instant(r.get(0)?), State::parse(&r.get::<String>(1)?)?)))
+    .transpose()
+}
+
 /// Every id the ledger keeps of `collection`, whatever the item's state: a withdrawn item's
 /// id stays its own, so `fencepost new` never gives it to a new item.
 pub fn keys_of(tx: &Tx<'_>, collection: &str) -> Result<Vec<String>, LedgerError> {

@@ -51,92 +51,125 @@ pub(super) fn hold_taken_urls(
     if scan.read.is_empty() {
         return Ok(());
     }
-    let colls = &site.collections;
-    let urls = SiteUrls::new(&site.root, colls, site.config.rss(), plain);
-    let url_of = |name: &ItemName, day: Option<chrono::NaiveDate>, due| {
-        let c = colls.get(&name.collection)?;
-        Some(c.item_url(&name.id, Some(c.date_of(day, due))))
-    };
-    // Another collection's items, on a site with more than one, by URL, each with its
-    // standing: 0 public (or keeping a notice), 1 a file accepted before this run, 2 read in
-    // this run and not public. An item is held for another of a lower standing, and two
-    // new ones for each other; a public item is never held for a newcomer.
-    let mut others: HashMap<String, Vec<(ItemName, u8)>> = HashMap::new();
-    let mut public: HashSet<ItemName> = HashSet::new();
-    if colls.list.len() > 1 {
+    let urls = SiteUrls::new(&site.root, &site.collections, site.config.rss(), plain);
+    let others = Others::read(site, ledger, scan)?;
+    let mut kept = Vec::with_capacity(scan.read.len());
+    for f in std::mem::take(&mut scan.read) {
+        let Some(url) = url_of(site, &f.item.name, f.item.day, f.item.due) else {
+            kept.push(f);
+            continue;
+        };
+        match urls
+            .taken(&url)
+            .or_else(|| others.taken(&url, &f.item.name))
+        {
+            None => kept.push(f),
+            Some(what) => scan.broken.push(refused(site, f, url, what)),
+        }
+    }
+    scan.read = kept;
+    Ok(())
+}
+
+/// The URL an item has, by its collection's pattern (none for an unknown collection).
+fn url_of(
+    site: &Site,
+    name: &ItemName,
+    day: Option<chrono::NaiveDate>,
+    due: crate::clock::Instant,
+) -> Option<String> {
+    let c = site.collections.get(&name.collection)?;
+    Some(c.item_url(&name.id, Some(c.date_of(day, due))))
+}
+
+/// Other items by URL, on a site with more than one collection, each with its standing: 0
+/// public (or keeping a notice), 1 a file accepted before this run, 2 read in this run and
+/// not public. An item is held for another of a lower standing, and two new ones for each
+/// other; a public item is never held for a newcomer.
+struct Others {
+    by_url: HashMap<String, Vec<(ItemName, u8)>>,
+    public: HashSet<ItemName>,
+}
+
+impl Others {
+    fn read(site: &Site, ledger: &mut Ledger, scan: &Scan) -> Result<Others, PublishError> {
+        let colls = &site.collections;
+        let mut o = Others {
+            by_url: HashMap::new(),
+            public: HashSet::new(),
+        };
+        if colls.list.len() < 2 {
+            return Ok(o);
+        }
         let read: HashSet<&ItemName> = scan.read.iter().map(|f| &f.item.name).collect();
         for p in ledger.read(items::placed)? {
+            let notice = || {
+                colls
+                    .get(&p.name.collection)
+                    .is_some_and(|c| c.on_withdraw == OnWithdraw::Notice)
+            };
             let standing = match p.state {
                 State::Published => 0,
-                State::Withdrawn
-                    if colls
-                        .get(&p.name.collection)
-                        .is_some_and(|c| c.on_withdraw == OnWithdraw::Notice) =>
-                {
-                    0
-                }
+                State::Withdrawn if notice() => 0,
                 _ if p.has_file && !read.contains(&p.name) => 1,
                 _ => continue,
             };
             if standing == 0 {
-                public.insert(p.name.clone());
+                o.public.insert(p.name.clone());
                 if read.contains(&p.name) {
                     continue; // Placed below, at the URL its file gives it now.
                 }
             }
             let day = chrono::NaiveDate::parse_from_str(&p.day, "%Y-%m-%d").ok();
-            if let Some(url) = url_of(&p.name, day, p.due) {
-                others.entry(url).or_default().push((p.name, standing));
+            if let Some(url) = url_of(site, &p.name, day, p.due) {
+                o.by_url.entry(url).or_default().push((p.name, standing));
             }
         }
         for f in &scan.read {
-            if let Some(url) = url_of(&f.item.name, f.item.day, f.item.due) {
-                let standing = if public.contains(&f.item.name) { 0 } else { 2 };
-                others
+            if let Some(url) = url_of(site, &f.item.name, f.item.day, f.item.due) {
+                let standing = if o.public.contains(&f.item.name) {
+                    0
+                } else {
+                    2
+                };
+                o.by_url
                     .entry(url)
                     .or_default()
                     .push((f.item.name.clone(), standing));
             }
         }
+        Ok(o)
     }
-    let mut kept = Vec::with_capacity(scan.read.len());
-    for f in std::mem::take(&mut scan.read) {
-        let Some(url) = url_of(&f.item.name, f.item.day, f.item.due) else {
-            kept.push(f);
-            continue;
-        };
-        let mine: u8 = if public.contains(&f.item.name) { 0 } else { 2 };
-        let taken = urls.taken(&url).or_else(|| {
-            others.get(&url).and_then(|names| {
-                names
-                    .iter()
-                    .find(|(n, standing)| {
-                        *n != f.item.name && (*standing < mine || (*standing, mine) == (2, 2))
-                    })
-                    .map(|(n, _)| format!("item {n}'s"))
-            })
-        });
-        match taken {
-            None => kept.push(f),
-            Some(what) => {
-                let text = std::fs::read_to_string(site.root.join(&f.path)).unwrap_or_default();
-                let line = content::split_front_matter(&text)
-                    .ok()
-                    .and_then(|s| s.front_matter)
-                    .and_then(|fm| content::key_line(fm, "id"));
-                scan.broken.push(Broken {
-                    error: ContentError::UrlTaken {
-                        path: PathBuf::from(&f.path),
-                        line,
-                        url,
-                        what,
-                    },
-                    name: Some(f.item.name.clone()),
-                    path: f.path,
-                });
-            }
-        }
+
+    /// The other item that keeps `url` from `name`, in words.
+    fn taken(&self, url: &str, name: &ItemName) -> Option<String> {
+        let mine: u8 = if self.public.contains(name) { 0 } else { 2 };
+        self.by_url.get(url).and_then(|names| {
+            names
+                .iter()
+                .find(|(n, standing)| {
+                    n != name && (*standing < mine || (*standing, mine) == (2, 2))
+                })
+                .map(|(n, _)| format!("item {n}'s"))
+        })
     }
-    scan.read = kept;
-    Ok(())
+}
+
+/// A file refused because its URL is taken: named with the line of its `id` key.
+fn refused(site: &Site, f: content::ReadFile, url: String, what: String) -> Broken {
+    let text = std::fs::read_to_string(site.root.join(&f.path)).unwrap_or_default();
+    let line = content::split_front_matter(&text)
+        .ok()
+        .and_then(|s| s.front_matter)
+        .and_then(|fm| content::key_line(fm, "id"));
+    Broken {
+        error: ContentError::UrlTaken {
+            path: PathBuf::from(&f.path),
+            line,
+            url,
+            what,
+        },
+        name: Some(f.item.name.clone()),
+        path: f.path,
+    }
 }

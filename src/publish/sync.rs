@@ -9,7 +9,7 @@ use crate::item::ItemName;
 use crate::ledger::items::{self, Seen};
 use crate::ledger::{self, Ledger};
 use crate::site::Site;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// A file that cannot be read or does not validate, as the run reports it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -36,6 +36,8 @@ pub struct Synced {
     pub files_read: usize,
     /// `.md` files no collection owns.
     pub unclaimed: Vec<String>,
+    /// The items of `held`, with their files, errors and due instants.
+    pub held_items: Vec<super::Held>,
 }
 
 fn invalid(b: &Broken, site: &Site) -> Invalid {
@@ -95,14 +97,22 @@ fn gone<'c>(
         .collect()
 }
 
-/// Scans and syncs. Fails only when a folder cannot be listed or the ledger cannot be
-/// written: a broken file is reported in [`Synced::invalid`].
-pub fn scan_and_sync(
+/// What the tree says, read but not yet written to the ledger: the scan, the stat cache it
+/// was made against, and this host's stats of a shared ledger.
+pub(super) struct Tree {
+    pub(super) scan: Scan,
+    cache: HashMap<String, content::CachedFile>,
+    local: Option<super::stat_cache::Local>,
+}
+
+/// Lists and reads the tree against the stat cache, with every check a file must pass
+/// (term spellings, plain pages, URLs). Writes nothing: `status` reads the held items
+/// from it too.
+pub(super) fn read_tree(
     site: &Site,
     ledger: &mut Ledger,
     clock: &Clock,
-    phase: &dyn Fn(&str),
-) -> Result<Synced, PublishError> {
+) -> Result<Tree, PublishError> {
     // The tree is listed and stat-ed on another thread while the stat cache is read (each is
     // about a tenth of a second at 100,000 files).
     let (listed, cached) = std::thread::scope(|scope| {
@@ -135,10 +145,22 @@ pub fn scan_and_sync(
     if content::scan::reads_terms(&scan) {
         // Spellings already published win over a new one with the same slug.
         let known = ledger.read(items::terms_by_file)?;
-        content::scan::hold_respelled_terms(&mut scan, &known);
+        content::scan::hold_respelled_terms(&mut scan, &known, clock.now());
     }
     let plain = super::claims::check_plain_pages(site, &mut scan);
     super::claims::hold_taken_urls(site, ledger, &mut scan, &plain)?;
+    Ok(Tree { scan, cache, local })
+}
+
+/// Scans and syncs. Fails only when a folder cannot be listed or the ledger cannot be
+/// written: a broken file is reported in [`Synced::invalid`].
+pub fn scan_and_sync(
+    site: &Site,
+    ledger: &mut Ledger,
+    clock: &Clock,
+    phase: &dyn Fn(&str),
+) -> Result<Synced, PublishError> {
+    let Tree { scan, cache, local } = read_tree(site, ledger, clock)?;
     phase("scan");
     crate::fail_point!("publish.after_scan");
     let now = clock.now();
@@ -155,7 +177,8 @@ pub fn scan_and_sync(
         l.save(&cache, &scan.read, &scan.present());
     }
     crate::fail_point!("publish.after_sync");
-    let out = synced(site, &scan);
+    let mut out = synced(site, &scan);
+    out.held_items = super::held::of(site, ledger, &scan, now)?;
     crate::drop_later((scan, cache));
     Ok(out)
 }
@@ -194,5 +217,6 @@ fn synced(site: &Site, scan: &Scan) -> Synced {
         invalid: scan.broken.iter().map(|b| invalid(b, site)).collect(),
         files_read: scan.read.len(),
         unclaimed,
+        held_items: Vec::new(),
     }
 }

@@ -24,6 +24,7 @@ pub struct Metrics {
     expired: Counter,
     failures: Family<StepLabel, Counter>,
     parked_items: Gauge,
+    held_items: Gauge,
     parked_deploys: Gauge,
     revision: Gauge,
     last_cycle_ok: Gauge,
@@ -48,6 +49,7 @@ impl Metrics {
             expired: Counter::default(),
             failures: Family::default(),
             parked_items: Gauge::default(),
+            held_items: Gauge::default(),
             parked_deploys: Gauge::default(),
             revision: Gauge::default(),
             last_cycle_ok: Gauge::default(),
@@ -103,6 +105,11 @@ impl Metrics {
             m.parked_items.clone(),
         );
         registry.register(
+            "items_held",
+            "Items held as they are because a file of theirs is broken (fencepost status names each); last_cycle_ok is 0 while one that is due is held",
+            m.held_items.clone(),
+        );
+        registry.register(
             "parked_deploys",
             "Deploy operations parked after deploy.max_attempts failures",
             m.parked_deploys.clone(),
@@ -114,7 +121,7 @@ impl Metrics {
         );
         registry.register(
             "last_cycle_ok",
-            "1 when the last cycle carried out every step, 0 when one failed (what is live stays served)",
+            "1 when the last cycle carried out every step, 0 when one failed or a due item is held (what is live stays served)",
             m.last_cycle_ok.clone(),
         );
         registry.register(
@@ -150,7 +157,17 @@ impl Metrics {
             };
             self.failures.get_or_create(&StepLabel { step }).inc();
         }
-        self.last_cycle_ok.set(i64::from(r.failed_step.is_none()));
+        // A cycle that holds a due item back did not carry out what it was there for, even
+        // though every step ran: the page is late, and someone must fix its file.
+        let holds_due = r
+            .publish
+            .as_ref()
+            .is_some_and(|p| p.held.iter().any(|h| h.due));
+        if let Some(p) = &r.publish {
+            self.held_items.set(p.held.len() as i64);
+        }
+        self.last_cycle_ok
+            .set(i64::from(r.failed_step.is_none() && !holds_due));
         if r.revision > 0 {
             self.revision.set(r.revision);
         }

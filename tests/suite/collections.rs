@@ -637,7 +637,21 @@ fn a_removed_collection_comes_down() {
     let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
     let cut = cfg.find("[collections.notes]").unwrap();
     std::fs::write(s.path("fencepost.toml"), &cfg[..cut]).unwrap();
-    let r = s.publish(NOW);
+    // Issue 34.4: a collection gone from the config looks just like a typo: refused, named,
+    // nothing withdrawn, until a person says so.
+    let refused = publish_failing(&s, NOW);
+    assert_eq!(refused["withdrawn"], serde_json::json!([]), "{refused}");
+    assert_eq!(
+        refused["invalid"][0]["key"], "collections.notes",
+        "{refused}"
+    );
+    let r = s.json(&[
+        "publish",
+        "--now",
+        NOW,
+        "--allow-withdraw-collection",
+        "notes",
+    ]);
     assert_eq!(
         r["withdrawn"],
         serde_json::json!(["notes/1", "notes/2"]),

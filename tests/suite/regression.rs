@@ -512,8 +512,31 @@ fn removing_a_collection_by_typo_is_not_a_mass_withdrawal() {
     );
     let e = t.failing(&["publish", "--now", BEFORE]);
     assert!(
-        e.contains("collections.advisory.fields")
-            && e.contains("no [collections.advisory] table"),
+        e.contains("collections.advisory.fields") && e.contains("no [collections.advisory] table"),
         "{e}"
     );
+}
+
+/// Issue 34.7: when two spellings of a term meet, the due item's spelling wins and the
+/// embargoed file is the one held (it used to be the first by path).
+#[test]
+fn an_embargoed_file_never_holds_back_a_due_one() {
+    let s = fixture("features");
+    s.write(
+        "content/posts/a-embargoed.md",
+        "+++\ntitle = \"Later\"\npublish_at = 2027-01-01T00:00:00Z\ntags = [\"Fences\"]\n+++\nx\n",
+    );
+    post(&s, "z-due", "tags = [\"fences\"]\n");
+    let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
+    assert_eq!(code, 1, "{r}");
+    assert!(
+        names(&r, "published").contains(&"posts/z-due".to_string()),
+        "{r}"
+    );
+    assert_eq!(
+        r["invalid"][0]["file"], "content/posts/a-embargoed.md",
+        "{r}"
+    );
+    assert_eq!(r["held"][0]["due"], false, "{r}");
+    assert_eq!(r["held"][0]["due_at"], "2027-01-01T00:00:00Z", "{r}");
 }

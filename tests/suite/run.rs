@@ -943,3 +943,69 @@ fn an_item_expires_at_its_instant_once_and_the_metrics_count_it() {
     assert_eq!(expired, 1, "{cycles:?}");
     assert_eq!(s.revision(), 2, "one publication, one expiry");
 }
+
+/// Issue 34.13: a held item pages someone. The cycle's JSON line names it with its due
+/// instant, `/metrics` counts it (`fencepost_items_held`) and `fencepost_last_cycle_ok` is 0
+/// while it is due; `status` names it. Fixed, the next cycle publishes it and is ok again.
+#[test]
+fn a_held_item_that_is_due_is_visible_to_operators() {
+    let _t = timing();
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.write(
+        "content/answers/2.md",
+        "+++\nid = 2\nday = 2026-11-02\ntitle = \"Two\"\nprice = \"cheap\"\n+++\nx\n",
+    );
+    let r = Running::start(
+        &s,
+        &["--serve", "127.0.0.1:0", "--metrics", "127.0.0.1:0"],
+        &[],
+    );
+    let metrics_addr = r.first["metrics"].as_str().unwrap().to_string();
+    let first = r.next_cycle(Duration::from_secs(30));
+    let held = &first["publish"]["held"];
+    assert_eq!(held.as_array().map(Vec::len), Some(1), "{first}");
+    assert_eq!(held[0]["id"], 2, "{first}");
+    assert_eq!(held[0]["due"], true, "{first}");
+    assert_eq!(held[0]["due_at"], "2026-11-03T00:10:00Z", "{first}");
+    assert_eq!(held[0]["file"], "content/answers/2.md", "{first}");
+    let text = http(&metrics_addr, "GET", "/metrics", &[]).text();
+    expect_metrics(
+        &text,
+        &[
+            ("fencepost_items_held", 1.0),
+            ("fencepost_last_cycle_ok", 0.0),
+        ],
+    );
+    let st = s.json(&["status"]);
+    assert_eq!(st["held"][0]["id"], 2, "{st}");
+    let human = s.cmd(&["status"]).output().unwrap();
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        human.contains("item 2 HELD (DUE since 2026-11-03T00:10:00Z)") && human.contains("`price`"),
+        "{human}"
+    );
+    // Fixed: the next cycle (woken by the file) publishes it and is ok.
+    s.item(2, "2026-11-02");
+    let fixed = loop {
+        let c = r.next_cycle(Duration::from_secs(30));
+        if c["publish"]["held"].as_array().is_some_and(Vec::is_empty) {
+            break c;
+        }
+    };
+    assert_eq!(
+        fixed["publish"]["published"],
+        serde_json::json!([2]),
+        "{fixed}"
+    );
+    let text = http(&metrics_addr, "GET", "/metrics", &[]).text();
+    expect_metrics(
+        &text,
+        &[
+            ("fencepost_items_held", 0.0),
+            ("fencepost_last_cycle_ok", 1.0),
+        ],
+    );
+    let (status, _, _) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+}

@@ -57,7 +57,10 @@ fn collections_are_checked() {
     let e = parse("[collections.a]\n[collections.b.fields]\nn = { type = \"bool\" }\n")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("collections.b.fields") && e.contains("no [collections.b] table"), "{e}");
+    assert!(
+        e.contains("collections.b.fields") && e.contains("no [collections.b] table"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -134,6 +134,10 @@ SELECT collection, item_key, day, publish_at, state, source_hash IS NOT NULL FRO
 -- How many public items each collection has (the guard against withdrawing one whole).
 SELECT collection, COUNT(*) FROM items WHERE state = 'published' GROUP BY collection;
 
+-- name: items.due_of
+-- A held item's due instant and state, as the ledger last accepted them.
+SELECT publish_at, state FROM items WHERE collection = :collection AND item_key = :key;
+
 -- name: items.keys_of
 -- Every id the ledger has kept of a collection: public, withdrawn or waiting (`fencepost new`
 -- never gives a new item one of them).
