@@ -76,6 +76,8 @@ pub struct Report {
     pub published: Vec<Shown>,
     pub updated: Vec<Shown>,
     pub withdrawn: Vec<Shown>,
+    /// Withdrawn items whose notice was re-rendered from their edited file.
+    pub renoticed: Vec<Shown>,
     /// Those of `withdrawn` taken down because their `expire_at` came.
     pub expired: Vec<Shown>,
     pub unchanged: usize,
@@ -203,7 +205,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         clock.now(),
         opts,
         &synced.held,
-        naming,
+        &site.collections,
         &mut report,
     )?;
 
@@ -256,9 +258,17 @@ fn plan(
     now: Instant,
     opts: &Options,
     held: &std::collections::HashSet<ItemName>,
-    naming: crate::item::Naming,
+    collections: &crate::config::collections::Collections,
     report: &mut Report,
 ) -> Result<Vec<ItemView>, PublishError> {
+    let naming = collections.naming;
+    // A notice is re-rendered only where the collection keeps notices now (a page withdrawn
+    // before the ledger recorded its notice follows the config, as it always did).
+    let keeps_notice = |v: &ItemView| {
+        collections
+            .get(&v.name.collection)
+            .is_some_and(|c| c.on_withdraw == crate::config::collections::OnWithdraw::Notice)
+    };
     let (views, current) = ledger.read(|tx| {
         if opts.rerender {
             return Ok((items::every_view(tx)?, 0));
@@ -275,6 +285,7 @@ fn plan(
                 report.expiring.insert(v.id);
                 due.push(v)
             }
+            Plan::Act(Action::Renotice) if !keeps_notice(&v) => report.unchanged += 1,
             Plan::Act(_) => due.push(v),
             Plan::Current => report.unchanged += 1,
             Plan::Embargoed(at) => {

@@ -88,7 +88,9 @@ pub(super) fn ledger_source(
             continue;
         };
         let coll = &colls.list[ci];
-        if r.withdrawn && coll.on_withdraw != OnWithdraw::Notice {
+        // A notice where the collection keeps notices, and only for a page withdrawn while
+        // it did: switching `on_withdraw` to "notice" brings no removed page back.
+        if r.withdrawn && (coll.on_withdraw != OnWithdraw::Notice || r.notice == Some(false)) {
             continue;
         }
         let copy = page_image(&store, &r);

@@ -12,6 +12,7 @@ pub const FRONT_MATTER: &[&str] = &[
     "publish_at",
     "withdrawn",
     "expire_at",
+    "withdrawn_reason",
 ];
 
 /// Keys the item template's `page` has besides them (and `extra`, the table of the rest).

@@ -23,6 +23,8 @@ pub enum AuditAction {
     Adopt,
     /// A parked deploy operation was closed by a person (`deploy --abandon`).
     Abandon,
+    /// A withdrawn item's notice was re-rendered from its edited file.
+    Notice,
 }
 
 impl AuditAction {
@@ -35,6 +37,7 @@ impl AuditAction {
             AuditAction::Deploy => "deploy",
             AuditAction::Adopt => "adopt",
             AuditAction::Abandon => "abandon",
+            AuditAction::Notice => "notice",
         }
     }
 }

@@ -80,6 +80,7 @@ const TABLES: &[(&str, &[&str], &str)] = &[
             "due_at",
             "summary_html",
             "terms",
+            "notice",
         ],
         "item_id",
     ),

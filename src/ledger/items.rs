@@ -77,6 +77,9 @@ pub struct PageView {
     pub image_source: Option<String>,
     pub image_sha256: Option<String>,
     pub withdrawn: bool,
+    /// A withdrawn page keeps a notice: decided when it was withdrawn (`None`: withdrawn
+    /// before the ledger recorded it; the collection's `on_withdraw` decides).
+    pub notice: Option<bool>,
 }
 
 /// What a publish run should do with an item.
@@ -88,6 +91,9 @@ pub enum Action {
     Update,
     /// Take a public item down: its file is gone or says `withdrawn = true`.
     Withdraw,
+    /// Re-render the notice of a withdrawn item whose file changed (a redacted title or
+    /// body, a reason added): its page stays withdrawn.
+    Renotice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,7 +158,20 @@ impl ItemView {
                         Plan::Embargoed(self.publish_at)
                     }
                 } else if self.state == State::Withdrawn {
-                    Plan::Current
+                    match &self.page {
+                        // The notice follows its file: an edit re-renders it once.
+                        Some(p)
+                            if p.withdrawn
+                                && p.notice != Some(false)
+                                && self
+                                    .source_hash
+                                    .as_ref()
+                                    .is_some_and(|h| *h != p.source_hash) =>
+                        {
+                            Plan::Act(Action::Renotice)
+                        }
+                        _ => Plan::Current,
+                    }
                 } else {
                     Plan::Idle
                 }
@@ -390,6 +409,7 @@ fn view_from_row(r: &Row) -> Result<ItemView, LedgerError> {
             image_source: r.get(11)?,
             image_sha256: r.get(12)?,
             withdrawn: r.get(13)?,
+            notice: r.get(19)?,
         }),
     };
     Ok(ItemView {

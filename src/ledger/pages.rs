@@ -95,8 +95,12 @@ pub struct Commit {
     pub expected_version: i64,
     /// The item's source hash at preflight (None: the file is gone).
     pub source_hash: Option<String>,
-    /// The page to write, for `Publish` and `Update`.
+    /// The page to write, for `Publish`, `Update` and `Renotice`.
     pub page: Option<PageFields>,
+    /// For `Withdraw`: whether the page keeps a notice (its collection's `on_withdraw`
+    /// now), recorded with the withdrawal so a later switch of `on_withdraw` never brings
+    /// back a page that was removed.
+    pub notice: bool,
     pub token: String,
 }
 
@@ -106,6 +110,8 @@ pub enum Outcome {
     Published,
     Updated,
     Withdrawn,
+    /// A withdrawn item's notice re-rendered from its edited file.
+    Renoticed,
     Unchanged,
     LeaseLost,
     Conflict,
@@ -176,6 +182,24 @@ fn write_steps(
                 args! { "item" => c.id.0, "token" => c.token, "body_html" => p.body_html },
             ));
         }
+        (Action::Renotice, Some(p)) => {
+            write.push(Step::exec(
+                "pages.renotice_page",
+                &join(
+                    guard,
+                    args! {
+                        "item" => c.id.0, "content_hash" => *content_hash, "source_hash" => c.source_hash,
+                        "title" => p.title, "day" => p.day, "data" => p.data,
+                        "summary_html" => p.summary_html, "terms" => p.terms, "token" => c.token,
+                        "expected_state" => expected_state, "expected_version" => c.expected_version,
+                    },
+                ),
+            ));
+            write.push(Step::exec(
+                "pages.write_body",
+                args! { "item" => c.id.0, "token" => c.token, "body_html" => p.body_html },
+            ));
+        }
         _ => write.push(Step::exec(
             "pages.withdraw_page",
             &join(
@@ -183,6 +207,7 @@ fn write_steps(
                 args! {
                     "item" => c.id.0, "token" => c.token, "source_hash" => c.source_hash,
                     "expected_state" => expected_state, "expected_version" => c.expected_version,
+                    "notice" => c.notice,
                 },
             ),
         )),
@@ -199,13 +224,14 @@ fn record_steps(
     now: Instant,
 ) -> Vec<Step> {
     let new_state = match c.action {
-        Action::Withdraw => State::Withdrawn,
+        Action::Withdraw | Action::Renotice => State::Withdrawn,
         Action::Publish | Action::Update => State::Published,
     };
     let action = match c.action {
         Action::Publish => AuditAction::Publish,
         Action::Update => AuditAction::Update,
         Action::Withdraw => AuditAction::Withdraw,
+        Action::Renotice => AuditAction::Notice,
     }
     .as_str();
     let detail = serde_json::json!({
@@ -233,6 +259,19 @@ fn record_steps(
             },
         ),
     ];
+    if let (Action::Renotice, Some(hash)) = (c.action, content_hash) {
+        record.push(Step::exec(
+            "pages.record_same_notice",
+            &join(
+                guard,
+                args! {
+                    "item" => c.id.0, "token" => c.token, "source_hash" => c.source_hash,
+                    "content_hash" => hash, "expected_state" => c.expected_state.as_str(),
+                    "expected_version" => c.expected_version,
+                },
+            ),
+        ));
+    }
     if let (Action::Update, Some(hash)) = (c.action, content_hash) {
         record.push(Step::exec(
             "pages.record_same_content",
@@ -315,10 +354,11 @@ fn decide(c: &Commit, content_hash: Option<&str>, back: &ReadBack) -> CommitResu
             Action::Publish => Outcome::Published,
             Action::Update => Outcome::Updated,
             Action::Withdraw => Outcome::Withdrawn,
+            Action::Renotice => Outcome::Renoticed,
         }
-    } else if c.action == Action::Update
+    } else if matches!(c.action, Action::Update | Action::Renotice)
         && back.lease_ok
-        && !back.withdrawn
+        && back.withdrawn == (c.action == Action::Renotice)
         && back.content_hash.as_deref() == content_hash
         && back.source_hash == c.source_hash
     {

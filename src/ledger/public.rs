@@ -34,6 +34,9 @@ pub struct PublicPage {
     pub summary_html: Option<String>,
     /// Taxonomy terms, canonical JSON; `""` for none.
     pub terms: Arc<str>,
+    /// A withdrawn page keeps a notice, as decided when it was withdrawn (`None`: before the
+    /// ledger recorded it; the collection's `on_withdraw` decides).
+    pub notice: Option<bool>,
 }
 
 /// Equal strings shared: one allocation for each distinct text.
@@ -83,6 +86,7 @@ pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
                 withdrawn: r.get(14)?,
                 summary_html: r.take(15)?,
                 terms: term_sets.get(r.take(16)?),
+                notice: r.get(17)?,
             })
         })
         .collect::<Result<Vec<PublicPage>, LedgerError>>()

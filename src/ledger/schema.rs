@@ -18,6 +18,7 @@ pub const SQLITE: &[&str] = &[
     include_str!("sql/sqlite/0006_probed_store.sql"),
     include_str!("sql/sqlite/0007_collections.sql"),
     include_str!("sql/sqlite/0008_site_features.sql"),
+    include_str!("sql/sqlite/0009_notices.sql"),
 ];
 
 pub const POSTGRES: &[&str] = &[
@@ -27,6 +28,7 @@ pub const POSTGRES: &[&str] = &[
     include_str!("sql/postgres/0004_collections.sql"),
     include_str!("sql/postgres/0005_notify.sql"),
     include_str!("sql/postgres/0006_site_features.sql"),
+    include_str!("sql/postgres/0007_notices.sql"),
 ];
 
 /// The schema versions this binary writes.

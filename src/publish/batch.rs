@@ -195,14 +195,17 @@ impl<'a> Batch<'a> {
         let images: Vec<_> = claimed
             .iter()
             .map(|c| match c.view.image_source.as_deref() {
-                Some(src) if c.action != Action::Withdraw => Some(image::ensure(
-                    ledger,
-                    self.site,
-                    &ImageSource::from_key(src),
-                    self.owner,
-                    self.clock,
-                    self.opts.lease_secs,
-                )),
+                // A withdrawal and a notice show no image: nothing is fetched for them.
+                Some(src) if !matches!(c.action, Action::Withdraw | Action::Renotice) => {
+                    Some(image::ensure(
+                        ledger,
+                        self.site,
+                        &ImageSource::from_key(src),
+                        self.owner,
+                        self.clock,
+                        self.opts.lease_secs,
+                    ))
+                }
                 _ => None,
             })
             .collect();
@@ -278,6 +281,7 @@ impl<'a> Batch<'a> {
                     report.published.push(name)
                 }
                 Ok(Some(Outcome::Updated)) => report.updated.push(name),
+                Ok(Some(Outcome::Renoticed)) => report.renoticed.push(name),
                 Ok(Some(Outcome::Withdrawn)) => {
                     if report.expiring.contains(&id) {
                         report.expired.push(name.clone());

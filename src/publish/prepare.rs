@@ -4,7 +4,7 @@
 
 use super::{image, Claimed, Prepared};
 use crate::clock::Instant;
-use crate::config::collections::Collection;
+use crate::config::collections::{Collection, OnWithdraw};
 use crate::content;
 use crate::ledger::{
     self,
@@ -28,8 +28,9 @@ pub(super) fn prepare(
         content::owner(&site.collections, &c.view.source_path).is_some_and(|o| o.name == k.name)
     });
     if c.action == Action::Withdraw {
+        let notice = coll.is_some_and(|k| k.on_withdraw == OnWithdraw::Notice);
         return match still_withdrawn(site, &c, coll, now) {
-            true => commit(c, None),
+            true => commit(c, None, notice),
             false => Prepared::Stale { id, lease: c.lease },
         };
     }
@@ -58,7 +59,7 @@ pub(super) fn prepare(
         Some(Err(e)) => return failed(c.lease, e.to_string()),
     };
     let page = page_of(site, &c, item, stored);
-    commit(c, Some(page))
+    commit(c, Some(page), false)
 }
 
 /// Re-checked under the lease, as publish and update re-read the file: a withdrawal stands
@@ -137,8 +138,9 @@ fn page_of(
     page
 }
 
-/// The commit batch of a claimed item (no page: a withdrawal).
-fn commit(c: Claimed, page: Option<PageFields>) -> Prepared {
+/// The commit batch of a claimed item (no page: a withdrawal). `notice`: a withdrawal keeps
+/// a notice page (the collection's `on_withdraw` now).
+fn commit(c: Claimed, page: Option<PageFields>, notice: bool) -> Prepared {
     Prepared::Commit(Box::new(Commit {
         id: c.view.id,
         name: c.view.name.clone(),
@@ -148,6 +150,7 @@ fn commit(c: Claimed, page: Option<PageFields>) -> Prepared {
         source_hash: c.view.source_hash.clone(),
         lease: c.lease,
         page,
+        notice,
         token: uuid::Uuid::new_v4().simple().to_string(),
     }))
 }

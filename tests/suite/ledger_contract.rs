@@ -389,6 +389,7 @@ fn two_racing_commits_of_one_page_exactly_one_wins(b: Backend) {
                     expected_version: 0,
                     source_hash: Some(source_hash),
                     page: Some(page(body)),
+                    notice: false,
                     token: format!("token-{body}"),
                 };
                 barrier.wait();
@@ -437,6 +438,7 @@ fn a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_nothing(b: B
         expected_version: 0,
         source_hash: Some(source_hash),
         page: Some(page("stale")),
+        notice: false,
         token: "stale-token".into(),
     };
     let r = l.write(|tx| pages::commit(tx, &c, later)).unwrap();
@@ -485,6 +487,7 @@ fn the_one_way_rules_hold_in_sql_against_a_confused_writer(b: Backend) {
             indexable: false,
             ..page("<p>confused</p>")
         }),
+        notice: false,
         token: "tok".into(),
     };
     assert_eq!(

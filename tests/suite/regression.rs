@@ -540,3 +540,89 @@ fn an_embargoed_file_never_holds_back_a_due_one() {
     assert_eq!(r["held"][0]["due"], false, "{r}");
     assert_eq!(r["held"][0]["due_at"], "2027-01-01T00:00:00Z", "{r}");
 }
+
+/// Issue 34.6: a withdrawal notice follows its file. A redacted title or an added reason
+/// re-renders the notice once (one revision, one audit entry); deleting the file keeps the
+/// notice as it last was; switching `on_withdraw` to "notice" brings back no page removed
+/// before the switch.
+#[test]
+fn a_withdrawal_notice_follows_its_file() {
+    let s = fixture("features");
+    s.publish(BEFORE);
+    let adv = std::fs::read_to_string(s.path("content/advisories/adv-1.md")).unwrap();
+    let withdrawn = adv.replace(
+        "severity = \"high\"\n",
+        "severity = \"high\"\nwithdrawn = true\n",
+    );
+    s.write("content/advisories/adv-1.md", &withdrawn);
+    let r = s.publish(BEFORE);
+    assert_eq!(names(&r, "withdrawn"), ["advisories/adv-1"], "{r}");
+    let audit = |s: &TestSite, action: &str| {
+        let log = s.json(&["log", "--limit", "1000"]);
+        log["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["action"] == action)
+            .count()
+    };
+    // Nothing more to do once withdrawn.
+    let rev = s.revision();
+    assert_eq!(names(&s.publish(BEFORE), "renoticed"), Vec::<String>::new());
+    assert_eq!(s.revision(), rev);
+    // Redacted, with a reason: the notice is re-rendered once.
+    s.write(
+        "content/advisories/adv-1.md",
+        &withdrawn
+            .replace("Buffer overrun in the parser", "Redacted advisory")
+            .replace(
+                "withdrawn = true\n",
+                "withdrawn = true\nwithdrawn_reason = \"Published by mistake\"\n",
+            )
+            .replace("Upgrade to 2.0.1.", "Redacted."),
+    );
+    let r = s.publish(BEFORE);
+    assert_eq!(names(&r, "renoticed"), ["advisories/adv-1"], "{r}");
+    assert_eq!(s.revision(), rev + 1);
+    assert_eq!(audit(&s, "notice"), 1);
+    assert_eq!(names(&s.publish(BEFORE), "renoticed"), Vec::<String>::new());
+    assert_eq!(s.revision(), rev + 1, "once");
+    s.json(&["build", "--now", BEFORE]);
+    let notice = s.current_file("advisories/adv-1/index.html");
+    assert!(
+        notice.contains("Redacted advisory") && notice.contains("Published by mistake"),
+        "{notice}"
+    );
+    assert!(!notice.contains("Buffer overrun"), "{notice}");
+    // The file deleted: the notice stays as it last was.
+    std::fs::remove_file(s.path("content/advisories/adv-1.md")).unwrap();
+    s.publish(BEFORE);
+    assert_eq!(s.revision(), rev + 1);
+    s.json(&["build", "--now", BEFORE]);
+    assert!(s
+        .current_file("advisories/adv-1/index.html")
+        .contains("Redacted advisory"));
+    // posts removes withdrawn pages; one is removed, then posts switches to notices.
+    std::fs::remove_file(s.path("content/posts/second.md")).unwrap();
+    assert_eq!(names(&s.publish(BEFORE), "withdrawn"), ["posts/second"]);
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace(
+            "taxonomies = [\"tags\"]\n",
+            "taxonomies = [\"tags\"]\non_withdraw = \"notice\"\n",
+        ),
+    );
+    s.json(&["build", "--now", BEFORE]);
+    assert!(
+        !s.current_dir().join("posts/second").exists(),
+        "a removed page came back"
+    );
+    // A post withdrawn after the switch keeps its notice.
+    std::fs::remove_file(s.path("content/posts/hello.md")).unwrap();
+    assert_eq!(names(&s.publish(BEFORE), "withdrawn"), ["posts/hello"]);
+    s.json(&["build", "--now", BEFORE]);
+    assert!(s
+        .current_file("posts/hello/index.html")
+        .contains("withdrawn"));
+}

@@ -272,6 +272,16 @@ impl<'a> Front<'a> {
     /// Declared fields and `[extra]`, as canonical JSON (`{}` when there are none).
     pub(super) fn data(&mut self) -> Result<String, ContentError> {
         let mut data = serde_json::Map::new();
+        // Why the item was withdrawn, for its notice (`page.withdrawn_reason`).
+        match self.table.remove("withdrawn_reason") {
+            None => {}
+            Some(toml::Value::String(s)) if !s.trim().is_empty() => {
+                data.insert("withdrawn_reason".into(), serde_json::Value::String(s));
+            }
+            Some(other) => {
+                return Err(self.not_a("withdrawn_reason", "a non-empty string", &other));
+            }
+        }
         for (name, spec) in &self.coll.fields {
             match self.table.remove(name) {
                 Some(v) => {

@@ -21,6 +21,7 @@ fn view(state: State, hash: Option<&str>, page_hash: Option<&str>, publish_at: i
             image_source: None,
             image_sha256: None,
             withdrawn: state == State::Withdrawn,
+            notice: None,
         }),
     }
 }
@@ -119,4 +120,22 @@ fn plans_follow_the_item_life() {
     );
     p.source_hash = None;
     assert_eq!(p.plan(now), Plan::Act(Action::Withdraw), "the file is gone");
+}
+
+#[test]
+fn a_withdrawn_items_edited_file_re_renders_its_notice_once() {
+    let now = Instant(100);
+    // Withdrawn by `withdrawn = true` in file "h1": the withdrawal recorded that hash.
+    let mut w = view(State::Withdrawn, Some("h1"), Some("h1"), 0);
+    w.wants_withdrawn = true;
+    assert_eq!(w.plan(now), Plan::Current);
+    // The file is edited (a redacted title): the notice follows, once.
+    w.source_hash = Some("h2".into());
+    assert_eq!(w.plan(now), Plan::Act(Action::Renotice));
+    // A page that keeps no notice is never re-rendered; a file gone changes nothing.
+    w.page.as_mut().unwrap().notice = Some(false);
+    assert_eq!(w.plan(now), Plan::Current);
+    w.page.as_mut().unwrap().notice = Some(true);
+    w.source_hash = None;
+    assert_eq!(w.plan(now), Plan::Current);
 }

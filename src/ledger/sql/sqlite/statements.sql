@@ -134,7 +134,7 @@ SELECT item_key FROM items WHERE collection = :collection;
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
        p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at
+       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at, p.notice
 FROM items i NOT INDEXED
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
@@ -158,7 +158,7 @@ WHERE p.terms <> '' AND p.withdrawn = 0 AND i.source_hash IS NOT NULL;
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
        p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at
+       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at, p.notice
 FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source;
@@ -167,7 +167,7 @@ LEFT JOIN images img ON img.source = i.image_source;
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
        p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at
+       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at, p.notice
 FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
@@ -246,9 +246,37 @@ ON CONFLICT (item_id) DO UPDATE SET
 WHERE pages.withdrawn = 1 OR pages.content_hash <> excluded.content_hash;
 
 -- name: pages.withdraw_page
+-- It remembers whether the page keeps a notice, and the source hash of the file that asked
+-- for the withdrawal (none when the file is gone), so only a later edit re-renders the notice.
 UPDATE pages SET withdrawn = 1, content_version = content_version + 1, updated_at = :now,
-                 commit_token = :token
+                 commit_token = :token, notice = :notice,
+                 source_hash = coalesce(:source_hash, source_hash)
 WHERE item_id = :item AND withdrawn = 0 AND content_version = :expected_version
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now)
+  AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state
+              AND source_hash IS :source_hash);
+
+-- name: pages.renotice_page
+-- A withdrawn item's notice follows its file (redacted title or body, a reason added): its
+-- public fields rewritten, still withdrawn, when they differ. `updated_at` stays: it is the
+-- instant of the withdrawal the notice shows.
+UPDATE pages SET content_version = content_version + 1, content_hash = :content_hash,
+                 source_hash = :source_hash, title = :title, day = :day, data = :data,
+                 summary_html = :summary_html, terms = :terms, commit_token = :token
+WHERE item_id = :item AND withdrawn = 1 AND content_version = :expected_version
+  AND content_hash <> :content_hash
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now)
+  AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state
+              AND source_hash IS :source_hash);
+
+-- name: pages.record_same_notice
+-- The file of a withdrawn item changed but its notice comes out the same: remember the new
+-- source hash (no revision).
+UPDATE pages SET source_hash = :source_hash
+WHERE item_id = :item AND commit_token <> :token AND withdrawn = 1 AND content_hash = :content_hash
+  AND content_version = :expected_version
   AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now)
   AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state
@@ -427,7 +455,7 @@ ORDER BY collection, id;
 SELECT p.item_id, p.title, p.day, p.data, p.indexable, p.image_sha256,
        (SELECT img.content_type FROM images img WHERE img.sha256 = p.image_sha256 LIMIT 1),
        p.content_hash, p.revision, p.first_published_at, p.updated_at, p.collection,
-       p.item_key, p.due_at, p.withdrawn, p.summary_html, p.terms
+       p.item_key, p.due_at, p.withdrawn, p.summary_html, p.terms, p.notice
 FROM pages p NOT INDEXED;
 
 -- name: public.body
