@@ -88,6 +88,12 @@ pub enum DeployError {
         "deploy --abandon {0}: no parked operation with that id; `fencepost status` lists them"
     )]
     NoSuchParkedToAbandon(String),
+    #[error("{dir} was built by ledger {theirs}, and this site's ledger is {ours}: a bucket's pointer names the ledger its root was built by, so nothing was written. Build the revision from this ledger (`fencepost build`), or deploy from the ledger that built it")]
+    ForeignRevision {
+        dir: String,
+        theirs: String,
+        ours: String,
+    },
     #[error("nothing to deploy: {0}")]
     NothingBuilt(String),
     #[error("interrupted (shutting down): the next deploy resumes the operation")]
@@ -368,7 +374,7 @@ pub async fn run_on(
     remote: &Remote,
     progress: Progress<'_>,
 ) -> Result<Report, DeployError> {
-    let mut ledger = site.open_ledger()?;
+    let mut ledger = site.open_existing_ledger()?;
     let target = remote.url.clone();
     let ours = ledger.read(crate::ledger::status::ledger_id)?;
     // 1. What a person asked for: abandon a parked operation (and nothing else), or re-arm one.

@@ -62,6 +62,22 @@ impl Site {
         self.open_ledger()
     }
 
+    /// Opens the ledger for a command that only reads what a ledger already decided
+    /// (deploy): a SQLite file that is missing is refused, never created. A new empty
+    /// ledger would own nothing it ships, and its id in a bucket's pointer names a ledger
+    /// no revision there was built by.
+    pub fn open_existing_ledger(&self) -> Result<Ledger, LedgerError> {
+        if let Location::Sqlite(path) = self.ledger_location()? {
+            if !path.exists() {
+                return Err(LedgerError::Location(format!(
+                    "{} does not exist: deploy ships what a ledger published and built, and creates no ledger. Restore the ledger (or point ledger.path / FENCEPOST_LEDGER at it); nothing was created or written",
+                    path.display()
+                )));
+            }
+        }
+        self.open_ledger()
+    }
+
     /// Where the ledger is: `FENCEPOST_LEDGER`, then `ledger.url`, then `ledger.path`.
     pub fn ledger_location(&self) -> Result<Location, LedgerError> {
         Ok(match std::env::var(LEDGER_ENV) {

@@ -78,6 +78,13 @@ fn bucket(ctx: &Ctx, url: &str) -> anyhow::Result<ExitCode> {
         if c.root_damaged {
             out += "  the manifest root is missing or does not hash to its name\n";
         }
+        if let (Some(owner), Some(built)) = (&c.ledger_id, &c.root_ledger_id) {
+            if owner != built {
+                out += &format!(
+                    "  the pointer names ledger {owner}, but the live root was built by ledger {built}: every origin refuses it (503). Deploy a revision built by ledger {owner}, or roll back\n"
+                );
+            }
+        }
         for (label, list) in [
             ("missing shard", &c.missing_shards),
             ("corrupt shard", &c.corrupt_shards),

@@ -103,6 +103,20 @@ pub(super) async fn attempt(
         }
         Err(e) => return Err(e),
     };
+    // A root names the ledger that built it, and the pointer written names ours: the two
+    // must agree, or every origin refuses the target (with --adopt too).
+    if let Some(theirs) = local
+        .manifest
+        .ledger_id
+        .as_ref()
+        .filter(|t| **t != ctx.ours)
+    {
+        return Err(DeployError::ForeignRevision {
+            dir: local.dir.clone(),
+            theirs: theirs.clone(),
+            ours: ctx.ours.clone(),
+        });
+    }
     let target = &ctx.remote.url;
     // Parked means stopped: nothing is planned or uploaded for a blocked revision.
     if let Some(op) = claim::parked_blocking(ledger, target, local.revision)? {

@@ -29,6 +29,9 @@ pub struct BucketCheck {
     pub fingerprint: String,
     pub manifest: String,
     pub ledger_id: Option<String>,
+    /// The ledger the live root says it was built by. When it is not the one the pointer
+    /// names, every origin refuses the target (503): `ok` is false.
+    pub root_ledger_id: Option<String>,
     pub shards: usize,
     pub blobs: usize,
     /// The root itself is missing or does not hash to its name (nothing under it was read).
@@ -59,6 +62,7 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
         fingerprint: live.fingerprint.clone(),
         manifest: live.manifest.clone(),
         ledger_id,
+        root_ledger_id: None,
         shards: 0,
         blobs: 0,
         root_damaged: false,
@@ -78,6 +82,12 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
         out.root_damaged = true;
         return Ok(out);
     };
+    // The origins' rule: the pointer's ledger and the root's must agree when both are named.
+    out.root_ledger_id = root.ledger_id.clone();
+    let foreign_root = matches!(
+        (&live.ledger_id, &root.ledger_id),
+        (Some(owner), Some(built)) if owner != built
+    );
     out.shards = root.shards.len();
     let stored = shard_names(remote).await?;
     let mut blobs = BTreeSet::new();
@@ -102,6 +112,7 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
     out.missing_blobs.sort();
     out.corrupt_blobs.sort();
     out.ok = !out.root_damaged
+        && !foreign_root
         && out.missing_shards.is_empty()
         && out.corrupt_shards.is_empty()
         && out.missing_blobs.is_empty()

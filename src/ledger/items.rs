@@ -344,61 +344,6 @@ pub fn id_of(tx: &Tx<'_>, name: &ItemName) -> Result<Option<ItemId>, LedgerError
     .transpose()
 }
 
-/// How many public items each collection has.
-pub fn published_by_collection(tx: &Tx<'_>) -> Result<HashMap<String, i64>, LedgerError> {
-    tx.rows("items.published_by_collection", &[])?
-        .into_iter()
-        .map(|r| Ok((r.get(0)?, r.get(1)?)))
-        .collect()
-}
-
-/// Where an item stands, for the URL check of `publish` (see `items.placed`).
-#[derive(Debug, Clone)]
-pub struct Placed {
-    pub name: ItemName,
-    /// `YYYY-MM-DD`, or `""`.
-    pub day: String,
-    pub due: Instant,
-    pub state: State,
-    pub has_file: bool,
-}
-
-/// Every item the ledger keeps, with what its URL is made from.
-pub fn placed(tx: &Tx<'_>) -> Result<Vec<Placed>, LedgerError> {
-    tx.rows("items.placed", &[])?
-        .into_iter()
-        .map(|r| {
-            let (collection, key): (String, String) = (r.get(0)?, r.get(1)?);
-            Ok(Placed {
-                name: ItemName::new(&collection, &key),
-                day: r.get(2)?,
-                due: Instant(r.get(3)?),
-                state: State::parse(&r.get::<String>(4)?)?,
-                has_file: r.get::<bool>(5)?,
-            })
-        })
-        .collect()
-}
-
-/// An item's due instant and state, if the ledger has it.
-pub fn due_of(tx: &Tx<'_>, name: &ItemName) -> Result<Option<(Instant, State)>, LedgerError> {
-    tx.row(
-        "items.due_of",
-        args! { "collection" => name.collection.as_ref(), "key" => name.id.as_ref() },
-    )?
-    .map(|r| Ok((Instant(r.get(0)?), State::parse(&r.get::<String>(1)?)?)))
-    .transpose()
-}
-
-/// Every id the ledger keeps of `collection`, whatever the item's state: a withdrawn item's
-/// id stays its own, so `fencepost new` never gives it to a new item.
-pub fn keys_of(tx: &Tx<'_>, collection: &str) -> Result<Vec<String>, LedgerError> {
-    tx.rows("items.keys_of", args! { "collection" => collection })?
-        .into_iter()
-        .map(|r| r.get(0))
-        .collect()
-}
-
 fn view_from_row(r: &Row) -> Result<ItemView, LedgerError> {
     let page = match r.get::<Option<i64>>(8)? {
         None => None,
@@ -603,6 +548,9 @@ pub fn parked(tx: &Tx<'_>) -> Result<Vec<Parked>, LedgerError> {
         })
         .collect()
 }
+
+mod lookup;
+pub use lookup::{due_of, keys_of, placed, published_by_collection, Placed};
 
 #[cfg(test)]
 mod tests;

@@ -626,3 +626,54 @@ fn a_withdrawal_notice_follows_its_file() {
         .current_file("posts/hello/index.html")
         .contains("withdrawn"));
 }
+
+/// Issue 34.3: a lost ledger never takes a bucket down. `deploy` creates no ledger; a
+/// revision built by another ledger is never deployed (with `--adopt` neither); `verify
+/// --to` fails when the live root was built by another ledger than the pointer names.
+#[test]
+fn a_lost_ledger_never_takes_a_bucket_down() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let bucket = tempfile::tempdir().unwrap();
+    let to = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &to, "--now", NOW]);
+    assert_eq!(s.json(&["verify", "--to", &to])["ok"], true);
+    let ledger = s.path(".fencepost/ledger.sqlite");
+    std::fs::rename(&ledger, s.path("lost.sqlite")).unwrap();
+    let e = s.failing(&["deploy", "--to", &to, "--now", NOW]);
+    assert!(
+        e.contains("does not exist") && e.contains("creates no ledger"),
+        "{e}"
+    );
+    assert!(!ledger.exists(), "deploy created a ledger");
+    // A new ledger publishes beside the old output (public/ moved aside and back).
+    std::fs::rename(s.path("public"), s.path("public.old")).unwrap();
+    s.publish(NOW);
+    std::fs::remove_dir_all(s.path("public")).ok();
+    std::fs::rename(s.path("public.old"), s.path("public")).unwrap();
+    // Refused either way, nothing written: the bucket is another ledger's, and with
+    // --adopt the revision is another ledger's build.
+    let e = s.failing(&["deploy", "--to", &to, "--now", NOW]);
+    assert!(e.contains("nothing was written"), "{e}");
+    let e = s.failing(&["deploy", "--adopt", "--to", &to, "--now", NOW]);
+    assert!(e.contains("was built by ledger"), "{e}");
+    assert_eq!(
+        s.json(&["verify", "--to", &to])["ok"],
+        true,
+        "deploy wrote to the bucket"
+    );
+    // A pointer naming another ledger than its root's: verify says so and fails.
+    let pointer = bucket.path().join("current");
+    let text = std::fs::read_to_string(&pointer).unwrap();
+    let mut p: Value = serde_json::from_str(&text).unwrap();
+    assert!(p["ledger_id"].is_string(), "{p}");
+    p["ledger_id"] = "someone-else".into();
+    std::fs::write(&pointer, p.to_string()).unwrap();
+    let (code, v) = run_json(&s, &["verify", "--to", &to]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["ok"], false, "{v}");
+    assert_ne!(v["root_ledger_id"], v["ledger_id"], "{v}");
+    let human = s.cmd(&["verify", "--to", &to]).output().unwrap();
+    assert!(String::from_utf8_lossy(&human.stdout).contains("every origin refuses it"));
+}
