@@ -33,7 +33,8 @@ use crate::ledger::pages::Commit;
 use crate::ledger::{self, Ledger, LedgerError};
 use crate::site::Site;
 use batch::Batch;
-pub use held::{held, Held};
+pub use held::held;
+pub use sync::Held;
 pub use sync::Invalid;
 
 #[derive(Debug, thiserror::Error)]

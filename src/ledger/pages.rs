@@ -259,22 +259,15 @@ fn record_steps(
             },
         ),
     ];
-    if let (Action::Renotice, Some(hash)) = (c.action, content_hash) {
+    // An edit that renders the same: the new source hash is remembered, with no revision.
+    let same = match c.action {
+        Action::Update => Some("pages.record_same_content"),
+        Action::Renotice => Some("pages.record_same_notice"),
+        Action::Publish | Action::Withdraw => None,
+    };
+    if let (Some(statement), Some(hash)) = (same, content_hash) {
         record.push(Step::exec(
-            "pages.record_same_notice",
-            &join(
-                guard,
-                args! {
-                    "item" => c.id.0, "token" => c.token, "source_hash" => c.source_hash,
-                    "content_hash" => hash, "expected_state" => c.expected_state.as_str(),
-                    "expected_version" => c.expected_version,
-                },
-            ),
-        ));
-    }
-    if let (Action::Update, Some(hash)) = (c.action, content_hash) {
-        record.push(Step::exec(
-            "pages.record_same_content",
+            statement,
             &join(
                 guard,
                 args! {

@@ -3,9 +3,11 @@
 //! everything else is synced.
 
 use super::PublishError;
-use crate::clock::Clock;
+use crate::clock::{Clock, Instant};
 use crate::content::{self, Broken, ContentError, Scan};
 use crate::item::ItemName;
+use crate::item::Shown;
+use crate::ledger::items::State;
 use crate::ledger::items::{self, Seen};
 use crate::ledger::{self, Ledger};
 use crate::site::Site;
@@ -37,7 +39,7 @@ pub struct Synced {
     /// `.md` files no collection owns.
     pub unclaimed: Vec<String>,
     /// The items of `held`, with their files, errors and due instants.
-    pub held_items: Vec<super::Held>,
+    pub held_items: Vec<Held>,
 }
 
 fn invalid(b: &Broken, site: &Site) -> Invalid {
@@ -178,7 +180,7 @@ pub fn scan_and_sync(
     }
     crate::fail_point!("publish.after_sync");
     let mut out = synced(site, &scan);
-    out.held_items = super::held::of(site, ledger, &scan, now)?;
+    out.held_items = held_of(site, ledger, &scan, now)?;
     crate::drop_later((scan, cache));
     Ok(out)
 }
@@ -219,4 +221,47 @@ fn synced(site: &Site, scan: &Scan) -> Synced {
         unclaimed,
         held_items: Vec::new(),
     }
+}
+
+/// An item held because a file of its is broken.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Held {
+    /// The item, as the site names items.
+    pub id: Shown,
+    pub file: String,
+    pub error: String,
+    /// When it is due: from its file when that still reads so far, else as the ledger last
+    /// accepted it; absent when neither can tell.
+    pub due_at: Option<Instant>,
+    /// It is due now (or public, with an edit waiting), or its due instant cannot be told:
+    /// what is held is held from the public.
+    pub due: bool,
+}
+
+/// The held items of `scan`, each with its due instant (see `held.rs`).
+pub(super) fn held_of(
+    site: &Site,
+    ledger: &mut Ledger,
+    scan: &Scan,
+    now: Instant,
+) -> Result<Vec<Held>, PublishError> {
+    let mut out = Vec::new();
+    for b in &scan.broken {
+        let Some(name) = &b.name else { continue };
+        let known = ledger.read(|tx| items::due_of(tx, name))?;
+        let guessed = site.collections.get(&name.collection).and_then(|c| {
+            let text = std::fs::read_to_string(site.root.join(&b.path)).ok()?;
+            content::guess_due(&text, c)
+        });
+        let due_at = guessed.or(known.map(|k| k.0));
+        let public = known.is_some_and(|k| k.1 == State::Published);
+        out.push(Held {
+            id: Shown(name.shown(site.collections.naming)),
+            file: b.path.clone(),
+            error: b.error.to_string(),
+            due_at,
+            due: public || due_at.is_none_or(|t| t <= now),
+        });
+    }
+    Ok(out)
 }

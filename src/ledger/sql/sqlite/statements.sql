@@ -276,7 +276,6 @@ WHERE item_id = :item AND withdrawn = 1 AND content_version = :expected_version
 -- source hash (no revision).
 UPDATE pages SET source_hash = :source_hash
 WHERE item_id = :item AND commit_token <> :token AND withdrawn = 1 AND content_hash = :content_hash
-  AND content_version = :expected_version
   AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now)
   AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state
