@@ -280,7 +280,12 @@ fn plan(
     })?;
     report.unchanged += current;
     let mut due = Vec::new();
-    for v in views.into_iter().filter(|v| !held.contains(&v.name)) {
+    // A held item is left alone — but for its expiry: that was decided when a valid file
+    // was read, and a broken edit since must not keep the page up past it.
+    let leave = |v: &ItemView| {
+        held.contains(&v.name) && !(v.state == items::State::Published && v.expired(now))
+    };
+    for v in views.into_iter().filter(|v| !leave(v)) {
         match v.plan_with(now, opts.rerender) {
             Plan::Act(Action::Withdraw) if v.present() && v.expired(now) => {
                 report.expiring.insert(v.id);

@@ -74,7 +74,7 @@ fn store_err(url: &str, what: &str) -> impl Fn(object_store::Error) -> BucketErr
     move |e| BucketError::Store {
         target: url.clone(),
         what: what.clone(),
-        message: e.to_string(),
+        message: redact_userinfo(&e.to_string()),
         retryable: super::retryable(&e),
     }
 }
@@ -128,7 +128,9 @@ impl Remote {
                 if !endpoint.is_empty() {
                     chosen_endpoint = Some(shown(&endpoint));
                 }
-                let store = b.build().map_err(|e| bad(&e.to_string()))?;
+                let store = b
+                    .build()
+                    .map_err(|e| bad(&redact_userinfo(&e.to_string())))?;
                 (Arc::new(store), CLOUD, prefix)
             }
             "gs" => {
@@ -466,6 +468,33 @@ impl Remote {
 
 /// A target URL as errors may show it: without whatever stands before an `@` in its
 /// authority (a key id, a secret), and only its scheme when it does not parse at all.
+/// `text` with the user and password of every URL in it replaced by `***`: a store's error
+/// names the URL it failed on, and an endpoint such as `AWS_ENDPOINT_URL=http://key:secret@…`
+/// must never reach a log, an error or JSON.
+pub fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| {
+                c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c.is_whitespace()
+            })
+            .unwrap_or(tail.len());
+        match tail[..end].rfind('@') {
+            Some(at) => {
+                out.push_str("***");
+                out.push_str(&tail[at..end]);
+            }
+            None => out.push_str(&tail[..end]),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 pub fn shown(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut u) => {
@@ -534,4 +563,26 @@ fn swap_folder_pointer(
         retryable: true,
     })?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod redact_tests {
+    #[test]
+    fn credentials_in_urls_are_redacted() {
+        let r = super::redact_userinfo(
+            "error sending request for url (http://AKIA:s3cr3t@127.0.0.1:9/b/k?x=1): refused; also https://u@h/p",
+        );
+        assert!(
+            !r.contains("s3cr3t") && !r.contains("AKIA") && !r.contains("u@"),
+            "{r}"
+        );
+        assert!(
+            r.contains("http://***@127.0.0.1:9/b/k?x=1") && r.contains("https://***@h/p"),
+            "{r}"
+        );
+        assert_eq!(
+            super::redact_userinfo("plain http://h:1/x"),
+            "plain http://h:1/x"
+        );
+    }
 }

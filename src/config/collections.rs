@@ -454,17 +454,24 @@ impl Collection {
 
 /// The first instant of `date` in `tz`: its midnight, or, where a clock change skips
 /// midnight, the first local time that exists after it (never an instant before the day).
+/// A day the zone skipped whole (Pacific/Apia, 2011-12-30) begins where the next day does:
+/// an item on it is due when that day would have ended, never earlier.
 pub fn local_midnight(tz: chrono_tz::Tz, date: NaiveDate) -> Instant {
-    let mut t = date.and_time(NaiveTime::MIN);
-    for _ in 0..(24 * 4) {
-        if let Some(dt) = tz.from_local_datetime(&t).earliest() {
-            return Instant(dt.timestamp_millis());
+    let mut day = date;
+    // Zones have skipped one day at most; two more are a wide margin.
+    for _ in 0..3 {
+        let mut t = day.and_time(NaiveTime::MIN);
+        for _ in 0..(24 * 4) {
+            if let Some(dt) = tz.from_local_datetime(&t).earliest() {
+                return Instant(dt.timestamp_millis());
+            }
+            t += chrono::Duration::minutes(15);
         }
-        t += chrono::Duration::minutes(15);
+        day = day.succ_opt().unwrap_or(day);
     }
     Instant(
         chrono::Utc
-            .from_utc_datetime(&date.and_time(NaiveTime::MIN))
+            .from_utc_datetime(&day.and_time(NaiveTime::MIN))
             .timestamp_millis(),
     )
 }

@@ -180,7 +180,13 @@ impl ItemView {
                 if !self.wanted(now) {
                     Plan::Act(Action::Withdraw)
                 } else if self.page.as_ref().map(|p| &p.source_hash) != self.source_hash.as_ref() {
-                    Plan::Act(Action::Update)
+                    // An edit due later (a `publish_at` moved ahead: "details at 12:00") is
+                    // an update at that instant, never before; the page stays as it was.
+                    if self.publish_at > now {
+                        Plan::Embargoed(self.publish_at)
+                    } else {
+                        Plan::Act(Action::Update)
+                    }
                 } else {
                     Plan::Current
                 }

@@ -63,11 +63,16 @@ pub(super) fn prepare(
 }
 
 /// Re-checked under the lease, as publish and update re-read the file: a withdrawal stands
-/// only while the file is still gone, or still the very file that said `withdrawn = true`
+/// only while its expiry (as the ledger holds it) has come, or the file is still gone, or still the very file that said `withdrawn = true`
 /// (or whose expiry came), or a file that now names another item. A scan that saw the file
 /// missing for a moment (a save by rename,
 /// a checkout) must not take the page down.
 fn still_withdrawn(site: &Site, c: &Claimed, coll: Option<&Collection>, now: Instant) -> bool {
+    // An expiry the ledger holds (read under the lease) was decided from a valid file: it is
+    // carried out even when the file is broken now.
+    if c.view.expired(now) {
+        return true;
+    }
     let path = site.root.join(&c.view.source_path);
     match (&c.view.source_hash, coll) {
         (None, None) => true,

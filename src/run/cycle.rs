@@ -77,7 +77,9 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
     let published = publish(i, &site)?;
     r.durations_ms.publish = t.elapsed().as_millis() as u64;
     r.revision = published.revision;
-    r.next_change_at = published.next_embargo_at;
+    // The next publication or expiry the ledger knows, whether or not this cycle builds:
+    // an expiry after a cycle that built nothing used to wait for the poll.
+    r.next_change_at = min_opt(published.next_embargo_at, published.next_change_at);
     r.lags = lags(&published);
     r.publish = Some(published);
     if i.cancel.load(Ordering::Relaxed) {

@@ -244,6 +244,10 @@ fn metrics(
 /// watcher (the system refuses one) the poll still catches every change.
 fn watch(root: &Path, waker: Arc<Waker>) -> Option<Arc<Mutex<notify::RecommendedWatcher>>> {
     use notify::{RecursiveMode, Watcher};
+    // The site as an absolute path, as `serve --watch` has it: `cd site && fencepost run`
+    // (the shipped systemd unit) names it `.`, and events, which carry the paths the
+    // watcher resolved, never started with `./content`, so no change woke the loop.
+    let root = &std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let (tx, rx) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
     let watcher = match notify::recommended_watcher(move |ev| {
         let _ = tx.send(ev);

@@ -677,3 +677,116 @@ fn a_lost_ledger_never_takes_a_bucket_down() {
     let human = s.cmd(&["verify", "--to", &to]).output().unwrap();
     assert!(String::from_utf8_lossy(&human.stdout).contains("every origin refuses it"));
 }
+
+/// Issue 35.3: a decided expiry is carried out even when the item's file is broken (held)
+/// by then: the expiry was decided when a valid file was read.
+#[test]
+fn a_decided_expiry_is_carried_out_while_the_file_is_broken() {
+    let s = TestSite::new();
+    s.item_with(
+        1,
+        "2026-11-01",
+        "publish_at = 2026-11-30T00:00:00Z\nexpire_at = 2026-12-02T00:00:00Z\n",
+        "Soon gone.",
+    );
+    assert_eq!(ids(&s.publish(NOW), "published"), [1]);
+    let text = std::fs::read_to_string(s.path("content/answers/1.md")).unwrap();
+    s.write(
+        "content/answers/1.md",
+        &text.replace("price = 4.99", "price = \"cheap\""),
+    );
+    let r = publish_failing(&s, "2026-12-01T12:00:00Z");
+    assert_eq!(
+        ids(&r, "withdrawn"),
+        Vec::<i64>::new(),
+        "not before its expiry: {r}"
+    );
+    let r = publish_failing(&s, "2026-12-02T00:00:00Z");
+    assert_eq!(ids(&r, "expired"), [1], "{r}");
+    assert_eq!(r["invalid"][0]["file"], "content/answers/1.md", "{r}");
+}
+
+/// Issue 35.10: credentials in `AWS_ENDPOINT_URL` are never echoed, in a deploy's report,
+/// its logs or its errors (a store's error names the URL it failed on).
+#[test]
+fn endpoint_credentials_are_never_echoed() {
+    let moto = Moto::start();
+    moto.bucket("creds");
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let with_secret = moto
+        .endpoint
+        .replacen("http://", "http://KEYID:TOPSECRET@", 1);
+    let env = Moto::env(&with_secret);
+    for (bucket, ok) in [("creds", true), ("no-such-bucket", false)] {
+        let mut c = s.cmd(&[
+            "-v",
+            "deploy",
+            "--to",
+            &format!("s3://{bucket}/www"),
+            "--now",
+            NOW,
+            "--json",
+        ]);
+        for (k, v) in &env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(
+            out.status.success(),
+            ok,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for text in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8_lossy(text);
+            assert!(
+                !text.contains("TOPSECRET") && !text.contains("KEYID"),
+                "{text}"
+            );
+        }
+    }
+}
+
+/// Issue 35.4: a scheduled update is an update at its instant, never before. Editing a
+/// published item and moving its `publish_at` ahead keeps the old page, and every output,
+/// as it was until then; at the instant the new text goes live, once.
+#[test]
+fn a_scheduled_update_goes_live_at_its_instant_never_before() {
+    let s = fixture("features");
+    s.publish(BEFORE);
+    s.json(&["build", "--now", BEFORE]);
+    let rev = s.revision();
+    let hello = std::fs::read_to_string(s.path("content/posts/hello.md")).unwrap();
+    s.write(
+        "content/posts/hello.md",
+        &hello
+            .replace(
+                "publish_at = 2026-11-01T09:00:00Z",
+                "publish_at = 2026-12-01T12:00:00Z",
+            )
+            .replace("Why fences matter", "Details: fences matter more"),
+    );
+    for at in ["2026-12-01T00:00:00Z", "2026-12-01T11:59:59Z"] {
+        let r = s.publish(at);
+        assert_eq!(names(&r, "updated"), Vec::<String>::new(), "{at}: {r}");
+        assert_eq!(r["next_embargo_at"], "2026-12-01T12:00:00Z", "{r}");
+        let b = s.json(&["build", "--now", at]);
+        assert_eq!(b["next_change_at"], "2026-12-01T12:00:00Z", "{b}");
+        assert_eq!(s.revision(), rev, "{at}");
+        let files = files_under(&s.current_dir());
+        assert_nothing_reveals(at, &files, &["Details: fences"]);
+    }
+    let r = s.publish("2026-12-01T12:00:00Z");
+    assert_eq!(names(&r, "updated"), ["posts/hello"], "{r}");
+    assert_eq!(s.revision(), rev + 1);
+    assert_eq!(
+        names(&s.publish("2026-12-01T12:00:01Z"), "updated"),
+        Vec::<String>::new()
+    );
+    s.json(&["build", "--now", "2026-12-01T12:00:00Z"]);
+    assert!(s
+        .current_file("posts/hello/index.html")
+        .contains("Details: fences matter more"));
+}

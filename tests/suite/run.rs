@@ -42,9 +42,24 @@ impl Running {
                 .as_nanos()
         ));
         let mut c = std::process::Command::new(bin());
-        c.arg("--site")
-            .arg(s.root())
-            .arg("run")
+        c.arg("--site").arg(s.root());
+        Running::spawn(c, args, env, stderr)
+    }
+
+    /// `cd <site> && fencepost run <args> --json`, as the shipped systemd unit starts it.
+    fn start_inside(s: &TestSite, args: &[&str]) -> Running {
+        let mut c = std::process::Command::new(bin());
+        c.current_dir(s.root());
+        Running::spawn(c, args, &[], s.path("run-inside.err"))
+    }
+
+    fn spawn(
+        mut c: std::process::Command,
+        args: &[&str],
+        env: &[(String, String)],
+        stderr: std::path::PathBuf,
+    ) -> Running {
+        c.arg("run")
             .args(args)
             .arg("--json")
             .stdout(Stdio::piped())
@@ -1005,6 +1020,89 @@ fn a_held_item_that_is_due_is_visible_to_operators() {
             ("fencepost_items_held", 0.0),
             ("fencepost_last_cycle_ok", 1.0),
         ],
+    );
+    let (status, _, _) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+}
+
+/// Issue 35.2: `run` wakes for an expiry after any cycle, built or not. A poll cycle that
+/// built nothing used to forget the expiry and take the page down at the next poll.
+#[test]
+fn run_wakes_for_an_expiry_after_a_cycle_that_built_nothing() {
+    let _t = timing();
+    let s = TestSite::new();
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write("fencepost.toml", &format!("{cfg}\n[run]\npoll_secs = 4\n"));
+    let now = Utc::now();
+    // Past the first poll (a cycle that builds nothing), before the second.
+    let expire = now + chrono::Duration::milliseconds(6500);
+    s.item_with(
+        1,
+        "2026-11-01",
+        &format!(
+            "publish_at = {}\nexpire_at = {}\n",
+            rfc3339(now - chrono::Duration::seconds(1)),
+            rfc3339(expire)
+        ),
+        "Gone soon.",
+    );
+    let r = Running::start(&s, &["--serve", "127.0.0.1:0"], &[]);
+    let addr = r.serve_addr();
+    let gone_at = loop {
+        let st = http(&addr, "GET", "/answers/1/", &[]).status;
+        let t = Utc::now();
+        if st == 404 {
+            assert!(t >= expire, "taken down {:?} early", expire - t);
+            break t;
+        }
+        assert!(
+            t < expire + chrono::Duration::seconds(10),
+            "still up: {}",
+            r.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        (gone_at - expire).to_std().unwrap() < TARGET,
+        "gone {:?} after its expiry (the poll is 4 s)",
+        gone_at - expire
+    );
+    let (status, _, _) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+}
+
+/// Issue 35.6: `cd site && fencepost run` (as the shipped systemd unit runs it) wakes on a
+/// file change within `run.debounce_ms`, not at the next poll.
+#[test]
+fn run_started_inside_the_site_wakes_on_file_changes() {
+    let _t = timing();
+    let s = TestSite::new();
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &format!("{cfg}\n[run]\npoll_secs = 600\n"),
+    );
+    s.item(1, "2026-11-01");
+    let r = Running::start_inside(&s, &["--serve", "127.0.0.1:0"]);
+    let first = r.next_cycle(Duration::from_secs(30));
+    assert_eq!(
+        first["publish"]["published"],
+        serde_json::json!([1]),
+        "{first}"
+    );
+    let changed = Instant::now();
+    s.item(2, "2026-11-02");
+    let next = r.next_cycle(Duration::from_secs(10));
+    assert!(
+        changed.elapsed() < Duration::from_secs(3),
+        "woke {:?} after the change",
+        changed.elapsed()
+    );
+    assert_eq!(next["woke_for"][0], "files", "{next}");
+    assert_eq!(
+        next["publish"]["published"],
+        serde_json::json!([2]),
+        "{next}"
     );
     let (status, _, _) = r.terminate(Duration::from_secs(15));
     assert_eq!(status.code(), Some(0));

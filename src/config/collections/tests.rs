@@ -77,3 +77,21 @@ fn midnights_follow_the_zone_across_clock_changes() {
     let d = NaiveDate::from_ymd_opt(2026, 9, 6).unwrap();
     assert_eq!(local_midnight(scl, d).rfc3339(), "2026-09-06T04:00:00Z");
 }
+
+#[test]
+fn a_day_the_zone_skipped_begins_where_the_next_day_does() {
+    // Samoa skipped 2011-12-30: 29 December 23:59:59 (UTC-10) was followed by 31 December
+    // 00:00 (UTC+14), 2011-12-30T10:00:00Z.
+    let apia: chrono_tz::Tz = "Pacific/Apia".parse().unwrap();
+    let skipped = NaiveDate::from_ymd_opt(2011, 12, 30).unwrap();
+    let next = NaiveDate::from_ymd_opt(2011, 12, 31).unwrap();
+    let start = local_midnight(apia, skipped);
+    assert_eq!(start, local_midnight(apia, next));
+    assert_eq!(start.rfc3339(), "2011-12-30T10:00:00Z");
+    // Never earlier than the end of the day before.
+    assert!(
+        start
+            >= local_midnight(apia, NaiveDate::from_ymd_opt(2011, 12, 29).unwrap())
+                .plus_secs(86_400 - 1)
+    );
+}

@@ -139,3 +139,16 @@ fn a_withdrawn_items_edited_file_re_renders_its_notice_once() {
     w.source_hash = None;
     assert_eq!(w.plan(now), Plan::Current);
 }
+
+#[test]
+fn an_edit_due_later_is_an_update_at_its_instant() {
+    // Published from "h1"; the file now says "h2" and is due at 200.
+    let v = view(State::Published, Some("h2"), Some("h1"), 200);
+    assert_eq!(v.plan(Instant(199)), Plan::Embargoed(Instant(200)));
+    assert_eq!(v.plan(Instant(200)), Plan::Act(Action::Update));
+    // An edit due already is an update at once, as before.
+    assert_eq!(
+        view(State::Published, Some("h2"), Some("h1"), 50).plan(Instant(100)),
+        Plan::Act(Action::Update)
+    );
+}

@@ -481,7 +481,8 @@ SELECT body_html FROM page_bodies WHERE item_id = :id;
 
 -- name: public.next_change
 -- Embargo ends still ahead of the ledger: present items that are not public yet (parked
--- ones excepted: they change nothing until re-armed), and the expiry of public ones.
+-- ones excepted: they change nothing until re-armed), the expiry of public ones, and edits
+-- of public ones due later.
 SELECT min(at) FROM (
     SELECT min(publish_at) AS at FROM items
     WHERE state IN ('pending', 'processing', 'withdrawn') AND source_hash IS NOT NULL
@@ -490,6 +491,11 @@ SELECT min(at) FROM (
     UNION ALL
     SELECT min(expire_at) AS at FROM items
     WHERE state = 'published' AND expire_at IS NOT NULL
+    UNION ALL
+    -- An edit of a public item that is due later: an update at that instant.
+    SELECT min(i.publish_at) AS at FROM items i JOIN pages p ON p.item_id = i.id
+    WHERE i.state = 'published' AND i.source_hash IS NOT NULL AND i.source_hash <> p.source_hash
+      AND i.wants_withdrawn = 0 AND i.parked_at IS NULL AND i.publish_at > coalesce(p.due_at, 0)
 ) AS next;
 
 ------------------------------------------------------------------------------ deploys
