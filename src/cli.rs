@@ -194,9 +194,16 @@ pub fn run() -> anyhow::Result<ExitCode> {
         cli.command,
         Command::Init(_) | Command::New(_) | Command::Ledger { .. }
     );
+    // `run` measures the database clock again at every cycle and `serve` decides nothing by
+    // the clock: for them a database away at start is no reason to stop.
+    let soft = matches!(cli.command, Command::Run(_) | Command::Serve(_));
     let clock = match cli.now {
         Some(t) => Clock::Fixed(t),
-        None if uses_ledger => database_clock(&cli.site),
+        None if uses_ledger => match database_clock(&cli.site) {
+            Ok(c) => c,
+            Err(_) if soft => Clock::System,
+            Err(e) => return Err(e),
+        },
         None => Clock::System,
     };
     let ctx = Ctx {
@@ -240,25 +247,30 @@ fn usage_error(e: clap::Error) -> ! {
 }
 
 /// Without `--now`, a shared ledger's clock is the database's: hosts with skewed clocks then
-/// agree on lease expiry and audit times. (A SQLite ledger's clock is this host's.) If the
-/// site or its ledger cannot be opened, the command itself says why.
-fn database_clock(site_dir: &std::path::Path) -> Clock {
+/// agree on due instants, lease expiry and audit times. (A SQLite ledger's clock is this
+/// host's.) A shared ledger whose clock cannot be read is an error, never a fall-back to this
+/// host's clock: a host 30 s fast would publish 30 s early. If the site cannot be opened, the
+/// command itself says why.
+fn database_clock(site_dir: &std::path::Path) -> anyhow::Result<Clock> {
     let Ok(site) = Site::open(site_dir) else {
-        return Clock::System;
+        return Ok(Clock::System);
     };
     if !matches!(
         site.ledger_location(),
         Ok(fencepost::ledger::Location::Postgres(_))
     ) {
-        return Clock::System;
+        return Ok(Clock::System);
     }
-    match site.open_ledger().and_then(|mut l| l.clock_offset_ms()) {
-        Ok(offset_ms) => {
-            tracing::debug!(offset_ms, "using the database clock");
-            Clock::Database { offset_ms }
-        }
-        Err(_) => Clock::System,
-    }
+    let offset_ms = site
+        .open_ledger()
+        .and_then(|mut l| l.clock_offset_ms())
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read the shared ledger's clock ({e}): on a shared ledger every instant is the database's, never this host's; nothing was done. Try again when the database answers"
+            )
+        })?;
+    tracing::debug!(offset_ms, "using the database clock");
+    Ok(Clock::Database { offset_ms })
 }
 
 fn init_logging(verbose: u8) {

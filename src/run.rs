@@ -127,6 +127,10 @@ pub struct CycleReport {
     pub error: Option<String>,
     /// After a failure: when the next attempt is.
     pub retry_at: Option<Instant>,
+    /// The clock the cycle decided by (on a shared ledger, the database's as measured at its
+    /// start): the loop waits by it too.
+    #[serde(skip)]
+    pub clock: Option<Clock>,
 }
 
 impl Default for CycleReport {
@@ -148,6 +152,7 @@ impl Default for CycleReport {
             failed_step: None,
             error: None,
             retry_at: None,
+            clock: None,
         }
     }
 }
@@ -215,6 +220,9 @@ pub fn run(
             &mut memory,
         );
         let config = memory.config.clone().unwrap_or_else(|| site.config.clone());
+        // Wait by the clock the cycle decided by: with a host clock stepped since start, the
+        // startup clock would see the next instant as passed and spin until it comes.
+        let clock = report.clock.unwrap_or(clock);
         let retry_at = schedule_retry(&mut memory, &report, &config, clock.now());
         report.retry_at = retry_at;
         let parked = opts.metrics.and_then(|_| parked(site_dir));

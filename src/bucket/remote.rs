@@ -108,30 +108,9 @@ impl Remote {
         let mut chosen_endpoint = None;
         let (store, kind, prefix): (Arc<dyn ObjectStore>, Kind, String) = match parsed.scheme() {
             "s3" | "s3a" => {
-                let mut b = object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(format!("s3://{bucket}"));
-                let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
-                    .or_else(|_| std::env::var("AWS_ENDPOINT"))
-                    .unwrap_or_default();
-                for (k, v) in settings {
-                    let key: object_store::aws::AmazonS3ConfigKey = k
-                        .parse()
-                        .map_err(|_| bad(&format!("unknown S3 setting {k}")))?;
-                    if key == object_store::aws::AmazonS3ConfigKey::Endpoint {
-                        endpoint = v.to_string();
-                    }
-                    b = b.with_config(key, *v);
-                }
-                if endpoint.starts_with("http://") {
-                    b = b.with_allow_http(true);
-                }
-                if !endpoint.is_empty() {
-                    chosen_endpoint = Some(shown(&endpoint));
-                }
-                let store = b
-                    .build()
-                    .map_err(|e| bad(&redact_userinfo(&e.to_string())))?;
-                (Arc::new(store), CLOUD, prefix)
+                let (store, endpoint) = s3_store(&bucket, settings).map_err(|why| bad(&why))?;
+                chosen_endpoint = endpoint;
+                (store, CLOUD, prefix)
             }
             "gs" => {
                 let store = object_store::gcp::GoogleCloudStorageBuilder::from_env()
@@ -468,6 +447,34 @@ impl Remote {
 
 /// A target URL as errors may show it: without whatever stands before an `@` in its
 /// authority (a key id, a secret), and only its scheme when it does not parse at all.
+/// An S3 store for `bucket` from the environment and `settings`, and the endpoint it is
+/// reached at when one was chosen (credentials masked).
+fn s3_store(
+    bucket: &str,
+    settings: &[(&str, &str)],
+) -> Result<(Arc<dyn ObjectStore>, Option<String>), String> {
+    let mut b = object_store::aws::AmazonS3Builder::from_env().with_url(format!("s3://{bucket}"));
+    let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
+        .or_else(|_| std::env::var("AWS_ENDPOINT"))
+        .unwrap_or_default();
+    for (k, v) in settings {
+        let key: object_store::aws::AmazonS3ConfigKey =
+            k.parse().map_err(|_| format!("unknown S3 setting {k}"))?;
+        if key == object_store::aws::AmazonS3ConfigKey::Endpoint {
+            endpoint = v.to_string();
+        }
+        b = b.with_config(key, *v);
+    }
+    if endpoint.starts_with("http://") {
+        b = b.with_allow_http(true);
+    }
+    let store = b.build().map_err(|e| redact_userinfo(&e.to_string()))?;
+    Ok((
+        Arc::new(store),
+        (!endpoint.is_empty()).then(|| shown(&endpoint)),
+    ))
+}
+
 /// `text` with the user and password of every URL in it replaced by `***`: a store's error
 /// names the URL it failed on, and an endpoint such as `AWS_ENDPOINT_URL=http://key:secret@…`
 /// must never reach a log, an error or JSON.

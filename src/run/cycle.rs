@@ -41,13 +41,20 @@ pub struct Inputs<'a> {
 
 pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
     let started = std::time::Instant::now();
+    // The clock this cycle decides by: on a shared ledger, the database's, measured now. A
+    // database away at start, or a host clock stepped since, never makes a decision by the
+    // host's clock: a cycle that cannot read the database's fails and backs off.
+    let measured = cycle_clock(i.site_dir, i.clock);
+    let clock = measured.clone().unwrap_or(*i.clock);
+    let i = Inputs { clock: &clock, ..i };
     let mut r = CycleReport {
         cycle: i.number,
         woke_for: i.reasons.clone(),
         started_at: i.clock.now(),
+        clock: measured.as_ref().ok().copied(),
         ..CycleReport::default()
     };
-    let mut result = steps(&i, mem, &mut r);
+    let mut result = measured.map(|_| ()).and_then(|()| steps(&i, mem, &mut r));
     if result.is_ok() {
         result = collect(&i, mem, &mut r);
     }
@@ -66,6 +73,30 @@ pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
 }
 
 type StepResult = Result<(), (Step, String)>;
+
+/// The cycle's clock: `--now` as given; on a shared PostgreSQL ledger the database's, with
+/// its offset measured afresh (an error fails the cycle); else this host's.
+fn cycle_clock(site_dir: &Path, clock: &Clock) -> Result<Clock, (Step, String)> {
+    if matches!(clock, Clock::Fixed(_)) {
+        return Ok(*clock);
+    }
+    let site = Site::open(site_dir).map_err(|e| (Step::Config, e.to_string()))?;
+    if !matches!(
+        site.ledger_location(),
+        Ok(crate::ledger::Location::Postgres(_))
+    ) {
+        return Ok(Clock::System);
+    }
+    site.open_ledger()
+        .and_then(|mut l| l.clock_offset_ms())
+        .map(|offset_ms| Clock::Database { offset_ms })
+        .map_err(|e| {
+            (
+                Step::Publish,
+                format!("cannot read the shared ledger's clock ({e}): nothing is decided by this host's clock"),
+            )
+        })
+}
 
 fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
     // 1. The site as it is now (fencepost.toml may have changed).

@@ -1107,3 +1107,124 @@ fn run_started_inside_the_site_wakes_on_file_changes() {
     let (status, _, _) = r.terminate(Duration::from_secs(15));
     assert_eq!(status.code(), Some(0));
 }
+
+/// libfaketime (Debian's `faketime`), which shifts one process's clock: `scripts/test`
+/// installs it, and a test that needs it fails without it.
+fn libfaketime() -> std::path::PathBuf {
+    let found = ["x86_64-linux-gnu", "aarch64-linux-gnu"]
+        .iter()
+        .map(|a| std::path::PathBuf::from(format!("/usr/lib/{a}/faketime/libfaketime.so.1")))
+        .find(|p| p.exists());
+    found.expect(
+        "this test needs libfaketime (Debian's faketime): run scripts/test, which installs it",
+    )
+}
+
+/// Forwards 127.0.0.1:`port` to `to` from `delay` on (a database away for that long).
+fn forward_after(delay: Duration, port: u16, to: String) {
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        for client in listener.incoming() {
+            let (Ok(client), Ok(server)) = (client, TcpStream::connect(&to)) else {
+                continue;
+            };
+            let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut &client, &mut &server);
+                let _ = server.shutdown(Shutdown::Write);
+            });
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut &s2, &mut &c2);
+                let _ = c2.shutdown(Shutdown::Write);
+            });
+        }
+    });
+}
+
+/// Issue 35.1: on a shared PostgreSQL ledger the database's clock decides for the whole life
+/// of `run`. A host 30 s fast (libfaketime on the `run` process only), with the database
+/// away for its first 2 s and its clock stepped 20 s further after start, publishes nothing
+/// before the instant, and publishes at it. (It used to fall back to the host clock for
+/// good when the database was away at start: 29.9 s early.)
+#[test]
+fn run_on_a_shared_ledger_decides_by_the_database_clock_for_its_whole_life() {
+    let _t = timing();
+    let faketime = libfaketime();
+    let s = TestSite::on(Backend::Postgres);
+    let url = s.ledger_url().unwrap();
+    let late_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let real_port = pg().port;
+    forward_after(
+        Duration::from_secs(2),
+        late_port,
+        format!("127.0.0.1:{real_port}"),
+    );
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace(&format!(":{real_port}/"), &format!(":{late_port}/")),
+    );
+    let due = Utc::now() + chrono::Duration::seconds(12);
+    s.item_with(
+        1,
+        "2026-11-01",
+        &format!("publish_at = {}\n", rfc3339(due)),
+        "At its instant.",
+    );
+    let skew = s.path("faketime.rc");
+    std::fs::write(&skew, "+30s\n").unwrap();
+    let env: Vec<(String, String)> = [
+        ("LD_PRELOAD", faketime.display().to_string()),
+        ("FAKETIME_TIMESTAMP_FILE", skew.display().to_string()),
+        ("FAKETIME_NO_CACHE", "1".into()),
+        ("FAKETIME_DONT_FAKE_MONOTONIC", "1".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let r = Running::start(&s, &["--serve", "127.0.0.1:0"], &env);
+    let addr = r.serve_addr();
+    let mut stepped = false;
+    let live_at = loop {
+        let t = Utc::now();
+        if !stepped && t > due - chrono::Duration::seconds(8) {
+            std::fs::write(&skew, "+50s\n").unwrap();
+            stepped = true;
+        }
+        if http(&addr, "GET", "/answers/1/", &[]).status == 200 {
+            assert!(
+                t >= due,
+                "live {:?} before its instant: {}",
+                due - t,
+                r.log()
+            );
+            break t;
+        }
+        assert!(
+            t < due + chrono::Duration::seconds(10),
+            "not live: {}",
+            r.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(stepped);
+    assert!(
+        (live_at - due).to_std().unwrap() < Duration::from_secs(2),
+        "live {:?} after its instant",
+        live_at - due
+    );
+    assert!(
+        r.log().contains("cannot read the shared ledger's clock"),
+        "{}",
+        r.log()
+    );
+    let (status, _, _) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+    drop(url);
+}
