@@ -10,7 +10,8 @@
 //!   aside (`skipped_locked`, exit 0) only when the operation holding it deploys this
 //!   revision or a newer one; otherwise it waits (`deploy.wait_secs`) and then deploys.
 //! - **Parked means stopped.** An operation parked after `deploy.max_attempts` blocks its
-//!   revision (and older ones) at that target until a person re-arms or abandons it.
+//!   revision (and older ones) at that target until a person re-arms or abandons it, or a
+//!   newer revision goes live there, which closes it.
 
 use super::remote::{Remote, RemotePointer};
 use super::{DeployError, Plan};
@@ -160,4 +161,28 @@ mod tests {
         assert_eq!(aside(Some(4), 5), Aside::Wait);
         assert_eq!(aside(None, 5), Aside::Wait);
     }
+}
+
+/// Closes the parked deploy operations on `target` of revisions older than `revision`, now
+/// live there: nothing is left for them to do, and a parked gauge that never falls pages
+/// someone for ever. Each is closed as abandoned, with its audit entry naming the revision
+/// that went past it.
+pub(super) fn close_passed(
+    tx: &crate::ledger::Tx<'_>,
+    target: &str,
+    revision: i64,
+    now: crate::clock::Instant,
+) -> Result<(), crate::ledger::LedgerError> {
+    for op in deploys::parked(tx, target, "deploy")? {
+        if op_revision(&op) < revision {
+            let detail = serde_json::json!({
+                "target": target, "operation": op.id, "closed": "passed",
+                "revision": op_revision(&op), "passed_by": revision,
+            })
+            .to_string();
+            deploys::abandon(tx, &op.id, &detail, now)?;
+            tracing::info!(operation = %op.id, passed_by = revision, "closed a parked deploy a newer revision went past");
+        }
+    }
+    Ok(())
 }

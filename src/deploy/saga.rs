@@ -553,6 +553,7 @@ impl Run<'_, '_> {
             if outcome == Outcome::Deployed {
                 audit::append_once(tx, now, action, &subject, &detail)?;
             }
+            super::claim::close_passed(tx, &target, plan.revision, now)?;
             Ok(true)
         })?;
         if recorded {

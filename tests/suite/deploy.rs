@@ -897,8 +897,9 @@ fn a_parked_deploy_stops_every_later_run_until_abandoned_and_a_newer_revision_pa
     );
 }
 
-/// A newer revision may deploy past a parked older one; the older one stays parked (and
-/// blocks only itself).
+/// A newer revision may deploy past a parked older one (which blocks only itself); once it
+/// is live, the older one is closed (issue 35.10: it has nothing left to do, and the parked
+/// gauge must fall), with an audit entry.
 #[test]
 fn a_newer_revision_deploys_past_a_parked_older_one() {
     let s = site_with_revisions(1);
@@ -921,5 +922,14 @@ fn a_newer_revision_deploys_past_a_parked_older_one() {
         (Some("deployed"), Some(2)),
         "{r}"
     );
-    assert_eq!(s.status()["deploys"][0]["status"], "failed", "still parked");
+    assert_eq!(s.status()["deploys"], serde_json::json!([]), "closed once passed");
+    let log = s.json(&["log", "--limit", "5"]);
+    let closed = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "abandon")
+        .unwrap_or_else(|| panic!("no audit entry: {log}"))
+        .clone();
+    assert!(closed["detail"].as_str().unwrap().contains("\"passed_by\":2"), "{closed}");
 }
