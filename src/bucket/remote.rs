@@ -15,6 +15,9 @@
 //! is the one the user gave, which carries none.
 
 pub use super::pointer::{RemotePointer, RetiredRoot, RETIRED_KEPT};
+mod names;
+pub use names::{canonical, redact_userinfo, shown};
+
 use super::BucketError;
 use futures_util::StreamExt;
 use object_store::path::Path as KeyPath;
@@ -146,7 +149,7 @@ impl Remote {
             store,
             prefix,
             kind,
-            url: url.to_string(),
+            url: canonical(url),
             endpoint: chosen_endpoint,
         })
     }
@@ -157,7 +160,7 @@ impl Remote {
             store,
             prefix: String::new(),
             kind: CLOUD,
-            url: url.to_string(),
+            url: canonical(url),
             endpoint: None,
         }
     }
@@ -475,50 +478,6 @@ fn s3_store(
     ))
 }
 
-/// `text` with the user and password of every URL in it replaced by `***`: a store's error
-/// names the URL it failed on, and an endpoint such as `AWS_ENDPOINT_URL=http://key:secret@…`
-/// must never reach a log, an error or JSON.
-pub fn redact_userinfo(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("://") {
-        let (head, tail) = rest.split_at(i + 3);
-        out.push_str(head);
-        let end = tail
-            .find(|c: char| {
-                c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c.is_whitespace()
-            })
-            .unwrap_or(tail.len());
-        match tail[..end].rfind('@') {
-            Some(at) => {
-                out.push_str("***");
-                out.push_str(&tail[at..end]);
-            }
-            None => out.push_str(&tail[..end]),
-        }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-pub fn shown(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) => {
-            if !u.username().is_empty() || u.password().is_some() {
-                let _ = u.set_username("");
-                let _ = u.set_password(None);
-                return u.to_string().replacen("://", "://***@", 1);
-            }
-            u.to_string()
-        }
-        Err(_) => match url.split_once(':') {
-            Some((scheme, _)) if !scheme.contains('@') => format!("{scheme}:… (not a URL)"),
-            _ => "(not a URL)".to_string(),
-        },
-    }
-}
-
 /// One in-memory store per name, for the process's lifetime (tests run deployers as threads
 /// against the same `memory://name`).
 fn memory_store(name: &str) -> Arc<dyn ObjectStore> {
@@ -570,26 +529,4 @@ fn swap_folder_pointer(
         retryable: true,
     })?;
     Ok(true)
-}
-
-#[cfg(test)]
-mod redact_tests {
-    #[test]
-    fn credentials_in_urls_are_redacted() {
-        let r = super::redact_userinfo(
-            "error sending request for url (http://AKIA:s3cr3t@127.0.0.1:9/b/k?x=1): refused; also https://u@h/p",
-        );
-        assert!(
-            !r.contains("s3cr3t") && !r.contains("AKIA") && !r.contains("u@"),
-            "{r}"
-        );
-        assert!(
-            r.contains("http://***@127.0.0.1:9/b/k?x=1") && r.contains("https://***@h/p"),
-            "{r}"
-        );
-        assert_eq!(
-            super::redact_userinfo("plain http://h:1/x"),
-            "plain http://h:1/x"
-        );
-    }
 }

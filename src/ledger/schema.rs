@@ -19,6 +19,7 @@ pub const SQLITE: &[&str] = &[
     include_str!("sql/sqlite/0007_collections.sql"),
     include_str!("sql/sqlite/0008_site_features.sql"),
     include_str!("sql/sqlite/0009_notices.sql"),
+    include_str!("sql/sqlite/0010_canonical_targets.sql"),
 ];
 
 pub const POSTGRES: &[&str] = &[
@@ -29,6 +30,7 @@ pub const POSTGRES: &[&str] = &[
     include_str!("sql/postgres/0005_notify.sql"),
     include_str!("sql/postgres/0006_site_features.sql"),
     include_str!("sql/postgres/0007_notices.sql"),
+    include_str!("sql/postgres/0008_canonical_targets.sql"),
 ];
 
 /// The schema versions this binary writes.

@@ -842,3 +842,46 @@ fn publish_build_waits_for_the_publisher_holding_its_items() {
     assert_success(&holder.finish());
     assert!(s.current_dir().join("answers/1/index.html").exists());
 }
+
+/// Issue 35.5: one bucket, one name. A deploy under `file:///b` stalls with its new blobs
+/// uploaded while `gc --to file:///b/` runs: the two spellings are one target, so gc waits
+/// for (or protects) the deploy, and the site stays whole. Under two names gc deleted the
+/// blobs the deploy counted on and every origin answered 503.
+#[test]
+fn two_spellings_of_one_target_are_one_target() {
+    let (s, _bucket, url) = one_item_and_a_bucket();
+    let slashed = format!("{url}/");
+    s.json(&["deploy", "--to", &slashed, "--now", NOW]);
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let deploy = Stalled::start(
+        &s,
+        &["deploy", "--to", &url, "--now", NOW],
+        "deploy.after_blobs=sleep(1500)",
+    );
+    deploy.wait_until("deploy.after_blobs");
+    s.json(&[
+        "gc",
+        "--to",
+        &slashed,
+        "--keep",
+        "1",
+        "--grace-secs",
+        "0",
+        "--now",
+        NOW,
+    ]);
+    let out = deploy.finish();
+    assert_success(&out);
+    let ok = s.json(&["verify", "--to", &slashed]);
+    assert_eq!(
+        (ok["ok"].as_bool(), ok["revision"].as_i64()),
+        (Some(true), Some(2)),
+        "{ok}"
+    );
+    serves_every_page(&s, &url);
+    // The ledger knows one target, under its canonical name.
+    let targets = s.status()["targets"].clone();
+    assert_eq!(targets.as_array().map(Vec::len), Some(1), "{targets}");
+    assert_eq!(targets[0]["target"], url.as_str(), "{targets}");
+}

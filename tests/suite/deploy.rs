@@ -922,7 +922,11 @@ fn a_newer_revision_deploys_past_a_parked_older_one() {
         (Some("deployed"), Some(2)),
         "{r}"
     );
-    assert_eq!(s.status()["deploys"], serde_json::json!([]), "closed once passed");
+    assert_eq!(
+        s.status()["deploys"],
+        serde_json::json!([]),
+        "closed once passed"
+    );
     let log = s.json(&["log", "--limit", "5"]);
     let closed = log["entries"]
         .as_array()
@@ -931,5 +935,11 @@ fn a_newer_revision_deploys_past_a_parked_older_one() {
         .find(|e| e["action"] == "abandon")
         .unwrap_or_else(|| panic!("no audit entry: {log}"))
         .clone();
-    assert!(closed["detail"].as_str().unwrap().contains("\"passed_by\":2"), "{closed}");
+    assert!(
+        closed["detail"]
+            .as_str()
+            .unwrap()
+            .contains("\"passed_by\":2"),
+        "{closed}"
+    );
 }

@@ -1,0 +1,115 @@
+//! How a target is named: one canonical name per bucket (what every rule keyed by a target
+//! uses), and URLs shown without their credentials.
+
+/// One bucket, one name: the target `url` names, spelt one way, so every rule keyed by a
+/// target — its lease, the one pending operation, gc's protection, probe memory, what the
+/// ledger records as deployed — sees one target whatever spelling a command was given.
+/// `s3a://` is `s3://`; empty path segments and a trailing slash go (`s3://x/www/` is
+/// `s3://x/www`, `file:///b/` is `file:///b`); a query or fragment is no part of it.
+/// (Two stores that share a bucket name behind different endpoints still share a name:
+/// targets stored before the endpoint was part of it cannot be told apart.)
+pub fn canonical(url: &str) -> String {
+    let Ok(u) = url::Url::parse(url) else {
+        return url.to_string();
+    };
+    let scheme = match u.scheme() {
+        "s3a" => "s3",
+        other => other,
+    };
+    let path: Vec<&str> = u.path().split('/').filter(|s| !s.is_empty()).collect();
+    let host = u.host_str().unwrap_or_default();
+    let path = path.join("/");
+    match (scheme, path.is_empty()) {
+        ("file", true) => "file:///".to_string(),
+        ("file", false) => format!("file:///{path}"),
+        (_, true) => format!("{scheme}://{host}"),
+        (_, false) => format!("{scheme}://{host}/{path}"),
+    }
+}
+
+/// `text` with the user and password of every URL in it replaced by `***`: a store's error
+/// names the URL it failed on, and an endpoint such as `AWS_ENDPOINT_URL=http://key:secret@…`
+/// must never reach a log, an error or JSON.
+pub fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| {
+                c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c.is_whitespace()
+            })
+            .unwrap_or(tail.len());
+        match tail[..end].rfind('@') {
+            Some(at) => {
+                out.push_str("***");
+                out.push_str(&tail[at..end]);
+            }
+            None => out.push_str(&tail[..end]),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+pub fn shown(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            if !u.username().is_empty() || u.password().is_some() {
+                let _ = u.set_username("");
+                let _ = u.set_password(None);
+                return u.to_string().replacen("://", "://***@", 1);
+            }
+            u.to_string()
+        }
+        Err(_) => match url.split_once(':') {
+            Some((scheme, _)) if !scheme.contains('@') => format!("{scheme}:… (not a URL)"),
+            _ => "(not a URL)".to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod canonical_tests {
+    #[test]
+    fn one_bucket_has_one_name() {
+        use super::canonical;
+        for (a, b) in [
+            ("s3://x/www", "s3://x/www/"),
+            ("s3://x/www", "s3a://x//www/"),
+            ("s3://x", "s3://x/"),
+            ("file:///b", "file:///b/"),
+            ("file:///b/c", "file:///b//c/"),
+            ("gs://g/p", "gs://g/p/"),
+        ] {
+            assert_eq!(canonical(a), canonical(b), "{a} {b}");
+            assert_eq!(canonical(a), a);
+        }
+        assert_ne!(canonical("s3://x/www"), canonical("s3://x/www2"));
+        assert_ne!(canonical("s3://x/www"), canonical("s3://y/www"));
+    }
+}
+
+#[cfg(test)]
+mod redact_tests {
+    #[test]
+    fn credentials_in_urls_are_redacted() {
+        let r = super::redact_userinfo(
+            "error sending request for url (http://AKIA:s3cr3t@127.0.0.1:9/b/k?x=1): refused; also https://u@h/p",
+        );
+        assert!(
+            !r.contains("s3cr3t") && !r.contains("AKIA") && !r.contains("u@"),
+            "{r}"
+        );
+        assert!(
+            r.contains("http://***@127.0.0.1:9/b/k?x=1") && r.contains("https://***@h/p"),
+            "{r}"
+        );
+        assert_eq!(
+            super::redact_userinfo("plain http://h:1/x"),
+            "plain http://h:1/x"
+        );
+    }
+}
