@@ -280,6 +280,20 @@ impl Remote {
         }
     }
 
+    /// The sha256 of `rel`'s bytes, hashed as they stream in (a blob is never held whole);
+    /// `None` if it is missing.
+    pub async fn sha256_of(&self, rel: &str) -> Result<Option<String>, BucketError> {
+        use sha2::Digest;
+        let Some((_, mut chunks)) = self.get_stream(rel).await? else {
+            return Ok(None);
+        };
+        let mut h = sha2::Sha256::new();
+        while let Some(chunk) = chunks.next().await {
+            h.update(&chunk?);
+        }
+        Ok(Some(hex::encode(h.finalize())))
+    }
+
     pub async fn delete(&self, rel: &str) -> Result<(), BucketError> {
         match self.store.delete(&self.key(rel)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),

@@ -790,3 +790,57 @@ fn a_scheduled_update_goes_live_at_its_instant_never_before() {
         .current_file("posts/hello/index.html")
         .contains("Details: fences matter more"));
 }
+
+/// Issue 35.10: `verify --to` streams blobs as it hashes them: memory stays bounded however
+/// large the blobs (it used to hold 16 whole blobs at once). Peak RSS measured by GNU time.
+#[test]
+fn verify_streams_blobs_in_bounded_memory() {
+    let time = std::path::Path::new("/usr/bin/time");
+    assert!(time.exists(), "this test needs GNU time (/usr/bin/time, Debian's time): run scripts/test, which installs it");
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    // 24 incompressible 6 MiB files: 16 whole in memory would be 96 MiB.
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    for i in 0..24 {
+        let bytes: Vec<u8> = (0..6 << 20)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            })
+            .collect();
+        std::fs::create_dir_all(s.path("static/big")).unwrap();
+        std::fs::write(s.path(&format!("static/big/{i}.bin")), bytes).unwrap();
+    }
+    s.json(&["publish", "--build", "--now", NOW]);
+    let bucket = tempfile::tempdir().unwrap();
+    let to = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &to, "--now", NOW]);
+    let out = std::process::Command::new(time)
+        .args(["-f", "maxrss_kib=%M"])
+        .arg(bin())
+        .args(["--site"])
+        .arg(s.root())
+        .args(["verify", "--to", &to, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["ok"].as_bool(), v["blobs"].as_i64().map(|b| b >= 24)),
+        (Some(true), Some(true)),
+        "{v}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let kib: u64 = err
+        .lines()
+        .find_map(|l| l.strip_prefix("maxrss_kib="))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no maxrss in {err}"));
+    assert!(kib < 64 * 1024, "verify peaked at {} MiB", kib / 1024);
+}
