@@ -172,6 +172,12 @@ pub struct ServeConfig {
     /// A response whose writes make no progress for this many seconds (a client that stopped
     /// reading) is cut off, and its connection slot given back.
     pub write_timeout_secs: u64,
+    /// Connections one peer address may hold at once; one more is closed (see
+    /// `serve/limits.rs`).
+    pub max_connections_per_ip: usize,
+    /// While a client holds a response back, it must take at least this many bytes a
+    /// second (over 10 s windows), or the connection is cut.
+    pub min_send_bytes_per_sec: u64,
 }
 
 impl Default for ServeConfig {
@@ -185,6 +191,8 @@ impl Default for ServeConfig {
             blob_cache_bytes: 256 * 1024 * 1024,
             bucket_timeout_ms: 5000,
             write_timeout_secs: 30,
+            max_connections_per_ip: 256,
+            min_send_bytes_per_sec: 1024,
         }
     }
 }

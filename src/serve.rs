@@ -6,6 +6,7 @@ pub mod answer;
 pub mod beneath;
 pub mod bucket;
 pub mod http;
+mod limits;
 pub mod paths;
 pub mod watch;
 
@@ -160,18 +161,19 @@ async fn accept_loop(
         .timer(TokioTimer::new())
         .header_read_timeout(Duration::from_secs(limits.header_timeout_secs));
     tokio::pin!(shutdown);
-    let open = Arc::new(OpenConnections::default());
+    let open = Arc::new(limits::OpenConnections::default());
     let served = Served {
         router: &router,
         http1: &http1,
         graceful: &graceful,
         open: &open,
         write_timeout: Duration::from_secs(limits.write_timeout_secs),
+        min_send_rate: limits.min_send_bytes_per_sec,
     };
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
-                Ok((stream, _)) => stream,
+                Ok((stream, peer)) => (stream, peer.ip()),
                 Err(e) => {
                     // Out of descriptors and the like: back off instead of spinning.
                     tracing::warn!(error = %e, "accept failed");
@@ -181,18 +183,25 @@ async fn accept_loop(
             },
             _ = &mut shutdown => break,
         };
+        // One address holds at most its share: one more is closed at once.
+        if !open.admit(peer, limits.max_connections_per_ip) {
+            tracing::debug!(peer = %peer, "refused: this address holds serve.max_connections_per_ip");
+            drop(stream);
+            continue;
+        }
         let permit = match slots.clone().try_acquire_owned() {
             Ok(p) => p,
             Err(_) => {
-                // At capacity: a connection still trickling its first request gives way.
-                open.evict_one_that_never_asked();
+                // At capacity: a connection not answering a request (a trickled head, an
+                // idle keep-alive) gives way.
+                open.evict_one_idle();
                 tokio::select! {
                     p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
                     _ = &mut shutdown => break,
                 }
             }
         };
-        served.connection(stream, permit);
+        served.connection(stream, peer, permit);
     }
     drop(listener);
     let deadline = Duration::from_secs(limits.shutdown_deadline_secs);
@@ -212,27 +221,42 @@ struct Served<'a> {
     router: &'a axum::Router,
     http1: &'a hyper::server::conn::http1::Builder,
     graceful: &'a hyper_util::server::graceful::GracefulShutdown,
-    open: &'a Arc<OpenConnections>,
+    open: &'a Arc<limits::OpenConnections>,
     /// A response that cannot make progress (a reader that stopped reading) gives its slot
     /// back after this long (`serve.write_timeout_secs`).
     write_timeout: std::time::Duration,
+    /// `serve.min_send_bytes_per_sec` (see `limits.rs`).
+    min_send_rate: u64,
 }
 
 impl Served<'_> {
-    /// Serves one accepted connection on a task of its own, holding `permit` until it ends.
-    fn connection(&self, stream: tokio::net::TcpStream, permit: tokio::sync::OwnedSemaphorePermit) {
+    /// Serves one accepted connection on a task of its own, holding `permit` (and its place
+    /// in `peer`'s share) until it ends.
+    fn connection(
+        &self,
+        stream: tokio::net::TcpStream,
+        peer: std::net::IpAddr,
+        permit: tokio::sync::OwnedSemaphorePermit,
+    ) {
         use hyper_util::rt::TokioIo;
         let _ = stream.set_nodelay(true);
+        let stream = limits::MinRate::new(stream, self.min_send_rate);
         let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
         stream.set_write_timeout(Some(self.write_timeout));
-        let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let answering = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let service = {
             use hyper::service::Service as _;
             let inner = hyper_util::service::TowerToHyperService::new(self.router.clone());
-            let asked = asked.clone();
+            let answering = answering.clone();
             hyper::service::service_fn(move |req| {
-                asked.store(true, std::sync::atomic::Ordering::Relaxed);
-                inner.call(req)
+                let guard = limits::Answering::start(&answering);
+                let call = inner.call(req);
+                async move {
+                    let resp = call.await?;
+                    Ok::<_, std::convert::Infallible>(
+                        resp.map(|b| axum::body::Body::new(limits::Guarded::new(b, guard))),
+                    )
+                }
             })
         };
         let conn = self
@@ -251,63 +275,23 @@ impl Served<'_> {
             open.remove(id);
             drop(permit);
         });
-        self.open.add(id, asked, task.abort_handle());
+        // The address's share is given back however the task ends (aborted at capacity too).
+        let share = ShareBack(self.open.clone(), peer);
+        let abort = task.abort_handle();
+        tokio::spawn(async move {
+            let _ = task.await;
+            drop(share);
+        });
+        self.open.add(id, peer, answering, abort);
         let _ = listed.send(());
     }
 }
 
-/// The connections being served, oldest first, and whether each has sent a complete request
-/// head yet: at capacity, the oldest that has not gives way.
-#[derive(Default)]
-struct OpenConnections {
-    next: std::sync::atomic::AtomicU64,
-    list: std::sync::Mutex<std::collections::VecDeque<OpenConnection>>,
-}
+/// Gives back a connection's place in its address's share when dropped.
+struct ShareBack(Arc<limits::OpenConnections>, std::net::IpAddr);
 
-struct OpenConnection {
-    id: u64,
-    asked: Arc<std::sync::atomic::AtomicBool>,
-    abort: tokio::task::AbortHandle,
-}
-
-impl OpenConnections {
-    fn next_id(&self) -> u64 {
-        self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    }
-
-    fn add(
-        &self,
-        id: u64,
-        asked: Arc<std::sync::atomic::AtomicBool>,
-        abort: tokio::task::AbortHandle,
-    ) {
-        self.list
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push_back(OpenConnection { id, asked, abort });
-    }
-
-    fn remove(&self, id: u64) {
-        self.list
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|c| c.id != id);
-    }
-
-    /// Ends the oldest connection that never sent a complete request head, if there is one
-    /// (its slot is given back when its task is dropped).
-    fn evict_one_that_never_asked(&self) {
-        let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = list
-            .iter()
-            .position(|c| !c.asked.load(std::sync::atomic::Ordering::Relaxed))
-        {
-            let c = list.remove(i).expect("found above");
-            tracing::debug!(
-                connection = c.id,
-                "at capacity: a connection that never sent a request gives way"
-            );
-            c.abort.abort();
-        }
+impl Drop for ShareBack {
+    fn drop(&mut self) {
+        self.0.release(self.1);
     }
 }

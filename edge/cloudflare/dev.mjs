@@ -5,12 +5,16 @@
 // (later deploys, rollbacks, gc), the pointer always last, as a deploy writes a bucket.
 //
 //   node edge/cloudflare/dev.mjs --bucket file:///ABS/DIR [--prefix P] --port N
-//        [--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--stats]
+//        [--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--bucket-timeout-ms MS]
+//        [--bucket-delay-ms MS] [--stats]
 //
 // --port 0 takes a free port. Prints one JSON line {"listening":"127.0.0.1:N"} on stdout once
 // the bucket is filled and the Worker answers, then one {"synced":…} line per change it
 // copies (the keys and the sha256 of what it copied, when a few), and serves until killed.
 // --stats sets EDGE_STATS = "1": GET /__fencepost/edge-stats answers the isolate's R2 reads.
+// --bucket-timeout-ms sets BUCKET_TIMEOUT_MS. --bucket-delay-ms (tests) makes the Worker's R2
+// binding slow: every read answers that much later (a small module wraps the binding; the
+// Worker is run unchanged).
 
 import { Miniflare } from "miniflare";
 import { createHash } from "node:crypto";
@@ -23,13 +27,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 function usage(why) {
   process.stderr.write(
     `dev.mjs: ${why}\nusage: node edge/cloudflare/dev.mjs --bucket file:///ABS/DIR [--prefix P] --port N ` +
-      `[--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--stats]\n`,
+      `[--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--bucket-timeout-ms MS] [--bucket-delay-ms MS] [--stats]\n`,
   );
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { bucket: null, prefix: "", port: null, ttl: null, hot: null, stats: false };
+  const o = { bucket: null, prefix: "", port: null, ttl: null, hot: null, timeout: null, delay: 0, stats: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -41,6 +45,8 @@ function parseArgs(argv) {
     else if (a === "--port") o.port = value();
     else if (a === "--pointer-ttl-ms") o.ttl = value();
     else if (a === "--pointer-hot-ms") o.hot = value();
+    else if (a === "--bucket-timeout-ms") o.timeout = value();
+    else if (a === "--bucket-delay-ms") o.delay = Number(value());
     else if (a === "--stats") o.stats = true;
     else usage(`unknown argument ${a}`);
   }
@@ -190,11 +196,31 @@ try {
 const bindings = { PREFIX: o.prefix };
 if (o.ttl !== null) bindings.POINTER_TTL_MS = String(o.ttl);
 if (o.hot !== null) bindings.POINTER_HOT_MS = String(o.hot);
+if (o.timeout !== null) bindings.BUCKET_TIMEOUT_MS = String(o.timeout);
 if (o.stats) bindings.EDGE_STATS = "1";
+if (!Number.isFinite(o.delay) || o.delay < 0) usage("--bucket-delay-ms takes a number of milliseconds");
+// With a delay, a small entry module hands the Worker an R2 binding whose reads answer late.
+const slowBucket = `import worker from "./worker.js";
+const delay = ${o.delay};
+const slow = (site) => ({
+  get: async (k, opts) => { await new Promise((r) => setTimeout(r, delay)); return site.get(k, opts); },
+  head: async (k) => { await new Promise((r) => setTimeout(r, delay)); return site.head(k); },
+});
+export default { fetch: (req, env, ctx) => worker.fetch(req, { ...env, SITE: slow(env.SITE) }, ctx) };
+`;
+const script =
+  o.delay > 0
+    ? {
+        modules: [
+          { type: "ESModule", path: path.join(here, "slow-bucket.mjs"), contents: slowBucket },
+          { type: "ESModule", path: path.join(here, "worker.js"), contents: await fs.readFile(path.join(here, "worker.js"), "utf8") },
+        ],
+      }
+    : { modules: true, scriptPath: path.join(here, "worker.js") };
 const mf = new Miniflare({
-  modules: true,
-  scriptPath: path.join(here, "worker.js"),
-  compatibilityDate: "2024-09-23",
+  ...script,
+  // As wrangler.toml has it: the runtime's behaviour, moved forward on purpose.
+  compatibilityDate: "2025-06-01",
   r2Buckets: ["SITE"],
   bindings,
   host: "127.0.0.1",

@@ -47,7 +47,7 @@ const HEX64 = /^[0-9a-f]{64}$/;
 /**
  * @typedef {{ path: string, sha256: string, bytes: number, content_type: string, cache: string }} Entry
  * @typedef {{ manifest: string, name: string, shards: Map<number, string> }} Live
- * @typedef {{ prefix: string, ttlMs: number, hotMs: number, blobMemory: number, stats: boolean }} Settings
+ * @typedef {{ prefix: string, ttlMs: number, hotMs: number, blobMemory: number, bucketTimeoutMs: number, stats: boolean }} Settings
  */
 
 /** Per-isolate state: the pointer as last read, and what content-addressed objects it holds. */
@@ -60,6 +60,8 @@ const isolate = {
   roots: new Map(),
   /** @type {Map<string, number>} path → shard index */
   shardIndex: new Map(),
+  /** What `shardIndex` holds, in bytes (see KEEP_SHARD_INDEX_BYTES). */
+  shardIndexBytes: 0,
   /** @type {Map<string, Map<string, Entry>>} shard sha256 → path → entry */
   shards: new Map(),
   /** @type {Map<string, ArrayBuffer>} blob sha256 → bytes (oldest first) */
@@ -102,6 +104,7 @@ function readSettings(env) {
     ttlMs: number(env.POINTER_TTL_MS, 1000),
     hotMs: number(env.POINTER_HOT_MS, 100),
     blobMemory: number(env.BLOB_MEMORY_BYTES, DEFAULT_BLOB_MEMORY),
+    bucketTimeoutMs: number(env.BUCKET_TIMEOUT_MS, 5000) || 5000,
     stats: env.EDGE_STATS === "1",
   };
 }
@@ -124,8 +127,12 @@ async function sha256(bytes) {
   return out;
 }
 
-/** Paths whose shard index an isolate remembers (a flood of made-up paths cannot grow it). */
-const KEEP_SHARD_INDEXES = 100_000;
+/**
+ * Bytes of paths whose shard index an isolate remembers: a flood of made-up paths cannot grow
+ * it past this, however long each path is (a count alone let 6,000 paths of 16 KB take
+ * 307 MiB of an isolate's 128 MB). Past it, the index is computed on each request.
+ */
+const KEEP_SHARD_INDEX_BYTES = 4 * 1024 * 1024;
 
 /** The shard a path's entry lives in (the deploy's rule: the first two bytes of its sha256). */
 async function shardOf(/** @type {string} */ path) {
@@ -133,8 +140,32 @@ async function shardOf(/** @type {string} */ path) {
   if (known !== undefined) return known;
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(path)));
   const i = ((d[0] << 8) | d[1]) % 1024;
-  if (isolate.shardIndex.size < KEEP_SHARD_INDEXES) isolate.shardIndex.set(path, i);
+  // A string's characters take two bytes each; a map entry some more.
+  const cost = 2 * path.length + 64;
+  if (isolate.shardIndexBytes + cost <= KEEP_SHARD_INDEX_BYTES) {
+    isolate.shardIndex.set(path, i);
+    isolate.shardIndexBytes += cost;
+  }
   return i;
+}
+
+/**
+ * `call()` — one call to the bucket, reading its answer too — raced against
+ * BUCKET_TIMEOUT_MS: a bucket that does not answer is a 503 after that long, never a request
+ * that hangs (the rule of `serve --from`'s serve.bucket_timeout_ms).
+ * @template T @param {Settings} s @param {string} what @param {() => Promise<T>} call
+ * @returns {Promise<T>}
+ */
+function bucket(s, what, call) {
+  /** @type {any} */
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Unavailable(`the bucket did not answer ${what} within ${s.bucketTimeoutMs} ms`)),
+      s.bucketTimeoutMs,
+    );
+  });
+  return Promise.race([call(), late]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -169,9 +200,11 @@ async function addressed(s, env, ctx, rel, sha, kind, url) {
     return hit.arrayBuffer();
   }
   isolate.reads[kind] += 1;
-  const obj = await env.SITE.get(key(s, rel));
-  if (obj === null) throw new Unavailable(`${rel} is missing from the bucket`);
-  const bytes = await obj.arrayBuffer();
+  const bytes = await bucket(s, `reading ${rel}`, async () => {
+    const obj = await env.SITE.get(key(s, rel));
+    if (obj === null) throw new Unavailable(`${rel} is missing from the bucket`);
+    return obj.arrayBuffer();
+  });
   if ((await sha256(bytes)) !== sha) {
     console.error(`${rel}: the bucket returned bytes that do not hash to ${sha}; refused`);
     throw new Unavailable(`${rel} does not hash to its name; refused`);
@@ -215,23 +248,27 @@ async function current(s, env, ctx, url) {
     return isolate.reading;
   }
   const readAt = Date.now();
-  isolate.reading = readPointer(s, env, ctx, url).then(
-    ({ live, nextChangeAt }) => {
-      isolate.pointer = { validUntil: readAt + ttl(s, nextChangeAt, Date.now()), live };
-      return live;
-    },
-    (e) => {
-      // A failure counts from when it was learned: the requests that waited take its answer.
-      const error = e instanceof Error ? e.message : String(e);
-      isolate.pointer = { validUntil: Date.now() + ttl(s, null, Date.now()), error };
-      throw new Unavailable(error);
-    },
-  );
-  try {
-    return await isolate.reading;
-  } finally {
-    isolate.reading = null;
-  }
+  const reading = readPointer(s, env, ctx, url)
+    .then(
+      ({ live, nextChangeAt }) => {
+        isolate.pointer = { validUntil: readAt + ttl(s, nextChangeAt, Date.now()), live };
+        return live;
+      },
+      (e) => {
+        // A failure counts from when it was learned: the requests that waited take its answer.
+        const error = e instanceof Error ? e.message : String(e);
+        isolate.pointer = { validUntil: Date.now() + ttl(s, null, Date.now()), error };
+        throw new Unavailable(error);
+      },
+    )
+    // Cleared by the read itself, not by the request that started it: a request the client
+    // cancelled never runs its own `finally`, and the isolate would keep a finished read as
+    // "in flight" for ever, never reading the pointer again.
+    .finally(() => {
+      if (isolate.reading === reading) isolate.reading = null;
+    });
+  isolate.reading = reading;
+  return reading;
 }
 
 /**
@@ -240,13 +277,16 @@ async function current(s, env, ctx, url) {
  */
 async function readPointer(s, env, ctx, url) {
   isolate.reads.pointer += 1;
-  const obj = await env.SITE.get(key(s, "current"));
-  if (obj === null) {
-    throw new Unavailable("no revision to serve: the bucket has no pointer yet; run `fencepost deploy`");
-  }
+  const body = await bucket(s, "reading the pointer", async () => {
+    const obj = await env.SITE.get(key(s, "current"));
+    if (obj === null) {
+      throw new Unavailable("no revision to serve: the bucket has no pointer yet; run `fencepost deploy`");
+    }
+    return obj.text();
+  });
   let p;
   try {
-    p = JSON.parse(await obj.text());
+    p = JSON.parse(body);
   } catch (e) {
     throw new Unavailable(`the pointer is not a fencepost pointer: ${e}`);
   }
@@ -365,7 +405,7 @@ async function largeBlob(s, env, ctx, url, e) {
     return hit.body;
   }
   isolate.reads.blob += 1;
-  const obj = await env.SITE.get(key(s, rel));
+  const obj = await bucket(s, `reading ${rel}`, () => env.SITE.get(key(s, rel)));
   if (obj === null) throw new Unavailable(`${rel} is missing from the bucket`);
   const digest = new /** @type {any} */ (crypto).DigestStream("SHA-256");
   const writer = digest.getWriter();
@@ -517,6 +557,8 @@ export async function respond(req, env, ctx) {
         requests: isolate.requests,
         reads: isolate.reads,
         cache_hits: isolate.cacheHits,
+        shard_index_paths: isolate.shardIndex.size,
+        shard_index_bytes: isolate.shardIndexBytes,
       }), {
       headers: { "content-type": "application/json", "cache-control": "no-store" },
     });

@@ -91,6 +91,8 @@ impl Config {
             ("serve.pointer_ttl_ms", n(s.pointer_ttl_ms), (0, 3_600_000), "must be at most 3600000 (an hour)"),
             ("serve.pointer_hot_ms", n(s.pointer_hot_ms), (10, 3_600_000), "must be between 10 and 3600000 (at most one pointer read per 10 ms)"),
             ("serve.max_connections", z(s.max_connections), (1, 1_000_000), "must be between 1 and 1000000"),
+            ("serve.max_connections_per_ip", z(s.max_connections_per_ip), (1, 1_000_000), "must be between 1 and 1000000"),
+            ("serve.min_send_bytes_per_sec", n(s.min_send_bytes_per_sec), (0, 1 << 30), "must be between 0 (no minimum) and 1073741824"),
             ("build.page_size", z(b.page_size), (1, 100_000), build),
             ("build.feed_entries", z(b.feed_entries), (1, 100_000), build),
             ("build.home_entries", z(b.home_entries), (1, 100_000), build),

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Before `posts/secret`'s instant.
 const BEFORE: &str = "2026-12-01T00:00:00Z";
@@ -577,9 +578,9 @@ fn under_load_while_ten_deploys_move_the_pointer_no_error_and_no_mixed_revision(
         // The folder's pointer copied into R2 before the next deploy (dev.mjs's copy is not
         // what is under test: the Worker is).
         edge.wait_pointer(&bucket);
-        std::thread::sleep(std::time::Duration::from_millis(60));
+        std::thread::sleep(Duration::from_millis(60));
     }
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    std::thread::sleep(Duration::from_millis(100));
     stop.store(true, Ordering::Relaxed);
     for r in readers {
         r.join().unwrap();
@@ -757,7 +758,7 @@ fn with_a_warm_cache_the_edge_reads_only_the_pointer_once_per_ttl() {
         edge.get(t);
     }
     let before = edge.stats();
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     for n in 0..1000 {
         let r = edge.get(&targets[n % targets.len()]);
         assert!(r.status == 200 || r.status == 404);
@@ -816,4 +817,78 @@ fn the_wrangler_example_binds_what_the_worker_reads() {
         );
     }
     assert!(worker.contains("env.SITE.get("));
+}
+
+/// Issue 35.8: the Worker keeps `serve --from`'s bounds. Every R2 call is raced against
+/// BUCKET_TIMEOUT_MS: a bucket that does not answer is a 503 after that long, not a request
+/// that hangs for as long as the bucket does (a bucket that answers in time serves as ever).
+#[test]
+fn the_worker_answers_503_when_the_bucket_is_too_slow() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let slow = Edge::start(
+        bucket.path(),
+        "",
+        &[
+            "--bucket-delay-ms",
+            "4000",
+            "--bucket-timeout-ms",
+            "500",
+            "--pointer-ttl-ms",
+            "0",
+        ],
+    );
+    let started = Instant::now();
+    let r = http(&slow.addr, "GET", "/answers/1/", &[]);
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "answered after {:?}",
+        started.elapsed()
+    );
+    drop(slow);
+    let in_time = Edge::start(
+        bucket.path(),
+        "",
+        &[
+            "--bucket-delay-ms",
+            "50",
+            "--bucket-timeout-ms",
+            "2000",
+            "--pointer-ttl-ms",
+            "0",
+        ],
+    );
+    assert_eq!(http(&in_time.addr, "GET", "/answers/1/", &[]).status, 200);
+}
+
+/// Issue 35.8: the Worker's memory of paths has a byte budget, not only a count: a flood of
+/// long made-up paths stays within 4 MiB (6,000 paths of 16 KB used to take 307 MiB).
+#[test]
+fn the_workers_memory_of_paths_has_a_byte_budget() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let edge = Edge::start(bucket.path(), "", &["--stats"]);
+    let long = "x".repeat(8 * 1024);
+    for i in 0..800 {
+        let r = http(&edge.addr, "GET", &format!("/{i}-{long}"), &[]);
+        assert_eq!(r.status, 404);
+    }
+    let stats: Value =
+        serde_json::from_str(&http(&edge.addr, "GET", "/__fencepost/edge-stats", &[]).text())
+            .unwrap();
+    let bytes = stats["shard_index_bytes"].as_u64().unwrap();
+    assert!(bytes <= 4 << 20, "{stats}");
+    assert!(
+        stats["shard_index_paths"].as_u64().unwrap() < 800,
+        "the budget stopped it: {stats}"
+    );
 }

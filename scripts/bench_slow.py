@@ -1,0 +1,145 @@
+"""`scripts/bench slow-clients [N]`: real clients' latency while slow clients attack every slot
+(issue 35, point 9), `fencepost serve` at its defaults against nginx at Debian's default
+limits (worker_processes auto, worker_connections 768, client_header_timeout and send_timeout
+60 s), on the same public/current (N items, default 1000, plus a 16 MiB static file), in the
+same run.
+
+The attack, from eight loopback addresses (127.0.0.2-9), 1,600 connections: half are slow
+readers (a 4 KiB receive buffer, GET the 16 MiB file, take a byte every 200 ms, reconnect when
+cut), half send one real request, read it, then trickle the next head a byte every 200 ms (and
+reconnect when cut). After 3 s of attack, a real client from 127.0.0.1 makes 30 requests (a
+new connection each, 200 ms apart, a 10 s timeout): median and max latency, and failures.
+"""
+import asyncio, os, socket, statistics, subprocess, sys, time
+
+
+async def slow_reader(ip, port, stop):
+    while not stop.is_set():
+        try:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.bind((ip, 0))
+            s.setblocking(False)
+            await asyncio.get_running_loop().sock_connect(s, ("127.0.0.1", port))
+            r, w = await asyncio.open_connection(sock=s)
+            w.write(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+            while not stop.is_set():
+                if not await r.read(1):
+                    break
+                await asyncio.sleep(0.2)
+            w.close()
+        except OSError:
+            await asyncio.sleep(0.05)
+
+
+async def trickler(ip, port, stop):
+    while not stop.is_set():
+        try:
+            r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(ip, 0))
+            w.write(b"GET /answers/1/ HTTP/1.1\r\nHost: x\r\n\r\n")
+            got = b""
+            while b"</html>" not in got:
+                chunk = await r.read(65536)
+                if not chunk:
+                    break
+                got += chunk
+            w.write(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            while not stop.is_set():
+                w.write(b"X")
+                await w.drain()
+                await asyncio.sleep(0.2)
+            w.close()
+        except OSError:
+            await asyncio.sleep(0.05)
+
+
+def real_client(port, n=30):
+    import http.client
+    times, failed = [], 0
+    for _ in range(n):
+        t = time.monotonic()
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("GET", "/answers/1/")
+            ok = c.getresponse().status == 200
+            c.close()
+        except OSError:
+            ok = False
+        if ok:
+            times.append(time.monotonic() - t)
+        else:
+            failed += 1
+        time.sleep(0.2)
+    return times, failed
+
+
+async def attacked(port):
+    stop = asyncio.Event()
+    tasks = []
+    for i in range(8):
+        ip = f"127.0.0.{2 + i}"
+        for _ in range(100):
+            tasks.append(asyncio.create_task(slow_reader(ip, port, stop)))
+            tasks.append(asyncio.create_task(trickler(ip, port, stop)))
+    await asyncio.sleep(3)
+    times, failed = await asyncio.to_thread(real_client, port)
+    stop.set()
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return times, failed
+
+
+def bench_slow(b, n):
+    import resource
+    # 1,600 client sockets, and servers with up to a thousand each: the soft limit of open
+    # files goes to the hard one, for this process and the servers it starts.
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    b.build_fencepost()
+    b.ensure_tool("nginx", "nginx")
+    c = b.corpus(b.TMPFS, n)
+    site = os.path.join(b.TMPFS, f"slow-{n}")
+    b.new_site(site, c)
+    os.makedirs(os.path.join(site, "static"), exist_ok=True)
+    with open(os.path.join(site, "static", "big.bin"), "wb") as f:
+        f.write(b"\x07" * (16 << 20))
+    subprocess.run([b.FP, "--site", site, "publish", "--build", "--now", b.NOW], check=True, stdout=subprocess.DEVNULL)
+    rows = []
+    port = b.free_port()
+    env = dict(os.environ, FENCEPOST_LOG="error")
+    fp = subprocess.Popen([b.FP, "--site", site, "serve", "--bind", f"127.0.0.1:{port}"], env=env, stdout=subprocess.DEVNULL)
+    try:
+        b.wait_http(f"http://127.0.0.1:{port}/answers/1/")
+        rows.append(("fencepost serve (defaults)",) + asyncio.run(attacked(port)))
+    finally:
+        fp.terminate()
+        fp.wait()
+    nport = b.free_port()
+    conf = os.path.join(b.TMPFS, "nginx-slow.conf")
+    open(conf, "w").write(f"""worker_processes auto;
+daemon off;
+pid {b.TMPFS}/nginx-slow.pid;
+error_log {b.TMPFS}/nginx-slow-error.log;
+events {{ worker_connections 768; }}
+http {{
+    access_log off;
+    sendfile on;
+    include /etc/nginx/mime.types;
+    server {{ listen 127.0.0.1:{nport}; root {site}/public/current; }}
+}}
+""")
+    ng = subprocess.Popen(["nginx", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        b.wait_http(f"http://127.0.0.1:{nport}/answers/1/")
+        rows.append(("nginx (Debian's default limits)",) + asyncio.run(attacked(nport)))
+    finally:
+        ng.terminate()
+        ng.wait()
+    print(f"\nreal-client latency under a slow-client attack (1,600 connections from 8 addresses), N={n:,}, 2 cores\n")
+    print("| server | median | max | failed of 30 |")
+    print("|---|---|---|---|")
+    for name, times, failed in rows:
+        med = f"{statistics.median(times) * 1000:.0f} ms" if times else "-"
+        top = f"{max(times) * 1000:.0f} ms" if times else "-"
+        print(f"| {name} | {med} | {top} | {failed} |")

@@ -1,0 +1,233 @@
+//! What one client may hold of a server facing the open internet, so slow clients cannot
+//! starve real ones:
+//!
+//! - **Per address.** At most `serve.max_connections_per_ip` connections from one peer
+//!   address; one more is closed at once (the client may retry). Slow clients that reconnect
+//!   from one address hold that many slots, never all of them.
+//! - **At capacity, the idle give way.** Every slot taken, the oldest connection that is not
+//!   in the middle of answering a request — one still sending its first head, one trickling a
+//!   later head after a first request, one idling between requests — is closed for the new
+//!   one. A connection that is answering keeps its slot while its client reads.
+//! - **A minimum send rate.** While a client holds a response back (the socket will not take
+//!   more), it must take at least `serve.min_send_bytes_per_sec` over each 10 s window, or
+//!   the connection is cut: a reader that takes a byte now and then no longer keeps its slot
+//!   for ever (the write timeout only caught readers that took nothing at all).
+//!
+//! Heads are bounded by hyper's header-read timer (`serve.header_timeout_secs`).
+
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+/// The window over which a held-back response's send rate is measured.
+pub(super) const RATE_WINDOW: Duration = Duration::from_secs(10);
+
+/// The connections being served, oldest first, with how many each holds per address.
+#[derive(Default)]
+pub(super) struct OpenConnections {
+    next: std::sync::atomic::AtomicU64,
+    list: Mutex<VecDeque<OpenConnection>>,
+    per_ip: Mutex<HashMap<IpAddr, usize>>,
+}
+
+struct OpenConnection {
+    id: u64,
+    ip: IpAddr,
+    answering: Arc<AtomicUsize>,
+    abort: tokio::task::AbortHandle,
+}
+
+impl OpenConnections {
+    pub(super) fn next_id(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Counts one more connection from `ip`, unless it holds `cap` already.
+    pub(super) fn admit(&self, ip: IpAddr, cap: usize) -> bool {
+        let mut per_ip = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+        let n = per_ip.entry(ip).or_default();
+        if *n >= cap {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    /// Gives back a connection `admit` counted.
+    pub(super) fn release(&self, ip: IpAddr) {
+        let mut per_ip = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = per_ip.get_mut(&ip) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                per_ip.remove(&ip);
+            }
+        }
+    }
+
+    pub(super) fn add(
+        &self,
+        id: u64,
+        ip: IpAddr,
+        answering: Arc<AtomicUsize>,
+        abort: tokio::task::AbortHandle,
+    ) {
+        self.list
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(OpenConnection {
+                id,
+                ip,
+                answering,
+                abort,
+            });
+    }
+
+    pub(super) fn remove(&self, id: u64) {
+        self.list
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|c| c.id != id);
+    }
+
+    /// Ends the oldest connection that is not answering a request, if there is one (its slot
+    /// is given back when its task is dropped).
+    pub(super) fn evict_one_idle(&self) {
+        let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = list
+            .iter()
+            .position(|c| c.answering.load(Ordering::Relaxed) == 0)
+        {
+            let c = list.remove(i).expect("found above");
+            tracing::debug!(connection = c.id, peer = %c.ip, "at capacity: a connection not answering a request gives way");
+            c.abort.abort();
+        }
+    }
+}
+
+/// Counts a request as being answered from when it arrives until its response body is done
+/// (or dropped): such a connection keeps its slot at capacity.
+pub(super) struct Answering(Arc<AtomicUsize>);
+
+impl Answering {
+    pub(super) fn start(count: &Arc<AtomicUsize>) -> Answering {
+        count.fetch_add(1, Ordering::Relaxed);
+        Answering(count.clone())
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A response body that holds an [`Answering`] until it is done.
+pub(super) struct Guarded<B> {
+    inner: B,
+    _answering: Answering,
+}
+
+impl<B> Guarded<B> {
+    pub(super) fn new(inner: B, answering: Answering) -> Guarded<B> {
+        Guarded {
+            inner,
+            _answering: answering,
+        }
+    }
+}
+
+impl<B: http_body::Body + Unpin> http_body::Body for Guarded<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A stream whose writes, while its peer holds them back, must move at least `min_rate`
+/// bytes a second over each [`RATE_WINDOW`] (see the module's comment).
+pub(super) struct MinRate<S> {
+    inner: S,
+    min_rate: u64,
+    /// Since when writes have been held back, and how much went out since.
+    window: Option<(Instant, u64)>,
+}
+
+impl<S> MinRate<S> {
+    pub(super) fn new(inner: S, min_rate: u64) -> MinRate<S> {
+        MinRate {
+            inner,
+            min_rate,
+            window: None,
+        }
+    }
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for MinRate<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for MinRate<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let min_rate = self.min_rate;
+        match Pin::new(&mut self.inner).poll_write(cx, buf) {
+            Poll::Pending => {
+                if self.window.is_none() {
+                    self.window = Some((Instant::now(), 0));
+                }
+                Poll::Pending
+            }
+            Poll::Ready(Ok(n)) => {
+                if let Some((since, sent)) = self.window.as_mut() {
+                    *sent += n as u64;
+                    if since.elapsed() >= RATE_WINDOW {
+                        let needed = min_rate.saturating_mul(since.elapsed().as_secs());
+                        if *sent < needed {
+                            return Poll::Ready(Err(std::io::Error::new(
+                                std::io::ErrorKind::TimedOut,
+                                "the client took the response slower than serve.min_send_bytes_per_sec",
+                            )));
+                        }
+                        self.window = None;
+                    }
+                }
+                Poll::Ready(Ok(n))
+            }
+            other => other,
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
