@@ -30,6 +30,7 @@ mod pass;
 pub(crate) mod receipt;
 pub use crate::bucket::remote;
 mod saga;
+pub(crate) use saga::lost_lease;
 pub mod verify;
 
 use crate::clock::Clock;

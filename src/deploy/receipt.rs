@@ -33,11 +33,14 @@ pub(crate) async fn finish(
     let plan: RollbackPlan = serde_json::from_str(&op.plan)
         .map_err(|e| DeployError::store(remote, "reading a rollback plan", e))?;
     let now = clock.now();
+    // Every step is written under the target's lease: a run that lost it to a takeover
+    // writes nothing more (the run that took over finishes the receipt).
+    let lost = || super::saga::lost_lease(remote, "finishing a rollback's receipt");
     if op.step == Step::Planned {
         let live = remote.read_pointer().await?;
         let there = live.is_some_and(|(p, _)| p.manifest == plan.root);
         let outcome = if there { "deployed" } else { "superseded" };
-        ledger.write(|tx| {
+        let advanced = ledger.write(|tx| {
             deploys::advance(
                 tx,
                 &op.id,
@@ -48,11 +51,14 @@ pub(crate) async fn finish(
                 now,
             )
         })?;
+        if !advanced {
+            return Err(lost());
+        }
         if !there {
-            ledger.write(|tx| {
+            let closed = ledger.write(|tx| {
                 deploys::advance(tx, &op.id, Step::Pointer, Step::Done, None, held, now)
             })?;
-            return Ok(());
+            return if closed { Ok(()) } else { Err(lost()) };
         }
     }
     let detail = serde_json::json!({
@@ -60,9 +66,17 @@ pub(crate) async fn finish(
     })
     .to_string();
     let subject = format!("rollback:{}", op.id);
-    ledger.write(|tx| {
+    // The receipt goes with the guarded close, in one transaction: without the lease, neither.
+    let closed = ledger.write(|tx| {
+        if !deploys::advance(tx, &op.id, Step::Pointer, Step::Done, None, held, now)? {
+            return Ok(false);
+        }
         audit::append_once(tx, now, audit::AuditAction::Rollback, &subject, &detail)?;
-        deploys::advance(tx, &op.id, Step::Pointer, Step::Done, None, held, now)
+        Ok(true)
     })?;
-    Ok(())
+    if closed {
+        Ok(())
+    } else {
+        Err(lost())
+    }
 }

@@ -574,7 +574,7 @@ pub(super) fn decide(live: Option<&RemotePointer>, plan: &Plan) -> pointer::Deci
     )
 }
 
-fn lost_lease(remote: &Remote, what: &str) -> DeployError {
+pub(crate) fn lost_lease(remote: &Remote, what: &str) -> DeployError {
     DeployError::store(
         remote,
         what,

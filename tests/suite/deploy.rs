@@ -827,6 +827,43 @@ fn a_remote_rollback_killed_after_the_pointer_moved_gets_its_receipt_from_the_ne
     s.cmd(&["verify"]).assert().success();
 }
 
+/// Issue 35.10: a remote rollback's receipt is written under the target's lease. A rollback
+/// paused after moving the pointer loses its lease to a later deploy, which writes the
+/// receipt; resumed, the rollback writes nothing more and says it lost the lease (it used to
+/// report the rollback as its own, done).
+#[test]
+fn a_rollback_that_lost_its_lease_writes_no_receipt_and_says_so() {
+    let s = site_with_revisions(2);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &url, "--revision", "1", "--now", NOW]);
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let paused = Stalled::start(
+        &s,
+        &["rollback", "1", "--to", &url, "--now", NOW],
+        "rollback.remote.after_pointer=sleep(2500)",
+    );
+    paused.wait_until("rollback.remote.after_pointer");
+    // Past the rollback's lease: a deploy takes the target over and finishes the receipt.
+    let r = s.json(&["deploy", "--to", &url, "--now", "2026-12-01T00:05:01Z"]);
+    assert_eq!(r["outcome"], "held", "{r}");
+    assert_eq!(s.audited("rollback"), 1);
+    let out = paused.finish();
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("lost the deploy lease"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(s.audited("rollback"), 1, "one receipt");
+    assert!(s.status()["deploys"].as_array().unwrap().is_empty());
+    assert_eq!(s.json(&["verify", "--to", &url])["ok"], true);
+}
+
 /// Issue 18: a deploy that fails for good is parked after `deploy.max_attempts` (5), and
 /// then every run exits non-zero without planning or uploading anything until a person acts;
 /// `--abandon` closes it (audited), and a newer revision deploys past it.

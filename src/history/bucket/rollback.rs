@@ -88,8 +88,12 @@ async fn rollback_held(
     point_back(remote, clock, &plan, &id, ours, anchor).await?;
     let now = clock.now();
     let outcome = Some("deployed");
-    ledger
+    let advanced = ledger
         .write(|tx| deploys::advance(tx, &id, Step::Planned, Step::Pointer, outcome, held, now))?;
+    if !advanced {
+        // A takeover: the run that holds the target now finishes this rollback's receipt.
+        return Err(crate::deploy::lost_lease(remote, "recording a rollback"));
+    }
     crate::fail_point!("rollback.remote.after_pointer");
     let op = ledger
         .read(|tx| deploys::get(tx, &id))?
