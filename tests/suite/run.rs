@@ -906,28 +906,9 @@ fn an_item_expires_at_its_instant_once_and_the_metrics_count_it() {
         &["--serve", "127.0.0.1:0", "--metrics", "127.0.0.1:0"],
         &[],
     );
-    let addr = r.serve_addr();
     let metrics_addr = r.first["metrics"].as_str().unwrap().to_string();
     // Live until its expiry (never taken down early), then gone within the target.
-    let gone_at = loop {
-        let st = http(&addr, "GET", "/answers/1/", &[]).status;
-        let t = Utc::now();
-        if st == 404 {
-            assert!(t >= expire, "taken down {:?} early", expire - t);
-            break t;
-        }
-        assert!(
-            t < expire + chrono::Duration::seconds(10),
-            "still up 10 s after its expiry: {}",
-            r.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(
-        (gone_at - expire).to_std().unwrap() < TARGET,
-        "gone {:?} after its expiry",
-        gone_at - expire
-    );
+    gone_at_its_expiry(&r, "/answers/1/", expire);
     // The metrics count a cycle when it ends (its build swapped the pointer before that).
     let mut cycles = Vec::new();
     while !cycles.iter().any(|c: &Value| {
@@ -1025,6 +1006,30 @@ fn a_held_item_that_is_due_is_visible_to_operators() {
     assert_eq!(status.code(), Some(0));
 }
 
+/// Polls `path` on the run's origin: never gone before `expire`, gone within [`TARGET`] after.
+fn gone_at_its_expiry(r: &Running, path: &str, expire: DateTime<Utc>) {
+    let addr = r.serve_addr();
+    let gone_at = loop {
+        let st = http(&addr, "GET", path, &[]).status;
+        let t = Utc::now();
+        if st == 404 {
+            assert!(t >= expire, "taken down {:?} early", expire - t);
+            break t;
+        }
+        assert!(
+            t < expire + chrono::Duration::seconds(10),
+            "still up 10 s after its expiry: {}",
+            r.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        (gone_at - expire).to_std().unwrap() < TARGET,
+        "gone {:?} after its expiry",
+        gone_at - expire
+    );
+}
+
 /// Issue 35.2: `run` wakes for an expiry after any cycle, built or not. A poll cycle that
 /// built nothing used to forget the expiry and take the page down at the next poll.
 #[test]
@@ -1047,26 +1052,7 @@ fn run_wakes_for_an_expiry_after_a_cycle_that_built_nothing() {
         "Gone soon.",
     );
     let r = Running::start(&s, &["--serve", "127.0.0.1:0"], &[]);
-    let addr = r.serve_addr();
-    let gone_at = loop {
-        let st = http(&addr, "GET", "/answers/1/", &[]).status;
-        let t = Utc::now();
-        if st == 404 {
-            assert!(t >= expire, "taken down {:?} early", expire - t);
-            break t;
-        }
-        assert!(
-            t < expire + chrono::Duration::seconds(10),
-            "still up: {}",
-            r.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(
-        (gone_at - expire).to_std().unwrap() < TARGET,
-        "gone {:?} after its expiry (the poll is 4 s)",
-        gone_at - expire
-    );
+    gone_at_its_expiry(&r, "/answers/1/", expire);
     let (status, _, _) = r.terminate(Duration::from_secs(15));
     assert_eq!(status.code(), Some(0));
 }
