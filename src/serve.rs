@@ -134,10 +134,10 @@ pub async fn serve_until(
     Ok(())
 }
 
-/// Binds `addr` with a listen queue 4,096 deep (or as deep as the kernel allows): under a
-/// flood of reconnecting slow clients a queue of tokio's default 1,024 overflowed, the kernel
-/// dropped a real client's SYN, and TCP retried it after 1, 2 and 4 s (`scripts/bench
-/// slow-clients` measured one request of 30 at 6.8 s).
+/// Binds `addr` with a listen queue 4,096 deep (or as deep as the kernel allows), not tokio's
+/// 1,024: under a flood of reconnecting clients a full queue makes the kernel drop a real
+/// client's SYN, which TCP retries only after 1, 2, 4 s. (It did not remove the one slow
+/// request `scripts/bench slow-clients` still measures during an attack's opening burst.)
 fn bind_deep(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     let socket = match addr {
         std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
