@@ -201,7 +201,7 @@ pub fn run_with_progress(
     let mut reuse = steps::Reuse::start(&public, opts, at, &fingerprint)?;
     let snap = ledger.snapshot()?;
     let origin = steps::Origin::read(&snap)?;
-    if let Some(built) = steps::already_built(&snap, &public, &fingerprint, opts)? {
+    if let Some(built) = steps::already_built(&snap, &public, &fingerprint, opts, clock.now())? {
         drop(snap);
         crate::fail_point!("build.after_snapshot");
         let report = steps::point_to_built(built, &public, &origin, clock)?;

@@ -558,8 +558,12 @@ impl Snapshot<'_> {
         public::pages(&self.tx)
     }
 
-    pub fn next_change(&self) -> Result<Option<crate::clock::Instant>, LedgerError> {
-        public::next_change(&self.tx)
+    /// The next scheduled change the snapshot knows, as of `now` (see `public.next_change`).
+    pub fn next_change(
+        &self,
+        now: crate::clock::Instant,
+    ) -> Result<Option<crate::clock::Instant>, LedgerError> {
+        public::next_change(&self.tx, now)
     }
 
     pub fn body(&self, id: crate::ledger::items::ItemId) -> Result<Option<String>, LedgerError> {

@@ -221,7 +221,8 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     }
 
     report.revision = ledger.read(ledger::status::revision)?;
-    report.next_change_at = ledger.read(ledger::public::next_change)?;
+    let now = clock.now();
+    report.next_change_at = ledger.read(|tx| ledger::public::next_change(tx, now))?;
     phase("commit");
     Ok(report)
 }

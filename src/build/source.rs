@@ -71,10 +71,11 @@ fn place(coll: &Collection, id: &str, day: Option<NaiveDate>, due: Instant) -> (
 pub(super) fn ledger_source(
     snap: &ledger::Snapshot<'_>,
     site: &Site,
+    now: Instant,
 ) -> Result<Source, BuildError> {
     let revision = snap.revision()?;
     let rows = snap.pages()?;
-    let next_change_at = snap.next_change()?;
+    let next_change_at = snap.next_change(now)?;
     let store = site.image_store();
     let colls = &site.collections;
     let mut images = HashMap::new();

@@ -182,6 +182,7 @@ pub(super) fn already_built(
     public: &Path,
     fingerprint: &str,
     opts: &Options,
+    now: crate::clock::Instant,
 ) -> Result<Option<Built>, BuildError> {
     if opts.preview || opts.full {
         return Ok(None);
@@ -192,7 +193,7 @@ pub(super) fn already_built(
     if !revision::is_complete(&dir) {
         return Ok(None);
     }
-    let next_change_at = snap.next_change()?;
+    let next_change_at = snap.next_change(now)?;
     Ok(Some(Built {
         id,
         name,
@@ -262,7 +263,7 @@ pub(super) fn read_source(
         let mut cache = TreeCache::default();
         tree_source(site, snap.revision()?, clock.now(), &mut cache)
     } else {
-        ledger_source(snap, site)
+        ledger_source(snap, site, clock.now())
     }
 }
 

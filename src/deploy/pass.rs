@@ -189,7 +189,8 @@ async fn settled(
     let live_dir = || RevisionId::new(p.revision, &p.fingerprint).to_string();
     Ok(match saga::decide(Some(p), plan) {
         Decision::Unchanged => {
-            let next = ledger.read(crate::ledger::public::next_change)?;
+            let now = ctx.clock.now();
+            let next = ledger.read(|tx| crate::ledger::public::next_change(tx, now))?;
             refresh_next_change(ctx.remote, next).await?;
             report(Outcome::AlreadyDeployed, PointerOutcome::Unchanged)
         }

@@ -412,7 +412,10 @@ impl Run<'_, '_> {
         let remote = self.ctx.remote;
         let plan = self.plan;
         let ours = self.ctx.ours.clone();
-        let next_change_at = self.ledger.read(crate::ledger::public::next_change)?;
+        let now = self.ctx.clock.now();
+        let next_change_at = self
+            .ledger
+            .read(|tx| crate::ledger::public::next_change(tx, now))?;
         let tip = self.ledger.read(crate::ledger::status::anchor)?;
         for _ in 0..32 {
             let live = remote.read_pointer().await?;

@@ -102,9 +102,9 @@ pub fn body(tx: &Tx<'_>, id: ItemId) -> Result<Option<String>, LedgerError> {
 /// The earliest embargo end among items that are present but not public (parked ones
 /// excepted). Computed from the ledger alone (no clock), so the same ledger always gives the
 /// same answer.
-pub fn next_change(tx: &Tx<'_>) -> Result<Option<Instant>, LedgerError> {
+pub fn next_change(tx: &Tx<'_>, now: Instant) -> Result<Option<Instant>, LedgerError> {
     Ok(tx
-        .one("public.next_change", &[])?
+        .one("public.next_change", crate::args! { "now" => now.0 })?
         .get::<Option<i64>>(0)?
         .map(Instant))
 }

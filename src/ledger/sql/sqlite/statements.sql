@@ -473,10 +473,13 @@ SELECT min(at) FROM (
     SELECT min(expire_at) AS at FROM items
     WHERE state = 'published' AND expire_at IS NOT NULL
     UNION ALL
-    -- An edit of a public item that is due later: an update at that instant.
+    -- An edit of a public item that is due later: an update at that instant. Only instants
+    -- after :now (an edit due already is an update now, not a next change), so the due index
+    -- is read from :now on, not every public item (95 ms at 100,000 items when it was).
     SELECT min(i.publish_at) AS at FROM items i JOIN pages p ON p.item_id = i.id
-    WHERE i.state = 'published' AND i.source_hash IS NOT NULL AND i.source_hash <> p.source_hash
-      AND i.wants_withdrawn = 0 AND i.parked_at IS NULL AND i.publish_at > coalesce(p.due_at, 0)
+    WHERE i.publish_at > :now AND i.state = 'published' AND i.source_hash IS NOT NULL
+      AND i.source_hash <> p.source_hash AND i.wants_withdrawn = 0 AND i.parked_at IS NULL
+      AND i.publish_at > coalesce(p.due_at, 0)
 ) AS next;
 
 ------------------------------------------------------------------------------ deploys
