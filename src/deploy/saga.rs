@@ -21,6 +21,7 @@ use super::remote::{Remote, RemotePointer};
 use super::{Ctx, DeployError, Outcome, Plan, Report};
 use crate::ledger::deploys::{self, Op, Step};
 use crate::ledger::lease::{self, Lease};
+use crate::ledger::public;
 use crate::ledger::{audit, Ledger};
 use crate::output::manifest::{AuditAnchor, Manifest};
 use crate::output::pointer::{self, PointerOutcome};
@@ -413,9 +414,7 @@ impl Run<'_, '_> {
         let plan = self.plan;
         let ours = self.ctx.ours.clone();
         let now = self.ctx.clock.now();
-        let next_change_at = self
-            .ledger
-            .read(|tx| crate::ledger::public::next_change(tx, now))?;
+        let next_change_at = self.ledger.read(|tx| public::next_change(tx, now))?;
         let tip = self.ledger.read(crate::ledger::status::anchor)?;
         for _ in 0..32 {
             let live = remote.read_pointer().await?;
