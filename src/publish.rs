@@ -19,6 +19,7 @@ mod batch;
 mod claims;
 mod guard;
 mod held;
+mod hosts;
 pub mod image;
 mod prepare;
 pub mod stat_cache;
@@ -34,6 +35,8 @@ use crate::ledger::{self, Ledger, LedgerError};
 use crate::site::Site;
 use batch::Batch;
 pub use held::held;
+pub use hosts::host_name;
+pub use sync::Disagreed;
 pub use sync::Held;
 pub use sync::Invalid;
 
@@ -108,6 +111,9 @@ pub struct Report {
     /// Items held as they are because a file of theirs is broken (each also under
     /// `invalid`), with their due instants: what `status`, `run` and `/metrics` report.
     pub held: Vec<Held>,
+    /// Items parked because this host's checkout has them otherwise than the host whose
+    /// write the ledger keeps, naming both hosts (see `fencepost status`).
+    pub disagreed: Vec<Disagreed>,
     /// For each item in `published`: its due instant and the commit's instant (the embargo
     /// lag `fencepost run` reports).
     #[serde(skip)]
@@ -193,11 +199,13 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     report.retried = rearm(&mut ledger, clock.now(), &opts.retry, naming)?;
 
     // 1. Scan and sync.
-    let synced = sync::scan_and_sync(site, &mut ledger, clock, &phase)?;
+    let retry = opts.retry.iter().cloned().collect();
+    let synced = sync::scan_and_sync(site, &mut ledger, clock, &phase, &retry)?;
     report.files_read = synced.files_read;
     report.invalid = synced.invalid;
     report.unclaimed = synced.unclaimed;
     report.held = synced.held_items;
+    report.disagreed = synced.disagreed;
     phase("sync");
 
     // 2. Plan.

@@ -298,14 +298,18 @@ fn schedule_retry(
 }
 
 /// Parked items and deploy operations, for the metrics (None when the ledger cannot be read).
-fn parked(site_dir: &Path) -> Option<(usize, usize)> {
+fn parked(site_dir: &Path) -> Option<metrics::Parked> {
     let site = Site::open(site_dir).ok()?;
     let mut ledger = site.open_ledger().ok()?;
     ledger
         .read(|tx| {
-            let items = crate::ledger::items::parked(tx)?.len();
+            let items = crate::ledger::items::parked(tx)?;
             let ops = crate::ledger::deploys::unfinished(tx)?;
-            Ok((items, ops.iter().filter(|o| o.status == "failed").count()))
+            Ok(metrics::Parked {
+                items: items.len(),
+                disagreeing: items.iter().filter(|p| p.disagreement.is_some()).count(),
+                deploys: ops.iter().filter(|o| o.status == "failed").count(),
+            })
         })
         .ok()
 }

@@ -88,14 +88,16 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("error: {}", super::errors::message(e));
         return Ok(ExitCode::FAILURE);
     }
-    // Broken files or a page the build left out: everything else went out (and was built),
-    // but CI goes red.
+    // Broken files, a page the build left out or a checkout that disagrees with another
+    // host's: everything else went out (and was built), but CI goes red.
     let left_out = built.as_ref().is_some_and(|b| !b.left_out.is_empty());
-    Ok(if r.invalid.is_empty() && !left_out {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(
+        if r.invalid.is_empty() && !left_out && r.disagreed.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        },
+    )
 }
 
 /// The run's options from the command line (`--retry` names parsed).
@@ -166,6 +168,9 @@ fn human(r: &fencepost::publish::Report) -> String {
             "  failed: item {}: {} (retried next run, parked after publish.max_attempts)\n",
             f.id, f.error
         );
+    }
+    for d in &r.disagreed {
+        out += &format!("  DISAGREE: item {}: {}\n", d.id, d.disagreement.describe());
     }
     out
 }

@@ -54,6 +54,15 @@ fn human(o: &Out<'_>) -> String {
         out += &format!("  next embargo ends at {t}\n");
     }
     for p in &s.parked {
+        if p.disagreement.is_some() {
+            out += &format!(
+                "  item {} PARKED (since {}): {}\n",
+                show(&p.id),
+                p.since,
+                p.error.replace("ID", &show(&p.id))
+            );
+            continue;
+        }
         out += &format!(
             "  item {} PARKED after {} attempts (since {}): {}\n    re-arm it: fencepost publish --retry {}\n",
             show(&p.id),

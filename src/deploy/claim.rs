@@ -150,19 +150,6 @@ pub fn aside(holder: Option<i64>, ours: i64) -> Aside {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nobody_steps_aside_for_older_work() {
-        assert_eq!(aside(Some(5), 5), Aside::Skip);
-        assert_eq!(aside(Some(6), 5), Aside::Skip);
-        assert_eq!(aside(Some(4), 5), Aside::Wait);
-        assert_eq!(aside(None, 5), Aside::Wait);
-    }
-}
-
 /// Closes the parked deploy operations on `target` of revisions older than `revision`, now
 /// live there: nothing is left for them to do, and a parked gauge that never falls pages
 /// someone for ever. Each is closed as abandoned, with its audit entry naming the revision
@@ -185,4 +172,17 @@ pub(super) fn close_passed(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nobody_steps_aside_for_older_work() {
+        assert_eq!(aside(Some(5), 5), Aside::Skip);
+        assert_eq!(aside(Some(6), 5), Aside::Skip);
+        assert_eq!(aside(Some(4), 5), Aside::Wait);
+        assert_eq!(aside(None, 5), Aside::Wait);
+    }
 }

@@ -268,6 +268,7 @@ pub fn sync(
     seen: &[Seen<'_>],
     gone: &[&ItemName],
     due: DueRule<'_>,
+    host: &str,
     now: Instant,
 ) -> Result<SyncReport, LedgerError> {
     let mut report = SyncReport::default();
@@ -292,6 +293,7 @@ pub fn sync(
                     "explicit_publish_at" => f.explicit_publish_at.map(|t| t.0),
                     "image_source" => f.image_source,
                     "expire_at" => f.expire_at.map(|t| t.0),
+                    "host" => host,
                     "now" => now.0,
                 },
             )
@@ -305,7 +307,12 @@ pub fn sync(
         .map(|n| {
             Step::exec(
                 "items.mark_gone",
-                args! { "collection" => n.collection.as_ref(), "key" => n.id.as_ref(), "now" => now.0 },
+                args! {
+                    "collection" => n.collection.as_ref(),
+                    "key" => n.id.as_ref(),
+                    "host" => host,
+                    "now" => now.0,
+                },
             )
         })
         .collect();
@@ -538,23 +545,45 @@ pub struct Parked {
     pub attempts: i64,
     pub since: Instant,
     pub error: String,
+    /// Set when it is parked because two hosts' checkouts have it differently.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disagreement: Option<Disagreement>,
+    /// Its file, as the ledger last recorded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 pub fn parked(tx: &Tx<'_>) -> Result<Vec<Parked>, LedgerError> {
     tx.rows("items.parked", &[])?
         .iter()
         .map(|r| {
+            let disagreement = match r.get::<Option<String>>(6)? {
+                Some(other_host) => Some(Disagreement {
+                    ledger_host: r.get(8)?,
+                    ledger_hash: r.get(9)?,
+                    other_host,
+                    other_hash: r.get(7)?,
+                }),
+                None => None,
+            };
             Ok(Parked {
                 name: ItemName::new(&r.get::<String>(4)?, &r.get::<String>(5)?),
                 id: serde_json::Value::from(r.get::<i64>(0)?),
                 attempts: r.get(1)?,
                 since: Instant(r.get(2)?),
-                error: r.get(3)?,
+                error: match &disagreement {
+                    Some(d) => d.describe(),
+                    None => r.get(3)?,
+                },
+                disagreement,
+                file: r.get(10)?,
             })
         })
         .collect()
 }
 
+pub mod hosts;
+pub use hosts::Disagreement;
 mod lookup;
 pub use lookup::{due_of, keys_of, placed, published_by_collection, Placed};
 

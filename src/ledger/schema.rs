@@ -20,6 +20,7 @@ pub const SQLITE: &[&str] = &[
     include_str!("sql/sqlite/0008_site_features.sql"),
     include_str!("sql/sqlite/0009_notices.sql"),
     include_str!("sql/sqlite/0010_canonical_targets.sql"),
+    include_str!("sql/sqlite/0011_hosts.sql"),
 ];
 
 pub const POSTGRES: &[&str] = &[
@@ -31,6 +32,7 @@ pub const POSTGRES: &[&str] = &[
     include_str!("sql/postgres/0006_site_features.sql"),
     include_str!("sql/postgres/0007_notices.sql"),
     include_str!("sql/postgres/0008_canonical_targets.sql"),
+    include_str!("sql/postgres/0009_hosts.sql"),
 ];
 
 /// The schema versions this binary writes.

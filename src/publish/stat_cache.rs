@@ -38,6 +38,16 @@ impl Local {
         Local { path, file }
     }
 
+    /// The source hash this host's checkout had at `path` when it last scanned it.
+    pub fn last_hash(&self, path: &str) -> Option<&str> {
+        self.file.files.get(path).map(|f| f.3.as_str())
+    }
+
+    /// Whether this host remembers any scan of this ledger (a stateless runner does not).
+    pub fn remembers(&self) -> bool {
+        !self.file.files.is_empty()
+    }
+
     /// Gives the ledger's entries this host's stats, where the source hash still agrees.
     pub fn overlay(&self, cache: &mut HashMap<String, CachedFile>) {
         for (path, c) in cache.iter_mut() {

@@ -2,11 +2,13 @@
 //! what they say in the ledger. Broken files are reported and their items held as they are;
 //! everything else is synced.
 
+use super::hosts;
 use super::PublishError;
 use crate::clock::{Clock, Instant};
 use crate::content::{self, Broken, ContentError, Scan};
 use crate::item::ItemName;
 use crate::item::Shown;
+use crate::ledger::items::hosts::{Candidate, Verdict};
 use crate::ledger::items::State;
 use crate::ledger::items::{self, Seen};
 use crate::ledger::{self, Ledger};
@@ -40,6 +42,8 @@ pub struct Synced {
     pub unclaimed: Vec<String>,
     /// The items of `held`, with their files, errors and due instants.
     pub held_items: Vec<Held>,
+    /// Items parked because this host's checkout disagrees with another's (`hosts.rs`).
+    pub disagreed: Vec<Disagreed>,
 }
 
 fn invalid(b: &Broken, site: &Site) -> Invalid {
@@ -73,7 +77,7 @@ fn gone<'c>(
     site: &Site,
     cache: &'c std::collections::HashMap<String, content::CachedFile>,
     scan: &Scan,
-) -> Vec<&'c ItemName> {
+) -> Vec<(&'c str, &'c ItemName)> {
     // Every known file listed and unchanged (each listed path is one cache entry): nothing is
     // gone, and no set of every item is built (the common run: nothing or something new).
     if scan.unchanged.len() == cache.len() {
@@ -95,7 +99,7 @@ fn gone<'c>(
                     || !site.root.join(path).exists()
                     || content::owner(&site.collections, path).is_none())
         })
-        .map(|(_, c)| &c.name)
+        .map(|(path, c)| (path.as_str(), &c.name))
         .collect()
 }
 
@@ -155,12 +159,15 @@ pub(super) fn read_tree(
 }
 
 /// Scans and syncs. Fails only when a folder cannot be listed or the ledger cannot be
-/// written: a broken file is reported in [`Synced::invalid`].
+/// written: a broken file is reported in [`Synced::invalid`]. `retry` names items re-armed by
+/// a person on this host: its checkout's version of them is written even over another
+/// host's (see `hosts.rs`).
 pub fn scan_and_sync(
     site: &Site,
     ledger: &mut Ledger,
     clock: &Clock,
     phase: &dyn Fn(&str),
+    retry: &HashSet<ItemName>,
 ) -> Result<Synced, PublishError> {
     let Tree { scan, cache, local } = read_tree(site, ledger, clock)?;
     phase("scan");
@@ -174,15 +181,72 @@ pub fn scan_and_sync(
         let day = day.and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
         c.due_at(day, explicit).ok()
     };
-    ledger.write(|tx| items::sync(tx, &seen, &gone, &due, now))?;
+    let host = hosts::host_name(site);
+    let candidates = hosts::candidates(local.as_ref(), &cache, &seen, &gone, retry);
+    let verdicts = ledger.write(|tx| {
+        let verdicts = items::hosts::judge(tx, &candidates, &host, now)?;
+        let alone = hosts::left_alone(&candidates, &verdicts);
+        if alone.is_empty() {
+            let gone: Vec<&ItemName> = gone.iter().map(|g| g.1).collect();
+            items::sync(tx, &seen, &gone, &due, &host, now)?;
+        } else {
+            let seen: Vec<Seen<'_>> = seen
+                .iter()
+                .filter(|s| !alone.contains(s.name))
+                .cloned()
+                .collect();
+            let gone: Vec<&ItemName> = gone
+                .iter()
+                .map(|g| g.1)
+                .filter(|n| !alone.contains(n))
+                .collect();
+            items::sync(tx, &seen, &gone, &due, &host, now)?;
+        }
+        Ok(verdicts)
+    })?;
     if let Some(l) = local {
         l.save(&cache, &scan.read, &scan.present());
     }
     crate::fail_point!("publish.after_sync");
     let mut out = synced(site, &scan);
     out.held_items = held_of(site, ledger, &scan, now)?;
+    out.disagreed = disagreed(site, &candidates, verdicts);
     crate::drop_later((scan, cache));
     Ok(out)
+}
+
+/// The items parked for disagreeing checkouts, as the run reports them (each logged).
+fn disagreed(site: &Site, candidates: &[Candidate<'_>], verdicts: Vec<Verdict>) -> Vec<Disagreed> {
+    candidates
+        .iter()
+        .zip(verdicts)
+        .filter_map(|(c, v)| match v {
+            Verdict::Parked {
+                disagreement,
+                newly,
+            } => {
+                let id = Shown(c.name.shown(site.collections.naming));
+                tracing::warn!(item = %id, newly, "{}", disagreement.describe());
+                Some(Disagreed {
+                    id,
+                    disagreement,
+                    newly,
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// An item parked because this host's checkout has it otherwise than the host whose write
+/// the ledger keeps.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Disagreed {
+    pub id: Shown,
+    #[serde(flatten)]
+    pub disagreement: items::Disagreement,
+    /// Parked by this run (else it already was, for the same disagreement).
+    pub newly: bool,
 }
 
 /// What the ledger is told of each file read.
@@ -220,6 +284,7 @@ fn synced(site: &Site, scan: &Scan) -> Synced {
         files_read: scan.read.len(),
         unclaimed,
         held_items: Vec::new(),
+        disagreed: Vec::new(),
     }
 }
 

@@ -15,6 +15,15 @@ struct StepLabel {
     step: &'static str,
 }
 
+/// What the ledger has parked, after a cycle.
+#[derive(Debug, Clone, Copy)]
+pub struct Parked {
+    pub items: usize,
+    /// Of `items`, those parked because two hosts' checkouts disagree.
+    pub disagreeing: usize,
+    pub deploys: usize,
+}
+
 pub struct Metrics {
     registry: Registry,
     cycles: Counter,
@@ -24,6 +33,7 @@ pub struct Metrics {
     expired: Counter,
     failures: Family<StepLabel, Counter>,
     parked_items: Gauge,
+    disagreeing_items: Gauge,
     held_items: Gauge,
     parked_deploys: Gauge,
     revision: Gauge,
@@ -49,6 +59,7 @@ impl Metrics {
             expired: Counter::default(),
             failures: Family::default(),
             parked_items: Gauge::default(),
+            disagreeing_items: Gauge::default(),
             held_items: Gauge::default(),
             parked_deploys: Gauge::default(),
             revision: Gauge::default(),
@@ -101,8 +112,13 @@ impl Metrics {
         );
         registry.register(
             "parked_items",
-            "Items parked after publish.max_attempts failures (fencepost status; publish --retry)",
+            "Items parked: after publish.max_attempts failures, or because two hosts' checkouts disagree (fencepost status; publish --retry)",
             m.parked_items.clone(),
+        );
+        registry.register(
+            "items_disagreeing",
+            "Items parked because two hosts' checkouts have them differently (fencepost status names both hosts); last_cycle_ok is 0 on the host whose checkout disagrees",
+            m.disagreeing_items.clone(),
         );
         registry.register(
             "items_held",
@@ -136,10 +152,8 @@ impl Metrics {
         );
     }
 
-    /// Counts one cycle.
-    /// After a cycle; `parked` is (items, deploy operations) parked in the ledger now, when it
-    /// could be read.
-    pub fn observe(&self, r: &CycleReport, parked: Option<(usize, usize)>) {
+    /// After a cycle; `parked` is what the ledger has parked now, when it could be read.
+    pub fn observe(&self, r: &CycleReport, parked: Option<Parked>) {
         self.cycles.inc();
         if let Some(p) = &r.publish {
             self.published.inc_by(p.published.len() as u64);
@@ -159,10 +173,11 @@ impl Metrics {
         }
         // A cycle that holds a due item back did not carry out what it was there for, even
         // though every step ran: the page is late, and someone must fix its file.
+        // So did one whose checkout disagrees with another host's.
         let holds_due = r
             .publish
             .as_ref()
-            .is_some_and(|p| p.held.iter().any(|h| h.due));
+            .is_some_and(|p| p.held.iter().any(|h| h.due) || !p.disagreed.is_empty());
         if let Some(p) = &r.publish {
             self.held_items.set(p.held.len() as i64);
         }
@@ -171,9 +186,10 @@ impl Metrics {
         if r.revision > 0 {
             self.revision.set(r.revision);
         }
-        if let Some((items, deploys)) = parked {
-            self.parked_items.set(items as i64);
-            self.parked_deploys.set(deploys as i64);
+        if let Some(p) = parked {
+            self.parked_items.set(p.items as i64);
+            self.disagreeing_items.set(p.disagreeing as i64);
+            self.parked_deploys.set(p.deploys as i64);
         }
         self.until_next_change.set(match r.next_change_at {
             Some(t) => (t.0 - r.ended_at.0) as f64 / 1000.0,

@@ -25,6 +25,7 @@ mod failpoints;
 #[cfg(feature = "failpoints")]
 mod faults;
 mod first_run;
+mod hosts;
 mod house;
 mod ledger_contract;
 mod origins;

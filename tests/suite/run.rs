@@ -1214,3 +1214,76 @@ fn run_on_a_shared_ledger_decides_by_the_database_clock_for_its_whole_life() {
     assert_eq!(status.code(), Some(0));
     drop(url);
 }
+
+/// Issue 35.7: two `run` hosts on one PostgreSQL ledger whose checkouts differ by one file
+/// (before: 72 publications of it in 20 s). The host that would write back over the other's
+/// change parks the item, and says so in its cycle's JSON, `status` and both hosts'
+/// `/metrics`; once its checkout agrees, the item is released and nothing moves.
+#[test]
+fn hosts_whose_checkouts_differ_do_not_flip_flop() {
+    let _t = timing();
+    let a = TestSite::on(Backend::Postgres);
+    let b = TestSite::new();
+    b.set_ledger_url(&a.ledger_url().unwrap());
+    let text = |who: &str| {
+        format!("+++\nid = 1\nday = 2026-11-01\ntitle = \"One\"\nprice = 4.99\n+++\n\nAs {who} has it.\n")
+    };
+    for (s, who) in [(&a, "A"), (&b, "B")] {
+        configure(s, "[run]\npoll_secs = 0.2\n");
+        s.write("content/answers/1.md", &text(who));
+    }
+    let host = |h: &str| vec![("FENCEPOST_HOST".to_string(), h.to_string())];
+    let args = ["--serve", "127.0.0.1:0", "--metrics", "127.0.0.1:0"];
+    let ra = Running::start(&a, &args, &host("host-a"));
+    let c = ra.next_cycle(Duration::from_secs(30));
+    assert_eq!(c["publish"]["published"], serde_json::json!([1]), "{c}");
+    // B starts with no memory of its checkout: it trusts it (one update), and from then on
+    // A is the host that would undo a change.
+    let rb = Running::start(&b, &args, &host("host-b"));
+    std::thread::sleep(Duration::from_secs(6));
+    assert_eq!(a.revision(), 2, "one publication, one update, no flip-flop");
+    let cycles: Vec<Value> = ra.lines.try_iter().collect();
+    let d = cycles
+        .iter()
+        .find_map(|c| {
+            c["publish"]["disagreed"]
+                .as_array()
+                .filter(|d| !d.is_empty())
+        })
+        .unwrap_or_else(|| panic!("A never said it disagrees: {cycles:?}"));
+    assert_eq!(d[0]["ledger_host"], "host-b", "{d:?}");
+    assert_eq!(d[0]["other_host"], "host-a", "{d:?}");
+    let page = http(&ra.serve_addr(), "GET", "/answers/1/", &[]).text();
+    assert!(page.contains("As B has it."), "{page}");
+    let st = a.status();
+    assert_eq!(
+        st["parked"][0]["disagreement"]["other_host"], "host-a",
+        "{st}"
+    );
+    for (r, ok) in [(&ra, 0.0), (&rb, 1.0)] {
+        let text = http(r.first["metrics"].as_str().unwrap(), "GET", "/metrics", &[]).text();
+        expect_metrics(
+            &text,
+            &[
+                ("fencepost_items_disagreeing", 1.0),
+                ("fencepost_last_cycle_ok", ok),
+            ],
+        );
+    }
+    // A's checkout comes round to B's: released, and nothing is published again.
+    a.write("content/answers/1.md", &text("B"));
+    wait_for("the item released", || {
+        a.status()["parked"].as_array().is_some_and(Vec::is_empty)
+    });
+    let metrics = ra.first["metrics"].as_str().unwrap().to_string();
+    wait_for("A's metrics to show it", || {
+        let text = http(&metrics, "GET", "/metrics", &[]).text();
+        metric(&text, "fencepost_items_disagreeing") == Some(0.0)
+            && metric(&text, "fencepost_last_cycle_ok") == Some(1.0)
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(a.revision(), 2);
+    let (sa, _, _) = ra.terminate(Duration::from_secs(15));
+    let (sb, _, _) = rb.terminate(Duration::from_secs(15));
+    assert_eq!((sa.code(), sb.code()), (Some(0), Some(0)));
+}

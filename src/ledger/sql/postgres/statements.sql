@@ -72,32 +72,64 @@ FROM items WHERE source_hash IS NOT NULL;
 -- re-arms a parked item). Unchanged rows are never touched: under READ COMMITTED an upsert
 -- that meets a row locks it until the transaction ends even when it changes nothing, and
 -- racing hosts would then queue (and deadlock) on each other's syncs. The stat fields
--- (:size, :mtime_ns, :ino) are this host's and stay out of a shared ledger.
+-- (:size, :mtime_ns, :ino) are this host's and stay out of a shared ledger. :host is who
+-- writes (source_host). An item parked because this host's checkout disagreed
+-- (disagree_host = :host) is released when this host now has what the ledger has: the
+-- checkouts agree (publish/hosts.rs).
 WITH changed AS (
     UPDATE items SET
-        parked_at = CASE WHEN source_hash IS NOT DISTINCT FROM :hash::text THEN parked_at END,
-        attempts = CASE WHEN source_hash IS NOT DISTINCT FROM :hash::text THEN attempts ELSE 0 END,
+        parked_at = CASE WHEN source_hash IS NOT DISTINCT FROM :hash::text
+                          AND disagree_host IS DISTINCT FROM :host::text THEN parked_at END,
+        attempts = CASE WHEN source_hash IS NOT DISTINCT FROM :hash::text
+                         AND disagree_host IS DISTINCT FROM :host::text THEN attempts ELSE 0 END,
+        disagree_hash = CASE WHEN source_hash IS NOT DISTINCT FROM :hash::text
+                              AND disagree_host IS DISTINCT FROM :host::text THEN disagree_hash END,
+        disagree_host = CASE WHEN source_hash IS NOT DISTINCT FROM :hash::text
+                              AND disagree_host IS DISTINCT FROM :host::text THEN disagree_host END,
+        source_host = CASE WHEN source_hash IS NOT DISTINCT FROM :hash::text
+                            AND source_path IS NOT DISTINCT FROM :path::text THEN source_host
+                       ELSE :host::text END,
         explicit_publish_at = :explicit_publish_at::bigint,
         source_path = :path::text, source_hash = :hash::text,
         wants_withdrawn = :wants_withdrawn::bigint, day = :day::text,
         publish_at = :publish_at::bigint, image_source = :image_source::text,
         expire_at = :expire_at::bigint, updated_at = :now::bigint
     WHERE collection = :collection::text AND item_key = :key::text
-      AND (source_hash IS DISTINCT FROM :hash::text OR source_path IS DISTINCT FROM :path::text)
+      AND (source_hash IS DISTINCT FROM :hash::text OR source_path IS DISTINCT FROM :path::text
+           OR disagree_host = :host::text)
     RETURNING id
 )
 INSERT INTO items (collection, item_key, source_path, source_hash, wants_withdrawn, day,
-                   publish_at, explicit_publish_at, image_source, expire_at, updated_at)
+                   publish_at, explicit_publish_at, image_source, expire_at, updated_at,
+                   source_host)
 SELECT :collection::text, :key::text, :path::text, :hash::text, :wants_withdrawn::bigint,
        :day::text, :publish_at::bigint, :explicit_publish_at::bigint, :image_source::text,
-       :expire_at::bigint, :now::bigint
+       :expire_at::bigint, :now::bigint, :host::text
 WHERE NOT EXISTS (SELECT 1 FROM items WHERE collection = :collection::text AND item_key = :key::text)
 ON CONFLICT (collection, item_key) DO NOTHING;
 
 -- name: items.mark_gone
+-- The file is gone from :host's checkout. Like any write of the source fields, it ends a
+-- parking for disagreeing checkouts (it is this host's own change).
 UPDATE items SET source_hash = NULL, source_size = NULL, source_mtime_ns = NULL,
-                 source_ino = NULL, updated_at = :now
+                 source_ino = NULL, updated_at = :now, source_host = :host,
+                 parked_at = CASE WHEN disagree_host IS NULL THEN parked_at END,
+                 disagree_host = NULL, disagree_hash = NULL
 WHERE collection = :collection AND item_key = :key AND source_hash IS NOT NULL;
+
+-- name: items.host_row
+-- What publish/hosts.rs decides a disagreement from.
+SELECT source_host, source_hash, disagree_host, disagree_hash, parked_at IS NOT NULL
+FROM items WHERE collection = :collection AND item_key = :key;
+
+-- name: items.park_disagreement
+-- Parks an item whose row another host wrote and that :host's checkout has otherwise
+-- (:hash; NULL: it lacks the file), if the row is still what was read.
+UPDATE items SET parked_at = coalesce(parked_at, :now::bigint), updated_at = :now::bigint,
+                 disagree_host = :host::text, disagree_hash = :hash::text
+WHERE collection = :collection::text AND item_key = :key::text
+  AND source_host IS NOT DISTINCT FROM :row_host::text
+  AND source_hash IS NOT DISTINCT FROM :row_hash::text;
 
 -- name: items.forget_unpublished
 -- A never-published item whose file is gone leaves no trace, once no run holds it.
@@ -220,14 +252,17 @@ WHERE id = :item AND parked_at IS NULL
               AND fence = :fence AND expires_at > :now);
 
 -- name: items.retry_item
-UPDATE items SET parked_at = NULL, attempts = 0, updated_at = :now WHERE id = :item;
+UPDATE items SET parked_at = NULL, attempts = 0, updated_at = :now,
+                 disagree_host = NULL, disagree_hash = NULL
+WHERE id = :item;
 
 -- name: items.retry_image
 UPDATE images SET parked_at = NULL, attempts = 0, updated_at = :now
 WHERE parked_at IS NOT NULL AND source = (SELECT image_source FROM items WHERE id = :item);
 
 -- name: items.parked
-SELECT id, attempts, parked_at, coalesce(last_error, ''), collection, item_key FROM items
+SELECT id, attempts, parked_at, coalesce(last_error, ''), collection, item_key,
+       disagree_host, disagree_hash, source_host, source_hash, source_path FROM items
 WHERE parked_at IS NOT NULL ORDER BY collection, id;
 
 ------------------------------------------------------------------------------ the commit batch

@@ -60,15 +60,26 @@ FROM items WHERE source_hash IS NOT NULL;
 
 -- name: items.upsert_seen
 -- A changed file (a new source hash) re-arms a parked item: the editor fixed something.
--- A new item's row id is the next free one.
+-- A new item's row id is the next free one. :host is who writes (source_host); an item
+-- parked because this host's checkout disagreed is released when it now agrees (see the
+-- PostgreSQL statement and publish/hosts.rs; a SQLite ledger has one host).
 INSERT INTO items (collection, item_key, source_path, source_hash, source_size, source_mtime_ns,
                    source_ino, wants_withdrawn, day, publish_at, explicit_publish_at,
-                   image_source, expire_at, updated_at)
+                   image_source, expire_at, updated_at, source_host)
 VALUES (:collection, :key, :path, :hash, :size, :mtime_ns, :ino, :wants_withdrawn, :day,
-        :publish_at, :explicit_publish_at, :image_source, :expire_at, :now)
+        :publish_at, :explicit_publish_at, :image_source, :expire_at, :now, :host)
 ON CONFLICT (collection, item_key) DO UPDATE SET
-    parked_at = CASE WHEN items.source_hash IS excluded.source_hash THEN items.parked_at END,
-    attempts = CASE WHEN items.source_hash IS excluded.source_hash THEN items.attempts ELSE 0 END,
+    parked_at = CASE WHEN items.source_hash IS excluded.source_hash
+                      AND items.disagree_host IS NOT excluded.source_host THEN items.parked_at END,
+    attempts = CASE WHEN items.source_hash IS excluded.source_hash
+                     AND items.disagree_host IS NOT excluded.source_host THEN items.attempts ELSE 0 END,
+    disagree_hash = CASE WHEN items.source_hash IS excluded.source_hash
+                          AND items.disagree_host IS NOT excluded.source_host THEN items.disagree_hash END,
+    disagree_host = CASE WHEN items.source_hash IS excluded.source_hash
+                          AND items.disagree_host IS NOT excluded.source_host THEN items.disagree_host END,
+    source_host = CASE WHEN items.source_hash IS excluded.source_hash
+                        AND items.source_path IS excluded.source_path THEN items.source_host
+                   ELSE excluded.source_host END,
     explicit_publish_at = excluded.explicit_publish_at,
     source_path = excluded.source_path, source_hash = excluded.source_hash,
     source_size = excluded.source_size, source_mtime_ns = excluded.source_mtime_ns,
@@ -77,12 +88,24 @@ ON CONFLICT (collection, item_key) DO UPDATE SET
     expire_at = excluded.expire_at, updated_at = excluded.updated_at
 WHERE items.source_hash IS NOT excluded.source_hash OR items.source_path IS NOT excluded.source_path
    OR items.source_size IS NOT excluded.source_size OR items.source_mtime_ns IS NOT excluded.source_mtime_ns
-   OR items.source_ino IS NOT excluded.source_ino;
+   OR items.source_ino IS NOT excluded.source_ino OR items.disagree_host IS excluded.source_host;
 
 -- name: items.mark_gone
 UPDATE items SET source_hash = NULL, source_size = NULL, source_mtime_ns = NULL,
-                 source_ino = NULL, updated_at = :now
+                 source_ino = NULL, updated_at = :now, source_host = :host,
+                 parked_at = CASE WHEN disagree_host IS NULL THEN parked_at END,
+                 disagree_host = NULL, disagree_hash = NULL
 WHERE collection = :collection AND item_key = :key AND source_hash IS NOT NULL;
+
+-- name: items.host_row
+SELECT source_host, source_hash, disagree_host, disagree_hash, parked_at IS NOT NULL
+FROM items WHERE collection = :collection AND item_key = :key;
+
+-- name: items.park_disagreement
+UPDATE items SET parked_at = coalesce(parked_at, :now), updated_at = :now,
+                 disagree_host = :host, disagree_hash = :hash
+WHERE collection = :collection AND item_key = :key
+  AND source_host IS :row_host AND source_hash IS :row_hash;
 
 -- name: items.forget_unpublished
 -- A never-published item whose file is gone leaves no trace, once no run holds it.
@@ -205,14 +228,17 @@ WHERE id = :item AND parked_at IS NULL
               AND fence = :fence AND expires_at > :now);
 
 -- name: items.retry_item
-UPDATE items SET parked_at = NULL, attempts = 0, updated_at = :now WHERE id = :item;
+UPDATE items SET parked_at = NULL, attempts = 0, updated_at = :now,
+                 disagree_host = NULL, disagree_hash = NULL
+WHERE id = :item;
 
 -- name: items.retry_image
 UPDATE images SET parked_at = NULL, attempts = 0, updated_at = :now
 WHERE parked_at IS NOT NULL AND source = (SELECT image_source FROM items WHERE id = :item);
 
 -- name: items.parked
-SELECT id, attempts, parked_at, coalesce(last_error, ''), collection, item_key FROM items
+SELECT id, attempts, parked_at, coalesce(last_error, ''), collection, item_key,
+       disagree_host, disagree_hash, source_host, source_hash, source_path FROM items
 WHERE parked_at IS NOT NULL ORDER BY collection, id;
 
 ------------------------------------------------------------------------------ the commit batch
