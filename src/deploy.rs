@@ -362,7 +362,7 @@ impl Ctx<'_> {
             ledger,
             self.clock,
             &self.owner,
-            &self.remote.url,
+            &self.remote.key,
             self.site.config.deploy.lease_secs,
         )
     }
@@ -377,6 +377,7 @@ pub async fn run_on(
 ) -> Result<Report, DeployError> {
     let mut ledger = site.open_existing_ledger()?;
     let target = remote.url.clone();
+    claim::name_target(&mut ledger, remote)?;
     let ours = ledger.read(crate::ledger::status::ledger_id)?;
     // 1. What a person asked for: abandon a parked operation (and nothing else), or re-arm one.
     if let Some(id) = &opts.abandon {
@@ -394,12 +395,12 @@ pub async fn run_on(
         claim::check_owner(remote, live.as_ref().map(|(p, _)| p), &ours, opts.adopt).await?;
     // 3. Before the first write to a target new to this ledger: does it honour conditional
     // writes at all?
-    let known = ledger.read(|tx| deploys::target(tx, &target))?;
+    let known = ledger.read(|tx| deploys::target(tx, &remote.key))?;
     let store = remote.store_id();
     if !known.is_some_and(|t| t.probed && t.probed_store.as_deref() == Some(store.as_str())) {
         remote.probe().await?;
         let now = clock.now();
-        ledger.write(|tx| deploys::mark_probed(tx, &target, &store, now))?;
+        ledger.write(|tx| deploys::mark_probed(tx, &remote.key, &store, now))?;
     }
     let ctx = Ctx {
         site,

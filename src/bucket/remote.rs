@@ -16,7 +16,7 @@
 
 pub use super::pointer::{RemotePointer, RetiredRoot, RETIRED_KEPT};
 mod names;
-pub use names::{canonical, redact_userinfo, shown};
+pub use names::{canonical, redact_userinfo, shown, target_key};
 
 use super::BucketError;
 use futures_util::StreamExt;
@@ -60,8 +60,11 @@ pub struct Remote {
     store: Arc<dyn ObjectStore>,
     prefix: String,
     kind: Kind,
-    /// As the user gave it (no credentials ever live in it).
+    /// Its canonical name (no credentials ever live in it): what reports show.
     pub url: String,
+    /// What the ledger keys it by (leases, operations, what is deployed where): the name
+    /// and the endpoint of a store reached at one (see `names::target_key`).
+    pub key: String,
     /// The endpoint the store is reached at, when the environment or settings chose one.
     endpoint: Option<String>,
 }
@@ -109,10 +112,12 @@ impl Remote {
         }
         let bucket = parsed.host_str().unwrap_or_default().to_string();
         let mut chosen_endpoint = None;
+        let mut s3_endpoint = None;
         let (store, kind, prefix): (Arc<dyn ObjectStore>, Kind, String) = match parsed.scheme() {
             "s3" | "s3a" => {
                 let (store, endpoint) = s3_store(&bucket, settings).map_err(|why| bad(&why))?;
-                chosen_endpoint = endpoint;
+                chosen_endpoint = endpoint.as_deref().map(shown);
+                s3_endpoint = endpoint;
                 (store, CLOUD, prefix)
             }
             "gs" => {
@@ -150,6 +155,7 @@ impl Remote {
             prefix,
             kind,
             url: canonical(url),
+            key: target_key(url, s3_endpoint.as_deref()),
             endpoint: chosen_endpoint,
         })
     }
@@ -161,6 +167,7 @@ impl Remote {
             prefix: String::new(),
             kind: CLOUD,
             url: canonical(url),
+            key: canonical(url),
             endpoint: None,
         }
     }
@@ -465,7 +472,8 @@ impl Remote {
 /// A target URL as errors may show it: without whatever stands before an `@` in its
 /// authority (a key id, a secret), and only its scheme when it does not parse at all.
 /// An S3 store for `bucket` from the environment and `settings`, and the endpoint it is
-/// reached at when one was chosen (credentials masked).
+/// reached at when one was chosen, as given (credentials and all: only `shown` and
+/// `target_key`, which drop them, ever see it).
 fn s3_store(
     bucket: &str,
     settings: &[(&str, &str)],
@@ -486,10 +494,7 @@ fn s3_store(
         b = b.with_allow_http(true);
     }
     let store = b.build().map_err(|e| redact_userinfo(&e.to_string()))?;
-    Ok((
-        Arc::new(store),
-        (!endpoint.is_empty()).then(|| shown(&endpoint)),
-    ))
+    Ok((Arc::new(store), (!endpoint.is_empty()).then_some(endpoint)))
 }
 
 /// One in-memory store per name, for the process's lifetime (tests run deployers as threads

@@ -102,6 +102,20 @@ pub fn release(ledger: &mut Ledger, clock: &Clock, held: &Lease) {
     }
 }
 
+/// Before anything keyed by `remote`'s target: rows an older fencepost keyed by its bare
+/// name (a store reached at an endpoint of its own) become this key's, once (see
+/// `names::target_key`).
+pub fn name_target(ledger: &mut Ledger, remote: &Remote) -> Result<(), DeployError> {
+    if remote.key == remote.url {
+        return Ok(());
+    }
+    let moved = ledger.write(|tx| deploys::rename_legacy(tx, &remote.url, &remote.key))?;
+    if moved > 0 {
+        tracing::info!(target = %remote.url, key = %remote.key, rows = moved, "the ledger now keys this target by its endpoint too");
+    }
+    Ok(())
+}
+
 /// Takes the target's lease, waiting up to `wait_secs` while another run holds it (gc and
 /// rollback use this: they never act beside a deploy).
 pub async fn take_waiting(
@@ -115,7 +129,7 @@ pub async fn take_waiting(
 ) -> Result<Lease, DeployError> {
     let started = std::time::Instant::now();
     loop {
-        if let Some(held) = take(ledger, clock, owner, &remote.url, secs)? {
+        if let Some(held) = take(ledger, clock, owner, &remote.key, secs)? {
             return Ok(held);
         }
         if started.elapsed().as_secs() >= wait_secs {

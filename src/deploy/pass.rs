@@ -119,7 +119,7 @@ pub(super) async fn attempt(
     }
     let target = &ctx.remote.url;
     // Parked means stopped: nothing is planned or uploaded for a blocked revision.
-    if let Some(op) = claim::parked_blocking(ledger, target, local.revision)? {
+    if let Some(op) = claim::parked_blocking(ledger, &ctx.remote.key, local.revision)? {
         return Ok(Turn::Done(parked(target, &op)));
     }
     let split = layout::split(&local.manifest);
@@ -142,7 +142,7 @@ async fn resume_pending(
     wanted: i64,
 ) -> Result<ControlFlow<Turn, Option<Report>>, DeployError> {
     let target = &ctx.remote.url;
-    let Some(op) = ledger.read(|tx| deploys::pending(tx, target))? else {
+    let Some(op) = ledger.read(|tx| deploys::pending(tx, &ctx.remote.key))? else {
         return Ok(ControlFlow::Continue(None));
     };
     let Some(held) = ctx.take_lease(ledger)? else {
@@ -252,16 +252,19 @@ async fn freeze_and_execute(
     let target = &ctx.remote.url;
     let waiting = || Report::of_plan(target, &plan, Outcome::SkippedLocked);
     let Some(held) = ctx.take_lease(ledger)? else {
-        return Ok(match ledger.read(|tx| deploys::pending(tx, target))? {
-            Some(op) => busy(target, &op, plan.revision),
-            // Held by a rollback, a gc, or a deploy about to plan: look again.
-            None => Turn::Wait(waiting()),
-        });
+        return Ok(
+            match ledger.read(|tx| deploys::pending(tx, &ctx.remote.key))? {
+                Some(op) => busy(target, &op, plan.revision),
+                // Held by a rollback, a gc, or a deploy about to plan: look again.
+                None => Turn::Wait(waiting()),
+            },
+        );
     };
     let id = uuid::Uuid::new_v4().simple().to_string();
     let plan_json = serde_json::to_string(&plan).expect("plans serialise");
     let now = ctx.clock.now();
-    if !ledger.write(|tx| deploys::insert(tx, &id, target, &plan_json, &held, now))? {
+    let key = &ctx.remote.key;
+    if !ledger.write(|tx| deploys::insert(tx, &id, key, &plan_json, &held, now))? {
         // Another deployer planned first (the partial unique index): the next pass decides.
         claim::release(ledger, ctx.clock, &held);
         return Ok(Turn::Wait(waiting()));
@@ -276,7 +279,7 @@ async fn freeze_and_execute(
 
 /// A decided rollback whose receipt was not written yet: written now (if the lease is free).
 async fn finish_rollback(ledger: &mut Ledger, ctx: &Ctx<'_>) -> Result<(), DeployError> {
-    let Some(op) = ledger.read(|tx| deploys::pending_of(tx, &ctx.remote.url, "rollback"))? else {
+    let Some(op) = ledger.read(|tx| deploys::pending_of(tx, &ctx.remote.key, "rollback"))? else {
         return Ok(());
     };
     if let Some(held) = ctx.take_lease(ledger)? {
@@ -338,7 +341,7 @@ pub(super) async fn known_present(
     live: &str,
     public: &Path,
 ) -> Result<Option<Known>, DeployError> {
-    let Some(recorded) = ledger.read(|tx| deploys::target(tx, &remote.url))? else {
+    let Some(recorded) = ledger.read(|tx| deploys::target(tx, &remote.key))? else {
         return Ok(None);
     };
     let (Some(rev), Some(build), Some(manifest)) =

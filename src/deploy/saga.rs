@@ -524,7 +524,7 @@ impl Run<'_, '_> {
     fn record(&mut self, outcome: Outcome, held: &Lease) -> Result<(), DeployError> {
         let now = self.ctx.clock.now();
         let plan = self.plan;
-        let target = self.remote().url.clone();
+        let (target, key) = (self.remote().url.clone(), self.remote().key.clone());
         let detail = serde_json::json!({
             "target": target, "revision": plan.revision, "build": plan.fingerprint,
             "manifest": plan.root, "outcome": outcome.as_str(),
@@ -542,7 +542,7 @@ impl Run<'_, '_> {
             if matches!(outcome, Outcome::Deployed | Outcome::AlreadyDeployed)
                 && !deploys::record_deployed(
                     tx,
-                    &target,
+                    &key,
                     plan.revision,
                     &plan.fingerprint,
                     &plan.root,
@@ -555,7 +555,7 @@ impl Run<'_, '_> {
             if outcome == Outcome::Deployed {
                 audit::append_once(tx, now, action, &subject, &detail)?;
             }
-            super::claim::close_passed(tx, &target, plan.revision, now)?;
+            super::claim::close_passed(tx, &key, plan.revision, now)?;
             Ok(true)
         })?;
         if recorded {

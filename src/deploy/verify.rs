@@ -274,7 +274,7 @@ async fn repair_round(
     let id = uuid::Uuid::new_v4().simple().to_string();
     let plan_json = serde_json::to_string(&plan).expect("plans serialise");
     let now = ctx.clock.now();
-    if !ledger.write(|tx| deploys::insert(tx, &id, &remote.url, &plan_json, &held, now))? {
+    if !ledger.write(|tx| deploys::insert(tx, &id, &remote.key, &plan_json, &held, now))? {
         claim::release(ledger, ctx.clock, &held);
         return Err(DeployError::store(
             remote,

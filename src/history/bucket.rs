@@ -65,6 +65,7 @@ fn with_target<T>(
     let remote = Remote::open(url)?;
     runtime()?.block_on(async {
         let mut ledger = site.open_ledger()?;
+        claim::name_target(&mut ledger, &remote)?;
         let ours = ledger.read(crate::ledger::status::ledger_id)?;
         let live = remote.read_pointer().await?;
         claim::check_owner(&remote, live.as_ref().map(|(p, _)| p), &ours, false).await?;

@@ -269,6 +269,13 @@ pub fn target(tx: &Tx<'_>, target: &str) -> Result<Option<Deployed>, LedgerError
         .transpose()
 }
 
+/// Hands the rows of a target keyed by its bare name `legacy` (before the endpoint was part
+/// of the key) to `key`, unless `key` has rows of its own. Returns how many rows moved.
+pub fn rename_legacy(tx: &Tx<'_>, legacy: &str, key: &str) -> Result<usize, LedgerError> {
+    let a = args! { "legacy" => legacy, "key" => key };
+    Ok(tx.exec("deploys.rename_legacy_target", a)? + tx.exec("deploys.rename_legacy_ops", a)?)
+}
+
 pub fn targets(tx: &Tx<'_>) -> Result<Vec<Deployed>, LedgerError> {
     tx.rows("deploys.targets", &[])?
         .iter()

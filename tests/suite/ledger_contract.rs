@@ -41,7 +41,42 @@ conformance!(
     deploys_and_remote_rollbacks_are_journaled_and_audited,
     collections_and_slug_ids_hold_the_contract,
     racing_processes_publish_once_and_expire_once,
+    a_target_keyed_by_its_bare_name_goes_to_its_endpoints_key_once,
 );
+
+/// Issue 35.5: rows a ledger keyed by a target's bare name before the endpoint was part of
+/// the key go to the first endpoint's key that asks, once, and never over rows of its own.
+fn a_target_keyed_by_its_bare_name_goes_to_its_endpoints_key_once(b: Backend) {
+    use fencepost::ledger::deploys;
+    let s = TestSite::on(b);
+    let mut l = open(&s);
+    let (bare, one, two) = (
+        "s3://x/www",
+        "s3://x/www via http://127.0.0.1:1",
+        "s3://x/www via http://127.0.0.1:2",
+    );
+    l.write(|tx| deploys::mark_probed(tx, bare, bare, at(NOW)))
+        .unwrap();
+    assert!(l.write(|tx| deploys::rename_legacy(tx, bare, one)).unwrap() > 0);
+    assert_eq!(
+        l.write(|tx| deploys::rename_legacy(tx, bare, two)).unwrap(),
+        0
+    );
+    l.write(|tx| deploys::mark_probed(tx, bare, bare, at(NOW)))
+        .unwrap();
+    assert_eq!(
+        l.write(|tx| deploys::rename_legacy(tx, bare, one)).unwrap(),
+        0,
+        "the key has rows of its own"
+    );
+    let targets: Vec<String> = l
+        .read(deploys::targets)
+        .unwrap()
+        .into_iter()
+        .map(|t| t.target)
+        .collect();
+    assert_eq!(targets, [bare, one]);
+}
 
 /// An item with `expire_at`: racing processes publish it once at its instant and withdraw
 /// it once at its expiry — one revision and one audit entry each — and `next_change_at`

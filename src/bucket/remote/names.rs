@@ -6,8 +6,7 @@
 /// ledger records as deployed — sees one target whatever spelling a command was given.
 /// `s3a://` is `s3://`; empty path segments and a trailing slash go (`s3://x/www/` is
 /// `s3://x/www`, `file:///b/` is `file:///b`); a query or fragment is no part of it.
-/// (Two stores that share a bucket name behind different endpoints still share a name:
-/// targets stored before the endpoint was part of it cannot be told apart.)
+/// The endpoint is no part of it: see [`target_key`], which the ledger keys targets by.
 pub fn canonical(url: &str) -> String {
     let Ok(u) = url::Url::parse(url) else {
         return url.to_string();
@@ -25,6 +24,31 @@ pub fn canonical(url: &str) -> String {
         (_, true) => format!("{scheme}://{host}"),
         (_, false) => format!("{scheme}://{host}/{path}"),
     }
+}
+
+/// What the ledger keys a target by: its [`canonical`] name, and for a store reached at an
+/// endpoint of its own (`AWS_ENDPOINT_URL`: MinIO, R2, a test server) that endpoint, without
+/// credentials or a trailing slash — `s3://x/www via http://127.0.0.1:9000`. Two stores that
+/// share a bucket name behind different endpoints are two targets, with a lease, a pending
+/// operation and gc's protection each. A target on AWS's own endpoint keeps its bare name.
+/// (Ledgers written before the endpoint was part of the key name such targets without it:
+/// `deploy::claim::name_target` hands those rows to the first endpoint that uses them.)
+pub fn target_key(url: &str, endpoint: Option<&str>) -> String {
+    let name = canonical(url);
+    let Some(endpoint) = endpoint.filter(|e| !e.is_empty()) else {
+        return name;
+    };
+    let endpoint = match url::Url::parse(endpoint) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string()
+        }
+        Err(_) => endpoint.to_string(),
+    };
+    format!("{name} via {}", endpoint.trim_end_matches('/'))
 }
 
 /// `text` with the user and password of every URL in it replaced by `***`: a store's error
@@ -88,6 +112,20 @@ mod canonical_tests {
             assert_eq!(canonical(a), a);
         }
         assert_ne!(canonical("s3://x/www"), canonical("s3://x/www2"));
+        use super::target_key;
+        assert_eq!(target_key("s3://x/www/", None), "s3://x/www");
+        assert_eq!(
+            target_key("s3a://x/www/", Some("http://K:S@LocalHost:9000/")),
+            "s3://x/www via http://localhost:9000"
+        );
+        assert_eq!(
+            target_key("s3://x/www", Some("http://localhost:9000")),
+            target_key("s3://x/www/", Some("http://localhost:9000/"))
+        );
+        assert_ne!(
+            target_key("s3://x/www", Some("http://localhost:9000")),
+            target_key("s3://x/www", Some("http://localhost:9001"))
+        );
         assert_ne!(canonical("s3://x/www"), canonical("s3://y/www"));
     }
 }

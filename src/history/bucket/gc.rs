@@ -106,7 +106,7 @@ async fn gc_held(
 fn unfinished(ledger: &mut Ledger, remote: &Remote) -> Result<Keep, DeployError> {
     let mut protect = Keep::default();
     let ops = ledger.read(deploys::unfinished)?;
-    for op in ops.into_iter().filter(|op| op.target == remote.url) {
+    for op in ops.into_iter().filter(|op| op.target == remote.key) {
         let Ok(plan) = serde_json::from_str::<serde_json::Value>(&op.plan) else {
             continue;
         };

@@ -55,7 +55,7 @@ async fn rollback_held(
     ours: &str,
 ) -> Result<RemoteRollback, DeployError> {
     // An earlier rollback that died after deciding: finish its receipt first.
-    if let Some(op) = ledger.read(|tx| deploys::pending_of(tx, &remote.url, "rollback"))? {
+    if let Some(op) = ledger.read(|tx| deploys::pending_of(tx, &remote.key, "rollback"))? {
         finish(ledger, clock, remote, &op, held).await?;
     }
     let held_revisions = revisions(remote).await?;
@@ -125,7 +125,7 @@ async fn journal(
     let id = uuid::Uuid::new_v4().simple().to_string();
     let now = clock.now();
     let plan_json = serde_json::to_string(plan).expect("plans serialise");
-    let target = &remote.url;
+    let target = &remote.key;
     if !ledger.write(|tx| deploys::insert_of(tx, &id, target, "rollback", &plan_json, held, now))? {
         let why = "another rollback of this target is pending";
         return Err(DeployError::store(remote, "rolling back", why));

@@ -597,6 +597,16 @@ SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at
        probed_at IS NOT NULL, probed_store
 FROM deploy_targets WHERE target = :target;
 
+-- name: deploys.rename_legacy_target
+-- A target reached at an endpoint of its own was keyed by its bare name before the endpoint
+-- was part of the key: its rows go to the endpoint's key, once, unless that key has rows.
+UPDATE deploy_targets SET target = :key
+WHERE target = :legacy AND NOT EXISTS (SELECT 1 FROM deploy_targets WHERE target = :key);
+
+-- name: deploys.rename_legacy_ops
+UPDATE deploy_ops SET target = :key
+WHERE target = :legacy AND NOT EXISTS (SELECT 1 FROM deploy_ops WHERE target = :key);
+
 -- name: deploys.targets
 SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
        probed_at IS NOT NULL, probed_store
