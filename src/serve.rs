@@ -154,9 +154,10 @@ fn bind_deep(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListe
 /// `serve.header_timeout_secs` (hyper's header-read timer, which also runs while a keep-alive
 /// connection idles), and at most `serve.max_connections` are served at once: a client that
 /// trickles a request, or thousands of them, cannot pin the server open or crowd others out
-/// for longer than that timeout. At capacity, the oldest connection that has not sent a
-/// complete request head yet gives its slot to the new one, so connections that trickle their
-/// heads (slowloris) cannot keep real clients waiting for the header timeout. A response whose
+/// for longer than that timeout. At capacity, every address has a fair share of the slots
+/// and a connection over it gives way to a new one within it (see `serve/limits.rs`), so
+/// connections that trickle their heads (slowloris) or read slowly cannot keep real clients
+/// waiting. A response whose
 /// writes make no progress for `serve.write_timeout_secs` (a client that asked for a large
 /// file and stopped reading) is cut off and its slot given back.
 async fn accept_loop(
@@ -204,10 +205,16 @@ async fn accept_loop(
         }
         let permit = match slots.clone().try_acquire_owned() {
             Ok(p) => p,
+            Err(_) if open.over_share(peer, limits.max_connections) => {
+                // At capacity, from an address over its share: closed at once, and the
+                // accept queue keeps moving (see limits.rs).
+                open.release(peer);
+                drop(stream);
+                continue;
+            }
             Err(_) => {
-                // At capacity: a connection not answering a request (a trickled head, an
-                // idle keep-alive) gives way.
-                open.evict_one_idle();
+                // At capacity: a connection gives way (limits.rs says which).
+                open.evict_one(limits.max_connections);
                 tokio::select! {
                     p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
                     _ = &mut shutdown => break,

@@ -4,10 +4,17 @@
 //! - **Per address.** At most `serve.max_connections_per_ip` connections from one peer
 //!   address; one more is closed at once (the client may retry). Slow clients that reconnect
 //!   from one address hold that many slots, never all of them.
-//! - **At capacity, the idle give way.** Every slot taken, the oldest connection that is not
-//!   in the middle of answering a request — one still sending its first head, one trickling a
-//!   later head after a first request, one idling between requests — is closed for the new
-//!   one. A connection that is answering keeps its slot while its client reads.
+//! - **At capacity, a fair share each.** Every slot taken, the slots are shared evenly among
+//!   the addresses connected. A new connection from an address over its share is closed at
+//!   once, so the accept queue keeps moving: before, the loop waited for a slot with the
+//!   kernel's queue full of reconnecting attackers, and a real client's connection attempts
+//!   were dropped until its third retransmission, 7 s on. A new connection from an address
+//!   within its share takes the slot of the oldest connection not in the middle of answering a
+//!   request (one still sending its first head, one trickling a later head, one idling between
+//!   requests) of the address holding the most, else of any address; failing that, the
+//!   oldest connection of an address over its share gives way, answering or not (a slow
+//!   reader). A connection that is answering keeps its slot otherwise. With one address (a
+//!   proxy in front) it is as before: the oldest idle connection gives way.
 //! - **A minimum send rate.** While a client holds a response back (the socket will not take
 //!   more), it must take at least `serve.min_send_bytes_per_sec` over each 10 s window, or
 //!   the connection is cut: a reader that takes a byte now and then no longer keeps its slot
@@ -93,18 +100,40 @@ impl OpenConnections {
             .retain(|c| c.id != id);
     }
 
-    /// Ends the oldest connection that is not answering a request, if there is one (its slot
-    /// is given back when its task is dropped).
-    pub(super) fn evict_one_idle(&self) {
+    /// At capacity, whether a new connection from `ip` (counted already) is to be closed at
+    /// once: its address holds more than an even share of `capacity` among the addresses
+    /// connected now, and there is another address.
+    pub(super) fn over_share(&self, ip: IpAddr, capacity: usize) -> bool {
+        let per_ip = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+        let share = capacity / per_ip.len().max(1);
+        per_ip.len() > 1 && per_ip.get(&ip).copied().unwrap_or(0) > share.max(1)
+    }
+
+    /// Ends one connection to make room for a new one (its slot is given back when its task
+    /// is dropped): see the module's comment for which. Returns whether one was ended.
+    pub(super) fn evict_one(&self, capacity: usize) -> bool {
+        let heaviest = {
+            let per_ip = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+            let share = capacity / per_ip.len().max(1);
+            per_ip
+                .iter()
+                .max_by_key(|(_, n)| **n)
+                .filter(|(_, n)| **n > share.max(1))
+                .map(|(ip, _)| *ip)
+        };
         let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = list
-            .iter()
-            .position(|c| c.answering.load(Ordering::Relaxed) == 0)
-        {
-            let c = list.remove(i).expect("found above");
-            tracing::debug!(connection = c.id, peer = %c.ip, "at capacity: a connection not answering a request gives way");
-            c.abort.abort();
-        }
+        let idle = |c: &OpenConnection| c.answering.load(Ordering::Relaxed) == 0;
+        let found = heaviest
+            .and_then(|h| list.iter().position(|c| c.ip == h && idle(c)))
+            .or_else(|| list.iter().position(idle))
+            .or_else(|| heaviest.and_then(|h| list.iter().position(|c| c.ip == h)));
+        let Some(i) = found else {
+            return false;
+        };
+        let c = list.remove(i).expect("found above");
+        tracing::debug!(connection = c.id, peer = %c.ip, "at capacity: a connection gives way");
+        c.abort.abort();
+        true
     }
 }
 
@@ -229,5 +258,51 @@ impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for MinRate<S> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two attackers hold every slot of four between them, one of them three: a new
+    /// connection from either is over its share (closed at once), a third address's is
+    /// not, and room is made for it from the heaviest address, answering or not.
+    #[test]
+    fn at_capacity_every_address_has_a_fair_share() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let open = OpenConnections::default();
+        let (a, b, real): (IpAddr, IpAddr, IpAddr) = (
+            "10.0.0.1".parse().unwrap(),
+            "10.0.0.2".parse().unwrap(),
+            "10.0.0.3".parse().unwrap(),
+        );
+        let mut tasks = Vec::new();
+        for ip in [b, a, a, a] {
+            assert!(open.admit(ip, 8));
+            let task = rt.spawn(std::future::pending::<()>());
+            let id = open.next_id();
+            // Every connection is answering (slow readers).
+            open.add(id, ip, Arc::new(AtomicUsize::new(1)), task.abort_handle());
+            tasks.push((ip, task));
+        }
+        assert!(open.admit(a, 8));
+        assert!(open.over_share(a, 4), "a holds 4 of 4 with two addresses");
+        open.release(a);
+        assert!(open.admit(real, 8));
+        assert!(!open.over_share(real, 4));
+        assert!(
+            open.evict_one(4),
+            "the heaviest address gives way, answering or not"
+        );
+        rt.block_on(tokio::task::yield_now());
+        let ended: Vec<IpAddr> = tasks
+            .iter()
+            .filter(|(_, t)| t.is_finished())
+            .map(|(ip, _)| *ip)
+            .collect();
+        assert_eq!(ended, [a]);
     }
 }
