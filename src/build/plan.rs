@@ -33,8 +33,17 @@ pub const SITEMAP_CHUNK: i64 = 50_000;
 pub struct PageInput {
     /// The view, without prev/next (the plan fills them in).
     pub view: ItemPage,
+    /// The commit that first published it.
     pub first_published_at: Instant,
+    /// The commit of its last change.
     pub updated_at: Instant,
+    /// Its date: the instant it was due (never when a publisher happened to commit it), by
+    /// which lists, feeds and prev/next order it.
+    pub due: Instant,
+    /// When it last changed, as the public saw it: the later of `due` and the commit of its
+    /// last change after it went public (its first publication is no change). The same
+    /// content gives the same instant whenever and wherever it was published.
+    pub changed: Instant,
     /// Its collection: an index into [`Collections::list`].
     pub coll: usize,
     /// The date it is ordered by in its collection: its day, or the date it was due.
@@ -42,9 +51,10 @@ pub struct PageInput {
 }
 
 impl PageInput {
-    /// Its place among all pages: by collection, then date, then id.
-    pub fn order(&self) -> (usize, chrono::NaiveDate, &IdView) {
-        (self.coll, self.date, &self.view.id)
+    /// Its place among all pages: by collection, then its date (the instant it was due),
+    /// then id. Prev/next links follow it.
+    pub fn order(&self) -> (usize, Instant, &IdView) {
+        (self.coll, self.due, &self.view.id)
     }
 }
 
@@ -161,13 +171,16 @@ pub fn item_view(pages: &[PageInput], i: usize) -> ItemPage {
 /// Maps a site URL (`/a/b/`) to its file in the revision (`a/b/index.html`).
 pub use crate::content::claims::url_to_path;
 
-/// Publication order, oldest first — (first published, collection, date, id) — of the pages
-/// `which`, as indices into `pages`.
+/// Date order, oldest first — (due instant, collection, date, id) — of the pages `which`, as
+/// indices into `pages`. Never the order publishers committed them in: a fresh ledger on a
+/// CI runner orders the same content the same way. The ledger hands pages over in table
+/// order, which follows publication and so mostly dates: the sort (a merge of sorted runs)
+/// costs little more than a pass.
 fn by_publication(pages: &[PageInput], which: std::ops::Range<usize>) -> Vec<u32> {
     let mut out: Vec<u32> = which.map(|i| i as u32).collect();
     out.sort_by(|&a, &b| {
         let (a, b) = (&pages[a as usize], &pages[b as usize]);
-        (a.first_published_at, a.order()).cmp(&(b.first_published_at, b.order()))
+        (a.due, a.coll, &a.view.id).cmp(&(b.due, b.coll, &b.view.id))
     });
     out
 }
@@ -450,7 +463,7 @@ fn feeds(inp: &Inputs<'_>, of: FeedOf, url: String, by_pub: &[u32], out: &mut Ve
         .rev()
         .take(inp.config.feed_entries)
         .map(|&i| &inp.pages[i as usize])
-        .map(|p| (p.view.clone(), p.updated_at, p.first_published_at))
+        .map(|p| (p.view.clone(), p.changed, p.due))
         .collect();
     let hashes: String = entries
         .iter()
@@ -515,7 +528,7 @@ fn sitemap_chunks(
         by_chunk
             .entry(chunk)
             .or_default()
-            .push((p.view.url.clone(), Some(p.view.updated.clone())));
+            .push((p.view.url.clone(), Some(super::source::date_of(p.changed))));
     }
     for (chunk, urls) in by_chunk {
         let path = format!("sitemaps/{}-{chunk}.xml", coll.name);

@@ -140,7 +140,13 @@ fn page_input(
     image_url: Option<String>,
 ) -> PageInput {
     let day = parse_day(&r.day);
-    let (url, date) = place(coll, &r.key, day, r.due_at.unwrap_or(r.first_published_at));
+    let due = r.due_at.unwrap_or(r.first_published_at);
+    let (url, date) = place(coll, &r.key, day, due);
+    let changed = if r.updated_at > r.first_published_at {
+        r.updated_at.max(due)
+    } else {
+        due
+    };
     PageInput {
         view: ItemPage {
             id: id_view(coll, &r.key),
@@ -152,6 +158,8 @@ fn page_input(
             indexable: r.indexable,
             published: date_of(r.first_published_at),
             updated: date_of(r.updated_at),
+            date: due.rfc3339(),
+            lastmod: changed.rfc3339(),
             prev: None,
             next: None,
             embargoed_until: None,
@@ -164,6 +172,8 @@ fn page_input(
         },
         first_published_at: r.first_published_at,
         updated_at: r.updated_at,
+        due,
+        changed,
         coll: ci,
         date,
     }
@@ -257,6 +267,8 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
             indexable: item.indexable,
             published: date_of(due),
             updated: date_of(due),
+            date: due.rfc3339(),
+            lastmod: due.rfc3339(),
             prev: None,
             next: None,
             embargoed_until: None,
@@ -269,6 +281,8 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
         },
         first_published_at: due,
         updated_at: due,
+        due,
+        changed: due,
         coll: ci,
         date,
     };

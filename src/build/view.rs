@@ -62,10 +62,16 @@ pub struct ItemPage {
     pub day: Option<String>,
     pub image_url: Option<String>,
     pub indexable: bool,
-    /// Date (YYYY-MM-DD) of first publication.
+    /// Date (YYYY-MM-DD) of the commit that first published it (when a publisher ran: not
+    /// reproducible; `date` is the item's own).
     pub published: String,
-    /// Date (YYYY-MM-DD) of the last change.
+    /// Date (YYYY-MM-DD) of the commit of its last change.
     pub updated: String,
+    /// Its date: the instant it was due (RFC 3339), whenever a publisher committed it.
+    pub date: String,
+    /// When it last changed as the public saw it (RFC 3339): the later of `date` and the
+    /// commit of its last change after it went public.
+    pub lastmod: String,
     pub prev: Option<LinkView>,
     pub next: Option<LinkView>,
     /// Preview only: when an embargoed item becomes public.
@@ -93,7 +99,8 @@ pub struct ItemPage {
 pub type Entries = Vec<u32>;
 
 /// One entry as templates see it: the item's id, collection, URL, title, day, first
-/// publication, and its declared fields and `extra`.
+/// publication, date and lastmod, and its declared fields and `extra` (a declared field
+/// named `date` or `lastmod` wins over the built-in one, as it did before they existed).
 #[derive(Debug, Clone, Copy)]
 pub struct EntryView<'a>(pub &'a ItemPage);
 
@@ -101,13 +108,15 @@ impl Serialize for EntryView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let p = self.0;
         let data = parse_data(&p.data);
-        let mut m = s.serialize_map(Some(7 + data.len()))?;
+        let mut m = s.serialize_map(Some(9 + data.len()))?;
         m.serialize_entry("id", &p.id)?;
         m.serialize_entry("collection", &*p.collection)?;
         m.serialize_entry("url", &p.url)?;
         m.serialize_entry("title", &p.title)?;
         m.serialize_entry("day", &p.day)?;
         m.serialize_entry("published", &p.published)?;
+        m.serialize_entry("date", &p.date)?;
+        m.serialize_entry("lastmod", &p.lastmod)?;
         m.serialize_entry("summary_html", &p.summary_html)?;
         for (k, v) in &data {
             m.serialize_entry(k, v)?;

@@ -480,11 +480,15 @@ fn output_hashes(s: &TestSite) -> String {
 
 /// Every file as the release before made it, but `atom.xml`: issue 21 made the feed valid
 /// Atom (RFC 4287: a feed author, `published`, typed links), so its bytes changed on purpose,
-/// to the hash given (the same entries; `tests/site_features.rs` validates it).
+/// to the hash given (the same entries; `tests/site_features.rs` validates it). And the
+/// sitemaps: issue 36 made an entry's `lastmod` the item's own date (when it was due, or its
+/// last change after that), not the day a publisher committed it; `as_written.rs` holds that.
+/// (The 2029 feed changed with it too: the items published late there are dated by their
+/// due instants now, not by that publish.)
 fn same_but_the_feed(now: &str, before: &str, feed_now: &str) {
     let strip = |t: &str| -> String {
         t.lines()
-            .filter(|l| !l.ends_with("  ./atom.xml"))
+            .filter(|l| !l.ends_with("  ./atom.xml") && !l.contains("  ./sitemaps/"))
             .map(|l| format!("{l}\n"))
             .collect()
     };
@@ -532,7 +536,7 @@ fn the_previous_release_keeps_its_output(b: Backend) {
     same_but_the_feed(
         &output_hashes(&s),
         &expected("expected-2029-01-01.txt"),
-        "d3432f0077f34b88292ae47a98278085ea8c7b3b22d551ac66e4430bac5a4de4",
+        "866fbfe90dd1acd3c363e9f4b3c6909a5cbf1220d062f9468dd31d717c47865e",
     );
     s.cmd(&["verify"]).assert().success();
 }

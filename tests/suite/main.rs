@@ -6,6 +6,7 @@
 //!
 //! Run one area: `scripts/test --test suite origins::`.
 
+mod as_written;
 mod bad_input;
 mod browser;
 mod build;

@@ -47,6 +47,8 @@ impl Fields {
         self.field(&e.title);
         self.opt(e.day.as_deref());
         self.field(&e.published);
+        self.field(&e.date);
+        self.field(&e.lastmod);
         self.field(&e.data);
         self.opt(e.summary_html.as_deref());
     }
@@ -154,6 +156,8 @@ pub fn hash_item(
         &v.title,
         &v.published,
         &v.updated,
+        &v.date,
+        &v.lastmod,
         &v.content_hash,
     ] {
         f.field(s);

@@ -21,6 +21,8 @@ fn page(cs: &Collections, coll: usize, id: i64, day: &str, published: i64) -> Pa
             indexable: true,
             published: "2026-01-01".into(),
             updated: "2026-01-01".into(),
+            date: "2026-01-01T00:00:00Z".into(),
+            lastmod: "2026-01-01T00:00:00Z".into(),
             prev: None,
             next: None,
             embargoed_until: None,
@@ -33,6 +35,8 @@ fn page(cs: &Collections, coll: usize, id: i64, day: &str, published: i64) -> Pa
         },
         first_published_at: Instant(published),
         updated_at: Instant(published),
+        due: Instant(published),
+        changed: Instant(published),
         coll,
         date: chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").unwrap(),
     }
@@ -286,6 +290,8 @@ fn every_field_of_an_item_view_changes_its_key() {
         Box::new(|v| v.indexable = false),
         Box::new(|v| v.published.push('x')),
         Box::new(|v| v.updated.push('x')),
+        Box::new(|v| v.date.push('x')),
+        Box::new(|v| v.lastmod.push('x')),
         Box::new(move |v| v.prev = Some(link.clone())),
         Box::new(|v| {
             v.next = Some(LinkView {
@@ -302,7 +308,7 @@ fn every_field_of_an_item_view_changes_its_key() {
     ];
     // A new field must be added to hash_item and above; the count is the reminder (data and
     // the body are covered by content_hash).
-    each_change_changes_the_key(&base, &variants, k, 14);
+    each_change_changes_the_key(&base, &variants, k, 16);
 }
 
 #[test]
@@ -333,6 +339,8 @@ fn every_field_of_a_list_view_changes_its_key() {
         Box::new(|(_, p)| p[1].view.day = None),
         Box::new(|(_, p)| p[1].view.url.push('x')),
         Box::new(|(_, p)| p[1].view.published.push('x')),
+        Box::new(|(_, p)| p[1].view.date.push('x')),
+        Box::new(|(_, p)| p[1].view.lastmod.push('x')),
         Box::new(|(_, p)| p[1].view.data = "{\"a\":1}".into()),
         Box::new(|(_, p)| p[1].view.id = IdView::Slug("s".into())),
         Box::new(|(_, p)| p[1].view.collection = "y".into()),
@@ -355,7 +363,7 @@ fn every_field_of_a_list_view_changes_its_key() {
         6
     );
     let entry = serde_json::to_value(crate::build::view::EntryView(&pages[0].view)).unwrap();
-    assert_eq!(entry.as_object().unwrap().len(), 7);
+    assert_eq!(entry.as_object().unwrap().len(), 9);
 }
 
 #[test]
