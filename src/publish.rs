@@ -17,6 +17,7 @@
 
 mod batch;
 mod claims;
+mod drafts;
 mod guard;
 mod held;
 mod hosts;
@@ -37,6 +38,7 @@ use batch::Batch;
 pub use held::held;
 pub use hosts::host_name;
 pub use sync::Disagreed;
+pub use sync::Draft;
 pub use sync::Held;
 pub use sync::Invalid;
 
@@ -114,6 +116,8 @@ pub struct Report {
     /// Items parked because this host's checkout has them otherwise than the host whose
     /// write the ledger keeps, naming both hosts (see `fencepost status`).
     pub disagreed: Vec<Disagreed>,
+    /// Items kept out of everything public by `draft = true` (never counted elsewhere).
+    pub drafts: Vec<Draft>,
     /// For each item in `published`: its due instant and the commit's instant (the embargo
     /// lag `fencepost run` reports).
     #[serde(skip)]
@@ -206,6 +210,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     report.unclaimed = synced.unclaimed;
     report.held = synced.held_items;
     report.disagreed = synced.disagreed;
+    report.drafts = synced.drafts;
     phase("sync");
 
     // 2. Plan.

@@ -163,6 +163,7 @@ fn page_input(
             prev: None,
             next: None,
             embargoed_until: None,
+            draft: false,
             summary_html: r.summary_html.map(Arc::from),
             withdrawn_at: r.withdrawn.then(|| r.updated_at.rfc3339()),
             terms: r.terms,
@@ -212,19 +213,10 @@ impl TreeCache {
     }
 }
 
-pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
-    let (ci, coll) = site
-        .collections
-        .list
-        .iter()
-        .enumerate()
-        .find(|(_, c)| content::owner(&site.collections, rel).is_some_and(|o| o.name == c.name))
-        .ok_or_else(|| ContentError::NoCollection {
-            path: rel.into(),
-            why: "belongs to no collection".into(),
-        })?;
-    let (item, _) = content::read_item(&site.root, rel, site.config.publish.max_item_bytes, coll)?;
-    let image = match &item.image {
+/// A preview item's image: a local one copied by its hash, a remote one linked as it is (one
+/// that cannot be read is left out, logged).
+fn preview_image(site: &Site, item: &content::Item) -> Option<(Option<CopyInput>, String)> {
+    match &item.image {
         None => None,
         Some(ImageSource::Remote(url)) => Some((None, url.clone())),
         Some(src @ ImageSource::Local(img_rel)) => match crate::images::load_local(site, img_rel) {
@@ -244,7 +236,22 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
                 None
             }
         },
-    };
+    }
+}
+
+pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
+    let (ci, coll) = site
+        .collections
+        .list
+        .iter()
+        .enumerate()
+        .find(|(_, c)| content::owner(&site.collections, rel).is_some_and(|o| o.name == c.name))
+        .ok_or_else(|| ContentError::NoCollection {
+            path: rel.into(),
+            why: "belongs to no collection".into(),
+        })?;
+    let (item, _) = content::read_item(&site.root, rel, site.config.publish.max_item_bytes, coll)?;
+    let image = preview_image(site, &item);
     let rendered = crate::markdown::render(&item.body, &site.config.markdown);
     let body_html: Arc<str> = rendered.body_html.into();
     let due = item.due;
@@ -272,6 +279,7 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
             prev: None,
             next: None,
             embargoed_until: None,
+            draft: item.draft,
             summary_html: rendered.summary_html.map(Arc::from),
             withdrawn_at: None,
             terms: item.terms.as_str().into(),

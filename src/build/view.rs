@@ -76,6 +76,8 @@ pub struct ItemPage {
     pub next: Option<LinkView>,
     /// Preview only: when an embargoed item becomes public.
     pub embargoed_until: Option<String>,
+    /// Preview only: the item says `draft = true` (never published while it does).
+    pub draft: bool,
     /// The body before `<!-- more -->` (null without the marker).
     pub summary_html: Option<Arc<str>>,
     /// Notice pages only: when it was withdrawn (RFC 3339).

@@ -169,6 +169,14 @@ fn human(r: &fencepost::publish::Report) -> String {
             f.id, f.error
         );
     }
+    if !r.drafts.is_empty() {
+        let ids: Vec<String> = r.drafts.iter().map(|d| d.id.to_string()).collect();
+        out += &format!(
+            "  drafts (draft = true: not published): {} [{}]\n",
+            ids.len(),
+            ids.join(", ")
+        );
+    }
     for d in &r.disagreed {
         out += &format!("  DISAGREE: item {}: {}\n", d.id, d.disagreement.describe());
     }

@@ -12,13 +12,14 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     // whether or not a publish ran since it broke.
     // A tree that cannot be read is said, not fatal: status is what an operator runs when
     // something is wrong.
-    let (held, tree_error) = match fencepost::publish::held(&site, &ctx.clock) {
+    let ((held, drafts), tree_error) = match fencepost::publish::held(&site, &ctx.clock) {
         Ok(h) => (h, None),
-        Err(e) => (Vec::new(), Some(e.to_string())),
+        Err(e) => ((Vec::new(), Vec::new()), Some(e.to_string())),
     };
     let out = Out {
         status: &s,
         held: &held,
+        drafts: &drafts,
         tree_error,
     };
     ctx.emit(&out, || human(&out))?;
@@ -31,6 +32,8 @@ struct Out<'a> {
     status: &'a ledger::status::Status,
     /// Items held because a file of theirs is broken.
     held: &'a [fencepost::publish::Held],
+    /// Items kept out of everything public by `draft = true`.
+    drafts: &'a [fencepost::publish::Draft],
     /// Why the content tree could not be read (then `held` is empty: unknown).
     #[serde(skip_serializing_if = "Option::is_none")]
     tree_error: Option<String>,
@@ -97,6 +100,12 @@ fn human(o: &Out<'_>) -> String {
         .filter(|f| !s.parked.iter().any(|p| p.id == f.id))
     {
         out += &format!("  item {}: last error: {}\n", show(&f.id), f.error);
+    }
+    for d in o.drafts {
+        out += &format!(
+            "  item {} DRAFT ({}): never published while it says draft = true\n",
+            d.id, d.file
+        );
     }
     if let Some(e) = &o.tree_error {
         out += &format!("  content cannot be read, so held items are unknown: {e}\n");

@@ -13,6 +13,7 @@ pub const FRONT_MATTER: &[&str] = &[
     "withdrawn",
     "expire_at",
     "withdrawn_reason",
+    "draft",
 ];
 
 /// Keys the item template's `page` has besides them (and `extra`, the table of the rest).

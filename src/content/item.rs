@@ -24,6 +24,9 @@ pub struct Item {
     /// When it becomes due, by its collection's rule (see [`Collection::due_at`]).
     pub due: Instant,
     pub withdrawn: bool,
+    /// `draft = true`: never published, counted or in any output (see `publish/drafts.rs`);
+    /// `serve --watch` previews it.
+    pub draft: bool,
     /// When it is withdrawn by itself (Hugo's `expiryDate`); always after `due`.
     pub expire_at: Option<Instant>,
     pub body: String,
@@ -69,6 +72,7 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
     let image = front.image()?;
     let indexable = front.flag("indexable", true)?;
     let withdrawn = front.flag("withdrawn", false)?;
+    let draft = front.flag("draft", false)?;
     let publish_at = front.instant("publish_at")?;
     let expire_at = front.instant("expire_at")?;
     let due = front.due(day, publish_at, expire_at)?;
@@ -84,6 +88,7 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
         publish_at,
         due,
         withdrawn,
+        draft,
         expire_at,
         body,
         data,

@@ -113,6 +113,8 @@ pub fn item_text(coll: &Collection, id: &str, title: &str, now: Instant) -> Stri
         fm += &format!("id = {id}\n");
     }
     fm += &format!("title = {title:?}\n");
+    // A draft until its author removes the key: saved half-written, it is never public.
+    fm += "draft = true\n";
     match coll.due {
         DueRule::PublishAt => {
             // A day from now, to the second: never public by accident the moment it is saved.

@@ -4,18 +4,19 @@
 //! `publish`'s report, `status`, the JSON line of each `run` cycle and `/metrics`
 //! (`fencepost_items_held`; `fencepost_last_cycle_ok` is 0 while one that is due is held).
 
-use super::sync::{held_of, read_tree, Held};
+use super::sync::{held_of, read_tree, Draft, Held};
 use super::PublishError;
 use crate::clock::Clock;
 use crate::site::Site;
 
-/// The items held now, from a read of the tree that writes nothing (`fencepost status`).
-/// No ledger yet: none.
-pub fn held(site: &Site, clock: &Clock) -> Result<Vec<Held>, PublishError> {
+/// The items held now, and the drafts, from a read of the tree that writes nothing
+/// (`fencepost status`). No ledger yet: none.
+pub fn held(site: &Site, clock: &Clock) -> Result<(Vec<Held>, Vec<Draft>), PublishError> {
     if !site.ledger_exists() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let mut ledger = site.open_ledger()?;
     let tree = read_tree(site, &mut ledger, clock)?;
-    held_of(site, &mut ledger, &tree.scan, clock.now())
+    let drafts = super::drafts::listed(site, &tree.scan.read);
+    Ok((held_of(site, &mut ledger, &tree.scan, clock.now())?, drafts))
 }

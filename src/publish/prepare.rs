@@ -63,8 +63,9 @@ pub(super) fn prepare(
 }
 
 /// Re-checked under the lease, as publish and update re-read the file: a withdrawal stands
-/// only while its expiry (as the ledger holds it) has come, or the file is still gone, or still the very file that said `withdrawn = true`
-/// (or whose expiry came), or a file that now names another item. A scan that saw the file
+/// only while its expiry (as the ledger holds it) has come, or the file is still gone, or
+/// still the very file that said `withdrawn = true` or `draft = true` (or whose expiry came),
+/// or a file that now names another item. A scan that saw the file
 /// missing for a moment (a save by rename,
 /// a checkout) must not take the page down.
 fn still_withdrawn(site: &Site, c: &Claimed, coll: Option<&Collection>, now: Instant) -> bool {
@@ -92,7 +93,10 @@ fn still_withdrawn(site: &Site, c: &Claimed, coll: Option<&Collection>, now: Ins
             let max_bytes = site.config.publish.max_item_bytes;
             content::read_item(&site.root, &c.view.source_path, max_bytes, coll).is_ok_and(
                 |(item, hash)| {
-                    &hash == seen && (item.withdrawn || item.expire_at.is_some_and(|t| t <= now))
+                    &hash == seen
+                        && (item.withdrawn
+                            || item.draft
+                            || item.expire_at.is_some_and(|t| t <= now))
                 },
             )
         }

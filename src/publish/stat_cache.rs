@@ -84,7 +84,8 @@ impl Local {
                 );
             }
         }
-        for f in read {
+        // A draft is read every time (see `drafts.rs`): never remembered as unchanged.
+        for f in read.iter().filter(|f| !f.item.draft) {
             files.insert(
                 f.path.clone(),
                 (

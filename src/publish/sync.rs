@@ -2,8 +2,8 @@
 //! what they say in the ledger. Broken files are reported and their items held as they are;
 //! everything else is synced.
 
-use super::hosts;
 use super::PublishError;
+use super::{drafts, hosts};
 use crate::clock::{Clock, Instant};
 use crate::content::{self, Broken, ContentError, Scan};
 use crate::item::ItemName;
@@ -44,6 +44,15 @@ pub struct Synced {
     pub held_items: Vec<Held>,
     /// Items parked because this host's checkout disagrees with another's (`hosts.rs`).
     pub disagreed: Vec<Disagreed>,
+    /// Items whose file says `draft = true` (`drafts.rs`).
+    pub drafts: Vec<Draft>,
+}
+
+/// An item kept out of everything public by `draft = true`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Draft {
+    pub id: Shown,
+    pub file: String,
 }
 
 fn invalid(b: &Broken, site: &Site) -> Invalid {
@@ -186,19 +195,21 @@ pub fn scan_and_sync(
     let verdicts = ledger.write(|tx| {
         let verdicts = items::hosts::judge(tx, &candidates, &host, now)?;
         let alone = hosts::left_alone(&candidates, &verdicts);
-        if alone.is_empty() {
-            let gone: Vec<&ItemName> = gone.iter().map(|g| g.1).collect();
+        let (drafts, gone_drafts) = drafts::settle(tx, &scan.read)?;
+        let gone: Vec<&ItemName> = gone
+            .iter()
+            .map(|g| g.1)
+            .filter(|n| !alone.contains(n))
+            .chain(gone_drafts)
+            .collect();
+        if alone.is_empty() && drafts.is_empty() {
             items::sync(tx, &seen, &gone, &due, &host, now)?;
         } else {
             let seen: Vec<Seen<'_>> = seen
                 .iter()
                 .filter(|s| !alone.contains(s.name))
                 .cloned()
-                .collect();
-            let gone: Vec<&ItemName> = gone
-                .iter()
-                .map(|g| g.1)
-                .filter(|n| !alone.contains(n))
+                .chain(drafts)
                 .collect();
             items::sync(tx, &seen, &gone, &due, &host, now)?;
         }
@@ -211,6 +222,7 @@ pub fn scan_and_sync(
     let mut out = synced(site, &scan);
     out.held_items = held_of(site, ledger, &scan, now)?;
     out.disagreed = disagreed(site, &candidates, verdicts);
+    out.drafts = drafts::listed(site, &scan.read);
     crate::drop_later((scan, cache));
     Ok(out)
 }
@@ -249,10 +261,11 @@ pub struct Disagreed {
     pub newly: bool,
 }
 
-/// What the ledger is told of each file read.
+/// What the ledger is told of each file read (drafts apart: see `drafts.rs`).
 fn seen(scan: &Scan) -> Vec<Seen<'_>> {
     scan.read
         .iter()
+        .filter(|f| !f.item.draft)
         .map(|f| Seen {
             name: &f.item.name,
             path: &f.path,
@@ -285,6 +298,7 @@ fn synced(site: &Site, scan: &Scan) -> Synced {
         unclaimed,
         held_items: Vec::new(),
         disagreed: Vec::new(),
+        drafts: Vec::new(),
     }
 }
 

@@ -110,3 +110,113 @@ fn the_same_content_gives_the_same_site_whoever_published_it_when() {
     let page = String::from_utf8_lossy(&ta["posts/eta/index.html"]).into_owned();
     assert!(page.contains("20 October 2026"), "{page}");
 }
+
+/// Issue 36.2: `draft = true` on every due rule: never public, never counted, in no output;
+/// named under `drafts` by `publish` and `status`; previewed by `serve --watch` with its
+/// banner; published at its due instant once the key goes. A public item that becomes a
+/// draft is taken down, and comes back when the key goes.
+#[test]
+fn a_draft_is_never_public_and_publishes_when_the_key_goes() {
+    for (rule, when) in [
+        ("end_of_day", "day = 2026-11-20"),
+        ("start_of_day", "day = 2026-11-20"),
+        ("publish_at", "publish_at = 2026-11-20T09:00:00Z"),
+    ] {
+        let s = TestSite::new();
+        let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+        s.write(
+            "fencepost.toml",
+            &format!("{cfg}\n[collections.notes]\nid = \"slug\"\ndue = \"{rule}\"\ntemplate = \"note.html\"\n"),
+        );
+        s.write(
+            "templates/note.html",
+            "{% extends \"base.html\" %}{% block content %}<h1>{{ page.title }}</h1>{{ page.body_html | safe }}{% endblock content %}",
+        );
+        let text =
+            |draft: &str| format!("+++\ntitle = \"Secret plan\"\n{when}\n{draft}+++\n\nNot yet.\n");
+        s.write("content/notes/plan.md", &text("draft = true\n"));
+        let r = s.json(&["publish", "--build", "--now", NOW]);
+        assert_eq!(r["published"], serde_json::json!([]), "{rule}: {r}");
+        assert_eq!(r["drafts"][0]["id"], "notes/plan", "{rule}: {r}");
+        assert_eq!(
+            r["drafts"][0]["file"], "content/notes/plan.md",
+            "{rule}: {r}"
+        );
+        assert_eq!(r["embargoed"], 0, "{rule}: a draft is not counted: {r}");
+        let st = s.status();
+        assert_eq!(st["drafts"][0]["id"], "notes/plan", "{st}");
+        assert_eq!(st["items"]["pending"], 0, "{rule}: {st}");
+        assert_eq!(st["items"]["published"], 0, "{rule}: {st}");
+        assert_nothing_reveals(
+            rule,
+            &files_under(&s.current_dir()),
+            &["plan", "Secret plan", "Not yet"],
+        );
+        // Published at its instant once the key goes.
+        s.write("content/notes/plan.md", &text(""));
+        let r = s.json(&["publish", "--build", "--now", NOW]);
+        assert_eq!(
+            r["published"],
+            serde_json::json!(["notes/plan"]),
+            "{rule}: {r}"
+        );
+        assert_eq!(r["drafts"], serde_json::json!([]), "{r}");
+        assert!(s.current_dir().join("notes/plan/index.html").exists());
+        // Public, then a draft again: taken down; the key gone: back.
+        s.write("content/notes/plan.md", &text("draft = true\n"));
+        let r = s.json(&["publish", "--build", "--now", NOW]);
+        assert_eq!(
+            r["withdrawn"],
+            serde_json::json!(["notes/plan"]),
+            "{rule}: {r}"
+        );
+        assert_eq!(r["drafts"][0]["id"], "notes/plan", "{r}");
+        assert!(!s.current_dir().join("notes/plan/index.html").exists());
+        let r = s.json(&["publish", "--now", NOW]);
+        assert_eq!(r["drafts"][0]["id"], "notes/plan", "named every run: {r}");
+        s.write("content/notes/plan.md", &text(""));
+        let r = s.json(&["publish", "--now", NOW]);
+        assert_eq!(
+            r["published"],
+            serde_json::json!(["notes/plan"]),
+            "{rule}: {r}"
+        );
+    }
+}
+
+/// The preview shows a draft, with its banner; the public site never does.
+#[test]
+fn serve_watch_previews_a_draft_with_its_banner() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.item_with(2, "2026-11-02", "draft = true\n", "Draft body.");
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(r["drafts"][0]["id"], 2, "{r}");
+    let srv = s.serve(&["--watch"]);
+    let page = srv.get("/answers/2/");
+    assert_eq!(page.status, 200);
+    assert!(
+        page.text().contains("Draft: not published") && page.text().contains("Draft body."),
+        "{}",
+        page.text()
+    );
+    drop(srv);
+    let public = s.serve(&[]);
+    assert_eq!(public.get("/answers/2/").status, 404);
+}
+
+/// `fencepost new` writes a draft.
+#[test]
+fn new_writes_a_draft() {
+    let s = TestSite::new();
+    let w = s.json(&["new", "answers", "--now", NOW]);
+    let text = std::fs::read_to_string(s.path(w["path"].as_str().unwrap())).unwrap();
+    assert!(text.contains("\ndraft = true\n"), "{text}");
+    let r = s.json(&["publish", "--now", "2027-12-01T00:00:00Z"]);
+    assert_eq!(r["published"], serde_json::json!([]), "{r}");
+    assert_eq!(
+        r["drafts"][0]["id"],
+        w["id"].as_str().unwrap().parse::<i64>().unwrap(),
+        "{r}"
+    );
+}

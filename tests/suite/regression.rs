@@ -284,6 +284,13 @@ fn new_never_writes_an_item_that_is_due_now() {
              [collections.notes]\nid = \"slug\"\ndue = \"{rule}\"\n"),
         );
         let w = s.json(&["new", "notes", "--title", "Placeholder", "--now", now]);
+        // `new` writes a draft (issue 36): never public while it says so.
+        let r = s.publish(now);
+        assert_eq!(r["drafts"].as_array().map(Vec::len), Some(1), "{w} {r}");
+        // With the key removed, it is still not due within the day.
+        let file = s.path(w["path"].as_str().unwrap());
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("draft = true\n", "")).unwrap();
         for at in [now, almost_a_day_later] {
             let r = s.publish(at);
             assert_eq!(

@@ -26,6 +26,7 @@ fn page(cs: &Collections, coll: usize, id: i64, day: &str, published: i64) -> Pa
             prev: None,
             next: None,
             embargoed_until: None,
+            draft: false,
             summary_html: None,
             withdrawn_at: None,
             terms: "".into(),
@@ -301,6 +302,7 @@ fn every_field_of_an_item_view_changes_its_key() {
             })
         }),
         Box::new(|v| v.embargoed_until = Some("2027".into())),
+        Box::new(|v| v.draft = true),
         Box::new(|v| v.content_hash.push('x')),
         Box::new(|v| v.summary_html = Some("<p>s</p>".into())),
         Box::new(|v| v.withdrawn_at = Some("2027".into())),
@@ -308,7 +310,7 @@ fn every_field_of_an_item_view_changes_its_key() {
     ];
     // A new field must be added to hash_item and above; the count is the reminder (data and
     // the body are covered by content_hash).
-    each_change_changes_the_key(&base, &variants, k, 16);
+    each_change_changes_the_key(&base, &variants, k, 17);
 }
 
 #[test]

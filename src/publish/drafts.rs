@@ -1,0 +1,66 @@
+//! Drafts (issue 36.2): `draft = true` in any collection's front matter keeps an item out of
+//! everything public — never published, never counted, in no list, feed, sitemap or bucket —
+//! while `serve --watch` previews it. Removing the key publishes it at its due instant as
+//! usual. `publish` and `status` list drafts under `drafts`.
+//!
+//! A draft the ledger never made public leaves no row there (a pending one is forgotten,
+//! like a removed file's). A public item that becomes a draft is taken down (withdrawn, as
+//! `withdrawn = true` would), and comes back when the key goes. A draft's row, if it has one,
+//! records a stat that matches no file, so every scan reads the draft again and the reports
+//! name it every time.
+
+use super::sync::Draft;
+use crate::content::ReadFile;
+use crate::item::{FileStat, ItemName, Shown};
+use crate::ledger::items::{self, Seen, State};
+use crate::ledger::{LedgerError, Tx};
+use crate::site::Site;
+
+/// A stat no file has: a draft's row never counts as unchanged.
+const NEVER_MATCHES: FileStat = FileStat {
+    size: -1,
+    changed_ns: -1,
+    ino: -1,
+};
+
+/// The drafts of a scan, as the reports name them.
+pub(super) fn listed(site: &Site, read: &[ReadFile]) -> Vec<Draft> {
+    read.iter()
+        .filter(|f| f.item.draft)
+        .map(|f| Draft {
+            id: Shown(f.item.name.shown(site.collections.naming)),
+            file: f.path.clone(),
+        })
+        .collect()
+}
+
+/// What the ledger is told of the drafts `read` holds, in the sync's transaction: a draft
+/// that was ever public is seen as wanting withdrawal; any other is gone (a row of it, still
+/// pending, is forgotten).
+pub(super) fn settle<'a>(
+    tx: &Tx<'_>,
+    read: &'a [ReadFile],
+) -> Result<(Vec<Seen<'a>>, Vec<&'a ItemName>), LedgerError> {
+    let (mut seen, mut gone) = (Vec::new(), Vec::new());
+    for f in read.iter().filter(|f| f.item.draft) {
+        let was_public = items::due_of(tx, &f.item.name)?
+            .is_some_and(|(_, state)| matches!(state, State::Published | State::Withdrawn));
+        if !was_public {
+            gone.push(&f.item.name);
+            continue;
+        }
+        seen.push(Seen {
+            name: &f.item.name,
+            path: &f.path,
+            stat: NEVER_MATCHES,
+            source_hash: &f.source_hash,
+            wants_withdrawn: true,
+            day: f.item.day.map(|d| d.to_string()),
+            due: f.item.due,
+            explicit_publish_at: f.item.publish_at,
+            image_source: f.item.image.as_ref().map(|i| i.key()),
+            expire_at: f.item.expire_at,
+        });
+    }
+    Ok((seen, gone))
+}
