@@ -234,6 +234,10 @@ pub struct PublishConfig {
     pub max_attempts: u32,
     /// IANA time zone whose midnights bound `day`s (each collection may name its own).
     pub timezone: String,
+    /// `"HH:MM"`: items with a `day` are due at this wall-clock time (in the time zone) on
+    /// their day (`start_of_day`) or the day after (`end_of_day`), instead of midnight +
+    /// `grace_minutes` (each collection may name its own).
+    pub due_time: Option<String>,
 }
 
 /// Longest lease accepted (a year): far beyond any real job, far below where instants
@@ -313,6 +317,7 @@ impl Default for PublishConfig {
             max_item_bytes: 1024 * 1024,
             max_attempts: 5,
             timezone: "UTC".into(),
+            due_time: None,
         }
     }
 }

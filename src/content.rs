@@ -69,6 +69,13 @@ pub enum ContentError {
         first: String,
         second: String,
     },
+    #[error("{file}: item id {} in collection {} differs from {other} ({other_file}) only in case: a case-insensitive file system or bucket would hold one of them; give one another id (neither file was published, updated or withdrawn)", name.id, name.collection)]
+    IdCase {
+        name: ItemName,
+        other: String,
+        file: String,
+        other_file: String,
+    },
     #[error("{path}: {why}")]
     NoCollection { path: PathBuf, why: String },
     #[error("{path}{}: `id`: its URL {url} is {what}: give the item another id, or change the collection's `url` pattern (nothing was published, updated or withdrawn for it)", line.map(|l| format!(":{l}")).unwrap_or_default())]

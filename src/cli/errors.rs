@@ -126,7 +126,9 @@ impl Where<'_> {
                 }
                 self.put("key", json!(key));
             }
-            DuplicateId { name, .. } => self.put("item", json!(name.to_string())),
+            DuplicateId { name, .. } | IdCase { name, .. } => {
+                self.put("item", json!(name.to_string()))
+            }
             UrlTaken {
                 path, line, url, ..
             } => {

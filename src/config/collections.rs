@@ -41,6 +41,8 @@ pub struct CollectionConfig {
     pub due: Option<DueRule>,
     pub grace_minutes: Option<u32>,
     pub timezone: Option<String>,
+    /// `"HH:MM"`: see `publish.due_time`.
+    pub due_time: Option<String>,
     /// An Atom feed at `list_url + "atom.xml"`, and entries in the site-wide `atom.xml`.
     pub feed: Option<bool>,
     pub page_size: Option<usize>,
@@ -135,6 +137,8 @@ pub struct Collection {
     pub due: DueRule,
     pub grace_minutes: u32,
     pub timezone: chrono_tz::Tz,
+    /// Items with a `day` are due at this wall-clock time instead of midnight + grace.
+    pub due_time: Option<NaiveTime>,
     pub feed: bool,
     /// Whether the collection has its own `list_url + "atom.xml"` (the default collection of
     /// a site without `[collections]` has only the site-wide feed, as before).
@@ -173,6 +177,7 @@ impl Collections {
             due: DueRule::EndOfDay,
             grace_minutes: config.publish.grace_minutes,
             timezone,
+            due_time: None,
             feed: true,
             own_feed: false,
             page_size: config.build.page_size,
@@ -202,10 +207,17 @@ impl Collections {
         };
         let site_tz = parse_tz(&config.publish.timezone)
             .map_err(|why| bad("publish.timezone".into(), why))?;
+        warn_fixed_zone("publish.timezone", &config.publish.timezone);
+        let site_due_time = match &config.publish.due_time {
+            Some(t) => Some(parse_due_time(t).map_err(|why| bad("publish.due_time".into(), why))?),
+            None => None,
+        };
         let taxonomies = super::taxonomies::resolve(config, path)?;
         if config.collections.is_empty() {
+            let mut only = Collections::default_for(config, site_tz);
+            only.due_time = site_due_time;
             return Ok(Collections {
-                list: vec![Collections::default_for(config, site_tz)],
+                list: vec![only],
                 naming: Naming::Legacy,
                 taxonomies,
             });
@@ -213,6 +225,9 @@ impl Collections {
         let mut list = Vec::new();
         for (name, c) in &config.collections {
             let mut coll = resolve_one(config, name, c, site_tz, &bad)?;
+            if c.due_time.is_none() && coll.due != DueRule::PublishAt {
+                coll.due_time = site_due_time;
+            }
             for t in &c.taxonomies {
                 taxonomies
                     .iter()
@@ -280,10 +295,83 @@ impl Collections {
     }
 }
 
+/// `"HH:MM"`, 00:00 to 23:59.
+fn parse_due_time(t: &str) -> Result<NaiveTime, String> {
+    NaiveTime::parse_from_str(t, "%H:%M")
+        .map_err(|_| format!("{t:?} is no time of day: write \"HH:MM\", like \"09:00\""))
+}
+
+/// Zones named for a region's standard time that keep it all year (`EST` is UTC−5 in July
+/// too), or legacy names for a region: almost always a mistake for the region's own zone,
+/// whose clocks change. Warned about, naming the zone to use.
+const FIXED_ZONES: &[(&str, &str)] = &[
+    (
+        "EST",
+        "America/New_York (or America/Panama, which keeps UTC-5 all year)",
+    ),
+    (
+        "MST",
+        "America/Denver (or America/Phoenix, which keeps UTC-7 all year)",
+    ),
+    ("HST", "Pacific/Honolulu"),
+    ("CET", "Europe/Paris, Europe/Berlin or another city's zone"),
+    ("MET", "Europe/Paris, Europe/Berlin or another city's zone"),
+    (
+        "EET",
+        "Europe/Athens, Europe/Helsinki or another city's zone",
+    ),
+    ("WET", "Europe/Lisbon"),
+    ("EST5EDT", "America/New_York"),
+    ("CST6CDT", "America/Chicago"),
+    ("MST7MDT", "America/Denver"),
+    ("PST8PDT", "America/Los_Angeles"),
+];
+
+fn warn_fixed_zone(key: &str, name: &str) {
+    if let Some((_, instead)) = FIXED_ZONES
+        .iter()
+        .find(|(z, _)| z.eq_ignore_ascii_case(name))
+    {
+        tracing::warn!(
+            "{key} = {name:?} is a legacy zone name, not a region's: its daylight-saving rules may not be the region's; use {instead}"
+        );
+    }
+}
+
 fn parse_tz(name: &str) -> Result<chrono_tz::Tz, String> {
     name.parse::<chrono_tz::Tz>().map_err(|_| {
         format!("{name:?} is not a time zone of the IANA database (like \"UTC\", \"Europe/Berlin\" or \"America/New_York\")")
     })
+}
+
+/// A collection's time zone (warned about when it is a legacy name), due rule and due time.
+fn timing(
+    name: &str,
+    c: &CollectionConfig,
+    site_tz: chrono_tz::Tz,
+    bad: &dyn Fn(String, String) -> ConfigError,
+) -> Result<(chrono_tz::Tz, DueRule, Option<NaiveTime>), ConfigError> {
+    let key = |k: &str| format!("collections.{name}.{k}");
+    let timezone = match &c.timezone {
+        Some(t) => {
+            let tz = parse_tz(t).map_err(|why| bad(key("timezone"), why))?;
+            warn_fixed_zone(&key("timezone"), t);
+            tz
+        }
+        None => site_tz,
+    };
+    let due = c.due.unwrap_or(DueRule::EndOfDay);
+    let due_time = match (&c.due_time, due) {
+        (None, _) => None,
+        (Some(_), DueRule::PublishAt) => {
+            return Err(bad(
+                key("due_time"),
+                "applies to the day rules (due = \"start_of_day\" or \"end_of_day\"): items due by `publish_at` carry their own time".into(),
+            ))
+        }
+        (Some(t), _) => Some(parse_due_time(t).map_err(|why| bad(key("due_time"), why))?),
+    };
+    Ok((timezone, due, due_time))
 }
 
 fn resolve_one(
@@ -327,10 +415,7 @@ fn resolve_one(
     if grace_minutes > super::MAX_GRACE_MINUTES {
         return Err(bad(key("grace_minutes"), "at most 527040 (a year)".into()));
     }
-    let timezone = match &c.timezone {
-        Some(t) => parse_tz(t).map_err(|why| bad(key("timezone"), why))?,
-        None => site_tz,
-    };
+    let (timezone, due, due_time) = timing(name, c, site_tz, bad)?;
     let page_size = c.page_size.unwrap_or(config.build.page_size);
     if page_size == 0 || page_size > 100_000 {
         return Err(bad(key("page_size"), "must be between 1 and 100000".into()));
@@ -349,9 +434,10 @@ fn resolve_one(
         title,
         page_title,
         id: c.id.unwrap_or(IdKind::Slug),
-        due: c.due.unwrap_or(DueRule::EndOfDay),
+        due,
         grace_minutes,
         timezone,
+        due_time,
         feed: c.feed.unwrap_or(true),
         own_feed: true,
         page_size,
@@ -415,7 +501,13 @@ impl Collection {
             DueRule::EndOfDay => day.succ_opt().unwrap_or(day),
             _ => day,
         };
-        Ok(local_midnight(self.timezone, date).plus_secs(u64::from(self.grace_minutes) * 60))
+        match self.due_time {
+            Some(t) => Ok(local_at(self.timezone, date, t)),
+            None => {
+                Ok(local_midnight(self.timezone, date)
+                    .plus_secs(u64::from(self.grace_minutes) * 60))
+            }
+        }
     }
 
     /// Whether items of this collection must have a `day`.
@@ -456,6 +548,23 @@ impl Collection {
 /// midnight, the first local time that exists after it (never an instant before the day).
 /// A day the zone skipped whole (Pacific/Apia, 2011-12-30) begins where the next day does:
 /// an item on it is due when that day would have ended, never earlier.
+/// The instant the clocks of `tz` show `time` on `date`: the first of two (the hour the
+/// clocks go back); in a gap (the hour they skip), as far past the gap's start as `time` is,
+/// by the offset before it (02:30 on a day that skips 02:00–03:00 is 03:30).
+pub fn local_at(tz: chrono_tz::Tz, date: NaiveDate, time: NaiveTime) -> Instant {
+    use chrono::Offset;
+    let naive = date.and_time(time);
+    if let Some(t) = tz.from_local_datetime(&naive).earliest() {
+        return Instant(t.timestamp_millis());
+    }
+    let before = local_midnight(tz, date);
+    let offset = tz
+        .offset_from_utc_datetime(&before.to_datetime().naive_utc())
+        .fix()
+        .local_minus_utc();
+    Instant((naive.and_utc().timestamp() - i64::from(offset)) * 1000)
+}
+
 pub fn local_midnight(tz: chrono_tz::Tz, date: NaiveDate) -> Instant {
     let mut day = date;
     // Zones have skipped one day at most; two more are a wide margin.

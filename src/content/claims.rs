@@ -95,8 +95,10 @@ impl SiteUrls {
         plain: &[(String, String)],
     ) -> SiteUrls {
         let mut fixed = HashMap::new();
+        // Kept lower-cased, and looked up so: an item at `/Tags/` would be the index at
+        // `/tags/` on a case-insensitive file system or bucket.
         let mut put = |url: &str, what: String| {
-            fixed.entry(url_to_path(url)).or_insert(what);
+            fixed.entry(url_to_path(url).to_lowercase()).or_insert(what);
         };
         put("/", "the home page".into());
         for f in ["/atom.xml", "/sitemap.xml", "/robots.txt", "/404.html"] {
@@ -152,17 +154,19 @@ impl SiteUrls {
     /// an item cannot have it.
     pub fn taken(&self, url: &str) -> Option<String> {
         let path = url_to_path(url);
-        if let Some(what) = self.fixed.get(&path) {
+        let folded = path.to_lowercase();
+        if let Some(what) = self.fixed.get(&folded) {
             return Some(what.clone());
         }
-        if let Some(s) = self.shapes.iter().find(|s| s.matches(url)) {
+        let lower = url.to_lowercase();
+        if let Some(s) = self.shapes.iter().find(|s| s.matches(&lower)) {
             return Some(s.what.clone());
         }
         // A generated file, or a file of static/, where this URL needs a folder
         // (`/atom.xml/` against the feed `atom.xml`).
         let mut at = path.as_str();
         while let Some((parent, _)) = at.rsplit_once('/') {
-            if let Some(what) = self.fixed.get(parent) {
+            if let Some(what) = self.fixed.get(&parent.to_lowercase()) {
                 return Some(what.clone());
             }
             if self.static_dir.join(parent).is_file() {

@@ -171,6 +171,37 @@ pub(super) fn parse_instant_in_range(v: &toml::Value) -> Result<Instant, String>
     Ok(at)
 }
 
+/// An instant: with an offset (as [`parse_instant_in_range`] takes it), or a wall-clock
+/// date-time without one — a TOML local date-time `2027-03-14T09:00:00` or that string — in
+/// the time zone `tz`. A time the zone skips (a daylight-saving gap) is refused by name; one
+/// it has twice (the hour the clocks go back) is the first.
+pub(crate) fn parse_instant_local(v: &toml::Value, tz: chrono_tz::Tz) -> Result<Instant, String> {
+    use chrono::{offset::LocalResult, TimeZone};
+    let text = match v {
+        toml::Value::Datetime(dt)
+            if dt.offset.is_none() && dt.date.is_some() && dt.time.is_some() =>
+        {
+            dt.to_string()
+        }
+        toml::Value::String(s) if chrono::DateTime::parse_from_rfc3339(s).is_err() => s.clone(),
+        _ => return parse_instant_in_range(v),
+    };
+    let naive = chrono::NaiveDateTime::parse_from_str(&text, "%Y-%m-%dT%H:%M:%S%.f")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(&text, "%Y-%m-%d %H:%M:%S%.f"))
+        .map_err(|_| {
+            format!("{text:?} is no date-time: write 2027-03-14T09:00:00 (in {tz}) or give an offset like 2027-03-14T09:00:00-04:00")
+        })?;
+    let at = match tz.from_local_datetime(&naive) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t,
+        LocalResult::None => {
+            return Err(format!(
+                "{text} does not exist in {tz}: the clocks skip it (daylight saving); write a time outside the gap, or give an offset"
+            ))
+        }
+    };
+    parse_instant_in_range(&toml::Value::String(at.to_rfc3339()))
+}
+
 /// An instant: a TOML date-time with an offset, or a string in RFC 3339.
 pub(super) fn parse_instant(v: &toml::Value) -> Result<Instant, String> {
     let s = match v {

@@ -37,7 +37,20 @@ pub struct Item {
     pub terms: String,
 }
 
-/// A slug: `[a-z0-9][a-z0-9-]{0,79}`.
+/// An id of an `id = "slug"` collection, kept as written in its URL: at most 80 of
+/// `A–Z a–z 0–9 . _ ~ -` (the characters a URL path segment needs no escaping for), not
+/// starting with `.` (no hidden file, no `.` or `..` segment). `FPSA-2026-0007`,
+/// `CVE-2026-12345`, `1.2.0` and every lower-case slug are ids.
+pub fn is_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 80
+        && b[0] != b'.'
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'~' | b'-'))
+}
+
+/// A slug: `[a-z0-9][a-z0-9-]{0,79}` (what `new` makes of a title).
 pub fn is_slug(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
@@ -134,7 +147,7 @@ pub fn guess_due(text: &str, coll: &Collection) -> Option<Instant> {
     let table: toml::Table = toml::from_str(fm).ok()?;
     let publish_at = table
         .get("publish_at")
-        .and_then(|v| parse_publish_at(v).ok());
+        .and_then(|v| parse_publish_at(v, coll.timezone).ok());
     let day = table.get("day").and_then(|v| fields::parse_date(v).ok());
     coll.due_at(day, publish_at).ok()
 }
@@ -161,13 +174,15 @@ pub fn guess_name(text: &str, path: &Path, coll: &Collection) -> Option<ItemName
     };
     let ok = match coll.id {
         IdKind::Integer => id.parse::<i64>().is_ok_and(|n| n > 0),
-        IdKind::Slug => is_slug(&id),
+        IdKind::Slug => is_id(&id),
     };
     ok.then(|| ItemName::new(&coll.name, &id))
 }
 
-fn parse_publish_at(v: &toml::Value) -> Result<Instant, String> {
-    fields::parse_instant_in_range(v)
+/// `publish_at` (or `expire_at`): an instant with an offset, or a wall-clock time without
+/// one, in the collection's time zone (see [`fields::parse_instant_local`]).
+fn parse_publish_at(v: &toml::Value, tz: chrono_tz::Tz) -> Result<Instant, String> {
+    fields::parse_instant_local(v, tz)
 }
 
 /// The earliest and latest days an item may have: every instant from the year 1 to the day

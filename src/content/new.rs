@@ -1,7 +1,7 @@
 //! `fencepost new COLLECTION`: a new item file with every required key and field filled in
 //! with a placeholder, so an editor starts from a file that validates.
 
-use super::item::{guess_name, is_slug, parse_item};
+use super::item::{guess_name, is_id, parse_item};
 use super::ContentError;
 use crate::clock::Instant;
 use crate::config::collections::{Collection, DueRule, FieldSpec, FieldType, IdKind};
@@ -155,17 +155,18 @@ fn new_id(
                 ))
             }
         },
-        (Some(id), IdKind::Slug) if is_slug(id) => id.to_string(),
+        (Some(id), IdKind::Slug) if is_id(id) => id.to_string(),
         (Some(id), IdKind::Slug) => {
             return Err(bad(
                 id,
-                "a slug is a-z, 0-9 and -, at most 80, starting with a letter or digit".into(),
+                "an id is A-Z, a-z, 0-9, ., _, ~ and -, at most 80, not starting with .".into(),
             ))
         }
         (None, IdKind::Integer) => return Ok(next_integer_id(root, coll, known).to_string()),
         (None, IdKind::Slug) => return Ok(free_slug(title, known)),
     };
-    if known.contains(&id) {
+    // Ids that differ only in case are one item on case-insensitive file systems and buckets.
+    if known.iter().any(|k| k.eq_ignore_ascii_case(&id)) {
         return Err(NewError::Taken {
             collection: coll.name.clone(),
             id,

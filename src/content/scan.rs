@@ -503,38 +503,55 @@ fn hold_duplicates(scan: &mut Scan) {
     if scan.read.is_empty() {
         return;
     }
-    let mut read: HashMap<&ItemName, &str> = HashMap::with_capacity(scan.read.len());
-    let mut clashes: Vec<(ItemName, String, String)> = Vec::new();
+    // Keyed ignoring case: `FPSA-1` and `Fpsa-1` are one file on a case-insensitive file
+    // system or bucket, so they clash like two files of one id.
+    let folded = |n: &ItemName| (n.collection.clone(), n.id.to_ascii_lowercase());
+    let mut read: HashMap<_, (&ItemName, &str)> = HashMap::with_capacity(scan.read.len());
+    // Each clash: (name, path) of both files.
+    let mut clashes: Vec<[(ItemName, String); 2]> = Vec::new();
     for r in &scan.read {
-        if let Some(first) = read.insert(&r.item.name, &r.path) {
-            clashes.push((r.item.name.clone(), first.to_string(), r.path.clone()));
+        if let Some((n, first)) = read.insert(folded(&r.item.name), (&r.item.name, &r.path)) {
+            clashes.push([
+                (n.clone(), first.to_string()),
+                (r.item.name.clone(), r.path.clone()),
+            ]);
         }
     }
     for (path, name) in &scan.unchanged {
-        if let Some(other) = read.get(name) {
-            clashes.push((name.clone(), path.clone(), other.to_string()));
+        if let Some((n, other)) = read.get(&folded(name)) {
+            clashes.push([
+                (name.clone(), path.clone()),
+                ((*n).clone(), other.to_string()),
+            ]);
         }
     }
     if clashes.is_empty() {
         return;
     }
-    for c in &mut clashes {
-        if c.2 < c.1 {
-            std::mem::swap(&mut c.1, &mut c.2);
-        }
-    }
-    let held: HashSet<ItemName> = clashes.iter().map(|c| c.0.clone()).collect();
+    let held: HashSet<ItemName> = clashes.iter().flatten().map(|c| c.0.clone()).collect();
     scan.unchanged.retain(|(_, n)| !held.contains(n));
     scan.read.retain(|r| !held.contains(&r.item.name));
-    for (name, first, second) in clashes {
-        for (path, other) in [(&first, &second), (&second, &first)] {
-            scan.broken.push(Broken {
-                path: path.clone(),
-                error: ContentError::DuplicateId {
+    for mut pair in clashes {
+        pair.sort_by(|a, b| a.1.cmp(&b.1));
+        let [a, b] = pair;
+        for ((name, path), (other_name, other)) in [(&a, &b), (&b, &a)] {
+            let error = if name == other_name {
+                ContentError::DuplicateId {
                     name: name.clone(),
                     first: other.clone(),
                     second: path.clone(),
-                },
+                }
+            } else {
+                ContentError::IdCase {
+                    name: name.clone(),
+                    other: other_name.id.to_string(),
+                    file: path.clone(),
+                    other_file: other.clone(),
+                }
+            };
+            scan.broken.push(Broken {
+                path: path.clone(),
+                error,
                 name: Some(name.clone()),
             });
         }

@@ -98,7 +98,14 @@ impl Others {
             by_url: HashMap::new(),
             public: HashSet::new(),
         };
-        if colls.list.len() < 2 {
+        // Within one collection, ids differ, and so do URLs — but for case: `FPSA-1` against
+        // a withdrawn `Fpsa-1`'s notice is one file on a case-insensitive file system or
+        // bucket. URLs are compared lower-cased.
+        let cased = scan
+            .read
+            .iter()
+            .any(|f| f.item.name.id.bytes().any(|b| b.is_ascii_uppercase()));
+        if colls.list.len() < 2 && !cased {
             return Ok(o);
         }
         let read: HashSet<&ItemName> = scan.read.iter().map(|f| &f.item.name).collect();
@@ -122,6 +129,7 @@ impl Others {
             }
             let day = chrono::NaiveDate::parse_from_str(&p.day, "%Y-%m-%d").ok();
             if let Some(url) = url_of(site, &p.name, day, p.due) {
+                let url = url.to_lowercase();
                 o.by_url.entry(url).or_default().push((p.name, standing));
             }
         }
@@ -133,7 +141,7 @@ impl Others {
                     2
                 };
                 o.by_url
-                    .entry(url)
+                    .entry(url.to_lowercase())
                     .or_default()
                     .push((f.item.name.clone(), standing));
             }
@@ -144,7 +152,7 @@ impl Others {
     /// The other item that keeps `url` from `name`, in words.
     fn taken(&self, url: &str, name: &ItemName) -> Option<String> {
         let mine: u8 = if self.public.contains(name) { 0 } else { 2 };
-        self.by_url.get(url).and_then(|names| {
+        self.by_url.get(&url.to_lowercase()).and_then(|names| {
             names
                 .iter()
                 .find(|(n, standing)| {

@@ -59,7 +59,9 @@ fn invalid(b: &Broken, site: &Site) -> Invalid {
     let (line, key) = match &b.error {
         ContentError::Invalid { line, key, .. } => (*line, Some(key.clone())),
         ContentError::FrontMatter { line, .. } => (Some(*line), None),
-        ContentError::DuplicateId { .. } => (None, Some("id".to_string())),
+        ContentError::DuplicateId { .. } | ContentError::IdCase { .. } => {
+            (None, Some("id".to_string()))
+        }
         ContentError::UrlTaken { line, .. } => (*line, Some("id".to_string())),
         _ => (None, None),
     };

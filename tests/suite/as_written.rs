@@ -220,3 +220,285 @@ fn new_writes_a_draft() {
         "{r}"
     );
 }
+
+/// A site with ids as advisories and releases keep them.
+fn cased_ids_site() -> TestSite {
+    let s = TestSite::new();
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &format!(
+            "{cfg}\n[collections.advisories]\nid = \"slug\"\ndue = \"publish_at\"\ntemplate = \"note.html\"\nlist_url = \"/advisories/\"\n\n[collections.releases]\nid = \"slug\"\ndue = \"publish_at\"\ntemplate = \"note.html\"\n"
+        ),
+    );
+    s.write(
+        "templates/note.html",
+        "{% extends \"base.html\" %}{% block content %}<h1>{{ page.title }} ({{ page.id }})</h1>{{ page.body_html | safe }}{% endblock content %}",
+    );
+    let item = |title: &str, id: Option<&str>| {
+        let id = id.map(|i| format!("id = \"{i}\"\n")).unwrap_or_default();
+        format!("+++\n{id}title = \"{title}\"\npublish_at = 2026-11-01T00:00:00Z\n+++\n\nText.\n")
+    };
+    // The id from the file's name, and from `id`.
+    s.write("content/advisories/FPSA-2026-0007.md", &item("Seven", None));
+    s.write(
+        "content/advisories/cve.md",
+        &item("A CVE", Some("CVE-2026-12345")),
+    );
+    s.write("content/releases/1.2.0.md", &item("One two oh", None));
+    s
+}
+
+/// Issue 36.3: ids keep their case and dots, in URLs, on every origin.
+#[test]
+fn ids_keep_their_case_and_dots_on_every_origin() {
+    let s = cased_ids_site();
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    let mut published: Vec<String> = serde_json::from_value(r["published"].clone()).unwrap();
+    published.sort();
+    assert_eq!(
+        published,
+        [
+            "advisories/CVE-2026-12345",
+            "advisories/FPSA-2026-0007",
+            "releases/1.2.0"
+        ],
+        "{r}"
+    );
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let local = s.serve(&[]);
+    let folder = s.serve(&["--from", &url]);
+    let edge = Edge::start(bucket.path(), "", &["--pointer-ttl-ms", "0"]);
+    for addr in [&local.addr, &folder.addr, &edge.addr] {
+        for (path, text) in [
+            ("/advisories/FPSA-2026-0007/", "Seven (FPSA-2026-0007)"),
+            ("/advisories/CVE-2026-12345/", "A CVE (CVE-2026-12345)"),
+            ("/releases/1.2.0/", "One two oh (1.2.0)"),
+        ] {
+            let r = http(addr, "GET", path, &[]);
+            assert_eq!(r.status, 200, "{addr} {path}");
+            assert!(r.text().contains(text), "{addr} {path}: {}", r.text());
+        }
+        // Another case is another URL: not found, never someone else's page.
+        assert_eq!(
+            http(addr, "GET", "/advisories/fpsa-2026-0007/", &[]).status,
+            404
+        );
+    }
+    let list = http(&local.addr, "GET", "/advisories/", &[]).text();
+    assert!(list.contains("/advisories/FPSA-2026-0007/"), "{list}");
+}
+
+/// Two ids of one collection equal but for case are refused by name: case-insensitive file
+/// systems and buckets would hold one of them. Everything else publishes.
+#[test]
+fn ids_that_differ_only_in_case_are_refused_by_name() {
+    let s = cased_ids_site();
+    s.write(
+        "content/advisories/Fpsa-2026-0007.md",
+        "+++\ntitle = \"Imposter\"\npublish_at = 2026-11-01T00:00:00Z\n+++\n\nNo.\n",
+    );
+    let out = s
+        .cmd(&["publish", "--json", "--now", NOW])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let invalid = r["invalid"].as_array().unwrap();
+    assert_eq!(invalid.len(), 2, "{r}");
+    for i in invalid {
+        let e = i["error"].as_str().unwrap();
+        assert!(e.contains("only in case"), "{e}");
+        assert_eq!(i["key"], "id", "{r}");
+    }
+    let files: Vec<&str> = invalid
+        .iter()
+        .map(|i| i["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        files.contains(&"content/advisories/Fpsa-2026-0007.md"),
+        "{r}"
+    );
+    assert!(
+        files.contains(&"content/advisories/FPSA-2026-0007.md"),
+        "{r}"
+    );
+    let mut published: Vec<String> = serde_json::from_value(r["published"].clone()).unwrap();
+    published.sort();
+    assert_eq!(
+        published,
+        ["advisories/CVE-2026-12345", "releases/1.2.0"],
+        "{r}"
+    );
+    // The imposter gone, the advisory publishes; `new --id` refuses its id in another case.
+    std::fs::remove_file(s.path("content/advisories/Fpsa-2026-0007.md")).unwrap();
+    let r = s.json(&["publish", "--now", NOW]);
+    assert_eq!(
+        r["published"],
+        serde_json::json!(["advisories/FPSA-2026-0007"]),
+        "{r}"
+    );
+    let e = s.failing(&["new", "advisories", "--id", "fpsa-2026-0007", "--now", NOW]);
+    assert!(e.contains("fpsa-2026-0007"), "{e}");
+}
+
+/// A site with one collection `notes` (slug ids) configured by `extra` (TOML lines).
+fn notes_site(extra: &str) -> TestSite {
+    let s = TestSite::new();
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &format!("{cfg}\n[collections.notes]\nid = \"slug\"\ntemplate = \"note.html\"\n{extra}"),
+    );
+    s.write(
+        "templates/note.html",
+        "{% extends \"base.html\" %}{% block content %}<h1>{{ page.title }}</h1>{% endblock content %}",
+    );
+    s
+}
+
+/// Not published one second before `utc`, published at it.
+fn due_exactly_at(s: &TestSite, utc: &str, what: &str) {
+    let at = chrono::DateTime::parse_from_rfc3339(utc).unwrap();
+    let before = (at - chrono::Duration::seconds(1)).to_rfc3339();
+    let r = s.json(&["publish", "--now", &before]);
+    assert_eq!(r["published"], serde_json::json!([]), "{what}: {r}");
+    assert_eq!(r["embargoed"], 1, "{what}: {r}");
+    assert_eq!(r["next_embargo_at"], utc, "{what}: {r}");
+    let r = s.json(&["publish", "--now", utc]);
+    assert_eq!(
+        r["published"],
+        serde_json::json!(["notes/n"]),
+        "{what}: {r}"
+    );
+}
+
+/// Issue 36.4: `publish_at` without an offset is wall-clock time in the collection's zone,
+/// across the US and EU daylight-saving changes (the hour the clocks go back: its first
+/// occurrence).
+#[test]
+fn publish_at_without_an_offset_is_local_time_across_both_dst_changes() {
+    for (zone, local, utc) in [
+        (
+            "America/New_York",
+            "2027-03-13T09:00:00",
+            "2027-03-13T14:00:00Z",
+        ),
+        (
+            "America/New_York",
+            "2027-03-14T09:00:00",
+            "2027-03-14T13:00:00Z",
+        ),
+        (
+            "America/New_York",
+            "2027-11-07T01:30:00",
+            "2027-11-07T05:30:00Z",
+        ),
+        (
+            "America/New_York",
+            "2027-11-07T09:00:00",
+            "2027-11-07T14:00:00Z",
+        ),
+        (
+            "Europe/Berlin",
+            "2027-03-28T09:00:00",
+            "2027-03-28T07:00:00Z",
+        ),
+        (
+            "Europe/Berlin",
+            "2027-10-31T09:00:00",
+            "2027-10-31T08:00:00Z",
+        ),
+    ] {
+        let s = notes_site(&format!("due = \"publish_at\"\ntimezone = \"{zone}\"\n"));
+        s.write(
+            "content/notes/n.md",
+            &format!("+++\ntitle = \"N\"\npublish_at = {local}\n+++\n\nText.\n"),
+        );
+        due_exactly_at(&s, utc, &format!("{zone} {local}"));
+    }
+}
+
+/// Issue 36.4: `due_time = "09:00"` with the day rules: 09:00 local on the item's day
+/// (`start_of_day`) or the day after (`end_of_day`), whatever the offset that day.
+#[test]
+fn due_time_is_local_time_across_both_dst_changes() {
+    for (zone, rule, day, utc) in [
+        (
+            "America/New_York",
+            "end_of_day",
+            "2027-03-13",
+            "2027-03-14T13:00:00Z",
+        ),
+        (
+            "America/New_York",
+            "start_of_day",
+            "2027-03-13",
+            "2027-03-13T14:00:00Z",
+        ),
+        (
+            "America/New_York",
+            "start_of_day",
+            "2027-11-07",
+            "2027-11-07T14:00:00Z",
+        ),
+        (
+            "Europe/Berlin",
+            "end_of_day",
+            "2027-10-30",
+            "2027-10-31T08:00:00Z",
+        ),
+        (
+            "Europe/Berlin",
+            "start_of_day",
+            "2027-03-28",
+            "2027-03-28T07:00:00Z",
+        ),
+    ] {
+        let s = notes_site(&format!(
+            "due = \"{rule}\"\ntimezone = \"{zone}\"\ndue_time = \"09:00\"\n"
+        ));
+        s.write(
+            "content/notes/n.md",
+            &format!("+++\ntitle = \"N\"\nday = {day}\n+++\n\nText.\n"),
+        );
+        due_exactly_at(&s, utc, &format!("{zone} {rule} {day}"));
+    }
+    // Not with `due = "publish_at"`: such items carry their own time.
+    let s = notes_site("due = \"publish_at\"\ndue_time = \"09:00\"\n");
+    let e = s.failing(&["publish", "--now", NOW]);
+    assert!(e.contains("collections.notes.due_time"), "{e}");
+}
+
+/// Issue 36.4: a wall-clock time the zone skips is refused by name; a legacy zone name that
+/// keeps one offset all year gets a warning naming the zone to use.
+#[test]
+fn a_time_in_a_dst_gap_is_refused_and_a_legacy_zone_is_warned_about() {
+    let s = notes_site("due = \"publish_at\"\ntimezone = \"America/New_York\"\n");
+    s.write(
+        "content/notes/n.md",
+        "+++\ntitle = \"N\"\npublish_at = 2027-03-14T02:30:00\n+++\n\nText.\n",
+    );
+    let out = s
+        .cmd(&["publish", "--json", "--now", NOW])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["invalid"][0]["key"], "publish_at", "{r}");
+    let e = r["invalid"][0]["error"].as_str().unwrap();
+    assert!(
+        e.contains("2027-03-14T02:30:00 does not exist in America/New_York"),
+        "{e}"
+    );
+    let s = notes_site("due = \"end_of_day\"\ntimezone = \"EST\"\n");
+    let out = s.cmd(&["publish", "--now", NOW]).output().unwrap();
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains("collections.notes.timezone") && log.contains("America/New_York"),
+        "{log}"
+    );
+}

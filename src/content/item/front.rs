@@ -1,7 +1,7 @@
 //! An item's front matter, read key by key against its collection: each method takes its key
 //! out of the table and checks it, so what is left at the end is what no rule claimed.
 
-use super::{first_day, is_slug, last_day, parse_publish_at, stem};
+use super::{first_day, is_id, last_day, parse_publish_at, stem};
 use crate::clock::Instant;
 use crate::config::collections::{Collection, IdKind, FRONT_MATTER as KEYS};
 use crate::content::{fields, key_line, show, ContentError, ImageSource};
@@ -89,18 +89,18 @@ impl<'a> Front<'a> {
             (_, Some(toml::Value::Integer(n))) if n > 0 => Ok(n.to_string()),
             (IdKind::Integer, None) => Err(self.missing("id")),
             (IdKind::Integer, Some(other)) => Err(self.not_a("id", "a positive integer", &other)),
-            (IdKind::Slug, Some(toml::Value::String(s))) if is_slug(&s) => Ok(s),
+            (IdKind::Slug, Some(toml::Value::String(s))) if is_id(&s) => Ok(s),
             (IdKind::Slug, Some(other)) => Err(self.not_a(
                 "id",
-                "a slug (a-z, 0-9 and -, at most 80, starting with a letter or digit) or a positive integer",
+                "an id (A-Z, a-z, 0-9, ., _, ~ and -, at most 80, not starting with .) or a positive integer",
                 &other,
             )),
             (IdKind::Slug, None) => {
                 let s = stem(self.path);
-                if !is_slug(&s) {
+                if !is_id(&s) {
                     return Err(self.invalid(
                         "id",
-                        format!("is missing, and the file name {s:?} is not a slug (a-z, 0-9 and -, at most 80): rename the file or set `id`"),
+                        format!("is missing, and the file name {s:?} is no id (A-Z, a-z, 0-9, ., _, ~ and -, at most 80, not starting with .): rename the file or set `id`"),
                     ));
                 }
                 Ok(s)
@@ -160,7 +160,7 @@ impl<'a> Front<'a> {
         match self.table.remove(key) {
             None => Ok(None),
             Some(v) => Ok(Some(
-                parse_publish_at(&v).map_err(|why| self.invalid(key, why))?,
+                parse_publish_at(&v, self.coll.timezone).map_err(|why| self.invalid(key, why))?,
             )),
         }
     }
