@@ -21,8 +21,40 @@ fn glibc_at_least(major: u32, minor: u32) -> bool {
     (a, b) >= (major, minor)
 }
 
+/// `fencepost --version`: the package version and the commit it was built from (the first 12
+/// hex digits; "commit unknown" outside a git checkout, e.g. from a source tarball).
+fn version() {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_default();
+    let described = if commit.is_empty() {
+        "commit unknown".to_string()
+    } else {
+        commit
+    };
+    println!(
+        "cargo:rustc-env=FENCEPOST_VERSION={} ({described})",
+        std::env::var("CARGO_PKG_VERSION").unwrap_or_default()
+    );
+    // Built again when HEAD moves: a new commit, a checkout.
+    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
+        println!("cargo:rerun-if-changed={dir}/HEAD");
+        if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            println!("cargo:rerun-if-changed={dir}/{head}");
+        }
+        println!("cargo:rerun-if-changed={dir}/packed-refs");
+    }
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    version();
     let var = |k: &str| std::env::var(k).unwrap_or_default();
     let native = var("HOST") == var("TARGET");
     if native

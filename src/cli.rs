@@ -28,7 +28,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(
     name = "fencepost",
-    version,
+    version = env!("FENCEPOST_VERSION"),
     about = "Revision-stamped static sites with exactly-once publishing"
 )]
 pub struct Cli {
@@ -89,6 +89,12 @@ enum Command {
     Results {
         #[command(subcommand)]
         command: results::Command,
+    },
+    /// Print shell completions for SHELL (bash, zsh, fish, elvish, powershell) on stdout:
+    /// `fencepost completions bash > ~/.local/share/bash-completion/completions/fencepost`.
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -190,6 +196,13 @@ pub fn run() -> anyhow::Result<ExitCode> {
     // A server's access log is its main output on stderr.
     let serving = matches!(cli.command, Command::Serve(_));
     init_logging(cli.verbose.max(u8::from(serving)));
+    if let Command::Completions { shell } = cli.command {
+        use clap::CommandFactory;
+        let mut script = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "fencepost", &mut script);
+        say(String::from_utf8_lossy(&script).trim_end());
+        return Ok(ExitCode::SUCCESS);
+    }
     let uses_ledger = !matches!(
         cli.command,
         Command::Init(_) | Command::New(_) | Command::Ledger { .. }
@@ -226,6 +239,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Verify(args) => verify::run(&ctx, args),
         Command::Ledger { command } => ledger::run(&ctx, command),
         Command::Results { command } => results::run(&ctx, command),
+        Command::Completions { .. } => unreachable!("answered before anything else"),
     }
 }
 

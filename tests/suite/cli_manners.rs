@@ -227,3 +227,40 @@ fn log_lists_the_audit_trail_newest_first() {
             == Some(2)
     );
 }
+
+/// Issue 38 (install): `--version` names the commit the binary was built from, and
+/// `completions` prints a script for each shell, naming the subcommands.
+#[test]
+fn version_names_the_commit_and_completions_print_for_each_shell() {
+    let out = std::process::Command::new(bin())
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let commit = v
+        .strip_prefix(&format!("fencepost {} (", env!("CARGO_PKG_VERSION")))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit()),
+        "built from this git checkout, so the commit is known: {v}"
+    );
+    for (shell, marker) in [
+        ("bash", "_fencepost()"),
+        ("zsh", "#compdef fencepost"),
+        ("fish", "complete -c fencepost"),
+    ] {
+        let out = std::process::Command::new(bin())
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(
+            script.contains("publish") && script.contains("deploy"),
+            "{shell}"
+        );
+    }
+}
