@@ -18,6 +18,18 @@ pub(super) struct SiteInputs {
 }
 
 impl SiteInputs {
+    /// `static/robots.txt` is copied as it is; else `templates/robots.txt` is rendered; else
+    /// one is generated.
+    fn robots_from(&self) -> plan::RobotsFrom {
+        if self.statics.iter().any(|c| c.path == "robots.txt") {
+            plan::RobotsFrom::Static
+        } else if self.files.templates.iter().any(|(n, _)| n == "robots.txt") {
+            plan::RobotsFrom::Template
+        } else {
+            plan::RobotsFrom::Generated
+        }
+    }
+
     pub(super) fn read(site: &Site) -> Result<SiteInputs, BuildError> {
         let statics = static_copies(site)?;
         let files = fingerprint::SiteFiles::read(site)?;
@@ -106,6 +118,7 @@ fn prepare(
             collections: &site.collections,
             notices: &source.notices,
             rss: site.config.rss(),
+            robots: inputs.robots_from(),
         });
         let p = Placement::judge(&planned, source)?;
         if p.pages.is_empty() && p.plain.is_empty() {

@@ -119,7 +119,8 @@ pub enum Job {
     SitemapIndex(Vec<String>),
     /// (site-relative URL, last modification date)
     Sitemap(Vec<(String, Option<String>)>),
-    Robots,
+    /// `robots.txt`: generated, or from `templates/robots.txt` (true).
+    Robots(bool),
     Copy {
         source: CopySource,
         sha256: String,
@@ -152,6 +153,18 @@ pub struct Inputs<'a> {
     pub notices: &'a [PageInput],
     /// Write `rss.xml` beside each `atom.xml`.
     pub rss: bool,
+    /// Where `robots.txt` comes from.
+    pub robots: RobotsFrom,
+}
+
+/// Where a site's `robots.txt` comes from: generated (allow all, name the sitemap), the
+/// site's `templates/robots.txt` rendered with `site`, or its `static/robots.txt` copied as
+/// it is (then nothing is planned here: the copy is the file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RobotsFrom {
+    Generated,
+    Template,
+    Static,
 }
 
 /// The view of item page `i`, with its neighbours within its collection.
@@ -326,10 +339,14 @@ fn site_files(inp: &Inputs<'_>, mut maps: Sitemaps, out: &mut Vec<Planned>) {
     let k = key(g, "sitemap-index", &maps.files, "");
     let job = Job::SitemapIndex(maps.files);
     out.push(planned("sitemap.xml".into(), job, CacheClass::Content, k));
-    let k = key(g, "robots", &(), "");
+    let (k, templated) = match inp.robots {
+        RobotsFrom::Static => return,
+        RobotsFrom::Generated => (key(g, "robots", &(), ""), false),
+        RobotsFrom::Template => (key(b, "robots-template", &(), ""), true),
+    };
     out.push(planned(
         "robots.txt".into(),
-        Job::Robots,
+        Job::Robots(templated),
         CacheClass::Content,
         k,
     ));

@@ -193,7 +193,8 @@ impl Renderer<'_> {
             Job::SitemapIndex(files) => {
                 return Ok(xml::sitemap_index(&self.base_url, files).into_bytes())
             }
-            Job::Robots => return Ok(xml::robots(&self.base_url).into_bytes()),
+            Job::Robots(false) => return Ok(xml::robots(&self.base_url).into_bytes()),
+            Job::Robots(true) => "robots.txt",
             Job::Copy { .. } => unreachable!("copies are linked, not rendered"),
         };
         self.templates.render(template, &c, out)

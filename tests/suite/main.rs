@@ -28,6 +28,7 @@ mod faults;
 mod first_run;
 mod hosts;
 mod house;
+mod hugo_habits;
 mod ledger_contract;
 mod origins;
 mod publish;

@@ -63,6 +63,7 @@ fn keys(cs: &Collections, pages: &[PageInput]) -> std::collections::BTreeMap<Str
         collections: &cs,
         notices: &[],
         rss: false,
+        robots: super::RobotsFrom::Generated,
     })
     .into_iter()
     .map(|p| (p.path, p.key))
