@@ -1,9 +1,16 @@
 //! Site-internal links in rendered HTML, and checking them against a revision's files.
 
-/// `href` and `src` values that point inside the site (start with one `/`), without their
-/// query or fragment.
-pub fn internal_links(html: &str) -> Vec<String> {
+/// `href` and `src` values that point inside the site, without their query or fragment, as
+/// absolute paths: `/a/b/` as written, and a relative one (`cover.svg`, `../nowhere/`)
+/// resolved against the page at output path `page` (`posts/a/index.html` is at `/posts/a/`),
+/// as a browser would (`..` stops at the root). A page that answers at any URL (`404.html`)
+/// has its relative links left alone: they resolve differently at every URL.
+pub fn internal_links(html: &str, page: &str) -> Vec<String> {
     let b = html.as_bytes();
+    let base = (page != "404.html").then(|| match page.rsplit_once('/') {
+        Some((dir, _)) => format!("/{dir}/"),
+        None => "/".to_string(),
+    });
     let mut out = Vec::new();
     // One pass over the bytes: every `="` preceded by `href` or `src`.
     let mut i = 0;
@@ -16,13 +23,14 @@ pub fn internal_links(html: &str) -> Vec<String> {
             let Some(len) = b[start..].iter().position(|&c| c == b'"') else {
                 break;
             };
-            let raw = &html[start..start + len];
-            if raw.starts_with('/') || raw.starts_with("&#x2F;") {
-                let v = decode_entities(raw);
+            let v = decode_entities(&html[start..start + len]);
+            let v = v.split(['?', '#']).next().unwrap_or(&v);
+            if v.starts_with('/') {
                 if !v.starts_with("//") {
-                    let v = v.split(['?', '#']).next().unwrap_or(&v);
                     out.push(v.to_string());
                 }
+            } else if let Some(base) = base.as_deref().filter(|_| is_relative_path(v)) {
+                out.push(resolve_relative(base, v));
             }
             i = start + len;
         }
@@ -31,6 +39,46 @@ pub fn internal_links(html: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// A relative reference to a path of this site: not empty (a link to the page itself, or
+/// only a query or fragment), and no scheme (`https:`, `mailto:`, `data:`, `javascript:`).
+fn is_relative_path(v: &str) -> bool {
+    let scheme = v.find(':').is_some_and(|c| {
+        !v[..c].contains('/')
+            && v[..c]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+    });
+    !v.is_empty() && !scheme
+}
+
+/// `rel` against the folder URL `base` (`/posts/a/`), with `.` and `..` resolved.
+fn resolve_relative(base: &str, rel: &str) -> String {
+    let mut parts: Vec<&str> = base
+        .trim_matches('/')
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .collect();
+    let segments: Vec<&str> = rel.split('/').collect();
+    for (i, seg) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match *seg {
+            ".." => {
+                parts.pop();
+                if last {
+                    parts.push("");
+                }
+            }
+            "." => {
+                if last {
+                    parts.push("");
+                }
+            }
+            s => parts.push(s),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 /// Undoes the entity escaping templates apply to attribute values.
@@ -67,7 +115,29 @@ mod tests {
     #[test]
     fn finds_internal_links_only() {
         let html = r#"<a href="/a/">x</a><a href="https://e.org/">y</a><img src="/i.png?x=1"><a href="//cdn/x"></a><a href="/b#top"></a><a href="&#x2F;c&#x2F;">"#;
-        assert_eq!(internal_links(html), vec!["/a/", "/b", "/c/", "/i.png"]);
+        assert_eq!(
+            internal_links(html, "index.html"),
+            vec!["/a/", "/b", "/c/", "/i.png"]
+        );
+    }
+
+    #[test]
+    fn relative_links_resolve_against_their_page() {
+        let html = r##"<img src="cover.svg"><a href="../nowhere/">x</a><a href="./b/c.html#x">y</a><a href="mailto:a@b">m</a><a href="#top">t</a><a href="?q=1">q</a><a href="../../../..">r</a><a href="https://e.org/">e</a>"##;
+        assert_eq!(
+            internal_links(html, "posts/a/index.html"),
+            vec![
+                "/",
+                "/posts/a/b/c.html",
+                "/posts/a/cover.svg",
+                "/posts/nowhere/"
+            ]
+        );
+        assert_eq!(
+            internal_links(html, "index.html"),
+            vec!["/", "/b/c.html", "/cover.svg", "/nowhere/"]
+        );
+        assert_eq!(internal_links(html, "404.html"), Vec::<String>::new());
     }
 
     #[test]

@@ -205,7 +205,7 @@ impl Sink for DirSink<'_> {
             Made::Rendered(out) => {
                 std::fs::write(&dst, &out).map_err(io(&dst))?;
                 let links = if p.path.ends_with(".html") {
-                    links::internal_links(&String::from_utf8_lossy(&out))
+                    links::internal_links(&String::from_utf8_lossy(&out), &p.path)
                 } else {
                     Vec::new()
                 };

@@ -32,3 +32,40 @@ fn a_sites_own_robots_txt_replaces_the_generated_one() {
     assert_eq!(r.status, 200);
     assert_eq!(r.text(), "User-agent: *\nDisallow: /\n");
 }
+
+/// Relative links are link-checked like absolute ones: resolved against their page, as a
+/// browser resolves them.
+#[test]
+fn relative_links_are_checked_like_absolute_ones() {
+    let s = TestSite::new();
+    s.item_with(
+        1,
+        "2026-11-01",
+        "",
+        "[all](../) [home](../../) [cover](cover.svg) [gone](../nowhere/) [mail](mailto:a@b.org) [top](#top)",
+    );
+    s.json(&["publish", "--now", NOW]);
+    let strict = s.cmd(&["build", "--strict", "--now", NOW]).output().unwrap();
+    assert!(!strict.status.success(), "--strict refuses a broken relative link");
+    let r = s.build(&[]);
+    let mut broken: Vec<(String, String)> = r["broken_links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["page"].as_str().unwrap().to_string(),
+                b["link"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    broken.sort();
+    assert_eq!(
+        broken,
+        [
+            ("answers/1/index.html".to_string(), "/answers/1/cover.svg".to_string()),
+            ("answers/1/index.html".to_string(), "/answers/nowhere/".to_string()),
+        ],
+        "{r}"
+    );
+}
