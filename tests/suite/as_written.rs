@@ -122,16 +122,7 @@ fn a_draft_is_never_public_and_publishes_when_the_key_goes() {
         ("start_of_day", "day = 2026-11-20"),
         ("publish_at", "publish_at = 2026-11-20T09:00:00Z"),
     ] {
-        let s = TestSite::new();
-        let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
-        s.write(
-            "fencepost.toml",
-            &format!("{cfg}\n[collections.notes]\nid = \"slug\"\ndue = \"{rule}\"\ntemplate = \"note.html\"\n"),
-        );
-        s.write(
-            "templates/note.html",
-            "{% extends \"base.html\" %}{% block content %}<h1>{{ page.title }}</h1>{{ page.body_html | safe }}{% endblock content %}",
-        );
+        let s = notes_site(&format!("due = \"{rule}\"\n"));
         let text =
             |draft: &str| format!("+++\ntitle = \"Secret plan\"\n{when}\n{draft}+++\n\nNot yet.\n");
         s.write("content/notes/plan.md", &text("draft = true\n"));

@@ -45,8 +45,14 @@ fn relative_links_are_checked_like_absolute_ones() {
         "[all](../) [home](../../) [cover](cover.svg) [gone](../nowhere/) [mail](mailto:a@b.org) [top](#top)",
     );
     s.json(&["publish", "--now", NOW]);
-    let strict = s.cmd(&["build", "--strict", "--now", NOW]).output().unwrap();
-    assert!(!strict.status.success(), "--strict refuses a broken relative link");
+    let strict = s
+        .cmd(&["build", "--strict", "--now", NOW])
+        .output()
+        .unwrap();
+    assert!(
+        !strict.status.success(),
+        "--strict refuses a broken relative link"
+    );
     let r = s.build(&[]);
     let mut broken: Vec<(String, String)> = r["broken_links"]
         .as_array()
@@ -63,8 +69,14 @@ fn relative_links_are_checked_like_absolute_ones() {
     assert_eq!(
         broken,
         [
-            ("answers/1/index.html".to_string(), "/answers/1/cover.svg".to_string()),
-            ("answers/1/index.html".to_string(), "/answers/nowhere/".to_string()),
+            (
+                "answers/1/index.html".to_string(),
+                "/answers/1/cover.svg".to_string()
+            ),
+            (
+                "answers/1/index.html".to_string(),
+                "/answers/nowhere/".to_string()
+            ),
         ],
         "{r}"
     );
