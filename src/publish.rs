@@ -35,10 +35,10 @@ use crate::ledger::pages::Commit;
 use crate::ledger::{self, Ledger, LedgerError};
 use crate::site::Site;
 use batch::Batch;
+pub use drafts::Draft;
 pub use held::held;
 pub use hosts::host_name;
 pub use sync::Disagreed;
-pub use sync::Draft;
 pub use sync::Held;
 pub use sync::Invalid;
 

@@ -9,12 +9,18 @@
 //! records a stat that matches no file, so every scan reads the draft again and the reports
 //! name it every time.
 
-use super::sync::Draft;
 use crate::content::ReadFile;
 use crate::item::{FileStat, ItemName, Shown};
 use crate::ledger::items::{self, Seen, State};
 use crate::ledger::{LedgerError, Tx};
 use crate::site::Site;
+
+/// An item kept out of everything public by `draft = true`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Draft {
+    pub id: Shown,
+    pub file: String,
+}
 
 /// A stat no file has: a draft's row never counts as unchanged.
 const NEVER_MATCHES: FileStat = FileStat {

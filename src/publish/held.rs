@@ -4,7 +4,8 @@
 //! `publish`'s report, `status`, the JSON line of each `run` cycle and `/metrics`
 //! (`fencepost_items_held`; `fencepost_last_cycle_ok` is 0 while one that is due is held).
 
-use super::sync::{held_of, read_tree, Draft, Held};
+use super::drafts::Draft;
+use super::sync::{held_of, read_tree, Held};
 use super::PublishError;
 use crate::clock::Clock;
 use crate::site::Site;

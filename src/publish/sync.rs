@@ -2,8 +2,9 @@
 //! what they say in the ledger. Broken files are reported and their items held as they are;
 //! everything else is synced.
 
+use super::drafts::{self, Draft};
+use super::hosts;
 use super::PublishError;
-use super::{drafts, hosts};
 use crate::clock::{Clock, Instant};
 use crate::content::{self, Broken, ContentError, Scan};
 use crate::item::ItemName;
@@ -46,13 +47,6 @@ pub struct Synced {
     pub disagreed: Vec<Disagreed>,
     /// Items whose file says `draft = true` (`drafts.rs`).
     pub drafts: Vec<Draft>,
-}
-
-/// An item kept out of everything public by `draft = true`.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Draft {
-    pub id: Shown,
-    pub file: String,
 }
 
 fn invalid(b: &Broken, site: &Site) -> Invalid {
