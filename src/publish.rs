@@ -23,6 +23,7 @@ mod held;
 mod hosts;
 pub mod image;
 mod prepare;
+mod seen;
 pub mod stat_cache;
 pub mod sync;
 

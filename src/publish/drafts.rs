@@ -56,16 +56,9 @@ pub(super) fn settle<'a>(
             continue;
         }
         seen.push(Seen {
-            name: &f.item.name,
-            path: &f.path,
             stat: NEVER_MATCHES,
-            source_hash: &f.source_hash,
             wants_withdrawn: true,
-            day: f.item.day.map(|d| d.to_string()),
-            due: f.item.due,
-            explicit_publish_at: f.item.publish_at,
-            image_source: f.item.image.as_ref().map(|i| i.key()),
-            expire_at: f.item.expire_at,
+            ..super::seen::seen_of(f)
         });
     }
     Ok((seen, gone))

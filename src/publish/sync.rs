@@ -262,18 +262,7 @@ fn seen(scan: &Scan) -> Vec<Seen<'_>> {
     scan.read
         .iter()
         .filter(|f| !f.item.draft)
-        .map(|f| Seen {
-            name: &f.item.name,
-            path: &f.path,
-            stat: f.stat,
-            source_hash: &f.source_hash,
-            wants_withdrawn: f.item.withdrawn,
-            day: f.item.day.map(|d| d.to_string()),
-            due: f.item.due,
-            explicit_publish_at: f.item.publish_at,
-            image_source: f.item.image.as_ref().map(|i| i.key()),
-            expire_at: f.item.expire_at,
-        })
+        .map(super::seen::seen_of)
         .collect()
 }
 

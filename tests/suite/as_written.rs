@@ -214,17 +214,8 @@ fn new_writes_a_draft() {
 
 /// A site with ids as advisories and releases keep them.
 fn cased_ids_site() -> TestSite {
-    let s = TestSite::new();
-    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
-    s.write(
-        "fencepost.toml",
-        &format!(
-            "{cfg}\n[collections.advisories]\nid = \"slug\"\ndue = \"publish_at\"\ntemplate = \"note.html\"\nlist_url = \"/advisories/\"\n\n[collections.releases]\nid = \"slug\"\ndue = \"publish_at\"\ntemplate = \"note.html\"\n"
-        ),
-    );
-    s.write(
-        "templates/note.html",
-        "{% extends \"base.html\" %}{% block content %}<h1>{{ page.title }} ({{ page.id }})</h1>{{ page.body_html | safe }}{% endblock content %}",
+    let s = site_with(
+        "[collections.advisories]\nid = \"slug\"\ndue = \"publish_at\"\ntemplate = \"note.html\"\nlist_url = \"/advisories/\"\n\n[collections.releases]\nid = \"slug\"\ndue = \"publish_at\"\ntemplate = \"note.html\"\n",
     );
     let item = |title: &str, id: Option<&str>| {
         let id = id.map(|i| format!("id = \"{i}\"\n")).unwrap_or_default();
@@ -337,15 +328,20 @@ fn ids_that_differ_only_in_case_are_refused_by_name() {
 
 /// A site with one collection `notes` (slug ids) configured by `extra` (TOML lines).
 fn notes_site(extra: &str) -> TestSite {
+    site_with(&format!(
+        "[collections.notes]\nid = \"slug\"\ntemplate = \"note.html\"\n{extra}"
+    ))
+}
+
+/// A new site with `collections` (TOML) added to its config, and `templates/note.html`: an
+/// item's title and id, and its body.
+fn site_with(collections: &str) -> TestSite {
     let s = TestSite::new();
     let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
-    s.write(
-        "fencepost.toml",
-        &format!("{cfg}\n[collections.notes]\nid = \"slug\"\ntemplate = \"note.html\"\n{extra}"),
-    );
+    s.write("fencepost.toml", &format!("{cfg}\n{collections}"));
     s.write(
         "templates/note.html",
-        "{% extends \"base.html\" %}{% block content %}<h1>{{ page.title }}</h1>{% endblock content %}",
+        "{% extends \"base.html\" %}{% block content %}<h1>{{ page.title }} ({{ page.id }})</h1>{{ page.body_html | safe }}{% endblock content %}",
     );
     s
 }
