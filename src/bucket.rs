@@ -60,24 +60,7 @@ impl BucketError {
     }
 }
 
-/// Whether an `object_store` failure may pass if the call is made again: the store did not
-/// answer, or answered with a server error; not a refusal of the request itself.
-pub(crate) fn retryable(e: &object_store::Error) -> bool {
-    use object_store::Error::*;
-    !matches!(
-        e,
-        NotFound { .. }
-            | AlreadyExists { .. }
-            | Precondition { .. }
-            | NotModified { .. }
-            | NotSupported { .. }
-            | NotImplemented { .. }
-            | PermissionDenied { .. }
-            | Unauthenticated { .. }
-            | UnknownConfigurationKey { .. }
-            | InvalidPath { .. }
-    )
-}
+pub(crate) use crate::store::retryable;
 
 #[cfg(test)]
 mod tests {

@@ -19,12 +19,14 @@
 //! (the publish commit batch), [`audit`], [`images`], [`results`], [`status`], [`deploys`].
 
 pub mod audit;
+mod bucket;
 pub mod copy;
 pub mod db;
 pub mod deploys;
 pub mod images;
 pub mod items;
 pub mod lease;
+mod location;
 pub mod pages;
 pub mod postgres;
 pub mod public;
@@ -34,6 +36,7 @@ pub mod sqlite;
 pub mod status;
 
 use db::{Args, DbError, DbErrorKind, Dialect, Out, Row, Step};
+pub use location::{redact, Location};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -89,83 +92,6 @@ impl LedgerError {
     }
 }
 
-/// Where a ledger lives: chosen by `FENCEPOST_LEDGER`, then `ledger.url`, then `ledger.path`.
-#[derive(Clone, PartialEq, Eq)]
-pub enum Location {
-    Sqlite(PathBuf),
-    /// A `postgres://` or `postgresql://` URL (TLS when it says `sslmode=require`).
-    Postgres(String),
-}
-
-impl Location {
-    /// A `postgres://…` URL selects PostgreSQL; anything that looks like another URL (a
-    /// scheme typo: `Postgres://`, `postgres:/`, `postgress://`) is an error, never a SQLite
-    /// file named after it; anything else is a SQLite path, relative to `root`.
-    pub fn parse(text: &str, root: &Path) -> Result<Location, LedgerError> {
-        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-            return Ok(Location::Postgres(text.to_string()));
-        }
-        if let Some(scheme) = url_scheme(text) {
-            // Only the scheme is shown: a mistyped URL may hold a password anywhere after it.
-            return Err(LedgerError::Location(format!(
-                "{scheme}:… looks like a URL but not a PostgreSQL one (scheme {scheme:?}): a shared ledger is named by a postgres:// or postgresql:// URL, in lower case, and a SQLite ledger by a path (write ./{scheme}… for a file whose name has a colon). Nothing was created"
-            )));
-        }
-        Ok(Location::Sqlite(root.join(text)))
-    }
-
-    /// How errors and logs name it: a path, or the URL without its password.
-    pub fn display(&self) -> String {
-        match self {
-            Location::Sqlite(p) => p.display().to_string(),
-            Location::Postgres(u) => redact(u),
-        }
-    }
-}
-
-impl std::fmt::Debug for Location {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.display())
-    }
-}
-
-/// The scheme of `text` when it looks like a URL: letters, digits, `+`, `.` or `-` after a
-/// first letter, then `:` and a `/`.
-fn url_scheme(text: &str) -> Option<&str> {
-    let (scheme, rest) = text.split_once(':')?;
-    let mut chars = scheme.chars();
-    let looks = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
-        && rest.starts_with('/');
-    looks.then_some(scheme)
-}
-
-/// A connection URL with any password replaced, fit for logs, errors and JSON.
-pub fn redact(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) => {
-            if u.password().is_some() {
-                let _ = u.set_password(Some("***"));
-            }
-            let pairs: Vec<(String, String)> = u
-                .query_pairs()
-                .map(|(k, v)| {
-                    let secret = k.eq_ignore_ascii_case("password");
-                    (
-                        k.into_owned(),
-                        if secret { "***".into() } else { v.into_owned() },
-                    )
-                })
-                .collect();
-            if !pairs.is_empty() {
-                u.query_pairs_mut().clear().extend_pairs(pairs);
-            }
-            u.to_string()
-        }
-        Err(_) => "<unparseable postgres URL>".into(),
-    }
-}
-
 /// Blocks, calling `on_change` each time another process commits a new publication revision,
 /// until the connection fails (an error) — on a shared PostgreSQL ledger. A SQLite ledger has
 /// no such channel: returns `Ok(false)` at once (its processes share one host and poll).
@@ -174,7 +100,7 @@ pub fn listen_for_changes(
     on_change: &(dyn Fn() + Sync),
 ) -> Result<bool, LedgerError> {
     match location {
-        Location::Sqlite(_) => Ok(false),
+        Location::Sqlite(_) | Location::Bucket { .. } => Ok(false),
         Location::Postgres(url) => {
             postgres::listen(url, &location.display(), on_change)?;
             Ok(true)
@@ -185,6 +111,8 @@ pub fn listen_for_changes(
 enum Backend {
     Sqlite(sqlite::Conn),
     Postgres(postgres::Conn),
+    /// A log in object storage, read and written through a local SQLite replica.
+    Bucket(bucket::Conn),
 }
 
 /// An open ledger. One per thread.
@@ -205,6 +133,9 @@ impl Ledger {
         let backend = match location {
             Location::Sqlite(path) => Backend::Sqlite(sqlite::open(path, &name, busy_timeout)?),
             Location::Postgres(url) => Backend::Postgres(postgres::open(url, &name, busy_timeout)?),
+            Location::Bucket { url, cache } => {
+                Backend::Bucket(bucket::open(url, cache, &name, busy_timeout)?)
+            }
         };
         Ok(Ledger { backend, name })
     }
@@ -216,7 +147,7 @@ impl Ledger {
 
     pub fn dialect(&self) -> Dialect {
         match self.backend {
-            Backend::Sqlite(_) => Dialect::Sqlite,
+            Backend::Sqlite(_) | Backend::Bucket(_) => Dialect::Sqlite,
             Backend::Postgres(_) => Dialect::Postgres,
         }
     }
@@ -224,7 +155,7 @@ impl Ledger {
     /// Whether other hosts may share this ledger (and so its clock and stat cache are not
     /// this host's).
     pub fn shared(&self) -> bool {
-        self.dialect() == Dialect::Postgres
+        !matches!(self.backend, Backend::Sqlite(_))
     }
 
     /// Runs `f` in one write transaction and commits it. On PostgreSQL, a transaction the
@@ -234,6 +165,9 @@ impl Ledger {
         &mut self,
         mut f: impl FnMut(&Tx<'_>) -> Result<T, LedgerError>,
     ) -> Result<T, LedgerError> {
+        if let Backend::Bucket(_) = self.backend {
+            return self.write_to_log(f);
+        }
         let mut attempt = 0u32;
         loop {
             let tx = self.begin(TxMode::Write)?;
@@ -251,6 +185,55 @@ impl Ledger {
                 r => return r,
             }
         }
+    }
+
+    /// [`Ledger::write`] on a bucket ledger: `f` runs on the replica, brought up to the log's
+    /// newest entry first, with what it changes recorded; the entry after the replica's is
+    /// then created if absent. Another writer's entry there: roll back, catch up, run `f`
+    /// again on the new state (see [`bucket`]).
+    fn write_to_log<T>(
+        &mut self,
+        mut f: impl FnMut(&Tx<'_>) -> Result<T, LedgerError>,
+    ) -> Result<T, LedgerError> {
+        let name = self.name.as_str();
+        let Backend::Bucket(conn) = &mut self.backend else {
+            unreachable!("write_to_log is only called on a bucket ledger")
+        };
+        for attempt in 0..200u32 {
+            conn.catch_up(name)?;
+            let (v, committed) = {
+                let (tx, log, seq) = bucket::replica_begin(conn, name)?;
+                let tx = Tx {
+                    inner: TxInner::Sqlite(tx),
+                    name,
+                };
+                let v = f(&tx)?;
+                let TxInner::Sqlite(tx) = tx.inner else {
+                    unreachable!("a bucket ledger's transactions are its replica's")
+                };
+                (v, bucket::commit(log, tx, name, seq)?)
+            };
+            match committed {
+                Some(at) => {
+                    if let Some(at) = at {
+                        conn.after_commit(name, at);
+                    }
+                    return Ok(v);
+                }
+                None => {
+                    tracing::debug!(
+                        attempt,
+                        "another writer took the next log entry; running the transaction again"
+                    );
+                    backoff(attempt.min(4));
+                }
+            }
+        }
+        Err(LedgerError::Busy {
+            ledger: name.to_string(),
+            doing: "committing to its log (other writers took every next entry)",
+            waited_ms: 0,
+        })
     }
 
     /// Runs `f` over one consistent read (a SQLite read transaction; a PostgreSQL REPEATABLE
@@ -273,7 +256,7 @@ impl Ledger {
         f: impl FnMut(&Tx<'_>) -> Result<T, LedgerError>,
     ) -> Result<T, LedgerError> {
         match &mut self.backend {
-            Backend::Sqlite(_) => self.write(f),
+            Backend::Sqlite(_) | Backend::Bucket(_) => self.write(f),
             Backend::Postgres(conn) => {
                 let mut f = f;
                 let tx = Tx {
@@ -290,8 +273,25 @@ impl Ledger {
         let inner = match &mut self.backend {
             Backend::Sqlite(conn) => TxInner::Sqlite(sqlite::begin(conn, name, mode)?),
             Backend::Postgres(conn) => TxInner::Postgres(postgres::begin(conn, name, mode)?),
+            Backend::Bucket(conn) => {
+                conn.catch_up(name)?;
+                TxInner::Sqlite(sqlite::begin(&mut conn.replica, name, mode)?)
+            }
         };
         Ok(Tx { inner, name })
+    }
+
+    /// Runs `sql` (statements separated by `;`, none with a `;` inside) in one write
+    /// transaction, skipping every rule fencepost keeps: only for tests of what fencepost does
+    /// about a writer that skips them, on a ledger no other tool can write (one in a bucket).
+    #[doc(hidden)]
+    pub fn execute_unchecked(&mut self, sql: &str) -> Result<(), LedgerError> {
+        self.write(|tx| {
+            for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
+                tx.exec_generated(statement, &[])?;
+            }
+            Ok(())
+        })
     }
 
     /// The publication revision now.
@@ -310,7 +310,9 @@ impl Ledger {
     /// is this host's). Sampled at the midpoint of one round trip.
     pub fn clock_offset_ms(&mut self) -> Result<i64, LedgerError> {
         match &mut self.backend {
-            Backend::Sqlite(_) => Ok(0),
+            // A store has no clock precise enough to decide instants by (Last-Modified is in
+            // whole seconds): a bucket ledger's runners decide by their own, NTP-kept clocks.
+            Backend::Sqlite(_) | Backend::Bucket(_) => Ok(0),
             Backend::Postgres(conn) => postgres::clock_offset_ms(conn, &self.name),
         }
     }
@@ -322,6 +324,49 @@ fn one(r: Result<Vec<Out>, (usize, DbError)>) -> Result<Out, DbError> {
         kind: DbErrorKind::Other,
         message: "no result".into(),
     })
+}
+
+/// A connection's own small runtime (PostgreSQL's driver and the object store are async;
+/// the ledger's callers are not).
+pub(crate) struct OwnRuntime(Option<tokio::runtime::Runtime>);
+
+impl OwnRuntime {
+    pub(crate) fn new() -> std::io::Result<OwnRuntime> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(OwnRuntime(Some(rt)))
+    }
+
+    /// Runs `f` to completion. A caller that is itself inside a runtime (deploy, whose store
+    /// is async, records its steps from there) cannot block that thread on another runtime,
+    /// so `f` then runs on a short-lived thread of its own.
+    pub(crate) fn block<F: std::future::Future + Send>(&self, f: F) -> F::Output
+    where
+        F::Output: Send,
+    {
+        let rt = self.0.as_ref().expect("the runtime lives until dropped");
+        if tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::scope(|s| {
+                s.spawn(|| rt.block_on(f))
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+            })
+        } else {
+            rt.block_on(f)
+        }
+    }
+}
+
+impl Drop for OwnRuntime {
+    fn drop(&mut self) {
+        // A runtime cannot be dropped (it would block) inside another one's async context.
+        if let Some(rt) = self.0.take() {
+            if tokio::runtime::Handle::try_current().is_ok() {
+                rt.shutdown_background();
+            }
+        }
+    }
 }
 
 fn backoff(attempt: u32) {

@@ -83,7 +83,7 @@ impl Site {
         Ok(match std::env::var(LEDGER_ENV) {
             Ok(v) if !v.trim().is_empty() => Location::parse(v.trim(), &self.root)?,
             _ => match &self.config.ledger.url {
-                Some(url) => Location::Postgres(url.clone()),
+                Some(url) => Location::parse(url.trim(), &self.root)?,
                 None => Location::Sqlite(self.root.join(&self.config.ledger.path)),
             },
         })
@@ -94,7 +94,7 @@ impl Site {
     pub fn ledger_exists(&self) -> bool {
         match self.ledger_location() {
             Ok(Location::Sqlite(p)) => p.exists(),
-            Ok(Location::Postgres(_)) | Err(_) => true,
+            Ok(Location::Postgres(_) | Location::Bucket { .. }) | Err(_) => true,
         }
     }
 

@@ -15,8 +15,7 @@
 //! is the one the user gave, which carries none.
 
 pub use super::pointer::{RemotePointer, RetiredRoot, RETIRED_KEPT};
-mod names;
-pub use names::{canonical, redact_userinfo, shown, target_key};
+pub use crate::store::names::{canonical, redact_userinfo, shown, target_key};
 
 use super::BucketError;
 use futures_util::StreamExt;
@@ -100,56 +99,14 @@ impl Remote {
             target: shown(url),
             why: why.to_string(),
         };
-        let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
-        if !parsed.username().is_empty() || parsed.password().is_some() {
-            return Err(bad(
-                "credentials do not belong in the URL: put them in the environment (AWS_ACCESS_KEY_ID, …)",
-            ));
-        }
-        let prefix = parsed.path().trim_matches('/').to_string();
-        if prefix.split('/').any(|s| s == ".." || s == ".") {
-            return Err(bad("the prefix may not contain . or .. segments"));
-        }
-        let bucket = parsed.host_str().unwrap_or_default().to_string();
-        let mut chosen_endpoint = None;
-        let mut s3_endpoint = None;
-        let (store, kind, prefix): (Arc<dyn ObjectStore>, Kind, String) = match parsed.scheme() {
-            "s3" | "s3a" => {
-                let (store, endpoint) = s3_store(&bucket, settings).map_err(|why| bad(&why))?;
-                chosen_endpoint = endpoint.as_deref().map(shown);
-                s3_endpoint = endpoint;
-                (store, CLOUD, prefix)
-            }
-            "gs" => {
-                let store = object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                    .with_url(format!("gs://{bucket}"))
-                    .build()
-                    .map_err(|e| bad(&e.to_string()))?;
-                (Arc::new(store), CLOUD, prefix)
-            }
-            "az" | "azure" | "abfs" | "abfss" => {
-                let store = object_store::azure::MicrosoftAzureBuilder::from_env()
-                    .with_url(url)
-                    .build()
-                    .map_err(|e| bad(&e.to_string()))?;
-                (Arc::new(store), CLOUD, prefix)
-            }
-            "file" => {
-                let root = parsed
-                    .to_file_path()
-                    .map_err(|_| bad("a file:// target needs an absolute path"))?;
-                std::fs::create_dir_all(&root).map_err(|e| bad(&e.to_string()))?;
-                let store = object_store::local::LocalFileSystem::new_with_prefix(&root)
-                    .map_err(|e| bad(&e.to_string()))?;
-                (Arc::new(store), Kind::Folder(root), String::new())
-            }
-            "memory" => (memory_store(&bucket), CLOUD, prefix),
-            other => {
-                return Err(bad(&format!(
-                "unknown scheme {other}: use s3://, gs://, az://, file:// (or memory:// in tests)"
-            )))
-            }
+        let opened = crate::store::open(url, settings).map_err(|why| bad(&why))?;
+        let kind = match &opened.folder {
+            Some(root) => Kind::Folder(root.clone()),
+            None => CLOUD,
         };
+        let (store, prefix) = (opened.store, opened.prefix);
+        let chosen_endpoint = opened.endpoint.as_deref().map(shown);
+        let s3_endpoint = opened.endpoint;
         Ok(Remote {
             store,
             prefix,
@@ -467,49 +424,6 @@ impl Remote {
             Err(e) => Err(self.err("probing conditional writes")(e)),
         }
     }
-}
-
-/// A target URL as errors may show it: without whatever stands before an `@` in its
-/// authority (a key id, a secret), and only its scheme when it does not parse at all.
-/// An S3 store for `bucket` from the environment and `settings`, and the endpoint it is
-/// reached at when one was chosen, as given (credentials and all: only `shown` and
-/// `target_key`, which drop them, ever see it).
-fn s3_store(
-    bucket: &str,
-    settings: &[(&str, &str)],
-) -> Result<(Arc<dyn ObjectStore>, Option<String>), String> {
-    let mut b = object_store::aws::AmazonS3Builder::from_env().with_url(format!("s3://{bucket}"));
-    let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
-        .or_else(|_| std::env::var("AWS_ENDPOINT"))
-        .unwrap_or_default();
-    for (k, v) in settings {
-        let key: object_store::aws::AmazonS3ConfigKey =
-            k.parse().map_err(|_| format!("unknown S3 setting {k}"))?;
-        if key == object_store::aws::AmazonS3ConfigKey::Endpoint {
-            endpoint = v.to_string();
-        }
-        b = b.with_config(key, *v);
-    }
-    if endpoint.starts_with("http://") {
-        b = b.with_allow_http(true);
-    }
-    let store = b.build().map_err(|e| redact_userinfo(&e.to_string()))?;
-    Ok((Arc::new(store), (!endpoint.is_empty()).then_some(endpoint)))
-}
-
-/// One in-memory store per name, for the process's lifetime (tests run deployers as threads
-/// against the same `memory://name`).
-fn memory_store(name: &str) -> Arc<dyn ObjectStore> {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static STORES: OnceLock<Mutex<HashMap<String, Arc<dyn ObjectStore>>>> = OnceLock::new();
-    STORES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .entry(name.to_string())
-        .or_insert_with(|| Arc::new(object_store::memory::InMemory::new()))
-        .clone()
 }
 
 /// The folder pointer: exclusive lock file, compare the current file's digest, write a

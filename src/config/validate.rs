@@ -40,8 +40,22 @@ impl Config {
             return Err(invalid("feeds", format!("{bad:?}"), why));
         }
         if let Some(url) = &self.ledger.url {
-            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-                let why = "must be a postgres:// URL (for a SQLite ledger, set ledger.path)";
+            let bucket = [
+                "s3://",
+                "s3a://",
+                "gs://",
+                "az://",
+                "azure://",
+                "abfs://",
+                "abfss://",
+                "file:///",
+                "memory://",
+            ];
+            if !(url.starts_with("postgres://")
+                || url.starts_with("postgresql://")
+                || bucket.iter().any(|b| url.starts_with(b)))
+            {
+                let why = "must be a postgres:// URL, or an object store's (s3://bucket/prefix, gs://, az://, file:///folder) for a ledger kept in a bucket (for a SQLite ledger, set ledger.path)";
                 return Err(invalid("ledger.url", crate::ledger::redact(url), why));
             }
         }

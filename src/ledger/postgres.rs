@@ -13,7 +13,7 @@
 //! ten round trips per item into one flight per batch ([`super::Tx::pipeline`]).
 
 use super::db::{DbError, DbErrorKind, Out, Row, Value};
-use super::{schema, LedgerError, TxMode};
+use super::{schema, LedgerError, OwnRuntime, TxMode};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
@@ -28,8 +28,7 @@ use tokio_postgres::{Client, Statement};
 mod tls;
 
 pub(super) struct Conn {
-    /// Always `Some` until dropped (see `Drop`).
-    rt_slot: Option<tokio::runtime::Runtime>,
+    rt: OwnRuntime,
     client: Client,
     /// Prepared statements of this connection, by statement name.
     cache: RefCell<HashMap<&'static str, Statement>>,
@@ -130,24 +129,21 @@ pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, Led
         error: source,
     };
     let (config, root_cert) = config(url, name, timeout)?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            open_err(DbError {
-                kind: DbErrorKind::Connect,
-                message: format!("cannot start the connection's runtime: {e}"),
-            })
-        })?;
+    let rt = OwnRuntime::new().map_err(|e| {
+        open_err(DbError {
+            kind: DbErrorKind::Connect,
+            message: format!("cannot start the connection's runtime: {e}"),
+        })
+    })?;
     let client = if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
         let tls = tls(root_cert.as_deref())?;
-        block(&rt, async {
+        rt.block(async {
             let (client, connection) = config.connect(tls).await?;
             tokio::spawn(drive(connection));
             Ok::<_, tokio_postgres::Error>(client)
         })
     } else {
-        block(&rt, async {
+        rt.block(async {
             let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
             tokio::spawn(drive(connection));
             Ok::<_, tokio_postgres::Error>(client)
@@ -155,7 +151,7 @@ pub(super) fn open(url: &str, name: &str, timeout: Duration) -> Result<Conn, Led
     }
     .map_err(|e| open_err(db_error(e)))?;
     let conn = Conn {
-        rt_slot: Some(rt),
+        rt,
         client,
         cache: RefCell::new(HashMap::new()),
     };
@@ -173,54 +169,22 @@ async fn drive<C: Future<Output = Result<(), tokio_postgres::Error>>>(connection
     }
 }
 
-impl Drop for Conn {
-    fn drop(&mut self) {
-        // A runtime cannot be dropped (it would block) inside another one's async context.
-        if let Some(rt) = self.rt_slot.take() {
-            if tokio::runtime::Handle::try_current().is_ok() {
-                rt.shutdown_background();
-            }
-        }
-    }
-}
-
 impl Conn {
-    fn rt(&self) -> &tokio::runtime::Runtime {
-        self.rt_slot
-            .as_ref()
-            .expect("the runtime lives as long as the connection")
+    fn rt(&self) -> &OwnRuntime {
+        &self.rt
     }
 
     fn run<T: Send>(
         &self,
         f: impl Future<Output = Result<T, tokio_postgres::Error>> + Send,
     ) -> Result<T, DbError> {
-        block(self.rt(), f).map_err(db_error)
-    }
-}
-
-/// Runs `f` to completion on the connection's runtime. A caller that is itself inside a
-/// runtime (deploy, whose store is async, records its steps from there) cannot block that
-/// thread on another runtime, so `f` then runs on a short-lived thread of its own.
-fn block<F: Future + Send>(rt: &tokio::runtime::Runtime, f: F) -> F::Output
-where
-    F::Output: Send,
-{
-    if tokio::runtime::Handle::try_current().is_ok() {
-        std::thread::scope(|s| {
-            s.spawn(|| rt.block_on(f))
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p))
-        })
-    } else {
-        rt.block_on(f)
+        self.rt.block(f).map_err(db_error)
     }
 }
 
 /// The schema version recorded in the database; 0 for a database fencepost never touched.
 fn version(conn: &Conn) -> Result<i64, DbError> {
-    match block(
-        conn.rt(),
+    match conn.rt().block(
         conn.client
             .query_opt("SELECT version FROM fencepost_schema WHERE id = 1", &[]),
     ) {
@@ -412,25 +376,22 @@ pub(super) fn pipeline(tx: &PgTx<'_>, calls: &[Call<'_>]) -> Result<Vec<Out>, (u
     // Polled in order, so the requests go out in order (each is sent on its first poll).
     let mut results: Vec<Option<Result<Out, tokio_postgres::Error>>> =
         (0..futures.len()).map(|_| None).collect();
-    block(
-        tx.conn.rt(),
-        std::future::poll_fn(|cx| {
-            let mut pending = false;
-            for (f, slot) in futures.iter_mut().zip(results.iter_mut()) {
-                if slot.is_none() {
-                    match f.as_mut().poll(cx) {
-                        Poll::Ready(r) => *slot = Some(r),
-                        Poll::Pending => pending = true,
-                    }
+    tx.conn.rt().block(std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, slot) in futures.iter_mut().zip(results.iter_mut()) {
+            if slot.is_none() {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(r) => *slot = Some(r),
+                    Poll::Pending => pending = true,
                 }
             }
-            if pending {
-                Poll::Pending
-            } else {
-                Poll::Ready(())
-            }
-        }),
-    );
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }));
     let mut out = Vec::with_capacity(results.len());
     for (i, r) in results.into_iter().enumerate() {
         match r.expect("every future finished") {

@@ -10,16 +10,53 @@ use super::{schema, LedgerError, TxMode};
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use std::cell::RefCell;
 use std::path::Path;
 use std::time::Duration;
+
+pub(super) mod replica;
 
 /// An open SQLite ledger connection.
 pub(super) struct Conn(Connection);
 
 /// A transaction on it (dropped without [`commit`], it rolls back).
-pub(super) struct SqliteTx<'a>(Transaction<'a>);
+pub(super) struct SqliteTx<'a> {
+    tx: Transaction<'a>,
+    /// On a bucket ledger's replica: every statement that changed something, in order, to be
+    /// committed as the next entry of the ledger's log (see [`replica`]).
+    record: Option<RefCell<Vec<Recorded>>>,
+}
+
+/// One statement a write transaction ran that changed something, and what it answered.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Recorded {
+    pub sql: String,
+    pub values: Vec<Value>,
+    pub effect: Effect,
+}
+
+/// What a recorded statement answered: a replay must answer the same, or the replica is not
+/// the ledger it was thought to be.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Effect {
+    /// An `INSERT`/`UPDATE`/`DELETE` that changed this many rows.
+    Changed(usize),
+    /// A writing query (`… RETURNING`): the sha256 of the rows it answered.
+    Rows(String),
+}
 
 pub(super) fn open(path: &Path, name: &str, busy_timeout: Duration) -> Result<Conn, LedgerError> {
+    open_with(path, name, busy_timeout, true)
+}
+
+/// Opens the SQLite file at `path`; brings its schema up to date only when `migrate` (a
+/// bucket ledger's replica is migrated by a log entry, never on its own).
+fn open_with(
+    path: &Path,
+    name: &str,
+    busy_timeout: Duration,
+    migrate_it: bool,
+) -> Result<Conn, LedgerError> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(dir).map_err(|source| LedgerError::CreateDir {
@@ -95,7 +132,9 @@ pub(super) fn open(path: &Path, name: &str, busy_timeout: Duration) -> Result<Co
     })?;
     register_functions(&conn).map_err(classify("registering its functions"))?;
     let mut conn = conn;
-    retry_busy(deadline, || migrate(&mut conn, name, started))?;
+    if migrate_it {
+        retry_busy(deadline, || migrate(&mut conn, name, started))?;
+    }
     Ok(Conn(conn))
 }
 
@@ -171,7 +210,7 @@ pub(super) fn begin<'a>(
     };
     conn.0
         .transaction_with_behavior(behavior)
-        .map(SqliteTx)
+        .map(|tx| SqliteTx { tx, record: None })
         .map_err(|e| LedgerError::Sql {
             ledger: name.to_string(),
             statement: "begin",
@@ -191,9 +230,43 @@ fn bind(values: &[Value]) -> Vec<rusqlite::types::Value> {
 }
 
 pub(super) fn exec(tx: &SqliteTx<'_>, text: &str, values: &[Value]) -> Result<usize, DbError> {
-    let mut stmt = tx.0.prepare_cached(text).map_err(db_error)?;
-    stmt.execute(rusqlite::params_from_iter(bind(values)))
-        .map_err(db_error)
+    let mut stmt = tx.tx.prepare_cached(text).map_err(db_error)?;
+    let n = stmt
+        .execute(rusqlite::params_from_iter(bind(values)))
+        .map_err(db_error)?;
+    // A statement that changed nothing has no effect to carry (nor did any trigger fire).
+    if let Some(record) = tx.record.as_ref().filter(|_| n > 0 && !stmt.readonly()) {
+        record.borrow_mut().push(Recorded {
+            sql: text.to_string(),
+            values: values.to_vec(),
+            effect: Effect::Changed(n),
+        });
+    }
+    Ok(n)
+}
+
+/// The sha256 of rows as a query answered them (what a replayed query must answer again).
+pub(crate) fn rows_digest(rows: &[Row]) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for r in rows {
+        h.update(b"r");
+        for v in &r.values {
+            match v {
+                Value::Null => h.update(b"n"),
+                Value::Int(i) => {
+                    h.update(b"i");
+                    h.update(i.to_le_bytes());
+                }
+                Value::Text(t) => {
+                    h.update(b"t");
+                    h.update((t.len() as u64).to_le_bytes());
+                    h.update(t.as_bytes());
+                }
+            }
+        }
+    }
+    hex::encode(h.finalize())
 }
 
 pub(super) fn query(
@@ -202,7 +275,26 @@ pub(super) fn query(
     text: &str,
     values: &[Value],
 ) -> Result<Vec<Row>, DbError> {
-    let mut stmt = tx.0.prepare_cached(text).map_err(db_error)?;
+    let out = query_on(&tx.tx, statement, text, values)?;
+    let stmt = tx.tx.prepare_cached(text).map_err(db_error)?;
+    if let Some(record) = tx.record.as_ref().filter(|_| !stmt.readonly()) {
+        record.borrow_mut().push(Recorded {
+            sql: text.to_string(),
+            values: values.to_vec(),
+            effect: Effect::Rows(rows_digest(&out)),
+        });
+    }
+    Ok(out)
+}
+
+/// A query on any connection (a transaction derefs to one).
+fn query_on(
+    conn: &Connection,
+    statement: &'static str,
+    text: &str,
+    values: &[Value],
+) -> Result<Vec<Row>, DbError> {
+    let mut stmt = conn.prepare_cached(text).map_err(db_error)?;
     let n = stmt.column_count();
     let mut rows = stmt
         .query(rusqlite::params_from_iter(bind(values)))
@@ -226,7 +318,7 @@ pub(super) fn query(
 }
 
 pub(super) fn commit(tx: SqliteTx<'_>) -> Result<(), DbError> {
-    tx.0.commit().map_err(db_error)
+    tx.tx.commit().map_err(db_error)
 }
 
 fn db_error(e: rusqlite::Error) -> DbError {

@@ -14,8 +14,8 @@ use fencepost::ledger::{items, public, Ledger, Location};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-/// Generates `mod sqlite { #[test] fn name() }` and `mod postgres { … }` for each test body
-/// `fn name(b: Backend)`.
+/// Generates `mod sqlite { #[test] fn name() }`, `mod postgres { … }` and `mod bucket { … }`
+/// for each test body `fn name(b: Backend)`.
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -23,6 +23,9 @@ macro_rules! conformance {
         }
         mod postgres {
             $(#[test] fn $name() { super::$name(super::Backend::Postgres) })*
+        }
+        mod bucket {
+            $(#[test] fn $name() { super::$name(super::Backend::Bucket) })*
         }
     };
 }
@@ -249,7 +252,7 @@ fn ledger_copy_carries_collections() {
 
 fn location(s: &TestSite) -> Location {
     match s.ledger_url() {
-        Some(url) => Location::Postgres(url),
+        Some(url) => Location::parse(&url, s.root()).unwrap(),
         None => Location::Sqlite(s.path(".fencepost/ledger.sqlite")),
     }
 }
@@ -751,17 +754,64 @@ fn a_newer_schema_is_refused_and_left_untouched(b: Backend) {
     match b {
         Backend::Sqlite => s.execute("PRAGMA user_version = 99"),
         Backend::Postgres => s.execute("UPDATE fencepost_schema SET version = 99"),
+        // A newer binary migrates a bucket ledger with an entry: the whole database.
+        Backend::Bucket => newer_binarys_migration_entry(&s),
     }
     let err = s.failing(&["publish", "--now", NOW]);
+    assert!(err.contains("newer than this fencepost"), "{err}");
+    // A fresh runner is refused as well.
+    std::fs::remove_dir_all(s.path(".fencepost/ledger-cache")).ok();
+    let err = s.failing(&["status"]);
     assert!(err.contains("newer than this fencepost"), "{err}");
     // Untouched: still version 99, still one page.
     let version = match b {
         Backend::Sqlite => s.query_i64("PRAGMA user_version"),
         Backend::Postgres => s.query_i64("SELECT version FROM fencepost_schema"),
+        Backend::Bucket => {
+            let log = s.path(".bucket/ledger/log");
+            let last = std::fs::read_dir(&log)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .max()
+                .unwrap();
+            let c = rusqlite::Connection::open(last).unwrap();
+            assert_eq!(
+                c.query_row("SELECT count(*) FROM pages", [], |r| r.get::<_, i64>(0))
+                    .unwrap(),
+                1
+            );
+            return assert_eq!(
+                c.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+                    .unwrap(),
+                99
+            );
+        }
     };
     assert_eq!(version, 99);
     // (SQL: fencepost refuses to open a ledger from the future, by design.)
     assert_eq!(s.query_i64("SELECT count(*) FROM pages"), 1);
+}
+
+/// Writes, as the next entry of a bucket ledger's log, what a newer fencepost's migration
+/// would: the whole database, at schema 99.
+fn newer_binarys_migration_entry(s: &TestSite) {
+    let replica = s.replica_file();
+    let c = rusqlite::Connection::open(&replica).unwrap();
+    let seq: i64 = c
+        .query_row("SELECT seq FROM fp_replica", [], |r| r.get(0))
+        .unwrap();
+    let image = s.path(&format!(".bucket/ledger/log/{:020}", seq + 1));
+    let staged = s.path(".bucket/staged.sqlite");
+    c.execute(&format!("VACUUM INTO '{}'", staged.display()), [])
+        .unwrap();
+    let n = rusqlite::Connection::open(&staged).unwrap();
+    n.execute_batch(&format!(
+        "PRAGMA journal_mode = DELETE; PRAGMA user_version = 99; UPDATE fp_replica SET seq = {};",
+        seq + 1
+    ))
+    .unwrap();
+    drop(n);
+    std::fs::rename(staged, image).unwrap();
 }
 
 /// Under READ COMMITTED an in-statement guard reads its statement's snapshot and locks

@@ -316,6 +316,9 @@ fn pg_tls(dir: &Path, user: Option<(u32, u32)>) -> PathBuf {
 pub enum Backend {
     Sqlite,
     Postgres,
+    /// A ledger kept in object storage: a log in a `file://` folder (the same engine as on
+    /// S3; the racing and crash tests run it against moto).
+    Bucket,
 }
 
 impl TestSite {
@@ -323,11 +326,30 @@ impl TestSite {
     /// named by `ledger.url`).
     pub fn on(backend: Backend) -> TestSite {
         let s = TestSite::new();
-        if backend == Backend::Postgres {
-            let url = pg().database();
-            s.set_ledger_url(&url);
+        match backend {
+            Backend::Postgres => s.set_ledger_url(&pg().database()),
+            Backend::Bucket => {
+                let url = format!("file://{}", s.path(".bucket/ledger").display());
+                s.set_ledger_url(&url);
+            }
+            Backend::Sqlite => {}
         }
         s
+    }
+
+    /// The local replica of a bucket ledger, brought up to the log's newest entry.
+    pub fn replica_file(&self) -> std::path::PathBuf {
+        self.cmd(&["status"]).assert().success();
+        let dir = self.path(".fencepost/ledger-cache");
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "sqlite"))
+            .expect("a replica")
+    }
+
+    fn replica(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.replica_file()).unwrap()
     }
 
     pub fn set_ledger_url(&self, url: &str) {
@@ -356,6 +378,9 @@ impl TestSite {
     /// ledger's empty stat columns). Everything else is observed through `observe.rs`.
     pub fn query_i64(&self, sql: &str) -> i64 {
         match self.ledger_url() {
+            Some(url) if url.starts_with("file://") => {
+                self.replica().query_row(sql, [], |r| r.get(0)).unwrap()
+            }
             Some(url) => Pg::client(&url).query_one(sql, &[]).unwrap().get(0),
             None => self.ledger().query_row(sql, [], |r| r.get(0)).unwrap(),
         }
@@ -365,6 +390,10 @@ impl TestSite {
     /// fencepost's rules, for the tests of what fencepost does about one.
     pub fn execute(&self, sql: &str) {
         match self.ledger_url() {
+            Some(url) if url.starts_with("file://") => {
+                let site = fencepost::site::Site::open(self.root()).unwrap();
+                site.open_ledger().unwrap().execute_unchecked(sql).unwrap();
+            }
             Some(url) => {
                 Pg::client(&url).batch_execute(sql).unwrap();
             }
