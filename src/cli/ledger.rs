@@ -5,14 +5,16 @@ use std::time::Duration;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Copy this site's SQLite ledger, every table of it, into an empty PostgreSQL database
-    /// (verified on both sides; a non-empty target is refused). Then set ledger.url or
-    /// FENCEPOST_LEDGER to the database and carry on there.
+    /// Copy a ledger, every table of it, into an empty one on any engine — this site's SQLite
+    /// ledger into a PostgreSQL database or a bucket, and back (verified on both sides; a
+    /// non-empty target is refused). Then set ledger.url or FENCEPOST_LEDGER to the new
+    /// ledger and carry on there.
     Copy {
-        /// The target: postgres://USER@HOST:PORT/DATABASE (password in PGPASSWORD).
+        /// The target: postgres://USER@HOST:PORT/DATABASE (password in PGPASSWORD), an object
+        /// store (s3://bucket/prefix, gs://, az://, file:///folder), or a SQLite path.
         #[arg(long, value_name = "URL")]
         to: String,
-        /// The source ledger (default: the site's ledger.path).
+        /// The source ledger, a path or URL as for --to (default: the site's ledger.path).
         #[arg(long, value_name = "PATH|URL")]
         from: Option<String>,
     },

@@ -53,8 +53,17 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 pub(super) use store::Log;
 
-/// How many entries may pass before the next snapshot.
+/// How many entries may pass before the next snapshot, unless
+/// `FENCEPOST_LEDGER_SNAPSHOT_EVERY` says otherwise (tests take snapshots sooner).
 pub const SNAPSHOT_EVERY: i64 = 100;
+
+fn snapshot_every() -> i64 {
+    std::env::var("FENCEPOST_LEDGER_SNAPSHOT_EVERY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n: &i64| *n > 0)
+        .unwrap_or(SNAPSHOT_EVERY)
+}
 
 /// An open bucket ledger: the log in the store and the local replica it keeps current.
 pub(super) struct Conn {
@@ -102,7 +111,14 @@ impl Conn {
     pub(super) fn catch_up(&mut self, name: &str) -> Result<(), LedgerError> {
         for _ in 0..64 {
             let (seq, _) = replica::position(&self.replica, name)?;
+            // A new replica starts from the newest snapshot; one far behind jumps to it.
+            if seq == 0 && self.seed(name)? {
+                continue;
+            }
             let after = self.log.entries_after(seq)?;
+            if after.len() as i64 > snapshot_every() && self.seed(name)? {
+                continue;
+            }
             match after.first() {
                 None if seq == 0 => {
                     if !self.seed(name)? {
@@ -143,6 +159,12 @@ impl Conn {
         };
         self.restore(name, &bytes)?;
         replica::saw_snapshot(&self.replica, name, snap)?;
+        tracing::debug!(
+            ledger = name,
+            snapshot = snap,
+            bytes = bytes.len(),
+            "read a snapshot of the log"
+        );
         Ok(true)
     }
 
@@ -163,6 +185,12 @@ impl Conn {
     /// statement entries in one transaction each.
     fn apply(&mut self, name: &str, from: i64, seqs: &[i64]) -> Result<(), LedgerError> {
         let bodies = self.log.entries(seqs)?;
+        tracing::debug!(
+            ledger = name,
+            after = from,
+            entries = seqs.len(),
+            "read log entries"
+        );
         let mut at = from;
         let mut pending: Vec<(i64, Vec<sqlite::Recorded>)> = Vec::new();
         for (seq, bytes) in seqs.iter().copied().zip(bodies) {
@@ -264,7 +292,7 @@ impl Conn {
         let Ok((_, last)) = replica::position(&self.replica, name) else {
             return;
         };
-        if seq - last < SNAPSHOT_EVERY {
+        if seq - last < snapshot_every() {
             return;
         }
         crate::fail_point!("ledger.bucket.before_snapshot");
@@ -331,6 +359,7 @@ pub(super) fn commit(
     if !log.create_entry(seq + 1, bytes)? {
         return Ok(None);
     }
+    crate::fail_point!("ledger.bucket.after_log_entry");
     replica::commit_as(tx, name, seq + 1)?;
     Ok(Some(Some(seq + 1)))
 }

@@ -923,7 +923,7 @@ fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not()
 /// The first build from PostgreSQL, into an empty output folder, is byte-identical to the
 /// last one from SQLite; a second copy into the now non-empty database is refused.
 #[test]
-fn ledger_copy_moves_a_sqlite_ledger_to_postgres_and_the_build_stays_byte_identical() {
+fn ledger_copy_moves_sqlite_to_a_bucket_to_postgres_and_the_build_stays_byte_identical() {
     let s = TestSite::new();
     s.write(
         "content/images/a.svg",
@@ -958,8 +958,34 @@ fn ledger_copy_moves_a_sqlite_ledger_to_postgres_and_the_build_stays_byte_identi
     let before = tree(&s.current_dir());
     let sqlite_status = s.status();
 
+    // SQLite → a ledger in a bucket → PostgreSQL, each hop verified, each build the same.
+    let bucket = format!("file://{}", s.path(".bucket/ledger").display());
+    let r = s.json(&["ledger", "copy", "--to", &bucket]);
+    assert_eq!(r["verified"], true, "{r}");
+    assert_eq!(r["tables"]["daily_results"], 1, "{r}");
+    s.set_ledger_url(&bucket);
+    let bucket_status = s.status();
+    for key in [
+        "revision",
+        "items",
+        "audit_entries",
+        "audit_tip",
+        "next_embargo_at",
+    ] {
+        assert_eq!(bucket_status[key], sqlite_status[key], "{key}");
+    }
+    s.cmd(&["verify"]).assert().success();
+    std::fs::rename(s.path("public"), s.path("public-from-sqlite")).unwrap();
+    s.build(&[]);
+    assert_same_tree(
+        &before,
+        &tree(&s.current_dir()),
+        "build from the bucket ledger",
+    );
+    std::fs::rename(s.path("public"), s.path("public-from-bucket")).unwrap();
+
     let url = pg().database();
-    let r = s.json(&["ledger", "copy", "--to", &url]);
+    let r = s.json(&["ledger", "copy", "--from", &bucket, "--to", &url]);
     assert_eq!(r["verified"], true, "{r}");
     assert_eq!(r["revision"], 6, "{r}");
     assert_eq!(r["tables"]["pages"], 5, "{r}");
@@ -983,7 +1009,6 @@ fn ledger_copy_moves_a_sqlite_ledger_to_postgres_and_the_build_stays_byte_identi
     }
     s.cmd(&["verify"]).assert().success();
     // The same ledger id travelled: a fresh output folder gets the very same bytes.
-    std::fs::rename(s.path("public"), s.path("public-from-sqlite")).unwrap();
     s.build(&[]);
     assert_same_tree(
         &before,

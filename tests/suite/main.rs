@@ -29,6 +29,8 @@ mod first_run;
 mod hosts;
 mod house;
 mod hugo_habits;
+#[cfg(feature = "failpoints")]
+mod ledger_bucket;
 mod ledger_contract;
 mod origins;
 mod publish;

@@ -165,10 +165,7 @@ impl Log {
                 .rt
                 .block(self.store.put_opts(&key, payload.clone(), opts))
             {
-                Ok(_) => {
-                    crate::fail_point!("ledger.bucket.after_log_entry");
-                    return Ok(true);
-                }
+                Ok(_) => return Ok(true),
                 Err(object_store::Error::AlreadyExists { .. })
                 | Err(object_store::Error::Precondition { .. }) => {
                     if !retried {

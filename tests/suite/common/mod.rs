@@ -330,6 +330,31 @@ pub fn fixture_dir(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
+impl TestSite {
+    /// A fresh checkout of this site, as a stateless CI runner has it: its files, without
+    /// `.fencepost/` (ledger, caches) or `public/`.
+    pub fn checkout(&self) -> TestSite {
+        let dir = tempfile::tempdir().unwrap();
+        for e in walkdir::WalkDir::new(self.root())
+            .into_iter()
+            .filter_entry(|e| {
+                let name = e.file_name().to_string_lossy();
+                e.depth() != 1
+                    || !(name == ".fencepost" || name == "public" || name.starts_with(".bucket"))
+            })
+        {
+            let e = e.unwrap();
+            let to = dir.path().join(e.path().strip_prefix(self.root()).unwrap());
+            if e.file_type().is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+            } else {
+                std::fs::copy(e.path(), &to).unwrap();
+            }
+        }
+        TestSite { dir }
+    }
+}
+
 /// A copy of fixture site `name` in a temporary folder.
 pub fn fixture(name: &str) -> TestSite {
     let dir = tempfile::tempdir().unwrap();

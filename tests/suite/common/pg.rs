@@ -354,6 +354,18 @@ impl TestSite {
 
     pub fn set_ledger_url(&self, url: &str) {
         let cfg = std::fs::read_to_string(self.path("fencepost.toml")).unwrap();
+        // One url: a site moved from one ledger to another names only the last.
+        let mut in_ledger = false;
+        let cfg: String = cfg
+            .lines()
+            .filter(|l| {
+                if l.starts_with('[') {
+                    in_ledger = l.trim() == "[ledger]";
+                }
+                !(in_ledger && l.starts_with("url = \""))
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
         let cfg = cfg.replace("[ledger]\n", &format!("[ledger]\nurl = \"{url}\"\n"));
         assert!(
             cfg.contains("url = "),
