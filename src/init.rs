@@ -3,6 +3,8 @@
 //! builds and serves as it comes. `answers` (the default) is the demo site's own scaffold;
 //! `advisories` and `posts` are the starters under `starters/`, embedded at compile time.
 
+pub mod ci;
+
 use crate::clock::Instant;
 use crate::config::CONFIG_FILE;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,8 @@ use std::path::{Path, PathBuf};
 pub enum InitError {
     #[error("{path} already exists: {dir} is already a fencepost site (nothing was changed)")]
     Exists { path: PathBuf, dir: PathBuf },
+    #[error("init --ci {url}: a ledger in a bucket needs an object store's URL (s3://bucket/prefix, gs://bucket/prefix, az://container/prefix or file:///folder), without credentials (they come from the environment). Nothing was written")]
+    Ci { url: String },
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -154,6 +158,20 @@ pub fn scaffold_starter(
     now: Instant,
     starter: Starter,
 ) -> Result<Vec<PathBuf>, InitError> {
+    scaffold_with(dir, now, starter, None)
+}
+
+/// [`scaffold_starter`], and with `ci` (an object store's URL) a site whose ledger lives in
+/// that bucket beside its output, with a CI workflow (see [`ci`]).
+pub fn scaffold_with(
+    dir: &Path,
+    now: Instant,
+    starter: Starter,
+    ci: Option<&str>,
+) -> Result<Vec<PathBuf>, InitError> {
+    if let Some(url) = ci {
+        ci::check(url)?;
+    }
     let config = dir.join(CONFIG_FILE);
     if config.exists() {
         return Err(InitError::Exists {
@@ -196,6 +214,13 @@ pub fn scaffold_starter(
             crate::markdown::highlight_css(),
         ));
     }
+    let config = match ci {
+        Some(url) => {
+            files.push(ci::workflow(url));
+            ci::configure(&config, url)
+        }
+        None => config,
+    };
     // The config goes last: a half-written scaffold is not yet a site, and init can run again.
     files.push((CONFIG_FILE.into(), config));
     let mut written = Vec::new();

@@ -300,3 +300,72 @@ fn after_a_thousand_commits_a_fresh_runner_reads_one_snapshot_and_a_short_tail()
     let status: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status["leases"], 1000, "{status}");
 }
+
+/// `init --ci s3://…` makes a site whose ledger lives in the bucket beside its output, with a
+/// workflow that needs no database service; two fresh checkouts of it publish and deploy at
+/// once, and the item is published once and served.
+#[test]
+fn init_ci_sets_a_site_up_for_stateless_runners() {
+    let ci = Ci::new();
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    let out = std::process::Command::new(bin())
+        .args([
+            "init",
+            "--json",
+            "--now",
+            "2026-12-01T00:00:00Z",
+            "--ci",
+            "s3://site/ci",
+        ])
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let toml = std::fs::read_to_string(site.join("fencepost.toml")).unwrap();
+    assert!(toml.contains("url = \"s3://site/ci/ledger\""), "{toml}");
+    assert!(toml.contains("to = \"s3://site/ci/www\""), "{toml}");
+    let workflow = std::fs::read_to_string(site.join(".github/workflows/publish.yml")).unwrap();
+    assert!(
+        !workflow.contains("services:") && !workflow.contains("concurrency:"),
+        "{workflow}"
+    );
+    assert!(
+        workflow.contains("fencepost deploy --to s3://site/ci/www"),
+        "{workflow}"
+    );
+    let mut env = ci.env.clone();
+    env.retain(|(k, _)| k != "FENCEPOST_LEDGER");
+    let repo = site.clone();
+    let runs: Vec<Value> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let (repo, env) = (&repo, &env);
+                s.spawn(move || {
+                    let checkout = tempfile::tempdir().unwrap();
+                    copy_tree(repo, checkout.path());
+                    let run = |args: &[&str]| {
+                        let out = std::process::Command::new(bin())
+                            .arg("--site")
+                            .arg(checkout.path())
+                            .args(args)
+                            .args(["--json", "--now", "2026-12-01T12:00:00Z"])
+                            .envs(env.iter().map(|(k, v)| (k, v)))
+                            .output()
+                            .unwrap();
+                        assert_success(&out);
+                        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+                    };
+                    let p = run(&["publish", "--build"]);
+                    run(&["deploy"]);
+                    p
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let published: Vec<i64> = runs.iter().flat_map(|r| ids(r, "published")).collect();
+    assert_eq!(published, vec![1], "{runs:#?}");
+    let served = ci.repo.serve_env(&["--from", "s3://site/ci/www"], &ci.env);
+    assert_eq!(served.get("/answers/1/").status, 200);
+}
