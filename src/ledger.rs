@@ -1,10 +1,11 @@
 //! The ledger: the single source of truth for what is public, on SQLite (one host, the
-//! default) or PostgreSQL (shared by publishers on many hosts).
+//! default), PostgreSQL (shared by publishers on many hosts) or a bucket (a log of
+//! create-if-absent entries in object storage, replayed into a local SQLite replica).
 //!
 //! Callers see one contract: a [`Ledger`] runs whole transactions ([`Ledger::write`],
 //! [`Ledger::read`], [`Ledger::snapshot`]) whose statements are named and kept per dialect
 //! (see [`db`]); errors are [`LedgerError`]s that carry no driver type. The engine-specific
-//! code lives in [`sqlite`] and [`postgres`] and nowhere else.
+//! code lives in [`sqlite`], [`postgres`] and `bucket` and nowhere else.
 //!
 //! What the engines do differently, and how each keeps the guarantees:
 //! - SQLite: every write transaction starts with `BEGIN IMMEDIATE`, so writers are serial and
@@ -14,6 +15,7 @@
 //!   ([`lease::lock`]: `SELECT … FOR UPDATE`, zero rows = lease lost) and keeps the guards too;
 //!   audit appends lock the revision row first, so the chain's order is the commit order;
 //!   a transaction PostgreSQL aborts to break a deadlock or a serialisation conflict runs again.
+//! - A bucket: SQLite's rules in the replica; a write commits only as the log's next entry.
 //!
 //! The submodules hold the operations, grouped by table: [`lease`], [`items`], [`pages`]
 //! (the publish commit batch), [`audit`], [`images`], [`results`], [`status`], [`deploys`].
@@ -31,12 +33,16 @@ pub mod pages;
 pub mod postgres;
 pub mod public;
 pub mod results;
+mod runtime;
 pub mod schema;
+mod snapshot;
 pub mod sqlite;
 pub mod status;
 
 use db::{Args, DbError, DbErrorKind, Dialect, Out, Row, Step};
 pub use location::{redact, Location};
+pub(crate) use runtime::OwnRuntime;
+pub use snapshot::Snapshot;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -89,6 +95,16 @@ impl LedgerError {
             LedgerError::Busy { .. } => Some(DbErrorKind::Busy),
             _ => None,
         }
+    }
+}
+
+/// Whether a ledger is already at `location`: a SQLite file on disk, a bucket's log that has
+/// begun; a database is assumed to be (opening it says otherwise).
+pub fn exists(location: &Location) -> Result<bool, LedgerError> {
+    match location {
+        Location::Sqlite(path) => Ok(path.exists()),
+        Location::Postgres(_) => Ok(true),
+        Location::Bucket { url, .. } => bucket::exists(url, &location.display()),
     }
 }
 
@@ -206,6 +222,7 @@ impl Ledger {
                 let tx = Tx {
                     inner: TxInner::Sqlite(tx),
                     name,
+                    shared: true,
                 };
                 let v = f(&tx)?;
                 let TxInner::Sqlite(tx) = tx.inner else {
@@ -215,8 +232,8 @@ impl Ledger {
             };
             match committed {
                 Some(at) => {
-                    if let Some(at) = at {
-                        conn.after_commit(name, at);
+                    if let Some((at, bytes)) = at {
+                        conn.after_commit(name, at, bytes);
                     }
                     return Ok(v);
                 }
@@ -262,6 +279,7 @@ impl Ledger {
                 let tx = Tx {
                     inner: TxInner::Postgres(postgres::autocommit(conn)),
                     name: &self.name,
+                    shared: true,
                 };
                 f(&tx)
             }
@@ -270,6 +288,7 @@ impl Ledger {
 
     fn begin(&mut self, mode: TxMode) -> Result<Tx<'_>, LedgerError> {
         let name = self.name.as_str();
+        let bucket = matches!(self.backend, Backend::Bucket(_));
         let inner = match &mut self.backend {
             Backend::Sqlite(conn) => TxInner::Sqlite(sqlite::begin(conn, name, mode)?),
             Backend::Postgres(conn) => TxInner::Postgres(postgres::begin(conn, name, mode)?),
@@ -278,7 +297,12 @@ impl Ledger {
                 TxInner::Sqlite(sqlite::begin(&mut conn.replica, name, mode)?)
             }
         };
-        Ok(Tx { inner, name })
+        let shared = !matches!(inner, TxInner::Sqlite(_)) || bucket;
+        Ok(Tx {
+            inner,
+            name,
+            shared,
+        })
     }
 
     /// Runs `sql` (statements separated by `;`, none with a `;` inside) in one write
@@ -326,49 +350,6 @@ fn one(r: Result<Vec<Out>, (usize, DbError)>) -> Result<Out, DbError> {
     })
 }
 
-/// A connection's own small runtime (PostgreSQL's driver and the object store are async;
-/// the ledger's callers are not).
-pub(crate) struct OwnRuntime(Option<tokio::runtime::Runtime>);
-
-impl OwnRuntime {
-    pub(crate) fn new() -> std::io::Result<OwnRuntime> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        Ok(OwnRuntime(Some(rt)))
-    }
-
-    /// Runs `f` to completion. A caller that is itself inside a runtime (deploy, whose store
-    /// is async, records its steps from there) cannot block that thread on another runtime,
-    /// so `f` then runs on a short-lived thread of its own.
-    pub(crate) fn block<F: std::future::Future + Send>(&self, f: F) -> F::Output
-    where
-        F::Output: Send,
-    {
-        let rt = self.0.as_ref().expect("the runtime lives until dropped");
-        if tokio::runtime::Handle::try_current().is_ok() {
-            std::thread::scope(|s| {
-                s.spawn(|| rt.block_on(f))
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
-            })
-        } else {
-            rt.block_on(f)
-        }
-    }
-}
-
-impl Drop for OwnRuntime {
-    fn drop(&mut self) {
-        // A runtime cannot be dropped (it would block) inside another one's async context.
-        if let Some(rt) = self.0.take() {
-            if tokio::runtime::Handle::try_current().is_ok() {
-                rt.shutdown_background();
-            }
-        }
-    }
-}
-
 fn backoff(attempt: u32) {
     let jitter = u64::from(uuid::Uuid::new_v4().as_bytes()[0] % 16);
     std::thread::sleep(Duration::from_millis((2u64 << attempt.min(6)) + jitter));
@@ -389,9 +370,16 @@ enum TxInner<'a> {
 pub struct Tx<'a> {
     inner: TxInner<'a>,
     name: &'a str,
+    /// Whether other hosts share the ledger (see [`Ledger::shared`]).
+    shared: bool,
 }
 
 impl Tx<'_> {
+    /// Whether other hosts share the ledger: it then keeps no host's file stats.
+    pub fn shared(&self) -> bool {
+        self.shared
+    }
+
     pub fn dialect(&self) -> Dialect {
         match self.inner {
             TxInner::Sqlite(_) => Dialect::Sqlite,
@@ -574,44 +562,5 @@ impl Tx<'_> {
             TxInner::Sqlite(tx) => sqlite::commit(tx).map_err(err),
             TxInner::Postgres(tx) => postgres::commit(tx).map_err(err),
         }
-    }
-}
-
-/// A consistent view of the ledger (see [`Ledger::snapshot`]).
-pub struct Snapshot<'a> {
-    tx: Tx<'a>,
-}
-
-impl Snapshot<'_> {
-    pub fn name(&self) -> &str {
-        self.tx.name
-    }
-
-    pub fn revision(&self) -> Result<i64, LedgerError> {
-        status::revision(&self.tx)
-    }
-
-    pub fn ledger_id(&self) -> Result<String, LedgerError> {
-        status::ledger_id(&self.tx)
-    }
-
-    pub fn anchor(&self) -> Result<status::AuditTip, LedgerError> {
-        status::anchor(&self.tx)
-    }
-
-    pub fn pages(&self) -> Result<Vec<public::PublicPage>, LedgerError> {
-        public::pages(&self.tx)
-    }
-
-    /// The next scheduled change the snapshot knows, as of `now` (see `public.next_change`).
-    pub fn next_change(
-        &self,
-        now: crate::clock::Instant,
-    ) -> Result<Option<crate::clock::Instant>, LedgerError> {
-        public::next_change(&self.tx, now)
-    }
-
-    pub fn body(&self, id: crate::ledger::items::ItemId) -> Result<Option<String>, LedgerError> {
-        public::body(&self.tx, id)
     }
 }

@@ -67,13 +67,12 @@ impl Site {
     /// ledger would own nothing it ships, and its id in a bucket's pointer names a ledger
     /// no revision there was built by.
     pub fn open_existing_ledger(&self) -> Result<Ledger, LedgerError> {
-        if let Location::Sqlite(path) = self.ledger_location()? {
-            if !path.exists() {
-                return Err(LedgerError::Location(format!(
-                    "{} does not exist: deploy ships what a ledger published and built, and creates no ledger. Restore the ledger (or point ledger.path / FENCEPOST_LEDGER at it); nothing was created or written",
-                    path.display()
-                )));
-            }
+        let location = self.ledger_location()?;
+        if !crate::ledger::exists(&location)? {
+            return Err(LedgerError::Location(format!(
+                "{} does not exist: deploy ships what a ledger published and built, and creates no ledger. Restore the ledger (or point ledger.path / ledger.url / FENCEPOST_LEDGER at it); nothing was created or written",
+                location.display()
+            )));
         }
         self.open_ledger()
     }

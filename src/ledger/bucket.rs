@@ -57,6 +57,9 @@ pub(super) use store::Log;
 /// `FENCEPOST_LEDGER_SNAPSHOT_EVERY` says otherwise (tests take snapshots sooner).
 pub const SNAPSHOT_EVERY: i64 = 100;
 
+/// An entry this large is followed by a snapshot at once.
+const LARGE_ENTRY: usize = 1 << 20;
+
 fn snapshot_every() -> i64 {
     std::env::var("FENCEPOST_LEDGER_SNAPSHOT_EVERY")
         .ok()
@@ -102,6 +105,12 @@ pub(super) fn open(
     conn.catch_up(name)?;
     conn.upgrade(name)?;
     Ok(conn)
+}
+
+/// Whether the log at `url` has begun (its first entry or a snapshot is there).
+pub(super) fn exists(url: &str, name: &str) -> Result<bool, LedgerError> {
+    let log = Log::open(url, name)?;
+    Ok(!log.entries_after(0)?.is_empty() || log.newest_snapshot()?.is_some())
 }
 
 impl Conn {
@@ -288,11 +297,13 @@ impl Conn {
 
     /// After a commit at `seq`: a snapshot when enough entries have passed since the last.
     /// A snapshot that fails is logged and left for the next writer.
-    pub(super) fn after_commit(&mut self, name: &str, seq: i64) {
+    pub(super) fn after_commit(&mut self, name: &str, seq: i64, bytes: usize) {
         let Ok((_, last)) = replica::position(&self.replica, name) else {
             return;
         };
-        if seq - last < snapshot_every() {
+        // A large entry (a ledger copied in, a first publish of thousands of items) is
+        // snapshotted at once: a fresh runner then reads the database, not its statements.
+        if seq - last < snapshot_every() && bytes < LARGE_ENTRY {
             return;
         }
         crate::fail_point!("ledger.bucket.before_snapshot");
@@ -336,15 +347,16 @@ pub(super) fn replica_begin<'a>(
     Ok((tx, &conn.log, seq))
 }
 
-/// Commits a recorded transaction that followed entry `seq`: `Some(Some(n))` when it is
-/// now entry `n`, `Some(None)` when it changed nothing (no entry), `None` when another
-/// writer took entry `seq + 1` first (it rolled back; catch up and run it again).
+/// Commits a recorded transaction that followed entry `seq`: `Some(Some((n, bytes)))` when
+/// it is now entry `n` of that many bytes, `Some(None)` when it changed nothing (no entry),
+/// `None` when another writer took entry `seq + 1` first (it rolled back; catch up and run
+/// it again).
 pub(super) fn commit(
     log: &Log,
     tx: sqlite::SqliteTx<'_>,
     name: &str,
     seq: i64,
-) -> Result<Option<Option<i64>>, LedgerError> {
+) -> Result<Option<Option<(i64, usize)>>, LedgerError> {
     let recorded = replica::recorded(&tx);
     if recorded.is_empty() {
         sqlite::commit(tx).map_err(|error| LedgerError::Sql {
@@ -355,13 +367,14 @@ pub(super) fn commit(
         return Ok(Some(None));
     }
     let bytes = entry::encode(seq + 1, schema::SQLITE_LATEST, log.writer(), &recorded);
+    let size = bytes.len();
     crate::fail_point!("ledger.bucket.before_log_entry");
     if !log.create_entry(seq + 1, bytes)? {
         return Ok(None);
     }
     crate::fail_point!("ledger.bucket.after_log_entry");
     replica::commit_as(tx, name, seq + 1)?;
-    Ok(Some(Some(seq + 1)))
+    Ok(Some(Some((seq + 1, size))))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, LedgerError> {

@@ -272,6 +272,10 @@ pub fn sync(
     now: Instant,
 ) -> Result<SyncReport, LedgerError> {
     let mut report = SyncReport::default();
+    // A shared ledger keeps no host's stats (they describe one checkout; each host keeps its
+    // own beside it, see publish/stat_cache.rs): on a bucket ledger, which speaks SQLite,
+    // every fresh runner would otherwise rewrite every row with stats of its own.
+    let stats = |v: i64| (!tx.shared()).then_some(v);
     // In flights of a thousand statements (one per file): the same statements, fewer round
     // trips to a database over the network.
     let upserts: Vec<Step> = seen
@@ -284,9 +288,9 @@ pub fn sync(
                     "key" => f.name.id.as_ref(),
                     "path" => f.path,
                     "hash" => f.source_hash,
-                    "size" => f.stat.size,
-                    "mtime_ns" => f.stat.changed_ns,
-                    "ino" => f.stat.ino,
+                    "size" => stats(f.stat.size),
+                    "mtime_ns" => stats(f.stat.changed_ns),
+                    "ino" => stats(f.stat.ino),
                     "wants_withdrawn" => f.wants_withdrawn,
                     "day" => f.day.as_deref().unwrap_or(""),
                     "publish_at" => f.due.0,

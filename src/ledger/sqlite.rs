@@ -57,14 +57,7 @@ fn open_with(
     busy_timeout: Duration,
     migrate_it: bool,
 ) -> Result<Conn, LedgerError> {
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir).map_err(|source| LedgerError::CreateDir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-    }
+    create_parent(path)?;
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -104,20 +97,7 @@ fn open_with(
     conn.busy_timeout(busy_timeout)
         .map_err(classify("setting the busy timeout"))?;
     // Refuse a newer ledger before anything (even the journal mode) touches it.
-    retry_busy(deadline, || {
-        let found = user_version(&conn).map_err(|e| match db_error(e) {
-            s if s.kind == DbErrorKind::Busy => LedgerError::Busy {
-                ledger: name.to_string(),
-                doing: "reading its schema version",
-                waited_ms: started.elapsed().as_millis() as u64,
-            },
-            source => LedgerError::Corrupt {
-                ledger: name.to_string(),
-                error: source,
-            },
-        })?;
-        schema::refuse_newer(name, found, schema::SQLITE_LATEST)
-    })?;
+    retry_busy(deadline, || refuse_newer(&conn, name, started))?;
     // journal_mode=WAL returns the mode in force; it fails on a file that is not SQLite.
     let mode: String = retry_busy(deadline, || {
         conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
@@ -136,6 +116,38 @@ fn open_with(
         retry_busy(deadline, || migrate(&mut conn, name, started))?;
     }
     Ok(Conn(conn))
+}
+
+fn create_parent(path: &Path) -> Result<(), LedgerError> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => {
+            std::fs::create_dir_all(dir).map_err(|source| LedgerError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A file whose schema is newer than this binary's is refused, untouched.
+fn refuse_newer(
+    conn: &Connection,
+    name: &str,
+    started: std::time::Instant,
+) -> Result<(), LedgerError> {
+    let found = user_version(conn).map_err(|e| match db_error(e) {
+        s if s.kind == DbErrorKind::Busy => LedgerError::Busy {
+            ledger: name.to_string(),
+            doing: "reading its schema version",
+            waited_ms: started.elapsed().as_millis() as u64,
+        },
+        source => LedgerError::Corrupt {
+            ledger: name.to_string(),
+            error: source,
+        },
+    })?;
+    schema::refuse_newer(name, found, schema::SQLITE_LATEST)
 }
 
 pub fn user_version(conn: &Connection) -> rusqlite::Result<i64> {

@@ -188,7 +188,7 @@ fn a_runner_killed_at_any_commit_step_is_finished_by_the_next_nothing_lost_or_tw
             killed += 1;
             let next = ci.repo.checkout();
             // After the killed runner's leases ran out.
-            let r = next.json_env(&["publish", "--build", "--now", &later], &env);
+            let r = next.json_env(&["publish", "--build", "--now", later], &env);
             let look = |args: &[&str]| ci.repo.checkout().json_env(args, &env);
             let status = look(&["status"]);
             assert_eq!(status["revision"], 3, "{point} #{k}: {status} {r}");
@@ -368,4 +368,73 @@ fn init_ci_sets_a_site_up_for_stateless_runners() {
     assert_eq!(published, vec![1], "{runs:#?}");
     let served = ci.repo.serve_env(&["--from", "s3://site/ci/www"], &ci.env);
     assert_eq!(served.get("/answers/1/").status, 200);
+}
+
+/// `deploy` creates no ledger: a bucket ledger whose log has not begun (a typo in the URL, a
+/// wrong prefix) is refused, and nothing is written there.
+#[test]
+fn deploy_refuses_a_bucket_ledger_that_does_not_exist_and_creates_nothing() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.publish(NOW);
+    s.build(&[]);
+    let ledger = s.path(".bucket/typo");
+    s.set_ledger_url(&format!("file://{}", ledger.display()));
+    let target = format!("file://{}", s.path(".bucket/www").display());
+    let err = s.failing(&["deploy", "--to", &target, "--now", NOW]);
+    assert!(
+        err.contains("does not exist") && err.contains("creates no ledger"),
+        "{err}"
+    );
+    let written: Vec<_> = walkdir::WalkDir::new(&ledger)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
+        .collect();
+    assert!(written.is_empty(), "{written:?}");
+}
+
+/// The log entries one `publish` appends, in bytes: what a runner writes to the bucket.
+fn publish_writes(s: &TestSite, now: &str) -> u64 {
+    let log = s.path(".bucket/ledger/log");
+    let sizes = || -> std::collections::BTreeMap<String, u64> {
+        std::fs::read_dir(&log)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, e.metadata().unwrap().len())
+            })
+            .collect()
+    };
+    let before = sizes();
+    s.checkout().publish(now);
+    let after = sizes();
+    after
+        .iter()
+        .filter(|(name, _)| !before.contains_key(*name))
+        .map(|(_, len)| len)
+        .sum()
+}
+
+/// A fresh runner publishing one new item writes as many bytes to the log on a site of 400
+/// items as on one of 40: its commit holds what changed, not every row the runner re-read.
+#[test]
+fn a_fresh_runners_one_item_publish_writes_the_same_bytes_whatever_the_sites_size() {
+    let written = |n: i64| {
+        let s = TestSite::new();
+        s.set_ledger_url(&format!("file://{}", s.path(".bucket/ledger").display()));
+        for id in 1..=n {
+            s.item(id, "2026-11-01");
+        }
+        s.checkout().publish(NOW);
+        s.item(n + 1, "2026-11-01");
+        publish_writes(&s, NOW)
+    };
+    let small = written(40);
+    let large = written(400);
+    assert!(
+        large < small + small / 4,
+        "a one-item publish wrote {small} bytes at 40 items and {large} at 400"
+    );
 }

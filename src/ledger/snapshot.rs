@@ -1,0 +1,42 @@
+//! A consistent, read-only view of the ledger: what a build renders from.
+
+use super::{public, status, LedgerError, Tx};
+
+/// A consistent view of the ledger (see [`Ledger::snapshot`]).
+pub struct Snapshot<'a> {
+    pub(super) tx: Tx<'a>,
+}
+
+impl Snapshot<'_> {
+    pub fn name(&self) -> &str {
+        self.tx.name
+    }
+
+    pub fn revision(&self) -> Result<i64, LedgerError> {
+        status::revision(&self.tx)
+    }
+
+    pub fn ledger_id(&self) -> Result<String, LedgerError> {
+        status::ledger_id(&self.tx)
+    }
+
+    pub fn anchor(&self) -> Result<status::AuditTip, LedgerError> {
+        status::anchor(&self.tx)
+    }
+
+    pub fn pages(&self) -> Result<Vec<public::PublicPage>, LedgerError> {
+        public::pages(&self.tx)
+    }
+
+    /// The next scheduled change the snapshot knows, as of `now` (see `public.next_change`).
+    pub fn next_change(
+        &self,
+        now: crate::clock::Instant,
+    ) -> Result<Option<crate::clock::Instant>, LedgerError> {
+        public::next_change(&self.tx, now)
+    }
+
+    pub fn body(&self, id: super::items::ItemId) -> Result<Option<String>, LedgerError> {
+        public::body(&self.tx, id)
+    }
+}
