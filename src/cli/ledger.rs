@@ -27,13 +27,13 @@ pub fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
         Some(f) => Location::parse(&f, &site.root)?,
         None => Location::Sqlite(site.root.join(&site.config.ledger.path)),
     };
-    if let Location::Sqlite(p) = &from {
-        anyhow::ensure!(
-            p.exists(),
-            "ledger copy: there is no ledger at {} to copy (run `fencepost publish` first, or give --from)",
-            p.display()
-        );
-    }
+    // A source that is not there is refused before anything opens it (which would begin a
+    // new, empty ledger at a mistyped path or bucket URL).
+    anyhow::ensure!(
+        fencepost::ledger::exists(&from)?,
+        "ledger copy: there is no ledger at {} to copy (run `fencepost publish` first, or give --from)",
+        from.display()
+    );
     let to = Location::parse(&to, &site.root)?;
     anyhow::ensure!(
         to != from,

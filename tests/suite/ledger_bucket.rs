@@ -373,7 +373,7 @@ fn init_ci_sets_a_site_up_for_stateless_runners() {
 /// `deploy` creates no ledger: a bucket ledger whose log has not begun (a typo in the URL, a
 /// wrong prefix) is refused, and nothing is written there.
 #[test]
-fn deploy_refuses_a_bucket_ledger_that_does_not_exist_and_creates_nothing() {
+fn deploy_and_copy_refuse_a_bucket_ledger_that_does_not_exist_and_create_nothing() {
     let s = TestSite::new();
     s.item(1, "2026-11-01");
     s.publish(NOW);
@@ -386,6 +386,12 @@ fn deploy_refuses_a_bucket_ledger_that_does_not_exist_and_creates_nothing() {
         err.contains("does not exist") && err.contains("creates no ledger"),
         "{err}"
     );
+    // Nor does copying from it.
+    let from = format!("file://{}", ledger.display());
+    let to = format!("file://{}", s.path(".bucket/copy").display());
+    let err = s.failing(&["ledger", "copy", "--from", &from, "--to", &to]);
+    assert!(err.contains("there is no ledger at"), "{err}");
+    assert!(!s.path(".bucket/copy").exists());
     let written: Vec<_> = walkdir::WalkDir::new(&ledger)
         .into_iter()
         .filter_map(|e| e.ok())
