@@ -1,5 +1,5 @@
-//! The content tree: items as Markdown files with TOML front matter (`+++`), one folder per
-//! collection, and a scan that tells which files changed since the ledger last saw them.
+//! The content tree: items as Markdown files with TOML (`+++`) or YAML (`---`) front matter,
+//! one folder per collection, and a scan that tells which files changed since the ledger last saw them.
 //!
 //! - [`item`]: one file, checked against its collection; [`fields`]: the typed keys.
 //! - [`scan`]: the folders listed and stat-ed, changed files read; a file that cannot be
@@ -16,6 +16,7 @@ pub mod item;
 pub mod new;
 pub mod plain;
 pub mod scan;
+pub mod yaml;
 
 pub use crate::digest::sha256_hex;
 pub use crate::item::{CachedFile, FileStat, ItemName};
@@ -42,9 +43,9 @@ pub enum ContentError {
     )]
     NoFrontMatter { path: PathBuf },
     #[error(
-        "{path}: front matter opened with `+++` on line 1 is never closed by another `+++` line"
+        "{path}: front matter opened with `{fence}` on line 1 is never closed by another `{fence}` line"
     )]
-    Unterminated { path: PathBuf },
+    Unterminated { path: PathBuf, fence: &'static str },
     #[error("{path}:{line}: front matter: {message}")]
     FrontMatter {
         path: PathBuf,
@@ -154,11 +155,31 @@ impl ImageSource {
     }
 }
 
-/// A file split at its `+++` front matter: the TOML between the fences and the body after.
+/// How a file's front matter is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Between `+++` lines.
+    Toml,
+    /// Between `---` lines (see [`yaml`]).
+    Yaml,
+}
+
+impl Format {
+    /// The line that opens and closes it.
+    pub fn fence(self) -> &'static str {
+        match self {
+            Format::Toml => "+++",
+            Format::Yaml => "---",
+        }
+    }
+}
+
+/// A file split at its front matter: the keys between the fences and the body after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Split<'a> {
-    /// `None`: the file has no front matter (it does not start with a `+++` line).
+    /// `None`: the file has no front matter (it does not start with a `+++` or `---` line).
     pub front_matter: Option<&'a str>,
+    pub format: Format,
     pub body: &'a str,
 }
 
@@ -168,32 +189,63 @@ pub struct Split<'a> {
 pub fn split_front_matter(text: &str) -> Result<Split<'_>, UnclosedFrontMatter> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
-    match lines.next() {
-        Some(first) if first.trim_end() == "+++" => {}
+    let format = match lines.next().map(str::trim_end) {
+        Some("+++") => Format::Toml,
+        Some("---") => Format::Yaml,
         _ => {
             return Ok(Split {
                 front_matter: None,
+                format: Format::Toml,
                 body: text,
             })
         }
-    }
+    };
     let fm_start = text.find('\n').map(|i| i + 1).unwrap_or(text.len());
     let mut offset = fm_start;
     for line in lines {
-        if line.trim_end() == "+++" {
+        if line.trim_end() == format.fence() {
             return Ok(Split {
                 front_matter: Some(&text[fm_start..offset]),
+                format,
                 body: text[offset + line.len()..].trim_start_matches(['\n', '\r']),
             });
         }
         offset += line.len();
     }
-    Err(UnclosedFrontMatter)
+    Err(UnclosedFrontMatter(format))
 }
 
-/// A front matter opened with `+++` on line 1 that no later `+++` line closes.
+/// A front matter opened on line 1 (with `+++` or `---`) that no later such line closes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UnclosedFrontMatter;
+pub struct UnclosedFrontMatter(pub Format);
+
+/// Why a front matter's keys cannot be read: the file's line (1 is the opening fence) and
+/// what is wrong there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    pub line: usize,
+    pub message: String,
+}
+
+/// A front matter's keys, whichever way it is written, as one TOML table (so every check
+/// and message downstream is the same for both).
+pub fn front_matter_table(fm: &str, format: Format) -> Result<toml::Table, Unreadable> {
+    match format {
+        Format::Toml => toml::from_str(fm).map_err(|e: toml::de::Error| Unreadable {
+            line: e
+                .span()
+                .map_or(0, |s| fm[..s.start.min(fm.len())].matches('\n').count())
+                + 2,
+            message: e.message().to_string(),
+        }),
+        // An error found at the end of the text (an unclosed list) is on its last line, not
+        // the closing fence.
+        Format::Yaml => yaml::to_table(fm).map_err(|e| Unreadable {
+            line: e.line.min(fm.lines().count().max(1)) + 1,
+            message: e.message,
+        }),
+    }
+}
 
 impl ContentError {
     /// The file was not there (deleted while the run looked at it).
@@ -202,16 +254,20 @@ impl ContentError {
     }
 }
 
-/// The line of the file (line 1 is the opening `+++`) where `key` is set in the front
-/// matter `fm`, if it is there.
+/// The line of the file (line 1 is the opening fence) where `key` is set in the front
+/// matter `fm` (`key = …` in TOML, `key: …` in YAML), if it is there.
 pub fn key_line(fm: &str, key: &str) -> Option<usize> {
     fm.lines()
-        .position(|l| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-        })
+        .position(|l| key_value(l, key).is_some())
         .map(|i| i + 2)
+}
+
+/// What `line` sets `key` to, as written (`key = v` or `key: v`), if it sets `key`.
+pub fn key_value<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let rest = line.trim_start().strip_prefix(key)?.trim_start();
+    rest.strip_prefix('=')
+        .or_else(|| rest.strip_prefix(':'))
+        .map(str::trim)
 }
 
 /// A front-matter value as the editor wrote it, for error messages (a date-time deserialised

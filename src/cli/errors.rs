@@ -109,7 +109,7 @@ impl Where<'_> {
         match e {
             Read { path, .. }
             | NoFrontMatter { path }
-            | Unterminated { path }
+            | Unterminated { path, .. }
             | Unreadable { path, .. }
             | TooLarge { path, .. }
             | NoCollection { path, .. } => self.file(path),

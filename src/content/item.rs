@@ -71,13 +71,15 @@ pub fn stem(path: &Path) -> String {
 /// slug id its default. Keys are checked in a fixed order, so a file with two mistakes
 /// always reports the same one first.
 pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, ContentError> {
-    let split =
-        split_front_matter(text).map_err(|_| ContentError::Unterminated { path: path.into() })?;
+    let split = split_front_matter(text).map_err(|e| ContentError::Unterminated {
+        path: path.into(),
+        fence: e.0.fence(),
+    })?;
     let fm = split
         .front_matter
         .ok_or_else(|| ContentError::NoFrontMatter { path: path.into() })?;
     let body = split.body.to_string();
-    let mut front = Front::parse(fm, path, coll)?;
+    let mut front = Front::parse(fm, split.format, path, coll)?;
     front.refuse_unknown_keys()?;
     let id = front.id()?;
     let day = front.day()?;
@@ -127,7 +129,7 @@ fn check_text(text: &str, body: &str, path: &Path) -> Result<(), ContentError> {
     } else {
         let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
         text[start..at]
-            .split_once('=')
+            .split_once(['=', ':'])
             .map(|(k, _)| k.trim().trim_matches('"').to_string())
             .filter(|k| !k.is_empty())
             .unwrap_or_else(|| "(front matter)".to_string())
@@ -143,8 +145,8 @@ fn check_text(text: &str, body: &str, path: &Path) -> Result<(), ContentError> {
 /// A broken file's due instant, when its front matter still reads as TOML and its
 /// `publish_at` or `day` does (what an operator is told of a held item).
 pub fn guess_due(text: &str, coll: &Collection) -> Option<Instant> {
-    let fm = split_front_matter(text).ok()?.front_matter?;
-    let table: toml::Table = toml::from_str(fm).ok()?;
+    let split = split_front_matter(text).ok()?;
+    let table = super::front_matter_table(split.front_matter?, split.format).ok()?;
     let publish_at = table
         .get("publish_at")
         .and_then(|v| parse_publish_at(v, coll.timezone).ok());
@@ -158,12 +160,7 @@ pub fn guess_name(text: &str, path: &Path, coll: &Collection) -> Option<ItemName
     let fm = split_front_matter(text).ok()?.front_matter;
     let id = fm.and_then(|fm| {
         fm.lines().find_map(|l| {
-            let rest = l
-                .trim_start()
-                .strip_prefix("id")?
-                .trim_start()
-                .strip_prefix('=')?;
-            let v = rest.trim().trim_matches('"');
+            let v = super::key_value(l, "id")?.trim_matches(['"', '\'']);
             (!v.is_empty()).then(|| v.to_string())
         })
     });
@@ -262,6 +259,38 @@ mod tests {
             parse("id = 1\n"),
             Err(ContentError::NoFrontMatter { .. })
         ));
+    }
+
+    /// The same item, and the same mistakes, written in YAML: the same item, and the same
+    /// file, line and key in every message.
+    #[test]
+    fn yaml_front_matter_reads_as_toml_does() {
+        let toml = parse("+++\ntitle = \"T\"\npublish_at = 2027-01-01T12:00:00Z\ncve = \"CVE-1\"\nseverity = \"high\"\naffected = [\"a\", \"b\"]\ncvss = 7.5\n[extra]\nz = 1\na = { b = true }\n+++\nBody.\n").unwrap();
+        let yaml = parse("---\ntitle: T\npublish_at: 2027-01-01T12:00:00Z\ncve: CVE-1\nseverity: high\naffected: [a, b]\ncvss: 7.5\nextra:\n  z: 1\n  a: {b: true}\n---\nBody.\n").unwrap();
+        assert_eq!(format!("{yaml:?}"), format!("{toml:?}"));
+        let base_toml = "+++\ntitle = \"T\"\npublish_at = 2027-01-01T12:00:00Z\ncve = \"CVE-1\"\nseverity = \"high\"\n";
+        let base_yaml =
+            "---\ntitle: T\npublish_at: 2027-01-01T12:00:00Z\ncve: CVE-1\nseverity: high\n";
+        for (t, y) in [
+            ("colour = 2\n", "colour: 2\n"),
+            ("cvss = \"high\"\n", "cvss: high\n"),
+            ("id = \"Not A Slug\"\n", "id: Not A Slug\n"),
+        ] {
+            let t = parse(&format!("{base_toml}{t}+++\n"))
+                .unwrap_err()
+                .to_string();
+            let y = parse(&format!("{base_yaml}{y}---\n"))
+                .unwrap_err()
+                .to_string();
+            assert_eq!(y, t);
+        }
+        let e = parse("---\ntitle: T\ncve: [a\n---\n").unwrap_err();
+        assert!(
+            matches!(e, ContentError::FrontMatter { line: 3 | 4, .. }),
+            "{e}"
+        );
+        let e = parse("---\ntitle: T\n").unwrap_err();
+        assert!(e.to_string().contains("another `---` line"), "{e}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! checks: a page name of letters, digits, `-` and `_` that is none of the site's own
 //! folders, and front matter of `title` and `indexable` only.
 
-use super::{split_front_matter, ContentError};
+use super::{split_front_matter, ContentError, Format};
 use crate::config::collections::Collections;
 use std::path::PathBuf;
 
@@ -93,20 +93,15 @@ pub fn parse_plain(rel: &str, text: &str, reserved: &[String]) -> Result<PlainPa
             ),
         });
     }
-    let split =
-        split_front_matter(text).map_err(|_| ContentError::Unterminated { path: path.clone() })?;
+    let split = split_front_matter(text).map_err(|e| ContentError::Unterminated {
+        path: path.clone(),
+        fence: e.0.fence(),
+    })?;
     let fm: FrontMatter = match split.front_matter {
-        Some(f) => toml::from_str(f).map_err(|e| ContentError::FrontMatter {
+        Some(f) => plain_front_matter(f, split.format).map_err(|e| ContentError::FrontMatter {
             path: path.clone(),
-            // Line 1 is the opening `+++`.
-            line: e
-                .span()
-                .map_or(1, |s| f[..s.start.min(f.len())].matches('\n').count() + 1)
-                + 1,
-            message: format!(
-                "{} (a plain page takes `title` and `indexable`)",
-                e.message()
-            ),
+            line: e.line,
+            message: format!("{} (a plain page takes `title` and `indexable`)", e.message),
         })?,
         None => FrontMatter {
             title: None,
@@ -121,6 +116,31 @@ pub fn parse_plain(rel: &str, text: &str, reserved: &[String]) -> Result<PlainPa
         indexable: fm.indexable,
         body: split.body.to_string(),
     })
+}
+
+/// A plain page's keys, from either format (unknown keys refused, as the struct says).
+fn plain_front_matter(fm: &str, format: Format) -> Result<FrontMatter, super::Unreadable> {
+    if format == Format::Toml {
+        // Straight from the text, so an error points at its key's line.
+        return toml::from_str(fm).map_err(|e: toml::de::Error| super::Unreadable {
+            line: e
+                .span()
+                .map_or(0, |s| fm[..s.start.min(fm.len())].matches('\n').count())
+                + 2,
+            message: e.message().to_string(),
+        });
+    }
+    let table = super::front_matter_table(fm, format)?;
+    toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| {
+            // "unknown field `x`, expected …" / "invalid type … for key `x`": the key's line.
+            let key = e.message().split('`').nth(1).unwrap_or_default();
+            super::Unreadable {
+                line: super::key_line(fm, key).unwrap_or(2),
+                message: e.message().to_string(),
+            }
+        })
 }
 
 #[cfg(test)]

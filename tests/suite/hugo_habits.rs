@@ -81,3 +81,64 @@ fn relative_links_are_checked_like_absolute_ones() {
         "{r}"
     );
 }
+
+/// A YAML front matter (`---`) is read as TOML is: the item publishes and renders the same,
+/// and a typo in it is named with the same file, line, key and words as in TOML — and holds
+/// back only its own item.
+#[test]
+fn yaml_front_matter_publishes_and_its_typos_read_as_tomls_do() {
+    let s = TestSite::new();
+    s.write(
+        "content/answers/1.md",
+        "---\nid: 1\nday: 2026-11-01\ntitle: \"Yaml: one\"\nprice: 4.99\n---\n\nThe body.\n",
+    );
+    s.item(2, "2026-11-02");
+    let r = s.publish(NOW);
+    assert_eq!(ids(&r, "published"), vec![1, 2], "{r}");
+    s.build(&[]);
+    let page = s.current_file("answers/1/index.html");
+    assert!(
+        page.contains("Yaml: one") && page.contains("The body."),
+        "{page}"
+    );
+
+    // The same mistake in each format: an unknown key on line 5, a wrong type on line 4.
+    s.write(
+        "content/answers/3.md",
+        "+++\nid = 3\nday = 2026-11-03\nprice = \"cheap\"\ncolour = 2\n+++\n",
+    );
+    s.write(
+        "content/answers/4.md",
+        "---\nid: 4\nday: 2026-11-03\nprice: cheap\ncolour: 2\n---\n",
+    );
+    s.write(
+        "content/answers/5.md",
+        "---\nid: 5\nday: 2026-11-03\ntitle: [unclosed\n---\n",
+    );
+    s.item(6, "2026-11-03");
+    let r = publish_failing(&s, "2026-11-05T00:00:00Z");
+    assert_eq!(ids(&r, "published"), vec![6], "{r}");
+    let invalid = r["invalid"].as_array().unwrap();
+    let of = |file: &str| {
+        invalid
+            .iter()
+            .find(|i| i["file"] == file)
+            .unwrap_or_else(|| panic!("{file} is not named: {r}"))
+            .clone()
+    };
+    let (toml, yaml) = (of("content/answers/3.md"), of("content/answers/4.md"));
+    assert_eq!(yaml["line"], toml["line"], "{r}");
+    assert_eq!(yaml["key"], toml["key"], "{r}");
+    let words = |v: &serde_json::Value| {
+        v["error"]
+            .as_str()
+            .unwrap()
+            .replace("content/answers/3.md", "FILE")
+            .replace("content/answers/4.md", "FILE")
+            .replace(" 3 ", " N ")
+            .replace(" 4 ", " N ")
+    };
+    assert_eq!(words(&yaml), words(&toml), "{r}");
+    let broken = of("content/answers/5.md");
+    assert_eq!(broken["line"], 4, "{r}");
+}

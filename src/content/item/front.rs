@@ -4,7 +4,9 @@
 use super::{first_day, is_id, last_day, parse_publish_at, stem};
 use crate::clock::Instant;
 use crate::config::collections::{Collection, IdKind, FRONT_MATTER as KEYS};
-use crate::content::{fields, key_line, show, ContentError, ImageSource};
+use crate::content::{
+    fields, front_matter_table, key_line, show, ContentError, Format, ImageSource,
+};
 use chrono::NaiveDate;
 use std::path::Path;
 
@@ -19,19 +21,14 @@ pub(super) struct Front<'a> {
 impl<'a> Front<'a> {
     pub(super) fn parse(
         text: &'a str,
+        format: Format,
         path: &'a Path,
         coll: &'a Collection,
     ) -> Result<Front<'a>, ContentError> {
-        let table = toml::from_str(text).map_err(|e: toml::de::Error| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 2)
-                .unwrap_or(2);
-            ContentError::FrontMatter {
-                path: path.into(),
-                line,
-                message: e.message().to_string(),
-            }
+        let table = front_matter_table(text, format).map_err(|e| ContentError::FrontMatter {
+            path: path.into(),
+            line: e.line,
+            message: e.message,
         })?;
         Ok(Front {
             table,
