@@ -88,6 +88,16 @@ pub enum ContentError {
         /// What has that URL: the site's own page or file, or another item.
         what: String,
     },
+    #[error("{path}{}: `aliases`: the alias {url} is {what}: remove it from the list or change it (nothing was published, updated or withdrawn for this item)", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    AliasTaken {
+        path: PathBuf,
+        /// The line of its `aliases` key.
+        line: Option<usize>,
+        url: String,
+        /// What has that URL: the item itself, the site's own page or file, another item or
+        /// another item's alias.
+        what: String,
+    },
 }
 
 /// Where an item's image comes from: a file under `content/` or an http(s) URL.
@@ -153,6 +163,64 @@ impl ImageSource {
         }
         Ok(ImageSource::Local(format!("content/{}", clean.join("/"))))
     }
+}
+
+/// An alias as a site URL: a path from the site's root (`/old/url/`, `/old.html`), to a page
+/// (a folder, or a file ending `.html`); a folder's trailing `/` is added. Nothing that would
+/// leave the site (`..`, `//`), a query or fragment, a space or control character.
+pub fn alias_url(alias: &str) -> Result<String, String> {
+    let a = alias.trim();
+    let bad = |why: &str| Err(format!("the alias {alias:?} {why}"));
+    if !a.starts_with('/') {
+        return bad(
+            "is not a path from the site's root: begin it with / (aliases = [\"/old/url/\"])",
+        );
+    }
+    if a.len() > 1024 {
+        return bad("is longer than 1,024 bytes");
+    }
+    if a.chars()
+        .any(|c| c.is_whitespace() || c.is_control() || is_forbidden_char(c))
+        || a.contains(['?', '#', '\\'])
+    {
+        return bad("holds a space, control character, `?`, `#` or `\\`: write the path alone");
+    }
+    let inner = a[1..].strip_suffix('/').unwrap_or(&a[1..]);
+    if inner.is_empty() {
+        return bad("is the home page");
+    }
+    if inner
+        .split('/')
+        .any(|s| s.is_empty() || s == "." || s == "..")
+    {
+        return bad("has an empty, `.` or `..` segment");
+    }
+    let last = inner.rsplit('/').next().unwrap_or(inner);
+    if a.ends_with('/') {
+        return Ok(a.to_string());
+    }
+    match last.rsplit_once('.') {
+        None => Ok(format!("{a}/")),
+        Some((_, ext)) if ext.eq_ignore_ascii_case("html") || ext.eq_ignore_ascii_case("htm") => {
+            Ok(a.to_string())
+        }
+        Some(_) => bad("names a file that is not a page: end it with / or .html"),
+    }
+}
+
+/// The aliases an item's data (canonical JSON, see `item.rs`) holds.
+pub fn aliases_in(data: &str) -> Vec<String> {
+    if !data.contains("\"aliases\"") {
+        return Vec::new();
+    }
+    #[derive(serde::Deserialize)]
+    struct Data {
+        #[serde(default)]
+        aliases: Vec<String>,
+    }
+    serde_json::from_str::<Data>(data)
+        .map(|d| d.aliases)
+        .unwrap_or_default()
 }
 
 /// How a file's front matter is written.
@@ -344,6 +412,26 @@ pub fn relative(root: &Path, path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aliases_are_site_paths_to_pages() {
+        assert_eq!(alias_url("/old/url/").unwrap(), "/old/url/");
+        assert_eq!(alias_url("/old/url").unwrap(), "/old/url/");
+        assert_eq!(alias_url(" /old.html ").unwrap(), "/old.html");
+        assert_eq!(alias_url("/v1.2/notes").unwrap(), "/v1.2/notes/");
+        for bad in [
+            "old/",
+            "/",
+            "//x/",
+            "/a/../b/",
+            "/a?b",
+            "/a b/",
+            "/feed.xml",
+            "/a/./b",
+        ] {
+            assert!(alias_url(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn image_paths_may_not_escape_content() {

@@ -15,6 +15,7 @@
 //! An interrupted run leaves items `processing` under a lease that expires; the next run
 //! re-drives them. A run that lost its lease changes nothing.
 
+mod aliases;
 mod batch;
 mod claims;
 mod drafts;

@@ -571,7 +571,9 @@ export async function respond(req, env, ctx) {
     if (found instanceof Response) return found;
     const e = found.entry;
     const gone = e.cache === "gone";
-    const status = gone ? 410 : found.status;
+    // An alias (an item's old URL): a 301 to the item, with the page a static host would show.
+    const moved = e.cache === "redirect" && typeof e.location === "string";
+    const status = gone ? 410 : moved ? 301 : found.status;
     const headers = new Headers({
       etag: `"${e.sha256}"`,
       "content-type": e.content_type,
@@ -581,6 +583,7 @@ export async function respond(req, env, ctx) {
     });
     if (e.content_type.startsWith("image/svg+xml")) headers.set("content-security-policy", SVG_CSP);
     if (gone) headers.set("x-robots-tag", "noindex");
+    if (moved) headers.set("location", encodeLocation(e.location));
     if (status === 200 && etagMatches(req, `"${e.sha256}"`)) {
       return new Response(null, { status: 304, headers });
     }

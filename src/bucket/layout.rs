@@ -23,6 +23,9 @@ pub struct RemoteEntry {
     pub content_type: String,
     pub cache: CacheClass,
     pub max_age: u64,
+    /// A redirect's target (see [`crate::output::manifest::Entry::location`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
 }
 
 /// The manifest root: a function of the revision's files alone (and of the ledger and build
@@ -87,6 +90,7 @@ pub fn split(m: &Manifest) -> Split {
                 content_type: e.content_type.clone(),
                 cache: e.cache,
                 max_age: e.max_age,
+                location: e.location.clone(),
             });
         blobs
             .entry(e.sha256.clone())
@@ -144,6 +148,7 @@ mod tests {
                     max_age: 0,
                     key: String::new(),
                     links: vec![],
+                    location: None,
                 })
                 .collect(),
         )

@@ -78,6 +78,7 @@ fn what(p: &Planned, source: &Source) -> String {
         Job::Plain(v) => format!("plain page content/{}.md", v.slug),
         Job::Copy { .. } => "a file of static/ (or the hashed copy of one)".into(),
         Job::Home(_) => "the home page".into(),
+        Job::Alias { target } => format!("an alias of the page {target}"),
         _ => "a generated file".into(),
     }
 }
@@ -123,18 +124,18 @@ fn prepare(
         let p = Placement::judge(&planned, source)?;
         if p.pages.is_empty() && p.plain.is_empty() {
             let mut planned = planned;
-            planned.retain(|f| !p.files.contains(&f.path));
+            planned.retain(|f| !p.files.contains(&f.path) && !p.is_dropped_alias(f));
             left_out.extend(p.left_out);
             return Ok((planned, left_out));
         }
         // Take the pages out and plan again: what this pass said of single files, the next
         // says again.
         let files = p.files;
-        left_out.extend(
-            p.left_out
-                .into_iter()
-                .filter(|l| !l.path.as_ref().is_some_and(|f| files.contains(f))),
-        );
+        left_out.extend(p.left_out.into_iter().filter(|l| {
+            !l.path
+                .as_ref()
+                .is_some_and(|f| files.contains(f) || p.aliases.contains(f))
+        }));
         plain.retain(|v| !p.plain.contains(&v.slug));
         remove_at(
             &mut source.pages,
@@ -157,6 +158,9 @@ struct Placement {
     plain: Vec<String>,
     /// Single planned files to drop (a term's page whose name cannot be written).
     files: std::collections::HashSet<String>,
+    /// Paths of aliases to drop: an alias gives way to any other file, and two aliases at
+    /// one path to each other (publish names such a file; this holds for older ledgers).
+    aliases: std::collections::HashSet<String>,
 }
 
 impl Placement {
@@ -177,6 +181,10 @@ impl Placement {
         Ok(p)
     }
 
+    fn is_dropped_alias(&self, f: &Planned) -> bool {
+        matches!(f.job, Job::Alias { .. }) && self.aliases.contains(&f.path)
+    }
+
     fn judge_one(
         &mut self,
         path: &str,
@@ -185,6 +193,16 @@ impl Placement {
         why: String,
         source: &Source,
     ) -> Result<(), BuildError> {
+        let alias = [Some(a), b]
+            .into_iter()
+            .flatten()
+            .find(|p| matches!(p.job, Job::Alias { .. }));
+        if let Some(alias) = alias {
+            if self.aliases.insert(alias.path.clone()) {
+                self.leave_out(what(alias, source), &alias.path, why);
+            }
+            return Ok(());
+        }
         // A plain page over an item: the page is left out; the item keeps its URL.
         let plain = [Some(a), b]
             .into_iter()

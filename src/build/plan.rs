@@ -121,6 +121,10 @@ pub enum Job {
     Sitemap(Vec<(String, Option<String>)>),
     /// `robots.txt`: generated, or from `templates/robots.txt` (true).
     Robots(bool),
+    /// An alias of an item: a redirect to `target`, the item's URL.
+    Alias {
+        target: String,
+    },
     Copy {
         source: CopySource,
         sha256: String,
@@ -205,6 +209,7 @@ fn newest(by_pub: &[u32], n: usize) -> Entries {
 /// Every file of the site, sorted by path, each with its reuse key.
 pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     let mut out = item_pages(inp);
+    aliases(inp, &mut out);
     let mut maps = Sitemaps {
         pages: vec![("/".into(), None)],
         files: vec!["sitemaps/pages.xml".to_string()],
@@ -245,6 +250,25 @@ fn item_pages(inp: &Inputs<'_>) -> Vec<Planned> {
             }
         })
         .collect()
+}
+
+/// A redirect page at each alias of each public item (a collection that declared a field of
+/// its own named `aliases` has none: see `config/names.rs`).
+fn aliases(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
+    let g = inp.generated_fingerprint;
+    for p in inp.pages {
+        if !p.view.data.contains("\"aliases\"")
+            || inp.collections.list[p.coll].fields.contains_key("aliases")
+        {
+            continue;
+        }
+        for alias in crate::content::aliases_in(&p.view.data) {
+            let target = p.view.url.clone();
+            let k = key(g, "alias", &(&alias, &target), "");
+            let job = Job::Alias { target };
+            out.push(planned(url_to_path(&alias), job, CacheClass::Redirect, k));
+        }
+    }
 }
 
 /// Each collection's list pages and sitemaps; returns the home page's view of them.

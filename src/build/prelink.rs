@@ -386,6 +386,7 @@ mod tests {
                     max_age: 0,
                     key: "k".into(),
                     links: Vec::new(),
+                    location: None,
                 })
                 .collect(),
         );

@@ -195,6 +195,9 @@ impl Renderer<'_> {
             }
             Job::Robots(false) => return Ok(xml::robots(&self.base_url).into_bytes()),
             Job::Robots(true) => "robots.txt",
+            Job::Alias { target } => {
+                return Ok(xml::redirect_page(&self.base_url, target).into_bytes())
+            }
             Job::Copy { .. } => unreachable!("copies are linked, not rendered"),
         };
         self.templates.render(template, &c, out)

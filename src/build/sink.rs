@@ -164,6 +164,7 @@ impl Stored {
                     max_age: cache.max_age(),
                     key: std::mem::take(&mut old.key),
                     links: std::mem::take(&mut old.links),
+                    location: old.location.take(),
                 }
             }
         }
@@ -221,6 +222,10 @@ impl Sink for DirSink<'_> {
             max_age: p.cache.max_age(),
             key: p.key.clone(),
             links,
+            location: match &p.job {
+                super::plan::Job::Alias { target } => Some(target.clone()),
+                _ => None,
+            },
         }))
     }
 }

@@ -157,6 +157,16 @@ pub fn robots(base_url: &str) -> String {
     )
 }
 
+/// An alias's page, for hosts that serve files as they are (every fencepost origin answers
+/// its URL with a 301 instead): a browser is sent on at once, a search engine is told the
+/// canonical URL, and a person without either sees a link.
+pub fn redirect_page(base_url: &str, target: &str) -> String {
+    let to = escape(&absolute(base_url, target));
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{to}</title><link rel=\"canonical\" href=\"{to}\"><meta name=\"robots\" content=\"noindex\"><meta http-equiv=\"refresh\" content=\"0; url={to}\"></head><body><p>This page has moved to <a href=\"{to}\">{to}</a>.</p></body></html>\n"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -139,6 +139,16 @@ impl Where<'_> {
                 self.put("key", json!("id"));
                 self.put("url", json!(url));
             }
+            AliasTaken {
+                path, line, url, ..
+            } => {
+                self.file(path);
+                if let Some(l) = line {
+                    self.put("line", json!(l));
+                }
+                self.put("key", json!("aliases"));
+                self.put("url", json!(url));
+            }
         }
     }
 

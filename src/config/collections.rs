@@ -10,7 +10,7 @@
 mod checks;
 
 use super::names::{check_url, is_name};
-pub use super::names::{FRONT_MATTER, TEMPLATE_ONLY};
+pub use super::names::{FRONT_MATTER, TEMPLATE_ONLY, YIELDING};
 use super::{Config, ConfigError};
 use crate::clock::Instant;
 use crate::item::Naming;

@@ -153,14 +153,23 @@ impl SiteUrls {
     /// What the site keeps at `url` (or at a folder the URL needs), if anything: the reason
     /// an item cannot have it.
     pub fn taken(&self, url: &str) -> Option<String> {
+        let lower = url.to_lowercase();
+        if let Some(s) = self.shapes.iter().find(|s| s.matches(&lower)) {
+            if !self.fixed.contains_key(&url_to_path(url).to_lowercase()) {
+                return Some(s.what.clone());
+            }
+        }
+        self.taken_by_site(url)
+    }
+
+    /// What of the site's own (a page, a generated file, a file of `static/`) has `url`, or
+    /// needs it as a folder — leaving out the shapes of item URLs (an alias may take the URL
+    /// an item no longer has).
+    pub fn taken_by_site(&self, url: &str) -> Option<String> {
         let path = url_to_path(url);
         let folded = path.to_lowercase();
         if let Some(what) = self.fixed.get(&folded) {
             return Some(what.clone());
-        }
-        let lower = url.to_lowercase();
-        if let Some(s) = self.shapes.iter().find(|s| s.matches(&lower)) {
-            return Some(s.what.clone());
         }
         // A generated file, or a file of static/, where this URL needs a folder
         // (`/atom.xml/` against the feed `atom.xml`).

@@ -589,7 +589,7 @@ pub fn parked(tx: &Tx<'_>) -> Result<Vec<Parked>, LedgerError> {
 pub mod hosts;
 pub use hosts::Disagreement;
 mod lookup;
-pub use lookup::{due_of, keys_of, placed, published_by_collection, Placed};
+pub use lookup::{aliased, due_of, keys_of, placed, published_by_collection, Placed};
 
 #[cfg(test)]
 mod tests;

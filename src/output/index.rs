@@ -7,8 +7,9 @@
 //! the manifest, before it (a complete revision has both), and is not served or deployed.
 //!
 //! Format, after the line `fencepost-index 1`: per file, sorted by path (bytes),
-//! `<path as a JSON string>\t<sha256>\t<bytes>\t<cache class>\t<content type>\n`. A JSON string
-//! holds no raw tab or newline, and the other fields are fixed-alphabet.
+//! `<path as a JSON string>\t<sha256>\t<bytes>\t<cache class>\t<content type>\n`, and for a
+//! redirect a sixth field, `\t<location as a JSON string>`. A JSON string holds no raw tab or
+//! newline, and the other fields are fixed-alphabet.
 
 use super::manifest::{CacheClass, Manifest};
 use std::fs::File;
@@ -27,6 +28,8 @@ pub struct Record {
     pub bytes: u64,
     pub cache: CacheClass,
     pub content_type: String,
+    /// A redirect's target (see [`super::manifest::Entry::location`]).
+    pub location: Option<String>,
 }
 
 fn class_name(c: CacheClass) -> &'static str {
@@ -36,6 +39,7 @@ fn class_name(c: CacheClass) -> &'static str {
         CacheClass::Asset => "asset",
         CacheClass::Immutable => "immutable",
         CacheClass::Gone => "gone",
+        CacheClass::Redirect => "redirect",
     }
 }
 
@@ -46,6 +50,7 @@ fn class_of(s: &str) -> Option<CacheClass> {
         "asset" => CacheClass::Asset,
         "immutable" => CacheClass::Immutable,
         "gone" => CacheClass::Gone,
+        "redirect" => CacheClass::Redirect,
         _ => return None,
     })
 }
@@ -70,6 +75,10 @@ pub fn to_bytes(m: &Manifest) -> Vec<u8> {
                 ] {
                     out.push(b'\t');
                     out.extend_from_slice(field.as_bytes());
+                }
+                if let Some(location) = &e.location {
+                    out.push(b'\t');
+                    serde_json::to_writer(&mut out, location).expect("strings serialise");
                 }
                 out.push(b'\n');
             }
@@ -223,7 +232,7 @@ fn read_whole(dir: &Path) -> io::Result<Option<Vec<u8>>> {
 
 fn parse(line: &[u8]) -> io::Result<Record> {
     let text = std::str::from_utf8(line).map_err(|_| corrupt("a line is not UTF-8"))?;
-    let mut f = text.splitn(5, '\t');
+    let mut f = text.splitn(6, '\t');
     let mut next = || f.next().ok_or_else(|| corrupt("a line has too few fields"));
     let path: String =
         serde_json::from_str(next()?).map_err(|_| corrupt("a line's path is not a JSON string"))?;
@@ -233,12 +242,20 @@ fn parse(line: &[u8]) -> io::Result<Record> {
         .map_err(|_| corrupt("a line's size is not a number"))?;
     let cache = class_of(next()?).ok_or_else(|| corrupt("a line's cache class is unknown"))?;
     let content_type = next()?.to_string();
+    let location = match f.next() {
+        None => None,
+        Some(l) => Some(
+            serde_json::from_str(l)
+                .map_err(|_| corrupt("a line's location is not a JSON string"))?,
+        ),
+    };
     Ok(Record {
         path,
         sha256,
         bytes,
         cache,
         content_type,
+        location,
     })
 }
 
@@ -259,6 +276,7 @@ mod tests {
                 CacheClass::Content
             },
             max_age: 0,
+            location: None,
             key: String::new(),
             links: Vec::new(),
         }

@@ -28,6 +28,9 @@ pub enum CacheClass {
     /// A withdrawn item's notice page (`on_withdraw = "notice"`): revalidated, and served
     /// with status 410 Gone by every origin.
     Gone,
+    /// An alias of an item (its old URL): an HTML page that sends a browser on (for a static
+    /// host), answered by every origin as a 301 to the entry's `location`; revalidated.
+    Redirect,
 }
 
 /// A year: the lifetime of a URL that names its bytes.
@@ -55,7 +58,7 @@ impl CacheClass {
     pub fn capped_by_embargo(self) -> bool {
         matches!(
             self,
-            CacheClass::Home | CacheClass::Content | CacheClass::Gone
+            CacheClass::Home | CacheClass::Content | CacheClass::Gone | CacheClass::Redirect
         )
     }
 
@@ -63,6 +66,7 @@ impl CacheClass {
     pub fn status(self) -> u16 {
         match self {
             CacheClass::Gone => 410,
+            CacheClass::Redirect => 301,
             _ => 200,
         }
     }
@@ -84,6 +88,9 @@ pub struct Entry {
     /// Site-internal links of an HTML page, as written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<String>,
+    /// A redirect's target, a site URL (`/answers/3/`): what every origin answers it with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,6 +266,7 @@ mod tests {
                 CacheClass::Content
             },
             max_age: 0,
+            location: None,
             key: format!("k\"{i}\\"),
             links: (0..i % 4).map(|l| format!("/answers/{l}/")).collect(),
         };

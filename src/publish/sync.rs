@@ -57,6 +57,7 @@ fn invalid(b: &Broken, site: &Site) -> Invalid {
             (None, Some("id".to_string()))
         }
         ContentError::UrlTaken { line, .. } => (*line, Some("id".to_string())),
+        ContentError::AliasTaken { line, .. } => (*line, Some("aliases".to_string())),
         _ => (None, None),
     };
     Invalid {
@@ -65,7 +66,9 @@ fn invalid(b: &Broken, site: &Site) -> Invalid {
         key,
         error: b.error.to_string(),
         url: match &b.error {
-            ContentError::UrlTaken { url, .. } => Some(url.clone()),
+            ContentError::UrlTaken { url, .. } | ContentError::AliasTaken { url, .. } => {
+                Some(url.clone())
+            }
             _ => None,
         },
         item: b.name.as_ref().map(|n| n.shown(site.collections.naming)),
@@ -160,6 +163,7 @@ pub(super) fn read_tree(
     }
     let plain = super::claims::check_plain_pages(site, &mut scan);
     super::claims::hold_taken_urls(site, ledger, &mut scan, &plain)?;
+    super::aliases::hold_taken_aliases(site, ledger, &mut scan, &plain)?;
     Ok(Tree { scan, cache, local })
 }
 

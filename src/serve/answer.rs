@@ -41,12 +41,15 @@ pub fn redirect(to: &str) -> Response {
         header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=0, must-revalidate"),
     );
-    if let Ok(v) = HeaderValue::from_str(
-        &percent_encoding::utf8_percent_encode(to, percent_encoding::CONTROLS).to_string(),
-    ) {
+    if let Ok(v) = HeaderValue::from_str(&location(to)) {
         r.headers_mut().insert(header::LOCATION, v);
     }
     r
+}
+
+/// A site URL as a `Location` header's value: non-ASCII and controls percent-encoded.
+pub fn location(to: &str) -> String {
+    percent_encoding::utf8_percent_encode(to, percent_encoding::CONTROLS).to_string()
 }
 
 pub fn etag_matches(headers: &HeaderMap, etag: &[u8]) -> bool {

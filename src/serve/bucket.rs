@@ -50,6 +50,8 @@ struct BucketFile {
     cache_control: HeaderValue,
     /// A withdrawal notice: answered 410 Gone.
     gone: bool,
+    /// An alias: answered 301 to here.
+    location: Option<HeaderValue>,
 }
 
 type Shard = Arc<HashMap<String, BucketFile>>;
@@ -407,6 +409,10 @@ fn file_of(e: RemoteEntry) -> (String, BucketFile) {
             .unwrap_or(HeaderValue::from_static("application/octet-stream")),
         cache_control: HeaderValue::from_static(e.cache.cache_control()),
         gone: e.cache == crate::output::manifest::CacheClass::Gone,
+        location: e
+            .location
+            .as_deref()
+            .and_then(|l| HeaderValue::from_str(&answer::location(l)).ok()),
         bytes: e.bytes,
         sha256: e.sha256,
     };
@@ -464,9 +470,16 @@ pub async fn respond(
         Err(why) => return unavailable(&why),
     };
     let f = &shard[&path];
-    let status = if f.gone { StatusCode::GONE } else { status };
+    let status = match (&f.location, f.gone) {
+        (_, true) => StatusCode::GONE,
+        (Some(_), _) => StatusCode::MOVED_PERMANENTLY,
+        _ => status,
+    };
     let finish = |mut r: Response| {
         let h = r.headers_mut();
+        if let Some(l) = &f.location {
+            h.insert(header::LOCATION, l.clone());
+        }
         h.insert(header::ETAG, f.etag.clone());
         h.insert(header::CONTENT_TYPE, f.content_type.clone());
         answer::safety_headers(h, f.content_type.as_bytes());

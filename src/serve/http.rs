@@ -55,6 +55,8 @@ struct FileMeta {
     bytes: u64,
     /// A withdrawal notice: answered 410 Gone.
     gone: bool,
+    /// An alias: answered 301 to here.
+    location: Option<HeaderValue>,
 }
 
 /// A complete revision, as the origin serves it.
@@ -90,6 +92,7 @@ impl FileMeta {
         content_type: &str,
         cache: crate::output::manifest::CacheClass,
         bytes: u64,
+        location: Option<&str>,
     ) -> FileMeta {
         FileMeta {
             etag: HeaderValue::from_str(&format!("\"{sha256}\""))
@@ -99,6 +102,35 @@ impl FileMeta {
             cache_control: HeaderValue::from_static(cache.cache_control()),
             bytes,
             gone: cache == crate::output::manifest::CacheClass::Gone,
+            location: location
+                .and_then(|l| HeaderValue::from_str(&super::answer::location(l)).ok()),
+        }
+    }
+}
+
+impl FileMeta {
+    /// The status the file is answered with, found by `lookup` with `found`: 410 for a
+    /// withdrawal notice, 301 for an alias.
+    fn status(&self, found: StatusCode) -> StatusCode {
+        match (&self.location, self.gone) {
+            (_, true) => StatusCode::GONE,
+            (Some(_), _) => StatusCode::MOVED_PERMANENTLY,
+            _ => found,
+        }
+    }
+
+    fn put_headers(&self, h: &mut HeaderMap, revision: &HeaderValue) {
+        if let Some(l) = &self.location {
+            h.insert(header::LOCATION, l.clone());
+        }
+        h.insert(header::ETAG, self.etag.clone());
+        h.insert(header::CONTENT_TYPE, self.content_type.clone());
+        safety_headers(h, self.content_type.as_bytes());
+        h.insert("x-revision", revision.clone());
+        // URL-keyed: every cache revalidates; only a URL naming its bytes is kept long.
+        h.insert(header::CACHE_CONTROL, self.cache_control.clone());
+        if self.gone {
+            h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
         }
     }
 }
@@ -120,7 +152,13 @@ impl Revision {
                     .files
                     .into_iter()
                     .map(|e| {
-                        let meta = FileMeta::new(&e.sha256, &e.content_type, e.cache, e.bytes);
+                        let meta = FileMeta::new(
+                            &e.sha256,
+                            &e.content_type,
+                            e.cache,
+                            e.bytes,
+                            e.location.as_deref(),
+                        );
                         (e.path, meta)
                     })
                     .collect(),
@@ -153,7 +191,10 @@ impl Revision {
                     return hit;
                 }
                 let found = match index.get(rel) {
-                    Ok(r) => r.map(|r| FileMeta::new(&r.sha256, &r.content_type, r.cache, r.bytes)),
+                    Ok(r) => r.map(|r| {
+                        let l = r.location.as_deref();
+                        FileMeta::new(&r.sha256, &r.content_type, r.cache, r.bytes, l)
+                    }),
                     Err(e) => {
                         tracing::warn!(revision = %self.name, error = %e, "cannot read the revision's index");
                         return None;
@@ -381,18 +422,9 @@ fn serve_origin(rev: &Revision, rp: &RequestPath, headers: &HeaderMap, head: boo
         return text(StatusCode::NOT_FOUND, "not found");
     };
     let meta = &meta;
-    let status = if meta.gone { StatusCode::GONE } else { status };
+    let status = meta.status(status);
     let finish = |mut r: Response| {
-        let h = r.headers_mut();
-        h.insert(header::ETAG, meta.etag.clone());
-        h.insert(header::CONTENT_TYPE, meta.content_type.clone());
-        safety_headers(h, meta.content_type.as_bytes());
-        h.insert("x-revision", rev.name_header.clone());
-        // URL-keyed: every cache revalidates; only a URL naming its bytes is kept long.
-        h.insert(header::CACHE_CONTROL, meta.cache_control.clone());
-        if meta.gone {
-            h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
-        }
+        meta.put_headers(r.headers_mut(), &rev.name_header);
         r
     };
     if status == StatusCode::OK && etag_matches(headers, meta.etag.as_bytes()) {

@@ -105,6 +105,18 @@ fn four() -> Four {
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
     std::fs::write(s.path("static/big.bin"), &big).unwrap();
+    // Old URLs: each answered 301 to its item; the embargoed item's is nowhere yet.
+    for (post, aliases) in [
+        ("hello", "[\"/old/hello/\", \"/2019/hello.html\"]"),
+        ("secret", "[\"/old/secret/\"]"),
+    ] {
+        let file = format!("content/posts/{post}.md");
+        let text = std::fs::read_to_string(s.path(&file)).unwrap();
+        s.write(
+            &file,
+            &text.replacen("+++\n", &format!("+++\naliases = {aliases}\n"), 1),
+        );
+    }
     s.publish(BEFORE);
     let adv = std::fs::read_to_string(s.path("content/advisories/adv-2.md")).unwrap();
     s.write(
@@ -262,6 +274,12 @@ fn table(f: &Four) -> Vec<Case> {
         case("GET", "/logo.svg", 200),
         case("GET", "/big.bin", 200),
         case("HEAD", "/big.bin", 200),
+        case("GET", "/old/hello/", 301),
+        case("HEAD", "/old/hello/", 301),
+        case("GET", "/old/hello/index.html", 301),
+        case("GET", "/2019/hello.html", 301),
+        case("GET", "/old/hello", 301),
+        case("GET", "/old/secret/", 404),
         case("GET", "/advisories/adv-2/", 410),
         case("HEAD", "/advisories/adv-2/", 410),
         case("GET", "/advisories/adv-1/", 200),
@@ -307,6 +325,15 @@ fn table(f: &Four) -> Vec<Case> {
 fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_move() {
     let f = four();
     f.check(&table(&f), ALL);
+    // An alias's 301 names its item (every origin alike, by the table's `location` check),
+    // and a static host gets a page that sends a browser there.
+    let r = try_http(&f.origins[0].addr, "GET", "/old/hello/", &[]).unwrap();
+    assert_eq!(r.header("location"), Some("/posts/hello/"));
+    let page = f.site.current_file("old/hello/index.html");
+    assert!(
+        page.contains("http-equiv=\"refresh\"") && page.contains("rel=\"canonical\""),
+        "{page}"
+    );
     let first = f.site.current_dir();
     let first_name = first.file_name().unwrap().to_string_lossy().to_string();
     let old_home = f.etag("index.html");
@@ -332,6 +359,9 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
     for c in after.iter_mut() {
         if c.target == "/posts/secret/" {
             c.status = 200;
+        }
+        if c.target == "/old/secret/" {
+            c.status = 301;
         }
     }
     after.extend([

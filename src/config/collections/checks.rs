@@ -9,7 +9,8 @@ pub(super) fn check_field(name: &str, spec: &FieldSpec) -> Result<(), String> {
             "a field name is a lower-case letter, then lower-case letters, digits and _".into(),
         );
     }
-    if FRONT_MATTER.contains(&name) || TEMPLATE_ONLY.contains(&name) {
+    let built_in = FRONT_MATTER.contains(&name) && !super::YIELDING.contains(&name);
+    if built_in || TEMPLATE_ONLY.contains(&name) {
         return Err(format!(
             "`{name}` is a built-in key ({}, {}); give the field another name",
             FRONT_MATTER.join(", "),

@@ -289,6 +289,14 @@ impl<'a> Front<'a> {
                 None => {}
             }
         }
+        if !self.coll.fields.contains_key("aliases") {
+            if let Some(v) = self.table.remove("aliases") {
+                let aliases = self.aliases(v)?;
+                if !aliases.is_empty() {
+                    data.insert("aliases".into(), serde_json::Value::from(aliases));
+                }
+            }
+        }
         match self.table.remove("extra") {
             None => {}
             Some(t @ toml::Value::Table(_)) => {
@@ -300,5 +308,28 @@ impl<'a> Front<'a> {
             }
         }
         Ok(serde_json::Value::Object(data).to_string())
+    }
+
+    /// `aliases`: the item's old URLs, each redirected to its own (see
+    /// [`crate::content::alias_url`]); duplicates dropped.
+    fn aliases(&self, v: toml::Value) -> Result<Vec<String>, ContentError> {
+        let toml::Value::Array(list) = v else {
+            return Err(self.not_a(
+                "aliases",
+                "a list of URL paths (aliases = [\"/old/url/\"])",
+                &v,
+            ));
+        };
+        let mut out: Vec<String> = Vec::new();
+        for v in list {
+            let toml::Value::String(s) = &v else {
+                return Err(self.not_a("aliases", "a list of URL paths", &v));
+            };
+            let url = crate::content::alias_url(s).map_err(|why| self.invalid("aliases", why))?;
+            if !out.contains(&url) {
+                out.push(url);
+            }
+        }
+        Ok(out)
     }
 }

@@ -44,6 +44,21 @@ pub fn placed(tx: &Tx<'_>) -> Result<Vec<Placed>, LedgerError> {
         .collect()
 }
 
+/// Every public item's aliases (from its page's data), by item.
+pub fn aliased(tx: &Tx<'_>) -> Result<Vec<(ItemName, Vec<String>)>, LedgerError> {
+    tx.rows("items.aliased", &[])?
+        .into_iter()
+        .map(|r| {
+            let (collection, key, data): (String, String, String) =
+                (r.get(0)?, r.get(1)?, r.get(2)?);
+            Ok((
+                ItemName::new(&collection, &key),
+                crate::content::aliases_in(&data),
+            ))
+        })
+        .collect()
+}
+
 /// An item's due instant and state, if the ledger has it.
 pub fn due_of(tx: &Tx<'_>, name: &ItemName) -> Result<Option<(Instant, State)>, LedgerError> {
     tx.row(

@@ -162,6 +162,11 @@ SELECT id FROM items WHERE collection = :collection AND item_key = :key;
 -- than one collection, so a new item never takes another collection's URL.
 SELECT collection, item_key, day, publish_at, state, source_hash IS NOT NULL FROM items;
 
+-- name: items.aliased
+-- The public items that have aliases, with their data (the alias check of publish).
+SELECT i.collection, i.item_key, p.data FROM pages p JOIN items i ON i.id = p.item_id
+WHERE i.state = 'published' AND p.data LIKE '%"aliases"%';
+
 -- name: items.published_by_collection
 -- How many public items each collection has (the guard against withdrawing one whole).
 SELECT collection, COUNT(*) FROM items WHERE state = 'published' GROUP BY collection;
