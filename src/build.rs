@@ -16,6 +16,7 @@
 //! then reuse → fetch bodies → render → store over a sink (`render.rs`: a revision directory
 //! or memory), then the link check and, on disk, the manifest and the pointer.
 
+mod bundles;
 pub mod fingerprint;
 mod inputs;
 pub mod links;

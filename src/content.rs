@@ -10,6 +10,7 @@
 //! modified within [`RACY_WINDOW`] of the scan is always re-read: its change stamp cannot yet tell a
 //! second edit apart from the first.
 
+pub mod bundle;
 pub mod claims;
 pub mod fields;
 pub mod item;

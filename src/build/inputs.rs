@@ -79,6 +79,7 @@ fn what(p: &Planned, source: &Source) -> String {
         Job::Copy { .. } => "a file of static/ (or the hashed copy of one)".into(),
         Job::Home(_) => "the home page".into(),
         Job::Alias { target } => format!("an alias of the page {target}"),
+        Job::Resource { of, .. } => format!("a file of the bundle {of}"),
         _ => "a generated file".into(),
     }
 }
@@ -108,11 +109,14 @@ fn prepare(
     let mut copies = inputs.statics.to_vec();
     copies.extend(inputs.assets.copies.iter().cloned());
     copies.extend(source.images.iter().cloned());
+    let mut resources =
+        super::bundles::read(&site.root, &site.collections, &source.pages, &mut left_out);
     loop {
         let planned = plan::plan(&plan::Inputs {
             pages: &source.pages,
             plain: &plain,
             copies: &copies,
+            resources: &resources,
             render_fingerprint: &inputs.fingerprints.render,
             generated_fingerprint: &inputs.fingerprints.generated,
             config: &site.config.build,
@@ -141,6 +145,13 @@ fn prepare(
             &mut source.pages,
             p.pages.iter().filter(|d| !d.0).map(|d| d.1),
         );
+        // A page left out takes its bundle's files with it.
+        let kept: std::collections::HashSet<String> = source
+            .pages
+            .iter()
+            .map(|p| format!("{}/{}", p.view.collection, p.view.id.text()))
+            .collect();
+        resources.retain(|r| kept.contains(&r.of));
         remove_at(
             &mut source.notices,
             p.pages.iter().filter(|d| d.0).map(|d| d.1),
@@ -158,8 +169,8 @@ struct Placement {
     plain: Vec<String>,
     /// Single planned files to drop (a term's page whose name cannot be written).
     files: std::collections::HashSet<String>,
-    /// Paths of aliases to drop: an alias gives way to any other file, and two aliases at
-    /// one path to each other (publish names such a file; this holds for older ledgers).
+    /// Paths of aliases and bundle files to drop: each gives way to any other file, and two
+    /// at one path to each other (publish names a clashing alias; this holds regardless).
     aliases: std::collections::HashSet<String>,
 }
 
@@ -182,7 +193,7 @@ impl Placement {
     }
 
     fn is_dropped_alias(&self, f: &Planned) -> bool {
-        matches!(f.job, Job::Alias { .. }) && self.aliases.contains(&f.path)
+        droppable(f) && self.aliases.contains(&f.path)
     }
 
     fn judge_one(
@@ -193,10 +204,7 @@ impl Placement {
         why: String,
         source: &Source,
     ) -> Result<(), BuildError> {
-        let alias = [Some(a), b]
-            .into_iter()
-            .flatten()
-            .find(|p| matches!(p.job, Job::Alias { .. }));
+        let alias = [Some(a), b].into_iter().flatten().find(|p| droppable(p));
         if let Some(alias) = alias {
             if self.aliases.insert(alias.path.clone()) {
                 self.leave_out(what(alias, source), &alias.path, why);
@@ -287,6 +295,11 @@ fn clashes(planned: &[Planned]) -> Vec<(&str, &Planned, Option<&Planned>)> {
         }
     }
     out
+}
+
+/// A file that gives way to any other at its path: an alias, or a file of a page bundle.
+fn droppable(p: &Planned) -> bool {
+    matches!(p.job, Job::Alias { .. } | Job::Resource { .. })
 }
 
 /// A term's page or feed.

@@ -8,6 +8,7 @@
 //! new item from touching many files: an item page's key covers only its own row and its
 //! neighbours, earlier list pages stay as they were, feeds hold only the latest entries.
 
+mod beside;
 mod keys;
 mod taxonomy;
 
@@ -83,6 +84,16 @@ pub struct CopyInput {
     pub immutable_url: bool,
 }
 
+/// A file of a page bundle, copied beside its page (see `build/bundles.rs`).
+#[derive(Debug, Clone)]
+pub struct ResourceInput {
+    /// Its page's item, `collection/id`.
+    pub of: String,
+    pub path: String,
+    pub source: CopySource,
+    pub sha256: String,
+}
+
 /// A feed: the site-wide one (`coll` None), a collection's or a term's.
 #[derive(Debug, Clone)]
 pub struct FeedJob {
@@ -125,6 +136,12 @@ pub enum Job {
     Alias {
         target: String,
     },
+    /// A file of item `of`'s page bundle, copied as it is.
+    Resource {
+        of: String,
+        source: CopySource,
+        sha256: String,
+    },
     Copy {
         source: CopySource,
         sha256: String,
@@ -144,6 +161,8 @@ pub struct Inputs<'a> {
     pub pages: &'a [PageInput],
     pub plain: &'a [PlainView],
     pub copies: &'a [CopyInput],
+    /// The files of the page bundles in `pages`.
+    pub resources: &'a [ResourceInput],
     /// The render fingerprint (templates, the assets they link, config, version): seeds the
     /// key of every templated page.
     pub render_fingerprint: &'a str,
@@ -209,7 +228,7 @@ fn newest(by_pub: &[u32], n: usize) -> Entries {
 /// Every file of the site, sorted by path, each with its reuse key.
 pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     let mut out = item_pages(inp);
-    aliases(inp, &mut out);
+    beside::aliases(inp, &mut out);
     let mut maps = Sitemaps {
         pages: vec![("/".into(), None)],
         files: vec!["sitemaps/pages.xml".to_string()],
@@ -221,6 +240,7 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     notices_and_plain_pages(inp, &mut out);
     site_files(inp, maps, &mut out);
     copies(inp, &mut out);
+    beside::resources(inp, &mut out);
     out.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     out
 }
@@ -250,25 +270,6 @@ fn item_pages(inp: &Inputs<'_>) -> Vec<Planned> {
             }
         })
         .collect()
-}
-
-/// A redirect page at each alias of each public item (a collection that declared a field of
-/// its own named `aliases` has none: see `config/names.rs`).
-fn aliases(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
-    let g = inp.generated_fingerprint;
-    for p in inp.pages {
-        if !p.view.data.contains("\"aliases\"")
-            || inp.collections.list[p.coll].fields.contains_key("aliases")
-        {
-            continue;
-        }
-        for alias in crate::content::aliases_in(&p.view.data) {
-            let target = p.view.url.clone();
-            let k = key(g, "alias", &(&alias, &target), "");
-            let job = Job::Alias { target };
-            out.push(planned(url_to_path(&alias), job, CacheClass::Redirect, k));
-        }
-    }
 }
 
 /// Each collection's list pages and sitemaps; returns the home page's view of them.

@@ -198,7 +198,9 @@ impl Renderer<'_> {
             Job::Alias { target } => {
                 return Ok(xml::redirect_page(&self.base_url, target).into_bytes())
             }
-            Job::Copy { .. } => unreachable!("copies are linked, not rendered"),
+            Job::Copy { .. } | Job::Resource { .. } => {
+                unreachable!("copies are linked, not rendered")
+            }
         };
         self.templates.render(template, &c, out)
     }

@@ -109,7 +109,9 @@ pub(super) fn render_all<S: Sink>(
                 Some(f) => Ok((f, true)),
                 None => {
                     let made = match &p.job {
-                        Job::Copy { source, sha256 } => Made::Copy(source, sha256),
+                        Job::Copy { source, sha256 } | Job::Resource { source, sha256, .. } => {
+                            Made::Copy(source, sha256)
+                        }
                         _ => Made::Rendered(renderer.render(p, &body)?),
                     };
                     sink.store(p, made).map(|f| (f, false))

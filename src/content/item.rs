@@ -60,6 +60,30 @@ pub fn is_slug(s: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
+/// A slug item's id when its front matter gives none: the file's stem, or for a page bundle
+/// (`content/posts/hello/index.md`, a folder of its own below the collection's) the folder's
+/// name, as Hugo and Zola name it.
+pub fn default_id(path: &Path, coll: &Collection) -> String {
+    match bundle_folder(path, coll) {
+        Some(folder) => folder
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        None => stem(path),
+    }
+}
+
+/// The folder of a page bundle, when `path` is one's `index.md` (in a folder below the
+/// collection's own).
+pub fn bundle_folder<'a>(path: &'a Path, coll: &Collection) -> Option<&'a Path> {
+    if path.file_name()? != "index.md" {
+        return None;
+    }
+    let folder = path.parent()?;
+    let own = Path::new("content").join(&coll.dir);
+    (folder != own && folder.starts_with(&own)).then_some(folder)
+}
+
 /// The file's stem: `content/notes/two-oh.md` → `two-oh`.
 pub fn stem(path: &Path) -> String {
     path.file_stem()
@@ -166,7 +190,7 @@ pub fn guess_name(text: &str, path: &Path, coll: &Collection) -> Option<ItemName
     });
     let id = match (id, coll.id) {
         (Some(id), _) => id,
-        (None, IdKind::Slug) => stem(path),
+        (None, IdKind::Slug) => default_id(path, coll),
         (None, IdKind::Integer) => return None,
     };
     let ok = match coll.id {

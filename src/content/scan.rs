@@ -223,9 +223,13 @@ pub fn list_item_files(root: &Path, collections: &Collections) -> Result<Listing
                             })
                         }
                     };
+                let mut stat = FileStat::of_stat(&st);
+                if name == "index.md" {
+                    stat = super::bundle::stat_with_resources(&dir, stat);
+                }
                 Ok(Some((
                     format!("{folder}/{}", name.to_string_lossy().replace('\\', "/")),
-                    FileStat::of_stat(&st),
+                    stat,
                 )))
             })
             .collect();
@@ -275,7 +279,8 @@ fn read_item_or_name(
         )
     })?;
     match parse_item(text, Path::new(rel), coll) {
-        Ok(item) => Ok((item, sha256_hex(&bytes))),
+        Ok(item) => super::bundle::with_resources(root, rel, coll, item, sha256_hex(&bytes))
+            .map_err(|e| (e, guess_name(text, Path::new(rel), coll))),
         Err(e) => Err((e, guess_name(text, Path::new(rel), coll))),
     }
 }

@@ -259,3 +259,86 @@ fn a_new_item_at_an_aliases_url_wins_and_the_build_names_the_alias_it_left_out()
     assert!(s.current_file("answers/9/index.html").contains("Item 9"));
     assert!(s.current_file("old/1/index.html").contains("url=http"));
 }
+
+const SVG: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><rect width=\"4\" height=\"4\"/></svg>\n";
+
+/// Page bundles: `posts/NAME/index.md` is item NAME (two bundles no longer collide on
+/// `index`), and the folder's other files are published beside the page — not before the
+/// page is public, updated with it, and never shipped with bytes the ledger did not record.
+#[test]
+fn page_bundles_are_items_named_by_their_folder_with_their_files_beside_them() {
+    let s = fixture("features");
+    let bundle = |name: &str, at: &str| {
+        s.write(
+            &format!("content/posts/{name}/index.md"),
+            &format!("+++\ntitle = \"{name}\"\npublish_at = {at}\n+++\n\n![map](map.svg) [data](data.csv)\n"),
+        );
+        s.write(&format!("content/posts/{name}/map.svg"), SVG);
+        s.write(
+            &format!("content/posts/{name}/data.csv"),
+            &format!("{name},1\n"),
+        );
+    };
+    bundle("trip", "2026-11-20T00:00:00Z");
+    bundle("launch", "2026-12-10T00:00:00Z");
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    let published = r["published"].to_string();
+    assert!(
+        published.contains("trip") && !published.contains("launch"),
+        "{r}"
+    );
+    assert_eq!(r["build"]["broken_links"], serde_json::json!([]), "{r}");
+    let current = s.current_dir();
+    assert_eq!(s.current_file("posts/trip/map.svg"), SVG);
+    assert_eq!(s.current_file("posts/trip/data.csv"), "trip,1\n");
+    assert!(
+        !current.join("posts/launch").exists(),
+        "an embargoed bundle is nowhere"
+    );
+    let manifest = std::fs::read_to_string(current.join("manifest.json")).unwrap();
+    assert!(!manifest.contains("launch"), "{manifest}");
+    let srv = s.serve(&[]);
+    let r = srv.get("/posts/trip/map.svg");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("cache-control"),
+        Some("public, max-age=0, must-revalidate")
+    );
+    drop(srv);
+
+    // An edit to a resource alone is an update of its item.
+    s.write("content/posts/trip/data.csv", "trip,2\n");
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    assert!(r["updated"].to_string().contains("trip"), "{r}");
+    assert_eq!(s.current_file("posts/trip/data.csv"), "trip,2\n");
+
+    // Bytes the ledger never recorded are not shipped: a build from scratch (the revision
+    // already built keeps what was published) names the file instead.
+    s.write("content/posts/trip/data.csv", "trip,3 unpublished\n");
+    std::fs::remove_dir_all(s.path("public")).unwrap();
+    let out = s.cmd(&["build", "--json", "--now", NOW]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a file left out fails the build's exit code"
+    );
+    let b: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        b["pointer"], "moved",
+        "the rest of the site goes ahead: {b}"
+    );
+    let left_out = b["left_out"].to_string();
+    assert!(
+        left_out.contains("posts/trip/data.csv")
+            && left_out.contains("changed since it was published"),
+        "{b}"
+    );
+
+    // At its instant, the other bundle goes up with its files.
+    s.json(&["publish", "--build", "--now", "2026-12-10T00:00:00Z"]);
+    assert_eq!(s.current_file("posts/launch/map.svg"), SVG);
+    assert_eq!(
+        s.current_file("posts/trip/data.csv"),
+        "trip,3 unpublished\n"
+    );
+}

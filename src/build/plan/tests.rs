@@ -57,6 +57,7 @@ fn keys(cs: &Collections, pages: &[PageInput]) -> std::collections::BTreeMap<Str
         pages,
         plain: &[],
         copies: &[],
+        resources: &[],
         render_fingerprint: "b",
         generated_fingerprint: "g",
         config: &config,

@@ -1,7 +1,7 @@
 //! An item's front matter, read key by key against its collection: each method takes its key
 //! out of the table and checks it, so what is left at the end is what no rule claimed.
 
-use super::{first_day, is_id, last_day, parse_publish_at, stem};
+use super::{default_id, first_day, is_id, last_day, parse_publish_at};
 use crate::clock::Instant;
 use crate::config::collections::{Collection, IdKind, FRONT_MATTER as KEYS};
 use crate::content::{
@@ -93,7 +93,7 @@ impl<'a> Front<'a> {
                 &other,
             )),
             (IdKind::Slug, None) => {
-                let s = stem(self.path);
+                let s = default_id(self.path, self.coll);
                 if !is_id(&s) {
                     return Err(self.invalid(
                         "id",

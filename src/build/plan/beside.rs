@@ -1,0 +1,36 @@
+//! Files planned beside item pages, from what each page's data records: a redirect page at
+//! each of its aliases, and the files of its page bundle.
+
+use super::{key, planned, url_to_path, CacheClass, Inputs, Job, Planned};
+
+/// A redirect page at each alias of each public item (a collection that declared a field of
+/// its own named `aliases` has none: see `config/names.rs`).
+pub(super) fn aliases(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
+    let g = inp.generated_fingerprint;
+    for p in inp.pages {
+        if !p.view.data.contains("\"aliases\"")
+            || inp.collections.list[p.coll].fields.contains_key("aliases")
+        {
+            continue;
+        }
+        for alias in crate::content::aliases_in(&p.view.data) {
+            let target = p.view.url.clone();
+            let k = key(g, "alias", &(&alias, &target), "");
+            let job = Job::Alias { target };
+            out.push(planned(url_to_path(&alias), job, CacheClass::Redirect, k));
+        }
+    }
+}
+
+/// The files of the page bundles, each copied at its path beside its page.
+pub(super) fn resources(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
+    for r in inp.resources {
+        let job = Job::Resource {
+            of: r.of.clone(),
+            source: r.source.clone(),
+            sha256: r.sha256.clone(),
+        };
+        let k = format!("copy:{}", r.sha256);
+        out.push(planned(r.path.clone(), job, CacheClass::Asset, k));
+    }
+}
