@@ -6,6 +6,7 @@ mod build;
 mod deploy;
 pub mod errors;
 mod gc;
+mod import;
 mod init;
 mod ledger;
 mod log;
@@ -52,6 +53,9 @@ pub struct Cli {
 enum Command {
     /// Create a new site in DIR (config, templates, a sample item).
     Init(init::Args),
+    /// Write a new fencepost site at DST from a Hugo or Zola site at SRC, with a report of
+    /// what was converted and what was not.
+    Import(import::Args),
     /// Write a new item file of COLLECTION with its required keys filled in; prints its path.
     New(new::Args),
     /// Record every due item in the ledger exactly once.
@@ -205,7 +209,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     }
     let uses_ledger = !matches!(
         cli.command,
-        Command::Init(_) | Command::New(_) | Command::Ledger { .. }
+        Command::Init(_) | Command::Import(_) | Command::New(_) | Command::Ledger { .. }
     );
     // `run` measures the database clock again at every cycle and `serve` decides nothing by
     // the clock: for them a database away at start is no reason to stop.
@@ -226,6 +230,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     };
     match cli.command {
         Command::Init(args) => init::run(&ctx, args),
+        Command::Import(args) => import::run(&ctx, args),
         Command::New(args) => new::run(&ctx, args),
         Command::Publish(args) => publish::run(&ctx, args),
         Command::Build(args) => build::run(&ctx, args),

@@ -66,7 +66,7 @@ const ADVISORIES: &[(&str, &str)] = &[
     GITIGNORE,
 ];
 
-const POSTS: &[(&str, &str)] = &[
+pub(crate) const POSTS: &[(&str, &str)] = &[
     ("templates/base.html", include_str!("../starters/common/templates/base.html")),
     ("templates/index.html", include_str!("../starters/posts/templates/index.html")),
     ("templates/post.html", include_str!("../starters/posts/templates/post.html")),

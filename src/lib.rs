@@ -32,6 +32,7 @@ pub mod deploy;
 pub mod digest;
 pub mod history;
 pub mod images;
+pub mod import;
 pub mod init;
 pub mod item;
 pub mod ledger;

@@ -170,9 +170,9 @@ fn collections_site(b: Backend) -> TestSite {
 fn collections_and_slug_ids_hold_the_contract(b: Backend) {
     let s = collections_site(b);
     let children: Vec<_> = (0..4).map(|_| s.spawn_publish(NOW, &[], &[])).collect();
-    let mut published: Vec<String> = children
-        .into_iter()
-        .map(finish)
+    let reports: Vec<serde_json::Value> = children.into_iter().map(finish).collect();
+    let mut published: Vec<String> = reports
+        .iter()
         .flat_map(|r| {
             r["published"]
                 .as_array()
@@ -183,7 +183,11 @@ fn collections_and_slug_ids_hold_the_contract(b: Backend) {
         })
         .collect();
     published.sort();
-    assert_eq!(published, vec!["notes/1", "posts/1", "posts/hello-world"]);
+    assert_eq!(
+        published,
+        vec!["notes/1", "posts/1", "posts/hello-world"],
+        "{reports:#?}"
+    );
     assert_eq!(s.revision(), 3);
     assert_eq!(
         s.public_pages()

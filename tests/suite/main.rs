@@ -29,6 +29,7 @@ mod first_run;
 mod hosts;
 mod house;
 mod hugo_habits;
+mod import;
 #[cfg(feature = "failpoints")]
 mod ledger_bucket;
 mod ledger_contract;

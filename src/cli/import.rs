@@ -1,0 +1,46 @@
+use super::Ctx;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where the site comes from: hugo or zola.
+    from: fencepost::import::From,
+    /// The Hugo or Zola site (its folder, with hugo.toml/config.toml).
+    src: PathBuf,
+    /// Folder for the new fencepost site: absent or empty (an import is never mixed into an
+    /// existing site).
+    dst: PathBuf,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+    let r = fencepost::import::import(args.from, &args.src, &args.dst, ctx.clock.now())?;
+    ctx.emit(&r, || {
+        let mut out = format!(
+            "imported {} items ({} drafts), {} plain pages, {} bundle files and {} static files into {}\n  collections: {}\n  taxonomies: {}\n  aliases: {}, shortcodes converted: {}",
+            r.items,
+            r.drafts,
+            r.plain_pages,
+            r.bundle_files,
+            r.static_files,
+            r.site.display(),
+            r.collections.join(", "),
+            r.taxonomies.join(", "),
+            r.aliases,
+            r.shortcodes_converted,
+        );
+        if !r.not_converted.is_empty() {
+            out.push_str(&format!("\nnot converted ({}):", r.not_converted.len()));
+            for u in &r.not_converted {
+                let line = u.line.map(|l| format!(":{l}")).unwrap_or_default();
+                out.push_str(&format!("\n  {}{line}: {}: {}", u.file, u.what, u.why));
+            }
+        }
+        out.push_str(&format!(
+            "\nnext: fencepost --site {} publish --build",
+            r.site.display()
+        ));
+        out
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

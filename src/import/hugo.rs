@@ -1,0 +1,398 @@
+//! A Hugo site read into a [`Plan`]: `hugo.toml`/`config.toml` (or `.yaml`), `content/`
+//! (sections as collections, root pages as plain pages, leaf bundles with their files),
+//! `static/`. See [`super`] for the steps and `docs/hugo.md` for the key mapping.
+
+use super::front::{id_of, instant, url_path, ymd};
+use super::{files_under, read_text, ImportError, Plan};
+use crate::content::{front_matter_table, split_front_matter};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+const CONFIGS: &[&str] = &[
+    "hugo.toml",
+    "hugo.yaml",
+    "hugo.yml",
+    "config.toml",
+    "config.yaml",
+    "config.yml",
+];
+
+/// The site's configuration, as far as fencepost uses it.
+pub(super) struct Config {
+    pub(super) table: toml::Table,
+    pub(super) taxonomies: Vec<String>,
+    pub(super) permalinks: BTreeMap<String, String>,
+    /// Zola's site (its front matter and shortcodes differ; see `zola.rs`).
+    pub(super) zola: bool,
+}
+
+fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
+    let Some(name) = CONFIGS.iter().find(|c| src.join(c).is_file()) else {
+        return Err(ImportError::NoConfig {
+            path: src.to_path_buf(),
+            what: "Hugo",
+            expected: "hugo.toml, hugo.yaml, config.toml or config.yaml",
+        });
+    };
+    let text = read_text(&src.join(name))?;
+    let format = match name.ends_with(".toml") {
+        true => crate::content::Format::Toml,
+        false => crate::content::Format::Yaml,
+    };
+    let table = front_matter_table(&text, format).map_err(|e| ImportError::Source {
+        path: src.join(name),
+        line: Some(e.line.saturating_sub(1).max(1)),
+        why: e.message,
+    })?;
+    let taxonomies = match table.get("taxonomies").and_then(|t| t.as_table()) {
+        Some(t) => t
+            .values()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        None => vec!["categories".to_string(), "tags".to_string()],
+    };
+    let mut permalinks = BTreeMap::new();
+    if let Some(p) = table.get("permalinks").and_then(|t| t.as_table()) {
+        for (k, v) in p {
+            match v {
+                toml::Value::String(s) => {
+                    permalinks.insert(k.clone(), s.clone());
+                }
+                // Hugo 0.120+: [permalinks.page] section = pattern.
+                toml::Value::Table(t) if k == "page" => {
+                    for (s, v) in t {
+                        if let Some(v) = v.as_str() {
+                            permalinks.insert(s.clone(), v.to_string());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for (key, why) in [
+        ("menu", "menus are templates' business: write them into templates/base.html"),
+        ("menus", "menus are templates' business: write them into templates/base.html"),
+        ("languages", "fencepost sites have one language: only the default language's content was imported"),
+        ("theme", "themes are Go templates, which cannot be ported: the starter templates were written instead"),
+    ] {
+        if table.contains_key(key) {
+            plan.report.skip(name, None, &format!("[{key}]"), why);
+        }
+    }
+    Ok(Config {
+        table,
+        taxonomies,
+        permalinks,
+        zola: false,
+    })
+}
+
+/// Reads the Hugo site at `src`.
+pub fn plan(src: &Path, now: crate::clock::Instant) -> Result<Plan, ImportError> {
+    let mut plan = Plan::default();
+    let config = read_config(src, &mut plan)?;
+    plan_with(src, config, plan, now)
+}
+
+/// Reads the content and static files of a site whose configuration is read.
+pub(super) fn plan_with(
+    src: &Path,
+    config: Config,
+    mut plan: Plan,
+    now: crate::clock::Instant,
+) -> Result<Plan, ImportError> {
+    let pages = collect(src, &config, &mut plan)?;
+    let sections: BTreeSet<String> = pages.iter().filter_map(|p| p.section.clone()).collect();
+    let urls: BTreeMap<String, String> = pages
+        .iter()
+        .map(|p| {
+            (
+                p.rel.trim_start_matches("content/").to_string(),
+                p.new_url.clone(),
+            )
+        })
+        .collect();
+    for p in &pages {
+        super::page::write(src, &config, p, &urls, &mut plan, now)?;
+    }
+    plan.put(
+        "fencepost.toml",
+        super::site_config::text(&config, &sections, &pages),
+    );
+    plan.report.collections = sections.into_iter().collect();
+    plan.report.taxonomies = config.taxonomies.clone();
+    for (rel, path) in files_under(&src.join("static")) {
+        let bytes = std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
+        plan.put(&format!("static/{rel}"), bytes);
+        plan.report.static_files += 1;
+    }
+    for dir in ["layouts", "themes", "assets", "data", "i18n", "archetypes"] {
+        if src.join(dir).is_dir() && !files_under(&src.join(dir)).is_empty() {
+            plan.report.skip(&format!("{dir}/"), None, dir, match dir {
+                "layouts" | "themes" => "Go templates cannot be ported: the starter templates (templates/) were written instead; port what you need by hand",
+                _ => "Hugo's own folder: fencepost has no counterpart",
+            });
+        }
+    }
+    Ok(plan)
+}
+
+/// One page of the source.
+pub(super) struct Page {
+    pub(super) rel: String,
+    pub(super) section: Option<String>,
+    /// A leaf bundle's folder (source-relative), whose other files go with it.
+    pub(super) bundle: Option<String>,
+    pub(super) table: toml::Table,
+    pub(super) body: String,
+    pub(super) old_url: String,
+    pub(super) new_url: String,
+    pub(super) id: String,
+    pub(super) at: Option<toml::value::Datetime>,
+    /// The file's line where the body starts.
+    pub(super) body_line: usize,
+}
+
+/// The folders of headless bundles (`headless = true` in their `index.md`): pages that are
+/// never rendered, nor their files.
+fn headless_bundles(src: &Path, plan: &mut Plan) -> Result<Vec<String>, ImportError> {
+    let mut out = Vec::new();
+    for (rel, path) in files_under(&src.join("content")) {
+        if !rel.ends_with("/index.md") {
+            continue;
+        }
+        let text = read_text(&path)?;
+        let file = format!("content/{rel}");
+        let headless = split_front_matter(&text)
+            .ok()
+            .and_then(|s| front_matter_table(s.front_matter?, s.format).ok())
+            .and_then(|t| t.get("headless").and_then(|v| v.as_bool()))
+            == Some(true);
+        if headless {
+            plan.report.skip(
+                &file,
+                None,
+                "headless bundle",
+                "a headless bundle has no page of its own: its files were not imported",
+            );
+            out.push(rel.trim_end_matches("index.md").to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// Every page of `content/` that can be imported; the others are reported.
+fn collect(src: &Path, config: &Config, plan: &mut Plan) -> Result<Vec<Page>, ImportError> {
+    let mut pages = Vec::new();
+    let headless = headless_bundles(src, plan)?;
+    let mut ids: BTreeSet<(Option<String>, String)> = BTreeSet::new();
+    for (rel, path) in files_under(&src.join("content")) {
+        let file = format!("content/{rel}");
+        if headless.iter().any(|h| rel.starts_with(h.as_str())) {
+            continue;
+        }
+        if !rel.ends_with(".md") {
+            continue; // Bundle files go with their page; others are reported below.
+        }
+        let parts: Vec<&str> = rel.split('/').collect();
+        let name = parts[parts.len() - 1];
+        if name.matches('.').count() > 1 {
+            plan.report.skip(&file, None, "translation", "fencepost sites have one language: only the default language's files were imported");
+            continue;
+        }
+        let text = read_text(&path)?;
+        let Some((mut table, body)) = read_front(&file, &text, plan) else {
+            continue;
+        };
+        if config.zola {
+            super::zola::normalize(&mut table);
+        }
+        if name == "_index.md" {
+            section_page(&file, &table, plan);
+            continue;
+        }
+        let bundle = (name == "index.md" && parts.len() > 2)
+            .then(|| format!("content/{}", parts[..parts.len() - 1].join("/")));
+        let section = (parts.len() > 1).then(|| parts[0].to_string());
+        let stem = match &bundle {
+            Some(_) => parts[parts.len() - 2].to_string(),
+            None => name.trim_end_matches(".md").to_string(),
+        };
+        let body_line = text[..text.len() - body.len()].matches('\n').count() + 1;
+        let mut page = place(
+            config, &file, section, bundle, stem, table, body, &mut ids, plan,
+        );
+        page.body_line = body_line;
+        pages.push(page);
+    }
+    Ok(pages)
+}
+
+fn read_front(file: &str, text: &str, plan: &mut Plan) -> Option<(toml::Table, String)> {
+    if text.trim_start().starts_with('{') {
+        plan.report.skip(
+            file,
+            Some(1),
+            "JSON front matter",
+            "only TOML (+++) and YAML (---) front matter is read: convert it to one of them",
+        );
+        return None;
+    }
+    let split = match split_front_matter(text) {
+        Ok(s) => s,
+        Err(_) => {
+            plan.report.skip(
+                file,
+                Some(1),
+                "front matter",
+                "it is opened on line 1 and never closed",
+            );
+            return None;
+        }
+    };
+    let table = match split.front_matter {
+        None => toml::Table::new(),
+        Some(fm) => match front_matter_table(fm, split.format) {
+            Ok(t) => t,
+            Err(e) => {
+                plan.report
+                    .skip(file, Some(e.line), "front matter", &e.message);
+                return None;
+            }
+        },
+    };
+    Some((table, split.body.to_string()))
+}
+
+/// A section's `_index.md`: its title names the collection; what else it says is reported.
+fn section_page(file: &str, table: &toml::Table, plan: &mut Plan) {
+    if table.contains_key("aliases") {
+        plan.report.skip(
+            file,
+            None,
+            "aliases",
+            "a section's list page keeps its URL; its aliases were not imported",
+        );
+    }
+}
+
+/// Where a page goes: its id, its new URL and the URL it had.
+#[allow(clippy::too_many_arguments)]
+fn place(
+    config: &Config,
+    file: &str,
+    section: Option<String>,
+    bundle: Option<String>,
+    stem: String,
+    table: toml::Table,
+    body: String,
+    ids: &mut BTreeSet<(Option<String>, String)>,
+    plan: &mut Plan,
+) -> Page {
+    let title = table
+        .get("title")
+        .and_then(|v| v.as_str())
+        .unwrap_or(&stem)
+        .to_string();
+    let slug = table
+        .get("slug")
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    let at = ["publishDate", "publishdate", "date"]
+        .iter()
+        .find_map(|k| table.get(*k).and_then(instant));
+    let mut id = id_of(slug.as_deref().unwrap_or(&stem));
+    if !ids.insert((section.clone(), id.clone())) {
+        let mut n = 2;
+        while !ids.insert((section.clone(), format!("{id}-{n}"))) {
+            n += 1;
+        }
+        plan.report.skip(file, None, "id", &format!("{id:?} is another page's id in its section: this one is {id}-{n} (its old URL is an alias)"));
+        id = format!("{id}-{n}");
+    }
+    let (old_pattern, new_pattern) = patterns(config, section.as_deref());
+    let fill = |pattern: &str, slug_value: &str| {
+        let (y, m, d) = at.as_ref().map(ymd).unwrap_or_default();
+        let mut u = pattern.to_string();
+        for (k, v) in [
+            (":year", y.as_str()),
+            (":month", m.as_str()),
+            (":day", d.as_str()),
+            (":slugorfilename", slug_value),
+            (":slugorcontentbasename", slug_value),
+            (":slug", slug_value),
+            (":title", &slug::slugify(&title)),
+            (":filename", &stem.to_lowercase()),
+            (":contentbasename", &stem.to_lowercase()),
+            (":sections", section.as_deref().unwrap_or("")),
+            (":section", section.as_deref().unwrap_or("")),
+        ] {
+            u = u.replace(k, v);
+        }
+        url_path(&u.replace("//", "/"))
+    };
+    let old_url = match table.get("url").and_then(|v| v.as_str()) {
+        Some(u) => url_path(u),
+        None => fill(
+            &old_pattern,
+            &slug.clone().unwrap_or_else(|| stem.to_lowercase()),
+        ),
+    };
+    let new_url = fill(&new_pattern, &id);
+    Page {
+        rel: file.to_string(),
+        section,
+        bundle,
+        table,
+        body,
+        old_url,
+        new_url,
+        id,
+        at,
+        body_line: 1,
+    }
+}
+
+/// A section's URL pattern in Hugo's words, and fencepost's (`{id}` for the page's name).
+pub(super) fn patterns(config: &Config, section: Option<&str>) -> (String, String) {
+    let Some(section) = section else {
+        return ("/:slug/".into(), "/:slug/".into());
+    };
+    let old = config
+        .permalinks
+        .get(section)
+        .cloned()
+        .unwrap_or_else(|| format!("/{section}/:slugorfilename/"));
+    let new = new_pattern(&old, section);
+    (old, new)
+}
+
+/// Hugo's pattern as fencepost can have it: the page's name becomes `{id}`, dates stay,
+/// anything else falls back to `/SECTION/{id}/` (an alias keeps each old URL).
+pub(super) fn new_pattern(old: &str, section: &str) -> String {
+    let mut p = old.to_string();
+    for name in [
+        ":slugorfilename",
+        ":slugorcontentbasename",
+        ":slug",
+        ":title",
+        ":filename",
+        ":contentbasename",
+    ] {
+        p = p.replace(name, ":slug");
+    }
+    let p = p.replace(":sections", section).replace(":section", section);
+    let ok = p.matches(":slug").count() == 1
+        && p.ends_with('/')
+        && p.starts_with('/')
+        && p.split(':').skip(1).all(|t| {
+            ["slug", "year", "month", "day"]
+                .iter()
+                .any(|k| t.starts_with(k))
+        });
+    match ok {
+        true => p,
+        false => format!("/{section}/:slug/"),
+    }
+}

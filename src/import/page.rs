@@ -1,0 +1,210 @@
+//! One page of the source written into the new site: an item of its section's collection
+//! (front matter converted key by key, shortcodes converted, its bundle's files beside it),
+//! or a plain page.
+
+use super::front::{self, alias, instant, item_text};
+use super::hugo::{Config, Page};
+use super::{files_under, shortcodes, ImportError, Plan};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Keys the item's own fields take; everything else goes under `[extra]`.
+const CONSUMED: &[&str] = &[
+    "title",
+    "date",
+    "publishDate",
+    "publishdate",
+    "expiryDate",
+    "expirydate",
+    "draft",
+    "slug",
+    "url",
+    "aliases",
+];
+
+/// Writes one page: an item of its section's collection (with its bundle's files), or a
+/// plain page.
+pub(super) fn write(
+    src: &Path,
+    config: &Config,
+    p: &Page,
+    urls: &BTreeMap<String, String>,
+    plan: &mut Plan,
+    now: crate::clock::Instant,
+) -> Result<(), ImportError> {
+    let url_of = |target: &str| {
+        let t = target.trim_start_matches('/');
+        urls.get(t)
+            .or_else(|| urls.get(&format!("{t}.md")))
+            .cloned()
+    };
+    let (body, unconverted) = match config.zola {
+        false => shortcodes::convert(&p.body, &url_of),
+        true => super::zola::strip_shortcodes(&p.body),
+    };
+    for u in &unconverted {
+        let line = p.body_line + u.line - 1;
+        plan.report
+            .skip(&p.rel, Some(line), &format!("shortcode {}", u.name), &u.why);
+    }
+    plan.report.shortcodes_converted += count_shortcodes(&p.body).saturating_sub(unconverted.len());
+    let Some(section) = &p.section else {
+        plain_page(p, &body, plan);
+        return Ok(());
+    };
+    let out = item_front(config, p, section, plan, now);
+    let dst = match &p.bundle {
+        Some(_) => format!("content/{section}/{}/index.md", p.id),
+        None => format!("content/{section}/{}.md", p.id),
+    };
+    plan.put(&dst, item_text(&out, &body));
+    plan.report.items += 1;
+    if let Some(dir) = &p.bundle {
+        let to = format!("content/{section}/{}", p.id);
+        for (rel, path) in files_under(&src.join(dir)) {
+            if rel.contains('/') || rel.ends_with(".md") {
+                plan.report.skip(&format!("{dir}/{rel}"), None, "bundle file", "only the bundle folder's own files (not .md files, not sub-folders) are published beside the page");
+                continue;
+            }
+            let bytes =
+                std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
+            plan.put(&format!("{to}/{rel}"), bytes);
+            plan.report.bundle_files += 1;
+        }
+    }
+    Ok(())
+}
+
+/// An item's front matter: fencepost's own keys, the taxonomies, the rest under `[extra]`.
+fn item_front(
+    config: &Config,
+    p: &Page,
+    section: &str,
+    plan: &mut Plan,
+    now: crate::clock::Instant,
+) -> toml::Table {
+    let mut out = toml::Table::new();
+    let mut extra = toml::Table::new();
+    out.insert("id".into(), toml::Value::String(p.id.clone()));
+    let title = p
+        .table
+        .get("title")
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    out.insert(
+        "title".into(),
+        toml::Value::String(title.unwrap_or_else(|| p.id.clone())),
+    );
+    let at = p.at.unwrap_or_else(|| {
+        plan.report.skip(
+            &p.rel,
+            None,
+            "date",
+            "has no date or publishDate: it is due at the instant of the import",
+        );
+        now.rfc3339()
+            .parse()
+            .expect("an instant is a TOML date-time")
+    });
+    out.insert("publish_at".into(), toml::Value::Datetime(at));
+    if let Some(e) = ["expiryDate", "expirydate"]
+        .iter()
+        .find_map(|k| p.table.get(*k).and_then(instant))
+    {
+        out.insert("expire_at".into(), toml::Value::Datetime(e));
+    }
+    if p.table.get("draft").and_then(|v| v.as_bool()) == Some(true) {
+        out.insert("draft".into(), toml::Value::Boolean(true));
+        plan.report.drafts += 1;
+    }
+    let aliases = aliases_of(p, section, plan);
+    plan.report.aliases += aliases.len();
+    if !aliases.is_empty() {
+        out.insert("aliases".into(), toml::Value::from(aliases));
+    }
+    for (k, v) in &p.table {
+        if CONSUMED.contains(&k.as_str()) {
+            continue;
+        }
+        if config.taxonomies.contains(k) {
+            if let Some(terms) = terms(v) {
+                out.insert(k.clone(), toml::Value::from(terms));
+                continue;
+            }
+        }
+        front::keep(&mut extra, k, v.clone());
+    }
+    if !extra.is_empty() {
+        out.insert("extra".into(), toml::Value::Table(extra));
+    }
+    out
+}
+
+/// A taxonomy's terms: a list of strings (or one string).
+fn terms(v: &toml::Value) -> Option<Vec<String>> {
+    match v {
+        toml::Value::String(s) => Some(vec![s.clone()]),
+        toml::Value::Array(a) => a.iter().map(|t| t.as_str().map(str::to_string)).collect(),
+        _ => None,
+    }
+}
+
+/// The page's aliases: its own (relative ones against its section), and its old URL where
+/// the new one differs.
+fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |a: String| {
+        if a != p.new_url && !out.contains(&a) {
+            out.push(a);
+        }
+    };
+    if p.old_url != p.new_url {
+        match crate::content::alias_url(&p.old_url) {
+            Ok(a) => add(a),
+            Err(why) => plan.report.skip(&p.rel, None, "old URL", &why),
+        }
+    }
+    let listed: Vec<String> = match p.table.get("aliases") {
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        Some(toml::Value::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    };
+    for a in listed {
+        match alias(&a, &format!("/{section}/")) {
+            Ok(a) => add(a),
+            Err(why) => plan.report.skip(&p.rel, None, "alias", &why),
+        }
+    }
+    out
+}
+
+/// A page at the root of `content/`: a plain page (title and body; plain pages have no
+/// dates or aliases, so those are reported).
+fn plain_page(p: &Page, body: &str, plan: &mut Plan) {
+    let mut fm = toml::Table::new();
+    if let Some(t) = p.table.get("title") {
+        fm.insert("title".into(), t.clone());
+    }
+    for k in p.table.keys().filter(|k| *k != "title") {
+        plan.report.skip(
+            &p.rel,
+            None,
+            k,
+            "a plain page (a page at the root of content/) takes only a title",
+        );
+    }
+    let name = p.id.clone();
+    plan.put(&format!("content/{name}.md"), item_text(&fm, body));
+    plan.report.plain_pages += 1;
+}
+
+fn count_shortcodes(body: &str) -> usize {
+    body.matches("{{<").count() + body.matches("{{%").count()
+        - body.matches("{{< /").count()
+        - body.matches("{{% /").count()
+        - body.matches("{{</").count()
+        - body.matches("{{%/").count()
+}

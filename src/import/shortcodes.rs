@@ -1,0 +1,269 @@
+//! Hugo's shortcodes (`{{< name args >}}`, `{{% name args %}}`, paired with `{{< /name >}}`)
+//! turned into Markdown, or reported: fencepost renders Markdown and has no shortcodes, and
+//! no `{{<` may reach a page. Built-ins become what they show — `figure` an image with its
+//! caption, `highlight` a fenced code block, `ref`/`relref` the page's new URL — and embeds
+//! (`youtube`, `vimeo`, `gist`, `x`/`tweet`/`twitter`, `instagram`) become plain links, which
+//! load nothing from a third party until a reader follows them. Any other shortcode is
+//! removed (a paired one keeps its inner text) and reported with its line.
+
+/// A shortcode that was not turned into its content, for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unconverted {
+    pub line: usize,
+    pub name: String,
+    pub why: String,
+}
+
+/// One shortcode as written: its name and arguments (positional, then `key="value"`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Call {
+    name: String,
+    positional: Vec<String>,
+    named: Vec<(String, String)>,
+    closing: bool,
+}
+
+impl Call {
+    fn arg(&self, key: &str, at: usize) -> Option<&str> {
+        self.named
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .or_else(|| self.positional.get(at).map(String::as_str))
+    }
+}
+
+/// Splits a shortcode's inside (`figure src="a.png" alt="A"`) into its name and arguments.
+fn parse_call(inside: &str) -> Call {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    for c in inside.trim().chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '"' | '`') => quote = Some(c),
+            (None, c) if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    let mut call = Call::default();
+    let mut it = words.into_iter();
+    let first = it.next().unwrap_or_default();
+    call.closing = first.starts_with('/');
+    call.name = first.trim_start_matches('/').to_string();
+    for w in it {
+        match w.split_once('=') {
+            Some((k, v)) if !k.is_empty() && !k.contains('/') => {
+                call.named.push((k.to_string(), v.to_string()))
+            }
+            _ => call.positional.push(w),
+        }
+    }
+    call
+}
+
+/// Converts every shortcode of `body`; `url_of` gives the new URL of a page `ref` names.
+pub fn convert(body: &str, url_of: &dyn Fn(&str) -> Option<String>) -> (String, Vec<Unconverted>) {
+    let mut out = String::with_capacity(body.len());
+    let mut report = Vec::new();
+    let mut rest = body;
+    let line_of = |rest: &str| body[..body.len() - rest.len()].matches('\n').count() + 1;
+    while let Some(at) = rest.find("{{") {
+        let after = &rest[at + 2..];
+        let (open, close) = match after.chars().next() {
+            Some('<') => ("<", ">}}"),
+            Some('%') => ("%", "%}}"),
+            _ => {
+                out.push_str(&rest[..at + 2]);
+                rest = after;
+                continue;
+            }
+        };
+        let Some(end) = after.find(close) else {
+            out.push_str(&rest[..at + 2]);
+            rest = after;
+            continue;
+        };
+        out.push_str(&rest[..at]);
+        let line = line_of(rest) + rest[..at].matches('\n').count();
+        let inside = &after[open.len()..end];
+        rest = &after[end + close.len()..];
+        // `{{</* x */>}}` is Hugo's way to write a shortcode as text.
+        if let Some(literal) = inside
+            .trim()
+            .strip_prefix("/*")
+            .and_then(|s| s.strip_suffix("*/"))
+        {
+            out.push_str(&format!(
+                "`{{{{{open} {} {}}}}}`",
+                literal.trim(),
+                &close[..1]
+            ));
+            continue;
+        }
+        let call = parse_call(inside);
+        if call.closing {
+            continue; // The end of a pair whose start was handled (or reported).
+        }
+        let inner = paired_inner(&call.name, rest);
+        let (text, consumed) = match inner {
+            Some((inner, len)) => (Some(inner), len),
+            None => (None, 0),
+        };
+        match render(&call, text, url_of) {
+            Ok(md) => out.push_str(&md),
+            Err(why) => {
+                if let Some(t) = text {
+                    out.push_str(t);
+                }
+                report.push(Unconverted {
+                    line,
+                    name: call.name.clone(),
+                    why,
+                });
+            }
+        }
+        rest = &rest[consumed..];
+    }
+    out.push_str(rest);
+    (out, report)
+}
+
+/// For a paired shortcode, the text up to its closing tag and how far past the tag to go.
+fn paired_inner<'a>(name: &str, rest: &'a str) -> Option<(&'a str, usize)> {
+    for close in [
+        format!("{{{{< /{name} >}}}}"),
+        format!("{{{{</{name}>}}}}"),
+        format!("{{{{% /{name} %}}}}"),
+        format!("{{{{%/{name}%}}}}"),
+    ] {
+        if let Some(i) = rest.find(&close) {
+            // Only when no other opening of the same shortcode comes first.
+            let opening = format!("{{{{< {name}");
+            if rest[..i].contains(&opening) {
+                return None;
+            }
+            return Some((&rest[..i], i + close.len()));
+        }
+    }
+    None
+}
+
+fn render(
+    call: &Call,
+    inner: Option<&str>,
+    url_of: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    let need = |key: &str, at: usize| {
+        call.arg(key, at)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("has no {key}"))
+    };
+    Ok(match call.name.as_str() {
+        "figure" => {
+            let src = need("src", 0)?;
+            let alt = call
+                .arg("alt", usize::MAX)
+                .or(call.arg("caption", usize::MAX));
+            let title = call
+                .arg("title", usize::MAX)
+                .map(|t| format!(" \"{}\"", t.replace('"', "'")))
+                .unwrap_or_default();
+            let img = format!("![{}]({src}{title})", alt.unwrap_or(""));
+            let img = match call.arg("link", usize::MAX) {
+                Some(link) => format!("[{img}]({link})"),
+                None => img,
+            };
+            match call.arg("caption", usize::MAX) {
+                Some(c) => format!("{img}\n\n*{c}*"),
+                None => img,
+            }
+        }
+        "highlight" => {
+            let code = inner.ok_or("has no closing {{< /highlight >}}")?;
+            let lang = call.positional.first().map(String::as_str).unwrap_or("");
+            format!("```{lang}\n{}\n```", code.trim_matches('\n'))
+        }
+        "ref" | "relref" => {
+            let target = need("path", 0)?;
+            let (page, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let url = url_of(page)
+                .ok_or_else(|| format!("names {target:?}, which is not a page of the site"))?;
+            match anchor {
+                "" => url,
+                a => format!("{url}#{a}"),
+            }
+        }
+        "youtube" => {
+            let id = need("id", 0)?;
+            format!("[▶ Watch on YouTube](https://www.youtube-nocookie.com/embed/{id})")
+        }
+        "vimeo" | "vimeo_simple" => {
+            let id = need("id", 0)?;
+            format!("[▶ Watch on Vimeo](https://vimeo.com/{id})")
+        }
+        "gist" => {
+            let user = need("user", 0)?;
+            let id = need("id", 1)?;
+            format!("[Gist {user}/{id}](https://gist.github.com/{user}/{id})")
+        }
+        "x" | "tweet" | "twitter" | "twitter_simple" => {
+            let user = need("user", 0)?;
+            let id = need("id", 1)?;
+            format!("[Post by @{user} on X](https://x.com/{user}/status/{id})")
+        }
+        "instagram" | "instagram_simple" => {
+            let id = need("id", 0)?;
+            format!("[Instagram post](https://www.instagram.com/p/{id}/)")
+        }
+        other => return Err(format!("`{other}` is not a shortcode fencepost can render")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conv(s: &str) -> (String, Vec<Unconverted>) {
+        convert(s, &|p| (p == "post/a.md").then(|| "/post/a/".to_string()))
+    }
+
+    #[test]
+    fn built_ins_become_markdown_and_embeds_links() {
+        let (out, r) = conv("x {{< youtube ZJthWmvUzzc >}} y\n{{< figure src=\"/a.png\" alt=\"A\" caption=\"Cap\" >}}\n[a]({{< ref \"post/a.md\" >}})\n{{< highlight go >}}\nfn x\n{{< /highlight >}}\n{{< x user=\"u\" id=\"9\" >}}\n{{< gist spf13 7896402 >}}");
+        assert!(r.is_empty(), "{r:?}");
+        assert!(
+            out.contains("https://www.youtube-nocookie.com/embed/ZJthWmvUzzc"),
+            "{out}"
+        );
+        assert!(out.contains("![A](/a.png)\n\n*Cap*"), "{out}");
+        assert!(out.contains("[a](/post/a/)"), "{out}");
+        assert!(out.contains("```go\nfn x\n```"), "{out}");
+        assert!(out.contains("https://x.com/u/status/9"), "{out}");
+        assert!(
+            out.contains("https://gist.github.com/spf13/7896402"),
+            "{out}"
+        );
+        assert!(!out.contains("{{"), "{out}");
+    }
+
+    #[test]
+    fn unknown_ones_are_reported_with_their_line_and_removed() {
+        let (out, r) =
+            conv("one\ntwo {{% notice tip %}}Inner{{% /notice %}} three\n{{< param x >}}\n");
+        assert_eq!(out, "one\ntwo Inner three\n\n");
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].line, r[0].name.as_str()), (2, "notice"));
+        assert_eq!((r[1].line, r[1].name.as_str()), (3, "param"));
+        let (_, r) = conv("{{< ref \"nowhere.md\" >}}");
+        assert!(r[0].why.contains("not a page"), "{r:?}");
+    }
+}

@@ -1,0 +1,224 @@
+//! `fencepost import hugo|zola SRC DST` (issue 38): a real Hugo example site (vendored,
+//! MIT), a Hugo site with YAML front matter, permalinks, a page bundle, a draft and an
+//! embargoed post, and a Zola site — each imported, published, built and served.
+use crate::common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// `fencepost import FROM SRC DST --json` (run from `dir`), expecting success.
+fn import(dir: &Path, from: &str, src: &Path, dst: &Path) -> Value {
+    let out = std::process::Command::new(bin())
+        .current_dir(dir)
+        .args(["import", from])
+        .arg(src)
+        .arg(dst)
+        .args(["--json", "--now", NOW])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A source site of `files` in a temporary folder.
+fn source(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// The imported site at `dst`, as a TestSite (its tempdir kept by the caller).
+fn site_at(dst: &Path) -> TestSite {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(dst, dir.path());
+    TestSite { dir }
+}
+
+/// No shortcode reached a page: `{{<`/`{{%` (or escaped) outside highlighted code spans.
+fn assert_no_shortcodes(s: &TestSite) {
+    for (path, bytes) in files_under(&s.current_dir()) {
+        let text = String::from_utf8_lossy(&bytes)
+            .replace("{{</span>", "")
+            .replace("{{&lt;/span&gt;", "");
+        for bad in ["{{< ", "{{<", "{{% ", "{{&lt;", "{{%"] {
+            assert!(!text.contains(bad), "{path} holds {bad:?}");
+        }
+    }
+}
+
+fn not_converted(r: &Value) -> Vec<(String, Option<i64>, String)> {
+    r["not_converted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["file"].as_str().unwrap().to_string(),
+                u["line"].as_i64(),
+                u["what"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "hugo", &fixture_dir("import/hugo-basic"), &dst);
+    assert_eq!(r["items"], 5, "{r}");
+    assert_eq!(r["plain_pages"], 2, "{r}");
+    assert_eq!(r["collections"], serde_json::json!(["post"]), "{r}");
+    let skipped = not_converted(&r);
+    assert!(
+        skipped.contains(&("config.toml".into(), None, "[menu]".into())),
+        "{r}"
+    );
+    assert!(
+        skipped.contains(&(
+            "content/post/emoji-support.md".into(),
+            Some(32),
+            "shortcode css.inline".into()
+        )),
+        "{r}"
+    );
+    assert!(skipped.iter().any(|s| s.2 == "headless bundle"), "{r}");
+    assert!(r["shortcodes_converted"].as_i64().unwrap() >= 4, "{r}");
+
+    // Again into the same folder: refused, nothing changed.
+    let before = tree(&dst);
+    let out = std::process::Command::new(bin())
+        .args(["import", "hugo"])
+        .arg(fixture_dir("import/hugo-basic"))
+        .arg(&dst)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("is not empty"), "{said}");
+    assert_eq!(tree(&dst), before);
+
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 5, "{p}");
+    assert_eq!(p["build"]["broken_links"], serde_json::json!([]), "{p}");
+    assert_no_shortcodes(&s);
+    let rich = s.current_file("post/rich-content/index.html");
+    assert!(
+        rich.contains("https://www.youtube-nocookie.com/embed/ZJthWmvUzzc"),
+        "{rich}"
+    );
+    // Every post at the URL Hugo gave it (/post/<file>/), an alias redirected, the home
+    // page newest first (by the posts' own dates).
+    let srv = s.serve(&[]);
+    for post in [
+        "emoji-support",
+        "markdown-syntax",
+        "math-typesetting",
+        "placeholder-text",
+        "rich-content",
+    ] {
+        assert_eq!(srv.get(&format!("/post/{post}/")).status, 200, "{post}");
+    }
+    assert_eq!(srv.get("/about/").status, 200);
+    let moved = srv.get("/post/migrate-from-jekyl/");
+    assert_eq!(moved.status, 301);
+    assert_eq!(moved.header("location"), Some("/post/markdown-syntax/"));
+    let home = srv.get("/").text();
+    let at = |t: &str| {
+        home.find(t)
+            .unwrap_or_else(|| panic!("{t} not on the home page"))
+    };
+    assert!(
+        at("Rich Content") < at("Emoji Support"),
+        "newest first: {home}"
+    );
+}
+
+const SVG: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"/>\n";
+
+/// A Hugo site as people write one now: `hugo.yaml`, YAML front matter, a permalink with
+/// dates, a page bundle, a draft, an embargoed post, aliases and a typo.
+#[test]
+fn a_yaml_hugo_site_with_a_bundle_a_draft_and_an_embargo_imports_as_it_was() {
+    let src = source(&[
+        ("hugo.yaml", "baseURL: https://blog.example.org/\ntitle: A blog\npermalinks:\n  posts: /:year/:month/:slug/\ntaxonomies:\n  tag: tags\n"),
+        ("content/posts/_index.md", "---\ntitle: Posts\n---\n"),
+        ("content/posts/trip/index.md", "---\ntitle: The trip\ndate: 2026-05-02T10:00:00Z\ntags: [travel]\naliases: [/trip.html]\n---\n![cover](cover.svg)\n{{< figure src=\"cover.svg\" caption=\"The view\" >}}\n"),
+        ("content/posts/trip/cover.svg", SVG),
+        ("content/posts/wip.md", "---\ntitle: Not yet\ndate: 2026-06-01\ndraft: true\n---\nWIP.\n"),
+        ("content/posts/later.md", "---\ntitle: Later\npublishDate: 2027-01-01T00:00:00Z\nslug: the-future\n---\nSoon.\n"),
+        ("static/robots.txt", "User-agent: *\n"),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "hugo", src.path(), &dst);
+    assert_eq!(
+        (
+            r["items"].as_i64(),
+            r["drafts"].as_i64(),
+            r["bundle_files"].as_i64()
+        ),
+        (Some(3), Some(1), Some(1)),
+        "{r}"
+    );
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"], serde_json::json!(["posts/trip"]), "{p}");
+    assert_eq!(s.current_file("2026/05/trip/cover.svg"), SVG);
+    assert_eq!(s.current_file("robots.txt"), "User-agent: *\n");
+    assert!(s
+        .current_file("2026/05/trip/index.html")
+        .contains("The view"));
+    assert!(
+        !s.current_dir().join("2027").exists(),
+        "embargoed: nowhere yet"
+    );
+    assert_no_shortcodes(&s);
+    let srv = s.serve(&[]);
+    assert_eq!(srv.get("/trip.html").status, 301);
+    drop(srv);
+    let p = s.json(&["publish", "--build", "--now", "2027-01-01T00:00:00Z"]);
+    assert_eq!(
+        p["published"],
+        serde_json::json!(["posts/the-future"]),
+        "{p}"
+    );
+    assert!(s
+        .current_dir()
+        .join("2027/01/the-future/index.html")
+        .is_file());
+}
+
+#[test]
+fn a_zola_site_imports_with_its_taxonomies_and_its_shortcodes_reported() {
+    let src = source(&[
+        ("config.toml", "base_url = \"https://zola.example.org\"\ntitle = \"Zola blog\"\ntaxonomies = [{ name = \"tags\", feed = true }]\n"),
+        ("content/blog/_index.md", "+++\ntitle = \"Blog\"\nsort_by = \"date\"\n+++\n"),
+        ("content/blog/first.md", "+++\ntitle = \"First\"\ndate = 2026-01-05\n[taxonomies]\ntags = [\"intro\"]\n[extra]\nmood = \"glad\"\n+++\nHello.\n\n{{ youtube(id=\"abc\") }}\n"),
+        ("content/blog/second.md", "+++\ntitle = \"Second\"\ndate = 2026-02-05\npath = \"/blog/2nd/\"\n+++\nAgain.\n"),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "zola", src.path(), &dst);
+    assert_eq!(r["items"], 2, "{r}");
+    assert!(
+        not_converted(&r).contains(&(
+            "content/blog/first.md".into(),
+            Some(11),
+            "shortcode youtube".into()
+        )),
+        "{r}"
+    );
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 2, "{p}");
+    let srv = s.serve(&[]);
+    assert_eq!(srv.get("/blog/first/").status, 200);
+    assert_eq!(srv.get("/tags/intro/").status, 200);
+    assert_eq!(srv.get("/blog/2nd/").status, 301);
+    assert!(!srv.get("/blog/first/").text().contains("youtube("));
+}
