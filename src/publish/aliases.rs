@@ -155,11 +155,7 @@ impl Taken {
 
 /// A file refused because an alias of it is taken: named with the line of its `aliases` key.
 fn refused(site: &Site, f: ReadFile, url: String, what: String) -> Broken {
-    let text = std::fs::read_to_string(site.root.join(&f.path)).unwrap_or_default();
-    let line = content::split_front_matter(&text)
-        .ok()
-        .and_then(|s| s.front_matter)
-        .and_then(|fm| content::key_line(fm, "aliases"));
+    let line = super::claims::line_of_key(site, &f.path, "aliases");
     Broken {
         error: ContentError::AliasTaken {
             path: PathBuf::from(&f.path),

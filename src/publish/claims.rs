@@ -163,13 +163,18 @@ impl Others {
     }
 }
 
-/// A file refused because its URL is taken: named with the line of its `id` key.
-fn refused(site: &Site, f: content::ReadFile, url: String, what: String) -> Broken {
-    let text = std::fs::read_to_string(site.root.join(&f.path)).unwrap_or_default();
-    let line = content::split_front_matter(&text)
+/// The line of `key` in the front matter of the site's file `rel`, if it is there.
+pub(super) fn line_of_key(site: &Site, rel: &str, key: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(site.root.join(rel)).unwrap_or_default();
+    content::split_front_matter(&text)
         .ok()
         .and_then(|s| s.front_matter)
-        .and_then(|fm| content::key_line(fm, "id"));
+        .and_then(|fm| content::key_line(fm, key))
+}
+
+/// A file refused because its URL is taken: named with the line of its `id` key.
+fn refused(site: &Site, f: content::ReadFile, url: String, what: String) -> Broken {
+    let line = line_of_key(site, &f.path, "id");
     Broken {
         error: ContentError::UrlTaken {
             path: PathBuf::from(&f.path),

@@ -80,13 +80,7 @@ pub(in crate::ledger) fn begin_recorded<'a>(
     conn: &'a mut Conn,
     name: &str,
 ) -> Result<(SqliteTx<'a>, i64), LedgerError> {
-    let tx = conn
-        .0
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(sql_err(name, "begin"))?;
-    let seq: i64 = tx
-        .query_row("SELECT seq FROM fp_replica WHERE id = 1", [], |r| r.get(0))
-        .map_err(sql_err(name, "reading where the local copy stands"))?;
+    let (tx, seq) = begin_at(conn, name)?;
     Ok((
         SqliteTx {
             tx,
@@ -132,13 +126,7 @@ pub(in crate::ledger) fn replay(
     from: i64,
     entries: &[(i64, Vec<Recorded>)],
 ) -> Result<Result<(), Replay>, LedgerError> {
-    let tx = conn
-        .0
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(sql_err(name, "begin"))?;
-    let seq: i64 = tx
-        .query_row("SELECT seq FROM fp_replica WHERE id = 1", [], |r| r.get(0))
-        .map_err(sql_err(name, "reading where the local copy stands"))?;
+    let (tx, seq) = begin_at(conn, name)?;
     if seq != from {
         return Ok(Err(Replay::Moved));
     }
@@ -230,4 +218,19 @@ pub(in crate::ledger) fn image(
         ))
         .map_err(sql_err(name, "preparing an image"))?;
     Ok(())
+}
+
+/// A write transaction on the replica, and the log entry it stands at.
+fn begin_at<'a>(
+    conn: &'a mut Conn,
+    name: &str,
+) -> Result<(rusqlite::Transaction<'a>, i64), LedgerError> {
+    let tx = conn
+        .0
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sql_err(name, "begin"))?;
+    let seq: i64 = tx
+        .query_row("SELECT seq FROM fp_replica WHERE id = 1", [], |r| r.get(0))
+        .map_err(sql_err(name, "reading where the local copy stands"))?;
+    Ok((tx, seq))
 }
