@@ -3,7 +3,8 @@
 //! `static/`. See [`super`] for the steps and `docs/hugo.md` for the key mapping.
 
 use super::front::{id_of, instant, url_path, ymd};
-use super::{files_under, read_text, ImportError, Plan};
+use super::plan::{files_under, read_text, ImportError, Plan};
+use super::source::{patterns, Config, Page};
 use crate::content::{front_matter_table, split_front_matter};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -16,15 +17,6 @@ const CONFIGS: &[&str] = &[
     "config.yaml",
     "config.yml",
 ];
-
-/// The site's configuration, as far as fencepost uses it.
-pub(super) struct Config {
-    pub(super) table: toml::Table,
-    pub(super) taxonomies: Vec<String>,
-    pub(super) permalinks: BTreeMap<String, String>,
-    /// Zola's site (its front matter and shortcodes differ; see `zola.rs`).
-    pub(super) zola: bool,
-}
 
 fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
     let Some(name) = CONFIGS.iter().find(|c| src.join(c).is_file()) else {
@@ -138,22 +130,6 @@ pub(super) fn plan_with(
     Ok(plan)
 }
 
-/// One page of the source.
-pub(super) struct Page {
-    pub(super) rel: String,
-    pub(super) section: Option<String>,
-    /// A leaf bundle's folder (source-relative), whose other files go with it.
-    pub(super) bundle: Option<String>,
-    pub(super) table: toml::Table,
-    pub(super) body: String,
-    pub(super) old_url: String,
-    pub(super) new_url: String,
-    pub(super) id: String,
-    pub(super) at: Option<toml::value::Datetime>,
-    /// The file's line where the body starts.
-    pub(super) body_line: usize,
-}
-
 /// The folders of headless bundles (`headless = true` in their `index.md`): pages that are
 /// never rendered, nor their files.
 fn headless_bundles(src: &Path, plan: &mut Plan) -> Result<Vec<String>, ImportError> {
@@ -206,7 +182,7 @@ fn collect(src: &Path, config: &Config, plan: &mut Plan) -> Result<Vec<Page>, Im
             continue;
         };
         if config.zola {
-            super::zola::normalize(&mut table);
+            super::dialect::normalize(&mut table);
         }
         if name == "_index.md" {
             section_page(&file, &table, plan);
@@ -351,48 +327,5 @@ fn place(
         id,
         at,
         body_line: 1,
-    }
-}
-
-/// A section's URL pattern in Hugo's words, and fencepost's (`{id}` for the page's name).
-pub(super) fn patterns(config: &Config, section: Option<&str>) -> (String, String) {
-    let Some(section) = section else {
-        return ("/:slug/".into(), "/:slug/".into());
-    };
-    let old = config
-        .permalinks
-        .get(section)
-        .cloned()
-        .unwrap_or_else(|| format!("/{section}/:slugorfilename/"));
-    let new = new_pattern(&old, section);
-    (old, new)
-}
-
-/// Hugo's pattern as fencepost can have it: the page's name becomes `{id}`, dates stay,
-/// anything else falls back to `/SECTION/{id}/` (an alias keeps each old URL).
-pub(super) fn new_pattern(old: &str, section: &str) -> String {
-    let mut p = old.to_string();
-    for name in [
-        ":slugorfilename",
-        ":slugorcontentbasename",
-        ":slug",
-        ":title",
-        ":filename",
-        ":contentbasename",
-    ] {
-        p = p.replace(name, ":slug");
-    }
-    let p = p.replace(":sections", section).replace(":section", section);
-    let ok = p.matches(":slug").count() == 1
-        && p.ends_with('/')
-        && p.starts_with('/')
-        && p.split(':').skip(1).all(|t| {
-            ["slug", "year", "month", "day"]
-                .iter()
-                .any(|k| t.starts_with(k))
-        });
-    match ok {
-        true => p,
-        false => format!("/{section}/:slug/"),
     }
 }

@@ -3,8 +3,9 @@
 //! or a plain page.
 
 use super::front::{self, alias, instant, item_text};
-use super::hugo::{Config, Page};
-use super::{files_under, shortcodes, ImportError, Plan};
+use super::plan::{files_under, ImportError, Plan};
+use super::shortcodes;
+use super::source::{Config, Page};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -40,7 +41,7 @@ pub(super) fn write(
     };
     let (body, unconverted) = match config.zola {
         false => shortcodes::convert(&p.body, &url_of),
-        true => super::zola::strip_shortcodes(&p.body),
+        true => super::dialect::strip_shortcodes(&p.body),
     };
     for u in &unconverted {
         let line = p.body_line + u.line - 1;

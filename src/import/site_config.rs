@@ -1,7 +1,7 @@
 //! `fencepost.toml` for an imported site.
 
 use super::front::url_path;
-use super::hugo::{new_pattern, patterns, Config, Page};
+use super::source::{new_pattern, patterns, Config, Page};
 use std::collections::BTreeSet;
 
 /// `fencepost.toml` for the site: its title and base URL, a collection per section, the

@@ -1,6 +1,6 @@
 //! The new site on disk: written whole into a folder beside DST, then renamed into place.
 
-use super::{ImportError, Plan};
+use super::plan::{ImportError, Plan};
 use std::path::Path;
 
 /// DST must be absent or an empty folder: an import never mixes into an existing site.

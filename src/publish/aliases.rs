@@ -101,7 +101,8 @@ impl Taken {
                 t.put(&url, &p.name, "page");
             }
         }
-        for (name, aliases) in ledger.read(items::aliased)? {
+        for (name, data) in ledger.read(items::aliased)? {
+            let aliases = content::aliases_in(&data);
             let built_in = colls
                 .get(&name.collection)
                 .is_some_and(|c| !c.fields.contains_key("aliases"));

@@ -44,17 +44,14 @@ pub fn placed(tx: &Tx<'_>) -> Result<Vec<Placed>, LedgerError> {
         .collect()
 }
 
-/// Every public item's aliases (from its page's data), by item.
-pub fn aliased(tx: &Tx<'_>) -> Result<Vec<(ItemName, Vec<String>)>, LedgerError> {
+/// Every public item whose page's data names aliases, with that data (canonical JSON).
+pub fn aliased(tx: &Tx<'_>) -> Result<Vec<(ItemName, String)>, LedgerError> {
     tx.rows("items.aliased", &[])?
         .into_iter()
         .map(|r| {
             let (collection, key, data): (String, String, String) =
                 (r.get(0)?, r.get(1)?, r.get(2)?);
-            Ok((
-                ItemName::new(&collection, &key),
-                crate::content::aliases_in(&data),
-            ))
+            Ok((ItemName::new(&collection, &key), data))
         })
         .collect()
 }
