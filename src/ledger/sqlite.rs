@@ -136,18 +136,29 @@ fn refuse_newer(
     name: &str,
     started: std::time::Instant,
 ) -> Result<(), LedgerError> {
-    let found = user_version(conn).map_err(|e| match db_error(e) {
+    let found =
+        user_version(conn).map_err(busy_or_corrupt(name, "reading its schema version", started))?;
+    schema::refuse_newer(name, found, schema::SQLITE_LATEST)
+}
+
+/// An error of `doing` on the schema: busy (waited out by the caller), else the file is no
+/// ledger.
+fn busy_or_corrupt<'a>(
+    name: &'a str,
+    doing: &'static str,
+    started: std::time::Instant,
+) -> impl Fn(rusqlite::Error) -> LedgerError + Copy + 'a {
+    move |e| match db_error(e) {
         s if s.kind == DbErrorKind::Busy => LedgerError::Busy {
             ledger: name.to_string(),
-            doing: "reading its schema version",
+            doing,
             waited_ms: started.elapsed().as_millis() as u64,
         },
         source => LedgerError::Corrupt {
             ledger: name.to_string(),
             error: source,
         },
-    })?;
-    schema::refuse_newer(name, found, schema::SQLITE_LATEST)
+    }
 }
 
 pub fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -161,17 +172,7 @@ fn migrate(
     name: &str,
     started: std::time::Instant,
 ) -> Result<(), LedgerError> {
-    let corrupt = |e: rusqlite::Error| match db_error(e) {
-        s if s.kind == DbErrorKind::Busy => LedgerError::Busy {
-            ledger: name.to_string(),
-            doing: "creating or migrating its schema",
-            waited_ms: started.elapsed().as_millis() as u64,
-        },
-        source => LedgerError::Corrupt {
-            ledger: name.to_string(),
-            error: source,
-        },
-    };
+    let corrupt = busy_or_corrupt(name, "creating or migrating its schema", started);
     // Cheap check first, so a current ledger never takes the write lock here.
     if user_version(conn).map_err(corrupt)? == schema::SQLITE_LATEST {
         return Ok(());

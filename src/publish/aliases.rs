@@ -157,14 +157,14 @@ impl Taken {
 /// A file refused because an alias of it is taken: named with the line of its `aliases` key.
 fn refused(site: &Site, f: ReadFile, url: String, what: String) -> Broken {
     let line = super::claims::line_of_key(site, &f.path, "aliases");
-    Broken {
-        error: ContentError::AliasTaken {
-            path: PathBuf::from(&f.path),
+    let path = PathBuf::from(&f.path);
+    super::claims::held(
+        f,
+        ContentError::AliasTaken {
+            path,
             line,
             url,
             what,
         },
-        name: Some(f.item.name.clone()),
-        path: f.path,
-    }
+    )
 }

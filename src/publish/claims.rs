@@ -175,13 +175,22 @@ pub(super) fn line_of_key(site: &Site, rel: &str, key: &str) -> Option<usize> {
 /// A file refused because its URL is taken: named with the line of its `id` key.
 fn refused(site: &Site, f: content::ReadFile, url: String, what: String) -> Broken {
     let line = line_of_key(site, &f.path, "id");
-    Broken {
-        error: ContentError::UrlTaken {
-            path: PathBuf::from(&f.path),
+    let path = PathBuf::from(&f.path);
+    held(
+        f,
+        ContentError::UrlTaken {
+            path,
             line,
             url,
             what,
         },
+    )
+}
+
+/// A file read, moved to the broken files with `error`: its item held as it is.
+pub(super) fn held(f: content::ReadFile, error: ContentError) -> Broken {
+    Broken {
+        error,
         name: Some(f.item.name.clone()),
         path: f.path,
     }
