@@ -62,6 +62,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
             }
         }
     }
+    let content_dir = content_dir(&table, name, plan);
     for (key, why) in [
         ("menu", "menus are templates' business: write them into templates/base.html"),
         ("menus", "menus are templates' business: write them into templates/base.html"),
@@ -77,7 +78,31 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         taxonomies,
         permalinks,
         zola: false,
+        content_dir,
     })
+}
+
+/// The default language's content folder: its `[languages.X] contentDir`, else the top
+/// level's `contentDir`, else `content`. Other languages' folders are reported.
+fn content_dir(table: &toml::Table, config_file: &str, plan: &mut Plan) -> String {
+    let str_of = |t: &toml::Table, k: &str| t.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let top = str_of(table, "contentDir").unwrap_or_else(|| "content".to_string());
+    let default = str_of(table, "defaultContentLanguage").unwrap_or_else(|| "en".to_string());
+    let Some(languages) = table.get("languages").and_then(|v| v.as_table()) else {
+        return top;
+    };
+    let dir_of = |lang: &str| {
+        languages
+            .get(lang)
+            .and_then(|v| v.as_table())
+            .and_then(|t| str_of(t, "contentDir"))
+    };
+    for lang in languages.keys().filter(|l| **l != default) {
+        if let Some(dir) = dir_of(lang) {
+            plan.report.skip(&format!("{}/", dir.trim_end_matches('/')), None, &format!("language {lang}"), &format!("fencepost sites have one language: only the default language's content ({config_file}'s defaultContentLanguage) was imported"));
+        }
+    }
+    dir_of(&default).map_or(top, |d| d.trim_end_matches('/').to_string())
 }
 
 /// Reads the Hugo site at `src`.
@@ -100,7 +125,10 @@ pub(super) fn plan_with(
         .iter()
         .map(|p| {
             (
-                p.rel.trim_start_matches("content/").to_string(),
+                p.rel
+                    .strip_prefix(&format!("{}/", config.content_dir))
+                    .unwrap_or(&p.rel)
+                    .to_string(),
                 p.new_url.clone(),
             )
         })
@@ -132,14 +160,18 @@ pub(super) fn plan_with(
 
 /// The folders of headless bundles (`headless = true` in their `index.md`): pages that are
 /// never rendered, nor their files.
-fn headless_bundles(src: &Path, plan: &mut Plan) -> Result<Vec<String>, ImportError> {
+fn headless_bundles(
+    src: &Path,
+    content_dir: &str,
+    plan: &mut Plan,
+) -> Result<Vec<String>, ImportError> {
     let mut out = Vec::new();
-    for (rel, path) in files_under(&src.join("content")) {
+    for (rel, path) in files_under(&src.join(content_dir)) {
         if !rel.ends_with("/index.md") {
             continue;
         }
         let text = read_text(&path)?;
-        let file = format!("content/{rel}");
+        let file = format!("{content_dir}/{rel}");
         let headless = split_front_matter(&text)
             .ok()
             .and_then(|s| front_matter_table(s.front_matter?, s.format).ok())
@@ -161,10 +193,11 @@ fn headless_bundles(src: &Path, plan: &mut Plan) -> Result<Vec<String>, ImportEr
 /// Every page of `content/` that can be imported; the others are reported.
 fn collect(src: &Path, config: &Config, plan: &mut Plan) -> Result<Vec<Page>, ImportError> {
     let mut pages = Vec::new();
-    let headless = headless_bundles(src, plan)?;
+    let dir = &config.content_dir;
+    let headless = headless_bundles(src, dir, plan)?;
     let mut ids: BTreeSet<(Option<String>, String)> = BTreeSet::new();
-    for (rel, path) in files_under(&src.join("content")) {
-        let file = format!("content/{rel}");
+    for (rel, path) in files_under(&src.join(dir)) {
+        let file = format!("{dir}/{rel}");
         if headless.iter().any(|h| rel.starts_with(h.as_str())) {
             continue;
         }
@@ -188,9 +221,13 @@ fn collect(src: &Path, config: &Config, plan: &mut Plan) -> Result<Vec<Page>, Im
             section_page(&file, &table, plan);
             continue;
         }
-        let bundle = (name == "index.md" && parts.len() > 2)
-            .then(|| format!("content/{}", parts[..parts.len() - 1].join("/")));
-        let section = (parts.len() > 1).then(|| parts[0].to_string());
+        let bundle = (name == "index.md" && parts.len() > 1)
+            .then(|| format!("{dir}/{}", parts[..parts.len() - 1].join("/")));
+        // `about/index.md` is a bundle at the root: a plain page, not a section.
+        let section = match (&bundle, parts.len()) {
+            (Some(_), 2) | (_, 1) => None,
+            _ => Some(parts[0].to_string()),
+        };
         let stem = match &bundle {
             Some(_) => parts[parts.len() - 2].to_string(),
             None => name.trim_end_matches(".md").to_string(),

@@ -51,6 +51,11 @@ pub(super) fn write(
     plan.report.shortcodes_converted += count_shortcodes(&p.body).saturating_sub(unconverted.len());
     let Some(section) = &p.section else {
         plain_page(p, &body, plan);
+        // A bundle at the root (`about/index.md`): its files are static files at the URL
+        // they had (`/about/photo.jpg`); a plain page has no embargo to keep them behind.
+        if let Some(dir) = &p.bundle {
+            bundle_files(src, dir, &format!("static/{}", p.id), plan)?;
+        }
         return Ok(());
     };
     let out = item_front(config, p, section, plan, now);
@@ -61,17 +66,21 @@ pub(super) fn write(
     plan.put(&dst, item_text(&out, &body));
     plan.report.items += 1;
     if let Some(dir) = &p.bundle {
-        let to = format!("content/{section}/{}", p.id);
-        for (rel, path) in files_under(&src.join(dir)) {
-            if rel.contains('/') || rel.ends_with(".md") {
-                plan.report.skip(&format!("{dir}/{rel}"), None, "bundle file", "only the bundle folder's own files (not .md files, not sub-folders) are published beside the page");
-                continue;
-            }
-            let bytes =
-                std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
-            plan.put(&format!("{to}/{rel}"), bytes);
-            plan.report.bundle_files += 1;
+        bundle_files(src, dir, &format!("content/{section}/{}", p.id), plan)?;
+    }
+    Ok(())
+}
+
+/// A bundle's own files (`dir`, source-relative) copied into the site's `to`.
+fn bundle_files(src: &Path, dir: &str, to: &str, plan: &mut Plan) -> Result<(), ImportError> {
+    for (rel, path) in files_under(&src.join(dir)) {
+        if rel.contains('/') || rel.ends_with(".md") {
+            plan.report.skip(&format!("{dir}/{rel}"), None, "bundle file", "only the bundle folder's own files (not .md files, not sub-folders) are published beside the page");
+            continue;
         }
+        let bytes = std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
+        plan.put(&format!("{to}/{rel}"), bytes);
+        plan.report.bundle_files += 1;
     }
     Ok(())
 }

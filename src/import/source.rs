@@ -10,6 +10,9 @@ pub(super) struct Config {
     pub(super) permalinks: BTreeMap<String, String>,
     /// Zola's site (its front matter and shortcodes differ; see `zola.rs`).
     pub(super) zola: bool,
+    /// The folder of the default language's content, source-relative: `content`, or what
+    /// Hugo's `contentDir` (top level or the default language's) says.
+    pub(super) content_dir: String,
 }
 
 /// One page of the source.

@@ -49,6 +49,7 @@ pub fn plan(src: &Path, now: crate::clock::Instant) -> Result<Plan, ImportError>
         taxonomies,
         permalinks: BTreeMap::new(),
         zola: true,
+        content_dir: "content".to_string(),
     };
     hugo::plan_with(src, config, plan, now)
 }

@@ -138,6 +138,70 @@ fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
     );
 }
 
+/// The example site of the Ananke theme (vendored, MIT): YAML front matter, its content
+/// under `[languages.en] contentDir = "content/en"` beside a French one, a bundle at the root
+/// (`about/index.md`), `figure` and a custom shortcode.
+#[test]
+fn the_ananke_example_site_imports_its_default_language_and_keeps_every_url() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "hugo", &fixture_dir("import/hugo-ananke"), &dst);
+    assert_eq!(
+        (r["items"].as_i64(), r["plain_pages"].as_i64()),
+        (Some(6), Some(2)),
+        "{r}"
+    );
+    assert_eq!(r["collections"], serde_json::json!(["post"]), "{r}");
+    let skipped = not_converted(&r);
+    for expected in [
+        ("content/fr/".into(), None, "language fr".into()),
+        (
+            "content/en/contact.md".into(),
+            Some(14),
+            "shortcode form-contact".into(),
+        ),
+    ] {
+        assert!(skipped.contains(&expected), "{expected:?} in {r}");
+    }
+    // The post's own instant, offset and all.
+    let chapter = std::fs::read_to_string(dst.join("content/post/chapter-1.md")).unwrap();
+    assert!(
+        chapter.contains("publish_at = 2017-04-09T10:58:08-04:00"),
+        "{chapter}"
+    );
+
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 6, "{p}");
+    assert_eq!(p["build"]["broken_links"], serde_json::json!([]), "{p}");
+    assert_no_shortcodes(&s);
+    let srv = s.serve(&[]);
+    for n in 1..=6 {
+        assert_eq!(
+            srv.get(&format!("/post/chapter-{n}/")).status,
+            200,
+            "chapter {n}"
+        );
+    }
+    let about = srv.get("/about/").text();
+    assert!(
+        about.contains("<img src=\"/images/Victor_Hugo-Hunchback.jpg\""),
+        "{about}"
+    );
+    assert_eq!(srv.get("/images/Victor_Hugo-Hunchback.jpg").status, 200);
+    assert_eq!(srv.get("/contact/").status, 200);
+    assert_eq!(srv.get("/fr/").status, 404, "one language only");
+    let home = srv.get("/").text();
+    let at = |t: &str| {
+        home.find(t)
+            .unwrap_or_else(|| panic!("{t} not on the home page"))
+    };
+    assert!(
+        at("/post/chapter-6/") < at("/post/chapter-1/"),
+        "newest first: {home}"
+    );
+}
+
 const SVG: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"/>\n";
 
 /// A Hugo site as people write one now: `hugo.yaml`, YAML front matter, a permalink with
