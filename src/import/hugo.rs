@@ -79,6 +79,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         permalinks,
         zola: false,
         content_dir,
+        root_posts: String::new(),
     })
 }
 
@@ -115,10 +116,11 @@ pub fn plan(src: &Path, now: crate::clock::Instant) -> Result<Plan, ImportError>
 /// Reads the content and static files of a site whose configuration is read.
 pub(super) fn plan_with(
     src: &Path,
-    config: Config,
+    mut config: Config,
     mut plan: Plan,
     now: crate::clock::Instant,
 ) -> Result<Plan, ImportError> {
+    config.root_posts = root_posts(src, &config);
     let pages = collect(src, &config, &mut plan)?;
     let sections: BTreeSet<String> = pages.iter().filter_map(|p| p.section.clone()).collect();
     let urls: BTreeMap<String, String> = pages
@@ -147,11 +149,16 @@ pub(super) fn plan_with(
         plan.put(&format!("static/{rel}"), bytes);
         plan.report.static_files += 1;
     }
-    for dir in ["layouts", "themes", "assets", "data", "i18n", "archetypes"] {
+    let own: &[&str] = match config.zola {
+        true => &["templates", "themes", "sass"],
+        false => &["layouts", "themes", "assets", "data", "i18n", "archetypes"],
+    };
+    for dir in own {
         if src.join(dir).is_dir() && !files_under(&src.join(dir)).is_empty() {
-            plan.report.skip(&format!("{dir}/"), None, dir, match dir {
-                "layouts" | "themes" => "Go templates cannot be ported: the starter templates (templates/) were written instead; port what you need by hand",
-                _ => "Hugo's own folder: fencepost has no counterpart",
+            plan.report.skip(&format!("{dir}/"), None, dir, match *dir {
+                "layouts" | "themes" if !config.zola => "Go templates cannot be ported: the starter templates (templates/) were written instead; port what you need by hand",
+                "templates" | "themes" => "Zola's templates are written for Zola's variables: the starter templates (templates/) were written instead; port what you need by hand",
+                _ => "the generator's own folder: fencepost has no counterpart",
             });
         }
     }
@@ -223,15 +230,7 @@ fn collect(src: &Path, config: &Config, plan: &mut Plan) -> Result<Vec<Page>, Im
         }
         let bundle = (name == "index.md" && parts.len() > 1)
             .then(|| format!("{dir}/{}", parts[..parts.len() - 1].join("/")));
-        // `about/index.md` is a bundle at the root: a plain page, not a section.
-        let section = match (&bundle, parts.len()) {
-            (Some(_), 2) | (_, 1) => None,
-            _ => Some(parts[0].to_string()),
-        };
-        let stem = match &bundle {
-            Some(_) => parts[parts.len() - 2].to_string(),
-            None => name.trim_end_matches(".md").to_string(),
-        };
+        let (section, stem) = section_of(config, &parts, bundle.is_some(), &table);
         let body_line = text[..text.len() - body.len()].matches('\n').count() + 1;
         let mut page = place(
             config, &file, section, bundle, stem, table, body, &mut ids, plan,
@@ -240,6 +239,55 @@ fn collect(src: &Path, config: &Config, plan: &mut Plan) -> Result<Vec<Page>, Im
         pages.push(page);
     }
     Ok(pages)
+}
+
+/// The name of the collection for Zola's dated root pages: `posts`, else `blog`, else
+/// `articles`, whichever no section of the site has taken.
+fn root_posts(src: &Path, config: &Config) -> String {
+    let sections: BTreeSet<String> = files_under(&src.join(&config.content_dir))
+        .into_iter()
+        .filter_map(|(rel, _)| rel.split_once('/').map(|(s, _)| s.to_string()))
+        .collect();
+    ["posts", "blog", "articles"]
+        .into_iter()
+        .find(|n| !sections.contains(*n))
+        .unwrap_or("root-posts")
+        .to_string()
+}
+
+/// A page's collection (none: a plain page) and its name, from where it is and what it says:
+/// - `SECTION/a.md`, `SECTION/a/index.md` (a bundle): item `a` of `SECTION`;
+/// - `a.md`, `a/index.md` at the root: plain page `a`, except a dated one in a Zola site,
+///   whose root section is a blog: item `a` of the root posts' collection, at `/a/` still;
+/// - a page in a section with no date and a one-segment `url`/`path` (`path = "about"`, as
+///   a Zola section with `render = false` holds): plain page `about`, at the URL it had.
+fn section_of(
+    config: &Config,
+    parts: &[&str],
+    bundle: bool,
+    table: &toml::Table,
+) -> (Option<String>, String) {
+    let stem = match bundle {
+        true => parts[parts.len() - 2].to_string(),
+        false => parts[parts.len() - 1].trim_end_matches(".md").to_string(),
+    };
+    let dated = ["publishDate", "publishdate", "date"]
+        .iter()
+        .any(|k| table.contains_key(*k));
+    let at_root = parts.len() == 1 || (bundle && parts.len() == 2);
+    if at_root {
+        let blog = config.zola && dated;
+        return (blog.then(|| config.root_posts.clone()), stem);
+    }
+    let one_segment = table
+        .get("url")
+        .and_then(|v| v.as_str())
+        .map(|u| u.trim_matches('/'))
+        .filter(|u| !u.is_empty() && !u.contains('/') && !u.ends_with(".html"));
+    match (dated, one_segment) {
+        (false, Some(name)) if !bundle => (None, name.to_string()),
+        _ => (Some(parts[0].to_string()), stem),
+    }
 }
 
 fn read_front(file: &str, text: &str, plan: &mut Plan) -> Option<(toml::Table, String)> {

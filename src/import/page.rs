@@ -198,7 +198,9 @@ fn plain_page(p: &Page, body: &str, plan: &mut Plan) {
     if let Some(t) = p.table.get("title") {
         fm.insert("title".into(), t.clone());
     }
-    for k in p.table.keys().filter(|k| *k != "title") {
+    // A `url` the page keeps (`path = "about"`) is not lost: no need to say so.
+    let kept = |k: &str| k == "url" && p.old_url == p.new_url;
+    for k in p.table.keys().filter(|k| *k != "title" && !kept(k)) {
         plan.report.skip(
             &p.rel,
             None,

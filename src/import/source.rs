@@ -13,6 +13,9 @@ pub(super) struct Config {
     /// The folder of the default language's content, source-relative: `content`, or what
     /// Hugo's `contentDir` (top level or the default language's) says.
     pub(super) content_dir: String,
+    /// The collection that Zola's dated pages at the root (a blog in the root section) go
+    /// to: `posts`, unless a section has that name (see `hugo::root_posts`).
+    pub(super) root_posts: String,
 }
 
 /// One page of the source.
@@ -36,6 +39,9 @@ pub(super) fn patterns(config: &Config, section: Option<&str>) -> (String, Strin
     let Some(section) = section else {
         return ("/:slug/".into(), "/:slug/".into());
     };
+    if section == config.root_posts {
+        return ("/:slugorfilename/".into(), "/:slug/".into());
+    }
     let old = config
         .permalinks
         .get(section)

@@ -1,6 +1,7 @@
 //! A Zola site read into a [`Plan`]: `config.toml` (title, base URL, `[[taxonomies]]`),
 //! `content/` (sections as collections — Zola's `/section/slug/` URLs, `path` overrides kept
-//! as aliases — root pages as plain pages, page bundles with their files), `static/`. The
+//! as aliases — dated root pages as the root blog's posts, other root pages and one-segment
+//! `path`s as plain pages, page bundles with their files), `static/`. The
 //! walk and the writing are Hugo's (`hugo.rs`); what differs is read here.
 
 use super::hugo;
@@ -50,6 +51,7 @@ pub fn plan(src: &Path, now: crate::clock::Instant) -> Result<Plan, ImportError>
         permalinks: BTreeMap::new(),
         zola: true,
         content_dir: "content".to_string(),
+        root_posts: String::new(),
     };
     hugo::plan_with(src, config, plan, now)
 }

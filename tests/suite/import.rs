@@ -202,6 +202,74 @@ fn the_ananke_example_site_imports_its_default_language_and_keeps_every_url() {
     );
 }
 
+/// The Terminimal theme's own site (vendored, MIT), a Zola blog as people write one: posts in
+/// the root section, a `render = false` section of pages at `path = "about"`, the theme's own
+/// shortcodes, Tera templates.
+#[test]
+fn the_terminimal_zola_site_imports_its_root_blog_with_dates_tags_and_urls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let src = fixture_dir("import/zola-terminimal");
+    let r = import(tmp.path(), "zola", &src, &dst);
+    assert_eq!(
+        (r["items"].as_i64(), r["plain_pages"].as_i64()),
+        (Some(5), Some(2)),
+        "{r}"
+    );
+    let skipped = not_converted(&r);
+    for expected in [
+        (
+            "content/welcome-terminimal-theme.md".into(),
+            Some(84),
+            "shortcode figure".into(),
+        ),
+        (
+            "content/welcome-terminimal-theme.md".into(),
+            Some(100),
+            "shortcode image".into(),
+        ),
+        ("templates/".into(), None, "templates".into()),
+    ] {
+        assert!(skipped.contains(&expected), "{expected:?} in {r}");
+    }
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 5, "{p}");
+    assert_eq!(p["build"]["broken_links"], serde_json::json!([]), "{p}");
+    let srv = s.serve(&[]);
+    // Every page at the URL Zola gave it: root posts at /slug/, pages at their `path`.
+    for url in [
+        "/zola-is-nice/",
+        "/more-ranting/",
+        "/welcome-terminimal-theme/",
+        "/about/",
+        "/archive/",
+        "/tags/zola/",
+    ] {
+        assert_eq!(srv.get(url).status, 200, "{url}");
+    }
+    let zola = srv.get("/tags/zola/").text();
+    assert!(
+        zola.contains("/zola-is-nice/") && !zola.contains("/more-ranting/"),
+        "{zola}"
+    );
+    let welcome = srv.get("/welcome-terminimal-theme/").text();
+    for call in ["{{ figure(", "{{ image("] {
+        assert!(!welcome.contains(call), "{call} left in {welcome}");
+    }
+    // Newest first, by the posts' own dates (2019-02-04 … 2019-01-03).
+    let home = srv.get("/").text();
+    let at = |t: &str| {
+        home.find(t)
+            .unwrap_or_else(|| panic!("{t} not on the home page"))
+    };
+    assert!(
+        at("/welcome-terminimal-theme/") < at("/more-ranting/"),
+        "{home}"
+    );
+    assert!(at("/zola-is-nice/") < at("/learning-javascript/"), "{home}");
+}
+
 const SVG: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"/>\n";
 
 /// A Hugo site as people write one now: `hugo.yaml`, YAML front matter, a permalink with
