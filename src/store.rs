@@ -27,6 +27,7 @@ pub struct Opened {
 /// Opens `url` with `settings` on top of the environment (e.g.
 /// `("aws_endpoint", "http://127.0.0.1:9000")`). The error says why, without credentials.
 pub fn open(url: &str, settings: &[(&str, &str)]) -> Result<Opened, String> {
+    install_tls_provider();
     let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
     if !parsed.username().is_empty() || parsed.password().is_some() {
         return Err(
@@ -86,6 +87,17 @@ pub fn open(url: &str, settings: &[(&str, &str)]) -> Result<Opened, String> {
             ))
         }
     })
+}
+
+/// Makes `ring` the process's rustls provider, once: object_store's HTTP client is built
+/// without one of its own (see Cargo.toml: aws-lc-rs, its default, is a C build that cost a
+/// third of a clean release build), and takes the process's. A provider already installed
+/// (by an embedding program) is kept.
+fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 /// Whether an `object_store` failure may pass if the call is made again: the store did not

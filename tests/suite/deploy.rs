@@ -737,15 +737,7 @@ fn serve_from_a_bucket_follows_deploys_refuses_tampering_and_503s() {
     // Someone with write access to the bucket swaps the blob's bytes.
     {
         use object_store::ObjectStoreExt;
-        let store = object_store::aws::AmazonS3Builder::new()
-            .with_bucket_name("origin")
-            .with_endpoint(&moto.endpoint)
-            .with_allow_http(true)
-            .with_access_key_id("testing")
-            .with_secret_access_key("testing")
-            .with_region("us-east-1")
-            .build()
-            .unwrap();
+        let store = moto.store("origin");
         rt().block_on(store.put(
             &object_store::path::Path::from(format!("www/objects/{sha}")),
             b"User-agent: *\nDisallow: /evil\n".to_vec().into(),

@@ -481,15 +481,7 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
 }
 
 fn s3_store(moto: &Moto) -> object_store::aws::AmazonS3 {
-    object_store::aws::AmazonS3Builder::new()
-        .with_bucket_name("site")
-        .with_endpoint(&moto.endpoint)
-        .with_allow_http(true)
-        .with_access_key_id("testing")
-        .with_secret_access_key("testing")
-        .with_region("us-east-1")
-        .build()
-        .unwrap()
+    moto.store("site")
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {

@@ -14,6 +14,23 @@ pub struct Moto {
 }
 
 impl Moto {
+    /// A client of `bucket` on this server, as a test writes behind fencepost's back (its
+    /// endpoint and credentials given: no credential chain is ever asked).
+    pub fn store(&self, bucket: &str) -> object_store::aws::AmazonS3 {
+        // fencepost builds its clients with the process's rustls provider (see Cargo.toml);
+        // a test's own client needs one installed in the test's process too.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name(bucket)
+            .with_endpoint(&self.endpoint)
+            .with_allow_http(true)
+            .with_access_key_id("testing")
+            .with_secret_access_key("testing")
+            .with_region("us-east-1")
+            .build()
+            .unwrap()
+    }
+
     pub fn start() -> Moto {
         let bin = std::env::var("FENCEPOST_MOTO_SERVER")
             .map(PathBuf::from)
