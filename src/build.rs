@@ -10,13 +10,15 @@
 //! 5. Move `public/current` forward (never to a lower revision).
 //!
 //! `--preview` renders the content tree as it is now — embargoed items included, with a
-//! PREVIEW banner — into `public/preview/`, which nothing points to and deploys refuse; watch
+//! PREVIEW banner — into `.fencepost/preview/`, outside `public/` (so no copy of `public/`
+//! carries an embargoed page), which nothing points to and deploys refuse; watch
 //! mode renders the same into memory ([`preview_in_memory`]). All three run one pipeline:
 //! a source (`source.rs`: the ledger snapshot or the content tree), the plan (`plan.rs`),
 //! then reuse → fetch bodies → render → store over a sink (`render.rs`: a revision directory
 //! or memory), then the link check and, on disk, the manifest and the pointer.
 
 mod bundles;
+mod destination;
 pub mod fingerprint;
 mod inputs;
 pub mod links;
@@ -24,9 +26,10 @@ mod memory;
 pub mod plan;
 mod prelink;
 mod render;
+mod reuse;
 mod sink;
+mod snapshot;
 mod source;
-mod steps;
 pub mod templates;
 pub mod terms;
 pub mod view;
@@ -38,14 +41,17 @@ use crate::content::{self, ContentError, ImageSource};
 use crate::ledger::{self, LedgerError};
 use crate::output::manifest::{self, Entry, Manifest};
 use crate::output::pointer;
+use crate::output::public::Public;
 use crate::output::revision::RevisionId;
 use crate::output::OutputError;
 use crate::site::Site;
 use chrono::NaiveDate;
+use destination::Destination;
 use inputs::SiteInputs;
 pub use memory::{preview_in_memory, MemoryFile, MemoryReport, MemorySite};
 use plan::{CopyInput, CopySource, Job, PageInput, Planned};
 use render::Renderer;
+use reuse::Reuse;
 use serde::Serialize;
 use sink::DirSink;
 pub use source::TreeCache;
@@ -100,7 +106,8 @@ fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> BuildError {
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Render the content tree as it is now, embargoed items included, into public/preview.
+    /// Render the content tree as it is now, embargoed items included, into
+    /// `.fencepost/preview/` (outside `public/`).
     pub preview: bool,
     /// Broken internal links are fatal.
     pub strict: bool,
@@ -183,7 +190,8 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     run_with_progress(site, clock, opts, &|_, _| {})
 }
 
-/// [`run`], telling `progress` how far the render has come. The steps are in `steps.rs`.
+/// [`run`], telling `progress` how far the render has come: where the output goes
+/// (`destination.rs`), what is reused (`reuse.rs`), the ledger's steps (`snapshot.rs`).
 pub fn run_with_progress(
     site: &Site,
     clock: &Clock,
@@ -191,93 +199,86 @@ pub fn run_with_progress(
     progress: Progress<'_>,
 ) -> Result<Report, BuildError> {
     let mut phases = Phases::start();
-    let (public, abandoned_removed) = steps::tidy_public(site)?;
+    let mut dest = Destination::open(site, opts.preview)?;
     let inputs = SiteInputs::read(site)?;
     let fingerprint = inputs.fingerprints.whole.clone();
     let mut ledger = site.open_ledger()?;
-    let at = match opts.preview {
-        true => None,
-        false => Some(steps::ledger_revision(&mut ledger, &public)?),
+    let at = match dest.public() {
+        Some(public) => Some(snapshot::ledger_revision(&mut ledger, public)?),
+        None => None,
     };
-    let mut reuse = steps::Reuse::start(&public, opts, at, &fingerprint)?;
+    let mut reuse = Reuse::start(&dest, opts.full, at, &fingerprint)?;
     let snap = ledger.snapshot()?;
-    let origin = steps::Origin::read(&snap)?;
-    if let Some(built) = steps::already_built(&snap, &public, &fingerprint, opts, clock.now())? {
+    let origin = snapshot::Origin::read(&snap)?;
+    let now = clock.now();
+    if let Some(built) = snapshot::already_built(&snap, &dest, &fingerprint, opts.full, now)? {
         drop(snap);
         crate::fail_point!("build.after_snapshot");
-        let report = steps::point_to_built(built, &public, &origin, clock)?;
+        let tidied = dest.tidied();
+        let Destination::Revision(public) = &mut dest else {
+            unreachable!("a preview is never found built")
+        };
+        let report = snapshot::point_to_built(built, public, &origin, clock)?;
         return Ok(Report {
-            abandoned_removed,
+            abandoned_removed: tidied,
             ..report
         });
     }
-    let mut source = steps::read_source(site, &snap, opts, clock)?;
+    let mut source = snapshot::read_source(site, &snap, &dest, clock)?;
     phases.mark("snapshot");
     crate::fail_point!("build.after_snapshot");
     let id = RevisionId::new(source.revision, &fingerprint);
-    let dest = steps::Destination::new(&public, opts.preview, &id);
     let (templates, planned, left_out) = inputs.plan(site, &mut source)?;
     phases.mark("plan");
     let mut prev = reuse.previous();
-    if !opts.preview {
-        steps::live_from_this_ledger(&public, prev.as_ref(), &origin)?;
+    if let Some(public) = dest.public() {
+        public.live_is_from(
+            &origin.ledger_id,
+            prev.as_ref().map(|(d, m)| (d.as_path(), m)),
+        )?;
     }
     phases.mark("previous manifest");
     crate::fail_point!("build.after_previous");
-    let (staging, prelinked, early_links) = reuse.staging(&public, &dest.name, &planned)?;
+    let (staging, prelinked, early_links) = reuse.staging(&dest, &id, &planned)?;
     phases.mark("early links");
     let (pages, notices) = (&source.pages, &source.notices);
-    let renderer = Renderer::new(site, &templates, pages, notices, opts.preview);
+    let preview = dest.is_preview();
+    let renderer = Renderer::new(site, &templates, pages, notices, preview);
     let sink = DirSink {
         staging: &staging.path,
         prev: prev.as_ref(),
         prelinked: prelinked.as_ref(),
     };
-    let outputs = steps::render(&renderer, &sink, &planned, &source, &snap, progress)?;
-    let rendered = steps::entries(outputs, prev.as_mut());
+    let outputs = snapshot::render(&renderer, &sink, &planned, &source, &snap, progress)?;
+    let rendered = snapshot::entries(outputs, prev.as_mut());
     drop(snap);
     phases.mark("render and link");
     crate::fail_point!("build.after_render");
-    let broken = steps::link_check(&rendered, prev.as_ref(), opts.strict)?;
+    let broken = links::link_check(&rendered, prev.as_ref(), opts.strict)?;
     phases.mark("link check");
     let reused = rendered.reused;
-    let manifest = steps::manifest(&id, opts.preview, &origin, &broken, rendered.entries);
+    let manifest = snapshot::manifest(&id, preview, &origin, &broken, rendered.entries);
     let next_change_at = source.next_change_at;
-    let pointer = steps::put_in_place(staging, &manifest, &public, &dest, clock, next_change_at)?;
+    let pointer = dest.put_in_place(staging, &manifest, &id, clock.now(), next_change_at)?;
     phases.mark("manifest and rename");
-    let report = steps::report(&manifest, &dest, reused, pointer, next_change_at, broken);
+    let dir = dest.dir(&id);
+    let report = snapshot::report(&manifest, dir, reused, pointer, next_change_at, broken);
     crate::drop_later((source, planned, manifest, prev, prelinked));
     Ok(Report {
-        abandoned_removed,
+        abandoned_removed: dest.tidied(),
         early_links,
         left_out,
         ..report
     })
 }
 
-/// Writes the audit entry of the journaled rollback if it is missing (once: the entry's
-/// subject names the rollback), then marks the journal audited. Called by rollback right
-/// after it moves the pointer, and by the next build or rollback, so a process that died
-/// in between loses no receipt.
-pub fn finish_rollback_receipt(
-    ledger: &mut ledger::Ledger,
-    public: &Path,
-) -> Result<(), BuildError> {
-    let Some(j) = pointer::rollback_journal(public).filter(|j| !j.audited) else {
-        return Ok(());
-    };
-    let detail =
-        serde_json::json!({ "from": j.from, "to": j.to, "held_below": j.held_below }).to_string();
-    let subject = format!("rollback:{}", j.id);
-    ledger.write(|tx| {
-        ledger::audit::append_once(
-            tx,
-            j.at,
-            ledger::audit::AuditAction::Rollback,
-            &subject,
-            &detail,
-        )
-    })?;
-    pointer::rollback_audited(public, &j.id)?;
+/// Writes the audit entry of a journaled rollback if it is missing (once: the entry's subject
+/// names the rollback), then marks the journal audited. A build does this first, so a
+/// rollback that died between moving the pointer and writing its entry loses no receipt.
+fn finish_rollback_receipt(ledger: &mut ledger::Ledger, public: &Public) -> Result<(), BuildError> {
+    if let Some((journal, detail)) = public.unaudited_rollback() {
+        ledger.write(|tx| ledger::audit::rollback_receipt(tx, journal.at, &journal.id, &detail))?;
+        public.rollback_audited(&journal.id)?;
+    }
     Ok(())
 }

@@ -1,7 +1,22 @@
 //! `rollback` and `gc`, the operations on finished revisions, in one place: on `public/`
 //! ([`local`]) and on a bucket ([`bucket`], `--to URL`). They come after build and deploy in
-//! the data flow and use both; the two receipts a driver must finish after a crash stay
-//! below them (`build::finish_rollback_receipt`, `deploy::receipt`).
+//! the data flow; on `public/` they stand on `output/` (its owner, [`Public`]) and the
+//! ledger's audit log only.
+//!
+//! [`Public`]: crate::output::public::Public
 
 pub mod bucket;
 pub mod local;
+
+use crate::ledger::LedgerError;
+use crate::output::OutputError;
+
+/// Why a local rollback or gc failed. (Their `--json` errors say `"kind": "build"`, as they
+/// did when these lived in `build`: the kind is a contract.)
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}

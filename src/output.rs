@@ -7,12 +7,16 @@
 //! public/revisions/.tmp-*       a build in progress (never pointed to)
 //! public/current -> revisions/<R>-<B>   swapped with rename(2)
 //! public/current.json           {"revision": R, "build": B, "dir": "<R>-<B>"}
-//! public/preview/               `build --preview` output; never pointed to, never deployed
+//! .fencepost/preview/           `build --preview` output, outside `public/` (embargoed pages
+//!                               must never ride along with a copy of it); never deployed
 //! ```
+//!
+//! One [`public::Public`] per command owns `public/`; nothing else takes it as a bare path.
 
 pub mod index;
 pub mod manifest;
 pub mod pointer;
+pub mod public;
 pub mod revision;
 
 use std::path::PathBuf;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Render the content tree as it is now (embargoed items too, with a PREVIEW banner)
-    /// into public/preview/; the pointer is not touched.
+    /// into .fencepost/preview/ (outside public/); the pointer is not touched.
     #[arg(long)]
     pub preview: bool,
     /// Fail on broken internal links (they are always reported).

@@ -25,7 +25,10 @@ pub fn kind(e: &anyhow::Error) -> &'static str {
         "config"
     } else if e.downcast_ref::<publish::PublishError>().is_some() {
         "publish"
-    } else if e.downcast_ref::<build::BuildError>().is_some() {
+    } else if e.downcast_ref::<build::BuildError>().is_some()
+        || e.downcast_ref::<fencepost::history::HistoryError>()
+            .is_some()
+    {
         "build"
     } else if e.downcast_ref::<ledger::LedgerError>().is_some() {
         "ledger"

@@ -10,13 +10,13 @@ use crate::ledger::deploys::{self, Op};
 use crate::ledger::Ledger;
 use crate::output::manifest::Manifest;
 use crate::output::pointer::{self, Decision, PointerOutcome};
-use crate::output::revision::{self, RevisionId, REVISIONS};
+use crate::output::public::Public;
+use crate::output::revision::{RevisionId, REVISIONS};
 use crate::output::OutputError;
 use crate::site::Site;
 use claim::Aside;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
-use std::path::Path;
 
 /// A revision of `public/` chosen to deploy.
 pub(super) struct Local {
@@ -27,26 +27,26 @@ pub(super) struct Local {
 }
 
 pub(super) fn local_revision(site: &Site, wanted: Option<&str>) -> Result<Local, DeployError> {
-    let public = site.public_dir();
-    let current = pointer::read(&public)?;
-    let (revision, dir) = match wanted {
-        Some(w) => revision::choose(&public, w, current.as_ref().map(|c| c.fingerprint.as_str()))?
-            .map(|id| (id.revision, id.to_string()))
+    let public = Public::read(site.public_dir())?;
+    let id = match wanted {
+        Some(w) => public
+            .choose(w)?
             .ok_or_else(|| OutputError::NoSuchRevision {
                 wanted: w.to_string(),
-                dir: public.join(REVISIONS),
+                dir: public.dir().join(REVISIONS),
             })?,
         None => {
-            let p = current.ok_or_else(|| {
+            let p = public.live().ok_or_else(|| {
                 DeployError::NothingBuilt(format!(
                     "{} names no revision; run `fencepost build` first",
-                    public.join(pointer::CURRENT).display()
+                    public.dir().join(pointer::CURRENT).display()
                 ))
             })?;
-            (p.revision, p.dir)
+            RevisionId::new(p.revision, &p.fingerprint)
         }
     };
-    let manifest = Manifest::read(&public.join(REVISIONS).join(&dir))?;
+    let (revision, dir) = (id.revision, id.to_string());
+    let manifest = Manifest::read(&public.revision_dir(&id))?;
     if manifest.preview {
         return Err(DeployError::Preview { dir });
     }
@@ -228,7 +228,7 @@ async fn with_blobs(
 ) -> Result<Plan, DeployError> {
     let known = match live {
         Some(p) if ctx.adopt.is_none() => {
-            let public = ctx.site.public_dir();
+            let public = Public::read(ctx.site.public_dir())?;
             known_present(ledger, ctx.remote, &p.manifest, &public).await?
         }
         _ => None,
@@ -339,7 +339,7 @@ pub(super) async fn known_present(
     ledger: &mut Ledger,
     remote: &Remote,
     live: &str,
-    public: &Path,
+    public: &Public,
 ) -> Result<Option<Known>, DeployError> {
     let Some(recorded) = ledger.read(|tx| deploys::target(tx, &remote.key))? else {
         return Ok(None);
@@ -352,9 +352,7 @@ pub(super) async fn known_present(
     if manifest != live {
         return Ok(None);
     }
-    let dir = public
-        .join(REVISIONS)
-        .join(revision::RevisionId::new(rev, &build).to_string());
+    let dir = public.revision_dir(&RevisionId::new(rev, &build));
     let Ok(m) = Manifest::read(&dir) else {
         return Ok(None);
     };

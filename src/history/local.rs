@@ -1,10 +1,12 @@
 //! `rollback` and `gc` on `public/`: the pointer moved back to a complete revision, and
 //! revisions beyond `--keep` removed.
 
-use crate::build::{finish_rollback_receipt, BuildError};
+use super::HistoryError;
 use crate::clock::Clock;
-use crate::output::pointer::{self, Pointer};
-use crate::output::revision::{self, REVISIONS};
+use crate::ledger::{audit, Ledger};
+use crate::output::pointer::Pointer;
+use crate::output::public::Public;
+use crate::output::revision::REVISIONS;
 use crate::output::OutputError;
 use crate::site::Site;
 use serde::Serialize;
@@ -19,18 +21,13 @@ pub struct RollbackReport {
 /// Points `public/current` back at an existing complete revision. `target` is `R` (the
 /// newest complete directory for R, preferring the current build fingerprint) or `R-B`.
 /// Recorded in the audit log.
-pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackReport, BuildError> {
-    let public = site.public_dir();
-    let current = pointer::read(&public)?;
-    let chosen = revision::choose(
-        &public,
-        target,
-        current.as_ref().map(|c| c.fingerprint.as_str()),
-    )?;
-    let Some(id) = chosen else {
+pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackReport, HistoryError> {
+    let mut public = Public::read(site.public_dir())?;
+    let current = public.live().cloned();
+    let Some(id) = public.choose(target)? else {
         return Err(OutputError::NoSuchRevision {
             wanted: target.to_string(),
-            dir: public.join(REVISIONS),
+            dir: public.dir().join(REVISIONS),
         }
         .into());
     };
@@ -41,15 +38,27 @@ pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackRepo
     }
     let mut ledger = site.open_ledger()?;
     // An earlier rollback's receipt first: the journal below replaces its own.
-    finish_rollback_receipt(&mut ledger, &public)?;
+    finish_receipt(&mut ledger, &public)?;
     crate::fail_point!("rollback.before_pointer");
     // The target is checked again under the pointer lock (gc may have removed it since); the
     // journal is written before the pointer moves.
     let id = uuid::Uuid::new_v4().simple().to_string();
-    let from = pointer::rollback(&public, &to, &id, clock.now())?;
+    let from = public.rollback(&to, &id, clock.now())?;
     crate::fail_point!("rollback.after_pointer");
-    finish_rollback_receipt(&mut ledger, &public)?;
+    finish_receipt(&mut ledger, &public)?;
     Ok(RollbackReport { from, to })
+}
+
+/// Writes the audit entry of the journaled rollback if it is missing, then marks the journal
+/// audited: right after the pointer moves, and first thing in the next rollback (a build
+/// does the same, `build::finish_rollback_receipt`), so a process that died in between loses
+/// no receipt.
+fn finish_receipt(ledger: &mut Ledger, public: &Public) -> Result<(), HistoryError> {
+    if let Some((journal, detail)) = public.unaudited_rollback() {
+        ledger.write(|tx| audit::rollback_receipt(tx, journal.at, &journal.id, &detail))?;
+        public.rollback_audited(&journal.id)?;
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -70,8 +79,7 @@ pub fn gc(
     clock: &Clock,
     keep: usize,
     grace_secs: u64,
-) -> Result<GcReport, BuildError> {
-    let public = site.public_dir();
+) -> Result<GcReport, HistoryError> {
     // Revisions an unfinished (pending or parked) deploy operation carries out: decided, so
     // they must stay until it is done or a person abandons it.
     let mut ledger = site.open_ledger()?;
@@ -85,13 +93,14 @@ pub fn gc(
         })
         .collect();
     drop(ledger);
-    let mut abandoned_removed = revision::remove_abandoned(&public)?;
+    let public = Public::open(site.public_dir())?;
     let now = clock.now();
-    let report = pointer::with_lock(&public, || {
-        abandoned_removed += pointer::remove_dead_swaps(&public) + revision::remove_trash(&public)?;
-        let current = pointer::read(&public)?.map(|p| p.dir);
+    let report = public.locked(|current| {
+        let abandoned_removed = public.tidied() + public.remove_leftovers()?;
+        let current = current.map(|p| p.dir);
         let grace_ms = i64::try_from(grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
-        let recent: HashSet<String> = pointer::retired(&public)
+        let recent: HashSet<String> = public
+            .retired()
             .into_iter()
             // A retirement "in the future" (a clock that went back) counts as recent.
             .filter(|r| grace_ms > 0 && now.0.saturating_sub(r.at_ms) < grace_ms)
@@ -100,7 +109,7 @@ pub fn gc(
         let mut kept = Vec::new();
         let mut removed = Vec::new();
         let mut in_grace = Vec::new();
-        for (i, id) in revision::list_complete(&public)?.into_iter().enumerate() {
+        for (i, id) in public.complete()?.into_iter().enumerate() {
             let name = id.to_string();
             if i < keep || Some(&name) == current.as_ref() || needed.contains(&name) {
                 kept.push(name);
@@ -110,7 +119,7 @@ pub fn gc(
                 in_grace.push(name);
                 continue;
             }
-            revision::remove(&public, &name)?;
+            public.remove(&name)?;
             removed.push(name);
         }
         Ok(GcReport {

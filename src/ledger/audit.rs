@@ -282,6 +282,23 @@ pub fn append_once(
     Ok(n == 1)
 }
 
+/// The receipt of local rollback `id` (subject `rollback:<id>`), written once: by the
+/// rollback right after it moves the pointer, else by the next build or rollback.
+pub fn rollback_receipt(
+    tx: &Tx<'_>,
+    at: crate::clock::Instant,
+    id: &str,
+    detail: &str,
+) -> Result<bool, LedgerError> {
+    append_once(
+        tx,
+        at,
+        AuditAction::Rollback,
+        &format!("rollback:{id}"),
+        detail,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

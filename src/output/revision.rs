@@ -64,8 +64,15 @@ pub struct Staging {
 }
 
 impl Staging {
+    /// A staging folder for revision `name` in `public/revisions/`.
     pub fn create(public: &Path, name: &str) -> Result<Staging, OutputError> {
-        let revisions = public.join(REVISIONS);
+        Staging::create_in(&public.join(REVISIONS), name)
+    }
+
+    /// A staging folder for `name` in `revisions` (a folder of its own: the preview's is the
+    /// site's state folder).
+    pub fn create_in(revisions: &Path, name: &str) -> Result<Staging, OutputError> {
+        let revisions = revisions.to_path_buf();
         std::fs::create_dir_all(&revisions).map_err(io_err(&revisions))?;
         let tmp = format!("{TMP_PREFIX}{name}-{}", uuid::Uuid::new_v4().simple());
         let lock_path = revisions.join(format!("{tmp}.lock"));
@@ -114,7 +121,8 @@ impl Staging {
 
 impl Staging {
     /// Writes the manifest and puts the directory at `target`, replacing what was there
-    /// (used for `public/preview`, which nothing points to).
+    /// (used for the preview, which nothing points to). `target` is beside the staging
+    /// folder (see [`Staging::create_in`]), so the renames stay on one file system.
     pub fn replace(mut self, manifest: &Manifest, target: &Path) -> Result<(), OutputError> {
         write_manifest(&self.path, manifest)?;
         let old = target.with_file_name(format!(".old-{}", uuid::Uuid::new_v4().simple()));
@@ -167,7 +175,12 @@ fn sync_filesystem(path: &Path) -> std::io::Result<()> {
 
 /// Removes temporary directories left by builds that died (their lock is free).
 pub fn remove_abandoned(public: &Path) -> Result<usize, OutputError> {
-    let revisions = public.join(REVISIONS);
+    remove_abandoned_in(&public.join(REVISIONS))
+}
+
+/// [`remove_abandoned`] for the staging folders in `revisions` (see [`Staging::create_in`]).
+pub fn remove_abandoned_in(revisions: &Path) -> Result<usize, OutputError> {
+    let revisions = revisions.to_path_buf();
     let Ok(entries) = std::fs::read_dir(&revisions) else {
         return Ok(0);
     };

@@ -473,15 +473,27 @@ fn preview_renders_embargoed_items_with_a_banner_and_is_never_pointed_to() {
     s.item(3, "2026-12-20");
     s.publish(NOW);
     s.build(&[]);
+    // What an older release left: its preview inside public/, where any copy of public/
+    // (rsync, an upload of the folder) would carry embargoed pages. The next build removes it.
+    std::fs::create_dir_all(s.path("public/preview/answers/3")).unwrap();
+    std::fs::write(s.path("public/preview/answers/3/index.html"), "embargoed").unwrap();
     let before = s.current_dir();
+    let public_before = tree(&s.path("public/revisions"));
     let p = s.build(&["--preview"]);
     assert_eq!(p["preview"], true);
     assert_eq!(p["pointer"], "none");
     assert_eq!(s.current_dir(), before);
-    let page = std::fs::read_to_string(s.path("public/preview/answers/3/index.html")).unwrap();
+    let page = std::fs::read_to_string(s.path(".fencepost/preview/answers/3/index.html")).unwrap();
     assert!(page.contains("PREVIEW"), "{page}");
     assert!(page.contains("Embargoed until 2026-12-21T00:10:00Z"));
-    assert_eq!(manifest(&s.path("public/preview"))["preview"], true);
+    assert_eq!(manifest(&s.path(".fencepost/preview"))["preview"], true);
+    assert_eq!(
+        p["path"],
+        s.path(".fencepost/preview").display().to_string()
+    );
+    // Nothing of the preview in public/: the old folder gone, no revision added.
+    assert!(!s.path("public/preview").exists());
+    assert_eq!(tree(&s.path("public/revisions")), public_before);
     assert!(!s.current_dir().join("answers/3").exists());
     assert!(!s.current_file("index.html").contains("PREVIEW"));
     // A second preview reuses unchanged files.

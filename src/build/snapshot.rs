@@ -1,0 +1,237 @@
+//! The steps of a build that read the ledger snapshot — its revision checked against the
+//! output, a revision found built already, the source read, bodies fetched as rendering needs
+//! them — and the record of what they made (manifest entries, the manifest, the report), in
+//! the order `build::run_with_progress` takes them.
+
+use super::destination::Destination;
+use super::render::Renderer;
+use super::reuse::Previous;
+use super::sink::{render_all, Bodies, DirSink, Stored};
+use super::source::{ledger_source, tree_source, Source, TreeCache};
+use super::{BrokenLink, BuildError, Progress, Report};
+use crate::clock::Clock;
+use crate::ledger::items::ItemId;
+use crate::ledger::{Ledger, Snapshot};
+use crate::output::manifest::{self, Entry, Manifest};
+use crate::output::pointer::PointerOutcome;
+use crate::output::public::Public;
+use crate::output::revision::RevisionId;
+use crate::site::Site;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The ledger's revision now, after finishing a rollback that died between moving the pointer
+/// and writing its audit entry; refused when the live revision is ahead of it (this ledger is
+/// not the one that built the output).
+pub(super) fn ledger_revision(ledger: &mut Ledger, public: &Public) -> Result<i64, BuildError> {
+    super::finish_rollback_receipt(ledger, public)?;
+    let now_at = ledger.revision()?;
+    public.not_ahead_of(now_at)?;
+    Ok(now_at)
+}
+
+/// A revision of this snapshot built complete already (a rerun with nothing new): its id,
+/// folder and the next embargo end. Its pages are not read.
+pub(super) struct Built {
+    id: RevisionId,
+    dir: PathBuf,
+    next_change_at: Option<crate::clock::Instant>,
+}
+
+/// The revision the snapshot would make, if it is built already (never for a preview or a
+/// `--full` build).
+pub(super) fn already_built(
+    snap: &Snapshot<'_>,
+    dest: &Destination,
+    fingerprint: &str,
+    full: bool,
+    now: crate::clock::Instant,
+) -> Result<Option<Built>, BuildError> {
+    let Some(public) = dest.public().filter(|_| !full) else {
+        return Ok(None);
+    };
+    let id = RevisionId::new(snap.revision()?, fingerprint);
+    if !public.is_built(&id) {
+        return Ok(None);
+    }
+    let next_change_at = snap.next_change(now)?;
+    Ok(Some(Built {
+        dir: public.revision_dir(&id),
+        id,
+        next_change_at,
+    }))
+}
+
+/// Points to a revision built already, once it is known to come from this ledger; its file
+/// list is counted, not parsed.
+pub(super) fn point_to_built(
+    built: Built,
+    public: &mut Public,
+    origin: &Origin,
+    clock: &Clock,
+) -> Result<Report, BuildError> {
+    let theirs = Manifest::read_ledger_id(&built.dir)?;
+    public.built_by(&built.id.to_string(), theirs.as_deref(), &origin.ledger_id)?;
+    let files = match crate::output::index::count(&built.dir) {
+        Ok(Some(n)) => n,
+        _ => Manifest::read(&built.dir)?.files.len(),
+    };
+    let swap = public.advance(&built.id, clock.now(), built.next_change_at)?;
+    Ok(Report {
+        revision: built.id.revision,
+        fingerprint: built.id.fingerprint,
+        path: built.dir.display().to_string(),
+        rendered: 0,
+        reused: 0,
+        next_change_at: built.next_change_at,
+        pointer: PointerOutcome::from(&swap),
+        already_built: true,
+        preview: false,
+        files,
+        broken_links: Vec::new(),
+        left_out: Vec::new(),
+        abandoned_removed: 0,
+        early_links: 0,
+    })
+}
+
+/// Where the snapshot comes from: the ledger's id and its audit tip, stamped on the manifest.
+pub(super) struct Origin {
+    pub(super) ledger_id: String,
+    audit_tip: crate::ledger::status::AuditTip,
+}
+
+impl Origin {
+    pub(super) fn read(snap: &Snapshot<'_>) -> Result<Origin, BuildError> {
+        Ok(Origin {
+            ledger_id: snap.ledger_id()?,
+            audit_tip: snap.anchor()?,
+        })
+    }
+}
+
+/// What is rendered: the ledger's public pages at the snapshot, or for a preview the content
+/// tree as it is now.
+pub(super) fn read_source(
+    site: &Site,
+    snap: &Snapshot<'_>,
+    dest: &Destination,
+    clock: &Clock,
+) -> Result<Source, BuildError> {
+    if dest.is_preview() {
+        let mut cache = TreeCache::default();
+        tree_source(site, snap.revision()?, clock.now(), &mut cache)
+    } else {
+        ledger_source(snap, site, clock.now())
+    }
+}
+
+/// Every file of a revision as rendered or reused, sorted by path.
+pub(super) struct Rendered {
+    pub(super) entries: Vec<Entry>,
+    /// Paths rendered anew (not reused): their links are always checked.
+    pub(super) fresh: HashSet<String>,
+    pub(super) reused: usize,
+}
+
+/// Renders every planned file into the sink; bodies come from the source (a preview's, in
+/// memory) or from the snapshot a chunk at a time, on this thread (the connection is not
+/// Sync).
+pub(super) fn render(
+    renderer: &Renderer<'_>,
+    sink: &DirSink<'_>,
+    planned: &[super::plan::Planned],
+    source: &Source,
+    snap: &Snapshot<'_>,
+    progress: Progress<'_>,
+) -> Result<Vec<(Stored, bool)>, BuildError> {
+    let mut fetch = |ids: &[i64]| -> Result<Bodies, BuildError> {
+        let mut out = HashMap::with_capacity(ids.len());
+        for &id in ids {
+            let body = match source.bodies.get(&id) {
+                Some(b) => Some(b.clone()),
+                None => snap.body(ItemId(id))?.map(Arc::from),
+            };
+            if let Some(b) = body {
+                out.insert(id, b);
+            }
+        }
+        Ok(out)
+    };
+    render_all(planned, sink, renderer, &mut fetch, progress)
+}
+
+/// The manifest entries of what was rendered, kept ones moved out of the previous manifest.
+pub(super) fn entries(outputs: Vec<(Stored, bool)>, mut prev: Option<&mut Previous>) -> Rendered {
+    let mut entries = Vec::with_capacity(outputs.len());
+    let mut fresh = HashSet::new();
+    let mut reused = 0;
+    for (stored, was_reused) in outputs {
+        let e = stored.into_entry(prev.as_mut().map(|(_, m)| m));
+        if was_reused {
+            reused += 1;
+        } else {
+            fresh.insert(e.path.clone());
+        }
+        entries.push(e);
+    }
+    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    Rendered {
+        entries,
+        fresh,
+        reused,
+    }
+}
+
+/// The manifest of a revision; a preview's names no ledger and no audit tip.
+pub(super) fn manifest(
+    id: &RevisionId,
+    preview: bool,
+    origin: &Origin,
+    broken: &[BrokenLink],
+    entries: Vec<Entry>,
+) -> Manifest {
+    Manifest {
+        revision: id.revision,
+        ledger_id: (!preview).then(|| origin.ledger_id.clone()),
+        audit_tip: (!preview).then(|| manifest::AuditAnchor {
+            seq: origin.audit_tip.seq,
+            hash: origin.audit_tip.hash.clone(),
+        }),
+        fingerprint: id.fingerprint.clone(),
+        preview,
+        broken_links: broken
+            .iter()
+            .map(|b| (b.page.clone(), b.link.clone()))
+            .collect(),
+        files: entries,
+    }
+}
+
+/// The report of a revision rendered and put in place, from its manifest.
+pub(super) fn report(
+    manifest: &Manifest,
+    dir: PathBuf,
+    reused: usize,
+    pointer: PointerOutcome,
+    next_change_at: Option<crate::clock::Instant>,
+    broken_links: Vec<BrokenLink>,
+) -> Report {
+    Report {
+        revision: manifest.revision,
+        fingerprint: manifest.fingerprint.clone(),
+        path: dir.display().to_string(),
+        rendered: manifest.files.len() - reused,
+        reused,
+        next_change_at,
+        pointer,
+        already_built: false,
+        preview: manifest.preview,
+        files: manifest.files.len(),
+        broken_links,
+        left_out: Vec::new(),
+        abandoned_removed: 0,
+        early_links: 0,
+    }
+}
