@@ -60,7 +60,7 @@ impl BucketError {
     }
 }
 
-pub(crate) use crate::store::retryable;
+use crate::store::retryable;
 
 #[cfg(test)]
 mod tests {

@@ -23,108 +23,24 @@
 //! deploying older work); stop at a parked operation; decide against the live pointer; plan,
 //! freeze, carry out.
 
-pub(crate) mod claim;
 pub use crate::bucket::layout;
-pub(crate) mod objects;
 mod pass;
-pub(crate) mod receipt;
 pub use crate::bucket::remote;
 mod saga;
-pub(crate) use saga::lost_lease;
 pub mod verify;
+
+// The target as every operation on it sees it (its name, owner, lease, objects, receipts).
+use crate::target::claim;
+pub use crate::target::{runtime, DeployError, Outcome, Plan, Repair};
 
 use crate::clock::Clock;
 use crate::ledger::deploys;
 use crate::ledger::lease::OwnerId;
-use crate::ledger::{Ledger, LedgerError};
+use crate::ledger::Ledger;
 use crate::output::pointer::PointerOutcome;
-use crate::output::OutputError;
 use crate::site::Site;
 use remote::Remote;
-use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
-
-#[derive(Debug, thiserror::Error)]
-pub enum DeployError {
-    #[error("no deploy target: pass --to URL or set deploy.to in fencepost.toml (s3://bucket/prefix, gs://…, az://…, file:///abs/path)")]
-    NoTarget,
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{dir} is preview output: previews are never deployed")]
-    Preview { dir: String },
-    #[error("{target} serves revision {live}; deploying {wanted} would move it backwards. That is `fencepost rollback {wanted} --to {target}`")]
-    Backwards {
-        target: String,
-        live: String,
-        wanted: String,
-    },
-    #[error("{target} serves {live}, a newer build of the same revision than {wanted}, which was live there before and was replaced: deploying it would move the target backwards (is this checkout's templates/ or fencepost.toml behind?). Update the checkout and rebuild, or `fencepost rollback {wanted} --to {target}` on purpose")]
-    Replaced {
-        target: String,
-        live: String,
-        wanted: String,
-    },
-    #[error("{target} belongs to ledger {theirs}, and this site's ledger is {ours}: its revisions are not this ledger's, so nothing was written there. Deploy from the ledger that owns it (the shared PostgreSQL ledger: ledger.url or FENCEPOST_LEDGER), or take the bucket over with `fencepost deploy --adopt` (audited)")]
-    ForeignBucket {
-        target: String,
-        theirs: String,
-        ours: String,
-    },
-    #[error("{target}: manifest {root} is incomplete, missing {missing}; nothing was moved. `fencepost deploy --repair` re-uploads what the local revision has")]
-    Incomplete {
-        target: String,
-        root: String,
-        missing: String,
-    },
-    #[error("{target}: {what}: another deploy, rollback or gc held the target for {waited_secs} s (deploy.wait_secs); try again when it is done (fencepost status)")]
-    Busy {
-        target: String,
-        what: String,
-        waited_secs: u64,
-    },
-    #[error(
-        "deploy --abandon {0}: no parked operation with that id; `fencepost status` lists them"
-    )]
-    NoSuchParkedToAbandon(String),
-    #[error("{dir} was built by ledger {theirs}, and this site's ledger is {ours}: a bucket's pointer names the ledger its root was built by, so nothing was written. Build the revision from this ledger (`fencepost build`), or deploy from the ledger that built it")]
-    ForeignRevision {
-        dir: String,
-        theirs: String,
-        ours: String,
-    },
-    #[error("nothing to deploy: {0}")]
-    NothingBuilt(String),
-    #[error("interrupted (shutting down): the next deploy resumes the operation")]
-    Interrupted,
-    #[error("deploy --retry {0}: no parked operation with that id (or another operation on its target is pending); `fencepost status` lists them")]
-    NoSuchParked(String),
-    #[error(transparent)]
-    Bucket(#[from] crate::bucket::BucketError),
-    #[error(transparent)]
-    Ledger(#[from] LedgerError),
-    #[error(transparent)]
-    Output(#[from] OutputError),
-}
-
-impl DeployError {
-    pub(crate) fn store(
-        remote: &Remote,
-        what: &str,
-        message: impl std::fmt::Display,
-    ) -> DeployError {
-        // What the bucket holds is not what the saga expects (a frozen plan that does not
-        // match, a root that does not hash to its name): trying again repeats it.
-        DeployError::Bucket(crate::bucket::BucketError::Store {
-            target: remote.url.clone(),
-            what: what.to_string(),
-            message: crate::bucket::remote::redact_userinfo(&message.to_string()),
-            retryable: false,
-        })
-    }
-}
+use serde::Serialize;
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -149,66 +65,6 @@ pub struct Options {
     pub owner: Option<OwnerId>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Deployed,
-    AlreadyDeployed,
-    Superseded,
-    SkippedLocked,
-    /// A rollback holds the target below this revision (`rollback --to`).
-    Held,
-    Failed,
-    /// The wait for another deploy of an older revision ran out: this one is not live.
-    NotLive,
-    /// A parked operation blocks this revision at the target (`--retry` or `--abandon`).
-    Parked,
-    /// `--abandon`: the parked operation is closed.
-    Abandoned,
-    /// `--repair`: what the live root lacked is in the bucket again.
-    Repaired,
-    /// Stopped on request (`fencepost run` shutting down) between steps; the next deploy
-    /// resumes it.
-    Interrupted,
-}
-
-impl Outcome {
-    fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Deployed => "deployed",
-            Outcome::AlreadyDeployed => "already_deployed",
-            Outcome::Superseded => "superseded",
-            Outcome::SkippedLocked => "skipped_locked",
-            Outcome::Held => "held",
-            Outcome::Failed => "failed",
-            Outcome::NotLive => "not_live",
-            Outcome::Parked => "parked",
-            Outcome::Abandoned => "abandoned",
-            Outcome::Repaired => "repaired",
-            Outcome::Interrupted => "interrupted",
-        }
-    }
-
-    /// Whether the command exits non-zero: the revision is not live and nobody else is
-    /// carrying it out.
-    pub fn is_failure(self) -> bool {
-        matches!(self, Outcome::Failed | Outcome::NotLive | Outcome::Parked)
-    }
-
-    fn parse(s: &str) -> Outcome {
-        match s {
-            "deployed" => Outcome::Deployed,
-            "already_deployed" => Outcome::AlreadyDeployed,
-            "superseded" => Outcome::Superseded,
-            "held" => Outcome::Held,
-            "skipped_locked" => Outcome::SkippedLocked,
-            "abandoned" => Outcome::Abandoned,
-            "repaired" => Outcome::Repaired,
-            _ => Outcome::Failed,
-        }
-    }
-}
-
 /// What a deploy did (the JSON of `fencepost deploy`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -227,46 +83,6 @@ pub struct Report {
     pub pointer: PointerOutcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-}
-
-/// The frozen plan of one operation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Plan {
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
-    /// `<R>-<B>` under `public/revisions/`.
-    pub dir: String,
-    /// sha256 of the manifest root. It content-addresses the shards, which list every file:
-    /// the revision's whole blob list is frozen through it.
-    pub root: String,
-    pub shards: Vec<String>,
-    /// The blobs to upload: (sha256, a path in the revision with those bytes, content type).
-    /// Every blob of the revision, unless `assumed` says which were known to be there.
-    pub blobs: Vec<(String, String, String)>,
-    /// The manifest the bucket's pointer named when planning, whose blobs and shards were
-    /// taken as present (so only the others are listed in `blobs`). Checked again when the
-    /// blobs go up; if the pointer moved meanwhile, the bucket is listed instead.
-    #[serde(default)]
-    pub assumed: Option<String>,
-    /// `--adopt`: the ledger whose bucket this operation takes over.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adopt: Option<String>,
-    /// `--repair`: the corrupt objects removed before `blobs` (what was missing or corrupt)
-    /// go up again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repair: Option<Repair>,
-}
-
-/// The corrupt objects a repair found in the live root.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Repair {
-    pub corrupt_blobs: Vec<String>,
-    pub corrupt_shards: Vec<String>,
-    /// The root itself did not hash to its name.
-    #[serde(default)]
-    pub corrupt_root: bool,
 }
 
 impl Report {
@@ -317,16 +133,6 @@ pub fn run(
     rt.block_on(run_on(site, clock, opts, &remote, progress))
 }
 
-pub fn runtime() -> Result<tokio::runtime::Runtime, DeployError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| DeployError::Io {
-            path: PathBuf::from("tokio runtime"),
-            source,
-        })
-}
-
 /// What one deploy run works with.
 struct Ctx<'a> {
     site: &'a Site,
@@ -354,17 +160,16 @@ impl Ctx<'_> {
 }
 
 impl Ctx<'_> {
+    /// This run's claim on the target.
+    fn claim(&self) -> claim::Claim<'_> {
+        claim::Claim::new(self.remote, &self.owner, &self.site.config.deploy)
+    }
+
     fn take_lease(
         &self,
         ledger: &mut Ledger,
     ) -> Result<Option<crate::ledger::lease::Lease>, DeployError> {
-        claim::take(
-            ledger,
-            self.clock,
-            &self.owner,
-            &self.remote.key,
-            self.site.config.deploy.lease_secs,
-        )
+        self.claim().take(ledger, self.clock)
     }
 }
 

@@ -41,7 +41,7 @@ pub mod status;
 
 use db::{Args, DbError, DbErrorKind, Dialect, Out, Row, Step};
 pub use location::{redact, Location};
-pub(crate) use runtime::OwnRuntime;
+use runtime::OwnRuntime;
 pub use snapshot::Snapshot;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 
 use super::remote::{Remote, RemotePointer};
 use super::saga::{self, missing_blobs};
-use super::{claim, layout, receipt, Ctx, DeployError, Options, Outcome, Plan, Report};
+use super::{layout, Ctx, DeployError, Options, Outcome, Plan, Report};
 use crate::clock::Instant;
 use crate::ledger::deploys::{self, Op};
 use crate::ledger::Ledger;
@@ -14,6 +14,7 @@ use crate::output::public::Public;
 use crate::output::revision::{RevisionId, REVISIONS};
 use crate::output::OutputError;
 use crate::site::Site;
+use crate::target::{claim, receipt};
 use claim::Aside;
 use std::collections::HashSet;
 use std::ops::ControlFlow;

@@ -11,12 +11,7 @@
 //! - Past the pointer step, a resumed operation checks that the pointer still names its root
 //!   (or that something newer replaced it); a move that was lost is made again.
 
-use super::claim::{self, owner_of};
 use super::layout;
-use super::objects::{
-    describe_missing, list_names, root_objects_missing, root_shards, shard_names, upload_blob,
-    upload_shards, UPLOADS, UPLOAD_CHUNK,
-};
 use super::remote::{Remote, RemotePointer};
 use super::{Ctx, DeployError, Outcome, Plan, Report};
 use crate::ledger::deploys::{self, Op, Step};
@@ -26,6 +21,12 @@ use crate::ledger::{audit, Ledger};
 use crate::output::manifest::{AuditAnchor, Manifest};
 use crate::output::pointer::{self, PointerOutcome};
 use crate::output::revision::REVISIONS;
+use crate::target::claim::{self, owner_of};
+use crate::target::lost_lease;
+use crate::target::objects::{
+    describe_missing, list_names, root_objects_missing, root_shards, shard_names, upload_blob,
+    upload_shards, UPLOADS, UPLOAD_CHUNK,
+};
 use futures_util::StreamExt;
 use std::collections::HashSet;
 use std::path::Path;
@@ -555,7 +556,7 @@ impl Run<'_, '_> {
             if outcome == Outcome::Deployed {
                 audit::append_once(tx, now, action, &subject, &detail)?;
             }
-            super::claim::close_passed(tx, &key, plan.revision, now)?;
+            claim::close_passed(tx, &key, plan.revision, now)?;
             Ok(true)
         })?;
         if recorded {
@@ -573,14 +574,6 @@ pub(super) fn decide(live: Option<&RemotePointer>, plan: &Plan) -> pointer::Deci
         live.and_then(|p| p.held_below),
         plan.revision,
         live.is_some_and(|p| p.replaced(plan.revision, &plan.fingerprint)),
-    )
-}
-
-pub(crate) fn lost_lease(remote: &Remote, what: &str) -> DeployError {
-    DeployError::store(
-        remote,
-        what,
-        "this run lost the deploy lease (another run took over); nothing more is written",
     )
 }
 

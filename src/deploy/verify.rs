@@ -7,14 +7,15 @@
 //! objects are removed, then everything missing goes up again from the local revision.
 
 use super::layout;
-use super::objects::{list_names, read_shard, shard_names};
 use super::remote::Remote;
 use super::saga;
-use super::{claim, Ctx, DeployError, Outcome, Plan, Repair, Report};
+use super::{Ctx, DeployError, Outcome, Plan, Repair, Report};
 use crate::ledger::deploys;
 use crate::ledger::Ledger;
 use crate::output::manifest::Manifest;
 use crate::output::revision::{self, REVISIONS};
+use crate::target::claim;
+use crate::target::objects::{list_names, read_shard, shard_names};
 use futures_util::StreamExt;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -261,16 +262,10 @@ async fn repair_round(
         ));
     }
     let plan = repair_plan(&found, &split, dir);
-    let held = claim::take_waiting(
-        ledger,
-        ctx.clock,
-        &ctx.owner,
-        remote,
-        ctx.site.config.deploy.lease_secs,
-        ctx.site.config.deploy.wait_secs(),
-        "repairing",
-    )
-    .await?;
+    let held = ctx
+        .claim()
+        .take_waiting(ledger, ctx.clock, "repairing")
+        .await?;
     let id = uuid::Uuid::new_v4().simple().to_string();
     let plan_json = serde_json::to_string(&plan).expect("plans serialise");
     let now = ctx.clock.now();

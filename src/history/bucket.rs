@@ -5,17 +5,14 @@
 mod gc;
 mod rollback;
 
+use crate::bucket::layout::{self, Root};
+use crate::bucket::remote::Remote;
 use crate::clock::Clock;
-pub use crate::deploy::objects::{read_entries, read_shard};
-use crate::deploy::remote::Remote;
-use crate::deploy::{
-    claim,
-    layout::{self, Root},
-    runtime, DeployError,
-};
 use crate::ledger::lease::{Lease, OwnerId};
 use crate::ledger::Ledger;
 use crate::site::Site;
+pub use crate::target::objects::{read_entries, read_shard};
+use crate::target::{claim, runtime, DeployError};
 pub use gc::{gc, RemoteGc};
 pub use rollback::{rollback, RemoteRollback};
 
@@ -70,16 +67,8 @@ fn with_target<T>(
         let live = remote.read_pointer().await?;
         claim::check_owner(&remote, live.as_ref().map(|(p, _)| p), &ours, false).await?;
         let owner = OwnerId::random();
-        let held = claim::take_waiting(
-            &mut ledger,
-            clock,
-            &owner,
-            &remote,
-            site.config.deploy.lease_secs,
-            site.config.deploy.wait_secs(),
-            what,
-        )
-        .await?;
+        let claim = claim::Claim::new(&remote, &owner, &site.config.deploy);
+        let held = claim.take_waiting(&mut ledger, clock, what).await?;
         let result = f(&mut ledger, &remote, &held, &ours).await;
         claim::release(&mut ledger, clock, &held);
         result

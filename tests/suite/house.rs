@@ -164,7 +164,12 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("settings and buckets", &["config", "bucket"]),
     // The site as a whole, its content and its Markdown.
     ("the site", &["site", "content", "markdown"]),
-    ("helpers of the steps", &["images", "results", "init"]),
+    // What the steps stand on: images, results, starters, and a deploy target (its name,
+    // owner, lease, objects and receipts) that deploy, rollback and gc share.
+    (
+        "what the steps stand on",
+        &["images", "results", "init", "target"],
+    ),
     // The data flow's steps: publish → build → deploy, and import beside them.
     ("the steps", &["publish", "build", "deploy", "import"]),
     // On finished revisions: rollback and gc, the origins and the editor's preview.

@@ -2,13 +2,13 @@
 //! manifest references, under the target's lease.
 
 use super::{read_entries, revisions, with_target, HeldRevision};
+use crate::bucket::remote::Remote;
 use crate::clock::{Clock, Instant};
-use crate::deploy::remote::Remote;
-use crate::deploy::DeployError;
 use crate::ledger::deploys;
 use crate::ledger::Ledger;
 use crate::output::revision::RevisionId;
 use crate::site::Site;
+use crate::target::DeployError;
 use serde::Serialize;
 use std::collections::HashSet;
 

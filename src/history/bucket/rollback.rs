@@ -2,16 +2,16 @@
 //! operation and audited.
 
 use super::{revisions, with_target, HeldRevision};
+use crate::bucket::remote::{Remote, RemotePointer};
 use crate::clock::Clock;
-use crate::deploy::receipt::{finish, RollbackPlan};
-use crate::deploy::remote::{Remote, RemotePointer};
-use crate::deploy::{objects, DeployError, Outcome};
 use crate::ledger::deploys::{self, Step};
 use crate::ledger::lease::Lease;
 use crate::ledger::Ledger;
 use crate::output::manifest::AuditAnchor;
 use crate::output::revision::RevisionId;
 use crate::site::Site;
+use crate::target::receipt::{finish, RollbackPlan};
+use crate::target::{objects, DeployError, Outcome};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -92,7 +92,7 @@ async fn rollback_held(
         .write(|tx| deploys::advance(tx, &id, Step::Planned, Step::Pointer, outcome, held, now))?;
     if !advanced {
         // A takeover: the run that holds the target now finishes this rollback's receipt.
-        return Err(crate::deploy::lost_lease(remote, "recording a rollback"));
+        return Err(crate::target::lost_lease(remote, "recording a rollback"));
     }
     crate::fail_point!("rollback.remote.after_pointer");
     let op = ledger

@@ -13,9 +13,10 @@
 //!   revision (and older ones) at that target until a person re-arms or abandons it, or a
 //!   newer revision goes live there, which closes it.
 
-use super::remote::{Remote, RemotePointer};
 use super::{DeployError, Plan};
+use crate::bucket::remote::{Remote, RemotePointer};
 use crate::clock::Clock;
+use crate::config::DeployConfig;
 use crate::ledger::deploys::{self, Op};
 use crate::ledger::lease::{self, Lease, LeaseKey, OwnerId};
 use crate::ledger::Ledger;
@@ -33,9 +34,11 @@ pub async fn owner_of(
     let Some(bytes) = remote.get(&Remote::root_key(&live.manifest)).await? else {
         return Ok(None);
     };
-    Ok(serde_json::from_slice::<super::layout::Root>(&bytes)
-        .ok()
-        .and_then(|r| r.ledger_id))
+    Ok(
+        serde_json::from_slice::<crate::bucket::layout::Root>(&bytes)
+            .ok()
+            .and_then(|r| r.ledger_id),
+    )
 }
 
 /// Refuses a bucket another ledger owns. With `adopt`, returns the ledger being taken over.
@@ -82,18 +85,6 @@ pub fn parked_blocking(
         .find(|op| op_revision(op) >= revision))
 }
 
-/// Tries to take the target's lease.
-pub fn take(
-    ledger: &mut Ledger,
-    clock: &Clock,
-    owner: &OwnerId,
-    target: &str,
-    secs: u64,
-) -> Result<Option<Lease>, DeployError> {
-    let now = clock.now();
-    Ok(ledger.write(|tx| lease::acquire(tx, &LeaseKey::Deploy(target), owner, now, secs))?)
-}
-
 /// Releases a lease; a failure only delays the next run until the lease expires.
 pub fn release(ledger: &mut Ledger, clock: &Clock, held: &Lease) {
     let now = clock.now();
@@ -116,30 +107,55 @@ pub fn name_target(ledger: &mut Ledger, remote: &Remote) -> Result<(), DeployErr
     Ok(())
 }
 
-/// Takes the target's lease, waiting up to `wait_secs` while another run holds it (gc and
-/// rollback use this: they never act beside a deploy).
-pub async fn take_waiting(
-    ledger: &mut Ledger,
-    clock: &Clock,
-    owner: &OwnerId,
-    remote: &Remote,
-    secs: u64,
-    wait_secs: u64,
-    what: &str,
-) -> Result<Lease, DeployError> {
-    let started = std::time::Instant::now();
-    loop {
-        if let Some(held) = take(ledger, clock, owner, &remote.key, secs)? {
-            return Ok(held);
+/// One run's claim on a target: the target, the run's owner id, and the terms from
+/// `[deploy]` (the lease's length; how long to wait for another run's). Deploy, repair,
+/// rollback and gc take the target's lease through it alike.
+pub struct Claim<'a> {
+    pub remote: &'a Remote,
+    pub owner: &'a OwnerId,
+    pub lease_secs: u64,
+    pub wait_secs: u64,
+}
+
+impl<'a> Claim<'a> {
+    pub fn new(remote: &'a Remote, owner: &'a OwnerId, terms: &DeployConfig) -> Claim<'a> {
+        Claim {
+            remote,
+            owner,
+            lease_secs: terms.lease_secs,
+            wait_secs: terms.wait_secs(),
         }
-        if started.elapsed().as_secs() >= wait_secs {
-            return Err(DeployError::Busy {
-                target: remote.url.clone(),
-                what: what.to_string(),
-                waited_secs: wait_secs,
-            });
+    }
+
+    /// Tries to take the target's lease.
+    pub fn take(&self, ledger: &mut Ledger, clock: &Clock) -> Result<Option<Lease>, DeployError> {
+        let (key, now) = (LeaseKey::Deploy(&self.remote.key), clock.now());
+        Ok(ledger.write(|tx| lease::acquire(tx, &key, self.owner, now, self.lease_secs))?)
+    }
+
+    /// Takes the target's lease, waiting up to `wait_secs` while another run holds it (gc,
+    /// rollback and repair: they never act beside a deploy). `what` names the operation in
+    /// the error when the wait runs out.
+    pub async fn take_waiting(
+        &self,
+        ledger: &mut Ledger,
+        clock: &Clock,
+        what: &str,
+    ) -> Result<Lease, DeployError> {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(held) = self.take(ledger, clock)? {
+                return Ok(held);
+            }
+            if started.elapsed().as_secs() >= self.wait_secs {
+                return Err(DeployError::Busy {
+                    target: self.remote.url.clone(),
+                    what: what.to_string(),
+                    waited_secs: self.wait_secs,
+                });
+            }
+            tokio::time::sleep(POLL).await;
         }
-        tokio::time::sleep(POLL).await;
     }
 }
 
@@ -168,7 +184,7 @@ pub fn aside(holder: Option<i64>, ours: i64) -> Aside {
 /// live there: nothing is left for them to do, and a parked gauge that never falls pages
 /// someone for ever. Each is closed as abandoned, with its audit entry naming the revision
 /// that went past it.
-pub(super) fn close_passed(
+pub fn close_passed(
     tx: &crate::ledger::Tx<'_>,
     target: &str,
     revision: i64,

@@ -2,8 +2,8 @@
 //! audit entry, written once, and its journal closed. Here, below the history module, because
 //! the deploy driver finishes a rollback that died before its receipt.
 
-use super::remote::Remote;
 use super::DeployError;
+use crate::bucket::remote::Remote;
 use crate::clock::Clock;
 use crate::ledger::deploys::{self, Step};
 use crate::ledger::{audit, Ledger};
@@ -12,18 +12,18 @@ use serde::{Deserialize, Serialize};
 
 /// The frozen plan of a rollback: which root the pointer goes to.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RollbackPlan {
-    pub(crate) revision: i64,
+pub struct RollbackPlan {
+    pub revision: i64,
     /// The build fingerprint B (`build` in JSON and on disk: a contract).
     #[serde(rename = "build")]
-    pub(crate) fingerprint: String,
-    pub(crate) root: String,
+    pub fingerprint: String,
+    pub root: String,
 }
 
 /// Writes a decided rollback's audit entry (once) and closes it. One that never moved the
 /// pointer is closed as superseded: a rollback decided earlier must not clobber what is live
 /// now.
-pub(crate) async fn finish(
+pub async fn finish(
     ledger: &mut Ledger,
     clock: &Clock,
     remote: &Remote,
@@ -35,7 +35,7 @@ pub(crate) async fn finish(
     let now = clock.now();
     // Every step is written under the target's lease: a run that lost it to a takeover
     // writes nothing more (the run that took over finishes the receipt).
-    let lost = || super::saga::lost_lease(remote, "finishing a rollback's receipt");
+    let lost = || super::lost_lease(remote, "finishing a rollback's receipt");
     if op.step == Step::Planned {
         let live = remote.read_pointer().await?;
         let there = live.is_some_and(|(p, _)| p.manifest == plan.root);

@@ -4,9 +4,9 @@
 //! every object a root names is there. Deploy, rollback, gc, repair and verify all go
 //! through these.
 
-use super::layout::{self, RemoteEntry, Root};
-use super::remote::Remote;
 use super::DeployError;
+use crate::bucket::layout::{self, RemoteEntry, Root};
+use crate::bucket::remote::Remote;
 use futures_util::StreamExt;
 use std::collections::HashSet;
 use std::path::Path;
