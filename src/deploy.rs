@@ -30,8 +30,8 @@ mod saga;
 pub mod verify;
 
 // The target as every operation on it sees it (its name, owner, lease, objects, receipts).
-use crate::target::claim;
-pub use crate::target::{runtime, DeployError, Outcome, Plan, Repair};
+use crate::targets::claim;
+pub use crate::targets::{runtime, DeployError, Outcome, Plan, Repair};
 
 use crate::clock::Clock;
 use crate::ledger::deploys;

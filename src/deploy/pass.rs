@@ -14,7 +14,7 @@ use crate::output::public::Public;
 use crate::output::revision::{RevisionId, REVISIONS};
 use crate::output::OutputError;
 use crate::site::Site;
-use crate::target::{claim, receipt};
+use crate::targets::{claim, receipt};
 use claim::Aside;
 use std::collections::HashSet;
 use std::ops::ControlFlow;

@@ -21,9 +21,9 @@ use crate::ledger::{audit, Ledger};
 use crate::output::manifest::{AuditAnchor, Manifest};
 use crate::output::pointer::{self, PointerOutcome};
 use crate::output::revision::REVISIONS;
-use crate::target::claim::{self, owner_of};
-use crate::target::lost_lease;
-use crate::target::objects::{
+use crate::targets::claim::{self, owner_of};
+use crate::targets::lost_lease;
+use crate::targets::objects::{
     describe_missing, list_names, root_objects_missing, root_shards, shard_names, upload_blob,
     upload_shards, UPLOADS, UPLOAD_CHUNK,
 };

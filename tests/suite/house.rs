@@ -168,7 +168,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     // owner, lease, objects and receipts) that deploy, rollback and gc share.
     (
         "what the steps stand on",
-        &["images", "results", "init", "target"],
+        &["images", "results", "init", "targets"],
     ),
     // The data flow's steps: publish → build → deploy, and import beside them.
     ("the steps", &["publish", "build", "deploy", "import"]),

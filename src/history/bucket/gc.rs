@@ -8,7 +8,7 @@ use crate::ledger::deploys;
 use crate::ledger::Ledger;
 use crate::output::revision::RevisionId;
 use crate::site::Site;
-use crate::target::DeployError;
+use crate::targets::DeployError;
 use serde::Serialize;
 use std::collections::HashSet;
 

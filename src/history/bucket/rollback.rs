@@ -10,8 +10,8 @@ use crate::ledger::Ledger;
 use crate::output::manifest::AuditAnchor;
 use crate::output::revision::RevisionId;
 use crate::site::Site;
-use crate::target::receipt::{finish, RollbackPlan};
-use crate::target::{objects, DeployError, Outcome};
+use crate::targets::receipt::{finish, RollbackPlan};
+use crate::targets::{objects, DeployError, Outcome};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -92,7 +92,7 @@ async fn rollback_held(
         .write(|tx| deploys::advance(tx, &id, Step::Planned, Step::Pointer, outcome, held, now))?;
     if !advanced {
         // A takeover: the run that holds the target now finishes this rollback's receipt.
-        return Err(crate::target::lost_lease(remote, "recording a rollback"));
+        return Err(crate::targets::lost_lease(remote, "recording a rollback"));
     }
     crate::fail_point!("rollback.remote.after_pointer");
     let op = ledger
