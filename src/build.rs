@@ -18,14 +18,17 @@
 //! or memory), then the link check and, on disk, the manifest and the pointer.
 
 mod bundles;
+mod check;
 mod destination;
 pub mod fingerprint;
 mod inputs;
 pub mod links;
 mod memory;
+pub mod page;
 pub mod plan;
 mod prelink;
 mod render;
+mod report;
 mod reuse;
 mod sink;
 mod snapshot;
@@ -35,156 +38,19 @@ pub mod terms;
 pub mod view;
 pub mod xml;
 
-use crate::clock::{Clock, Instant};
-use crate::config::collections::{Collection, Collections, IdKind, OnWithdraw};
-use crate::content::{self, ContentError, ImageSource};
-use crate::ledger::{self, LedgerError};
-use crate::output::manifest::{self, Entry, Manifest};
-use crate::output::pointer;
-use crate::output::public::Public;
+use crate::clock::Clock;
 use crate::output::revision::RevisionId;
-use crate::output::OutputError;
 use crate::site::Site;
-use chrono::NaiveDate;
 use destination::Destination;
 use inputs::SiteInputs;
-pub use memory::{preview_in_memory, MemoryFile, MemoryReport, MemorySite};
-use plan::{CopyInput, CopySource, Job, PageInput, Planned};
+pub use memory::{preview_in_memory, MemoryReport};
 use render::Renderer;
+use report::Phases;
+pub use report::{BrokenLink, BuildError, LeftOut, Options, Progress, Report};
 use reuse::Reuse;
-use serde::Serialize;
 use sink::DirSink;
+pub use sink::{MemoryFile, MemorySite};
 pub use source::TreeCache;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use view::{IdView, ItemPage, PlainView, SiteView};
-
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("template {path}: {message}")]
-    Template { path: PathBuf, message: String },
-    #[error("missing template {dir}/{name}: this site needs {required}", dir = dir.display())]
-    MissingTemplate {
-        name: String,
-        dir: PathBuf,
-        required: String,
-    },
-    #[error("rendering {output} with {template}: {message}")]
-    Render {
-        template: String,
-        output: String,
-        message: String,
-    },
-    #[error("{path}: {why}")]
-    PlainPage { path: PathBuf, why: String },
-    #[error("two sources write {path}: {why}")]
-    Collision { path: String, why: String },
-    #[error("{count} broken internal link(s), first: {first} (--strict makes these fatal; nothing was swapped)")]
-    BrokenLinks { count: usize, first: String },
-    #[error("rendering {output}: the ledger snapshot has no body for item {item}; nothing was swapped (run `fencepost verify`, then build again)")]
-    MissingBody { item: String, output: String },
-    #[error("{path}: {why}")]
-    Input { path: PathBuf, why: String },
-    #[error(transparent)]
-    Content(#[from] ContentError),
-    #[error(transparent)]
-    Ledger(#[from] LedgerError),
-    #[error(transparent)]
-    Output(#[from] OutputError),
-}
-
-fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> BuildError {
-    let path = path.into();
-    move |source| BuildError::Io { path, source }
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// Render the content tree as it is now, embargoed items included, into
-    /// `.fencepost/preview/` (outside `public/`).
-    pub preview: bool,
-    /// Broken internal links are fatal.
-    pub strict: bool,
-    /// Render everything; reuse nothing from the previous revision.
-    pub full: bool,
-}
-
-/// A page the build left out rather than fail the whole revision for one source: an item
-/// whose URL another file of the site has, a path that cannot be written, a plain page that
-/// does not read. Everything else is built and put in place; the command exits non-zero.
-#[derive(Debug, Clone, Serialize)]
-pub struct LeftOut {
-    /// The item (`collection/id`) or the file (`content/about.md`) left out.
-    pub what: String,
-    /// The output path it would have had, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    pub why: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct BrokenLink {
-    pub page: String,
-    pub link: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
-    pub path: String,
-    pub rendered: usize,
-    pub reused: usize,
-    pub next_change_at: Option<Instant>,
-    /// `moved`, `unchanged`, `kept_higher` (the pointer names a higher revision) or
-    /// `none` (preview).
-    pub pointer: pointer::PointerOutcome,
-    /// The revision directory already existed complete; nothing was rendered.
-    pub already_built: bool,
-    pub preview: bool,
-    pub files: usize,
-    pub broken_links: Vec<BrokenLink>,
-    /// Pages left out of this revision, each named with why (see [`LeftOut`]).
-    pub left_out: Vec<LeftOut>,
-    /// Temporary directories of dead builds removed before this one.
-    pub abandoned_removed: usize,
-    /// Files of the previous revision hard-linked while the snapshot was read and the plan
-    /// made (see `prelink.rs`), before the plan removed the ones it did not keep.
-    pub early_links: usize,
-}
-
-pub(crate) fn content_key(s: &str) -> String {
-    content::sha256_hex(s.as_bytes())
-}
-
-/// Logs how long each phase took (at `-v`).
-struct Phases(std::time::Instant);
-
-impl Phases {
-    fn start() -> Phases {
-        Phases(std::time::Instant::now())
-    }
-
-    fn mark(&mut self, phase: &str) {
-        tracing::info!(
-            phase,
-            ms = self.0.elapsed().as_millis() as u64,
-            "build phase done"
-        );
-        self.0 = std::time::Instant::now();
-    }
-}
-
-/// Reports progress to the caller (the CLI draws a bar): (files done, files in all).
-pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
 pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildError> {
     run_with_progress(site, clock, opts, &|_, _| {})
@@ -254,7 +120,7 @@ pub fn run_with_progress(
     drop(snap);
     phases.mark("render and link");
     crate::fail_point!("build.after_render");
-    let broken = links::link_check(&rendered, prev.as_ref(), opts.strict)?;
+    let broken = check::link_check(&rendered, prev.as_ref(), opts.strict)?;
     phases.mark("link check");
     let reused = rendered.reused;
     let manifest = snapshot::manifest(&id, preview, &origin, &broken, rendered.entries);
@@ -270,15 +136,4 @@ pub fn run_with_progress(
         left_out,
         ..report
     })
-}
-
-/// Writes the audit entry of a journaled rollback if it is missing (once: the entry's subject
-/// names the rollback), then marks the journal audited. A build does this first, so a
-/// rollback that died between moving the pointer and writing its entry loses no receipt.
-fn finish_rollback_receipt(ledger: &mut ledger::Ledger, public: &Public) -> Result<(), BuildError> {
-    if let Some((journal, detail)) = public.unaudited_rollback() {
-        ledger.write(|tx| ledger::audit::rollback_receipt(tx, journal.at, &journal.id, &detail))?;
-        public.rollback_audited(&journal.id)?;
-    }
-    Ok(())
 }

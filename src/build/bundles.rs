@@ -3,8 +3,9 @@
 //! only when the file still has the bytes the ledger recorded for the page. A file edited
 //! since it was published is left out and named (`left_out`), never shipped unpublished.
 
-use super::plan::{url_to_path, CopySource, PageInput, ResourceInput};
-use super::LeftOut;
+use super::page::PageInput;
+use super::plan::{url_to_path, CopySource, ResourceInput};
+use super::report::LeftOut;
 use crate::config::collections::Collections;
 use crate::content::bundle;
 use std::path::Path;

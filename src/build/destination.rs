@@ -2,7 +2,7 @@
 //! `public/` (owned by [`Public`], the pointer moved after), or the preview's folder outside
 //! it. Everything that differs between the two is here, so the driver asks no flag twice.
 
-use super::BuildError;
+use super::report::BuildError;
 use crate::clock::Instant;
 use crate::output::manifest::Manifest;
 use crate::output::pointer::PointerOutcome;

@@ -3,7 +3,7 @@
 //! publication revision R goes to `revisions/<R>-<B>/`, so a template change with no new
 //! publication still gets a new directory (and new cache keys).
 
-use super::BuildError;
+use super::report::BuildError;
 use crate::site::Site;
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -164,7 +164,7 @@ pub struct Assets {
     /// path under static/ → the hashed URL (`/css/site.0123456789abcdef.css`)
     pub urls: std::collections::BTreeMap<String, String>,
     /// The hashed copies to write.
-    pub copies: Vec<super::plan::CopyInput>,
+    pub copies: Vec<super::page::CopyInput>,
 }
 
 /// The hashed name of a static file: its sha256's first 16 hex digits before the extension.
@@ -188,7 +188,7 @@ pub fn hashed_path(path: &str, sha256: &str) -> String {
 /// change), editing any other static file re-renders only that file.
 pub fn referenced_assets(
     templates: &[(String, String)],
-    statics: &[super::plan::CopyInput],
+    statics: &[super::page::CopyInput],
 ) -> Assets {
     let mut wanted: std::collections::BTreeSet<String> = Default::default();
     let mut all = false;
@@ -209,7 +209,7 @@ pub fn referenced_assets(
         }
         let hashed = hashed_path(&c.path, &c.sha256);
         assets.urls.insert(c.path.clone(), format!("/{hashed}"));
-        assets.copies.push(super::plan::CopyInput {
+        assets.copies.push(super::page::CopyInput {
             path: hashed,
             source: c.source.clone(),
             sha256: c.sha256.clone(),
@@ -234,7 +234,7 @@ fn literal_path_arg(args: &str) -> Option<&str> {
 pub fn compute(
     site: &Site,
     files: &SiteFiles,
-    statics: &[super::plan::CopyInput],
+    statics: &[super::page::CopyInput],
     assets: &Assets,
 ) -> Fingerprints {
     let mut h = Sha256::new();
@@ -276,7 +276,7 @@ fn hash_texts(h: &mut Sha256, files: &[(String, String)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::plan::{CopyInput, CopySource};
+    use crate::build::page::{CopyInput, CopySource};
     use std::sync::Arc;
 
     fn copy(path: &str, sha: &str) -> CopyInput {

@@ -1,10 +1,11 @@
 //! The site's own inputs (static files, templates, plain pages, config), read and hashed once,
 //! and the plan of every file of the site made from them and a source.
 
+use super::plan::safe_rel;
 use super::plan::{self, CopyInput, Job, Planned};
-use super::sink::safe_rel;
+use super::report::{BuildError, LeftOut};
 use super::source::{plain_pages, static_copies, Source};
-use super::{fingerprint, templates, BuildError, LeftOut};
+use super::{fingerprint, templates};
 use crate::site::Site;
 
 /// The site's own inputs — static files, templates, plain pages, config — read and hashed

@@ -3,31 +3,13 @@
 
 use super::inputs::SiteInputs;
 use super::render::Renderer;
-use super::sink::{render_all, Bodies, MemorySink};
+use super::report::{BuildError, Phases};
+use super::sink::{render_all, Bodies, MemorySink, MemorySite};
 use super::source::{tree_source, TreeCache};
-use super::{BuildError, Phases};
 use crate::clock::Clock;
 use crate::site::Site;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::Arc;
-
-/// One file of an in-memory preview.
-#[derive(Debug, Clone)]
-pub struct MemoryFile {
-    pub key: String,
-    pub bytes: Arc<Vec<u8>>,
-    pub sha256: String,
-    pub content_type: &'static str,
-}
-
-/// A whole preview site in memory (watch mode): path → file.
-#[derive(Debug, Clone, Default)]
-pub struct MemorySite {
-    pub revision: i64,
-    pub fingerprint: String,
-    pub files: HashMap<String, MemoryFile>,
-}
 
 /// What an in-memory preview build did.
 #[derive(Debug, Clone, Serialize)]

@@ -12,6 +12,7 @@ mod beside;
 mod keys;
 mod taxonomy;
 
+pub use super::page::{CopyInput, CopySource, PageInput, ResourceInput};
 use super::view::{
     ArchiveLink, CollectionView, Entries, HomeView, IdView, ItemPage, ListIndexView, ListView,
     PlainView,
@@ -23,75 +24,20 @@ use crate::output::manifest::CacheClass;
 use keys::{entries_key, key, link, list_key};
 pub use keys::{hash_item, item_key};
 use rayon::prelude::*;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Items per sitemap chunk: the sitemap protocol allows 50,000 URLs a file.
 pub const SITEMAP_CHUNK: i64 = 50_000;
 
-/// One public item page, as the plan needs it.
-#[derive(Debug, Clone)]
-pub struct PageInput {
-    /// The view, without prev/next (the plan fills them in).
-    pub view: ItemPage,
-    /// The commit that first published it.
-    pub first_published_at: Instant,
-    /// The commit of its last change.
-    pub updated_at: Instant,
-    /// Its date: the instant it was due (never when a publisher happened to commit it), by
-    /// which lists, feeds and prev/next order it.
-    pub due: Instant,
-    /// When it last changed, as the public saw it: the later of `due` and the commit of its
-    /// last change after it went public (its first publication is no change). The same
-    /// content gives the same instant whenever and wherever it was published.
-    pub changed: Instant,
-    /// Its collection: an index into [`Collections::list`].
-    pub coll: usize,
-    /// The date it is ordered by in its collection: its day, or the date it was due.
-    pub date: chrono::NaiveDate,
-}
-
-impl PageInput {
-    /// Its place among all pages: by collection, then its date (the instant it was due),
-    /// then id. Prev/next links follow it.
-    pub fn order(&self) -> (usize, Instant, &IdView) {
-        (self.coll, self.due, &self.view.id)
-    }
-}
-
-/// Where the bytes of a copied file come from.
-#[derive(Debug, Clone)]
-pub enum CopySource {
-    /// A content-addressed blob of the image store: it never changes in place, so a revision
-    /// may hard-link it.
-    Blob(PathBuf),
-    /// Bytes read, and hashed, when the build started: files an editor can rewrite
-    /// (`static/`, preview images under `content/`). Writing these very bytes keeps the
-    /// manifest's sha256, the reuse key and the build fingerprint true of what the revision
-    /// holds, even when the file is rewritten while the build runs; a hard link would even
-    /// let a later edit reach into a finished revision.
-    Bytes(Arc<Vec<u8>>),
-}
-
-/// A file copied as is: a static file or a stored image.
-#[derive(Debug, Clone)]
-pub struct CopyInput {
-    pub path: String,
-    pub source: CopySource,
-    /// A content hash of the bytes (sha256), so equal sources are reused across builds.
-    pub sha256: String,
-    /// The path names the bytes (a content hash in the name): caches may keep it for a year.
-    pub immutable_url: bool,
-}
-
-/// A file of a page bundle, copied beside its page (see `build/bundles.rs`).
-#[derive(Debug, Clone)]
-pub struct ResourceInput {
-    /// Its page's item, `collection/id`.
-    pub of: String,
-    pub path: String,
-    pub source: CopySource,
-    pub sha256: String,
+/// Checks that a planned path stays inside the output root.
+pub(crate) fn safe_rel(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && !path.contains('\0')
+        && std::path::Path::new(path)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
 /// A feed: the site-wide one (`coll` None), a collection's or a term's.
@@ -335,7 +281,7 @@ fn notices_and_plain_pages(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
         out.push(planned(path, Job::Notice(i), CacheClass::Gone, k));
     }
     for p in inp.plain {
-        let k = key(b, "plain", p, &super::content_key(&p.body_html));
+        let k = key(b, "plain", p, &super::report::content_key(&p.body_html));
         let path = url_to_path(&p.url);
         out.push(planned(path, Job::Plain(p.clone()), CacheClass::Content, k));
     }
@@ -570,7 +516,7 @@ fn sitemap_chunks(
         by_chunk
             .entry(chunk)
             .or_default()
-            .push((p.view.url.clone(), Some(super::source::date_of(p.changed))));
+            .push((p.view.url.clone(), Some(super::page::date_of(p.changed))));
     }
     for (chunk, urls) in by_chunk {
         let path = format!("sitemaps/{}-{chunk}.xml", coll.name);

@@ -13,7 +13,7 @@
 //! The links are made relative to open directory descriptors (`mkdirat`, `linkat`), so the
 //! kernel walks two or three path components per file, not the whole absolute path.
 
-use super::{io, BuildError};
+use super::report::{io, BuildError};
 use crate::output::index;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::collections::HashMap;
@@ -179,7 +179,7 @@ impl Prelinked {
         };
         // The index is a file on disk like any other: a path that would leave the output
         // folder (absolute, `..`) is never linked, nor later removed.
-        paths.retain(|p| super::sink::safe_rel(p));
+        paths.retain(|p| super::plan::safe_rel(p));
         let (Some(from), Some(to)) = (open_dir(prev), open_dir(staging)) else {
             return nothing;
         };

@@ -1,7 +1,15 @@
 //! The renderer: tera templates, feeds, sitemaps, robots.txt — what one planned file's bytes
 //! are. The pipeline that calls it, and where the bytes go, are in `sink.rs`.
 
-use super::*;
+use super::page::PageInput;
+use super::plan::{self, Job, Planned};
+use super::report::BuildError;
+use super::view::{self, ItemPage, PlainView, SiteView};
+use super::{templates, xml};
+use crate::config::collections::Collections;
+use crate::site::Site;
+use serde::Serialize;
+use std::sync::Arc;
 
 /// Renders one planned file.
 pub(super) struct Renderer<'a> {

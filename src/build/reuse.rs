@@ -5,7 +5,7 @@
 
 use super::destination::Destination;
 use super::prelink::{Early, Prelinked};
-use super::BuildError;
+use super::report::BuildError;
 use crate::output::manifest::Manifest;
 use crate::output::revision::{RevisionId, Staging};
 use std::path::{Path, PathBuf};

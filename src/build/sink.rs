@@ -2,9 +2,16 @@
 //! for `build` (reused files hard-linked from the previous revision), memory for watch mode's
 //! preview — and the file operations it needs.
 
+use super::plan::{CopySource, Job, Planned};
 use super::render::{body_ids, Renderer};
-use super::*;
+use super::report::{io, BuildError, Progress};
+use super::{links, prelink};
+use crate::content;
+use crate::output::manifest::{self, Entry, Manifest};
 use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Puts a copied input at `dst` and returns its size: a blob is linked, bytes read when the
 /// build started are written as they are (see [`CopySource`]).
@@ -21,15 +28,21 @@ pub(super) fn copy_input(source: &CopySource, dst: &Path) -> Result<u64, BuildEr
     }
 }
 
-/// Checks that a planned path stays inside the output root.
-pub(super) fn safe_rel(path: &str) -> bool {
-    !path.is_empty()
-        && !path.starts_with('/')
-        && !path.contains('\\')
-        && !path.contains('\0')
-        && Path::new(path)
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)))
+/// One file of an in-memory preview.
+#[derive(Debug, Clone)]
+pub struct MemoryFile {
+    pub key: String,
+    pub bytes: Arc<Vec<u8>>,
+    pub sha256: String,
+    pub content_type: &'static str,
+}
+
+/// A whole preview site in memory (watch mode): path → file.
+#[derive(Debug, Clone, Default)]
+pub struct MemorySite {
+    pub revision: i64,
+    pub fingerprint: String,
+    pub files: HashMap<String, MemoryFile>,
 }
 
 pub(super) fn place(root: &Path, rel: &str) -> Result<PathBuf, BuildError> {

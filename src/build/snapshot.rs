@@ -5,10 +5,10 @@
 
 use super::destination::Destination;
 use super::render::Renderer;
+use super::report::{BrokenLink, BuildError, Progress, Report};
 use super::reuse::Previous;
 use super::sink::{render_all, Bodies, DirSink, Stored};
 use super::source::{ledger_source, tree_source, Source, TreeCache};
-use super::{BrokenLink, BuildError, Progress, Report};
 use crate::clock::Clock;
 use crate::ledger::items::ItemId;
 use crate::ledger::{Ledger, Snapshot};
@@ -25,10 +25,23 @@ use std::sync::Arc;
 /// and writing its audit entry; refused when the live revision is ahead of it (this ledger is
 /// not the one that built the output).
 pub(super) fn ledger_revision(ledger: &mut Ledger, public: &Public) -> Result<i64, BuildError> {
-    super::finish_rollback_receipt(ledger, public)?;
+    finish_rollback_receipt(ledger, public)?;
     let now_at = ledger.revision()?;
     public.not_ahead_of(now_at)?;
     Ok(now_at)
+}
+
+/// Writes the audit entry of a journaled rollback if it is missing (once: the entry's subject
+/// names the rollback), then marks the journal audited. A build does this first, so a
+/// rollback that died between moving the pointer and writing its entry loses no receipt.
+fn finish_rollback_receipt(ledger: &mut Ledger, public: &Public) -> Result<(), BuildError> {
+    if let Some((journal, detail)) = public.unaudited_rollback() {
+        ledger.write(|tx| {
+            crate::ledger::audit::rollback_receipt(tx, journal.at, &journal.id, &detail)
+        })?;
+        public.rollback_audited(&journal.id)?;
+    }
+    Ok(())
 }
 
 /// A revision of this snapshot built complete already (a rerun with nothing new): its id,

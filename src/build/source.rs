@@ -2,8 +2,20 @@
 //! as it is now, parsed files kept between watch-mode rebuilds; and the site's other inputs
 //! (plain pages, static files).
 
-use super::*;
+use super::fingerprint;
+use super::page::{date_of, CopyInput, CopySource, PageInput};
+use super::report::{io, BuildError};
+use super::view::{IdView, ItemPage, PlainView};
+use crate::clock::Instant;
+use crate::config::collections::{Collection, Collections, IdKind, OnWithdraw};
+use crate::content::{self, ContentError, ImageSource};
+use crate::ledger;
+use crate::site::Site;
+use chrono::NaiveDate;
 use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
 
 /// Where a build gets its pages from.
 pub(super) struct Source {
@@ -15,10 +27,6 @@ pub(super) struct Source {
     pub(super) next_change_at: Option<Instant>,
     /// Bodies already in memory (preview); the ledger build fetches them in chunks.
     pub(super) bodies: HashMap<i64, Arc<str>>,
-}
-
-pub(super) fn date_of(t: Instant) -> String {
-    t.to_datetime().date_naive().to_string()
 }
 
 pub(super) fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) -> Option<CopyInput> {
@@ -434,7 +442,7 @@ pub(super) fn plain_pages(
     files: &fingerprint::SiteFiles,
     collections: &Collections,
     markdown: &crate::config::MarkdownConfig,
-) -> (Vec<PlainView>, Vec<super::LeftOut>) {
+) -> (Vec<PlainView>, Vec<super::report::LeftOut>) {
     let reserved = content::plain::reserved_names(collections);
     let mut out = Vec::new();
     let mut left_out = Vec::new();
@@ -447,7 +455,7 @@ pub(super) fn plain_pages(
                 body_html: crate::markdown::render(&p.body, markdown).body_html,
                 slug: p.slug,
             }),
-            Err(e) => left_out.push(super::LeftOut {
+            Err(e) => left_out.push(super::report::LeftOut {
                 what: rel.clone(),
                 path: None,
                 why: e.to_string(),

@@ -1,7 +1,7 @@
 //! Loading the site's tera templates (autoescape on for `.html`) with errors that name the
 //! file and line.
 
-use super::BuildError;
+use super::report::BuildError;
 use crate::config::collections::Collections;
 use std::path::Path;
 

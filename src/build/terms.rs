@@ -2,7 +2,7 @@
 //! exists exactly while one of its items is public, so a tag used only by an embargoed,
 //! withdrawn or expired item has no page, no index entry, no count and no feed. Pure.
 
-use super::plan::PageInput;
+use super::page::PageInput;
 use crate::config::collections::Collections;
 use crate::config::taxonomies::term_slug;
 use std::collections::BTreeMap;

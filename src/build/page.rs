@@ -1,0 +1,78 @@
+//! What the plan takes in besides the site's configuration: each public item page (its view
+//! and the instants that order and key it), each file copied as it is, each bundle file. Below
+//! the plan, the sources that make these and the taxonomy terms alike.
+
+use super::view::{IdView, ItemPage};
+use crate::clock::Instant;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// One public item page, as the plan needs it.
+#[derive(Debug, Clone)]
+pub struct PageInput {
+    /// The view, without prev/next (the plan fills them in).
+    pub view: ItemPage,
+    /// The commit that first published it.
+    pub first_published_at: Instant,
+    /// The commit of its last change.
+    pub updated_at: Instant,
+    /// Its date: the instant it was due (never when a publisher happened to commit it), by
+    /// which lists, feeds and prev/next order it.
+    pub due: Instant,
+    /// When it last changed, as the public saw it: the later of `due` and the commit of its
+    /// last change after it went public (its first publication is no change). The same
+    /// content gives the same instant whenever and wherever it was published.
+    pub changed: Instant,
+    /// Its collection: an index into `Collections::list`.
+    pub coll: usize,
+    /// The date it is ordered by in its collection: its day, or the date it was due.
+    pub date: chrono::NaiveDate,
+}
+
+impl PageInput {
+    /// Its place among all pages: by collection, then its date (the instant it was due),
+    /// then id. Prev/next links follow it.
+    pub fn order(&self) -> (usize, Instant, &IdView) {
+        (self.coll, self.due, &self.view.id)
+    }
+}
+
+/// Where the bytes of a copied file come from.
+#[derive(Debug, Clone)]
+pub enum CopySource {
+    /// A content-addressed blob of the image store: it never changes in place, so a revision
+    /// may hard-link it.
+    Blob(PathBuf),
+    /// Bytes read, and hashed, when the build started: files an editor can rewrite
+    /// (`static/`, preview images under `content/`). Writing these very bytes keeps the
+    /// manifest's sha256, the reuse key and the build fingerprint true of what the revision
+    /// holds, even when the file is rewritten while the build runs; a hard link would even
+    /// let a later edit reach into a finished revision.
+    Bytes(Arc<Vec<u8>>),
+}
+
+/// A file copied as is: a static file or a stored image.
+#[derive(Debug, Clone)]
+pub struct CopyInput {
+    pub path: String,
+    pub source: CopySource,
+    /// A content hash of the bytes (sha256), so equal sources are reused across builds.
+    pub sha256: String,
+    /// The path names the bytes (a content hash in the name): caches may keep it for a year.
+    pub immutable_url: bool,
+}
+
+/// A file of a page bundle, copied beside its page (see `build/bundles.rs`).
+#[derive(Debug, Clone)]
+pub struct ResourceInput {
+    /// Its page's item, `collection/id`.
+    pub of: String,
+    pub path: String,
+    pub source: CopySource,
+    pub sha256: String,
+}
+
+/// A page's date as templates show it (`2026-12-02`).
+pub(super) fn date_of(t: Instant) -> String {
+    t.to_datetime().date_naive().to_string()
+}
