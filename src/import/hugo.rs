@@ -63,6 +63,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         }
     }
     let content_dir = content_dir(&table, name, plan);
+    plan.report.skip(name, None, "feed URLs", "Hugo's RSS feeds were at …/index.xml; fencepost writes …/atom.xml and …/rss.xml beside each list: redirect the old URLs at your host, or tell subscribers");
     for (key, why) in [
         ("menu", "menus are templates' business: write them into templates/base.html"),
         ("menus", "menus are templates' business: write them into templates/base.html"),
@@ -121,7 +122,7 @@ pub(super) fn plan_with(
     now: crate::clock::Instant,
 ) -> Result<Plan, ImportError> {
     config.root_posts = root_posts(src, &config);
-    let pages = collect(src, &config, &mut plan)?;
+    let (pages, page_sizes) = collect(src, &config, &mut plan)?;
     let sections: BTreeSet<String> = pages.iter().filter_map(|p| p.section.clone()).collect();
     let urls: BTreeMap<String, String> = pages
         .iter()
@@ -140,7 +141,7 @@ pub(super) fn plan_with(
     }
     plan.put(
         "fencepost.toml",
-        super::site_config::text(&config, &sections, &pages),
+        super::site_config::text(&config, &sections, &pages, &page_sizes),
     );
     plan.report.collections = sections.into_iter().collect();
     plan.report.taxonomies = config.taxonomies.clone();
@@ -197,9 +198,15 @@ fn headless_bundles(
     Ok(out)
 }
 
-/// Every page of `content/` that can be imported; the others are reported.
-fn collect(src: &Path, config: &Config, plan: &mut Plan) -> Result<Vec<Page>, ImportError> {
+/// Every page of the content folder that can be imported (the others are reported), and the
+/// page size each section's `_index.md` asks for (Zola's `paginate_by`).
+fn collect(
+    src: &Path,
+    config: &Config,
+    plan: &mut Plan,
+) -> Result<(Vec<Page>, BTreeMap<String, usize>), ImportError> {
     let mut pages = Vec::new();
+    let mut page_sizes = BTreeMap::new();
     let dir = &config.content_dir;
     let headless = headless_bundles(src, dir, plan)?;
     let mut ids: BTreeSet<(Option<String>, String)> = BTreeSet::new();
@@ -226,6 +233,15 @@ fn collect(src: &Path, config: &Config, plan: &mut Plan) -> Result<Vec<Page>, Im
         }
         if name == "_index.md" {
             section_page(&file, &table, plan);
+            let section = match parts.len() {
+                1 => Some(config.root_posts.clone()),
+                2 => Some(parts[0].to_string()),
+                _ => None,
+            };
+            let size = table.get("paginate_by").and_then(|v| v.as_integer());
+            if let (Some(section), Some(size)) = (section, size.filter(|n| *n > 0)) {
+                page_sizes.insert(section, size as usize);
+            }
             continue;
         }
         let bundle = (name == "index.md" && parts.len() > 1)
@@ -238,7 +254,7 @@ fn collect(src: &Path, config: &Config, plan: &mut Plan) -> Result<Vec<Page>, Im
         page.body_line = body_line;
         pages.push(page);
     }
-    Ok(pages)
+    Ok((pages, page_sizes))
 }
 
 /// The name of the collection for Zola's dated root pages: `posts`, else `blog`, else

@@ -2,11 +2,16 @@
 
 use super::front::url_path;
 use super::source::{new_pattern, patterns, Config, Page};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// `fencepost.toml` for the site: its title and base URL, a collection per section, the
-/// taxonomies.
-pub(super) fn text(config: &Config, sections: &BTreeSet<String>, pages: &[Page]) -> String {
+/// `fencepost.toml` for the site: its title, base URL, author, feeds and page size, a
+/// collection per section (with its own page size where the source set one), the taxonomies.
+pub(super) fn text(
+    config: &Config,
+    sections: &BTreeSet<String>,
+    pages: &[Page],
+    page_sizes: &BTreeMap<String, usize>,
+) -> String {
     let t = &config.table;
     let get = |k: &str| t.get(k).and_then(|v| v.as_str());
     let title = get("title").unwrap_or("My site");
@@ -19,6 +24,14 @@ pub(super) fn text(config: &Config, sections: &BTreeSet<String>, pages: &[Page])
         toml::Value::from(title),
         toml::Value::from(url_path(base).trim_start_matches('/').to_string()),
     );
+    if let Some(author) = author(t) {
+        out.push_str(&format!("author = {}\n", toml::Value::from(author)));
+    }
+    let feeds = match rss(config) {
+        true => "[\"atom\", \"rss\"]",
+        false => "[\"atom\"]",
+    };
+    out.push_str(&format!("feeds = {feeds}\n"));
     if let Some(tz) = get("timeZone").or(get("timezone")) {
         out.push_str(&format!(
             "\n[publish]\ntimezone = {}\n",
@@ -26,6 +39,9 @@ pub(super) fn text(config: &Config, sections: &BTreeSet<String>, pages: &[Page])
         ));
     }
     out.push_str("\n[ledger]\npath = \".fencepost/ledger.sqlite\"\n");
+    if let Some(n) = page_size(t) {
+        out.push_str(&format!("\n[build]\npage_size = {n}\n"));
+    }
     for s in sections {
         let (old, _) = patterns(config, Some(s));
         let url = new_pattern(&old, s)
@@ -49,6 +65,9 @@ pub(super) fn text(config: &Config, sections: &BTreeSet<String>, pages: &[Page])
             toml::Value::from(capitalised(s)),
             toml::Value::from(used.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
         ));
+        if let Some(n) = page_sizes.get(s) {
+            out.push_str(&format!("page_size = {n}\n"));
+        }
     }
     for tx in &config.taxonomies {
         out.push_str(&format!(
@@ -63,4 +82,46 @@ fn capitalised(s: &str) -> String {
     c.next()
         .map(|f| f.to_uppercase().chain(c).collect())
         .unwrap_or_default()
+}
+
+/// The site's author: Hugo's `author` (a name, or a table with `name`), else
+/// `params.author`; Zola's `author`.
+fn author(t: &toml::Table) -> Option<String> {
+    let name = |v: &toml::Value| match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Table(t) => t.get("name").and_then(|n| n.as_str()).map(str::to_string),
+        _ => None,
+    };
+    t.get("author")
+        .and_then(name)
+        .or_else(|| t.get("params")?.get("author").and_then(name))
+        .filter(|a| !a.trim().is_empty())
+}
+
+/// Whether the source made RSS feeds: Hugo does by default (at `…/index.xml`); Zola when a
+/// feed file name says `rss`.
+fn rss(config: &Config) -> bool {
+    let t = &config.table;
+    if !config.zola {
+        let disabled = t.get("disableKinds").and_then(|v| v.as_array());
+        return !disabled.is_some_and(|d| {
+            d.iter()
+                .any(|k| k.as_str() == Some("rss") || k.as_str() == Some("RSS"))
+        });
+    }
+    let names: Vec<&str> = match (t.get("feed_filenames"), t.get("feed_filename")) {
+        (Some(toml::Value::Array(a)), _) => a.iter().filter_map(|v| v.as_str()).collect(),
+        (_, Some(toml::Value::String(s))) => vec![s.as_str()],
+        _ => Vec::new(),
+    };
+    names.iter().any(|n| n.contains("rss"))
+}
+
+/// Entries per list page: Hugo's `pagination.pagerSize` (0.128+) or `paginate`.
+fn page_size(t: &toml::Table) -> Option<i64> {
+    t.get("pagination")
+        .and_then(|p| p.get("pagerSize"))
+        .or_else(|| t.get("paginate"))
+        .and_then(|v| v.as_integer())
+        .filter(|n| (1..=100_000).contains(n))
 }

@@ -86,6 +86,16 @@ fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
         "{r}"
     );
     assert!(skipped.iter().any(|s| s.2 == "headless bundle"), "{r}");
+    assert!(
+        skipped.contains(&("config.toml".into(), None, "feed URLs".into())),
+        "{r}"
+    );
+    // The site's author, page size and RSS come along.
+    let config: toml::Table =
+        toml::from_str(&std::fs::read_to_string(dst.join("fencepost.toml")).unwrap()).unwrap();
+    assert_eq!(config["author"].as_str(), Some("Steve Francia"));
+    assert_eq!(config["build"]["page_size"].as_integer(), Some(3));
+    assert_eq!(config["feeds"], toml::Value::from(vec!["atom", "rss"]));
     assert!(r["shortcodes_converted"].as_i64().unwrap() >= 4, "{r}");
 
     // Again into the same folder: refused, nothing changed.
@@ -232,6 +242,13 @@ fn the_terminimal_zola_site_imports_its_root_blog_with_dates_tags_and_urls() {
     ] {
         assert!(skipped.contains(&expected), "{expected:?} in {r}");
     }
+    // The root section's `paginate_by = 2` is the posts' page size.
+    let config: toml::Table =
+        toml::from_str(&std::fs::read_to_string(dst.join("fencepost.toml")).unwrap()).unwrap();
+    assert_eq!(
+        config["collections"]["posts"]["page_size"].as_integer(),
+        Some(2)
+    );
     let s = site_at(&dst);
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["published"].as_array().unwrap().len(), 5, "{p}");
