@@ -39,6 +39,7 @@ pub mod view;
 pub mod xml;
 
 use crate::clock::Clock;
+pub use crate::output::memory::{MemoryFile, MemorySite};
 use crate::output::revision::RevisionId;
 use crate::site::Site;
 use destination::Destination;
@@ -49,7 +50,6 @@ use report::Phases;
 pub use report::{BrokenLink, BuildError, LeftOut, Options, Progress, Report};
 use reuse::Reuse;
 use sink::DirSink;
-pub use sink::{MemoryFile, MemorySite};
 pub use source::TreeCache;
 
 pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildError> {

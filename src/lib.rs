@@ -38,6 +38,7 @@ pub mod item;
 pub mod ledger;
 pub mod markdown;
 pub mod output;
+pub mod preview;
 pub mod publish;
 pub mod results;
 pub mod run;

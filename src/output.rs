@@ -15,6 +15,7 @@
 
 pub mod index;
 pub mod manifest;
+pub mod memory;
 pub mod pointer;
 pub mod public;
 pub mod revision;

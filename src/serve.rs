@@ -8,11 +8,11 @@ pub mod bucket;
 pub mod http;
 mod limits;
 pub mod paths;
-pub mod watch;
 
 use crate::clock::Clock;
 use crate::site::Site;
-use http::{App, Origin, Root};
+pub use http::Root;
+use http::{App, Origin};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -38,7 +38,6 @@ pub enum ServeError {
 #[derive(Debug, Clone)]
 pub struct Options {
     pub bind: SocketAddr,
-    pub watch: bool,
     /// Serve the bucket at this URL (what `fencepost deploy` writes) instead of public/.
     pub from: Option<String>,
 }
@@ -66,12 +65,44 @@ async fn shutdown_signal(app: Arc<App>) {
     }
 }
 
-/// Serves until SIGINT or SIGTERM. `ready` is called with the bound address before the first
-/// request is accepted.
+/// Serves `public/current`, or the bucket `opts.from` names, until SIGINT or SIGTERM. `ready`
+/// is called with the bound address before the first request is accepted.
 pub fn run(
     site: Site,
     clock: Clock,
     opts: Options,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    let root = origin(&site, clock, opts.from.as_deref())?;
+    run_root(site, clock, root, opts.bind, ready)
+}
+
+/// What an origin serves without a preview: `public/current`, or the bucket at `from`.
+pub fn origin(site: &Site, clock: Clock, from: Option<&str>) -> Result<Root, ServeError> {
+    let Some(url) = from else {
+        return Ok(Root::Origin(Origin::new(site.public_dir())));
+    };
+    let remote = crate::bucket::remote::Remote::open(url)?;
+    let c = &site.config.serve;
+    Ok(Root::Bucket(Arc::new(bucket::BucketOrigin::new(
+        remote,
+        clock,
+        bucket::Settings {
+            pointer_ttl_ms: c.pointer_ttl_ms,
+            pointer_hot_ms: c.pointer_hot_ms,
+            blob_cache_bytes: c.blob_cache_bytes,
+            bucket_timeout_ms: c.bucket_timeout_ms,
+        },
+    ))))
+}
+
+/// Serves `root` (an origin, or the preview `preview::run` makes) at `bind` until SIGINT or
+/// SIGTERM.
+pub fn run_root(
+    site: Site,
+    clock: Clock,
+    root: Root,
+    bind: SocketAddr,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -82,52 +113,27 @@ pub fn run(
             path: PathBuf::from("tokio runtime"),
             source,
         })?;
-    rt.block_on(serve_until(site, clock, opts, ready, |app| {
+    rt.block_on(serve_until(site, clock, root, bind, ready, |app| {
         Box::pin(shutdown_signal(app))
     }))
 }
 
-/// Serves until the future `shutdown` makes (given the app, so a preview can close its
+/// Serves `root` until the future `shutdown` makes (given the app, so a preview can close its
 /// live-reload streams) resolves, then lets open responses finish (see [`accept_loop`]).
 /// `fencepost run --serve` runs this beside its cycles.
 pub async fn serve_until(
     site: Site,
     clock: Clock,
-    opts: Options,
+    root: Root,
+    bind: SocketAddr,
     ready: impl FnOnce(SocketAddr),
     shutdown: impl FnOnce(Arc<App>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
 ) -> Result<(), ServeError> {
-    let (root, _watch) = if opts.watch {
-        let (preview, watch) = watch::start(site.clone(), clock)?;
-        (Root::Preview(preview), Some(watch))
-    } else if let Some(url) = &opts.from {
-        let remote = crate::bucket::remote::Remote::open(url)?;
-        let c = &site.config.serve;
-        (
-            Root::Bucket(Arc::new(bucket::BucketOrigin::new(
-                remote,
-                clock,
-                bucket::Settings {
-                    pointer_ttl_ms: c.pointer_ttl_ms,
-                    pointer_hot_ms: c.pointer_hot_ms,
-                    blob_cache_bytes: c.blob_cache_bytes,
-                    bucket_timeout_ms: c.bucket_timeout_ms,
-                },
-            ))),
-            None,
-        )
-    } else {
-        (Root::Origin(Origin::new(site.public_dir())), None)
-    };
     let app = Arc::new(App { root, clock });
-    let listener = bind_deep(opts.bind).map_err(|source| ServeError::Bind {
-        addr: opts.bind,
-        source,
-    })?;
-    let addr = listener.local_addr().map_err(|source| ServeError::Bind {
-        addr: opts.bind,
-        source,
-    })?;
+    let listener = bind_deep(bind).map_err(|source| ServeError::Bind { addr: bind, source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr: bind, source })?;
     ready(addr);
     let limits = site.config.serve.clone();
     accept_loop(listener, http::router(app.clone()), &limits, shutdown(app)).await;

@@ -4,9 +4,10 @@
 use super::inputs::SiteInputs;
 use super::render::Renderer;
 use super::report::{BuildError, Phases};
-use super::sink::{render_all, Bodies, MemorySink, MemorySite};
+use super::sink::{render_all, Bodies, MemorySink};
 use super::source::{tree_source, TreeCache};
 use crate::clock::Clock;
+use crate::output::memory::MemorySite;
 use crate::site::Site;
 use serde::Serialize;
 use std::collections::HashMap;

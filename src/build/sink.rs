@@ -8,6 +8,7 @@ use super::report::{io, BuildError, Progress};
 use super::{links, prelink};
 use crate::content;
 use crate::output::manifest::{self, Entry, Manifest};
+use crate::output::memory::{MemoryFile, MemorySite};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,23 +27,6 @@ pub(super) fn copy_input(source: &CopySource, dst: &Path) -> Result<u64, BuildEr
             Ok(bytes.len() as u64)
         }
     }
-}
-
-/// One file of an in-memory preview.
-#[derive(Debug, Clone)]
-pub struct MemoryFile {
-    pub key: String,
-    pub bytes: Arc<Vec<u8>>,
-    pub sha256: String,
-    pub content_type: &'static str,
-}
-
-/// A whole preview site in memory (watch mode): path → file.
-#[derive(Debug, Clone, Default)]
-pub struct MemorySite {
-    pub revision: i64,
-    pub fingerprint: String,
-    pub files: HashMap<String, MemoryFile>,
 }
 
 pub(super) fn place(root: &Path, rel: &str) -> Result<PathBuf, BuildError> {

@@ -35,26 +35,32 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         from: from.clone(),
         ..args
     };
-    fencepost::serve::run(
-        site,
-        ctx.clock,
-        fencepost::serve::Options {
-            bind: args.bind,
-            watch: args.watch,
-            from: args.from,
-        },
-        |addr| {
-            let _ = ctx.emit(&serde_json::json!({ "listening": addr.to_string(), "mode": mode, "site": root }), || {
+    let ready = |addr: std::net::SocketAddr| {
+        let _ = ctx.emit(
+            &serde_json::json!({ "listening": addr.to_string(), "mode": mode, "site": root }),
+            || {
                 if mode == "watch" {
-                    format!("previewing {root} at http://{addr}/ (live reload on save; Ctrl-C stops)")
+                    format!(
+                        "previewing {root} at http://{addr}/ (live reload on save; Ctrl-C stops)"
+                    )
                 } else if let Some(url) = &from {
                     format!("serving {url} at http://{addr}/ (Ctrl-C stops)")
                 } else {
                     format!("serving {root}/public/current at http://{addr}/ (Ctrl-C stops)")
                 }
-            });
-            let _ = std::io::stdout().flush();
-        },
-    )?;
+            },
+        );
+        let _ = std::io::stdout().flush();
+    };
+    match args.watch {
+        true => fencepost::preview::run(site, ctx.clock, args.bind, ready)?,
+        false => {
+            let opts = fencepost::serve::Options {
+                bind: args.bind,
+                from: args.from,
+            };
+            fencepost::serve::run(site, ctx.clock, opts, ready)?
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -163,17 +163,14 @@ fn origin(
 ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), RunError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let (err_tx, err_rx) = std::sync::mpsc::channel();
-    let opts = crate::serve::Options {
-        bind,
-        watch: false,
-        from: None,
-    };
     let site = site.clone();
+    let root = crate::serve::origin(&site, clock, None).map_err(RunError::Serve)?;
     let task = rt.spawn(async move {
         let r = crate::serve::serve_until(
             site,
             clock,
-            opts,
+            root,
+            bind,
             move |addr| {
                 let _ = tx.send(addr);
             },
@@ -266,12 +263,12 @@ fn watch(root: &Path, waker: Arc<Waker>) -> Option<Arc<Mutex<notify::Recommended
         tracing::warn!(error = %e, "cannot watch the site; changes are seen at the next poll");
         return None;
     }
-    let mut armed = crate::serve::watch::Armed::default();
+    let mut armed = crate::preview::Armed::default();
     armed.rearm(root, &watcher);
     let root = root.to_path_buf();
     let thread_watcher = Arc::downgrade(&watcher);
     std::thread::spawn(move || {
-        let sources: Vec<PathBuf> = crate::serve::watch::WATCHED
+        let sources: Vec<PathBuf> = crate::preview::WATCHED
             .iter()
             .map(|d| root.join(d))
             .collect();

@@ -13,9 +13,9 @@ use super::answer::{
     etag_matches, method_not_allowed, redirect, safety_headers, text, unavailable,
 };
 use super::paths::{self, RequestPath};
-use crate::build::MemorySite;
 use crate::clock::Clock;
 use crate::output::manifest::Manifest;
+use crate::output::memory::MemorySite;
 use crate::output::pointer::CURRENT;
 use axum::body::Body;
 use axum::extract::{Request, State};

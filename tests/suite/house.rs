@@ -170,10 +170,15 @@ const FLOORS: &[(&str, &[&str])] = &[
         "what the steps stand on",
         &["images", "results", "init", "targets"],
     ),
+    // The origins, over `public/current` or a bucket: they stand on finished output only,
+    // never on a step of the build.
+    ("the origins", &["serve"]),
     // The data flow's steps: publish → build → deploy, and import beside them.
     ("the steps", &["publish", "build", "deploy", "import"]),
-    // On finished revisions: rollback and gc, the origins and the editor's preview.
-    ("finished revisions", &["history", "serve"]),
+    // On finished revisions: rollback and gc, beside deploy on the target.
+    ("finished revisions", &["history"]),
+    // The editor's preview: the build rendering into memory, an origin serving it.
+    ("the editor's preview", &["preview"]),
     ("the loop", &["run"]),
     ("the command line", &["cli", "main"]),
 ];

@@ -1,12 +1,15 @@
-//! Watch mode: file events become a small [`Change`] set (a pure, tested function), a quiet
-//! period debounces a burst of saves, then the preview is rebuilt in memory and every open page
-//! is told to reload.
+//! The editor's preview (`serve --watch`): file events become a small [`Change`] set (a
+//! pure, tested function), a quiet period debounces a burst of saves, then the content tree is
+//! rebuilt in memory by the build and served by the origin, and every open page is told to
+//! reload. It stands on `build` and `serve`, so neither origin depends on the build; `run`
+//! shares its list of watched folders and their re-arming ([`Armed`]).
 
-use super::http::Preview;
-use super::ServeError;
-use crate::build::{self, MemorySite, TreeCache};
+use crate::build::{self, TreeCache};
 use crate::clock::Clock;
 use crate::config::CONFIG_FILE;
+use crate::output::memory::MemorySite;
+use crate::serve::http::{Preview, Root};
+use crate::serve::ServeError;
 use crate::site::Site;
 use notify::{RecursiveMode, Watcher};
 use std::path::{Component, Path, PathBuf};
@@ -144,6 +147,18 @@ fn rebuild(site: &Site, clock: &Clock, cache: &mut TreeCache, preview: &Preview)
             preview.publish(Err(e.to_string()));
         }
     }
+}
+
+/// `serve --watch`: the preview served at `bind` until SIGINT or SIGTERM, rebuilt on every
+/// save.
+pub fn run(
+    site: Site,
+    clock: Clock,
+    bind: std::net::SocketAddr,
+    ready: impl FnOnce(std::net::SocketAddr),
+) -> Result<(), ServeError> {
+    let (preview, _watch) = start(site.clone(), clock)?;
+    crate::serve::run_root(site, clock, Root::Preview(preview), bind, ready)
 }
 
 /// Builds the first preview, then rebuilds it on every change until the process ends.
