@@ -9,6 +9,7 @@
 
 pub mod layout;
 pub mod pointer;
+pub mod read;
 pub mod remote;
 
 use std::path::PathBuf;

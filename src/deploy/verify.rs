@@ -73,13 +73,7 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
         corrupt_blobs: Vec::new(),
         ok: false,
     };
-    let root: Option<layout::Root> = match remote.get(&Remote::root_key(&live.manifest)).await? {
-        Some(bytes) if layout::verified(&bytes, &live.manifest) => {
-            serde_json::from_slice(&bytes).ok()
-        }
-        _ => None,
-    };
-    let Some(root) = root else {
+    let Some(root) = remote.root(&live.manifest).await?.found() else {
         out.root_damaged = true;
         return Ok(out);
     };

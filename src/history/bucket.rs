@@ -5,7 +5,8 @@
 mod gc;
 mod rollback;
 
-use crate::bucket::layout::{self, Root};
+use crate::bucket::layout::Root;
+use crate::bucket::read::Read;
 use crate::bucket::remote::Remote;
 use crate::clock::Clock;
 use crate::ledger::lease::{Lease, OwnerId};
@@ -32,16 +33,14 @@ pub async fn revisions(remote: &Remote) -> Result<Vec<HeldRevision>, DeployError
         let Some(sha) = name.strip_suffix(".json").filter(|n| !n.contains('/')) else {
             continue;
         };
-        let Some(bytes) = remote.get(&Remote::root_key(sha)).await? else {
-            continue;
-        };
-        match serde_json::from_slice::<Root>(&bytes) {
-            Ok(root) if layout::verified(&bytes, sha) => out.push(HeldRevision {
+        match remote.root(sha).await? {
+            Read::Found(root) => out.push(HeldRevision {
                 sha256: sha.to_string(),
                 root,
                 modified,
             }),
-            _ => {
+            Read::Missing => continue,
+            Read::Corrupt | Read::Unparsable(_) => {
                 tracing::warn!(manifest = %sha, "a manifest root that does not verify; left alone")
             }
         }

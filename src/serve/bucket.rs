@@ -26,6 +26,7 @@ mod cache;
 use super::answer;
 use super::paths::{self, RequestPath};
 use crate::bucket::layout::{self, RemoteEntry, Root};
+use crate::bucket::read::Read;
 use crate::bucket::remote::{Remote, RemotePointer};
 use crate::clock::Clock;
 use axum::body::{Body, Bytes};
@@ -204,16 +205,13 @@ impl BucketOrigin {
             .run(&manifest, || async {
                 let unreadable =
                     |why: String| format!("the live manifest {manifest} cannot be read: {why}");
-                let bytes = self
-                    .bounded("reading a manifest root", self.remote.get(&Remote::root_key(&manifest)))
-                    .await
-                    .map_err(&unreadable)?
-                    .ok_or_else(|| unreadable("it is missing".into()))?;
-                if !layout::verified(&bytes, &manifest) {
-                    return Err(unreadable("it does not hash to its name".into()));
-                }
-                let root: Root =
-                    serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
+                let read = self.bounded("reading a manifest root", self.remote.root(&manifest));
+                let root: Root = match read.await.map_err(&unreadable)? {
+                    Read::Found(root) => root,
+                    Read::Missing => return Err(unreadable("it is missing".into())),
+                    Read::Corrupt => return Err(unreadable("it does not hash to its name".into())),
+                    Read::Unparsable(why) => return Err(unreadable(why)),
+                };
                 // The pointer names the ledger that owns the bucket: a root built from another
                 // ledger is never served, whoever wrote the pointer.
                 if let (Some(owner), Some(built_from)) = (&owner, &root.ledger_id) {
@@ -255,18 +253,17 @@ impl BucketOrigin {
         }
         self.shard_flights
             .run(sha, || async {
-                let bytes = self
-                    .bounded(
-                        "reading a manifest shard",
-                        self.remote.get(&Remote::shard_key(sha)),
-                    )
-                    .await?
-                    .ok_or_else(|| format!("manifest shard {sha} is missing from the bucket"))?;
-                if !layout::verified(&bytes, sha) {
-                    return Err(format!("manifest shard {sha} does not hash to its name"));
-                }
-                let entries: Vec<RemoteEntry> = serde_json::from_slice(&bytes)
-                    .map_err(|e| format!("manifest shard {sha}: {e}"))?;
+                let read = self.bounded("reading a manifest shard", self.remote.shard(sha));
+                let entries: Vec<RemoteEntry> = match read.await? {
+                    Read::Found(entries) => entries,
+                    Read::Missing => {
+                        return Err(format!("manifest shard {sha} is missing from the bucket"))
+                    }
+                    Read::Corrupt => {
+                        return Err(format!("manifest shard {sha} does not hash to its name"))
+                    }
+                    Read::Unparsable(why) => return Err(format!("manifest shard {sha}: {why}")),
+                };
                 let shard: Shard = Arc::new(entries.into_iter().map(file_of).collect());
                 let mut cache = self.shards.lock().unwrap_or_else(|e| e.into_inner());
                 cache.put(sha, &shard);
@@ -288,14 +285,14 @@ impl BucketOrigin {
         }
         self.blob_flights
             .run(sha, || async {
-                let bytes = self
-                    .bounded("reading a blob", self.remote.get(&Remote::blob_key(sha)))
-                    .await?
-                    .ok_or_else(|| format!("blob {sha} is missing from the bucket"))?;
-                if !layout::verified(&bytes, sha) {
-                    tracing::error!(blob = %sha, "the bucket returned bytes that do not hash to the manifest's sha256; refused");
-                    return Err(format!("blob {sha} does not match its manifest entry; refused"));
-                }
+                let bytes = match self.bounded("reading a blob", self.remote.blob(sha)).await? {
+                    Read::Found(bytes) => bytes,
+                    Read::Missing => return Err(format!("blob {sha} is missing from the bucket")),
+                    Read::Corrupt | Read::Unparsable(_) => {
+                        tracing::error!(blob = %sha, "the bucket returned bytes that do not hash to the manifest's sha256; refused");
+                        return Err(format!("blob {sha} does not match its manifest entry; refused"));
+                    }
+                };
                 let b = Bytes::from(bytes);
                 self.blobs
                     .lock()

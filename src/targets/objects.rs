@@ -6,6 +6,7 @@
 
 use super::DeployError;
 use crate::bucket::layout::{self, RemoteEntry, Root};
+use crate::bucket::read::Read;
 use crate::bucket::remote::Remote;
 use futures_util::StreamExt;
 use std::collections::HashSet;
@@ -41,24 +42,27 @@ pub async fn root_objects_missing(
     remote: &Remote,
     root: &str,
 ) -> Result<(Vec<String>, Vec<String>), DeployError> {
-    let bytes =
-        remote
-            .get(&Remote::root_key(root))
-            .await?
-            .ok_or_else(|| DeployError::Incomplete {
-                target: remote.url.clone(),
-                root: root.to_string(),
-                missing: format!("its manifest root manifests/{root}.json"),
-            })?;
-    if !layout::verified(&bytes, root) {
-        return Err(DeployError::Incomplete {
-            target: remote.url.clone(),
-            root: root.to_string(),
-            missing: format!("manifests/{root}.json does not hash to its name"),
-        });
-    }
-    let parsed: layout::Root = serde_json::from_slice(&bytes)
-        .map_err(|e| DeployError::store(remote, "reading a manifest root", e))?;
+    let incomplete = |missing: String| DeployError::Incomplete {
+        target: remote.url.clone(),
+        root: root.to_string(),
+        missing,
+    };
+    let parsed = match remote.root(root).await? {
+        Read::Found(parsed) => parsed,
+        Read::Missing => {
+            return Err(incomplete(format!(
+                "its manifest root manifests/{root}.json"
+            )))
+        }
+        Read::Corrupt => {
+            return Err(incomplete(format!(
+                "manifests/{root}.json does not hash to its name"
+            )))
+        }
+        Read::Unparsable(why) => {
+            return Err(DeployError::store(remote, "reading a manifest root", why))
+        }
+    };
     let stored = shard_names(remote).await?;
     let missing_shards: Vec<String> = parsed
         .shards
@@ -105,14 +109,10 @@ pub async fn root_shards(
     remote: &Remote,
     manifest: &str,
 ) -> Result<Option<HashSet<String>>, DeployError> {
-    let Some(bytes) = remote.get(&Remote::root_key(manifest)).await? else {
-        return Ok(None);
-    };
-    if !layout::verified(&bytes, manifest) {
-        return Ok(None);
-    }
-    Ok(serde_json::from_slice::<layout::Root>(&bytes)
-        .ok()
+    Ok(remote
+        .root(manifest)
+        .await?
+        .found()
         .map(|r| r.shards.into_iter().map(|(_, s)| s).collect()))
 }
 
@@ -127,21 +127,13 @@ pub async fn read_entries(remote: &Remote, root: &Root) -> Result<Vec<RemoteEntr
 
 /// One shard, verified against its name.
 pub async fn read_shard(remote: &Remote, sha: &str) -> Result<Vec<RemoteEntry>, DeployError> {
-    let bytes = remote.get(&Remote::shard_key(sha)).await?.ok_or_else(|| {
-        DeployError::store(
-            remote,
-            "reading a manifest",
-            format!("shard {sha} is missing"),
-        )
-    })?;
-    if !layout::verified(&bytes, sha) {
-        return Err(DeployError::store(
-            remote,
-            "reading a manifest",
-            format!("shard {sha} does not hash to its name"),
-        ));
-    }
-    serde_json::from_slice(&bytes).map_err(|e| DeployError::store(remote, "reading a manifest", e))
+    let why = match remote.shard(sha).await? {
+        Read::Found(entries) => return Ok(entries),
+        Read::Missing => format!("shard {sha} is missing"),
+        Read::Corrupt => format!("shard {sha} does not hash to its name"),
+        Read::Unparsable(why) => why,
+    };
+    Err(DeployError::store(remote, "reading a manifest", why))
 }
 
 /// Reads one blob from the revision, checks it against its digest and uploads it if the
