@@ -51,34 +51,51 @@ impl std::str::FromStr for Starter {
 const STYLE: (&str, &str) = ("static/style.css", include_str!("../static/style.css"));
 const GITIGNORE: (&str, &str) = (".gitignore", ".fencepost/\npublic/\n");
 
-const ADVISORIES: &[(&str, &str)] = &[
-    ("templates/base.html", include_str!("../starters/common/templates/base.html")),
-    ("templates/index.html", include_str!("../starters/advisories/templates/index.html")),
-    ("templates/advisory.html", include_str!("../starters/advisories/templates/advisory.html")),
-    ("templates/list.html", include_str!("../starters/common/templates/list.html")),
-    ("templates/page.html", include_str!("../starters/common/templates/page.html")),
-    ("templates/404.html", include_str!("../starters/common/templates/404.html")),
-    ("templates/term.html", include_str!("../starters/common/templates/term.html")),
-    ("templates/terms.html", include_str!("../starters/common/templates/terms.html")),
-    ("templates/withdrawn.html", include_str!("../starters/common/templates/withdrawn.html")),
-    ("content/about.md", "+++\ntitle = \"About\"\n+++\n\nSecurity advisories for this project. Each one is published at its coordinated\ndisclosure time, to the second, and never before: until then nothing of it is in the\nbuilt site or the bucket.\n\nReport a vulnerability to security@example.org.\n"),
+/// What the advisories and posts starters share: the base layout, lists, plain pages, 404,
+/// taxonomy pages, withdrawn notices, the stylesheet, `.gitignore`.
+pub(crate) const STARTER_COMMON: &[(&str, &str)] = &[
+    (
+        "templates/base.html",
+        include_str!("../starters/common/templates/base.html"),
+    ),
+    (
+        "templates/list.html",
+        include_str!("../starters/common/templates/list.html"),
+    ),
+    (
+        "templates/page.html",
+        include_str!("../starters/common/templates/page.html"),
+    ),
+    (
+        "templates/404.html",
+        include_str!("../starters/common/templates/404.html"),
+    ),
+    (
+        "templates/term.html",
+        include_str!("../starters/common/templates/term.html"),
+    ),
+    (
+        "templates/terms.html",
+        include_str!("../starters/common/templates/terms.html"),
+    ),
+    (
+        "templates/withdrawn.html",
+        include_str!("../starters/common/templates/withdrawn.html"),
+    ),
     STYLE,
     GITIGNORE,
 ];
 
+const ADVISORIES: &[(&str, &str)] = &[
+    ("templates/index.html", include_str!("../starters/advisories/templates/index.html")),
+    ("templates/advisory.html", include_str!("../starters/advisories/templates/advisory.html")),
+    ("content/about.md", "+++\ntitle = \"About\"\n+++\n\nSecurity advisories for this project. Each one is published at its coordinated\ndisclosure time, to the second, and never before: until then nothing of it is in the\nbuilt site or the bucket.\n\nReport a vulnerability to security@example.org.\n"),
+];
+
 pub(crate) const POSTS: &[(&str, &str)] = &[
-    ("templates/base.html", include_str!("../starters/common/templates/base.html")),
     ("templates/index.html", include_str!("../starters/posts/templates/index.html")),
     ("templates/post.html", include_str!("../starters/posts/templates/post.html")),
-    ("templates/list.html", include_str!("../starters/common/templates/list.html")),
-    ("templates/page.html", include_str!("../starters/common/templates/page.html")),
-    ("templates/404.html", include_str!("../starters/common/templates/404.html")),
-    ("templates/term.html", include_str!("../starters/common/templates/term.html")),
-    ("templates/terms.html", include_str!("../starters/common/templates/terms.html")),
-    ("templates/withdrawn.html", include_str!("../starters/common/templates/withdrawn.html")),
     ("content/about.md", "+++\ntitle = \"About\"\n+++\n\nA post goes out at the start of its day, once, however many machines run\n`fencepost publish`.\n"),
-    STYLE,
-    GITIGNORE,
 ];
 
 const FILES: &[(&str, &str)] = &[
@@ -185,7 +202,7 @@ pub fn scaffold_with(
         .unwrap_or_else(|| "fencepost site".into());
     let (fixed, sample, config) = match starter {
         Starter::Answers => (
-            FILES,
+            &[][..],
             ("content/answers/1.md", sample_item(now)),
             config_text(&title),
         ),
@@ -202,8 +219,14 @@ pub fn scaffold_with(
                 .replace("{title}", &format!("{title:?}")),
         ),
     };
-    let mut files: Vec<(String, String)> = fixed
+    // The answers starter is the demo site's own files; the others share the common ones.
+    let shared = match starter {
+        Starter::Answers => FILES,
+        _ => STARTER_COMMON,
+    };
+    let mut files: Vec<(String, String)> = shared
         .iter()
+        .chain(fixed)
         .map(|(p, t)| (p.to_string(), t.to_string()))
         .collect();
     files.push((sample.0.into(), sample.1));
@@ -223,6 +246,11 @@ pub fn scaffold_with(
     };
     // The config goes last: a half-written scaffold is not yet a site, and init can run again.
     files.push((CONFIG_FILE.into(), config));
+    write_new(dir, files)
+}
+
+/// Writes each file that does not exist yet, in order; returns the paths written.
+fn write_new(dir: &Path, files: Vec<(String, String)>) -> Result<Vec<PathBuf>, InitError> {
     let mut written = Vec::new();
     for (rel, text) in files {
         let path = dir.join(&rel);

@@ -31,7 +31,7 @@ pub(super) fn starter_files(plan: &mut Plan) {
         "templates/post.html",
         include_str!("../../starters/import/templates/post.html"),
     );
-    for (rel, text) in crate::init::POSTS {
+    for (rel, text) in crate::init::STARTER_COMMON.iter().chain(crate::init::POSTS) {
         let starter_page = rel.starts_with("content/");
         if !starter_page && !plan.files.iter().any(|(p, _)| p == rel) {
             plan.put(rel, text.as_bytes());
