@@ -4,7 +4,7 @@
 
 mod build;
 mod deploy;
-pub mod errors;
+pub(crate) mod errors;
 mod gc;
 mod import;
 mod init;
@@ -32,7 +32,7 @@ use std::process::ExitCode;
     version = env!("FENCEPOST_VERSION"),
     about = "Revision-stamped static sites with exactly-once publishing"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The site's root folder (holds fencepost.toml).
     #[arg(long, global = true, default_value = ".", value_name = "DIR")]
     site: PathBuf,
@@ -105,7 +105,7 @@ enum Command {
 /// A listening address as people write it: `PORT` (on 127.0.0.1), `HOST:PORT` with an IP
 /// (`0.0.0.0:8080`, `[::1]:8080`), or a name that resolves (`localhost:8080`; its IPv4
 /// address first).
-pub fn parse_bind(s: &str) -> Result<std::net::SocketAddr, String> {
+pub(crate) fn parse_bind(s: &str) -> Result<std::net::SocketAddr, String> {
     use std::net::{SocketAddr, ToSocketAddrs};
     let s = s.trim();
     if let Ok(port) = s.parse::<u16>() {
@@ -141,7 +141,7 @@ fn parse_now(s: &str) -> Result<Instant, String> {
 
 /// Refuses `memory://` targets: an in-process store (for the library's tests) keeps nothing
 /// after the command exits, so deploying, collecting or serving there would only pretend.
-pub fn real_target(url: &str) -> anyhow::Result<String> {
+pub(crate) fn real_target(url: &str) -> anyhow::Result<String> {
     anyhow::ensure!(
         !url.trim_start().to_ascii_lowercase().starts_with("memory:"),
         "{url}: memory:// is an in-process store for tests; nothing there outlives this command. Use s3://, gs://, az:// or file://"
@@ -150,19 +150,19 @@ pub fn real_target(url: &str) -> anyhow::Result<String> {
 }
 
 /// Shared by every subcommand.
-pub struct Ctx {
+pub(crate) struct Ctx {
     pub site_dir: PathBuf,
     pub clock: Clock,
     pub json: bool,
 }
 
 impl Ctx {
-    pub fn site(&self) -> anyhow::Result<Site> {
+    pub(crate) fn site(&self) -> anyhow::Result<Site> {
         Ok(Site::open(&self.site_dir)?)
     }
 
     /// Prints `value` as JSON, or the human form.
-    pub fn emit<T: serde::Serialize>(
+    pub(crate) fn emit<T: serde::Serialize>(
         &self,
         value: &T,
         human: impl FnOnce() -> String,
@@ -182,7 +182,7 @@ impl Ctx {
 /// Writes one line to stdout and flushes it. A reader that went away (`fencepost … | head`)
 /// ends the command quietly with status 0: the work is done; only who wanted to read about it
 /// left. (Rust's `println!` would panic, exit 101.)
-pub fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let written = writeln!(out, "{line}").and_then(|_| out.flush());
@@ -195,7 +195,7 @@ pub fn say(line: &str) {
     }
 }
 
-pub fn run() -> anyhow::Result<ExitCode> {
+pub(crate) fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::try_parse().unwrap_or_else(|e| usage_error(e));
     // A server's access log is its main output on stderr.
     let serving = matches!(cli.command, Command::Serve(_));

@@ -3,7 +3,7 @@ use fencepost::build::{self, Report};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Render the content tree as it is now (embargoed items too, with a PREVIEW banner)
     /// into .fencepost/preview/ (outside public/); the pointer is not touched.
     #[arg(long)]
@@ -17,7 +17,7 @@ pub struct Args {
 }
 
 impl Args {
-    pub fn options(&self) -> build::Options {
+    pub(super) fn options(&self) -> build::Options {
         build::Options {
             preview: self.preview,
             strict: self.strict,
@@ -26,7 +26,7 @@ impl Args {
     }
 }
 
-pub fn human(r: &Report) -> String {
+pub(super) fn human(r: &Report) -> String {
     let mut out = if r.already_built {
         format!(
             "revision {}-{} was already built: nothing rendered\n",
@@ -77,7 +77,7 @@ pub fn human(r: &Report) -> String {
 }
 
 /// Runs a build with a progress bar on a terminal.
-pub fn with_bar(
+pub(super) fn with_bar(
     site: &fencepost::site::Site,
     ctx: &Ctx,
     opts: &build::Options,
@@ -101,7 +101,7 @@ pub fn with_bar(
     r
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let r = with_bar(&site, ctx, &args.options())?;
     ctx.emit(&r, || {

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// The target: s3://bucket/prefix (endpoint, region and credentials from AWS_*), gs://…,
     /// az://…, or file:///absolute/path. Default: deploy.to in fencepost.toml.
     #[arg(long, value_name = "URL")]
@@ -28,7 +28,7 @@ pub struct Args {
     repair: bool,
 }
 
-pub fn human(r: &Report) -> String {
+pub(super) fn human(r: &Report) -> String {
     let what = format!("{}-{} to {}", r.revision, r.fingerprint, r.target);
     let mut out = match r.outcome {
         Outcome::Deployed => format!(
@@ -71,7 +71,7 @@ pub fn human(r: &Report) -> String {
     out
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let bar = if std::io::stderr().is_terminal() && !ctx.json {
         indicatif::ProgressBar::new(0).with_style(

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 /// The message, then each cause the message does not already say (many errors carry their
 /// cause's text in their own message; printing the chain as well would say it twice).
-pub fn message(e: &anyhow::Error) -> String {
+pub(crate) fn message(e: &anyhow::Error) -> String {
     let mut out = e.to_string();
     for cause in e.chain().skip(1) {
         let c = cause.to_string();
@@ -20,7 +20,7 @@ pub fn message(e: &anyhow::Error) -> String {
 }
 
 /// Which part of fencepost an error comes from.
-pub fn kind(e: &anyhow::Error) -> &'static str {
+pub(crate) fn kind(e: &anyhow::Error) -> &'static str {
     if e.downcast_ref::<config::ConfigError>().is_some() {
         "config"
     } else if e.downcast_ref::<publish::PublishError>().is_some() {
@@ -46,7 +46,7 @@ pub fn kind(e: &anyhow::Error) -> &'static str {
 }
 
 /// The error as one JSON object.
-pub fn to_json(e: &anyhow::Error) -> Value {
+pub(crate) fn to_json(e: &anyhow::Error) -> Value {
     let mut error = Map::new();
     error.insert("message".into(), json!(message(e)));
     error.insert("kind".into(), json!(kind(e)));

@@ -2,7 +2,7 @@ use super::Ctx;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// How many of the newest complete revisions to keep (the current one is always kept).
     #[arg(long, value_name = "N")]
     keep: usize,
@@ -16,7 +16,7 @@ pub struct Args {
     to: Option<String>,
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     if let Some(url) = &args.to {
         let url = &super::real_target(url)?;

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Where the site comes from: hugo or zola.
     from: fencepost::import::From,
     /// The Hugo or Zola site (its folder, with hugo.toml/config.toml).
@@ -13,7 +13,7 @@ pub struct Args {
     dst: PathBuf,
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let r = fencepost::import::import(args.from, &args.src, &args.dst, ctx.clock.now())?;
     ctx.emit(&r, || {
         let mut out = format!(

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Folder for the new site (created if missing).
     dir: PathBuf,
     /// The kind of site: answers (a daily game's answers, the default), advisories
@@ -17,7 +17,7 @@ pub struct Args {
     ci: Option<String>,
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let written = fencepost::init::scaffold_with(
         &args.dir,
         ctx.clock.now(),

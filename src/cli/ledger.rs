@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Debug, clap::Subcommand)]
-pub enum Command {
+pub(super) enum Command {
     /// Copy a ledger, every table of it, into an empty one on any engine — this site's SQLite
     /// ledger into a PostgreSQL database or a bucket, and back (verified on both sides; a
     /// non-empty target is refused). Then set ledger.url or FENCEPOST_LEDGER to the new
@@ -20,7 +20,7 @@ pub enum Command {
     },
 }
 
-pub fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
     let Command::Copy { to, from } = cmd;
     let site = ctx.site()?;
     let from = match from {

@@ -6,7 +6,7 @@ use fencepost::ledger::audit;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// How many entries to show, newest first.
     #[arg(long, default_value_t = 20, value_name = "N",
           value_parser = clap::value_parser!(i64).range(1..))]
@@ -26,7 +26,7 @@ struct Shown {
     previous_hash: String,
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let mut l = site.open_ledger()?;
     let entries: Vec<Shown> = l

@@ -2,7 +2,7 @@ use super::Ctx;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// The collection (a `[collections.<name>]` table; `answers` on a site without any).
     collection: String,
     /// The item's title (a slug id is made from it).
@@ -14,7 +14,7 @@ pub struct Args {
     id: Option<String>,
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     // The ids the ledger keeps of this collection: a new item never takes one, not even a
     // withdrawn item's (its URL's history belongs to that item). No ledger yet: none.

@@ -2,7 +2,7 @@ use super::Ctx;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Lease length in seconds (default: publish.lease_secs in the config, 180).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=fencepost::config::MAX_LEASE_SECS))]
     lease_secs: Option<u64>,
@@ -27,7 +27,7 @@ pub struct Args {
     allow_withdraw_collection: Vec<String>,
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let opts = options(&site, &args)?;
     let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;

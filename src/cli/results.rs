@@ -2,7 +2,7 @@ use super::Ctx;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Subcommand)]
-pub enum Command {
+pub(super) enum Command {
     /// Record one game's result: one row per (puzzle, session), a dense slot, a cap per puzzle.
     Add {
         /// The puzzle (item id).
@@ -20,12 +20,12 @@ pub enum Command {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Outcome {
+pub(super) enum Outcome {
     Win,
     Loss,
 }
 
-pub fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
     let Command::Add {
         puzzle,
         session,

@@ -2,7 +2,7 @@ use super::Ctx;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// A publication revision `R` (newest complete build of it) or a directory name `R-B`.
     revision: String,
     /// Roll back the bucket at URL instead of public/current (a revision the bucket holds).
@@ -10,7 +10,7 @@ pub struct Args {
     to: Option<String>,
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     if let Some(url) = &args.to {
         let url = &super::real_target(url)?;

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Deploy every new build to deploy.to (as `fencepost deploy`).
     #[arg(long)]
     deploy: bool,
@@ -62,7 +62,7 @@ fn human(r: &CycleReport) -> String {
     out
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if args.deploy {
         // Fail before anything starts when there is nowhere to deploy.
         let site = ctx.site()?;

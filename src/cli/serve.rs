@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Address to listen on: PORT (on 127.0.0.1), HOST:PORT or localhost:PORT (port 0 picks
     /// a free one; the JSON says which).
     #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR", value_parser = super::parse_bind)]
@@ -20,7 +20,7 @@ pub struct Args {
     from: Option<String>,
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let root = site.root.display().to_string();
     let mode = if args.watch {

@@ -2,7 +2,7 @@ use super::Ctx;
 use fencepost::ledger::{self};
 use std::process::ExitCode;
 
-pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let mut l = site.open_ledger()?;
     let now = ctx.clock.now();

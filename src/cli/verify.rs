@@ -4,7 +4,7 @@ use fencepost::output::{manifest::Manifest, pointer, revision};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Check the bucket at URL instead: its live root, every shard and every blob present and
     /// hashing to its name (`deploy --repair` re-uploads what is not).
     #[arg(long, value_name = "URL")]
@@ -13,7 +13,7 @@ pub struct Args {
 
 /// Recomputes the audit chain, checks its end against the ledger's anchor, and checks that
 /// the live revision's manifest names an entry the chain still holds.
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.to {
         return bucket(ctx, &super::real_target(url)?);
     }

@@ -8,7 +8,7 @@
 
 /// A shortcode that was not turned into its content, for the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unconverted {
+pub(super) struct Unconverted {
     pub line: usize,
     pub name: String,
     pub why: String,
@@ -71,7 +71,10 @@ fn parse_call(inside: &str) -> Call {
 }
 
 /// Converts every shortcode of `body`; `url_of` gives the new URL of a page `ref` names.
-pub fn convert(body: &str, url_of: &dyn Fn(&str) -> Option<String>) -> (String, Vec<Unconverted>) {
+pub(super) fn convert(
+    body: &str,
+    url_of: &dyn Fn(&str) -> Option<String>,
+) -> (String, Vec<Unconverted>) {
     let mut out = String::with_capacity(body.len());
     let mut report = Vec::new();
     let mut rest = body;

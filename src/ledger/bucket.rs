@@ -55,7 +55,7 @@ pub(super) use store::Log;
 
 /// How many entries may pass before the next snapshot, unless
 /// `FENCEPOST_LEDGER_SNAPSHOT_EVERY` says otherwise (tests take snapshots sooner).
-pub const SNAPSHOT_EVERY: i64 = 100;
+pub(super) const SNAPSHOT_EVERY: i64 = 100;
 
 /// An entry this large is followed by a snapshot at once.
 const LARGE_ENTRY: usize = 1 << 20;

@@ -24,7 +24,7 @@ const BUCKET_SCHEMES: &[&str] = &[
 ];
 
 /// Where a bucket ledger's local replica lives, under the site's root.
-pub const CACHE_DIR: &str = ".fencepost/ledger-cache";
+pub(super) const CACHE_DIR: &str = ".fencepost/ledger-cache";
 
 impl Location {
     /// A `postgres://…` URL selects PostgreSQL, an object store's URL (`s3://…`,

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 /// The aliases an item of `collections` has, from its data: none in a collection that
 /// declared a field of its own named `aliases` (that field wins; see `config/names.rs`).
-pub fn aliases_of(collections: &Collections, name: &ItemName, data: &str) -> Vec<String> {
+pub(super) fn aliases_of(collections: &Collections, name: &ItemName, data: &str) -> Vec<String> {
     match collections.get(&name.collection) {
         Some(c) if !c.fields.contains_key("aliases") => content::aliases_in(data),
         _ => Vec::new(),

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-pub struct Start<'a> {
+pub(super) struct Start<'a> {
     pub site: &'a Site,
     pub clock: Clock,
     pub serve: Option<SocketAddr>,
@@ -26,7 +26,7 @@ pub struct Start<'a> {
     pub give_back: Box<dyn FnOnce() + Send>,
 }
 
-pub struct Side {
+pub(super) struct Side {
     pub serve_addr: Option<SocketAddr>,
     pub metrics_addr: Option<SocketAddr>,
     rt: tokio::runtime::Runtime,
@@ -36,7 +36,7 @@ pub struct Side {
     _watcher: Option<Arc<Mutex<notify::RecommendedWatcher>>>,
 }
 
-pub fn start(s: Start<'_>) -> Result<Side, RunError> {
+pub(super) fn start(s: Start<'_>) -> Result<Side, RunError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -85,7 +85,7 @@ pub fn start(s: Start<'_>) -> Result<Side, RunError> {
 
 impl Side {
     /// Stops the servers; open responses get the shutdown deadline.
-    pub fn stop(self) {
+    pub(super) fn stop(self) {
         self.stop.cancel();
         let servers = self.servers;
         let deadline = self.deadline;

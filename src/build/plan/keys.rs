@@ -9,7 +9,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 /// A key over any serialisable view (the files few of: home, feeds, sitemaps).
-pub fn key(build: &str, kind: &str, data: &impl Serialize, extra: &str) -> String {
+pub(super) fn key(build: &str, kind: &str, data: &impl Serialize, extra: &str) -> String {
     let mut h = Sha256::new();
     h.update(build);
     h.update([0]);
@@ -76,7 +76,7 @@ impl Fields {
 }
 
 /// The key of a list page: every field of its view, its entries' from `pages`.
-pub fn list_key(render_fingerprint: &str, v: &ListView, pages: &[PageInput]) -> String {
+pub(super) fn list_key(render_fingerprint: &str, v: &ListView, pages: &[PageInput]) -> String {
     let mut f = Fields::new(render_fingerprint, "list");
     f.field(&v.collection);
     f.field(&v.number.to_string());
@@ -90,7 +90,7 @@ pub fn list_key(render_fingerprint: &str, v: &ListView, pages: &[PageInput]) -> 
 }
 
 /// The key of a term page: every field of its view, its entries' from `pages`.
-pub fn term_key(render_fingerprint: &str, v: &TermView, pages: &[PageInput]) -> String {
+pub(super) fn term_key(render_fingerprint: &str, v: &TermView, pages: &[PageInput]) -> String {
     let mut f = Fields::new(render_fingerprint, "term");
     f.field(&v.taxonomy.to_string());
     f.field(&v.name);
@@ -106,7 +106,7 @@ pub fn term_key(render_fingerprint: &str, v: &TermView, pages: &[PageInput]) -> 
 }
 
 /// The key of entries shown together (a list index, the home page).
-pub fn entries_key(
+pub(super) fn entries_key(
     render_fingerprint: &str,
     kind: &str,
     entries: &[&[u32]],
@@ -184,7 +184,7 @@ pub fn hash_item(
 }
 
 /// The view's neighbour link.
-pub fn link(v: &ItemPage) -> LinkView {
+pub(super) fn link(v: &ItemPage) -> LinkView {
     LinkView {
         url: v.url.clone(),
         title: v.title.clone(),
