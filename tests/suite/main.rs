@@ -46,3 +46,39 @@ mod serve;
 mod serve_from;
 mod site_features;
 mod soak;
+
+/// Without `--features failpoints` the modules above that crash processes at fail points are
+/// not compiled: say so loudly, naming them, and fail in CI, where the whole suite must run
+/// (`scripts/test` sets the feature).
+#[cfg(not(feature = "failpoints"))]
+mod failpoints_gate {
+    #[test]
+    fn modules_behind_the_failpoints_feature_are_named_when_skipped() {
+        let main = include_str!("main.rs");
+        let mut lines = main.lines();
+        let mut skipped = Vec::new();
+        while let Some(line) = lines.next() {
+            if line.trim() == "#[cfg(feature = \"failpoints\")]" {
+                if let Some(m) = lines.next().and_then(|l| l.trim().strip_prefix("mod ")) {
+                    skipped.push(m.trim_end_matches(';').to_string());
+                }
+            }
+        }
+        assert!(
+            skipped.len() >= 5,
+            "the gate's modules are read from main.rs: {skipped:?}"
+        );
+        // Straight to stderr, past the harness's capture (which takes only `eprintln!`), so a
+        // passing run shows it too.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n*** SKIPPED without --features failpoints: {} (run scripts/test, or cargo test --features failpoints) ***\n",
+            skipped.join(", ")
+        );
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI runs the whole suite: these modules were not compiled: {skipped:?}"
+        );
+    }
+}
