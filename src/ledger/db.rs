@@ -1,9 +1,11 @@
 //! The ledger's neutral SQL layer: named statements, plain values, rows and transactions
 //! that look the same on every backend.
 //!
-//! Statement text lives in one `.sql` file per dialect (`sql/sqlite/statements.sql`,
-//! `sql/postgres/statements.sql`), as blocks headed `-- name: <name>`. Both files define the
-//! same names (a unit test holds them to it). Parameters are written `:name` in both; at load
+//! Statement text lives in `.sql` files as blocks headed `-- name: <name>`: the statements
+//! that read the same in both dialects once (`sql/common/statements.sql`, 60 of 89), and what
+//! differs in one file per dialect (`sql/sqlite/statements.sql`, `sql/postgres/statements.sql`).
+//! A name is defined once across a dialect's two files, and both dialects end with the same
+//! names (unit tests hold them to it). Parameters are written `:name` in both; at load
 //! time they become positional (`?N` for SQLite, `$N` for PostgreSQL) and a call binds them by
 //! name, so the code that runs a statement is the same whichever engine answers it.
 
@@ -153,14 +155,15 @@ pub struct Stmt {
 static SQLITE: OnceLock<HashMap<String, Stmt>> = OnceLock::new();
 static POSTGRES: OnceLock<HashMap<String, Stmt>> = OnceLock::new();
 
+const COMMON_FILE: &str = include_str!("sql/common/statements.sql");
 const SQLITE_FILE: &str = include_str!("sql/sqlite/statements.sql");
 const POSTGRES_FILE: &str = include_str!("sql/postgres/statements.sql");
 
 impl Dialect {
     pub fn statements(self) -> &'static HashMap<String, Stmt> {
         match self {
-            Dialect::Sqlite => SQLITE.get_or_init(|| parse_file(SQLITE_FILE, self)),
-            Dialect::Postgres => POSTGRES.get_or_init(|| parse_file(POSTGRES_FILE, self)),
+            Dialect::Sqlite => SQLITE.get_or_init(|| parse_files(SQLITE_FILE, self)),
+            Dialect::Postgres => POSTGRES.get_or_init(|| parse_files(POSTGRES_FILE, self)),
         }
     }
 
@@ -169,6 +172,19 @@ impl Dialect {
             LedgerError::Internal(format!("no statement named {name:?} for {self:?}"))
         })
     }
+}
+
+/// The common statements and the dialect's own, each name defined once.
+fn parse_files(own: &str, dialect: Dialect) -> HashMap<String, Stmt> {
+    let mut all = parse_file(COMMON_FILE, dialect);
+    for (name, stmt) in parse_file(own, dialect) {
+        let prev = all.insert(name.clone(), stmt);
+        assert!(
+            prev.is_none(),
+            "statement {name:?} is in the common file and the {dialect:?} one"
+        );
+    }
+    all
 }
 
 /// Splits a statements file into its named blocks.

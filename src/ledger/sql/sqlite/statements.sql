@@ -1,6 +1,8 @@
 -- fencepost ledger statements, SQLite dialect.
--- Each block is one statement, named by the line above it; sql/postgres/statements.sql
--- defines the same names with the same parameters. Parameters are written :name.
+-- The statements that read the same in both dialects are in sql/common/statements.sql.
+-- Each block is one statement, named by the line above it; with the common file, this
+-- file and sql/postgres/statements.sql define the same names with the
+-- same parameters. Parameters are written :name.
 -- The lease guard, repeated inside every statement that depends on a lease, is
 --   EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
 --           AND fence = :fence AND expires_at > :now)
@@ -20,37 +22,10 @@ ON CONFLICT (key) DO UPDATE SET
 WHERE job_leases.expires_at <= :now
 RETURNING fence;
 
--- name: lease.release
-UPDATE job_leases SET expires_at = 0, updated_at = :now
-WHERE key = :key AND owner_id = :owner AND fence = :fence;
-
--- name: lease.release_owner
-UPDATE job_leases SET expires_at = 0, updated_at = :now
-WHERE owner_id = :owner AND expires_at > :now;
-
--- name: lease.extend
-UPDATE job_leases SET expires_at = :expires_at, updated_at = :now
-WHERE key = :key AND owner_id = :owner AND fence = :fence AND expires_at > :now;
-
--- name: lease.holds
-SELECT EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
-               AND fence = :fence AND expires_at > :now);
-
 -- name: lease.lock
 -- Writers are serial on SQLite (BEGIN IMMEDIATE), so reading the row is enough.
 SELECT fence FROM job_leases
 WHERE key = :lease_key AND owner_id = :owner AND fence = :fence AND expires_at > :now;
-
--- name: lease.count_live
-SELECT count(*) FROM job_leases WHERE expires_at > :now;
-
--- name: lease.fence
--- The fence of `key`'s lease, held or not (how many times it was taken over).
-SELECT fence FROM job_leases WHERE key = :key;
-
--- name: lease.live
--- Whether anyone holds `key` now (a run waiting for another's work to commit).
-SELECT count(*) FROM job_leases WHERE key = :key AND expires_at > :now;
 
 ------------------------------------------------------------------------------ items
 
@@ -107,13 +82,6 @@ UPDATE items SET parked_at = coalesce(parked_at, :now), updated_at = :now,
 WHERE collection = :collection AND item_key = :key
   AND source_host IS :row_host AND source_hash IS :row_hash;
 
--- name: items.forget_unpublished
--- A never-published item whose file is gone leaves no trace, once no run holds it.
-DELETE FROM items
-WHERE source_hash IS NULL AND state IN ('pending', 'processing')
-  AND NOT EXISTS (SELECT 1 FROM pages WHERE item_id = items.id)
-  AND NOT EXISTS (SELECT 1 FROM job_leases WHERE key = 'publication:' || items.id AND expires_at > :now);
-
 -- name: items.touch_expired
 -- An item not public whose expiry has passed will never be public: touching it (updated_at
 -- at or after its expiry) takes it out of public.next_change, which has no clock.
@@ -129,33 +97,6 @@ SELECT id, collection, day, explicit_publish_at, publish_at FROM items WHERE sta
 -- name: items.set_due
 UPDATE items SET publish_at = :publish_at WHERE id = :id AND state <> 'published';
 
--- name: items.id_of
-SELECT id FROM items WHERE collection = :collection AND item_key = :key;
-
--- name: items.placed
--- Where every item the ledger keeps stands: what its URL is made from, whether it is public
--- (or withdrawn) and whether it has a file. Read when a file changed on a site with more
--- than one collection, so a new item never takes another collection's URL.
-SELECT collection, item_key, day, publish_at, state, source_hash IS NOT NULL FROM items;
-
--- name: items.aliased
--- The public items that have aliases, with their data (the alias check of publish).
-SELECT i.collection, i.item_key, p.data FROM pages p JOIN items i ON i.id = p.item_id
-WHERE i.state = 'published' AND p.data LIKE '%"aliases"%';
-
--- name: items.published_by_collection
--- How many public items each collection has (the guard against withdrawing one whole).
-SELECT collection, COUNT(*) FROM items WHERE state = 'published' GROUP BY collection;
-
--- name: items.due_of
--- A held item's due instant and state, as the ledger last accepted them.
-SELECT publish_at, state FROM items WHERE collection = :collection AND item_key = :key;
-
--- name: items.keys_of
--- Every id the ledger has kept of a collection: public, withdrawn or waiting (`fencepost new`
--- never gives a new item one of them).
-SELECT item_key FROM items WHERE collection = :collection;
-
 -- name: items.candidates
 -- Every item except those published and current, in table order (the caller sorts them
 -- into due order: cheaper than visiting every item in index order).
@@ -169,51 +110,6 @@ LEFT JOIN images img ON img.source = i.image_source
 WHERE NOT (i.state = 'published' AND i.source_hash IS NOT NULL AND i.wants_withdrawn = 0
            AND p.source_hash = i.source_hash AND i.expire_at IS NULL);
 
--- name: items.count_published
--- Items published from a file that still has a hash and is not to be withdrawn: those of
--- them not among items.candidates are current (every published item has its page).
-SELECT count(*) FROM items
-WHERE state = 'published' AND source_hash IS NOT NULL AND wants_withdrawn = 0
-  AND expire_at IS NULL;
-
--- name: items.terms_by_file
--- Published terms by file, for checking a new file's spellings against them.
-SELECT i.source_path, p.terms FROM pages p JOIN items i ON i.id = p.item_id
-WHERE p.terms <> '' AND p.withdrawn = 0 AND i.source_hash IS NOT NULL;
-
--- name: items.every
--- Every item (publish --rerender plans them all).
-SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
-       i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
-       p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at, p.notice
-FROM items i
-LEFT JOIN pages p ON p.item_id = i.id
-LEFT JOIN images img ON img.source = i.image_source;
-
--- name: items.view
-SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
-       i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
-       p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at, p.notice
-FROM items i
-LEFT JOIN pages p ON p.item_id = i.id
-LEFT JOIN images img ON img.source = i.image_source
-WHERE i.id = :id;
-
--- name: items.mark_processing
-UPDATE items SET state = 'processing', attempts = attempts + 1, updated_at = :now
-WHERE id = :item AND state IN ('pending', 'processing', 'withdrawn')
-  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
-              AND fence = :fence AND expires_at > :now);
-
--- name: items.claim
--- Counts an attempt at an update or a withdrawal (a publication counts in mark_processing).
-UPDATE items SET attempts = attempts + 1, updated_at = :now
-WHERE id = :item
-  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
-              AND fence = :fence AND expires_at > :now);
-
 -- name: items.record_failure
 -- After :max_attempts attempts the item is parked.
 UPDATE items SET state = CASE WHEN state = 'processing' THEN 'pending' ELSE state END,
@@ -222,29 +118,6 @@ UPDATE items SET state = CASE WHEN state = 'processing' THEN 'pending' ELSE stat
 WHERE id = :item
   AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now);
-
--- name: items.park
--- Parks an item that reached its attempts without ever recording a failure.
-UPDATE items SET parked_at = :now, updated_at = :now,
-                 state = CASE WHEN state = 'processing' THEN 'pending' ELSE state END,
-                 last_error = coalesce(last_error, 'no attempt finished (the runs stopped or crashed)')
-WHERE id = :item AND parked_at IS NULL
-  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
-              AND fence = :fence AND expires_at > :now);
-
--- name: items.retry_item
-UPDATE items SET parked_at = NULL, attempts = 0, updated_at = :now,
-                 disagree_host = NULL, disagree_hash = NULL
-WHERE id = :item;
-
--- name: items.retry_image
-UPDATE images SET parked_at = NULL, attempts = 0, updated_at = :now
-WHERE parked_at IS NOT NULL AND source = (SELECT image_source FROM items WHERE id = :item);
-
--- name: items.parked
-SELECT id, attempts, parked_at, coalesce(last_error, ''), collection, item_key,
-       disagree_host, disagree_hash, source_host, source_hash, source_path FROM items
-WHERE parked_at IS NOT NULL ORDER BY collection, id;
 
 ------------------------------------------------------------------------------ the commit batch
 
@@ -312,31 +185,10 @@ WHERE item_id = :item AND commit_token <> :token AND withdrawn = 1 AND content_h
   AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state
               AND source_hash IS :source_hash);
 
--- name: pages.record_same_content
--- The file changed but renders to the same public page: remember the new source hash.
-UPDATE pages SET source_hash = :source_hash
-WHERE item_id = :item AND commit_token <> :token AND withdrawn = 0 AND content_hash = :content_hash
-  AND EXISTS (SELECT 1 FROM items WHERE id = :item AND state = :expected_state AND source_hash = :source_hash)
-  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
-              AND fence = :fence AND expires_at > :now);
-
 -- name: pages.write_body
 INSERT INTO page_bodies (item_id, body_html) SELECT :item, :body_html
 WHERE EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token)
 ON CONFLICT (item_id) DO UPDATE SET body_html = excluded.body_html;
-
--- name: pages.set_item_state
-UPDATE items SET state = :new_state, last_error = NULL, attempts = 0, parked_at = NULL,
-                 updated_at = :now
-WHERE id = :item AND EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token);
-
--- name: pages.bump_revision
-UPDATE site_state SET publication_revision = publication_revision + 1
-WHERE id = 1 AND EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token);
-
--- name: pages.stamp_revision
-UPDATE pages SET revision = (SELECT publication_revision FROM site_state WHERE id = 1)
-WHERE item_id = :item AND commit_token = :token;
 
 -- name: pages.audit
 INSERT INTO audit_log (seq, at, action, subject, revision, detail, previous_hash, current_hash)
@@ -348,42 +200,11 @@ FROM (SELECT coalesce((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0) 
      (SELECT publication_revision AS r FROM site_state WHERE id = 1) AS rev
 WHERE EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token);
 
--- name: pages.read_back
-SELECT p.commit_token, p.content_version, p.content_hash, p.source_hash, p.withdrawn,
-       (SELECT publication_revision FROM site_state WHERE id = 1),
-       EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
-               AND fence = :fence AND expires_at > :now)
-FROM (SELECT 1) AS one LEFT JOIN pages p ON p.item_id = :item;
-
 ------------------------------------------------------------------------------ audit
 
 -- name: audit.lock
 -- Writers are serial on SQLite: nothing to lock.
 SELECT 1;
-
--- name: audit.page_stamps
--- Every page's revision of last change, with the publication revision, for `verify`.
-SELECT p.item_id, p.revision, (SELECT publication_revision FROM site_state WHERE id = 1)
-FROM pages p;
-
--- name: audit.change_receipts
--- The revision each public change's receipt recorded, by item.
-SELECT subject, revision FROM audit_log WHERE action IN ('publish', 'update', 'withdraw');
-
--- name: audit.entries
-SELECT seq, at, action, subject, revision, detail, previous_hash, current_hash
-FROM audit_log ORDER BY seq;
-
--- name: audit.newest
--- The newest entries first, for `fencepost log`.
-SELECT seq, at, action, subject, revision, detail, previous_hash, current_hash
-FROM audit_log ORDER BY seq DESC LIMIT :limit;
-
--- name: audit.anchor
-SELECT audit_tip_seq, audit_tip_hash FROM site_state WHERE id = 1;
-
--- name: audit.hash_at
-SELECT current_hash FROM audit_log WHERE seq = :seq;
 
 -- name: audit.append_once
 -- A receipt a re-driven step may try to write twice: appended unless one with the same
@@ -398,10 +219,6 @@ FROM (SELECT coalesce((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0) 
 WHERE NOT EXISTS (SELECT 1 FROM audit_log WHERE action = :action AND subject = :subject);
 
 ------------------------------------------------------------------------------ images
-
--- name: images.lookup
-SELECT sha256, bytes, content_type FROM images
-WHERE source = :source AND state = 'stored' AND sha256 IS NOT NULL;
 
 -- name: images.record_stored
 INSERT INTO images (source, sha256, bytes, content_type, state, attempts, last_error, updated_at)
@@ -425,14 +242,6 @@ ON CONFLICT (source) DO UPDATE SET
     parked_at = CASE WHEN images.attempts + 1 >= :max_attempts THEN excluded.updated_at
                      ELSE images.parked_at END;
 
--- name: images.state
--- An image's state (`stored`, `failed`, …) and failed fetches so far.
-SELECT state, attempts FROM images WHERE source = :source;
-
--- name: images.parked
-SELECT attempts, coalesce(last_error, '') FROM images
-WHERE source = :source AND parked_at IS NOT NULL AND state <> 'stored';
-
 ------------------------------------------------------------------------------ results
 
 -- name: results.insert
@@ -443,38 +252,6 @@ FROM (SELECT coalesce((SELECT max(slot) FROM daily_results WHERE puzzle_id = :pu
 WHERE next.slot <= :cap
 ON CONFLICT (puzzle_id, session_id) DO NOTHING
 RETURNING slot;
-
--- name: results.session_slot
-SELECT slot FROM daily_results WHERE puzzle_id = :puzzle AND session_id = :session;
-
------------------------------------------------------------------------------- status
-
--- name: status.revision
-SELECT publication_revision FROM site_state WHERE id = 1;
-
--- name: status.ledger_id
-SELECT ledger_id FROM site_state WHERE id = 1;
-
--- name: status.counts
--- A parked item counts as failed, whatever state it was parked in.
-SELECT CASE WHEN parked_at IS NOT NULL THEN 'failed' ELSE state END, count(*)
-FROM items GROUP BY 1;
-
--- name: status.parked_images
-SELECT source, attempts, coalesce(last_error, '') FROM images
-WHERE parked_at IS NOT NULL AND state <> 'stored' ORDER BY source;
-
--- name: status.audit_tip
-SELECT seq, current_hash FROM audit_log ORDER BY seq DESC LIMIT 1;
-
--- name: status.next_embargo
-SELECT min(publish_at) FROM items
-WHERE publish_at > :now AND state IN ('pending', 'processing', 'withdrawn')
-  AND source_hash IS NOT NULL AND wants_withdrawn = 0 AND parked_at IS NULL;
-
--- name: status.failing
-SELECT id, last_error, collection, item_key FROM items WHERE last_error IS NOT NULL
-ORDER BY collection, id;
 
 ------------------------------------------------------------------------------ the build's reads
 
@@ -488,44 +265,7 @@ SELECT p.item_id, p.title, p.day, p.data, p.indexable, p.image_sha256,
        p.item_key, p.due_at, p.withdrawn, p.summary_html, p.terms, p.notice
 FROM pages p NOT INDEXED;
 
--- name: public.body
-SELECT body_html FROM page_bodies WHERE item_id = :id;
-
--- name: public.next_change
--- Embargo ends still ahead of the ledger: present items that are not public yet (parked
--- ones excepted: they change nothing until re-armed), the expiry of public ones, and edits
--- of public ones due later.
-SELECT min(at) FROM (
-    SELECT min(publish_at) AS at FROM items
-    WHERE state IN ('pending', 'processing', 'withdrawn') AND source_hash IS NOT NULL
-      AND wants_withdrawn = 0 AND parked_at IS NULL
-      AND NOT (expire_at IS NOT NULL AND expire_at <= updated_at)
-    UNION ALL
-    SELECT min(expire_at) AS at FROM items
-    WHERE state = 'published' AND expire_at IS NOT NULL
-    UNION ALL
-    -- An edit of a public item that is due later: an update at that instant. Only instants
-    -- after :now (an edit due already is an update now, not a next change), so the due index
-    -- is read from :now on, not every public item (95 ms at 100,000 items when it was).
-    SELECT min(i.publish_at) AS at FROM items i JOIN pages p ON p.item_id = i.id
-    WHERE i.publish_at > :now AND i.state = 'published' AND i.source_hash IS NOT NULL
-      AND i.source_hash <> p.source_hash AND i.wants_withdrawn = 0 AND i.parked_at IS NULL
-      AND i.publish_at > coalesce(p.due_at, 0)
-) AS next;
-
 ------------------------------------------------------------------------------ deploys
-
--- name: deploys.pending_of
-SELECT id, target, status, step, plan, attempts, last_error, outcome, kind FROM deploy_ops
-WHERE target = :target AND kind = :kind AND status = 'pending';
-
--- name: deploys.get
-SELECT id, target, status, step, plan, attempts, last_error, outcome, kind FROM deploy_ops
-WHERE id = :id;
-
--- name: deploys.unfinished
-SELECT id, target, status, step, plan, attempts, last_error, outcome, kind FROM deploy_ops
-WHERE status <> 'done' ORDER BY created_at;
 
 -- name: deploys.insert
 INSERT INTO deploy_ops (id, target, kind, status, step, plan, attempts, created_at, updated_at)
@@ -533,12 +273,6 @@ SELECT :id, :target, :kind, 'pending', 'planned', :plan, 1, :now, :now
 WHERE EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now)
 ON CONFLICT DO NOTHING;
-
--- name: deploys.count_attempt
-UPDATE deploy_ops SET attempts = attempts + 1, updated_at = :now
-WHERE id = :id AND status = 'pending'
-  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
-              AND fence = :fence AND expires_at > :now);
 
 -- name: deploys.advance
 UPDATE deploy_ops SET step = :to, updated_at = :now, last_error = NULL,
@@ -555,42 +289,10 @@ WHERE id = :id AND status = 'pending'
   AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now);
 
--- name: deploys.park
-UPDATE deploy_ops SET status = 'failed', updated_at = :now,
-       last_error = coalesce(last_error, 'no attempt finished (the runs stopped or crashed)')
-WHERE id = :id AND status = 'pending'
-  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
-              AND fence = :fence AND expires_at > :now);
-
 -- name: deploys.retry
 -- Refused (no row) when another operation on the target is pending.
 UPDATE OR IGNORE deploy_ops SET status = 'pending', attempts = 0, updated_at = :now
 WHERE id = :id AND status = 'failed';
-
--- name: deploys.target
-SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
-       probed_at IS NOT NULL, probed_store
-FROM deploy_targets WHERE target = :target;
-
--- name: deploys.rename_legacy_target
--- A target reached at an endpoint of its own was keyed by its bare name before the endpoint
--- was part of the key: its rows go to the endpoint's key, once, unless that key has rows.
-UPDATE deploy_targets SET target = :key
-WHERE target = :legacy AND NOT EXISTS (SELECT 1 FROM deploy_targets WHERE target = :key);
-
--- name: deploys.rename_legacy_ops
-UPDATE deploy_ops SET target = :key
-WHERE target = :legacy AND NOT EXISTS (SELECT 1 FROM deploy_ops WHERE target = :key);
-
--- name: deploys.targets
-SELECT target, deployed_revision, deployed_build, deployed_manifest, deployed_at,
-       probed_at IS NOT NULL, probed_store
-FROM deploy_targets ORDER BY target;
-
--- name: deploys.mark_probed
-INSERT INTO deploy_targets (target, probed_at, probed_store) VALUES (:target, :now, :store)
-ON CONFLICT (target) DO UPDATE SET probed_at = excluded.probed_at,
-    probed_store = excluded.probed_store;
 
 -- name: deploys.record_deployed
 INSERT INTO deploy_targets (target, deployed_revision, deployed_build, deployed_manifest, deployed_at)
@@ -600,15 +302,3 @@ WHERE EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :ow
 ON CONFLICT (target) DO UPDATE SET deployed_revision = excluded.deployed_revision,
     deployed_build = excluded.deployed_build, deployed_manifest = excluded.deployed_manifest,
     deployed_at = excluded.deployed_at;
-
--- name: deploys.parked
--- Parked operations of a kind on a target, oldest first: they block their revision until a
--- person re-arms (`--retry`) or abandons (`--abandon`) them.
-SELECT id, target, status, step, plan, attempts, last_error, outcome, kind FROM deploy_ops
-WHERE target = :target AND kind = :kind AND status = 'failed' ORDER BY created_at;
-
--- name: deploys.abandon
--- Closes a parked operation as abandoned (`deploy --abandon ID`); the audit entry is written
--- in the same transaction.
-UPDATE deploy_ops SET status = 'done', step = 'done', outcome = 'abandoned', updated_at = :now
-WHERE id = :id AND status = 'failed';
