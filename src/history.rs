@@ -1,4 +1,4 @@
-//! `rollback` and `gc`, the operations on finished revisions, in one place: on `public/`
+//! `rollback`, `gc` and `verify`, the operations on finished revisions, in one place: on `public/`
 //! ([`local`]) and on a bucket ([`bucket`], `--to URL`). They come after build and deploy in
 //! the data flow; on `public/` they stand on `output/` (its owner, [`Public`]) and the
 //! ledger's audit log only.
@@ -7,6 +7,7 @@
 
 pub mod bucket;
 pub mod local;
+pub mod verify;
 
 use crate::ledger::LedgerError;
 use crate::output::OutputError;

@@ -74,6 +74,12 @@ impl Public {
         self.live.as_ref()
     }
 
+    /// The live revision's folder.
+    pub fn live_dir(&self) -> Option<PathBuf> {
+        let live = self.live.as_ref()?;
+        Some(self.dir.join(REVISIONS).join(&live.dir))
+    }
+
     /// Where revision `id` lives, complete or not.
     pub fn revision_dir(&self, id: &RevisionId) -> PathBuf {
         self.dir.join(REVISIONS).join(id.to_string())
