@@ -304,16 +304,15 @@ fn back_imports(files: &[(String, String)]) -> Vec<String> {
                 .iter()
                 .flat_map(|(_, r)| r.iter().copied())
                 .collect();
-            let above = FLOORS[to.max(floor) + 1..]
-                .iter()
-                .flat_map(|(_, r)| r.iter().copied())
-                .find(|r| *r != "lib");
+            // The way out: the thing moves down, or a caller on a floor above both passes it.
+            let above = FLOORS
+                .get(to.max(floor) + 1)
+                .map_or("the command line", |f| f.0);
             wrong.push(format!(
-                "{path}:{line} imports `{target}` ({}), but `{room}` stands on \"{}\" and may import only rooms below it ({}). Move what it needs from `{target}` below `{room}`, or let a room above both ({}) hand it in.",
+                "{path}:{line} imports `{target}` ({}), but `{room}` stands on \"{}\" and may import only rooms below it ({}). Move what it needs from `{target}` below `{room}`, or have a caller on \"{above}\" or higher hand it in.",
                 FLOORS[to].0,
                 FLOORS[floor].0,
                 below.join(", "),
-                above.unwrap_or("cli"),
             ));
         }
     }
