@@ -243,7 +243,7 @@ impl PreviewDir {
     /// it removed.
     pub fn open(state: &Path) -> Result<PreviewDir, OutputError> {
         std::fs::create_dir_all(state).map_err(io_err(state))?;
-        revision::remove_abandoned_in(state)?;
+        revision::remove_abandoned_in(state, "preview-")?;
         Ok(PreviewDir {
             dir: state.join("preview"),
         })

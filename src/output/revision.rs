@@ -175,19 +175,23 @@ fn sync_filesystem(path: &Path) -> std::io::Result<()> {
 
 /// Removes temporary directories left by builds that died (their lock is free).
 pub fn remove_abandoned(public: &Path) -> Result<usize, OutputError> {
-    remove_abandoned_in(&public.join(REVISIONS))
+    remove_abandoned_in(&public.join(REVISIONS), "")
 }
 
-/// [`remove_abandoned`] for the staging folders in `revisions` (see [`Staging::create_in`]).
-pub fn remove_abandoned_in(revisions: &Path) -> Result<usize, OutputError> {
+/// [`remove_abandoned`] for the staging folders of revisions named `name…` in `revisions`
+/// (see [`Staging::create_in`]): in a folder fencepost shares with other files (the preview's,
+/// in the site's state folder), only its own staging folders are looked at.
+pub fn remove_abandoned_in(revisions: &Path, name: &str) -> Result<usize, OutputError> {
     let revisions = revisions.to_path_buf();
+    let prefix = format!("{TMP_PREFIX}{name}");
     let Ok(entries) = std::fs::read_dir(&revisions) else {
         return Ok(0);
     };
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with(TMP_PREFIX) || name.ends_with(".lock") {
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !name.starts_with(&prefix) || !is_dir {
             continue;
         }
         let lock_path = revisions.join(format!("{name}.lock"));
@@ -320,5 +324,18 @@ mod tests {
         assert_eq!(remove_abandoned(d.path()).unwrap(), 1);
         assert!(!dead.exists());
         assert!(live.path.exists());
+    }
+
+    #[test]
+    fn in_a_shared_folder_only_the_named_staging_folders_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let dead = d.path().join(".tmp-preview-dead");
+        std::fs::create_dir_all(&dead).unwrap();
+        let other = d.path().join(".tmp-someone-else");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(d.path().join(".tmp-preview-file"), "not a staging folder").unwrap();
+        assert_eq!(remove_abandoned_in(d.path(), "preview-").unwrap(), 1);
+        assert!(!dead.exists());
+        assert!(other.exists() && d.path().join(".tmp-preview-file").exists());
     }
 }
