@@ -1,19 +1,15 @@
-//! `fencepost build`: revision directories, the pointer, incremental reuse, cache rules.
+//! The build (`src/build/`): one ledger snapshot becomes `public/revisions/<R>-<B>/` — complete,
+//! deterministic, incremental runs byte-identical to full ones, templates' and links' errors
+//! named, markdown rendered safely.
+mod collections;
+mod crashes;
+mod features;
+mod habits;
+mod reuse;
+
 use crate::common::*;
 use predicates::str::contains;
 use serde_json::Value;
-
-fn manifest(dir: &std::path::Path) -> Value {
-    serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
-}
-
-fn site_with(n: i64) -> TestSite {
-    let s = TestSite::new();
-    for id in 1..=n {
-        s.item(id, &format!("2026-11-{:02}", id.min(28)));
-    }
-    s
-}
 
 #[test]
 fn builds_a_complete_revision_and_points_to_it() {
@@ -468,84 +464,6 @@ fn an_unwritable_output_folder_fails_cleanly() {
 }
 
 #[test]
-fn preview_renders_embargoed_items_with_a_banner_and_is_never_pointed_to() {
-    let s = site_with(2);
-    s.item(3, "2026-12-20");
-    s.publish(NOW);
-    s.build(&[]);
-    // What an older release left: its preview inside public/, where any copy of public/
-    // (rsync, an upload of the folder) would carry embargoed pages. The next build removes it.
-    std::fs::create_dir_all(s.path("public/preview/answers/3")).unwrap();
-    std::fs::write(s.path("public/preview/answers/3/index.html"), "embargoed").unwrap();
-    let before = s.current_dir();
-    let public_before = tree(&s.path("public/revisions"));
-    let p = s.build(&["--preview"]);
-    assert_eq!(p["preview"], true);
-    assert_eq!(p["pointer"], "none");
-    assert_eq!(s.current_dir(), before);
-    let page = std::fs::read_to_string(s.path(".fencepost/preview/answers/3/index.html")).unwrap();
-    assert!(page.contains("PREVIEW"), "{page}");
-    assert!(page.contains("Embargoed until 2026-12-21T00:10:00Z"));
-    assert_eq!(manifest(&s.path(".fencepost/preview"))["preview"], true);
-    assert_eq!(
-        p["path"],
-        s.path(".fencepost/preview").display().to_string()
-    );
-    // Nothing of the preview in public/: the old folder gone, no revision added.
-    assert!(!s.path("public/preview").exists());
-    assert_eq!(tree(&s.path("public/revisions")), public_before);
-    assert!(!s.current_dir().join("answers/3").exists());
-    assert!(!s.current_file("index.html").contains("PREVIEW"));
-    // A second preview reuses unchanged files.
-    let again = s.build(&["--preview"]);
-    assert!(again["reused"].as_i64().unwrap() > 0, "{again}");
-}
-
-#[test]
-fn rollback_and_gc() {
-    let s = site_with(1);
-    s.publish(NOW);
-    let r1 = s.build(&[]);
-    s.item(2, "2026-11-02");
-    s.publish(NOW);
-    s.build(&[]);
-    s.item(3, "2026-11-03");
-    s.publish(NOW);
-    let r3 = s.build(&[]);
-    assert_eq!(r3["revision"], 3);
-    let rb = s.json(&["rollback", "1", "--now", NOW]);
-    assert_eq!(rb["to"]["revision"], 1);
-    assert_eq!(rb["from"]["revision"], 3);
-    assert_eq!(
-        s.current_dir().file_name().unwrap().to_string_lossy(),
-        format!("1-{}", r1["build"].as_str().unwrap())
-    );
-    assert_eq!(s.audit().last().unwrap().action, "rollback");
-    s.cmd(&["verify"]).assert().success();
-    // A rollback holds: building revision 3 again (a cron every minute) leaves it alone...
-    assert_eq!(s.build(&[])["pointer"], "held");
-    assert!(s
-        .current_dir()
-        .ends_with(format!("1-{}", r1["build"].as_str().unwrap())));
-    // ...until something new is published: revision 4 moves the pointer forward again.
-    s.item(4, "2026-11-04");
-    s.publish(NOW);
-    assert_eq!(s.build(&[])["pointer"], "moved");
-    assert!(!s.path("public/rollback.json").exists());
-    s.json(&["rollback", "1", "--now", NOW]);
-    // gc keeps the newest N and always the current one.
-    // (No grace period here: this test is about which revisions count, not about when.)
-    let gc = s.json(&["gc", "--keep", "1", "--grace-secs", "0"]);
-    assert_eq!(gc["removed"].as_array().unwrap().len(), 2, "{gc}");
-    assert_eq!(gc["kept"].as_array().unwrap().len(), 2, "{gc}");
-    assert!(s.current_dir().join("manifest.json").exists());
-    s.cmd(&["rollback", "2"])
-        .assert()
-        .failure()
-        .stderr(contains("no complete revision 2"));
-}
-
-#[test]
 fn markdown_html_and_unicode_render_safely_in_pages() {
     let s = TestSite::new();
     s.write(
@@ -671,4 +589,23 @@ fn a_plain_page_saved_with_crlf_line_endings_keeps_its_front_matter_out_of_the_b
         !html.contains("title ="),
         "the TOML leaked into the body: {html}"
     );
+}
+
+#[test]
+fn markdown_edge_cases_render_safely() {
+    let s = TestSite::new();
+    let long: String = "word ".repeat(50_000);
+    s.write(
+        "content/answers/1.md",
+        &format!("+++\nid = 1\nday = 2026-11-01\ntitle = \"Crème brûlée — 日本 🍰\"\nprice = \"$12\"\n+++\n\n<script>alert(1)</script>\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n{long}\n"),
+    );
+    assert_eq!(ids(&s.publish(NOW), "published"), vec![1]);
+    let page = s.public_pages().into_iter().find(|p| p.key == "1").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&page.data).unwrap();
+    let body = s.body("1");
+    assert_eq!(page.title, "Crème brûlée — 日本 🍰");
+    assert_eq!(data["price"], "12.00");
+    assert!(body.contains("&lt;script&gt;") && !body.contains("<script>"));
+    assert!(body.contains("<table>"));
+    assert!(body.len() > 250_000);
 }

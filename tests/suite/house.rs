@@ -119,7 +119,7 @@ fn the_function_count_sees_a_long_function() {
 /// writes (the contrast fencepost's guard is tested against), a ledger with a schema from the
 /// future (which fencepost refuses to open) — on a bucket ledger, the newest image in its log —
 /// and a shared ledger's stat columns, which stay empty.
-const SQL_READS_ALLOWED: &[(&str, usize)] = &[("ledger_contract.rs", 6)];
+const SQL_READS_ALLOWED: &[(&str, usize)] = &[("ledger/contract.rs", 6)];
 
 #[test]
 fn tests_observe_the_ledger_through_its_api_not_sql() {

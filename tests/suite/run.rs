@@ -2,6 +2,9 @@
 //! binary as separate long-running OS processes against real SQLite or PostgreSQL and moto
 //! over HTTP, and reads pages over HTTP from the origins. Needs `--features failpoints`
 //! (the test clock, stalls), moto and PostgreSQL (`scripts/test` installs them).
+// The tests that crash processes at fail points need `--features failpoints`; without it
+// their helpers go unused.
+#![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 use crate::common::*;
 use chrono::{DateTime, SecondsFormat, Utc};
 use fencepost::ledger::items::State;
@@ -521,6 +524,7 @@ fn stalled_and_stopped(point: &str, before_signal: impl FnOnce(&TestSite)) -> Te
     s
 }
 
+#[cfg(feature = "failpoints")]
 #[test]
 fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run_builds() {
     // The build stalls after rendering, before its pointer moves.
@@ -551,6 +555,7 @@ fn sigterm_in_the_middle_of_a_build_exits_0_within_the_deadline_and_the_next_run
     s.cmd(&["verify"]).assert().success();
 }
 
+#[cfg(feature = "failpoints")]
 #[test]
 fn sigterm_in_the_middle_of_a_publish_gives_its_leases_back_so_the_next_run_publishes_at_once() {
     // The publish stalls with its leases taken (180 s each), before its commit.
@@ -586,6 +591,7 @@ fn r_log_says(s: &TestSite, text: &str) -> bool {
     })
 }
 
+#[cfg(feature = "failpoints")]
 #[test]
 fn sigterm_in_the_middle_of_a_deploy_interrupts_it_and_the_next_run_resumes_it() {
     let moto = Moto::start();

@@ -1,12 +1,38 @@
-//! `fencepost serve` over real HTTP on loopback: the origin and the watch-mode preview.
+//! The local origin (`fencepost serve`, `src/serve/`): headers, conditional requests, caching
+//! rules, pointer swaps mid-download, nothing outside the revision, slow clients.
+mod from_bucket;
+mod hardening;
+
 use crate::common::*;
 use std::time::{Duration, Instant};
 
-fn built_site() -> TestSite {
+// 5. A revision that disappears under the running origin: 503, never cached bytes or a 404.
+
+#[test]
+fn a_revision_deleted_under_the_running_origin_is_a_503() {
     let s = TestSite::new();
-    s.item(1, "2026-11-01").item(2, "2026-11-02");
+    s.item(1, "2026-11-01");
     s.json(&["publish", "--build", "--now", NOW]);
-    s
+    let srv = s.serve(&[]);
+    assert_eq!(srv.get("/").status, 200); // now kept in memory
+    assert_eq!(srv.get("/answers/1/").status, 200);
+    let dir = s.current_dir();
+    std::fs::remove_dir_all(&dir).unwrap();
+    for path in ["/", "/answers/1/", "/no/such/"] {
+        let r = srv.get(path);
+        assert_eq!(r.status, 503, "{path}");
+        assert_eq!(r.header("cache-control"), Some("no-store"));
+        // The public is told nothing of the server's folders (issue 19).
+        let body = r.text();
+        assert!(
+            !body.contains('/') && !body.contains("revision"),
+            "{path}: {body}"
+        );
+    }
+    // Moved away and another folder put in its place: the new one is read, not the cache.
+    let again = s.build(&[]);
+    assert_eq!(again["already_built"], false);
+    assert_eq!(srv.get("/answers/1/").status, 200);
 }
 
 fn manifest_entry(s: &TestSite, path: &str) -> serde_json::Value {
@@ -289,112 +315,6 @@ fn a_swap_in_the_middle_of_a_long_download_does_not_mix_revisions() {
     let next = srv.get("/big.bin");
     assert_ne!(next.header("x-revision"), Some(first.as_str()));
     assert!(next.body == big_b);
-}
-
-#[test]
-fn watch_mode_rebuilds_on_save_and_shows_errors_until_fixed() {
-    use std::io::{BufRead, BufReader, Write};
-    let s = built_site();
-    s.item(3, "2026-12-25"); // embargoed: visible in the preview only
-    let srv = s.serve(&["--watch"]);
-    let page = srv.get("/answers/3/");
-    assert_eq!(page.status, 200);
-    assert!(page.text().contains("PREVIEW") && page.text().contains("Embargoed until"));
-    assert!(
-        page.text().contains("fencepost live reload"),
-        "preview HTML carries the reload script"
-    );
-    assert_eq!(page.header("x-revision"), Some("preview"));
-    assert_eq!(page.header("cache-control"), Some("no-store"));
-    for dir in ["public/preview", ".fencepost/preview"] {
-        assert!(!s.path(dir).exists(), "watch mode writes nothing to disk");
-    }
-    let revision_before = s.revision();
-
-    // Listen for reloads.
-    let mut events = std::net::TcpStream::connect(&srv.addr).unwrap();
-    events
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        events,
-        "GET /__fencepost/events HTTP/1.1\r\nHost: x\r\n\r\n"
-    )
-    .unwrap();
-    let mut events = BufReader::new(events);
-    let mut wait_event = |name: &str| {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            events
-                .read_line(&mut line)
-                .unwrap_or_else(|e| panic!("waiting for {name}: {e}"));
-            if line.trim() == format!("event: {name}") {
-                return;
-            }
-        }
-    };
-    wait_event("ready");
-
-    let t0 = Instant::now();
-    s.item_with(1, "2026-11-01", "", "A freshly edited body.");
-    wait_event("reload");
-    assert!(srv
-        .get("/answers/1/")
-        .text()
-        .contains("A freshly edited body."));
-    assert!(t0.elapsed() < Duration::from_secs(5));
-
-    s.write("templates/answer.html", "{% extends \"base.html\" %}\n{% block content %}\n{{ page.title \n{% endblock content %}\n");
-    wait_event("reload");
-    let broken = srv.get("/answers/1/");
-    assert_eq!(broken.status, 500);
-    assert!(
-        broken.text().contains("templates/answer.html") && broken.text().contains("--&gt; 4:1"),
-        "file and line: {}",
-        broken.text()
-    );
-    assert!(
-        broken.text().contains("fencepost live reload"),
-        "the error page reloads itself too"
-    );
-
-    s.write(
-        "templates/answer.html",
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/templates/answer.html"
-        ))
-        .unwrap(),
-    );
-    wait_event("reload");
-    let fixed = srv.get("/answers/1/");
-    assert_eq!(fixed.status, 200);
-    assert!(fixed.text().contains("A freshly edited body."));
-
-    // A bad front matter is an error page too, and the next good save recovers.
-    s.write("content/answers/2.md", "+++\nid = 2\nday = \n+++\n");
-    wait_event("reload");
-    let bad = srv.get("/answers/1/");
-    assert_eq!(bad.status, 500);
-    assert!(
-        bad.text().contains("content/answers/2.md"),
-        "{}",
-        bad.text()
-    );
-    s.item(2, "2026-11-02");
-    wait_event("reload");
-    assert_eq!(srv.get("/answers/2/").status, 200);
-
-    assert_eq!(
-        s.revision(),
-        revision_before,
-        "watch mode never writes to the ledger"
-    );
-    // Graceful shutdown even with a live-reload stream open.
-    let t = Instant::now();
-    assert_eq!(srv.stop().code(), Some(0));
-    assert!(t.elapsed() < Duration::from_secs(5));
 }
 
 #[test]

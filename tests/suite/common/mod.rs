@@ -8,19 +8,25 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
+mod bucket_sites;
 mod edge;
 mod http;
 mod moto;
 mod observe;
 mod pg;
+mod revisions;
 #[allow(unused_imports)]
+pub use bucket_sites::*;
 pub use edge::*;
 pub use http::*;
 pub use moto::*;
 pub use pg::*;
+pub use revisions::*;
 
 /// Instants the tests use. Items are played on 2026-11-0N and due at 00:10 the next day.
 pub const NOW: &str = "2026-12-01T00:00:00Z";
+/// Before the embargoed post's instant (the features fixture and the origins' table).
+pub const BEFORE: &str = NOW;
 
 pub fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("fencepost")

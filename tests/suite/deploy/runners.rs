@@ -1,51 +1,14 @@
-//! Issue 18: a decided publication always goes live — racing CI jobs on a shared ledger,
-//! fresh runners with their own ledger or an empty `public/`, gc beside deploys, stale
-//! checkouts, damage in the bucket. Every test drives the real binary as separate OS
-//! processes against real SQLite or PostgreSQL and a folder bucket or moto over HTTP. Needs
-//! `--features failpoints`, moto and PostgreSQL (`scripts/test` installs them).
+//! A decided publication always goes live from CI: runners racing on a shared ledger, fresh
+//! runners with their own ledger or an empty `public/`, stale checkouts, damage in the bucket
+//! repaired on resume.
+// The tests that crash processes at fail points need `--features failpoints`; without it
+// their helpers go unused.
+#![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
+
 use crate::common::*;
 use fencepost::deploy::remote::Remote;
 use serde_json::Value;
 use std::path::Path;
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// A site with item 1 published and built, and an empty folder bucket with its URL.
-fn one_item_and_a_bucket() -> (TestSite, tempfile::TempDir, String) {
-    let s = TestSite::new();
-    let bucket = tempfile::tempdir().unwrap();
-    let url = folder(&bucket);
-    s.item(1, "2026-11-01");
-    s.json(&["publish", "--build", "--now", NOW]);
-    (s, bucket, url)
-}
-
-fn folder(d: &tempfile::TempDir) -> String {
-    format!("file://{}", d.path().display())
-}
-
-/// `fencepost <args> --json` with `env`, as its own process: (exit code, stdout JSON).
-fn run(s: &TestSite, args: &[&str], env: &[(String, String)]) -> (Option<i32>, Value) {
-    let mut c = std::process::Command::new(bin());
-    c.arg("--site").arg(s.root()).args(args).arg("--json");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
-    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        Value::String(format!(
-            "stdout: {} stderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    });
-    (out.status.code(), v)
-}
 
 /// A second checkout of `s`'s site (content, templates, config; its own `public/`) whose
 /// ledger is the same SQLite file, named by its absolute path.
@@ -83,40 +46,11 @@ fn copy_dir(from: &Path, to: &Path) {
         .success());
 }
 
-/// The live pointer of a bucket as JSON.
-fn pointer_of(remote: &Remote) -> Value {
-    let bytes = rt().block_on(remote.get("current")).unwrap().unwrap();
-    serde_json::from_slice(&bytes).unwrap()
-}
-
 fn audit_count(s: &TestSite, action: &str) -> usize {
     s.audited(action)
 }
 
-/// Every page path of the live local revision (`index.html`, `answers/N/index.html`, …).
-fn pages_of(s: &TestSite) -> Vec<String> {
-    let m: Value =
-        serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
-            .unwrap();
-    m["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_string())
-        .filter(|p| p.ends_with(".html"))
-        .collect()
-}
-
-/// GETs every page through `serve --from URL`: all must answer 200.
-fn serves_every_page(s: &TestSite, url: &str) {
-    let server = s.serve(&["--from", url]);
-    for p in pages_of(s) {
-        let target = format!("/{}", p.trim_end_matches("index.html"));
-        let r = server.get(&target);
-        assert_eq!(r.status, 200, "{target}: {}", r.text());
-    }
-}
-
+#[cfg(feature = "failpoints")]
 #[test]
 fn two_runners_on_one_postgres_ledger_leave_the_bucket_at_the_ledgers_revision_every_round() {
     let moto = Moto::start();
@@ -481,191 +415,7 @@ fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repair
     serves_every_page(&y, &url);
 }
 
-/// Object ages in a folder bucket are file times: set one to `at` (RFC 3339).
-fn touch(path: &Path, at: &str) {
-    assert!(std::process::Command::new("touch")
-        .arg("-d")
-        .arg(at)
-        .arg(path)
-        .status()
-        .unwrap()
-        .success());
-}
-
-fn touch_all(dir: &Path, at: &str) {
-    for e in walk(dir) {
-        touch(&e, at);
-    }
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
-#[test]
-fn gc_keeps_everything_a_young_root_names_and_rollback_to_it_serves_every_page() {
-    let s = TestSite::new();
-    let bucket = tempfile::tempdir().unwrap();
-    let url = folder(&bucket);
-    let mut roots = Vec::new();
-    for i in 1..=3 {
-        s.item(i, &format!("2026-11-0{i}"));
-        s.json(&["publish", "--build", "--now", NOW]);
-        let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
-        assert_eq!(r["outcome"], "deployed");
-        roots.push(
-            pointer_of(&Remote::open(&url).unwrap())["manifest"]
-                .as_str()
-                .unwrap()
-                .to_string(),
-        );
-    }
-    // Everything is two hours old except revision 2's root, uploaded a minute ago; the
-    // revisions stopped being live long before the grace period.
-    let later = "2026-12-01T12:00:00Z";
-    touch_all(bucket.path(), "2026-12-01T10:00:00Z");
-    touch(
-        &bucket.path().join(format!("manifests/{}.json", roots[1])),
-        "2026-12-01T11:59:00Z",
-    );
-    let gc = s.json(&["gc", "--to", &url, "--keep", "1", "--now", later]);
-    assert_eq!(gc["removed_manifests"], 1, "{gc}");
-    // Revision 2 is complete: a rollback to it is allowed, and serves every page.
-    let rb = s.json(&["rollback", "2", "--to", &url, "--now", later]);
-    assert!(rb["to"].as_str().unwrap().starts_with("2-"), "{rb}");
-    let ok = s.json(&["verify", "--to", &url]);
-    assert_eq!(ok["ok"], true, "{ok}");
-    s.json(&["rollback", "2", "--now", later]);
-    serves_every_page(&s, &url);
-    // Revision 1's root is gone: a rollback to it is refused, naming what is missing, and
-    // leaves the pointer alone.
-    let before = pointer_of(&Remote::open(&url).unwrap());
-    let out = s
-        .cmd(&["rollback", "1", "--to", &url, "--now", later])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(pointer_of(&Remote::open(&url).unwrap()), before);
-}
-
-#[test]
-fn a_rollback_to_an_incomplete_root_is_refused_naming_what_is_missing() {
-    let s = TestSite::new();
-    let bucket = tempfile::tempdir().unwrap();
-    let url = folder(&bucket);
-    for i in 1..=2 {
-        s.item(i, &format!("2026-11-0{i}"));
-        s.json(&["publish", "--build", "--now", NOW]);
-        s.json(&["deploy", "--to", &url, "--now", NOW]);
-    }
-    // A blob only revision 1 has (its home page lists one item) disappears.
-    let home1 = std::fs::read(
-        s.path("public/revisions")
-            .read_dir()
-            .unwrap()
-            .flatten()
-            .find(|e| e.file_name().to_string_lossy().starts_with("1-"))
-            .unwrap()
-            .path()
-            .join("index.html"),
-    )
-    .unwrap();
-    let sha = fencepost::content::sha256_hex(&home1);
-    std::fs::remove_file(bucket.path().join("objects").join(&sha)).unwrap();
-    let before = tree(bucket.path());
-    let out = s
-        .cmd(&["rollback", "1", "--to", &url, "--now", NOW])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&sha) && err.contains("incomplete"), "{err}");
-    assert_same_tree(&before, &tree(bucket.path()), "nothing moved");
-    assert_eq!(s.audited("rollback"), 0);
-}
-
-#[test]
-fn gc_to_waits_for_a_running_deploy_so_no_live_root_names_a_missing_object() {
-    let (s, _bucket, url) = one_item_and_a_bucket();
-    s.json(&["deploy", "--to", &url, "--now", NOW]);
-    s.item(2, "2026-11-02");
-    s.json(&["publish", "--build", "--now", NOW]);
-    // The deploy of revision 2 stalls with its new blobs uploaded and the pointer still on
-    // revision 1: to a gc without the lease they are unreferenced, and with --grace-secs 0
-    // they would go.
-    let deploy = Stalled::start(
-        &s,
-        &["deploy", "--to", &url, "--now", NOW],
-        "deploy.after_blobs=sleep(1500)",
-    );
-    deploy.wait_until("deploy.after_blobs");
-    let gc = s.json(&[
-        "gc",
-        "--to",
-        &url,
-        "--keep",
-        "1",
-        "--grace-secs",
-        "0",
-        "--now",
-        NOW,
-    ]);
-    let out = deploy.finish();
-    assert_success(&out);
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["outcome"], "deployed", "{r}");
-    assert_eq!(gc["kept"].as_array().unwrap().len(), 1, "{gc}");
-    let ok = s.json(&["verify", "--to", &url]);
-    assert_eq!(
-        (ok["ok"].as_bool(), ok["revision"].as_i64()),
-        (Some(true), Some(2)),
-        "{ok}"
-    );
-    serves_every_page(&s, &url);
-}
-
-#[test]
-fn local_gc_keeps_the_revision_a_crashed_deploy_needs_and_the_deploy_finishes() {
-    let (s, _bucket, url) = one_item_and_a_bucket();
-    let out = s.with_failpoints(
-        &["deploy", "--to", &url, "--now", NOW],
-        "deploy.after_blobs=return",
-    );
-    assert_eq!(out.status.code(), Some(137));
-    let needed = s.current_dir();
-    // A newer revision is built, and local gc runs with no grace at all.
-    s.item(2, "2026-11-02");
-    s.json(&["publish", "--build", "--now", NOW]);
-    let gc = s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW]);
-    assert!(
-        needed.exists(),
-        "gc removed the revision an unfinished deploy needs: {gc}"
-    );
-    // After the crashed run's lease expired: the operation resumes and finishes, then the
-    // newer revision goes live.
-    let later = "2026-12-01T00:05:01Z";
-    let r = s.json(&["deploy", "--to", &url, "--now", later]);
-    assert_eq!(
-        (r["outcome"].as_str(), r["revision"].as_i64()),
-        (Some("deployed"), Some(2)),
-        "{r}"
-    );
-    assert!(s.status()["deploys"].as_array().unwrap().is_empty());
-    assert_eq!(s.audited("deploy"), 2);
-    // Now nothing needs it.
-    s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", later]);
-    assert!(!needed.exists());
-}
-
+#[cfg(feature = "failpoints")]
 #[test]
 fn a_deploy_of_an_older_revision_holding_the_target_is_waited_for_not_stepped_aside_for() {
     let (s, _bucket, url) = one_item_and_a_bucket();
@@ -718,6 +468,7 @@ fn a_deploy_of_an_older_revision_holding_the_target_is_waited_for_not_stepped_as
 
 /// A resume at the manifest step re-checks the blobs the journal says went up: one deleted
 /// meanwhile is uploaded again before the pointer moves.
+#[cfg(feature = "failpoints")]
 #[test]
 fn a_resume_at_the_manifest_step_puts_back_a_blob_that_went_missing() {
     let (s, bucket, url) = one_item_and_a_bucket();
@@ -741,6 +492,7 @@ fn a_resume_at_the_manifest_step_puts_back_a_blob_that_went_missing() {
 
 /// A resume past the pointer step checks that the pointer still names the plan's root: a
 /// move that was lost (the pointer put back by hand) is made again, and audited once.
+#[cfg(feature = "failpoints")]
 #[test]
 fn a_resume_past_the_pointer_step_makes_a_lost_move_again() {
     let (s, bucket, url) = one_item_and_a_bucket();
@@ -759,180 +511,4 @@ fn a_resume_past_the_pointer_step_makes_a_lost_move_again() {
     let remote = Remote::open(&url).unwrap();
     assert_eq!(pointer_of(&remote)["revision"], 2);
     assert_eq!(s.audited("deploy"), 2);
-}
-
-/// `gc --to` keeps the root that was live until less than `--grace-secs` ago (origins within
-/// their pointer TTL still serve it), and collects it once the grace period is over.
-#[test]
-fn gc_to_keeps_the_root_retired_within_the_grace_period() {
-    let (s, bucket, url) = one_item_and_a_bucket();
-    s.json(&["deploy", "--to", &url, "--now", NOW]);
-    s.item(2, "2026-11-02");
-    s.json(&["publish", "--build", "--now", NOW]);
-    // Revision 1 is retired at NOW.
-    s.json(&["deploy", "--to", &url, "--now", NOW]);
-    // Every object is old; only the pointer's retirement record says revision 1 was live.
-    touch_all(bucket.path(), "2026-11-30T00:00:00Z");
-    let soon = "2026-12-01T00:01:00Z";
-    let gc = s.json(&[
-        "gc",
-        "--to",
-        &url,
-        "--keep",
-        "1",
-        "--grace-secs",
-        "300",
-        "--now",
-        soon,
-    ]);
-    assert_eq!(gc["removed_manifests"], 0, "{gc}");
-    assert_eq!(gc["retired_kept"].as_array().unwrap().len(), 1, "{gc}");
-    let later = "2026-12-01T00:06:00Z";
-    let gc = s.json(&[
-        "gc",
-        "--to",
-        &url,
-        "--keep",
-        "1",
-        "--grace-secs",
-        "300",
-        "--now",
-        later,
-    ]);
-    assert_eq!(gc["removed_manifests"], 1, "{gc}");
-    assert_eq!(s.json(&["verify", "--to", &url])["ok"], true);
-}
-
-/// The bucket origin never serves a root built from a ledger other than the one the pointer
-/// names (a pointer rewritten by hand, or by a tool that skipped the ownership check).
-#[test]
-fn serve_from_refuses_a_root_from_another_ledger() {
-    let (s, bucket, url) = one_item_and_a_bucket();
-    s.json(&["deploy", "--to", &url, "--now", NOW]);
-    let srv = s.serve(&["--from", &url]);
-    assert_eq!(srv.get("/answers/1/").status, 200);
-    drop(srv);
-    let path = bucket.path().join("current");
-    let mut p: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    p["ledger_id"] = Value::String("someone-elses-ledger".into());
-    std::fs::write(&path, serde_json::to_vec(&p).unwrap()).unwrap();
-    let srv = s.serve(&["--from", &url]);
-    let r = srv.get("/answers/1/");
-    assert_eq!(r.status, 503, "{}", r.text());
-}
-
-/// `publish --build` whose items another publisher holds builds what the ledger holds after
-/// that publisher's commit, not the revision before it.
-#[test]
-fn publish_build_waits_for_the_publisher_holding_its_items() {
-    let s = TestSite::new();
-    s.item(1, "2026-11-01");
-    let holder = Stalled::start(
-        &s,
-        &["publish", "--now", NOW],
-        "publish.after_preflight=sleep(1500)",
-    );
-    holder.wait_until("publish.after_preflight");
-    let r = s.json(&["publish", "--build", "--now", NOW]);
-    assert_eq!(ids(&r, "skipped_locked"), vec![1], "{r}");
-    assert_eq!(
-        r["build"]["revision"], 1,
-        "built before the holder committed: {r}"
-    );
-    assert_success(&holder.finish());
-    assert!(s.current_dir().join("answers/1/index.html").exists());
-}
-
-/// Issue 35.5: one bucket, one name. A deploy under `file:///b` stalls with its new blobs
-/// uploaded while `gc --to file:///b/` runs: the two spellings are one target, so gc waits
-/// for (or protects) the deploy, and the site stays whole. Under two names gc deleted the
-/// blobs the deploy counted on and every origin answered 503.
-#[test]
-fn two_spellings_of_one_target_are_one_target() {
-    let (s, _bucket, url) = one_item_and_a_bucket();
-    let slashed = format!("{url}/");
-    s.json(&["deploy", "--to", &slashed, "--now", NOW]);
-    s.item(2, "2026-11-02");
-    s.json(&["publish", "--build", "--now", NOW]);
-    let deploy = Stalled::start(
-        &s,
-        &["deploy", "--to", &url, "--now", NOW],
-        "deploy.after_blobs=sleep(1500)",
-    );
-    deploy.wait_until("deploy.after_blobs");
-    s.json(&[
-        "gc",
-        "--to",
-        &slashed,
-        "--keep",
-        "1",
-        "--grace-secs",
-        "0",
-        "--now",
-        NOW,
-    ]);
-    let out = deploy.finish();
-    assert_success(&out);
-    let ok = s.json(&["verify", "--to", &slashed]);
-    assert_eq!(
-        (ok["ok"].as_bool(), ok["revision"].as_i64()),
-        (Some(true), Some(2)),
-        "{ok}"
-    );
-    serves_every_page(&s, &url);
-    // The ledger knows one target, under its canonical name.
-    let targets = s.status()["targets"].clone();
-    assert_eq!(targets.as_array().map(Vec::len), Some(1), "{targets}");
-    assert_eq!(targets[0]["target"], url.as_str(), "{targets}");
-}
-
-/// Issue 35.5: the endpoint is part of a target's key. One bucket name and prefix at two S3
-/// endpoints (two stores) are two targets: a deploy interrupted after its plan at one leaves
-/// its pending operation and lease there, and a deploy at the other plans and finishes its
-/// own instead of waiting on that lease or resuming the other store's operation against
-/// this one. The interrupted one then resumes its own. `status` keys each by its endpoint.
-#[test]
-fn one_bucket_name_at_two_endpoints_is_two_targets() {
-    let (one, two) = (Moto::start(), Moto::start());
-    one.bucket("site");
-    two.bucket("site");
-    let (s, _bucket, _url) = one_item_and_a_bucket();
-    s.write("fencepost.toml", "[deploy]\nwait_secs = 1\n");
-    let to = ["deploy", "--to", "s3://site/www", "--now", NOW];
-    let mut env = Moto::env(&one.endpoint);
-    env.push(("FAILPOINTS".into(), "deploy.after_plan=return".into()));
-    let (code, _) = run(&s, &to, &env);
-    assert_eq!(code, Some(137));
-    let pending = s.status()["deploys"].clone();
-    let first = pending[0]["id"].as_str().unwrap().to_string();
-    assert_eq!(
-        pending[0]["target"],
-        format!("s3://site/www via {}", one.endpoint).as_str(),
-        "{pending}"
-    );
-    let (code, r) = run(&s, &to, &Moto::env(&two.endpoint));
-    assert_eq!(code, Some(0), "{r}");
-    assert_eq!(r["outcome"], "deployed", "{r}");
-    assert_eq!(r["target"], "s3://site/www", "reports keep the URL: {r}");
-    assert_ne!(r["operation"], first.as_str(), "{r}");
-    // At the first endpoint, after the crashed run's lease: its own operation resumes.
-    let later = [
-        "deploy",
-        "--to",
-        "s3://site/www",
-        "--now",
-        "2026-12-01T01:00:00Z",
-    ];
-    let (code, r) = run(&s, &later, &Moto::env(&one.endpoint));
-    assert_eq!(code, Some(0), "{r}");
-    assert_eq!(r["operation"], first.as_str(), "{r}");
-    let targets = s.status()["targets"].clone();
-    let names: std::collections::BTreeSet<String> = targets
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["target"].as_str().map(str::to_string))
-        .collect();
-    let want = [&one.endpoint, &two.endpoint].map(|e| format!("s3://site/www via {e}"));
-    assert_eq!(names, want.into_iter().collect(), "{targets}");
 }

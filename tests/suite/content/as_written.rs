@@ -1,6 +1,5 @@
-//! Issue 36: content as people write it. An item's date is its due instant, never the moment
-//! a publisher committed it: the same content and config give the same pages, lists and feeds
-//! whatever order, host or time the publishers ran.
+//! Content as written: the item's own dates and order, drafts, ids with case and dots, local
+//! times across DST, YAML front matter and page bundles.
 use crate::common::*;
 
 /// Posts with tags, written in an order that is not their dates' (a backfill: the oldest
@@ -173,43 +172,6 @@ fn a_draft_is_never_public_and_publishes_when_the_key_goes() {
             "{rule}: {r}"
         );
     }
-}
-
-/// The preview shows a draft, with its banner; the public site never does.
-#[test]
-fn serve_watch_previews_a_draft_with_its_banner() {
-    let s = TestSite::new();
-    s.item(1, "2026-11-01");
-    s.item_with(2, "2026-11-02", "draft = true\n", "Draft body.");
-    let r = s.json(&["publish", "--build", "--now", NOW]);
-    assert_eq!(r["drafts"][0]["id"], 2, "{r}");
-    let srv = s.serve(&["--watch"]);
-    let page = srv.get("/answers/2/");
-    assert_eq!(page.status, 200);
-    assert!(
-        page.text().contains("Draft: not published") && page.text().contains("Draft body."),
-        "{}",
-        page.text()
-    );
-    drop(srv);
-    let public = s.serve(&[]);
-    assert_eq!(public.get("/answers/2/").status, 404);
-}
-
-/// `fencepost new` writes a draft.
-#[test]
-fn new_writes_a_draft() {
-    let s = TestSite::new();
-    let w = s.json(&["new", "answers", "--now", NOW]);
-    let text = std::fs::read_to_string(s.path(w["path"].as_str().unwrap())).unwrap();
-    assert!(text.contains("\ndraft = true\n"), "{text}");
-    let r = s.json(&["publish", "--now", "2027-12-01T00:00:00Z"]);
-    assert_eq!(r["published"], serde_json::json!([]), "{r}");
-    assert_eq!(
-        r["drafts"][0]["id"],
-        w["id"].as_str().unwrap().parse::<i64>().unwrap(),
-        "{r}"
-    );
 }
 
 /// A site with ids as advisories and releases keep them.
@@ -487,5 +449,149 @@ fn a_time_in_a_dst_gap_is_refused_and_a_legacy_zone_is_warned_about() {
     assert!(
         log.contains("collections.notes.timezone") && log.contains("America/New_York"),
         "{log}"
+    );
+}
+
+/// A YAML front matter (`---`) is read as TOML is: the item publishes and renders the same,
+/// and a typo in it is named with the same file, line, key and words as in TOML — and holds
+/// back only its own item.
+#[test]
+fn yaml_front_matter_publishes_and_its_typos_read_as_tomls_do() {
+    let s = TestSite::new();
+    s.write(
+        "content/answers/1.md",
+        "---\nid: 1\nday: 2026-11-01\ntitle: \"Yaml: one\"\nprice: 4.99\n---\n\nThe body.\n",
+    );
+    s.item(2, "2026-11-02");
+    let r = s.publish(NOW);
+    assert_eq!(ids(&r, "published"), vec![1, 2], "{r}");
+    s.build(&[]);
+    let page = s.current_file("answers/1/index.html");
+    assert!(
+        page.contains("Yaml: one") && page.contains("The body."),
+        "{page}"
+    );
+
+    // The same mistake in each format: an unknown key on line 5, a wrong type on line 4.
+    s.write(
+        "content/answers/3.md",
+        "+++\nid = 3\nday = 2026-11-03\nprice = \"cheap\"\ncolour = 2\n+++\n",
+    );
+    s.write(
+        "content/answers/4.md",
+        "---\nid: 4\nday: 2026-11-03\nprice: cheap\ncolour: 2\n---\n",
+    );
+    s.write(
+        "content/answers/5.md",
+        "---\nid: 5\nday: 2026-11-03\ntitle: [unclosed\n---\n",
+    );
+    s.item(6, "2026-11-03");
+    let r = publish_failing(&s, "2026-11-05T00:00:00Z");
+    assert_eq!(ids(&r, "published"), vec![6], "{r}");
+    let invalid = r["invalid"].as_array().unwrap();
+    let of = |file: &str| {
+        invalid
+            .iter()
+            .find(|i| i["file"] == file)
+            .unwrap_or_else(|| panic!("{file} is not named: {r}"))
+            .clone()
+    };
+    let (toml, yaml) = (of("content/answers/3.md"), of("content/answers/4.md"));
+    assert_eq!(yaml["line"], toml["line"], "{r}");
+    assert_eq!(yaml["key"], toml["key"], "{r}");
+    let words = |v: &serde_json::Value| {
+        v["error"]
+            .as_str()
+            .unwrap()
+            .replace("content/answers/3.md", "FILE")
+            .replace("content/answers/4.md", "FILE")
+            .replace(" 3 ", " N ")
+            .replace(" 4 ", " N ")
+    };
+    assert_eq!(words(&yaml), words(&toml), "{r}");
+    let broken = of("content/answers/5.md");
+    assert_eq!(broken["line"], 4, "{r}");
+}
+
+const SVG: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><rect width=\"4\" height=\"4\"/></svg>\n";
+
+/// Page bundles: `posts/NAME/index.md` is item NAME (two bundles no longer collide on
+/// `index`), and the folder's other files are published beside the page — not before the
+/// page is public, updated with it, and never shipped with bytes the ledger did not record.
+#[test]
+fn page_bundles_are_items_named_by_their_folder_with_their_files_beside_them() {
+    let s = fixture("features");
+    let bundle = |name: &str, at: &str| {
+        s.write(
+            &format!("content/posts/{name}/index.md"),
+            &format!("+++\ntitle = \"{name}\"\npublish_at = {at}\n+++\n\n![map](map.svg) [data](data.csv)\n"),
+        );
+        s.write(&format!("content/posts/{name}/map.svg"), SVG);
+        s.write(
+            &format!("content/posts/{name}/data.csv"),
+            &format!("{name},1\n"),
+        );
+    };
+    bundle("trip", "2026-11-20T00:00:00Z");
+    bundle("launch", "2026-12-10T00:00:00Z");
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    let published = r["published"].to_string();
+    assert!(
+        published.contains("trip") && !published.contains("launch"),
+        "{r}"
+    );
+    assert_eq!(r["build"]["broken_links"], serde_json::json!([]), "{r}");
+    let current = s.current_dir();
+    assert_eq!(s.current_file("posts/trip/map.svg"), SVG);
+    assert_eq!(s.current_file("posts/trip/data.csv"), "trip,1\n");
+    assert!(
+        !current.join("posts/launch").exists(),
+        "an embargoed bundle is nowhere"
+    );
+    let manifest = std::fs::read_to_string(current.join("manifest.json")).unwrap();
+    assert!(!manifest.contains("launch"), "{manifest}");
+    let srv = s.serve(&[]);
+    let r = srv.get("/posts/trip/map.svg");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("cache-control"),
+        Some("public, max-age=0, must-revalidate")
+    );
+    drop(srv);
+
+    // An edit to a resource alone is an update of its item.
+    s.write("content/posts/trip/data.csv", "trip,2\n");
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    assert!(r["updated"].to_string().contains("trip"), "{r}");
+    assert_eq!(s.current_file("posts/trip/data.csv"), "trip,2\n");
+
+    // Bytes the ledger never recorded are not shipped: a build from scratch (the revision
+    // already built keeps what was published) names the file instead.
+    s.write("content/posts/trip/data.csv", "trip,3 unpublished\n");
+    std::fs::remove_dir_all(s.path("public")).unwrap();
+    let out = s.cmd(&["build", "--json", "--now", NOW]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a file left out fails the build's exit code"
+    );
+    let b: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        b["pointer"], "moved",
+        "the rest of the site goes ahead: {b}"
+    );
+    let left_out = b["left_out"].to_string();
+    assert!(
+        left_out.contains("posts/trip/data.csv")
+            && left_out.contains("changed since it was published"),
+        "{b}"
+    );
+
+    // At its instant, the other bundle goes up with its files.
+    s.json(&["publish", "--build", "--now", "2026-12-10T00:00:00Z"]);
+    assert_eq!(s.current_file("posts/launch/map.svg"), SVG);
+    assert_eq!(
+        s.current_file("posts/trip/data.csv"),
+        "trip,3 unpublished\n"
     );
 }

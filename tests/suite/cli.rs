@@ -1,10 +1,70 @@
-//! CLI manners (issue 24): output piped into a reader that goes away, errors as one JSON
-//! object with `--json`, `serve --bind` as people write addresses, each cause printed once, and
-//! `fencepost log`, the audit trail without SQL.
-
+//! The command line's manners: pipes that close, `--json` failures as one object, causes
+//! printed once, `--bind` spellings, `log`, `--version` and completions, bad config and flags
+//! named, `init` and `new`.
 use crate::common::*;
+use predicates::str::contains;
 use serde_json::Value;
 use std::process::Stdio;
+
+/// `fencepost new` writes a draft.
+#[test]
+fn new_writes_a_draft() {
+    let s = TestSite::new();
+    let w = s.json(&["new", "answers", "--now", NOW]);
+    let text = std::fs::read_to_string(s.path(w["path"].as_str().unwrap())).unwrap();
+    assert!(text.contains("\ndraft = true\n"), "{text}");
+    let r = s.json(&["publish", "--now", "2027-12-01T00:00:00Z"]);
+    assert_eq!(r["published"], serde_json::json!([]), "{r}");
+    assert_eq!(
+        r["drafts"][0]["id"],
+        w["id"].as_str().unwrap().parse::<i64>().unwrap(),
+        "{r}"
+    );
+}
+
+#[test]
+fn bad_config_and_bad_flags_are_named() {
+    let s = TestSite::new();
+    s.write("fencepost.toml", "[publish]\ngrace = 5\n");
+    s.cmd(&["publish"])
+        .assert()
+        .failure()
+        .stderr(contains("fencepost.toml"))
+        .stderr(contains("grace"));
+    let out = s.cmd(&["publish", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(e["error"]["kind"], "config", "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("grace"),
+        "{e}"
+    );
+    s.write("fencepost.toml", "");
+    s.cmd(&["publish", "--now", "yesterday"])
+        .assert()
+        .failure()
+        .stderr(contains("RFC 3339"));
+    s.cmd(&["publish", "--lease-secs", "0"]).assert().failure();
+    let empty = tempfile::tempdir().unwrap();
+    assert_cmd::Command::new(bin())
+        .arg("--site")
+        .arg(empty.path())
+        .arg("publish")
+        .assert()
+        .failure()
+        .stderr(contains("fencepost init"));
+}
+
+#[test]
+fn init_refuses_an_existing_site() {
+    let s = TestSite::new();
+    assert_cmd::Command::new(bin())
+        .arg("init")
+        .arg(s.root())
+        .assert()
+        .failure()
+        .stderr(contains("already"));
+}
 
 /// Runs `fencepost --site <root> <args>` with stdout a pipe whose reader has gone away.
 fn into_closed_pipe(s: &TestSite, args: &[&str]) -> (Option<i32>, String) {
@@ -263,4 +323,58 @@ fn version_names_the_commit_and_completions_print_for_each_shell() {
             "{shell}"
         );
     }
+}
+
+#[test]
+fn new_writes_an_item_that_validates_and_never_overwrites() {
+    let s = fixture("features");
+    let w = s.json(&[
+        "new",
+        "advisories",
+        "--title",
+        "Heap overflow in the decoder",
+        "--now",
+        BEFORE,
+    ]);
+    assert_eq!(
+        w["path"], "content/advisories/heap-overflow-in-the-decoder.md",
+        "{w}"
+    );
+    let text = std::fs::read_to_string(s.path(w["path"].as_str().unwrap())).unwrap();
+    assert!(
+        text.contains("severity = \"low\""),
+        "the first allowed value: {text}"
+    );
+    assert!(
+        text.contains("publish_at = 2026-12-02T00:00:00"),
+        "a day ahead: {text}"
+    );
+    let again = s
+        .cmd(&[
+            "new",
+            "advisories",
+            "--title",
+            "Heap overflow in the decoder",
+        ])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists already"));
+    assert_eq!(
+        std::fs::read_to_string(s.path(w["path"].as_str().unwrap())).unwrap(),
+        text
+    );
+    let p = s.json(&["new", "posts", "--id", "my-post", "--now", BEFORE]);
+    let text = std::fs::read_to_string(s.path(p["path"].as_str().unwrap())).unwrap();
+    assert!(text.contains("tags = []"), "{text}");
+    // Both files are items their collections accept: the run names no invalid file.
+    let r = s.publish(BEFORE);
+    assert_eq!(r["invalid"], serde_json::json!([]), "{r}");
+    // Integer ids: the next free one.
+    let w = fixture("word_puzzle");
+    let n = w.json(&["new", "words", "--now", BEFORE]);
+    assert!(n["id"].as_str().unwrap().parse::<i64>().unwrap() > 1, "{n}");
+    let bad = w.cmd(&["new", "nope"]).output().unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no collection"));
 }

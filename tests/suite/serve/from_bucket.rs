@@ -1,10 +1,101 @@
-//! Issue 19: the bucket origin (`serve --from`) under deploys, a slow or hanging bucket, and
-//! large files. Drives the real binary against moto over HTTP on 127.0.0.1, behind a proxy
-//! that counts requests and can slow every one down; every S3 client is given its endpoint
-//! and credentials explicitly.
+//! The bucket origin (`serve --from`): follows deploys, refuses tampering and foreign roots,
+//! reads only what a request needs, times out plainly.
 use crate::common::*;
+use fencepost::deploy::remote::Remote;
+use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+/// The bucket origin never serves a root built from a ledger other than the one the pointer
+/// names (a pointer rewritten by hand, or by a tool that skipped the ownership check).
+#[test]
+fn serve_from_refuses_a_root_from_another_ledger() {
+    let (s, bucket, url) = one_item_and_a_bucket();
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let srv = s.serve(&["--from", &url]);
+    assert_eq!(srv.get("/answers/1/").status, 200);
+    drop(srv);
+    let path = bucket.path().join("current");
+    let mut p: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    p["ledger_id"] = Value::String("someone-elses-ledger".into());
+    std::fs::write(&path, serde_json::to_vec(&p).unwrap()).unwrap();
+    let srv = s.serve(&["--from", &url]);
+    let r = srv.get("/answers/1/");
+    assert_eq!(r.status, 503, "{}", r.text());
+}
+
+#[test]
+fn serve_from_a_bucket_follows_deploys_refuses_tampering_and_503s() {
+    let moto = Moto::start();
+    moto.bucket("origin");
+    let s = site_with_revisions(1);
+    s.write("fencepost.toml", "[serve]\npointer_ttl_ms = 200\n");
+    let env = Moto::env(&moto.endpoint);
+    let deploy = |s: &TestSite| {
+        s.json_env(&["deploy", "--to", "s3://origin/www", "--now", NOW], &env);
+    };
+    deploy(&s);
+    let srv = s.serve_env(&["--from", "s3://origin/www"], &env);
+    let r = srv.get("/answers/1/");
+    assert_eq!(r.status, 200);
+    assert!(r.header("x-revision").unwrap().starts_with("1-"));
+    assert_eq!(
+        r.header("cache-control"),
+        Some("public, max-age=0, must-revalidate")
+    );
+    let etag = r.header("etag").unwrap().to_string();
+    assert_eq!(
+        http(&srv.addr, "GET", "/answers/1/", &[("If-None-Match", &etag)]).status,
+        304
+    );
+    assert_eq!(srv.get("/no/such/").status, 404);
+    assert_eq!(srv.get("/answers").status, 301);
+    // A new revision is seen within the pointer's TTL.
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    deploy(&s);
+    wait_for("the new revision to be served", || {
+        srv.get("/answers/2/").status == 200
+    });
+    // A tampered blob is refused (a file not served yet, so not in memory).
+    let settings = Moto::settings(&moto.endpoint);
+    let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let remote = Remote::open_with("s3://origin/www", &settings).unwrap();
+    let sha = {
+        let m: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
+                .unwrap();
+        m["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == "robots.txt")
+            .unwrap()["sha256"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // Someone with write access to the bucket swaps the blob's bytes.
+    {
+        use object_store::ObjectStoreExt;
+        let store = moto.store("origin");
+        rt().block_on(store.put(
+            &object_store::path::Path::from(format!("www/objects/{sha}")),
+            b"User-agent: *\nDisallow: /evil\n".to_vec().into(),
+        ))
+        .unwrap();
+    }
+    let r = srv.get("/robots.txt");
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(!r.text().contains("evil"));
+    // The pointer cannot be read: 503, never a stale 200.
+    rt().block_on(remote.delete("current")).unwrap();
+    wait_for("the unreadable pointer to be noticed", || {
+        srv.get("/answers/1/").status == 503
+    });
+    assert_eq!(srv.get("/").header("cache-control"), Some("no-store"));
+    assert_eq!(srv.stop().code(), Some(0));
+}
 
 /// `serve --from URL` with `env`.
 fn serve_from(s: &TestSite, url: &str, env: &[(String, String)]) -> Server {

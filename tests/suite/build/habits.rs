@@ -1,4 +1,5 @@
-//! Issue 38: what a site coming from Hugo or Zola brings with it and expects to work.
+//! Habits sites bring from Hugo and Zola: their own `robots.txt`, relative links checked, aliases
+//! that redirect while their item is public.
 use crate::common::*;
 
 /// `static/robots.txt` is the site's robots.txt, copied as it is (it used to stop the
@@ -80,67 +81,6 @@ fn relative_links_are_checked_like_absolute_ones() {
         ],
         "{r}"
     );
-}
-
-/// A YAML front matter (`---`) is read as TOML is: the item publishes and renders the same,
-/// and a typo in it is named with the same file, line, key and words as in TOML — and holds
-/// back only its own item.
-#[test]
-fn yaml_front_matter_publishes_and_its_typos_read_as_tomls_do() {
-    let s = TestSite::new();
-    s.write(
-        "content/answers/1.md",
-        "---\nid: 1\nday: 2026-11-01\ntitle: \"Yaml: one\"\nprice: 4.99\n---\n\nThe body.\n",
-    );
-    s.item(2, "2026-11-02");
-    let r = s.publish(NOW);
-    assert_eq!(ids(&r, "published"), vec![1, 2], "{r}");
-    s.build(&[]);
-    let page = s.current_file("answers/1/index.html");
-    assert!(
-        page.contains("Yaml: one") && page.contains("The body."),
-        "{page}"
-    );
-
-    // The same mistake in each format: an unknown key on line 5, a wrong type on line 4.
-    s.write(
-        "content/answers/3.md",
-        "+++\nid = 3\nday = 2026-11-03\nprice = \"cheap\"\ncolour = 2\n+++\n",
-    );
-    s.write(
-        "content/answers/4.md",
-        "---\nid: 4\nday: 2026-11-03\nprice: cheap\ncolour: 2\n---\n",
-    );
-    s.write(
-        "content/answers/5.md",
-        "---\nid: 5\nday: 2026-11-03\ntitle: [unclosed\n---\n",
-    );
-    s.item(6, "2026-11-03");
-    let r = publish_failing(&s, "2026-11-05T00:00:00Z");
-    assert_eq!(ids(&r, "published"), vec![6], "{r}");
-    let invalid = r["invalid"].as_array().unwrap();
-    let of = |file: &str| {
-        invalid
-            .iter()
-            .find(|i| i["file"] == file)
-            .unwrap_or_else(|| panic!("{file} is not named: {r}"))
-            .clone()
-    };
-    let (toml, yaml) = (of("content/answers/3.md"), of("content/answers/4.md"));
-    assert_eq!(yaml["line"], toml["line"], "{r}");
-    assert_eq!(yaml["key"], toml["key"], "{r}");
-    let words = |v: &serde_json::Value| {
-        v["error"]
-            .as_str()
-            .unwrap()
-            .replace("content/answers/3.md", "FILE")
-            .replace("content/answers/4.md", "FILE")
-            .replace(" 3 ", " N ")
-            .replace(" 4 ", " N ")
-    };
-    assert_eq!(words(&yaml), words(&toml), "{r}");
-    let broken = of("content/answers/5.md");
-    assert_eq!(broken["line"], 4, "{r}");
 }
 
 /// `aliases`: each old URL is a redirect page in the revision only while its item is public
@@ -258,87 +198,4 @@ fn a_new_item_at_an_aliases_url_wins_and_the_build_names_the_alias_it_left_out()
     );
     assert!(s.current_file("answers/9/index.html").contains("Item 9"));
     assert!(s.current_file("old/1/index.html").contains("url=http"));
-}
-
-const SVG: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><rect width=\"4\" height=\"4\"/></svg>\n";
-
-/// Page bundles: `posts/NAME/index.md` is item NAME (two bundles no longer collide on
-/// `index`), and the folder's other files are published beside the page — not before the
-/// page is public, updated with it, and never shipped with bytes the ledger did not record.
-#[test]
-fn page_bundles_are_items_named_by_their_folder_with_their_files_beside_them() {
-    let s = fixture("features");
-    let bundle = |name: &str, at: &str| {
-        s.write(
-            &format!("content/posts/{name}/index.md"),
-            &format!("+++\ntitle = \"{name}\"\npublish_at = {at}\n+++\n\n![map](map.svg) [data](data.csv)\n"),
-        );
-        s.write(&format!("content/posts/{name}/map.svg"), SVG);
-        s.write(
-            &format!("content/posts/{name}/data.csv"),
-            &format!("{name},1\n"),
-        );
-    };
-    bundle("trip", "2026-11-20T00:00:00Z");
-    bundle("launch", "2026-12-10T00:00:00Z");
-    let r = s.json(&["publish", "--build", "--now", NOW]);
-    let published = r["published"].to_string();
-    assert!(
-        published.contains("trip") && !published.contains("launch"),
-        "{r}"
-    );
-    assert_eq!(r["build"]["broken_links"], serde_json::json!([]), "{r}");
-    let current = s.current_dir();
-    assert_eq!(s.current_file("posts/trip/map.svg"), SVG);
-    assert_eq!(s.current_file("posts/trip/data.csv"), "trip,1\n");
-    assert!(
-        !current.join("posts/launch").exists(),
-        "an embargoed bundle is nowhere"
-    );
-    let manifest = std::fs::read_to_string(current.join("manifest.json")).unwrap();
-    assert!(!manifest.contains("launch"), "{manifest}");
-    let srv = s.serve(&[]);
-    let r = srv.get("/posts/trip/map.svg");
-    assert_eq!(r.status, 200);
-    assert_eq!(
-        r.header("cache-control"),
-        Some("public, max-age=0, must-revalidate")
-    );
-    drop(srv);
-
-    // An edit to a resource alone is an update of its item.
-    s.write("content/posts/trip/data.csv", "trip,2\n");
-    let r = s.json(&["publish", "--build", "--now", NOW]);
-    assert!(r["updated"].to_string().contains("trip"), "{r}");
-    assert_eq!(s.current_file("posts/trip/data.csv"), "trip,2\n");
-
-    // Bytes the ledger never recorded are not shipped: a build from scratch (the revision
-    // already built keeps what was published) names the file instead.
-    s.write("content/posts/trip/data.csv", "trip,3 unpublished\n");
-    std::fs::remove_dir_all(s.path("public")).unwrap();
-    let out = s.cmd(&["build", "--json", "--now", NOW]).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "a file left out fails the build's exit code"
-    );
-    let b: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        b["pointer"], "moved",
-        "the rest of the site goes ahead: {b}"
-    );
-    let left_out = b["left_out"].to_string();
-    assert!(
-        left_out.contains("posts/trip/data.csv")
-            && left_out.contains("changed since it was published"),
-        "{b}"
-    );
-
-    // At its instant, the other bundle goes up with its files.
-    s.json(&["publish", "--build", "--now", "2026-12-10T00:00:00Z"]);
-    assert_eq!(s.current_file("posts/launch/map.svg"), SVG);
-    assert_eq!(
-        s.current_file("posts/trip/data.csv"),
-        "trip,3 unpublished\n"
-    );
 }

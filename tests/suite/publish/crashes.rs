@@ -1,5 +1,9 @@
-//! Crashes and stalls at named step boundaries (`FAILPOINTS`), with real OS processes.
-//! Needs `--features failpoints`.
+//! Publish killed or stalled at each step boundary (fail points): leases have one holder across
+//! processes, a crash at any step writes all or nothing, reruns never repeat.
+// The tests that crash processes at fail points need `--features failpoints`; without it
+// their helpers go unused.
+#![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
+
 use crate::common::*;
 use fencepost::ledger::items::{self, State};
 
@@ -8,6 +12,7 @@ fn processing(s: &TestSite) -> usize {
     all.iter().filter(|i| i.state == State::Processing).count()
 }
 
+#[cfg(feature = "failpoints")]
 #[test]
 fn takeover_between_preflight_and_commit_changes_nothing_for_the_stalled_run() {
     let s = TestSite::new();
@@ -46,6 +51,7 @@ fn takeover_between_preflight_and_commit_changes_nothing_for_the_stalled_run() {
     s.cmd(&["verify"]).assert().success();
 }
 
+#[cfg(feature = "failpoints")]
 #[test]
 fn a_live_lease_has_exactly_one_holder_across_processes() {
     let s = TestSite::new();
@@ -73,6 +79,7 @@ fn a_live_lease_has_exactly_one_holder_across_processes() {
     assert_eq!(s.revision(), 1);
 }
 
+#[cfg(feature = "failpoints")]
 #[test]
 fn a_crash_after_preflight_is_redriven_once_the_lease_expires() {
     let s = TestSite::new();
@@ -98,6 +105,7 @@ fn a_crash_after_preflight_is_redriven_once_the_lease_expires() {
     s.cmd(&["verify"]).assert().success();
 }
 
+#[cfg(feature = "failpoints")]
 #[test]
 fn a_crash_inside_the_commit_batch_writes_nothing() {
     let s = TestSite::new();
@@ -121,6 +129,7 @@ fn a_crash_inside_the_commit_batch_writes_nothing() {
     assert_eq!(s.revision(), 1);
 }
 
+#[cfg(feature = "failpoints")]
 #[test]
 fn a_crash_after_the_commit_keeps_the_publication_and_reruns_do_not_repeat_it() {
     let s = TestSite::new();
@@ -135,6 +144,7 @@ fn a_crash_after_the_commit_keeps_the_publication_and_reruns_do_not_repeat_it() 
     assert_eq!(s.revision(), 1);
 }
 
+#[cfg(feature = "failpoints")]
 #[test]
 fn a_crash_before_the_sync_writes_nothing() {
     let s = TestSite::new();
@@ -143,142 +153,4 @@ fn a_crash_before_the_sync_writes_nothing() {
     assert!(!out.status.success());
     assert_eq!(s.items().len(), 0);
     assert_eq!(ids(&s.publish(NOW), "published"), vec![1]);
-}
-
-#[test]
-fn a_build_crash_at_any_step_leaves_the_previous_revision_served() {
-    let s = TestSite::new();
-    s.item(1, "2026-11-01");
-    s.publish(NOW);
-    s.build(&[]);
-    let served = s.current_dir();
-    let mut n = 1;
-    for point in [
-        "build.after_snapshot",
-        "build.after_render",
-        "build.before_rename",
-        "build.before_pointer_rename",
-    ] {
-        n += 1;
-        s.item(n, "2026-11-02");
-        s.publish(NOW);
-        let out = s.with_failpoints(&["build", "--now", NOW], &format!("{point}=return"));
-        assert_eq!(
-            out.status.code(),
-            Some(137),
-            "{point}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(
-            s.current_dir(),
-            served,
-            "{point}: the pointer must not move"
-        );
-        assert!(s.current_dir().join("manifest.json").exists());
-        // The next build succeeds and clears what the dead one left.
-        let r = s.build(&[]);
-        assert_eq!(r["revision"], n, "{point}");
-        assert_eq!(r["pointer"], "moved", "{point}");
-        let leftovers: Vec<String> = std::fs::read_dir(s.path("public/revisions"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with('.'))
-            .collect();
-        assert!(leftovers.is_empty(), "{point}: {leftovers:?}");
-        // Roll the served revision back so the next crash is judged against it.
-        let _ = std::fs::remove_dir_all(s.current_dir());
-        std::fs::remove_file(s.path("public/current")).unwrap();
-        std::os::unix::fs::symlink(&served, s.path("public/current")).unwrap();
-    }
-}
-
-#[test]
-fn a_crash_between_the_symlink_and_current_json_is_repaired_by_the_next_build() {
-    let s = TestSite::new();
-    s.item(1, "2026-11-01");
-    s.publish(NOW);
-    s.build(&[]);
-    s.item(2, "2026-11-02");
-    s.publish(NOW);
-    let out = s.with_failpoints(&["build", "--now", NOW], "build.after_pointer_swap=return");
-    assert_eq!(out.status.code(), Some(137));
-    // The symlink already names the new, complete revision; the JSON still names the old one.
-    assert!(s
-        .current_dir()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .starts_with("2-"));
-    let stale: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(s.path("public/current.json")).unwrap()).unwrap();
-    assert_eq!(stale["revision"], 1);
-    let r = s.build(&[]);
-    assert_eq!(r["already_built"], true);
-    let fixed: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(s.path("public/current.json")).unwrap()).unwrap();
-    assert_eq!(fixed["revision"], 2);
-}
-
-#[test]
-fn concurrent_builds_move_the_pointer_forward_only() {
-    let s = TestSite::new();
-    s.item(1, "2026-11-01");
-    s.publish(NOW);
-    // A reads revision 1, then stalls before rendering (waited for on the fail-point log,
-    // not guessed with a sleep).
-    let slow = Stalled::start(
-        &s,
-        &["build", "--now", NOW],
-        "build.after_snapshot=sleep(4000)",
-    );
-    slow.wait_until("build.after_snapshot");
-    // Meanwhile revision 2 is published and built by B.
-    s.item(2, "2026-11-02");
-    let b = s.json(&["publish", "--build", "--now", NOW]);
-    assert_eq!(b["build"]["revision"], 2);
-    assert_eq!(b["build"]["pointer"], "moved");
-    let out = slow.finish();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let a: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(a["revision"], 1);
-    assert_eq!(a["pointer"], "kept_higher", "{a}");
-    assert!(s
-        .current_dir()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .starts_with("2-"));
-    // And several builds of one revision at once: all succeed, one directory.
-    s.item(3, "2026-11-03");
-    s.publish(NOW);
-    let children: Vec<_> = (0..4)
-        .map(|_| {
-            std::process::Command::new(bin())
-                .arg("--site")
-                .arg(s.root())
-                .args(["build", "--json", "--now", NOW])
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        assert_eq!(finish(c)["revision"], 3);
-    }
-    let dirs: Vec<String> = std::fs::read_dir(s.path("public/revisions"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("3-"))
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    assert!(s
-        .current_dir()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .starts_with("3-"));
 }

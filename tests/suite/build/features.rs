@@ -1,18 +1,13 @@
-//! Site features (issue 21), embargo-safe: taxonomies with their own pages, counts and feeds;
-//! scheduled expiry; withdrawal notices served 410; summaries, heading ids, highlighting,
-//! tera's filters and `unsafe_html`; valid Atom and RSS; `fencepost new`. Everything runs
-//! through the real binary on the `tests/fixtures/features` site (and the other fixtures for
-//! the feeds), with racing publishers as separate processes, deploys to a folder and to S3
-//! (moto on 127.0.0.1), and both origins.
-
+//! Site features on `tests/fixtures/features`: taxonomies that follow their items' instants,
+//! withdrawal notices, valid Atom and RSS for every fixture site, markdown and template features,
+//! re-rendering after a markdown setting changes.
 use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// Before the embargoed post's instant.
-const BEFORE: &str = "2026-12-01T00:00:00Z";
 /// `posts/secret` (tags Zeppelin and Rust) is due.
 const LAUNCH: &str = "2026-12-02T09:00:00Z";
+
 /// `posts/secret` expires.
 const EXPIRY: &str = "2026-12-05T00:00:00Z";
 
@@ -497,120 +492,6 @@ fn markdown_and_template_features_render() {
         "{hello}"
     );
     assert!(hello.contains("<h2>Getting started</h2>"), "{hello}");
-}
-
-#[test]
-fn tags_are_checked_where_they_are_written() {
-    let s = fixture("features");
-    // Two spellings of one slug in two files: the later file is held, naming both.
-    s.write(
-        "content/posts/third.md",
-        "+++\ntitle = \"Third\"\npublish_at = 2026-11-05T09:00:00Z\ntags = [\"rust\"]\n+++\nx\n",
-    );
-    let r = publish_failing(&s, BEFORE);
-    let invalid = r["invalid"].to_string();
-    assert!(
-        invalid.contains("content/posts/third.md") && invalid.contains("content/posts/hello.md"),
-        "{r}"
-    );
-    assert!(
-        r["published"].as_array().unwrap().len() >= 3,
-        "the rest publish: {r}"
-    );
-    // A tag that is not a list, expire_at before the item is due, an unknown taxonomy key.
-    for (front, key) in [
-        ("tags = \"rust\"", "tags"),
-        ("expire_at = 2026-11-01T00:00:00Z", "expire_at"),
-        ("categories = [\"x\"]", "categories"),
-    ] {
-        s.write(
-            "content/posts/third.md",
-            &format!(
-                "+++\ntitle = \"Third\"\npublish_at = 2026-11-05T09:00:00Z\n{front}\n+++\nx\n"
-            ),
-        );
-        let r = publish_failing(&s, BEFORE);
-        let inv = &r["invalid"][0];
-        assert_eq!(inv["file"], "content/posts/third.md", "{r}");
-        assert!(inv["error"].as_str().unwrap().contains(key), "{front}: {r}");
-    }
-    // In a later run, against the spelling already published: the new file is held.
-    let t = fixture("features");
-    t.publish(BEFORE);
-    t.write(
-        "content/posts/fourth.md",
-        "+++\ntitle = \"Fourth\"\npublish_at = 2026-11-05T09:00:00Z\ntags = [\"RUST\"]\n+++\nx\n",
-    );
-    let r = publish_failing(&t, BEFORE);
-    let inv = r["invalid"].to_string();
-    assert!(
-        inv.contains("content/posts/fourth.md") && inv.contains("content/posts/hello.md"),
-        "{r}"
-    );
-    assert_eq!(r["published"], serde_json::json!([]), "{r}");
-    // A collection naming a taxonomy that does not exist is refused at config load.
-    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
-    s.write(
-        "fencepost.toml",
-        &cfg.replace("taxonomies = [\"tags\"]", "taxonomies = [\"topics\"]"),
-    );
-    assert!(s
-        .failing(&["build", "--now", BEFORE])
-        .contains("collections.posts.taxonomies"));
-}
-
-#[test]
-fn new_writes_an_item_that_validates_and_never_overwrites() {
-    let s = fixture("features");
-    let w = s.json(&[
-        "new",
-        "advisories",
-        "--title",
-        "Heap overflow in the decoder",
-        "--now",
-        BEFORE,
-    ]);
-    assert_eq!(
-        w["path"], "content/advisories/heap-overflow-in-the-decoder.md",
-        "{w}"
-    );
-    let text = std::fs::read_to_string(s.path(w["path"].as_str().unwrap())).unwrap();
-    assert!(
-        text.contains("severity = \"low\""),
-        "the first allowed value: {text}"
-    );
-    assert!(
-        text.contains("publish_at = 2026-12-02T00:00:00"),
-        "a day ahead: {text}"
-    );
-    let again = s
-        .cmd(&[
-            "new",
-            "advisories",
-            "--title",
-            "Heap overflow in the decoder",
-        ])
-        .output()
-        .unwrap();
-    assert!(!again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains("exists already"));
-    assert_eq!(
-        std::fs::read_to_string(s.path(w["path"].as_str().unwrap())).unwrap(),
-        text
-    );
-    let p = s.json(&["new", "posts", "--id", "my-post", "--now", BEFORE]);
-    let text = std::fs::read_to_string(s.path(p["path"].as_str().unwrap())).unwrap();
-    assert!(text.contains("tags = []"), "{text}");
-    // Both files are items their collections accept: the run names no invalid file.
-    let r = s.publish(BEFORE);
-    assert_eq!(r["invalid"], serde_json::json!([]), "{r}");
-    // Integer ids: the next free one.
-    let w = fixture("word_puzzle");
-    let n = w.json(&["new", "words", "--now", BEFORE]);
-    assert!(n["id"].as_str().unwrap().parse::<i64>().unwrap() > 1, "{n}");
-    let bad = w.cmd(&["new", "nope"]).output().unwrap();
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("no collection"));
 }
 
 #[test]
