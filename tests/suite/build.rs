@@ -479,6 +479,12 @@ fn markdown_html_and_unicode_render_safely_in_pages() {
     );
     assert!(!page.contains("<script>alert"));
     assert!(s.current_file("atom.xml").contains("&lt;b&gt;Crème"));
+    // Every byte of the page and the feed, against reviewed snapshots (the site is named for
+    // its temporary folder, which differs each run).
+    let folder = s.root().file_name().unwrap().to_string_lossy().into_owned();
+    let same = |text: String| text.replace(&folder, "[site folder]");
+    insta::assert_snapshot!("escaped_page", same(page));
+    insta::assert_snapshot!("escaped_feed", same(s.current_file("atom.xml")));
 }
 
 #[test]

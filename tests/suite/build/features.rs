@@ -475,6 +475,18 @@ fn markdown_and_template_features_render() {
         "{hello}"
     );
     assert!(!hello.contains("<span class=\"raw\">"));
+    // And every byte of them, against reviewed snapshots: what the checks above do not name
+    // must not change unseen either.
+    for path in [
+        "posts/hello/index.html",
+        "posts/index.html",
+        "posts/atom.xml",
+        "posts/rss.xml",
+        "tags/rust/index.html",
+        "about/index.html",
+    ] {
+        insta::assert_snapshot!(path.replace('/', "_"), read(&d, path));
+    }
 
     // `unsafe_html = true` passes it through, and heading ids can be turned off.
     let t = fixture("features");
