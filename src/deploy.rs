@@ -38,6 +38,7 @@ use crate::ledger::deploys;
 use crate::ledger::lease::OwnerId;
 use crate::ledger::Ledger;
 use crate::output::pointer::PointerOutcome;
+use crate::output::revision::RevisionId;
 use crate::site::Site;
 use remote::Remote;
 use serde::Serialize;
@@ -70,10 +71,9 @@ pub struct Options {
 pub struct Report {
     pub target: String,
     pub operation: Option<String>,
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
+    /// `R` and `B`: `revision` and `build` in JSON and on disk (a contract), in this order.
+    #[serde(flatten)]
+    pub id: RevisionId,
     pub outcome: Outcome,
     pub resumed: bool,
     pub blobs_uploaded: u64,
@@ -88,16 +88,15 @@ pub struct Report {
 impl Report {
     /// A report of `plan` with nothing done yet.
     fn of_plan(target: &str, plan: &Plan, outcome: Outcome) -> Report {
-        Report::of(target, plan.revision, &plan.fingerprint, outcome)
+        Report::of(target, plan.id.clone(), outcome)
     }
 
-    /// A report of `revision`-`fingerprint` with nothing done yet.
-    fn of(target: &str, revision: i64, fingerprint: &str, outcome: Outcome) -> Report {
+    /// A report of revision `id` with nothing done yet.
+    fn of(target: &str, id: RevisionId, outcome: Outcome) -> Report {
         Report {
             target: target.to_string(),
             operation: None,
-            revision,
-            fingerprint: fingerprint.to_string(),
+            id,
             outcome,
             resumed: false,
             blobs_uploaded: 0,
@@ -232,7 +231,7 @@ pub async fn run_on(
                     r.error = Some(format!(
                         "waited {} s (deploy.wait_secs) for another run deploying an older revision to {target}; revision {} is not live there. Run deploy again",
                         wait.as_secs(),
-                        r.revision
+                        r.id.revision
                     ));
                     return Ok(r);
                 }

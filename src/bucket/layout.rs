@@ -6,6 +6,7 @@
 //! verify its frozen plan instead of re-planning.
 
 use crate::output::manifest::{CacheClass, Manifest};
+use crate::output::revision::RevisionId;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -37,10 +38,9 @@ pub struct RemoteEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Root {
     pub format: u32,
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
+    /// `R` and `B`: `revision` and `build` in JSON and on disk (a contract), in this order.
+    #[serde(flatten)]
+    pub id: RevisionId,
     #[serde(default)]
     pub ledger_id: Option<String>,
     pub files: usize,
@@ -106,8 +106,7 @@ pub fn split(m: &Manifest) -> Split {
     }
     let root = Root {
         format: 1,
-        revision: m.revision,
-        fingerprint: m.fingerprint.clone(),
+        id: m.id.clone(),
         ledger_id: m.ledger_id.clone(),
         files: m.files.len(),
         shards: index,

@@ -3,15 +3,15 @@
 //! `remote.rs` moves it by compare-and-set.
 
 use crate::output::manifest::AuditAnchor;
+use crate::output::revision::RevisionId;
 use serde::{Deserialize, Serialize};
 
 /// The pointer object: which revision the target serves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemotePointer {
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
+    /// `R` and `B`: `revision` and `build` in JSON and on disk (a contract), in this order.
+    #[serde(flatten)]
+    pub id: RevisionId,
     /// sha256 of the manifest root (`manifests/<sha256>.json`).
     pub manifest: String,
     pub deployed_at: crate::clock::Instant,
@@ -57,17 +57,12 @@ pub struct RetiredRoot {
 pub const RETIRED_KEPT: usize = 32;
 
 impl RemotePointer {
-    /// A pointer naming `manifest` (revision `revision`, build fingerprint `fingerprint`)
-    /// with nothing else known yet; [`RemotePointer::after`] carries the history over.
-    pub fn new(
-        revision: i64,
-        fingerprint: &str,
-        manifest: &str,
-        at: crate::clock::Instant,
-    ) -> RemotePointer {
+    /// A pointer naming `manifest` (revision `id`) with nothing else known yet;
+    /// [`RemotePointer::after`] carries the history over.
+    pub fn new(id: RevisionId, manifest: &str, at: crate::clock::Instant) -> RemotePointer {
         RemotePointer {
-            revision,
-            fingerprint: fingerprint.to_string(),
+            live_builds: vec![id.fingerprint.clone()],
+            id,
             manifest: manifest.to_string(),
             deployed_at: at,
             next_change_at: None,
@@ -75,7 +70,6 @@ impl RemotePointer {
             ledger_id: None,
             audit_tip: None,
             operation: None,
-            live_builds: vec![fingerprint.to_string()],
             retired: Vec::new(),
         }
     }
@@ -84,7 +78,7 @@ impl RemotePointer {
     /// list knows only its own).
     pub fn builds_seen(&self) -> Vec<&str> {
         if self.live_builds.is_empty() {
-            vec![self.fingerprint.as_str()]
+            vec![self.id.fingerprint.as_str()]
         } else {
             self.live_builds.iter().map(String::as_str).collect()
         }
@@ -97,14 +91,14 @@ impl RemotePointer {
         let Some(prev) = prev else {
             return self;
         };
-        if prev.revision == self.revision {
+        if prev.id.revision == self.id.revision {
             let mut seen: Vec<String> = prev.builds_seen().iter().map(|b| b.to_string()).collect();
-            if !seen.contains(&self.fingerprint) {
-                seen.push(self.fingerprint.clone());
+            if !seen.contains(&self.id.fingerprint) {
+                seen.push(self.id.fingerprint.clone());
             }
             self.live_builds = seen;
         } else {
-            self.live_builds = vec![self.fingerprint.clone()];
+            self.live_builds = vec![self.id.fingerprint.clone()];
         }
         let mut retired = prev.retired.clone();
         if prev.manifest != self.manifest {
@@ -123,11 +117,11 @@ impl RemotePointer {
         self
     }
 
-    /// Whether the revision built with `fingerprint` was live here once and has been
-    /// replaced by another build of the same revision.
-    pub fn replaced(&self, revision: i64, fingerprint: &str) -> bool {
-        revision == self.revision
-            && fingerprint != self.fingerprint
-            && self.builds_seen().contains(&fingerprint)
+    /// Whether revision `id` was live here once and has been replaced by another build of
+    /// the same revision.
+    pub fn replaced(&self, id: &RevisionId) -> bool {
+        id.revision == self.id.revision
+            && id.fingerprint != self.id.fingerprint
+            && self.builds_seen().contains(&id.fingerprint.as_str())
     }
 }

@@ -70,8 +70,7 @@ pub fn preview_in_memory(
     };
     Ok((
         MemorySite {
-            revision,
-            fingerprint: inputs.fingerprints.whole,
+            id: crate::output::revision::RevisionId::new(revision, inputs.fingerprints.whole),
             files,
         },
         report,

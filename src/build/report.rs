@@ -6,6 +6,7 @@ use crate::clock::Instant;
 use crate::content::{self, ContentError};
 use crate::ledger::LedgerError;
 use crate::output::pointer;
+use crate::output::revision::RevisionId;
 use crate::output::OutputError;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -86,10 +87,9 @@ pub struct BrokenLink {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
+    /// `R` and `B`: `revision` and `build` in JSON and on disk (a contract), in this order.
+    #[serde(flatten)]
+    pub id: RevisionId,
     pub path: String,
     pub rendered: usize,
     pub reused: usize,

@@ -92,8 +92,7 @@ pub(super) fn point_to_built(
     };
     let swap = public.advance(&built.id, clock.now(), built.next_change_at)?;
     Ok(Report {
-        revision: built.id.revision,
-        fingerprint: built.id.fingerprint,
+        id: built.id,
         path: built.dir.display().to_string(),
         rendered: 0,
         reused: 0,
@@ -206,13 +205,12 @@ pub(super) fn manifest(
     entries: Vec<Entry>,
 ) -> Manifest {
     Manifest {
-        revision: id.revision,
+        id: id.clone(),
         ledger_id: (!preview).then(|| origin.ledger_id.clone()),
         audit_tip: (!preview).then(|| manifest::AuditAnchor {
             seq: origin.audit_tip.seq,
             hash: origin.audit_tip.hash.clone(),
         }),
-        fingerprint: id.fingerprint.clone(),
         preview,
         broken_links: broken
             .iter()
@@ -232,8 +230,7 @@ pub(super) fn report(
     broken_links: Vec<BrokenLink>,
 ) -> Report {
     Report {
-        revision: manifest.revision,
-        fingerprint: manifest.fingerprint.clone(),
+        id: manifest.id.clone(),
         path: dir.display().to_string(),
         rendered: manifest.files.len() - reused,
         reused,

@@ -28,15 +28,11 @@ impl Args {
 
 pub(super) fn human(r: &Report) -> String {
     let mut out = if r.already_built {
-        format!(
-            "revision {}-{} was already built: nothing rendered\n",
-            r.revision, r.fingerprint
-        )
+        format!("revision {} was already built: nothing rendered\n", r.id)
     } else {
         format!(
-            "built revision {}-{}{}: {} files, {} rendered, {} reused\n",
-            r.revision,
-            r.fingerprint,
+            "built revision {}{}: {} files, {} rendered, {} reused\n",
+            r.id,
             if r.preview { " (preview)" } else { "" },
             r.files,
             r.rendered,

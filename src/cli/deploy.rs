@@ -29,7 +29,7 @@ pub(super) struct Args {
 }
 
 pub(super) fn human(r: &Report) -> String {
-    let what = format!("{}-{} to {}", r.revision, r.fingerprint, r.target);
+    let what = format!("{} to {}", r.id, r.target);
     let mut out = match r.outcome {
         Outcome::Deployed => format!(
             "deployed {what}: {} blob(s) uploaded ({} bytes), {} already there; pointer {}\n",

@@ -36,7 +36,7 @@ fn human(r: &CycleReport) -> String {
     }
     if let Some(b) = &r.build {
         if !b.already_built {
-            out += &format!(", built {}-{}", b.revision, b.fingerprint);
+            out += &format!(", built {}", b.id);
         }
     }
     if let Some(d) = &r.deploy {

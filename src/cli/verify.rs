@@ -35,8 +35,8 @@ fn bucket(ctx: &Ctx, url: &str) -> anyhow::Result<ExitCode> {
     let c = fencepost::deploy::runtime()?.block_on(fencepost::deploy::verify::check(&remote))?;
     ctx.emit(&c, || {
         let head = format!(
-            "{}: live {}-{} (manifest {}): {} shard(s), {} blob(s)",
-            c.target, c.revision, c.fingerprint, c.manifest, c.shards, c.blobs
+            "{}: live {} (manifest {}): {} shard(s), {} blob(s)",
+            c.target, c.id, c.manifest, c.shards, c.blobs
         );
         if c.ok {
             return format!("{head}: every object present and whole");

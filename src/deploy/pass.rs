@@ -21,8 +21,7 @@ use std::ops::ControlFlow;
 
 /// A revision of `public/` chosen to deploy.
 pub(super) struct Local {
-    revision: i64,
-    fingerprint: String,
+    id: RevisionId,
     dir: String,
     manifest: Manifest,
 }
@@ -43,7 +42,7 @@ pub(super) fn local_revision(site: &Site, wanted: Option<&str>) -> Result<Local,
                     public.dir().join(pointer::CURRENT).display()
                 ))
             })?;
-            RevisionId::new(p.revision, &p.fingerprint)
+            p.id.clone()
         }
     };
     let (revision, dir) = (id.revision, id.to_string());
@@ -52,8 +51,7 @@ pub(super) fn local_revision(site: &Site, wanted: Option<&str>) -> Result<Local,
         return Err(DeployError::Preview { dir });
     }
     Ok(Local {
-        revision,
-        fingerprint: manifest.fingerprint.clone(),
+        id: RevisionId::new(revision, manifest.id.fingerprint.clone()),
         dir,
         manifest,
     })
@@ -63,8 +61,7 @@ impl Plan {
     /// The plan of `local`, with no blobs to upload yet (see `pass::with_blobs`).
     fn of(local: &Local, split: &layout::Split, adopt: Option<String>) -> Plan {
         Plan {
-            revision: local.revision,
-            fingerprint: local.fingerprint.clone(),
+            id: local.id.clone(),
             dir: local.dir.clone(),
             root: split.root.sha256.clone(),
             shards: split.shards.iter().map(|s| s.sha256.clone()).collect(),
@@ -92,7 +89,7 @@ pub(super) async fn attempt(
     finish_rollback(ledger, ctx).await?;
     let local = local_revision(ctx.site, opts.revision.as_deref());
     // With nothing built here, whoever holds the target is doing the only work there is.
-    let wanted = local.as_ref().map_or(i64::MIN, |l| l.revision);
+    let wanted = local.as_ref().map_or(i64::MIN, |l| l.id.revision);
     let resumed = match resume_pending(ledger, ctx, wanted).await? {
         ControlFlow::Break(turn) => return Ok(turn),
         ControlFlow::Continue(resumed) => resumed,
@@ -120,7 +117,7 @@ pub(super) async fn attempt(
     }
     let target = &ctx.remote.url;
     // Parked means stopped: nothing is planned or uploaded for a blocked revision.
-    if let Some(op) = claim::parked_blocking(ledger, &ctx.remote.key, local.revision)? {
+    if let Some(op) = claim::parked_blocking(ledger, &ctx.remote.key, local.id.revision)? {
         return Ok(Turn::Done(parked(target, &op)));
     }
     let split = layout::split(&local.manifest);
@@ -187,7 +184,7 @@ async fn settled(
         r.pointer = pointer;
         Some(r)
     };
-    let live_dir = || RevisionId::new(p.revision, &p.fingerprint).to_string();
+    let live_dir = || p.id.to_string();
     Ok(match saga::decide(Some(p), plan) {
         Decision::Unchanged => {
             let now = ctx.clock.now();
@@ -255,7 +252,7 @@ async fn freeze_and_execute(
     let Some(held) = ctx.take_lease(ledger)? else {
         return Ok(
             match ledger.read(|tx| deploys::pending(tx, &ctx.remote.key))? {
-                Some(op) => busy(target, &op, plan.revision),
+                Some(op) => busy(target, &op, plan.id.revision),
                 // Held by a rollback, a gc, or a deploy about to plan: look again.
                 None => Turn::Wait(waiting()),
             },
@@ -303,7 +300,7 @@ fn busy(target: &str, op: &Op, wanted: i64) -> Turn {
 pub(super) fn skipped(target: &str, op: &Op) -> Report {
     let mut r = match serde_json::from_str::<Plan>(&op.plan) {
         Ok(plan) => Report::of_plan(target, &plan, Outcome::SkippedLocked),
-        Err(_) => Report::of(target, 0, "", Outcome::SkippedLocked),
+        Err(_) => Report::of(target, RevisionId::default(), Outcome::SkippedLocked),
     };
     r.operation = Some(op.id.clone());
     r

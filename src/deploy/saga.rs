@@ -458,12 +458,7 @@ impl Run<'_, '_> {
                 }
                 pointer::Decision::Move => {}
             }
-            let mut new = RemotePointer::new(
-                plan.revision,
-                &plan.fingerprint,
-                &plan.root,
-                self.ctx.clock.now(),
-            );
+            let mut new = RemotePointer::new(plan.id.clone(), &plan.root, self.ctx.clock.now());
             new.next_change_at = next_change_at;
             new.ledger_id = Some(ours.clone());
             new.audit_tip = Some(AuditAnchor {
@@ -473,7 +468,7 @@ impl Run<'_, '_> {
             new.operation = Some(self.op.id.clone());
             let mut new = new.after(live_p);
             if adopting {
-                new.live_builds = vec![plan.fingerprint.clone()];
+                new.live_builds = vec![plan.id.fingerprint.clone()];
             }
             if remote
                 .swap_pointer(live.as_ref().map(|(_, v)| v), &new)
@@ -527,7 +522,7 @@ impl Run<'_, '_> {
         let plan = self.plan;
         let (target, key) = (self.remote().url.clone(), self.remote().key.clone());
         let detail = serde_json::json!({
-            "target": target, "revision": plan.revision, "build": plan.fingerprint,
+            "target": target, "revision": plan.id.revision, "build": plan.id.fingerprint,
             "manifest": plan.root, "outcome": outcome.as_str(),
             "adopted_from": plan.adopt,
         })
@@ -544,8 +539,8 @@ impl Run<'_, '_> {
                 && !deploys::record_deployed(
                     tx,
                     &key,
-                    plan.revision,
-                    &plan.fingerprint,
+                    plan.id.revision,
+                    &plan.id.fingerprint,
                     &plan.root,
                     &h,
                     now,
@@ -556,7 +551,7 @@ impl Run<'_, '_> {
             if outcome == Outcome::Deployed {
                 audit::append_once(tx, now, action, &subject, &detail)?;
             }
-            claim::close_passed(tx, &key, plan.revision, now)?;
+            claim::close_passed(tx, &key, plan.id.revision, now)?;
             Ok(true)
         })?;
         if recorded {
@@ -570,10 +565,10 @@ impl Run<'_, '_> {
 /// The pointer rule for a plan against the live pointer.
 pub(super) fn decide(live: Option<&RemotePointer>, plan: &Plan) -> pointer::Decision {
     pointer::decide(
-        live.map(|p| (p.revision, p.manifest == plan.root)),
+        live.map(|p| (p.id.revision, p.manifest == plan.root)),
         live.and_then(|p| p.held_below),
-        plan.revision,
-        live.is_some_and(|p| p.replaced(plan.revision, &plan.fingerprint)),
+        plan.id.revision,
+        live.is_some_and(|p| p.replaced(&plan.id)),
     )
 }
 

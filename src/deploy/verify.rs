@@ -13,7 +13,8 @@ use super::{Ctx, DeployError, Outcome, Plan, Repair, Report};
 use crate::ledger::deploys;
 use crate::ledger::Ledger;
 use crate::output::manifest::Manifest;
-use crate::output::revision::{self, REVISIONS};
+use crate::output::revision::RevisionId;
+use crate::output::revision::REVISIONS;
 use crate::targets::claim;
 use crate::targets::objects::{list_names, read_shard, shard_names};
 use futures_util::StreamExt;
@@ -24,10 +25,9 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, Serialize)]
 pub struct BucketCheck {
     pub target: String,
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
+    /// `R` and `B`: `revision` and `build` in JSON and on disk (a contract), in this order.
+    #[serde(flatten)]
+    pub id: RevisionId,
     pub manifest: String,
     pub ledger_id: Option<String>,
     /// The ledger the live root says it was built by. When it is not the one the pointer
@@ -59,8 +59,7 @@ pub async fn check(remote: &Remote) -> Result<BucketCheck, DeployError> {
     let ledger_id = claim::owner_of(remote, &live).await?;
     let mut out = BucketCheck {
         target: remote.url.clone(),
-        revision: live.revision,
-        fingerprint: live.fingerprint.clone(),
+        id: live.id.clone(),
         manifest: live.manifest.clone(),
         ledger_id,
         root_ledger_id: None,
@@ -186,12 +185,7 @@ pub(super) async fn repair(ledger: &mut Ledger, ctx: &Ctx<'_>) -> Result<Report,
         // Nothing was damaged: nothing to do.
         None => {
             let found = check(ctx.remote).await?;
-            Ok(Report::of(
-                &ctx.remote.url,
-                found.revision,
-                &found.fingerprint,
-                Outcome::Repaired,
-            ))
+            Ok(Report::of(&ctx.remote.url, found.id, Outcome::Repaired))
         }
     }
 }
@@ -205,8 +199,7 @@ fn repair_plan(found: &BucketCheck, split: &layout::Split, dir: String) -> Plan 
         .chain(&found.corrupt_blobs)
         .collect();
     Plan {
-        revision: found.revision,
-        fingerprint: found.fingerprint.clone(),
+        id: found.id.clone(),
         dir,
         root: found.manifest.clone(),
         shards: split.shards.iter().map(|s| s.sha256.clone()).collect(),
@@ -233,7 +226,7 @@ async fn repair_round(
     found: BucketCheck,
 ) -> Result<Report, DeployError> {
     let remote = ctx.remote;
-    let dir = revision::RevisionId::new(found.revision, &found.fingerprint).to_string();
+    let dir = found.id.to_string();
     let path = ctx.site.public_dir().join(REVISIONS).join(&dir);
     let manifest = Manifest::read(&path).map_err(|e| {
         DeployError::store(

@@ -45,7 +45,7 @@ pub async fn revisions(remote: &Remote) -> Result<Vec<HeldRevision>, DeployError
             }
         }
     }
-    out.sort_by_key(|r| std::cmp::Reverse((r.root.revision, r.modified)));
+    out.sort_by_key(|r| std::cmp::Reverse((r.root.id.revision, r.modified)));
     Ok(out)
 }
 

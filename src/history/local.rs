@@ -31,7 +31,7 @@ pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackRepo
         }
         .into());
     };
-    let to = Pointer::new(id.revision, &id.fingerprint);
+    let to = Pointer::new(id.clone());
     if current.as_ref() == Some(&to) {
         // Already live: nothing moves, so there is nothing to journal or audit.
         return Ok(RollbackReport { from: current, to });

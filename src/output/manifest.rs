@@ -2,6 +2,7 @@
 //! rule, plus the build's own bookkeeping (the inputs key that decides reuse, and a page's
 //! internal links for the link check).
 
+use super::revision::RevisionId;
 use super::{io_err, OutputError};
 use crate::clock::Instant;
 use serde::{Deserialize, Serialize};
@@ -93,24 +94,82 @@ pub struct Entry {
     pub location: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "ManifestIn")]
 pub struct Manifest {
-    pub revision: i64,
+    /// `R` and `B`. In JSON, `revision` comes first and `build` after `audit_tip`: a contract
+    /// (manifests on disk are read by every origin and hashed as bytes), kept by
+    /// [`ManifestOut`] and [`ManifestIn`].
+    pub id: RevisionId,
     /// The ledger the revision was built from (absent in manifests older than the field).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ledger_id: Option<String>,
     /// The audit chain's tip when the revision's snapshot was read: `verify` checks that the
     /// chain still holds it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit_tip: Option<AuditAnchor>,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
     pub preview: bool,
     /// (page, link) pairs whose target is not in this revision.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub broken_links: Vec<(String, String)>,
     pub files: Vec<Entry>,
+}
+
+/// A manifest's JSON as written, field by field in the contract's order, borrowing the
+/// manifest (a big one is never copied to be written).
+#[derive(Serialize)]
+struct ManifestOut<'a> {
+    revision: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ledger_id: Option<&'a String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audit_tip: Option<&'a AuditAnchor>,
+    build: &'a str,
+    preview: bool,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    broken_links: &'a [(String, String)],
+    files: &'a [Entry],
+}
+
+impl Serialize for Manifest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ManifestOut {
+            revision: self.id.revision,
+            ledger_id: self.ledger_id.as_ref(),
+            audit_tip: self.audit_tip.as_ref(),
+            build: &self.id.fingerprint,
+            preview: self.preview,
+            broken_links: &self.broken_links,
+            files: &self.files,
+        }
+        .serialize(s)
+    }
+}
+
+/// A manifest's JSON as read (older manifests lack `ledger_id`, `audit_tip` and
+/// `broken_links`).
+#[derive(Deserialize)]
+struct ManifestIn {
+    revision: i64,
+    #[serde(default)]
+    ledger_id: Option<String>,
+    #[serde(default)]
+    audit_tip: Option<AuditAnchor>,
+    build: String,
+    preview: bool,
+    #[serde(default)]
+    broken_links: Vec<(String, String)>,
+    files: Vec<Entry>,
+}
+
+impl From<ManifestIn> for Manifest {
+    fn from(m: ManifestIn) -> Manifest {
+        Manifest {
+            id: RevisionId::new(m.revision, m.build),
+            ledger_id: m.ledger_id,
+            audit_tip: m.audit_tip,
+            preview: m.preview,
+            broken_links: m.broken_links,
+            files: m.files,
+        }
+    }
 }
 
 /// An audit chain position: entry `seq` with hash `hash` (seq 0: the empty chain).
@@ -187,10 +246,9 @@ impl Manifest {
 
     fn clone_without_files(&self) -> Manifest {
         Manifest {
-            revision: self.revision,
+            id: self.id.clone(),
             ledger_id: self.ledger_id.clone(),
             audit_tip: self.audit_tip.clone(),
-            fingerprint: self.fingerprint.clone(),
             preview: self.preview,
             broken_links: self.broken_links.clone(),
             files: Vec::new(),
@@ -238,10 +296,9 @@ impl Manifest {
     /// A revision-1 manifest of build `b` over `files`, for tests.
     pub(crate) fn of_files(files: Vec<Entry>) -> Manifest {
         Manifest {
-            revision: 1,
+            id: RevisionId::new(1, "b"),
             ledger_id: None,
             audit_tip: None,
-            fingerprint: "b".into(),
             preview: false,
             broken_links: Vec::new(),
             files,
@@ -272,10 +329,9 @@ mod tests {
         };
         for n in [0, 1, 4095, 4096, 4097, 10_000] {
             let m = Manifest {
-                revision: 7,
+                id: RevisionId::new(7, "b"),
                 ledger_id: Some("id".into()),
                 audit_tip: Some(AuditAnchor { seq: 3, hash: None }),
-                fingerprint: "b".into(),
                 preview: false,
                 broken_links: vec![("a.html".into(), "/b/".into())],
                 files: (0..n).map(entry).collect(),

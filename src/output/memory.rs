@@ -16,7 +16,6 @@ pub struct MemoryFile {
 /// A whole preview site in memory (watch mode): path → file.
 #[derive(Debug, Clone, Default)]
 pub struct MemorySite {
-    pub revision: i64,
-    pub fingerprint: String,
+    pub id: crate::output::revision::RevisionId,
     pub files: HashMap<String, MemoryFile>,
 }

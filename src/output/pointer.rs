@@ -11,6 +11,7 @@
 //! (`public/retired.json`), so `gc` can keep it for a grace period: stock static servers and
 //! in-flight readers may still be reading it just after a swap.
 
+use super::revision::RevisionId;
 use super::revision::{self, REVISIONS};
 use super::{io_err, write_atomic, OutputError};
 use crate::clock::Instant;
@@ -27,19 +28,18 @@ const TMP_PREFIX: &str = ".current.tmp-";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pointer {
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
+    /// `R` and `B`: `revision` and `build` in JSON and on disk (a contract), in this order.
+    #[serde(flatten)]
+    pub id: RevisionId,
     pub dir: String,
 }
 
 impl Pointer {
-    pub fn new(revision: i64, fingerprint: &str) -> Pointer {
+    /// The pointer to revision `id`, in `revisions/<R>-<B>`.
+    pub fn new(id: RevisionId) -> Pointer {
         Pointer {
-            revision,
-            fingerprint: fingerprint.to_string(),
-            dir: revision::RevisionId::new(revision, fingerprint).to_string(),
+            dir: id.to_string(),
+            id,
         }
     }
 }
@@ -50,10 +50,9 @@ impl Pointer {
 /// can still bring it up to date without touching an immutable directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CurrentJson {
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
+    /// `R` and `B`: `revision` and `build` in JSON and on disk (a contract), in this order.
+    #[serde(flatten)]
+    pub id: RevisionId,
     pub dir: String,
     #[serde(default)]
     pub next_change_at: Option<Instant>,
@@ -62,8 +61,7 @@ pub struct CurrentJson {
 impl CurrentJson {
     fn of(to: &Pointer, next_change_at: Option<Instant>) -> CurrentJson {
         CurrentJson {
-            revision: to.revision,
-            fingerprint: to.fingerprint.clone(),
+            id: to.id.clone(),
             dir: to.dir.clone(),
             next_change_at,
         }
@@ -225,7 +223,7 @@ pub fn read(public: &Path) -> Result<Option<Pointer>, OutputError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     match name.parse::<revision::RevisionId>() {
-        Ok(id) => Ok(Some(Pointer::new(id.revision, &id.fingerprint))),
+        Ok(id) => Ok(Some(Pointer::new(id))),
         Err(_) => Err(OutputError::Manifest {
             path: link,
             message: format!(
@@ -349,11 +347,11 @@ pub fn advance(
     let _guard = lock(public)?;
     let from = read(public)?;
     let journal = rollback_journal(public);
-    let live = from.as_ref().map(|p| (p.revision, p == to));
+    let live = from.as_ref().map(|p| (p.id.revision, p == to));
     match decide(
         live,
         journal.as_ref().and_then(|j| j.held_below),
-        to.revision,
+        to.id.revision,
         false,
     ) {
         Decision::Unchanged => {
@@ -401,10 +399,10 @@ pub fn rollback(
     let earlier = rollback_journal(public).and_then(|j| j.held_below);
     let held_below = from
         .as_ref()
-        .map(|f| f.revision)
+        .map(|f| f.id.revision)
         .into_iter()
         .chain(earlier)
-        .filter(|r| *r > to.revision)
+        .filter(|r| *r > to.id.revision)
         .max();
     write_journal(
         public,

@@ -111,7 +111,7 @@ impl Public {
     /// from an old backup).
     pub fn not_ahead_of(&self, ledger_revision: i64) -> Result<(), OutputError> {
         match &self.live {
-            Some(live) if live.revision > ledger_revision => Err(OutputError::AheadOfLedger {
+            Some(live) if live.id.revision > ledger_revision => Err(OutputError::AheadOfLedger {
                 public: self.dir.clone(),
                 live: live.dir.clone(),
                 ledger: ledger_revision,
@@ -165,7 +165,7 @@ impl Public {
         now: Instant,
         next_change_at: Option<Instant>,
     ) -> Result<Swap, OutputError> {
-        let to = Pointer::new(id.revision, &id.fingerprint);
+        let to = Pointer::new(id.clone());
         let swap = pointer::advance(&self.dir, &to, now, next_change_at)?;
         if matches!(swap, Swap::Moved { .. }) {
             self.live = Some(to);
@@ -226,7 +226,7 @@ impl Public {
 
     /// Chooses a complete revision from `R-B` or `R` (see [`revision::choose`]).
     pub fn choose(&self, target: &str) -> Result<Option<RevisionId>, OutputError> {
-        let build = self.live.as_ref().map(|c| c.fingerprint.as_str());
+        let build = self.live.as_ref().map(|c| c.id.fingerprint.as_str());
         revision::choose(&self.dir, target, build)
     }
 }

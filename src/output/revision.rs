@@ -14,9 +14,14 @@ const TMP_PREFIX: &str = ".tmp-";
 /// revision `R` and the fingerprint `B` of the build that rendered it (its templates, static
 /// files and settings), written `R-B`. One type for the pair, so no module formats or parses
 /// the name by hand.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// In JSON it is two fields, `revision` and `build` (a contract on disk, in buckets and in
+/// every `--json`); a struct that holds one flattens it where those two fields stand.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RevisionId {
     pub revision: i64,
+    /// The build fingerprint B.
+    #[serde(rename = "build")]
     pub fingerprint: String,
 }
 

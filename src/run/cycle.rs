@@ -162,8 +162,8 @@ fn build(i: &Inputs<'_>, site: &Site, mem: &mut Memory, r: &mut CycleReport) -> 
     let b = crate::build::run(site, i.clock, &crate::build::Options::default())
         .map_err(|e| (Step::Build, e.to_string()))?;
     r.durations_ms.build = Some(t.elapsed().as_millis() as u64);
-    mem.built = Some(RevisionId::new(b.revision, b.fingerprint.clone()));
-    r.revision = r.revision.max(b.revision);
+    mem.built = Some(b.id.clone());
+    r.revision = r.revision.max(b.id.revision);
     r.next_change_at = min_opt(r.next_change_at, b.next_change_at);
     r.build = Some(b);
     Ok(())

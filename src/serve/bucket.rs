@@ -221,7 +221,7 @@ impl BucketOrigin {
                         )));
                     }
                 }
-                let name = crate::output::revision::RevisionId::new(root.revision, &root.fingerprint).to_string();
+                let name = root.id.to_string();
                 Ok(Arc::new(Live {
                     manifest: manifest.clone(),
                     name_header: HeaderValue::from_str(&name)

@@ -69,7 +69,7 @@ pub async fn check_owner(
 
 /// The revision an operation's frozen plan deploys (0 if unreadable: it never blocks).
 pub fn op_revision(op: &Op) -> i64 {
-    serde_json::from_str::<Plan>(&op.plan).map_or(0, |p| p.revision)
+    serde_json::from_str::<Plan>(&op.plan).map_or(0, |p| p.id.revision)
 }
 
 /// The parked operation that blocks deploying `revision` to `target`: one of this revision

@@ -1,15 +1,15 @@
 //! The frozen plan of a deploy operation, as the ledger journals it: what the saga carries
 //! out, and what the target's claim reads to know which revision an operation holds.
 
+use crate::output::revision::RevisionId;
 use serde::{Deserialize, Serialize};
 
 /// The frozen plan of one operation.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
+    /// `R` and `B`: `revision` and `build` in JSON and on disk (a contract), in this order.
+    #[serde(flatten)]
+    pub id: RevisionId,
     /// `<R>-<B>` under `public/revisions/`.
     pub dir: String,
     /// sha256 of the manifest root. It content-addresses the shards, which list every file:

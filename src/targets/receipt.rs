@@ -7,16 +7,15 @@ use crate::bucket::remote::Remote;
 use crate::clock::Clock;
 use crate::ledger::deploys::{self, Step};
 use crate::ledger::{audit, Ledger};
-use crate::output::revision;
+use crate::output::revision::RevisionId;
 use serde::{Deserialize, Serialize};
 
 /// The frozen plan of a rollback: which root the pointer goes to.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RollbackPlan {
-    pub revision: i64,
-    /// The build fingerprint B (`build` in JSON and on disk: a contract).
-    #[serde(rename = "build")]
-    pub fingerprint: String,
+    /// `R` and `B`: `revision` and `build` in JSON and on disk (a contract), in this order.
+    #[serde(flatten)]
+    pub id: RevisionId,
     pub root: String,
 }
 
@@ -62,7 +61,7 @@ pub async fn finish(
         }
     }
     let detail = serde_json::json!({
-        "target": remote.url, "to": revision::RevisionId::new(plan.revision, &plan.fingerprint).to_string(), "manifest": plan.root,
+        "target": remote.url, "to": plan.id.to_string(), "manifest": plan.root,
     })
     .to_string();
     let subject = format!("rollback:{}", op.id);

@@ -51,14 +51,14 @@ fn eight_racing_deployers_end_at_the_highest_revision_and_never_go_back() {
             while !done.load(Ordering::SeqCst) {
                 if let Some((p, _)) = rt.block_on(remote.read_pointer()).unwrap() {
                     assert!(
-                        p.revision >= seen,
+                        p.id.revision >= seen,
                         "the pointer went back from {seen} to {}",
-                        p.revision
+                        p.id.revision
                     );
-                    if p.revision > seen {
+                    if p.id.revision > seen {
                         moves += 1;
                     }
-                    seen = p.revision;
+                    seen = p.id.revision;
                 }
             }
             moves
@@ -92,7 +92,7 @@ fn eight_racing_deployers_end_at_the_highest_revision_and_never_go_back() {
     assert!(moves >= 1);
     let remote = Remote::open(&url).unwrap();
     let (live, _) = rt().block_on(remote.read_pointer()).unwrap().unwrap();
-    assert_eq!(live.revision, 8);
+    assert_eq!(live.id.revision, 8);
     let blobs = rt().block_on(remote.list("objects")).unwrap().len() as u64;
     let uploaded: u64 = reports.iter().map(|r| r.blobs_uploaded).sum();
     assert_eq!(
@@ -428,7 +428,7 @@ fn two_cron_pipelines_publish_build_and_deploy_each_thing_once() {
     let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let remote = Remote::open_with("s3://cron/www", &settings).unwrap();
     let (live, _) = rt().block_on(remote.read_pointer()).unwrap().unwrap();
-    assert_eq!(live.revision, 6);
+    assert_eq!(live.id.revision, 6);
     s.cmd(&["verify"]).assert().success();
 }
 

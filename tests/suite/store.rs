@@ -3,9 +3,10 @@
 use crate::common::*;
 use fencepost::clock::Instant;
 use fencepost::deploy::remote::{Remote, RemotePointer};
+use fencepost::output::revision::RevisionId;
 
 fn pointer(revision: i64, manifest: &str) -> RemotePointer {
-    RemotePointer::new(revision, "b", manifest, Instant(0))
+    RemotePointer::new(RevisionId::new(revision, "b"), manifest, Instant(0))
 }
 
 /// The contract every backend keeps (as Litestream tests every replica client).

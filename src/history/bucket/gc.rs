@@ -6,7 +6,6 @@ use crate::bucket::remote::Remote;
 use crate::clock::{Clock, Instant};
 use crate::ledger::deploys;
 use crate::ledger::Ledger;
-use crate::output::revision::RevisionId;
 use crate::site::Site;
 use crate::targets::DeployError;
 use serde::Serialize;
@@ -147,7 +146,7 @@ async fn sort_roots<'a>(
         .collect();
     let mut doomed = Vec::new();
     for (i, r) in all.iter().enumerate() {
-        let name = RevisionId::new(r.root.revision, &r.root.fingerprint).to_string();
+        let name = r.root.id.to_string();
         if i < keep
             || live.as_ref().is_some_and(|p| p.manifest == r.sha256)
             || protect.roots.contains(&r.sha256)

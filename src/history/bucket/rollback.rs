@@ -62,17 +62,14 @@ async fn rollback_held(
     let live = remote.read_pointer().await?.map(|(p, _)| p);
     let chosen = choose(remote, &held_revisions, live.as_ref(), wanted)?;
     let plan = RollbackPlan {
-        revision: chosen.root.revision,
-        fingerprint: chosen.root.fingerprint.clone(),
+        id: chosen.root.id.clone(),
         root: chosen.sha256.clone(),
     };
     let mut report = RemoteRollback {
         target: remote.url.clone(),
         operation: None,
-        from: live
-            .as_ref()
-            .map(|p| RevisionId::new(p.revision, &p.fingerprint).to_string()),
-        to: RevisionId::new(plan.revision, &plan.fingerprint).to_string(),
+        from: live.as_ref().map(|p| p.id.to_string()),
+        to: plan.id.to_string(),
         outcome: Outcome::AlreadyDeployed,
     };
     if live.as_ref().is_some_and(|p| p.manifest == plan.root) {
@@ -149,12 +146,12 @@ async fn point_back(
         let live_p = live.as_ref().map(|(p, _)| p);
         let earlier_hold = live_p.and_then(|p| p.held_below);
         let held_below = live_p
-            .map(|p| p.revision)
+            .map(|p| p.id.revision)
             .into_iter()
             .chain(earlier_hold)
-            .filter(|r| *r > plan.revision)
+            .filter(|r| *r > plan.id.revision)
             .max();
-        let mut new = RemotePointer::new(plan.revision, &plan.fingerprint, &plan.root, clock.now());
+        let mut new = RemotePointer::new(plan.id.clone(), &plan.root, clock.now());
         new.next_change_at = live_p.and_then(|p| p.next_change_at);
         new.held_below = held_below;
         new.ledger_id = Some(ours.to_string());
@@ -182,7 +179,7 @@ fn choose(
     match wanted.parse::<RevisionId>() {
         Ok(id) => held_revisions
             .iter()
-            .find(|h| h.root.revision == id.revision && h.root.fingerprint == id.fingerprint),
+            .find(|h| h.root.id.revision == id.revision && h.root.id.fingerprint == id.fingerprint),
         Err(_) => {
             let r: i64 = wanted.parse().map_err(|_| {
                 DeployError::Bucket(crate::bucket::BucketError::BadTarget {
@@ -190,11 +187,13 @@ fn choose(
                     why: format!("{wanted:?} is not a revision (R or R-B)"),
                 })
             })?;
-            let same_build = live.map(|p| p.fingerprint.clone());
+            let same_build = live.map(|p| p.id.fingerprint.clone());
             held_revisions
                 .iter()
-                .find(|h| h.root.revision == r && Some(&h.root.fingerprint) == same_build.as_ref())
-                .or_else(|| held_revisions.iter().find(|h| h.root.revision == r))
+                .find(|h| {
+                    h.root.id.revision == r && Some(&h.root.id.fingerprint) == same_build.as_ref()
+                })
+                .or_else(|| held_revisions.iter().find(|h| h.root.id.revision == r))
         }
     }
     .cloned()

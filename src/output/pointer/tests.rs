@@ -12,7 +12,10 @@ mod swaps {
     #[test]
     fn advances_forward_only_and_force_goes_back() {
         let d = tempfile::tempdir().unwrap();
-        let (p2, p1) = (Pointer::new(2, "aa"), Pointer::new(1, "aa"));
+        let (p2, p1) = (
+            Pointer::new(RevisionId::new(2, "aa")),
+            Pointer::new(RevisionId::new(1, "aa")),
+        );
         make_rev(d.path(), &p1);
         make_rev(d.path(), &p2);
         let t = Instant(1_000);
@@ -40,7 +43,7 @@ mod swaps {
         );
         assert_eq!(read(d.path()).unwrap(), Some(p1.clone()));
         let json = read_json(d.path()).unwrap();
-        assert_eq!((json.revision, json.dir), (1, p1.dir.clone()));
+        assert_eq!((json.id.revision, json.dir), (1, p1.dir.clone()));
         assert!(d.path().join("current/manifest.json").exists());
     }
 }
@@ -51,12 +54,12 @@ mod more {
     #[test]
     fn a_move_to_a_missing_revision_fails_and_leaves_the_pointer() {
         let d = tempfile::tempdir().unwrap();
-        let p1 = Pointer::new(1, "aa");
+        let p1 = Pointer::new(RevisionId::new(1, "aa"));
         let dir = d.path().join(REVISIONS).join(&p1.dir);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("manifest.json"), "{}").unwrap();
         advance(d.path(), &p1, Instant(0), None).unwrap();
-        let gone = Pointer::new(2, "aa");
+        let gone = Pointer::new(RevisionId::new(2, "aa"));
         assert!(matches!(
             advance(d.path(), &gone, Instant(0), None),
             Err(OutputError::NoSuchRevision { .. })
