@@ -133,6 +133,41 @@ pub fn verified(bytes: &[u8], sha256: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Roots and pointers in a bucket are read by every origin, the edge Worker and the
+    /// releases before this one: their keys and order are a contract.
+    #[test]
+    fn roots_and_pointers_keep_their_keys_in_their_order() {
+        let root = Root {
+            format: 1,
+            id: RevisionId::new(4, "bb"),
+            ledger_id: Some("L".into()),
+            files: 2,
+            shards: vec![(0, "s0".into())],
+        };
+        let json = serde_json::to_string(&root).unwrap();
+        assert_eq!(
+            json,
+            r#"{"format":1,"revision":4,"build":"bb","ledger_id":"L","files":2,"shards":[[0,"s0"]]}"#
+        );
+        assert_eq!(serde_json::from_str::<Root>(&json).unwrap(), root);
+        let mut p = crate::bucket::pointer::RemotePointer::new(
+            RevisionId::new(4, "bb"),
+            "m",
+            crate::clock::Instant(0),
+        );
+        p.held_below = Some(5);
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(
+            json,
+            r#"{"revision":4,"build":"bb","manifest":"m","deployed_at":"1970-01-01T00:00:00Z","next_change_at":null,"held_below":5,"live_builds":["bb"]}"#
+        );
+        assert_eq!(
+            serde_json::from_slice::<crate::bucket::pointer::RemotePointer>(json.as_bytes())
+                .unwrap(),
+            p
+        );
+    }
     use crate::output::manifest::Entry;
 
     fn manifest(n: usize, changed: Option<usize>) -> Manifest {

@@ -310,6 +310,35 @@ impl Manifest {
 mod tests {
     use super::*;
 
+    /// A manifest's JSON is a contract (every origin reads it, and the previous release's
+    /// manifests must still read): its keys in this order, the optional ones left out when
+    /// empty, and what is read writes back the same bytes.
+    #[test]
+    fn a_manifests_json_keeps_its_keys_in_their_order() {
+        let m = Manifest {
+            id: RevisionId::new(3, "b1"),
+            ledger_id: Some("L".into()),
+            audit_tip: Some(AuditAnchor {
+                seq: 2,
+                hash: Some("h".into()),
+            }),
+            preview: false,
+            broken_links: vec![("a/index.html".into(), "/x/".into())],
+            files: vec![],
+        };
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            json,
+            r#"{"revision":3,"ledger_id":"L","audit_tip":{"seq":2,"hash":"h"},"build":"b1","preview":false,"broken_links":[["a/index.html","/x/"]],"files":[]}"#
+        );
+        assert_eq!(serde_json::from_str::<Manifest>(&json).unwrap(), m);
+        // One from before ledger ids, audit tips and the link check.
+        let old = r#"{"revision":1,"build":"b","preview":true,"files":[]}"#;
+        let m = serde_json::from_str::<Manifest>(old).unwrap();
+        assert_eq!(m.id, RevisionId::new(1, "b"));
+        assert_eq!(serde_json::to_string(&m).unwrap(), old);
+    }
+
     #[test]
     fn the_parallel_serialisation_is_serde_json_byte_for_byte() {
         let entry = |i: usize| Entry {

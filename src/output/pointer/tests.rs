@@ -122,3 +122,25 @@ mod decide {
         }
     }
 }
+
+mod json {
+    use crate::output::pointer::*;
+    use crate::output::revision::RevisionId;
+
+    /// `current.json` is read by every stock static server setup and by the origins: its keys
+    /// and their order are a contract.
+    #[test]
+    fn the_pointers_json_keeps_its_keys_in_their_order() {
+        let p = Pointer::new(RevisionId::new(2, "aa"));
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(json, r#"{"revision":2,"build":"aa","dir":"2-aa"}"#);
+        assert_eq!(serde_json::from_str::<Pointer>(&json).unwrap(), p);
+        let c = CurrentJson::of(&p, None);
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(
+            json,
+            r#"{"revision":2,"build":"aa","dir":"2-aa","next_change_at":null}"#
+        );
+        assert_eq!(serde_json::from_str::<CurrentJson>(&json).unwrap(), c);
+    }
+}
