@@ -148,6 +148,7 @@ fn after_a_deploy_a_request_waits_only_for_its_own_objects() {
     s.json(&["publish", "--build", "--now", NOW]);
     s.json_env(&["deploy", "--to", "s3://fast/www", "--now", NOW], &direct);
     proxy.delay_ms.store(30, Ordering::SeqCst);
+    // Past the configured 100 ms pointer TTL, so the next request reads the new pointer.
     std::thread::sleep(Duration::from_millis(150));
     let before = gets(&proxy).len();
     let started = Instant::now();
@@ -286,6 +287,7 @@ fn a_hanging_bucket_gives_a_plain_503_within_the_timeout_and_holds_no_one_else()
     assert_eq!(srv.get("/answers/1/").status, 200);
     // The bucket stops answering (each request hangs for a minute).
     proxy.delay_ms.store(60_000, Ordering::SeqCst);
+    // Past the configured 100 ms pointer TTL, so the next requests must ask the bucket.
     std::thread::sleep(Duration::from_millis(150));
     let started = Instant::now();
     let threads: Vec<_> = ["/answers/2/", "/answers/3/", "/robots.txt", "/answers/2/"]
