@@ -46,6 +46,7 @@ pub mod serve;
 pub mod site;
 pub mod store;
 pub mod targets;
+pub mod watch;
 
 /// Frees `value` on a thread of its own. A run over 100,000 files ends holding a few million
 /// small allocations (paths, keys, rows) whose freeing took 40-100 ms on the command's

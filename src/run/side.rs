@@ -6,10 +6,11 @@ use super::wake::Waker;
 use super::RunError;
 use crate::clock::Clock;
 use crate::site::Site;
+use crate::watch::SiteWatch;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -33,7 +34,7 @@ pub(super) struct Side {
     stop: CancellationToken,
     servers: Vec<tokio::task::JoinHandle<()>>,
     deadline: Duration,
-    _watcher: Option<Arc<Mutex<notify::RecommendedWatcher>>>,
+    _watcher: Option<SiteWatch>,
 }
 
 pub(super) fn start(s: Start<'_>) -> Result<Side, RunError> {
@@ -236,62 +237,17 @@ fn metrics(
     Ok((addr, task))
 }
 
-/// Wakes the loop on changes under content/, templates/, static/ and to fencepost.toml (the
-/// same folders `serve --watch` follows, re-armed when one is created or replaced). Without a
+/// Wakes the loop on changes under content/, templates/, static/ and to fencepost.toml: the
+/// site's one file watcher ([`crate::watch`], the one `serve --watch` follows). Without a
 /// watcher (the system refuses one) the poll still catches every change.
-fn watch(root: &Path, waker: Arc<Waker>) -> Option<Arc<Mutex<notify::RecommendedWatcher>>> {
-    use notify::{RecursiveMode, Watcher};
-    // The site as an absolute path, as `serve --watch` has it: `cd site && fencepost run`
-    // (the shipped systemd unit) names it `.`, and events, which carry the paths the
-    // watcher resolved, never started with `./content`, so no change woke the loop.
-    let root = &std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let (tx, rx) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
-    let watcher = match notify::recommended_watcher(move |ev| {
-        let _ = tx.send(ev);
-    }) {
-        Ok(w) => Arc::new(Mutex::new(w)),
+fn watch(root: &Path, waker: Arc<Waker>) -> Option<SiteWatch> {
+    match crate::watch::start(root, move |_| waker.files_changed()) {
+        Ok(w) => Some(w),
         Err(e) => {
             tracing::warn!(error = %e, "cannot watch the site; changes are seen at the next poll");
-            return None;
+            None
         }
-    };
-    if let Err(e) = watcher
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .watch(root, RecursiveMode::NonRecursive)
-    {
-        tracing::warn!(error = %e, "cannot watch the site; changes are seen at the next poll");
-        return None;
     }
-    let mut armed = crate::preview::Armed::default();
-    armed.rearm(root, &watcher);
-    let root = root.to_path_buf();
-    let thread_watcher = Arc::downgrade(&watcher);
-    std::thread::spawn(move || {
-        let sources: Vec<PathBuf> = crate::preview::WATCHED
-            .iter()
-            .map(|d| root.join(d))
-            .collect();
-        let config = root.join("fencepost.toml");
-        while let Ok(ev) = rx.recv() {
-            let Ok(ev) = ev else { continue };
-            if matches!(ev.kind, notify::EventKind::Access(_)) {
-                continue;
-            }
-            let relevant = ev
-                .paths
-                .iter()
-                .any(|p| *p == config || sources.iter().any(|s| p.starts_with(s)));
-            if !relevant {
-                continue;
-            }
-            if let Some(w) = thread_watcher.upgrade() {
-                armed.rearm(&root, &w);
-            }
-            waker.files_changed();
-        }
-    });
-    Some(watcher)
 }
 
 /// On a shared PostgreSQL ledger: wake the loop at every other host's commit. Reconnects

@@ -165,10 +165,11 @@ const FLOORS: &[(&str, &[&str])] = &[
     // The site as a whole, its content and its Markdown.
     ("the site", &["site", "content", "markdown"]),
     // What the steps stand on: images, results, starters, and a deploy target (its name,
-    // owner, lease, objects and receipts) that deploy, rollback and gc share.
+    // owner, lease, objects and receipts) that deploy, rollback and gc share; the one file
+    // watcher the preview and the loop share.
     (
         "what the steps stand on",
-        &["images", "results", "init", "targets"],
+        &["images", "results", "init", "targets", "watch"],
     ),
     // The origins, over `public/current` or a bucket: they stand on finished output only,
     // never on a step of the build.

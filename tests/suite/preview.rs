@@ -156,19 +156,27 @@ fn watch_follows_folders_created_or_recreated_after_start() {
     wait_for("static/ created after start to be served", || {
         srv.get("/late.css").status == 200
     });
-    // A branch switch: templates/ removed and created again (a new inode).
-    std::fs::rename(s.path("templates"), s.path("templates.old")).unwrap();
+    // A branch switch: templates/ removed and created again (a new inode), its answer page
+    // marked, so the preview showing the mark says the new folder was read and watched.
+    let answer = std::fs::read_to_string(s.path("templates/answer.html")).unwrap();
     let mut opts = std::process::Command::new("cp");
     assert!(opts
         .arg("-r")
-        .arg(s.path("templates.old"))
         .arg(s.path("templates"))
+        .arg(s.path("templates.new"))
         .status()
         .unwrap()
         .success());
+    s.write(
+        "templates.new/answer.html",
+        &answer.replace("{{ page.title }}", "{{ page.title }} RECREATED"),
+    );
+    std::fs::rename(s.path("templates"), s.path("templates.old")).unwrap();
+    std::fs::rename(s.path("templates.new"), s.path("templates")).unwrap();
     std::fs::remove_dir_all(s.path("templates.old")).unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let answer = std::fs::read_to_string(s.path("templates/answer.html")).unwrap();
+    wait_for("the recreated templates/ to be read", || {
+        srv.get("/answers/1/").text().contains("RECREATED")
+    });
     s.write(
         "templates/answer.html",
         &answer.replace("{{ page.title }}", "{{ page.title }} REARMED"),
@@ -178,7 +186,6 @@ fn watch_follows_folders_created_or_recreated_after_start() {
     });
     // And content/ too.
     std::fs::rename(s.path("content"), s.path("content.old")).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
     s.item_with(1, "2026-11-01", "", "Body after the switch.");
     wait_for("content/ recreated to be read", || {
         srv.get("/answers/1/")
