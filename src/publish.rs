@@ -18,6 +18,7 @@
 mod aliases;
 mod batch;
 mod claims;
+pub mod decide;
 mod drafts;
 mod guard;
 mod held;
@@ -31,12 +32,13 @@ pub mod sync;
 use crate::clock::{Clock, Instant};
 use crate::content::{ContentError, ImageSource};
 use crate::item::{ItemName, Shown};
-use crate::ledger::items::{self, Action, ItemId, ItemView, Plan, State};
+use crate::ledger::items::{self, ItemId, ItemView, State};
 use crate::ledger::lease::{self, Lease, OwnerId};
 use crate::ledger::pages::Commit;
 use crate::ledger::{self, Ledger, LedgerError};
 use crate::site::Site;
 use batch::Batch;
+use decide::{Action, Plan};
 pub use drafts::Draft;
 pub use held::held;
 pub use hosts::host_name;
@@ -302,7 +304,7 @@ fn plan(
         held.contains(&v.name) && !(v.state == items::State::Published && v.expired(now))
     };
     for v in views.into_iter().filter(|v| !leave(v)) {
-        match v.plan_with(now, opts.rerender) {
+        match decide::plan_with(&v, now, opts.rerender) {
             Plan::Act(Action::Withdraw) if v.present() && v.expired(now) => {
                 report.expiring.insert(v.id);
                 due.push(v)

@@ -82,7 +82,7 @@ pub struct PageView {
     pub notice: Option<bool>,
 }
 
-/// What a publish run should do with an item.
+/// What a commit batch does to an item (publish decides which, in `publish::decide`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Make a not-yet-public item public (first time, or again after a withdrawal).
@@ -94,19 +94,6 @@ pub enum Action {
     /// Re-render the notice of a withdrawn item whose file changed (a redacted title or
     /// body, a reason added): its page stays withdrawn.
     Renotice,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Plan {
-    Act(Action),
-    /// Not due until this instant.
-    Embargoed(Instant),
-    /// Public state already matches the file.
-    Current,
-    /// Never published and has no file to publish (removed, or withdrawn before it was due).
-    Idle,
-    /// Parked after too many failed attempts: nothing is tried until it is re-armed.
-    Parked,
 }
 
 impl ItemView {
@@ -123,75 +110,6 @@ impl ItemView {
     /// Whether the tree asks for it to be public at `now`: present and not expired.
     pub fn wanted(&self, now: Instant) -> bool {
         self.present() && !self.expired(now)
-    }
-
-    /// [`ItemView::plan`], except that with `rerender` a published item whose page is
-    /// current is re-rendered (an update that writes only when the page comes out different:
-    /// `publish --rerender`, after a change to `[markdown]`).
-    pub fn plan_with(&self, now: Instant, rerender: bool) -> Plan {
-        match self.plan(now) {
-            Plan::Current if rerender && self.state == State::Published && self.page.is_some() => {
-                Plan::Act(Action::Update)
-            }
-            p => p,
-        }
-    }
-
-    /// Decides what to do, from the ledger alone. Pure, so it is the same at the candidate
-    /// scan and at preflight under the lease.
-    pub fn plan(&self, now: Instant) -> Plan {
-        if self.parked_at.is_some() {
-            // Parking stops retries of what failed (an update, a publication); it never keeps
-            // a page public against a newer decision to take it down (the file removed, or
-            // `withdrawn = true`). A withdrawal fetches nothing, so it is not what failed.
-            if self.state == State::Published && !self.wanted(now) {
-                return Plan::Act(Action::Withdraw);
-            }
-            return Plan::Parked;
-        }
-        match self.state {
-            State::Pending | State::Processing | State::Withdrawn => {
-                if self.wanted(now) {
-                    if self.publish_at <= now {
-                        Plan::Act(Action::Publish)
-                    } else {
-                        Plan::Embargoed(self.publish_at)
-                    }
-                } else if self.state == State::Withdrawn {
-                    match &self.page {
-                        // The notice follows its file: an edit re-renders it once.
-                        Some(p)
-                            if p.withdrawn
-                                && p.notice != Some(false)
-                                && self
-                                    .source_hash
-                                    .as_ref()
-                                    .is_some_and(|h| *h != p.source_hash) =>
-                        {
-                            Plan::Act(Action::Renotice)
-                        }
-                        _ => Plan::Current,
-                    }
-                } else {
-                    Plan::Idle
-                }
-            }
-            State::Published => {
-                if !self.wanted(now) {
-                    Plan::Act(Action::Withdraw)
-                } else if self.page.as_ref().map(|p| &p.source_hash) != self.source_hash.as_ref() {
-                    // An edit due later (a `publish_at` moved ahead: "details at 12:00") is
-                    // an update at that instant, never before; the page stays as it was.
-                    if self.publish_at > now {
-                        Plan::Embargoed(self.publish_at)
-                    } else {
-                        Plan::Act(Action::Update)
-                    }
-                } else {
-                    Plan::Current
-                }
-            }
-        }
     }
 }
 
@@ -393,7 +311,7 @@ fn view_from_row(r: &Row) -> Result<ItemView, LedgerError> {
 
 /// Every item except those published and current (their page matches their file: the
 /// common case, left out so a large site does not materialise every row on every run), in
-/// due order. [`ItemView::plan`] decides about each.
+/// due order. `publish::decide` decides about each.
 pub fn candidate_views(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
     views_in_due_order(tx, "items.candidates")
 }
@@ -443,20 +361,43 @@ pub fn view(tx: &Tx<'_>, id: ItemId) -> Result<Option<ItemView>, LedgerError> {
         .transpose()
 }
 
-/// A lease-guarded statement over one item, as pipeline steps (see [`lease::guarded_steps`]).
-pub fn guarded_steps(
-    statement: &'static str,
-    id: ItemId,
-    lease: &Lease,
-    now: Instant,
-    extra: crate::ledger::db::Args<'_>,
-) -> [Step; 2] {
-    lease::guarded_steps(
-        statement,
-        lease,
-        now,
-        &join(args! { "item" => id.0 }, extra),
-    )
+/// A lease-guarded claim on one item that preflight pipelines with the others of its batch:
+/// the statement is the ledger's business, the choice publish's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// For a publication (a first one, or again after a withdrawal): the item becomes
+    /// `processing`, and the attempt counts.
+    Publish,
+    /// For an update, a withdrawal or a notice: the item keeps its state; the attempt counts.
+    Change,
+    /// Parks it: its attempts all ended without a recorded failure (the runs crashed). A
+    /// `processing` item goes back to `pending`.
+    Park,
+}
+
+impl Claim {
+    fn statement(self) -> &'static str {
+        match self {
+            Claim::Publish => "items.mark_processing",
+            Claim::Change => "items.claim",
+            Claim::Park => "items.park",
+        }
+    }
+
+    /// The item's state once the claim holds, from its state `before`.
+    pub fn state_after(self, before: State) -> State {
+        match self {
+            Claim::Publish => State::Processing,
+            Claim::Change => before,
+            Claim::Park if before == State::Processing => State::Pending,
+            Claim::Park => before,
+        }
+    }
+}
+
+/// `claim` on item `id` under `lease`, as pipeline steps (see [`lease::guarded_steps`]).
+pub fn claim_steps(claim: Claim, id: ItemId, lease: &Lease, now: Instant) -> [Step; 2] {
+    lease::guarded_steps(claim.statement(), lease, now, args! { "item" => id.0 })
 }
 
 fn guarded(
@@ -590,6 +531,3 @@ pub mod hosts;
 pub use hosts::Disagreement;
 mod lookup;
 pub use lookup::{aliased, due_of, keys_of, placed, published_by_collection, Placed};
-
-#[cfg(test)]
-mod tests;

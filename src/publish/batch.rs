@@ -2,12 +2,13 @@
 //! the slow work outside any transaction, then one commit that releases the leases. Each step
 //! is a method of [`Batch`]; [`Batch::run`] is their list.
 
+use super::decide::{self, Action, Plan};
 use super::{image, prepare, Claimed, Failed, Options, Prepared, PublishError, Report};
 use crate::clock::{Clock, Instant};
 use crate::content::ImageSource;
 use crate::item::{ItemName, Shown};
 use crate::ledger::db::Step;
-use crate::ledger::items::{self, Action, ItemId, ItemView, Plan, State};
+use crate::ledger::items::{self, Claim, ItemId, ItemView};
 use crate::ledger::lease::{self, Lease, OwnerId};
 use crate::ledger::pages::{self, Commit, Outcome};
 use crate::ledger::{Ledger, LedgerError, Tx};
@@ -153,7 +154,9 @@ impl<'a> Batch<'a> {
         steps: &mut Vec<Step>,
     ) -> Preflight {
         let max_attempts = i64::from(self.site.config.publish.max_attempts);
-        let plan = view.as_ref().map(|v| v.plan_with(now, self.opts.rerender));
+        let plan = view
+            .as_ref()
+            .map(|v| decide::plan_with(v, now, self.opts.rerender));
         match (plan, view) {
             // Every earlier attempt ended without a recorded failure (they crashed): stop
             // trying until someone re-arms it. (A parked item that plans an action is being
@@ -161,16 +164,17 @@ impl<'a> Batch<'a> {
             (Some(Plan::Act(_)), Some(v))
                 if v.attempts >= max_attempts && v.parked_at.is_none() =>
             {
-                steps.extend(items::guarded_steps("items.park", id, held, now, &[]));
+                steps.extend(items::claim_steps(Claim::Park, id, held, now));
                 steps.push(lease::release_step(held, now));
                 Preflight::Parked(id)
             }
             (Some(Plan::Act(action)), Some(view)) => {
-                let (statement, expected_state) = match action {
-                    Action::Publish => ("items.mark_processing", State::Processing),
-                    _ => ("items.claim", view.state),
+                let claim = match action {
+                    Action::Publish => Claim::Publish,
+                    _ => Claim::Change,
                 };
-                steps.extend(items::guarded_steps(statement, id, held, now, &[]));
+                let expected_state = claim.state_after(view.state);
+                steps.extend(items::claim_steps(claim, id, held, now));
                 Preflight::Claimed(Box::new(Claimed {
                     view,
                     action,

@@ -1,4 +1,22 @@
 use super::*;
+use crate::item::ItemName;
+use crate::ledger::items::{ItemId, PageView};
+
+/// The decision as the tests read it: `view.plan(now)`.
+trait Plans {
+    fn plan(&self, now: Instant) -> Plan;
+    fn plan_with(&self, now: Instant, rerender: bool) -> Plan;
+}
+
+impl Plans for ItemView {
+    fn plan(&self, now: Instant) -> Plan {
+        super::plan(self, now)
+    }
+
+    fn plan_with(&self, now: Instant, rerender: bool) -> Plan {
+        super::plan_with(self, now, rerender)
+    }
+}
 
 fn view(state: State, hash: Option<&str>, page_hash: Option<&str>, publish_at: i64) -> ItemView {
     ItemView {
