@@ -6,7 +6,7 @@
 //! step cursor records what is done: planned → blobs → manifest → pointer → recorded → done.
 //! A run that finds a pending operation resumes it — never re-planning, since the bucket it
 //! would plan against is the one it already changed — verifying what earlier steps left
-//! and redoing, loudly, what is missing ([`saga`]). Every step's journal write carries the
+//! and redoing, loudly, what is missing (`deploy/saga.rs`). Every step's journal write carries the
 //! operation's fenced lease (`deploy:<target>`); a partial unique index allows one pending
 //! operation per target; an operation that fails `deploy.max_attempts` times is parked, and
 //! blocks its revision until `deploy --retry ID` or `deploy --abandon ID` ([`claim`]).

@@ -112,7 +112,7 @@ pub fn load_local_bytes(site: &Site, rel: &str) -> Result<Vec<u8>, String> {
 }
 
 /// A local image as publish, `build --preview` and watch mode all load it: the checks of
-/// [`read_local`], then a recognised image type. Returns the bytes and their content type.
+/// `read_local`, then a recognised image type. Returns the bytes and their content type.
 pub fn load_local(site: &Site, rel: &str) -> Result<(Vec<u8>, &'static str), String> {
     let bytes = load_local_bytes(site, rel)?;
     let (_, content_type) = sniff(&bytes).ok_or(NOT_AN_IMAGE)?;

@@ -119,7 +119,7 @@ pub fn run_root(
 }
 
 /// Serves `root` until the future `shutdown` makes (given the app, so a preview can close its
-/// live-reload streams) resolves, then lets open responses finish (see [`accept_loop`]).
+/// live-reload streams) resolves, then lets open responses finish (see `accept_loop`).
 /// `fencepost run --serve` runs this beside its cycles.
 pub async fn serve_until(
     site: Site,

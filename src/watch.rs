@@ -19,7 +19,7 @@ use std::time::Duration;
 pub const DEBOUNCE: Duration = Duration::from_millis(10);
 
 /// The folders watched recursively. The site root itself is watched non-recursively, so their
-/// creation and removal are seen and [`Armed::rearm`] can follow them.
+/// creation and removal are seen and followed (a folder replaced is watched again).
 pub const WATCHED: [&str; 3] = ["content", "templates", "static"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -341,7 +341,7 @@ pub fn every_view(tx: &Tx<'_>) -> Result<Vec<ItemView>, LedgerError> {
     views_in_due_order(tx, "items.every")
 }
 
-/// How many items [`candidate_views`] left out (their plan is [`Plan::Current`]), given what
+/// How many items [`candidate_views`] left out (their plan is `publish::decide::Plan::Current`), given what
 /// it returned: the items published from a file that still has a hash and is not to be
 /// withdrawn, less the candidates among them (whose page is from an older file). One pass
 /// over `items` alone, instead of a second join of every item with its page.

@@ -2,7 +2,7 @@
 
 use super::{public, status, LedgerError, Tx};
 
-/// A consistent view of the ledger (see [`Ledger::snapshot`]).
+/// A consistent view of the ledger (see [`crate::ledger::Ledger::snapshot`]).
 pub struct Snapshot<'a> {
     pub(super) tx: Tx<'a>,
 }

@@ -99,7 +99,7 @@ pub struct Entry {
 pub struct Manifest {
     /// `R` and `B`. In JSON, `revision` comes first and `build` after `audit_tip`: a contract
     /// (manifests on disk are read by every origin and hashed as bytes), kept by
-    /// [`ManifestOut`] and [`ManifestIn`].
+    /// `ManifestOut` and `ManifestIn` below.
     pub id: RevisionId,
     /// The ledger the revision was built from (absent in manifests older than the field).
     pub ledger_id: Option<String>,
