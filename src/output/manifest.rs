@@ -2,7 +2,7 @@
 //! rule, plus the build's own bookkeeping (the inputs key that decides reuse, and a page's
 //! internal links for the link check).
 
-use super::revision::RevisionId;
+use super::id::RevisionId;
 use super::{io_err, OutputError};
 use crate::clock::Instant;
 use serde::{Deserialize, Serialize};

@@ -11,7 +11,7 @@
 //! (`public/retired.json`), so `gc` can keep it for a grace period: stock static servers and
 //! in-flight readers may still be reading it just after a swap.
 
-use super::revision::RevisionId;
+use super::id::RevisionId;
 use super::revision::{self, REVISIONS};
 use super::{io_err, write_atomic, OutputError};
 use crate::clock::Instant;
