@@ -417,16 +417,6 @@ fn guarded(
     )
 }
 
-/// Marks an item as being published by this lease holder. Returns whether it still held it.
-pub fn mark_processing(
-    tx: &Tx<'_>,
-    id: ItemId,
-    lease: &Lease,
-    now: Instant,
-) -> Result<bool, LedgerError> {
-    guarded(tx, "items.mark_processing", id, lease, now, &[])
-}
-
 /// Records why this run could not publish an item; a `processing` item goes back to
 /// `pending` so the next run retries it, until it has had `max_attempts` attempts: then it
 /// is parked.
@@ -448,14 +438,15 @@ pub fn record_failure(
     )
 }
 
-/// Counts an attempt at an update or a withdrawal under the lease.
-pub fn claim(tx: &Tx<'_>, id: ItemId, lease: &Lease, now: Instant) -> Result<bool, LedgerError> {
-    guarded(tx, "items.claim", id, lease, now, &[])
-}
-
-/// Parks an item under the lease (its attempts are used up).
-pub fn park(tx: &Tx<'_>, id: ItemId, lease: &Lease, now: Instant) -> Result<bool, LedgerError> {
-    guarded(tx, "items.park", id, lease, now, &[])
+/// `claim` on item `id` under `lease`, on its own; whether it held (false: the lease was lost).
+pub fn claim(
+    tx: &Tx<'_>,
+    claim: Claim,
+    id: ItemId,
+    lease: &Lease,
+    now: Instant,
+) -> Result<bool, LedgerError> {
+    guarded(tx, claim.statement(), id, lease, now, &[])
 }
 
 /// The views of several items, read in one pipeline (in the order of `ids`).

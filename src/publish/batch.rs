@@ -11,7 +11,7 @@ use crate::ledger::db::Step;
 use crate::ledger::items::{self, Claim, ItemId, ItemView};
 use crate::ledger::lease::{self, Lease, OwnerId};
 use crate::ledger::pages::{self, Commit, Outcome};
-use crate::ledger::{Ledger, LedgerError, Tx};
+use crate::ledger::Ledger;
 use crate::site::Site;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -247,7 +247,13 @@ impl<'a> Batch<'a> {
                         (c.id, &c.lease, Ok(Some(r.outcome)))
                     }
                     Prepared::Failed { id, lease, error } => {
-                        let r = failed(tx, *id, error, lease, max_attempts, now)?;
+                        // If the lease was lost meanwhile nothing is written, and the item's
+                        // outcome is `LeaseLost`.
+                        let held = items::record_failure(tx, *id, error, lease, max_attempts, now)?;
+                        let r = match held {
+                            true => Err(error.to_string()),
+                            false => Ok(Some(Outcome::LeaseLost)),
+                        };
                         (*id, lease, r)
                     }
                     Prepared::Stale { id, lease } => (*id, lease, Ok(Some(Outcome::Conflict))),
@@ -311,21 +317,4 @@ impl<'a> Batch<'a> {
             }
         }
     }
-}
-
-/// Records a failed attempt; if the lease was lost meanwhile nothing is written and the
-/// item's outcome is `LeaseLost`.
-fn failed(
-    tx: &Tx<'_>,
-    id: ItemId,
-    error: &str,
-    lease: &Lease,
-    max_attempts: u32,
-    now: Instant,
-) -> Result<ItemResult, LedgerError> {
-    let still_held = items::record_failure(tx, id, error, lease, max_attempts, now)?;
-    Ok(match still_held {
-        true => Err(error.to_string()),
-        false => Ok(Some(Outcome::LeaseLost)),
-    })
 }

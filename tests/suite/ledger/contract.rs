@@ -7,7 +7,7 @@ use crate::common::*;
 use fencepost::clock::Instant;
 use fencepost::item::ItemName;
 use fencepost::ledger::items::ItemId;
-use fencepost::ledger::items::{Action, State};
+use fencepost::ledger::items::{Action, Claim, State};
 use fencepost::ledger::lease::{self, Fence, LeaseKey, OwnerId};
 use fencepost::ledger::pages::{self, Commit, Outcome, PageFields};
 use fencepost::ledger::{items, public, Ledger, Location};
@@ -405,7 +405,7 @@ fn two_racing_commits_of_one_page_exactly_one_wins(b: Backend) {
         let mut l = open(&s);
         let held = take(&mut l, 1, now).unwrap();
         assert!(l
-            .write(|tx| items::mark_processing(tx, ItemId(1), &held, now))
+            .write(|tx| items::claim(tx, Claim::Publish, ItemId(1), &held, now))
             .unwrap());
         held
     };
@@ -465,7 +465,7 @@ fn a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_nothing(b: B
     let mut l = open(&s);
     let a = take(&mut l, 1, t0).unwrap();
     assert!(l
-        .write(|tx| items::mark_processing(tx, ItemId(1), &a, t0))
+        .write(|tx| items::claim(tx, Claim::Publish, ItemId(1), &a, t0))
         .unwrap());
     // A's lease runs out during its slow work; B takes over with the next fence.
     let later = t0.plus_secs(61);
@@ -497,7 +497,7 @@ fn a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_nothing(b: B
         .write(|tx| items::record_failure(tx, ItemId(1), "x", &c.lease, 5, later))
         .unwrap());
     assert!(!l
-        .write(|tx| items::park(tx, ItemId(1), &c.lease, later))
+        .write(|tx| items::claim(tx, Claim::Park, ItemId(1), &c.lease, later))
         .unwrap());
 }
 
