@@ -174,43 +174,73 @@ impl Dialect {
     }
 }
 
-/// The common statements and the dialect's own, each name defined once.
+/// The common statements and the dialect's own, each name defined once, with their
+/// includes expanded.
 fn parse_files(own: &str, dialect: Dialect) -> HashMap<String, Stmt> {
-    let mut all = parse_file(COMMON_FILE, dialect);
-    for (name, stmt) in parse_file(own, dialect) {
-        let prev = all.insert(name.clone(), stmt);
+    let mut all = HashMap::new();
+    for (name, block) in blocks(COMMON_FILE).into_iter().chain(blocks(own)) {
+        let prev = all.insert(name.clone(), block);
         assert!(
             prev.is_none(),
-            "statement {name:?} is in the common file and the {dialect:?} one"
+            "{name:?} is defined twice (in the common file and the {dialect:?} one, or twice in one)"
         );
     }
-    all
+    all.iter()
+        .filter(|(_, b)| !b.fragment)
+        .map(|(name, _)| (name.clone(), positional(&expand(&all, name, 0), dialect)))
+        .collect()
 }
 
-/// Splits a statements file into its named blocks.
-pub fn parse_file(text: &str, dialect: Dialect) -> HashMap<String, Stmt> {
-    let mut out = HashMap::new();
-    let mut name: Option<String> = None;
+/// One named block of a statements file: a statement (`-- name: x`), or a fragment
+/// (`-- fragment: x`), which is no statement but a piece of SQL several statements share.
+struct Block {
+    sql: String,
+    fragment: bool,
+}
+
+/// Splits a statements file into its named blocks (each trimmed, its `;` dropped).
+fn blocks(text: &str) -> Vec<(String, Block)> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, bool)> = None;
     let mut body = String::new();
-    let mut flush = |name: &mut Option<String>, body: &mut String| {
-        if let Some(n) = name.take() {
+    let mut flush = |current: &mut Option<(String, bool)>, body: &mut String| {
+        if let Some((name, fragment)) = current.take() {
             let sql = body.trim().trim_end_matches(';').trim().to_string();
-            let prev = out.insert(n.clone(), positional(&sql, dialect));
-            assert!(prev.is_none(), "statement {n:?} defined twice");
+            out.push((name, Block { sql, fragment }));
         }
         body.clear();
     };
     for line in text.lines() {
-        if let Some(n) = line.strip_prefix("-- name:") {
-            flush(&mut name, &mut body);
-            name = Some(n.trim().to_string());
-        } else if name.is_some() {
+        let named = line.strip_prefix("-- name:").map(|n| (n, false));
+        let named = named.or_else(|| line.strip_prefix("-- fragment:").map(|n| (n, true)));
+        if let Some((n, fragment)) = named {
+            flush(&mut current, &mut body);
+            current = Some((n.trim().to_string(), fragment));
+        } else if current.is_some() {
             body.push_str(line);
             body.push('\n');
         }
     }
-    flush(&mut name, &mut body);
+    flush(&mut current, &mut body);
     out
+}
+
+/// The SQL of block `name`, every `-- include: x` line replaced by block `x`'s SQL (a
+/// fragment's, or another statement's), so what statements share is written once.
+fn expand(all: &HashMap<String, Block>, name: &str, depth: usize) -> String {
+    assert!(depth < 8, "includes nest too deep at {name:?} (a cycle?)");
+    let block = all
+        .get(name)
+        .unwrap_or_else(|| panic!("no statement or fragment named {name:?} to include"));
+    block
+        .sql
+        .lines()
+        .map(|line| match line.trim().strip_prefix("-- include:") {
+            Some(inc) => expand(all, inc.trim(), depth + 1),
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Rewrites `:name` parameters as positional ones, leaving `::casts`, string literals and
@@ -459,6 +489,27 @@ mod tests {
                 assert_eq!(pa.len(), pb.len(), "parameters of {name}: {pa:?} vs {pb:?}");
             }
         }
+    }
+
+    /// A fragment is no statement; an include takes in a fragment or another statement.
+    #[test]
+    fn includes_take_in_fragments_and_statements() {
+        let text = "-- fragment: cols\nSELECT a, :b\n\n-- name: all\n-- include: cols\nFROM t;\n\n\
+                    -- name: one\n-- include: all\nWHERE id = :id;\n";
+        let all: HashMap<String, Block> = blocks(text).into_iter().collect();
+        assert!(all["cols"].fragment && !all["all"].fragment);
+        assert_eq!(
+            expand(&all, "one", 0),
+            "SELECT a, :b\nFROM t\nWHERE id = :id"
+        );
+        let own = "-- name: x\n-- include: items.columns\nFROM items i;\n";
+        let parsed = parse_files(own, Dialect::Sqlite);
+        assert!(parsed.contains_key("x") && !parsed.contains_key("items.columns"));
+        assert!(
+            parsed["x"].text.contains("\nSELECT i.id"),
+            "{}",
+            parsed["x"].text
+        );
     }
 
     #[test]

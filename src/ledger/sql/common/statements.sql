@@ -83,24 +83,22 @@ WHERE state = 'published' AND source_hash IS NOT NULL AND wants_withdrawn = 0
 SELECT i.source_path, p.terms FROM pages p JOIN items i ON i.id = p.item_id
 WHERE p.terms <> '' AND p.withdrawn = 0 AND i.source_hash IS NOT NULL;
 
--- name: items.every
--- Every item (publish --rerender plans them all).
+-- fragment: items.columns
+-- What an item's view reads (`items.rs`, `view_from_row`, maps the row in this order).
 SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
        i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
        p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
        i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at, p.notice
+
+-- name: items.every
+-- Every item (publish --rerender plans them all).
+-- include: items.columns
 FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source;
 
 -- name: items.view
-SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
-       i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
-       p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at, p.notice
-FROM items i
-LEFT JOIN pages p ON p.item_id = i.id
-LEFT JOIN images img ON img.source = i.image_source
+-- include: items.every
 WHERE i.id = :id;
 
 -- name: items.mark_processing

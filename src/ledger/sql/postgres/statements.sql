@@ -124,10 +124,7 @@ UPDATE items SET publish_at = :publish_at WHERE id = :id AND state <> 'published
 -- name: items.candidates
 -- Every item except those published and current, in table order (the caller sorts them
 -- into due order: cheaper than visiting every item in index order).
-SELECT i.id, i.state, i.source_path, i.source_hash, i.wants_withdrawn, i.publish_at,
-       i.image_source, img.state = 'stored' AND img.sha256 IS NOT NULL,
-       p.content_version, p.source_hash, p.indexable, p.image_source, p.image_sha256, p.withdrawn,
-       i.attempts, i.parked_at, i.collection, i.item_key, i.expire_at, p.notice
+-- include: items.columns
 FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
@@ -215,7 +212,9 @@ INSERT INTO page_bodies (item_id, body_html) SELECT :item::bigint, :body_html::t
 WHERE EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token)
 ON CONFLICT (item_id) DO UPDATE SET body_html = excluded.body_html;
 
--- name: pages.audit
+-- fragment: audit.next_entry
+-- The next entry of the audit chain: its sequence number and hash follow the tip's, its
+-- revision is the site's. Each statement that appends one adds the condition it appends on.
 INSERT INTO audit_log (seq, at, action, subject, revision, detail, previous_hash, current_hash)
 SELECT tip.seq + 1, :now::bigint, :action::text, :subject::text, rev.r, :detail::text, tip.hash,
        fp_audit_hash(tip.hash, tip.seq + 1, :now::bigint, :action::text, :subject::text, rev.r,
@@ -224,6 +223,9 @@ FROM (SELECT coalesce((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0) 
              coalesce((SELECT current_hash FROM audit_log ORDER BY seq DESC LIMIT 1),
                       '0000000000000000000000000000000000000000000000000000000000000000') AS hash) AS tip,
      (SELECT publication_revision AS r FROM site_state WHERE id = 1) AS rev
+
+-- name: pages.audit
+-- include: audit.next_entry
 WHERE EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token);
 
 ------------------------------------------------------------------------------ audit
@@ -235,14 +237,7 @@ SELECT 1 FROM site_state WHERE id = 1 FOR UPDATE;
 -- name: audit.append_once
 -- A receipt a re-driven step may try to write twice: appended unless one with the same
 -- action and subject exists.
-INSERT INTO audit_log (seq, at, action, subject, revision, detail, previous_hash, current_hash)
-SELECT tip.seq + 1, :now::bigint, :action::text, :subject::text, rev.r, :detail::text, tip.hash,
-       fp_audit_hash(tip.hash, tip.seq + 1, :now::bigint, :action::text, :subject::text, rev.r,
-                     :detail::text)
-FROM (SELECT coalesce((SELECT seq FROM audit_log ORDER BY seq DESC LIMIT 1), 0) AS seq,
-             coalesce((SELECT current_hash FROM audit_log ORDER BY seq DESC LIMIT 1),
-                      '0000000000000000000000000000000000000000000000000000000000000000') AS hash) AS tip,
-     (SELECT publication_revision AS r FROM site_state WHERE id = 1) AS rev
+-- include: audit.next_entry
 WHERE NOT EXISTS (SELECT 1 FROM audit_log WHERE action = :action::text AND subject = :subject::text);
 
 ------------------------------------------------------------------------------ images
