@@ -255,6 +255,8 @@ fn output_is_deterministic() {
     a.publish(NOW);
     b.publish("2026-12-01T00:00:00Z");
     a.build(&[]);
+    // Apart on the wall clock too (not a wait for anything: a wall-clock instant leaking into
+    // the output would differ).
     std::thread::sleep(std::time::Duration::from_millis(20));
     b.json(&["build", "--now", "2027-06-01T00:00:00Z"]);
     // Different sites, different clocks for the build, identical bytes; only the manifest's

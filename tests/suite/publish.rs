@@ -350,7 +350,9 @@ fn unchanged_files_are_not_read_again() {
     };
     // A file changed within the racy window (2 s, by the later of its mtime and ctime, which
     // no tool can set back) is always re-read; past it, only a changed stat is.
-    let past_racy_window = || std::thread::sleep(std::time::Duration::from_millis(2100));
+    let past_racy_window = || {
+        std::thread::sleep(fencepost::content::RACY_WINDOW + std::time::Duration::from_millis(100))
+    };
     for id in 1..=20 {
         s.item(id, "2026-11-01");
         age(id, old);

@@ -426,7 +426,8 @@ fn a_clock_stepped_back_publishes_nothing_early_and_one_stepped_forward_is_caugh
     item_at(&s, 1, due);
     // A minute back, before the instant: the instant passes on this host's clock, not on the
     // run's.
-    std::thread::sleep(Duration::from_millis(500));
+    // The run has read it (a cycle counts it embargoed) before its clock steps back.
+    while r.next_cycle(Duration::from_secs(30))["publish"]["embargoed"] != 1 {}
     std::fs::write(&clock, "-60000").unwrap();
     let until = Instant::now() + Duration::from_millis(2500);
     while Instant::now() < until {
@@ -447,7 +448,7 @@ fn a_clock_stepped_back_publishes_nothing_early_and_one_stepped_forward_is_caugh
     // An item due in an hour, and the clock stepped an hour forward: caught up at once, not
     // after the hour the loop meant to sleep.
     item_at(&s, 2, Utc::now() + chrono::Duration::hours(1));
-    std::thread::sleep(Duration::from_millis(600));
+    while r.next_cycle(Duration::from_secs(30))["publish"]["embargoed"] != 1 {}
     assert_eq!(status(2), Some(404));
     std::fs::write(&clock, (3_600_000 + 1000).to_string()).unwrap();
     let t = Instant::now();
@@ -1246,9 +1247,22 @@ fn hosts_whose_checkouts_differ_do_not_flip_flop() {
     // B starts with no memory of its checkout: it trusts it (one update), and from then on
     // A is the host that would undo a change.
     let rb = Running::start(&b, &args, &host("host-b"));
-    std::thread::sleep(Duration::from_secs(6));
+    // A's cycles until it says it disagrees, then ten more of each host: counted in cycles,
+    // not seconds, so a slow machine watches as long (a flip-flop used to show within two).
+    let disagreed = |c: &Value| {
+        c["publish"]["disagreed"]
+            .as_array()
+            .is_some_and(|d| !d.is_empty())
+    };
+    let mut cycles: Vec<Value> = Vec::new();
+    while !cycles.iter().any(disagreed) {
+        cycles.push(ra.next_cycle(Duration::from_secs(30)));
+    }
+    for _ in 0..10 {
+        cycles.push(ra.next_cycle(Duration::from_secs(30)));
+        rb.next_cycle(Duration::from_secs(30));
+    }
     assert_eq!(a.revision(), 2, "one publication, one update, no flip-flop");
-    let cycles: Vec<Value> = ra.lines.try_iter().collect();
     let d = cycles
         .iter()
         .find_map(|c| {
@@ -1287,7 +1301,12 @@ fn hosts_whose_checkouts_differ_do_not_flip_flop() {
         metric(&text, "fencepost_items_disagreeing") == Some(0.0)
             && metric(&text, "fencepost_last_cycle_ok") == Some(1.0)
     });
-    std::thread::sleep(Duration::from_secs(1));
+    // Five more of each host's cycles from now (the queued ones set aside) move nothing.
+    let _ = (ra.lines.try_iter().count(), rb.lines.try_iter().count());
+    for _ in 0..5 {
+        ra.next_cycle(Duration::from_secs(30));
+        rb.next_cycle(Duration::from_secs(30));
+    }
     assert_eq!(a.revision(), 2);
     let (sa, _, _) = ra.terminate(Duration::from_secs(15));
     let (sb, _, _) = rb.terminate(Duration::from_secs(15));

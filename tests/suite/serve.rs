@@ -417,7 +417,15 @@ fn readers_that_stop_reading_give_their_slots_back() {
             c
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
+    // Each holds its slot: the server has begun answering all four (one byte read, and
+    // nothing more), waited for rather than slept.
+    for c in &stalled {
+        use std::io::Read;
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut first = [0u8; 1];
+        let mut reader: &std::net::TcpStream = c;
+        assert_eq!(reader.read(&mut first).unwrap(), 1);
+    }
     let started = Instant::now();
     let r = srv.get("/answers/1/");
     assert_eq!(r.status, 200);
@@ -449,6 +457,8 @@ fn slowloris_above_max_connections_does_not_delay_real_clients() {
             c
         })
         .collect();
+    // A settle for the server to accept them (no event shows it: their heads are
+    // unfinished). On a slower machine this test only gets weaker, never flaky.
     std::thread::sleep(Duration::from_millis(300));
     for _ in 0..3 {
         let started = Instant::now();
@@ -531,6 +541,9 @@ fn slow_clients_cannot_starve_real_ones() {
     s.json(&["build", "--now", NOW]);
     let srv = s.serve(&[]);
     let stop = std::sync::Arc::new(AtomicBool::new(false));
+    // Attack positions taken so far: a slow reader the server began writing to, a trickler
+    // whose first request was answered.
+    let in_position = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut attackers = Vec::new();
     for (n, ip) in [
         [127, 0, 0, 2],
@@ -542,7 +555,7 @@ fn slow_clients_cannot_starve_real_ones() {
     .enumerate()
     {
         for _ in 0..6 {
-            let (addr, stop) = (srv.addr.clone(), stop.clone());
+            let (addr, stop, in_position) = (srv.addr.clone(), stop.clone(), in_position.clone());
             attackers.push(std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let slow_reader = n < 2;
@@ -554,7 +567,12 @@ fn slow_clients_cannot_starve_real_ones() {
                     if slow_reader {
                         let _ = c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
                         let mut b = [0u8; 1];
+                        let mut counted = false;
                         while !stop.load(Ordering::Relaxed) && matches!(c.read(&mut b), Ok(1)) {
+                            if !counted {
+                                in_position.fetch_add(1, Ordering::Relaxed);
+                                counted = true;
+                            }
                             std::thread::sleep(Duration::from_millis(200));
                         }
                     } else {
@@ -568,6 +586,7 @@ fn slow_clients_cannot_starve_real_ones() {
                                 break;
                             }
                         }
+                        in_position.fetch_add(1, Ordering::Relaxed);
                         let _ = c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n");
                         while !stop.load(Ordering::Relaxed) && c.write_all(b"X").is_ok() {
                             std::thread::sleep(Duration::from_millis(200));
@@ -577,7 +596,10 @@ fn slow_clients_cannot_starve_real_ones() {
             }));
         }
     }
-    std::thread::sleep(Duration::from_millis(1500));
+    // The attack under way on every slot before a real client comes (waited for, not slept).
+    wait_for("16 attack positions taken", || {
+        in_position.load(Ordering::Relaxed) >= 16
+    });
     let mut worst = Duration::ZERO;
     for _ in 0..8 {
         let started = Instant::now();
