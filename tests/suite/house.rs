@@ -394,3 +394,38 @@ fn a_planted_back_import_is_named_with_its_file_line_and_the_way_out() {
         wrong[2]
     );
 }
+
+/// Every regression opens with one line saying what it guards, so the file reads as a list of
+/// promises kept (`tests/suite/README.md`).
+#[test]
+fn every_regression_says_what_it_guards_in_one_line() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/regression.rs");
+    let file = syn::parse_file(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut silent = Vec::new();
+    let mut tests = 0;
+    for item in &file.items {
+        let syn::Item::Fn(f) = item else { continue };
+        if !f.attrs.iter().any(|a| a.path().is_ident("test")) {
+            continue;
+        }
+        tests += 1;
+        let first_doc = f.attrs.iter().find_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        });
+        if !first_doc.is_some_and(|d| d.trim().starts_with("Guards: ")) {
+            silent.push(f.sig.ident.to_string());
+        }
+    }
+    assert!(tests >= 20, "only {tests} tests read in {}", path.display());
+    assert!(
+        silent.is_empty(),
+        "these regressions do not open with `/// Guards: …` (one line, what they guard): {silent:?}"
+    );
+}

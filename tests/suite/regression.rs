@@ -1,5 +1,6 @@
-//! Regressions, each through the real binary, with a line above each test saying what it
-//! guards. Hold round 4 (issue 34): one file never freezes the site, and nothing a person
+//! Regressions, each through the real binary, each opening with one line, `Guards: …`,
+//! saying what it guards (`house.rs` holds every test here to it), then the issue it came
+//! from. Hold round 4 (issue 34): one file never freezes the site, and nothing a person
 //! removes stays public.
 use crate::common::*;
 use serde_json::Value;
@@ -35,6 +36,8 @@ fn names(v: &Value, key: &str) -> Vec<String> {
         .collect()
 }
 
+/// Guards: an item cannot take a URL the site already serves.
+///
 /// Issue 34.1: an item whose URL is a list page, a taxonomy index, a plain page or another
 /// collection's item is an invalid file at publish (file, line, key, URL); every other item
 /// publishes and the build that follows succeeds.
@@ -104,6 +107,8 @@ fn an_item_whose_url_the_site_keeps_is_held_at_publish() {
     assert!(!s.current_file("tags/index.html").contains("Post tags"));
 }
 
+/// Guards: two collections' URL patterns never hand one URL to two items.
+///
 /// Issue 34.1: two collections whose URL patterns meet (`/n/{id}/` against `/n/x{id}/`):
 /// the item that comes second is held, the first stays.
 #[test]
@@ -140,6 +145,8 @@ fn an_item_never_takes_another_collections_url() {
     assert!(s.current_file("n/xy/index.html").contains("a xy"));
 }
 
+/// Guards: a broken plain page never stops the build.
+///
 /// Issue 34.1: a plain page with an unknown key is named at publish (file, line, key); the
 /// items publish; the build leaves only that page out, exits non-zero, and moves the
 /// pointer for everything else.
@@ -174,6 +181,8 @@ fn a_plain_page_that_does_not_read_is_named_and_left_out() {
     assert!(!s.current_dir().join("contact").exists());
 }
 
+/// Guards: a term that cannot be a file name never reaches the build.
+///
 /// Issue 34.1: a term whose slug could not be a file name is refused at read time; the
 /// item is held, the others publish.
 #[test]
@@ -199,6 +208,8 @@ fn a_term_too_long_for_a_file_name_is_refused_when_read() {
     s.json(&["build", "--now", BEFORE]);
 }
 
+/// Guards: a collision publish missed never freezes the site.
+///
 /// Issue 34.1, second line of defence: a collision publish could not see (a plain page
 /// added over a public item's URL) never fails the revision: the newcomer is left out,
 /// named, the command exits non-zero, and the pointer moves for everything else.
@@ -237,6 +248,8 @@ fn the_build_leaves_out_what_it_cannot_place_and_moves_the_pointer() {
     assert!(s.current_file("later/index.html").contains("Post later"));
 }
 
+/// Guards: a changed `id` never leaves the old page up.
+///
 /// Issue 34.2: changing the `id` inside a published item's file withdraws the old id, as
 /// if its file had been removed, and publishes the new one.
 #[test]
@@ -259,6 +272,8 @@ fn a_changed_id_withdraws_the_old_one() {
     assert_eq!(ids(&s.publish(NOW), "withdrawn"), Vec::<i64>::new());
 }
 
+/// Guards: `fencepost new` never writes something that goes live at once.
+///
 /// Issue 34.5: `fencepost new` never writes an item that is due now, on any due rule, nor
 /// within a day of writing it.
 #[test]
@@ -303,6 +318,8 @@ fn new_never_writes_an_item_that_is_due_now() {
     }
 }
 
+/// Guards: the stat cache never misses an edit that restores the mtime.
+///
 /// Issue 34.8: an in-place edit that keeps the size and puts the old mtime back is read.
 #[test]
 fn an_edit_that_keeps_size_and_mtime_is_read() {
@@ -329,6 +346,8 @@ fn an_edit_that_keeps_size_and_mtime_is_read() {
     assert_eq!(ids(&r, "updated"), [1], "{r}");
 }
 
+/// Guards: no invalid character, off-site URL or out-of-range date gets in.
+///
 /// Issue 34.9: non-characters never reach a feed; a `url` field refuses what browsers take
 /// off-site; dates stay in 0001–9998.
 #[test]
@@ -393,6 +412,8 @@ fn bad_characters_and_off_site_paths_are_refused_when_read() {
     );
 }
 
+/// Guards: `fencepost new` never reuses a withdrawn item's id.
+///
 /// Issue 34.10: `fencepost new` never gives a new item an id the ledger has seen.
 #[test]
 fn new_never_reuses_an_id_the_ledger_has_seen() {
@@ -420,6 +441,8 @@ fn new_never_reuses_an_id_the_ledger_has_seen() {
     assert_eq!(w["id"], "8", "{w}");
 }
 
+/// Guards: a collection folder never reads from outside content/.
+///
 /// Issue 34.11: a collection's own folder symlinked outside content/ is refused.
 #[test]
 fn a_collection_folder_linked_out_of_content_is_refused() {
@@ -440,6 +463,8 @@ fn a_collection_folder_linked_out_of_content_is_refused() {
     assert_eq!(s.revision(), 0);
 }
 
+/// Guards: a failed build never hides what publish did.
+///
 /// Issue 34.12: `publish --build` whose build fails still prints, and returns in JSON, what
 /// was published.
 #[test]
@@ -468,6 +493,8 @@ fn publish_build_that_fails_still_reports_the_publish() {
     );
 }
 
+/// Guards: a typo in the config never withdraws a collection.
+///
 /// Issue 34.4: a mistyped `[collections.posts]` never withdraws the whole collection, and a
 /// `[collections.X.fields]` table for an undeclared collection is a config error.
 #[test]
@@ -525,6 +552,8 @@ fn removing_a_collection_by_typo_is_not_a_mass_withdrawal() {
     );
 }
 
+/// Guards: an embargoed item's spelling of a term never holds back a due one.
+///
 /// Issue 34.7: when two spellings of a term meet, the due item's spelling wins and the
 /// embargoed file is the one held (it used to be the first by path).
 #[test]
@@ -549,6 +578,8 @@ fn an_embargoed_file_never_holds_back_a_due_one() {
     assert_eq!(r["held"][0]["due_at"], "2027-01-01T00:00:00Z", "{r}");
 }
 
+/// Guards: a withdrawal notice shows its file's latest text, once per change.
+///
 /// Issue 34.6: a withdrawal notice follows its file. A redacted title or an added reason
 /// re-renders the notice once (one revision, one audit entry); deleting the file keeps the
 /// notice as it last was; switching `on_withdraw` to "notice" brings back no page removed
@@ -635,6 +666,8 @@ fn a_withdrawal_notice_follows_its_file() {
         .contains("withdrawn"));
 }
 
+/// Guards: a lost or foreign ledger never overwrites a live bucket.
+///
 /// Issue 34.3: a lost ledger never takes a bucket down. `deploy` creates no ledger; a
 /// revision built by another ledger is never deployed (with `--adopt` neither); `verify
 /// --to` fails when the live root was built by another ledger than the pointer names.
@@ -686,6 +719,8 @@ fn a_lost_ledger_never_takes_a_bucket_down() {
     assert!(String::from_utf8_lossy(&human.stdout).contains("every origin refuses it"));
 }
 
+/// Guards: a broken file never keeps an expired page up.
+///
 /// Issue 35.3: a decided expiry is carried out even when the item's file is broken (held)
 /// by then: the expiry was decided when a valid file was read.
 #[test]
@@ -714,6 +749,8 @@ fn a_decided_expiry_is_carried_out_while_the_file_is_broken() {
     assert_eq!(r["invalid"][0]["file"], "content/answers/1.md", "{r}");
 }
 
+/// Guards: credentials in an endpoint URL never reach output, logs or errors.
+///
 /// Issue 35.10: credentials in `AWS_ENDPOINT_URL` are never echoed, in a deploy's report,
 /// its logs or its errors (a store's error names the URL it failed on).
 #[test]
@@ -757,6 +794,8 @@ fn endpoint_credentials_are_never_echoed() {
     }
 }
 
+/// Guards: a scheduled update never shows early.
+///
 /// Issue 35.4: a scheduled update is an update at its instant, never before. Editing a
 /// published item and moving its `publish_at` ahead keeps the old page, and every output,
 /// as it was until then; at the instant the new text goes live, once.
@@ -799,6 +838,8 @@ fn a_scheduled_update_goes_live_at_its_instant_never_before() {
         .contains("Details: fences matter more"));
 }
 
+/// Guards: `verify --to` never holds whole blobs in memory.
+///
 /// Issue 35.10: `verify --to` streams blobs as it hashes them: memory stays bounded however
 /// large the blobs (it used to hold 16 whole blobs at once). Peak RSS measured by GNU time.
 #[test]
