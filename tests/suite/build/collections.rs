@@ -627,6 +627,12 @@ fn each_starter_publishes_builds_and_serves_as_it_comes() {
                 "{starter} {url}: {}",
                 resp.text()
             );
+            // And the whole page as the starter ships it, against a reviewed snapshot.
+            let page = match url.trim_matches('/') {
+                "" => "home".to_string(),
+                path => path.replace('/', "_"),
+            };
+            insta::assert_snapshot!(format!("starter_{starter}_{page}"), resp.text());
         }
     }
 }
