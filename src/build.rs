@@ -39,101 +39,277 @@ pub mod view;
 pub mod xml;
 
 use crate::clock::Clock;
+use crate::ledger::{Ledger, Snapshot};
 pub use crate::output::memory::{MemoryFile, MemorySite};
 use crate::output::revision::RevisionId;
+use crate::output::revision::Staging;
 use crate::site::Site;
 use destination::Destination;
 use inputs::SiteInputs;
 pub use memory::{preview_in_memory, MemoryReport};
+use prelink::Prelinked;
 use render::Renderer;
 use report::Phases;
 pub use report::{BrokenLink, BuildError, LeftOut, Options, Progress, Report};
-use reuse::Reuse;
+use reuse::{Previous, Reuse};
 use sink::DirSink;
+use snapshot::Rendered;
+use source::Source;
 pub use source::TreeCache;
 
 pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildError> {
     run_with_progress(site, clock, opts, &|_, _| {})
 }
 
-/// [`run`], telling `progress` how far the render has come: where the output goes
-/// (`destination.rs`), what is reused (`reuse.rs`), the ledger's steps (`snapshot.rs`).
+/// [`run`], telling `progress` how far the render has come. The protocol, one [`Build`]
+/// method per step (the steps themselves in `destination.rs`, `reuse.rs`, `snapshot.rs` and
+/// `check.rs`).
 pub fn run_with_progress(
     site: &Site,
     clock: &Clock,
     opts: &Options,
     progress: Progress<'_>,
 ) -> Result<Report, BuildError> {
-    let mut phases = Phases::start();
-    let mut dest = Destination::open(site, opts.preview)?;
-    let inputs = SiteInputs::read(site)?;
-    let fingerprint = inputs.fingerprints.whole.clone();
+    let mut build = Build::open(site, clock, opts, progress)?;
     let mut ledger = site.open_ledger()?;
-    let at = match dest.public() {
-        Some(public) => Some(snapshot::ledger_revision(&mut ledger, public)?),
-        None => None,
-    };
-    let mut reuse = Reuse::start(&dest, opts.full, at, &fingerprint)?;
+    let mut reuse = build.look_back(&mut ledger)?;
     let snap = ledger.snapshot()?;
     let origin = snapshot::Origin::read(&snap)?;
-    let now = clock.now();
-    if let Some(built) = snapshot::already_built(&snap, &dest, &fingerprint, opts.full, now)? {
+    if let Some(built) = build.found_built(&snap)? {
         drop(snap);
+        return build.point_to_built(built, &origin);
+    }
+    let mut source = build.read(&snap)?;
+    let plan = build.plan(&mut source)?;
+    let mut prev = build.previous(&mut reuse, &origin)?;
+    let staged = build.stage(&mut reuse, &plan)?;
+    let rendered = build.render(&plan, &staged, &source, &snap, &mut prev)?;
+    drop(snap);
+    let broken = build.link_check(&rendered, prev.as_ref())?;
+    build.put_in_place(Done {
+        plan,
+        staged,
+        rendered,
+        broken,
+        prev,
+        source,
+        origin,
+    })
+}
+
+/// One build: what every step needs, a method per step in the order
+/// [`run_with_progress`] takes them (as `publish::Batch` is). What one step makes and the next
+/// takes is handed on; the ledger snapshot is handed to the steps that read it, since it
+/// borrows the ledger.
+struct Build<'a> {
+    site: &'a Site,
+    clock: &'a Clock,
+    opts: &'a Options,
+    progress: Progress<'a>,
+    phases: Phases,
+    dest: Destination,
+    inputs: SiteInputs,
+    fingerprint: String,
+}
+
+/// What the plan made: the revision's id, its templates and files, and what it left out.
+struct Plan {
+    id: RevisionId,
+    templates: templates::Templates,
+    files: Vec<plan::Planned>,
+    left_out: Vec<LeftOut>,
+}
+
+/// The staging folder, the files linked into it early, and how many were.
+struct Staged {
+    staging: Staging,
+    prelinked: Option<Prelinked>,
+    early_links: usize,
+}
+
+/// What the last step takes.
+struct Done {
+    plan: Plan,
+    staged: Staged,
+    rendered: Rendered,
+    broken: Vec<BrokenLink>,
+    prev: Option<Previous>,
+    source: Source,
+    origin: snapshot::Origin,
+}
+
+impl<'a> Build<'a> {
+    /// Where the output goes (`public/` or the preview folder) and the site's inputs.
+    fn open(
+        site: &'a Site,
+        clock: &'a Clock,
+        opts: &'a Options,
+        progress: Progress<'a>,
+    ) -> Result<Build<'a>, BuildError> {
+        let phases = Phases::start();
+        let dest = Destination::open(site, opts.preview)?;
+        let inputs = SiteInputs::read(site)?;
+        let fingerprint = inputs.fingerprints.whole.clone();
+        Ok(Build {
+            site,
+            clock,
+            opts,
+            progress,
+            phases,
+            dest,
+            inputs,
+            fingerprint,
+        })
+    }
+
+    /// Checks the output against the ledger's revision, and starts reading what the previous
+    /// revision holds (and linking its files early) while the snapshot is read.
+    fn look_back(&self, ledger: &mut Ledger) -> Result<Reuse, BuildError> {
+        let at = match self.dest.public() {
+            Some(public) => Some(snapshot::ledger_revision(ledger, public)?),
+            None => None,
+        };
+        Reuse::start(&self.dest, self.opts.full, at, &self.fingerprint)
+    }
+
+    /// The revision the snapshot would make, if it is built complete already.
+    fn found_built(&self, snap: &Snapshot<'_>) -> Result<Option<snapshot::Built>, BuildError> {
+        let (full, now) = (self.opts.full, self.clock.now());
+        snapshot::already_built(snap, &self.dest, &self.fingerprint, full, now)
+    }
+
+    /// Points to that revision (once it is known to be this ledger's); nothing is rendered.
+    fn point_to_built(
+        mut self,
+        built: snapshot::Built,
+        origin: &snapshot::Origin,
+    ) -> Result<Report, BuildError> {
         crate::fail_point!("build.after_snapshot");
-        let tidied = dest.tidied();
-        let Destination::Revision(public) = &mut dest else {
+        let tidied = self.dest.tidied();
+        let Destination::Revision(public) = &mut self.dest else {
             unreachable!("a preview is never found built")
         };
-        let report = snapshot::point_to_built(built, public, &origin, clock)?;
-        return Ok(Report {
+        let report = snapshot::point_to_built(built, public, origin, self.clock)?;
+        Ok(Report {
             abandoned_removed: tidied,
             ..report
-        });
+        })
     }
-    let mut source = snapshot::read_source(site, &snap, &dest, clock)?;
-    phases.mark("snapshot");
-    crate::fail_point!("build.after_snapshot");
-    let id = RevisionId::new(source.revision, &fingerprint);
-    let (templates, planned, left_out) = inputs.plan(site, &mut source)?;
-    phases.mark("plan");
-    let mut prev = reuse.previous();
-    if let Some(public) = dest.public() {
-        public.live_is_from(
-            &origin.ledger_id,
-            prev.as_ref().map(|(d, m)| (d.as_path(), m)),
-        )?;
+
+    /// What is rendered: the ledger's public pages at the snapshot, or the content tree.
+    fn read(&mut self, snap: &Snapshot<'_>) -> Result<Source, BuildError> {
+        let source = snapshot::read_source(self.site, snap, &self.dest, self.clock)?;
+        self.phases.mark("snapshot");
+        crate::fail_point!("build.after_snapshot");
+        Ok(source)
     }
-    phases.mark("previous manifest");
-    crate::fail_point!("build.after_previous");
-    let (staging, prelinked, early_links) = reuse.staging(&dest, &id, &planned)?;
-    phases.mark("early links");
-    let (pages, notices) = (&source.pages, &source.notices);
-    let preview = dest.is_preview();
-    let renderer = Renderer::new(site, &templates, pages, notices, preview);
-    let sink = DirSink {
-        staging: &staging.path,
-        prev: prev.as_ref(),
-        prelinked: prelinked.as_ref(),
-    };
-    let outputs = snapshot::render(&renderer, &sink, &planned, &source, &snap, progress)?;
-    let rendered = snapshot::entries(outputs, prev.as_mut());
-    drop(snap);
-    phases.mark("render and link");
-    crate::fail_point!("build.after_render");
-    let broken = check::link_check(&rendered, prev.as_ref(), opts.strict)?;
-    phases.mark("link check");
-    let reused = rendered.reused;
-    let manifest = snapshot::manifest(&id, preview, &origin, &broken, rendered.entries);
-    let next_change_at = source.next_change_at;
-    let pointer = dest.put_in_place(staging, &manifest, &id, clock.now(), next_change_at)?;
-    phases.mark("manifest and rename");
-    let dir = dest.dir(&id);
-    let report = snapshot::report(&manifest, dir, reused, pointer, next_change_at, broken);
-    crate::drop_later((source, planned, manifest, prev, prelinked));
-    Ok(Report {
-        abandoned_removed: dest.tidied(),
-        early_links,
-        left_out,
-        ..report
-    })
+
+    /// Every file of the revision, planned with its key; pages that cannot be placed are
+    /// taken out of `source` and named.
+    fn plan(&mut self, source: &mut Source) -> Result<Plan, BuildError> {
+        let id = RevisionId::new(source.revision, &self.fingerprint);
+        let (templates, files, left_out) = self.inputs.plan(self.site, source)?;
+        self.phases.mark("plan");
+        Ok(Plan {
+            id,
+            templates,
+            files,
+            left_out,
+        })
+    }
+
+    /// The previous revision and its manifest, once the live one is known to be this
+    /// ledger's.
+    fn previous(
+        &mut self,
+        reuse: &mut Reuse,
+        origin: &snapshot::Origin,
+    ) -> Result<Option<Previous>, BuildError> {
+        let prev = reuse.previous();
+        if let Some(public) = self.dest.public() {
+            let live = prev.as_ref().map(|(d, m)| (d.as_path(), m));
+            public.live_is_from(&origin.ledger_id, live)?;
+        }
+        self.phases.mark("previous manifest");
+        crate::fail_point!("build.after_previous");
+        Ok(prev)
+    }
+
+    /// The staging folder, with the early links the plan keeps.
+    fn stage(&mut self, reuse: &mut Reuse, plan: &Plan) -> Result<Staged, BuildError> {
+        let (staging, prelinked, early_links) = reuse.staging(&self.dest, &plan.id, &plan.files)?;
+        self.phases.mark("early links");
+        Ok(Staged {
+            staging,
+            prelinked,
+            early_links,
+        })
+    }
+
+    /// Renders (or links from the previous revision) every planned file into the staging
+    /// folder, bodies read from the snapshot as needed.
+    fn render(
+        &mut self,
+        plan: &Plan,
+        staged: &Staged,
+        source: &Source,
+        snap: &Snapshot<'_>,
+        prev: &mut Option<Previous>,
+    ) -> Result<Rendered, BuildError> {
+        let (pages, notices) = (&source.pages, &source.notices);
+        let preview = self.dest.is_preview();
+        let renderer = Renderer::new(self.site, &plan.templates, pages, notices, preview);
+        let sink = DirSink {
+            staging: &staged.staging.path,
+            prev: prev.as_ref(),
+            prelinked: staged.prelinked.as_ref(),
+        };
+        let outputs = snapshot::render(&renderer, &sink, &plan.files, source, snap, self.progress)?;
+        let rendered = snapshot::entries(outputs, prev.as_mut());
+        self.phases.mark("render and link");
+        crate::fail_point!("build.after_render");
+        Ok(rendered)
+    }
+
+    /// The internal links checked (`--strict` makes a broken one an error).
+    fn link_check(
+        &mut self,
+        rendered: &Rendered,
+        prev: Option<&Previous>,
+    ) -> Result<Vec<BrokenLink>, BuildError> {
+        let broken = check::link_check(rendered, prev, self.opts.strict)?;
+        self.phases.mark("link check");
+        Ok(broken)
+    }
+
+    /// The manifest written, the revision renamed into place and the pointer moved forward;
+    /// the report. What is large is dropped on another thread.
+    fn put_in_place(mut self, done: Done) -> Result<Report, BuildError> {
+        let Done {
+            plan,
+            staged,
+            rendered,
+            broken,
+            prev,
+            source,
+            origin,
+        } = done;
+        let (id, preview, reused) = (&plan.id, self.dest.is_preview(), rendered.reused);
+        let manifest = snapshot::manifest(id, preview, &origin, &broken, rendered.entries);
+        let next_change_at = source.next_change_at;
+        let now = self.clock.now();
+        let pointer = self
+            .dest
+            .put_in_place(staged.staging, &manifest, id, now, next_change_at)?;
+        self.phases.mark("manifest and rename");
+        let dir = self.dest.dir(id);
+        let report = snapshot::report(&manifest, dir, reused, pointer, next_change_at, broken);
+        crate::drop_later((source, plan.files, manifest, prev, staged.prelinked));
+        Ok(Report {
+            abandoned_removed: self.dest.tidied(),
+            early_links: staged.early_links,
+            left_out: plan.left_out,
+            ..report
+        })
+    }
 }
