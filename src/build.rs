@@ -285,30 +285,30 @@ impl<'a> Build<'a> {
     /// The manifest written, the revision renamed into place and the pointer moved forward;
     /// the report. What is large is dropped on another thread.
     fn put_in_place(mut self, done: Done) -> Result<Report, BuildError> {
-        let Done {
-            plan,
-            staged,
-            rendered,
-            broken,
-            prev,
-            source,
-            origin,
-        } = done;
-        let (id, preview, reused) = (&plan.id, self.dest.is_preview(), rendered.reused);
-        let manifest = snapshot::manifest(id, preview, &origin, &broken, rendered.entries);
-        let next_change_at = source.next_change_at;
+        let (id, preview, reused) = (&done.plan.id, self.dest.is_preview(), done.rendered.reused);
+        let (origin, broken) = (&done.origin, &done.broken);
+        let manifest = snapshot::manifest(id, preview, origin, broken, done.rendered.entries);
+        let next_change_at = done.source.next_change_at;
         let now = self.clock.now();
+        let staging = done.staged.staging;
         let pointer = self
             .dest
-            .put_in_place(staged.staging, &manifest, id, now, next_change_at)?;
+            .put_in_place(staging, &manifest, id, now, next_change_at)?;
         self.phases.mark("manifest and rename");
         let dir = self.dest.dir(id);
-        let report = snapshot::report(&manifest, dir, reused, pointer, next_change_at, broken);
-        crate::drop_later((source, plan.files, manifest, prev, staged.prelinked));
+        let report = snapshot::report(&manifest, dir, reused, pointer, next_change_at, done.broken);
+        let large = (
+            done.source,
+            done.plan.files,
+            manifest,
+            done.prev,
+            done.staged.prelinked,
+        );
+        crate::drop_later(large);
         Ok(Report {
             abandoned_removed: self.dest.tidied(),
-            early_links: staged.early_links,
-            left_out: plan.left_out,
+            early_links: done.staged.early_links,
+            left_out: done.plan.left_out,
             ..report
         })
     }
