@@ -265,31 +265,22 @@ fn usage_error(e: clap::Error) -> ! {
     e.exit()
 }
 
-/// Without `--now`, a shared ledger's clock is the database's: hosts with skewed clocks then
-/// agree on due instants, lease expiry and audit times. (A SQLite ledger's clock is this
-/// host's.) A shared ledger whose clock cannot be read is an error, never a fall-back to this
-/// host's clock: a host 30 s fast would publish 30 s early. If the site cannot be opened, the
-/// command itself says why.
+/// Without `--now`, a shared ledger's clock is the database's (PostgreSQL) or the store's (a
+/// bucket): hosts with skewed clocks then agree on due instants, lease expiry and audit times.
+/// (A SQLite ledger's clock is this host's.) A shared ledger whose clock cannot be read is an
+/// error, never a fall-back to this host's clock: a host 30 s fast would publish 30 s early;
+/// a host off the store's clock by more than `ledger.clock_tolerance_ms` decides nothing. If
+/// the site cannot be opened, the command itself says why.
 fn database_clock(site_dir: &std::path::Path) -> anyhow::Result<Clock> {
     let Ok(site) = Site::open(site_dir) else {
         return Ok(Clock::System);
     };
-    if !matches!(
-        site.ledger_location(),
-        Ok(fencepost::ledger::Location::Postgres(_))
-    ) {
-        return Ok(Clock::System);
-    }
-    let offset_ms = site
-        .open_ledger()
-        .and_then(|mut l| l.clock_offset_ms())
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot read the shared ledger's clock ({e}): on a shared ledger every instant is the database's, never this host's; nothing was done. Try again when the database answers"
-            )
-        })?;
-    tracing::debug!(offset_ms, "using the database clock");
-    Ok(Clock::Database { offset_ms })
+    site.decision_clock().map_err(|e| match e {
+        fencepost::ledger::LedgerError::ClockSkew { .. } => anyhow::Error::new(e),
+        e => anyhow::anyhow!(
+            "cannot read the shared ledger's clock ({e}): on a shared ledger every instant is the database's or the store's, never this host's; nothing was done. Try again when it answers"
+        ),
+    })
 }
 
 fn init_logging(verbose: u8) {

@@ -71,7 +71,7 @@ impl Clock {
 /// This host's clock in milliseconds. In a build with the `failpoints` feature (tests only),
 /// `FENCEPOST_TEST_CLOCK_FILE` names a file holding an offset in milliseconds, read on every
 /// call: a test steps a running process's clock back and forth without touching the host's.
-fn host_millis() -> i64 {
+pub(crate) fn host_millis() -> i64 {
     let now = Utc::now().timestamp_millis();
     #[cfg(feature = "failpoints")]
     if let Some(path) = std::env::var_os("FENCEPOST_TEST_CLOCK_FILE") {

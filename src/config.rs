@@ -256,6 +256,12 @@ pub struct LedgerConfig {
     pub url: Option<String>,
     /// How long a statement waits for another process's write lock, in milliseconds.
     pub busy_timeout_ms: u64,
+    /// This site's identity in its ledger: the ledger records it when it is created (or on
+    /// the first publish that names it), and refuses every other site's commands.
+    pub site_id: Option<String>,
+    /// On a ledger in a bucket, how far this host's clock may be off the store's before it
+    /// refuses to decide anything, in milliseconds.
+    pub clock_tolerance_ms: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -328,6 +334,8 @@ impl Default for LedgerConfig {
             path: PathBuf::from(".fencepost/ledger.sqlite"),
             url: None,
             busy_timeout_ms: 30_000,
+            site_id: None,
+            clock_tolerance_ms: 5_000,
         }
     }
 }

@@ -21,7 +21,7 @@
 //! (the publish commit batch), [`audit`], [`images`], [`results`], [`status`], [`deploys`].
 
 pub mod audit;
-mod bucket;
+pub mod bucket;
 pub mod copy;
 pub mod db;
 pub mod deploys;
@@ -81,6 +81,23 @@ pub enum LedgerError {
     Location(String),
     #[error("ledger copy: {0}")]
     Copy(String),
+    /// The log in a bucket is not one a runner may follow or write (a hole, a damaged entry,
+    /// another ledger's log, a log behind the cache): the bucket's state, named by object.
+    #[error("ledger {ledger}: {problem}")]
+    Log { ledger: String, problem: String },
+    /// This host's clock is off against the shared ledger's by more than the tolerance.
+    #[error("this host's clock is {by} {way} against the store of the ledger {ledger} (the store stamped an object this runner had just written at {store}; this host's clock then read {host}). Every instant on a shared ledger is decided by the store's clock, and this host is off by more than ledger.clock_tolerance_ms ({tolerance_ms} ms), so it decides nothing: fix its clock (NTP: chrony, systemd-timesyncd, `timedatectl`) or raise ledger.clock_tolerance_ms. Nothing was written")]
+    ClockSkew {
+        ledger: String,
+        by: String,
+        way: &'static str,
+        host: String,
+        store: String,
+        tolerance_ms: u64,
+    },
+    /// The ledger belongs to another site than the one opening it.
+    #[error("{0}")]
+    OtherSite(String),
     #[error("ledger: {0} (a bug in fencepost; please report it)")]
     Internal(String),
 }
@@ -330,14 +347,50 @@ impl Ledger {
         })
     }
 
-    /// The database's clock minus this host's, in milliseconds (0 for SQLite, whose clock
-    /// is this host's). Sampled at the midpoint of one round trip.
-    pub fn clock_offset_ms(&mut self) -> Result<i64, LedgerError> {
+    /// Replays a bucket ledger's whole log from its first entry (no snapshot) and compares
+    /// the audit chain it gives with this one; checks every snapshot against the log's record
+    /// of it. `None` on the other engines, which have no log.
+    pub fn check_log(&mut self) -> Result<Option<bucket::LogCheck>, LedgerError> {
         match &mut self.backend {
-            // A store has no clock precise enough to decide instants by (Last-Modified is in
-            // whole seconds): a bucket ledger's runners decide by their own, NTP-kept clocks.
-            Backend::Sqlite(_) | Backend::Bucket(_) => Ok(0),
-            Backend::Postgres(conn) => postgres::clock_offset_ms(conn, &self.name),
+            Backend::Sqlite(_) | Backend::Postgres(_) => Ok(None),
+            Backend::Bucket(conn) => conn.check_log(&self.name).map(Some),
+        }
+    }
+}
+
+/// The clock every instant on the ledger at `location` is decided by, measured now: this
+/// host's for SQLite; the database's on PostgreSQL (this host's, corrected by the offset
+/// measured at the midpoint of one round trip); on a bucket, the store's (see
+/// `bucket::clock`): refused when this host is certainly off by more than `tolerance_ms`,
+/// else this host's moved back to the earliest the store's clock can be.
+pub fn decision_clock(
+    location: &Location,
+    busy_timeout: Duration,
+    tolerance_ms: u64,
+) -> Result<crate::clock::Clock, LedgerError> {
+    use crate::clock::Clock;
+    match location {
+        Location::Sqlite(_) => Ok(Clock::System),
+        Location::Postgres(_) => {
+            let l = Ledger::open_at(location, busy_timeout)?;
+            let Backend::Postgres(conn) = &l.backend else {
+                unreachable!("a postgres:// location opens PostgreSQL")
+            };
+            let offset_ms = postgres::clock_offset_ms(conn, &l.name)?;
+            Ok(Clock::Database { offset_ms })
+        }
+        Location::Bucket { url, .. } => {
+            let name = location.display();
+            let skew = bucket::clock::measure(url, &name)?;
+            let offset_ms = bucket::clock::offset(&skew, tolerance_ms, &name)?;
+            tracing::debug!(
+                ledger = %name,
+                min_ms = skew.min_ms,
+                max_ms = skew.max_ms,
+                offset_ms,
+                "this host's clock against the store's"
+            );
+            Ok(Clock::Database { offset_ms })
         }
     }
 }

@@ -77,6 +77,17 @@ impl Site {
         self.open_ledger()
     }
 
+    /// The clock this site's instants are decided by, measured now (see
+    /// [`crate::ledger::decision_clock`]): this host's on SQLite, the database's on
+    /// PostgreSQL, the store's on a bucket (refused past `ledger.clock_tolerance_ms`).
+    pub fn decision_clock(&self) -> Result<crate::clock::Clock, LedgerError> {
+        crate::ledger::decision_clock(
+            &self.ledger_location()?,
+            std::time::Duration::from_millis(self.config.ledger.busy_timeout_ms),
+            self.config.ledger.clock_tolerance_ms,
+        )
+    }
+
     /// Where the ledger is: `FENCEPOST_LEDGER`, then `ledger.url`, then `ledger.path`.
     pub fn ledger_location(&self) -> Result<Location, LedgerError> {
         Ok(match std::env::var(LEDGER_ENV) {

@@ -39,6 +39,16 @@ impl Config {
             let why = "feeds are \"atom\" and \"rss\" (Atom is always written; \"rss\" adds rss.xml beside each atom.xml)";
             return Err(invalid("feeds", format!("{bad:?}"), why));
         }
+        if let Some(id) = &self.ledger.site_id {
+            let ok = (1..=64).contains(&id.len())
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+            if !ok {
+                let why = "a site's id is 1 to 64 letters, digits, '.', '_' or '-' (`fencepost init` writes a random one)";
+                return Err(invalid("ledger.site_id", format!("{id:?}"), why));
+            }
+        }
         if let Some(url) = &self.ledger.url {
             let bucket = [
                 "s3://",
@@ -110,6 +120,7 @@ impl Config {
             ("build.page_size", z(b.page_size), (1, 100_000), build),
             ("build.feed_entries", z(b.feed_entries), (1, 100_000), build),
             ("build.home_entries", z(b.home_entries), (1, 100_000), build),
+            ("ledger.clock_tolerance_ms", n(self.ledger.clock_tolerance_ms), (1_000, 86_400_000), "must be between 1000 (a store stamps whole seconds) and 86400000 (a day)"),
         ]
     }
 }

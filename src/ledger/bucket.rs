@@ -17,12 +17,33 @@
 //! on the new state (its closure re-plans, exactly as a PostgreSQL transaction aborted for a
 //! serialisation conflict does). This is Delta Lake's `_delta_log` protocol: object storage
 //! gives compare-and-set on single objects and nothing more, and that is enough when every
-//! object is immutable and the next name is the only thing two writers race for.
+//! object is immutable and the next name is the only thing two writers race for. "Already
+//! there" is read back before it is believed: object_store retries a 5xx inside one call, so
+//! a create that landed but lost its answer comes back as "already exists", and the entry
+//! there is then this writer's own bytes — a commit, not a lost race.
 //!
 //! **Fencing holds by the store.** Every write follows the newest entry or is refused: a
 //! runner stalled past its lease that wakes and commits finds the next entry taken (by the
 //! takeover, at least), re-runs on the new state, and its lease guard — the same statements
-//! as on SQLite — then refuses it. Nothing depends on clocks agreeing or on luck.
+//! as on SQLite — then refuses it.
+//!
+//! **Time is the store's.** Every instant — an item due, a lease expired, an audit time — is
+//! decided by the runner's clock checked against the store's (see [`clock`]): the runner
+//! writes a probe object and reads the store's `Last-Modified` stamp of it, refuses to decide
+//! when it is off by more than `ledger.clock_tolerance_ms`, and otherwise decides by its own
+//! clock moved back to the earliest the store's can be. Fencing does not depend on clocks;
+//! *when* something is published does, and so it rests on the store's clock, not on each
+//! runner's.
+//!
+//! **Nothing read is trusted unchecked** (see [`follow`] and [`snapshots`]): the positions a
+//! replica applies must follow each other with no hole (a listing that skips one is read
+//! again, then refused, naming the missing object); the entry a cached replica stands at must
+//! still be in the log, the same object it applied (a log emptied, recreated or restored from
+//! an older backup is refused instead of written into); every entry names its ledger; and a
+//! snapshot is used only when its digest is the one its writer recorded in the log after
+//! uploading it. A snapshot that fails its check costs time — the runner falls back to an
+//! older one or to the log from its start, naming the damaged object — never the site. A
+//! damaged entry is refused by name: it is a decided transaction that no runner may skip.
 //!
 //! **Why statements, not pages or row images.** SQLite's session extension would record row
 //! changes, but rusqlite builds it only with bindgen, i.e. libclang on every machine that
@@ -34,39 +55,21 @@
 //! other statement files replays what was run. Entries are O(change): a one-item publish
 //! writes a few kilobytes whatever the ledger's size.
 //!
-//! **Snapshots** bound a fresh runner's read: every [`SNAPSHOT_EVERY`] entries the writer that
-//! passes the mark uploads the replica as it stands (SQLite's backup API, so rowids survive),
-//! created if absent, and the older ones but one are deleted. A fresh runner reads the newest
-//! snapshot and the entries after it. A missing or failed snapshot costs only a longer tail.
-//!
 //! **Schema migrations** are entries too: a whole-database image at the next position, made
 //! by the first binary that needs the new schema; an older binary that meets it refuses it
 //! (too new) and leaves it untouched.
 
+pub(super) mod clock;
 mod entry;
+mod follow;
+mod snapshots;
 mod store;
 
 use super::sqlite::{self, replica};
 use super::{schema, LedgerError};
-use entry::Body;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 pub(super) use store::Log;
-
-/// How many entries may pass before the next snapshot, unless
-/// `FENCEPOST_LEDGER_SNAPSHOT_EVERY` says otherwise (tests take snapshots sooner).
-pub(super) const SNAPSHOT_EVERY: i64 = 100;
-
-/// An entry this large is followed by a snapshot at once.
-const LARGE_ENTRY: usize = 1 << 20;
-
-fn snapshot_every() -> i64 {
-    std::env::var("FENCEPOST_LEDGER_SNAPSHOT_EVERY")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n: &i64| *n > 0)
-        .unwrap_or(SNAPSHOT_EVERY)
-}
 
 /// An open bucket ledger: the log in the store and the local replica it keeps current.
 pub(super) struct Conn {
@@ -74,10 +77,17 @@ pub(super) struct Conn {
     log: Log,
     /// Where downloaded images and snapshots are staged (beside the replica).
     scratch: PathBuf,
+    /// The replica file (named in messages about the cache).
+    file: PathBuf,
+    /// Whether this process read the replica's state from the bucket (a snapshot, or the log
+    /// from its start): a replay that then diverges is the bucket's fault, not the cache's.
+    seeded_here: bool,
+    /// Snapshots are never used (`verify` replays the whole log).
+    whole_log: bool,
 }
 
 /// Opens the ledger at `url`, with its replica under `cache`: probes the store's conditional
-/// writes (once per replica), brings the replica to the log's newest entry (a new ledger's
+/// writes (once per process), brings the replica to the log's newest entry (a new ledger's
 /// first entry if the log is empty), and migrates the ledger when this binary's schema is
 /// newer.
 pub(super) fn open(
@@ -92,15 +102,15 @@ pub(super) fn open(
         source,
     })?;
     let file = cache.join(format!("{}.sqlite", log.short_id()));
-    let fresh = !file.exists();
+    clock::probe_once(&log)?;
     let replica = replica::open(&file, name, busy_timeout)?;
-    if fresh {
-        log.probe()?;
-    }
     let mut conn = Conn {
         replica,
         log,
         scratch: cache.to_path_buf(),
+        file,
+        seeded_here: false,
+        whole_log: false,
     };
     conn.catch_up(name)?;
     conn.upgrade(name)?;
@@ -110,167 +120,77 @@ pub(super) fn open(
 /// Whether the log at `url` has begun (its first entry or a snapshot is there).
 pub(super) fn exists(url: &str, name: &str) -> Result<bool, LedgerError> {
     let log = Log::open(url, name)?;
-    Ok(!log.entries_after(0)?.is_empty() || log.newest_snapshot()?.is_some())
+    Ok(!log.list_from(0)?.is_empty() || !log.snapshots()?.is_empty())
+}
+
+/// What replaying the whole log from its first entry found (`verify` on a bucket ledger).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LogCheck {
+    /// Entries in the log, read and replayed one by one from the first.
+    pub entries: i64,
+    /// Snapshots whose digest was checked against the log's record of them.
+    pub snapshots_checked: usize,
+    /// What does not hold; empty when the log is whole.
+    pub problems: Vec<String>,
+    /// What costs time but not correctness (a snapshot the log holds no record of).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Conn {
-    /// Applies every entry after the one the replica stands at: from the newest snapshot
-    /// when the replica is new (or the log it needs was pruned), from a new ledger's first
-    /// entry when the log is empty.
-    pub(super) fn catch_up(&mut self, name: &str) -> Result<(), LedgerError> {
-        for _ in 0..64 {
-            let (seq, _) = replica::position(&self.replica, name)?;
-            // A new replica starts from the newest snapshot; one far behind jumps to it.
-            if seq == 0 && self.seed(name)? {
-                continue;
-            }
-            let after = self.log.entries_after(seq)?;
-            if after.len() as i64 > snapshot_every() && self.seed(name)? {
-                continue;
-            }
-            match after.first() {
-                None if seq == 0 => {
-                    if !self.seed(name)? {
-                        self.begin_ledger(name)?;
-                    }
-                }
-                None => return self.refuse_newer(name),
-                Some(first) if *first != seq + 1 => {
-                    if !self.seed(name)? {
-                        return Err(LedgerError::Corrupt {
-                            ledger: name.to_string(),
-                            error: super::db::DbError {
-                                kind: super::db::DbErrorKind::NotALedger,
-                                message: format!("its log has no entry {} (the next is {first}) and no snapshot covers the gap", seq + 1),
-                            },
-                        });
-                    }
-                }
-                Some(_) => self.apply(name, seq, &after)?,
-            }
-        }
-        Err(LedgerError::Internal(
-            "the local copy did not catch up with the log in 64 rounds".into(),
-        ))
+    /// Replays the whole log into a throw-away replica beside this one, from its first entry
+    /// and without snapshots, and compares the audit chain it gives with this replica's; checks
+    /// every snapshot against the log's record of it.
+    pub(super) fn check_log(&mut self, name: &str) -> Result<LogCheck, LedgerError> {
+        self.catch_up(name)?;
+        let dir = self.scratch_file("verify");
+        std::fs::create_dir_all(&dir).map_err(|e| io(name, &dir, e))?;
+        let r = self.check_log_in(name, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        r
     }
 
-    /// Restores the newest snapshot if it is ahead of the replica; whether it did.
-    fn seed(&mut self, name: &str) -> Result<bool, LedgerError> {
-        let (seq, _) = replica::position(&self.replica, name)?;
-        let Some(snap) = self.log.newest_snapshot()? else {
-            return Ok(false);
+    fn check_log_in(&mut self, name: &str, dir: &Path) -> Result<LogCheck, LedgerError> {
+        let file = dir.join("replay.sqlite");
+        let mut problems = Vec::new();
+        let mut fresh = Conn {
+            replica: replica::open(&file, name, Duration::from_secs(5))?,
+            log: Log::open_again(&self.log)?,
+            scratch: dir.to_path_buf(),
+            file,
+            seeded_here: false,
+            whole_log: true,
         };
-        if snap <= seq {
-            return Ok(false);
-        }
-        let Some(bytes) = self.log.snapshot(snap)? else {
-            return Ok(true); // pruned meanwhile: list again
+        let entries = match fresh.catch_up(name) {
+            Ok(()) => replica::position(&fresh.replica, name)?.0,
+            Err(e) => {
+                problems.push(e.to_string());
+                0
+            }
         };
-        self.restore(name, &bytes)?;
-        replica::saw_snapshot(&self.replica, name, snap)?;
-        tracing::debug!(
-            ledger = name,
-            snapshot = snap,
-            bytes = bytes.len(),
-            "read a snapshot of the log"
-        );
-        Ok(true)
-    }
-
-    /// Writes the first entry: a new, empty ledger (a fresh id). Another runner's first
-    /// entry may win the race; then the next round applies it.
-    fn begin_ledger(&mut self, name: &str) -> Result<(), LedgerError> {
-        let path = self.scratch_file("genesis");
-        replica::image(None, name, &path, 1)?;
-        let bytes = read(&path)?;
-        if self.log.create_entry(1, bytes.clone())? {
-            self.restore(name, &bytes)?;
-        }
-        let _ = std::fs::remove_file(&path);
-        Ok(())
-    }
-
-    /// Applies the entries in `seqs` (which follow `from`), images one by one, runs of
-    /// statement entries in one transaction each.
-    fn apply(&mut self, name: &str, from: i64, seqs: &[i64]) -> Result<(), LedgerError> {
-        let bodies = self.log.entries(seqs)?;
-        tracing::debug!(
-            ledger = name,
-            after = from,
-            entries = seqs.len(),
-            "read log entries"
-        );
-        let mut at = from;
-        let mut pending: Vec<(i64, Vec<sqlite::Recorded>)> = Vec::new();
-        for (seq, bytes) in seqs.iter().copied().zip(bodies) {
-            let (body, schema) =
-                entry::decode(seq, bytes).map_err(|why| self.corrupt(name, seq, &why))?;
-            match body {
-                Body::Image(bytes) => {
-                    self.replay(name, &mut at, &mut pending)?;
-                    self.restore(name, &bytes)?;
-                    at = seq;
-                }
-                Body::Statements(statements) => {
-                    let have = replica::schema_version(&self.replica, name)?;
-                    if schema != Some(have) {
-                        return Err(self.corrupt(name, seq, &format!("its statements ran on schema {schema:?}, the local copy has {have}")));
-                    }
-                    pending.push((seq, statements));
-                }
+        if problems.is_empty() {
+            let mine = replica::audit_chain(&self.replica, name)?;
+            let replayed = replica::audit_chain(&fresh.replica, name)?;
+            let at = replica::position(&self.replica, name)?.0;
+            if at == entries && mine != replayed {
+                let first = mine
+                    .iter()
+                    .zip(&replayed)
+                    .find(|(a, b)| a != b)
+                    .map_or(mine.len().min(replayed.len()) as i64 + 1, |(a, _)| a.0);
+                problems.push(format!(
+                    "the audit chain replayed from the log's {entries} entries differs from the one this ledger holds, from audit entry {first} on: the ledger was read from a snapshot or a cache that the log does not account for"
+                ));
             }
         }
-        self.replay(name, &mut at, &mut pending)
-    }
-
-    fn replay(
-        &mut self,
-        name: &str,
-        at: &mut i64,
-        pending: &mut Vec<(i64, Vec<sqlite::Recorded>)>,
-    ) -> Result<(), LedgerError> {
-        if pending.is_empty() {
-            return Ok(());
-        }
-        match replica::replay(&mut self.replica, name, *at, pending)? {
-            Ok(()) => {
-                *at = pending.last().map_or(*at, |(s, _)| *s);
-                pending.clear();
-                Ok(())
-            }
-            // Another process on this host applied them: the caller lists again.
-            Err(replica::Replay::Moved) => {
-                pending.clear();
-                Ok(())
-            }
-            Err(replica::Replay::Diverged { seq, index, why }) => Err(LedgerError::Corrupt {
-                ledger: name.to_string(),
-                error: super::db::DbError {
-                    kind: super::db::DbErrorKind::NotALedger,
-                    message: format!(
-                        "its local copy does not replay log entry {seq} (statement {}: {why}): the copy was changed outside fencepost. It is only a cache: delete {} and run again",
-                        index + 1,
-                        self.scratch.display()
-                    ),
-                },
-            }),
-        }
-    }
-
-    /// Replaces the replica with a whole-database image, refusing one newer than this
-    /// binary understands.
-    fn restore(&mut self, name: &str, bytes: &[u8]) -> Result<(), LedgerError> {
-        let path = self.scratch_file("image");
-        std::fs::write(&path, bytes).map_err(|e| io(name, &path, e))?;
-        let r = replica::restore(&mut self.replica, name, &path);
-        let _ = std::fs::remove_file(&path);
-        r?;
-        self.refuse_newer(name)
-    }
-
-    fn refuse_newer(&self, name: &str) -> Result<(), LedgerError> {
-        let found = replica::schema_version(&self.replica, name)?;
-        schema::refuse_newer(name, found, schema::SQLITE_LATEST)
+        let (checked, mut snapshot_problems, notes) = self.check_snapshots()?;
+        problems.append(&mut snapshot_problems);
+        Ok(LogCheck {
+            entries,
+            snapshots_checked: checked,
+            problems,
+            notes,
+        })
     }
 
     /// A ledger on an older schema gets a migration entry: the whole database, migrated.
@@ -284,10 +204,9 @@ impl Conn {
             replica::image(Some(&self.replica), name, &path, seq + 1)?;
             let bytes = read(&path)?;
             let _ = std::fs::remove_file(&path);
-            if self.log.create_entry(seq + 1, bytes.clone())? {
-                self.restore(name, &bytes)?;
-            } else {
-                self.catch_up(name)?;
+            match self.log.create_entry(seq + 1, bytes.clone())? {
+                Some(stamp) => self.restore_entry(name, &bytes, &stamp)?,
+                None => self.catch_up(name)?,
             }
         }
         Err(LedgerError::Internal(
@@ -295,45 +214,16 @@ impl Conn {
         ))
     }
 
-    /// After a commit at `seq`: a snapshot when enough entries have passed since the last.
-    /// A snapshot that fails is logged and left for the next writer.
-    pub(super) fn after_commit(&mut self, name: &str, seq: i64, bytes: usize) {
-        let Ok((_, last)) = replica::position(&self.replica, name) else {
-            return;
-        };
-        // A large entry (a ledger copied in, a first publish of thousands of items) is
-        // snapshotted at once: a fresh runner then reads the database, not its statements.
-        if seq - last < snapshot_every() && bytes < LARGE_ENTRY {
-            return;
-        }
-        crate::fail_point!("ledger.bucket.before_snapshot");
-        let path = self.scratch_file("snapshot");
-        let r = replica::export(&self.replica, name, &path)
-            .and_then(|()| read(&path))
-            .and_then(|bytes| self.log.put_snapshot(seq, bytes));
-        let _ = std::fs::remove_file(&path);
-        match r {
-            Ok(()) => {
-                let _ = replica::saw_snapshot(&self.replica, name, seq);
-            }
-            Err(e) => {
-                tracing::warn!(ledger = name, error = %e, "could not write a snapshot; the next writer will")
-            }
-        }
-    }
-
     fn scratch_file(&self, what: &str) -> PathBuf {
         self.scratch
             .join(format!("{what}-{}.tmp", uuid::Uuid::new_v4().simple()))
     }
 
-    fn corrupt(&self, name: &str, seq: i64, why: &str) -> LedgerError {
-        LedgerError::Corrupt {
+    /// A refusal about the log in the bucket (never the cache's fault).
+    fn refuse(&self, name: &str, problem: String) -> LedgerError {
+        LedgerError::Log {
             ledger: name.to_string(),
-            error: super::db::DbError {
-                kind: super::db::DbErrorKind::NotALedger,
-                message: format!("log entry {seq}: {why}"),
-            },
+            problem,
         }
     }
 }
@@ -366,15 +256,30 @@ pub(super) fn commit(
         })?;
         return Ok(Some(None));
     }
-    let bytes = entry::encode(seq + 1, schema::SQLITE_LATEST, log.writer(), &recorded);
+    let ledger = replica::ledger_id_in(&tx, name)?;
+    let body = entry::Statements {
+        statements: recorded,
+        schema: schema::SQLITE_LATEST,
+        ledger,
+        snapshot: None,
+    };
+    let bytes = entry::encode(seq + 1, log.writer(), &body);
     let size = bytes.len();
     crate::fail_point!("ledger.bucket.before_log_entry");
-    if !log.create_entry(seq + 1, bytes)? {
+    let Some(stamp) = log.create_entry(seq + 1, bytes)? else {
         return Ok(None);
-    }
+    };
     crate::fail_point!("ledger.bucket.after_log_entry");
-    replica::commit_as(tx, name, seq + 1)?;
+    replica::commit_as(tx, name, &tip(&stamp))?;
     Ok(Some(Some((seq + 1, size))))
+}
+
+fn tip(stamp: &store::Stamp) -> replica::Tip {
+    replica::Tip {
+        seq: stamp.seq,
+        bytes: stamp.bytes,
+        etag: stamp.etag.clone(),
+    }
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, LedgerError> {

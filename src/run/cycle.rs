@@ -74,28 +74,21 @@ pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
 
 type StepResult = Result<(), (Step, String)>;
 
-/// The cycle's clock: `--now` as given; on a shared PostgreSQL ledger the database's, with
-/// its offset measured afresh (an error fails the cycle); else this host's.
+/// The cycle's clock: `--now` as given; else the one the site's ledger decides by, measured
+/// afresh (an error fails the cycle): the database's on PostgreSQL, the store's on a bucket,
+/// this host's on SQLite.
 fn cycle_clock(site_dir: &Path, clock: &Clock) -> Result<Clock, (Step, String)> {
     if matches!(clock, Clock::Fixed(_)) {
         return Ok(*clock);
     }
     let site = Site::open(site_dir).map_err(|e| (Step::Config, e.to_string()))?;
-    if !matches!(
-        site.ledger_location(),
-        Ok(crate::ledger::Location::Postgres(_))
-    ) {
-        return Ok(Clock::System);
-    }
-    site.open_ledger()
-        .and_then(|mut l| l.clock_offset_ms())
-        .map(|offset_ms| Clock::Database { offset_ms })
-        .map_err(|e| {
-            (
-                Step::Publish,
-                format!("cannot read the shared ledger's clock ({e}): nothing is decided by this host's clock"),
-            )
-        })
+    site.decision_clock().map_err(|e| match e {
+        crate::ledger::LedgerError::ClockSkew { .. } => (Step::Publish, e.to_string()),
+        e => (
+            Step::Publish,
+            format!("cannot read the shared ledger's clock ({e}): nothing is decided by this host's clock"),
+        ),
+    })
 }
 
 fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {

@@ -13,9 +13,30 @@ use serde::{Deserialize, Serialize};
 
 /// What an entry holds.
 pub(in crate::ledger) enum Body {
-    Statements(Vec<Recorded>),
+    Statements(Statements),
     /// A whole SQLite database, at this entry.
     Image(Vec<u8>),
+}
+
+/// A statement entry: what one write transaction changed, the ledger it was written to, and
+/// (in an entry with no statements, written after a snapshot) what that snapshot must equal.
+#[derive(Debug, Clone, PartialEq)]
+pub(in crate::ledger) struct Statements {
+    pub(in crate::ledger) statements: Vec<Recorded>,
+    /// The schema version the statements ran on (a replica on another one cannot replay them).
+    pub(in crate::ledger) schema: i64,
+    /// The id of the ledger this entry belongs to (entries written before it was carried say
+    /// nothing): a replica of another ledger refuses it.
+    pub(in crate::ledger) ledger: Option<String>,
+    pub(in crate::ledger) snapshot: Option<SnapshotRecord>,
+}
+
+/// What a snapshot must equal to be trusted: its position and the digest of its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(in crate::ledger) struct SnapshotRecord {
+    pub(in crate::ledger) seq: i64,
+    pub(in crate::ledger) sha256: String,
+    pub(in crate::ledger) bytes: u64,
 }
 
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
@@ -27,9 +48,14 @@ struct Wire {
     seq: i64,
     /// The schema version the statements ran on (a replica on another one cannot replay them).
     schema: i64,
-    /// Which process wrote it (a random id per process): tells a lost answer to our own
-    /// create-if-absent from another writer's entry.
+    /// Which process wrote it (a random id per process).
     writer: String,
+    /// The ledger's id (`site_state.ledger_id`); absent in entries older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ledger: Option<String>,
+    /// In an entry written after a snapshot: what the snapshot must equal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    snapshot: Option<SnapshotRecord>,
     /// Each distinct statement text once.
     texts: Vec<String>,
     statements: Vec<WireStatement>,
@@ -45,15 +71,11 @@ struct WireStatement {
     rows: Option<String>,
 }
 
-/// The bytes of statement entry `seq`.
-pub(in crate::ledger) fn encode(
-    seq: i64,
-    schema: i64,
-    writer: &str,
-    recorded: &[Recorded],
-) -> Vec<u8> {
+/// The bytes of statement entry `seq`, written by `writer`.
+pub(in crate::ledger) fn encode(seq: i64, writer: &str, entry: &Statements) -> Vec<u8> {
     let mut texts: Vec<String> = Vec::new();
-    let statements = recorded
+    let statements = entry
+        .statements
         .iter()
         .map(|r| {
             let text = match texts.iter().position(|t| *t == r.sql) {
@@ -78,18 +100,20 @@ pub(in crate::ledger) fn encode(
     let wire = Wire {
         fencepost_ledger_log: FORMAT,
         seq,
-        schema,
+        schema: entry.schema,
         writer: writer.to_string(),
+        ledger: entry.ledger.clone(),
+        snapshot: entry.snapshot.clone(),
         texts,
         statements,
     };
     serde_json::to_vec(&wire).expect("log entries serialise")
 }
 
-/// Reads entry `seq`'s bytes; for statements, also the schema they ran on.
-pub(in crate::ledger) fn decode(seq: i64, bytes: Vec<u8>) -> Result<(Body, Option<i64>), String> {
+/// Reads entry `seq`'s bytes.
+pub(in crate::ledger) fn decode(seq: i64, bytes: Vec<u8>) -> Result<Body, String> {
     if bytes.starts_with(SQLITE_MAGIC) {
-        return Ok((Body::Image(bytes), None));
+        return Ok(Body::Image(bytes));
     }
     let wire: Wire = serde_json::from_slice(&bytes).map_err(|e| format!("not a log entry: {e}"))?;
     if wire.fencepost_ledger_log != FORMAT {
@@ -119,16 +143,12 @@ pub(in crate::ledger) fn decode(seq: i64, bytes: Vec<u8>) -> Result<(Body, Optio
             effect,
         });
     }
-    Ok((Body::Statements(out), Some(wire.schema)))
-}
-
-/// Whether `bytes` are the entry `writer` wrote (a create whose answer was lost).
-pub(in crate::ledger) fn written_by(bytes: &[u8], writer: &str) -> bool {
-    #[derive(Deserialize)]
-    struct Who {
-        writer: String,
-    }
-    serde_json::from_slice::<Who>(bytes).is_ok_and(|w| w.writer == writer)
+    Ok(Body::Statements(Statements {
+        statements: out,
+        schema: wire.schema,
+        ledger: wire.ledger,
+        snapshot: wire.snapshot,
+    }))
 }
 
 fn to_json(v: &Value) -> serde_json::Value {
@@ -169,12 +189,31 @@ mod tests {
                 effect: Effect::Rows("ab".into()),
             },
         ];
-        let bytes = encode(7, 11, "w", &recorded);
-        assert!(written_by(&bytes, "w") && !written_by(&bytes, "v"));
-        let (Body::Statements(back), Some(11)) = decode(7, bytes.clone()).unwrap() else {
+        let entry = Statements {
+            statements: recorded,
+            schema: 11,
+            ledger: Some("abc".into()),
+            snapshot: Some(SnapshotRecord {
+                seq: 5,
+                sha256: "00".into(),
+                bytes: 3,
+            }),
+        };
+        let bytes = encode(7, "w", &entry);
+        let Body::Statements(back) = decode(7, bytes.clone()).unwrap() else {
             panic!("not statements")
         };
-        assert_eq!(back, recorded);
+        assert_eq!(back, entry);
         assert!(decode(8, bytes).is_err(), "an entry under another name");
+    }
+
+    #[test]
+    fn an_entry_from_before_the_ledger_id_and_snapshot_records_still_reads() {
+        let old = br#"{"fencepost_ledger_log":1,"seq":2,"schema":11,"writer":"w","texts":["UPDATE t SET a = 1"],"statements":[{"text":0,"args":[],"changed":1}]}"#;
+        let Body::Statements(back) = decode(2, old.to_vec()).unwrap() else {
+            panic!("not statements")
+        };
+        assert_eq!((back.ledger, back.snapshot, back.schema), (None, None, 11));
+        assert_eq!(back.statements.len(), 1);
     }
 }

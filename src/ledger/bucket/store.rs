@@ -1,8 +1,12 @@
 //! The log's side in the object store: list, read and create-if-absent its entries, read and
-//! write snapshots. Synchronous to its callers, over a small runtime of its own (as the
-//! PostgreSQL connection is). A call the store did not answer (a timeout, a 5xx) is tried
-//! again a few times; a create whose answer was lost is told from another writer's entry by
-//! the writer id inside it.
+//! write snapshots, probe the store's promises and read its clock. Synchronous to its callers,
+//! over a small runtime of its own (as the PostgreSQL connection is). A call the store did not
+//! answer (a timeout, a 5xx) is tried again a few times.
+//!
+//! Nothing here trusts a single answer it can check: a create that comes back "already exists"
+//! is read back (object_store retries a 5xx inside one call, so a create that landed but whose
+//! answer was lost looks exactly like another writer's entry); an entry's size and ETag come
+//! back with every read and listing, so the caller can tell the log it follows from another.
 
 use crate::ledger::LedgerError;
 use crate::store::names::{redact_userinfo, target_key};
@@ -22,11 +26,48 @@ pub(in crate::ledger) struct Log {
     rt: crate::ledger::OwnRuntime,
     store: Arc<dyn ObjectStore>,
     prefix: String,
-    /// How errors name it.
+    /// How errors name it (its URL without credentials).
     name: String,
     /// What tells this store from any other (its URL and endpoint, no credentials).
     id: String,
     writer: String,
+    /// The URL it was opened from (credentials are never in it).
+    url: String,
+}
+
+/// One entry as a listing or a read shows it: its position, size and ETag (when the store
+/// gives one), which together tell one log's entry from another log's at the same position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::ledger) struct Stamp {
+    pub(in crate::ledger) seq: i64,
+    pub(in crate::ledger) bytes: u64,
+    pub(in crate::ledger) etag: Option<String>,
+}
+
+impl Stamp {
+    /// Whether `other` can be the same object: same size, and the same ETag where both have one.
+    pub(in crate::ledger) fn same_object(&self, other: &Stamp) -> bool {
+        self.seq == other.seq
+            && self.bytes == other.bytes
+            && match (&self.etag, &other.etag) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    }
+}
+
+/// The store's clock against this host's, from one object this runner just created: the
+/// store stamped it (`Last-Modified`, whole seconds) while this host's clock read between
+/// `sent_ms` and `answered_ms`. So this host's clock minus the store's lies in
+/// `(min_ms, max_ms]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::ledger) struct Skew {
+    pub(in crate::ledger) min_ms: i64,
+    pub(in crate::ledger) max_ms: i64,
+    /// The store's stamp, in milliseconds since the epoch (a whole second).
+    pub(in crate::ledger) store_ms: i64,
+    /// This host's clock when the write was answered.
+    pub(in crate::ledger) host_ms: i64,
 }
 
 impl Log {
@@ -42,7 +83,13 @@ impl Log {
             name: name.to_string(),
             id: target_key(url, opened.endpoint.as_deref()),
             writer: uuid::Uuid::new_v4().simple().to_string(),
+            url: url.to_string(),
         })
+    }
+
+    /// The same log, opened again (for a second replica in this process).
+    pub(in crate::ledger) fn open_again(other: &Log) -> Result<Log, LedgerError> {
+        Log::open(&other.url, &other.name)
     }
 
     /// A short name for this store's replica file.
@@ -50,8 +97,28 @@ impl Log {
         crate::digest::sha256_hex(self.id.as_bytes())[..16].to_string()
     }
 
+    /// What tells this store from another within one process.
+    pub(in crate::ledger) fn id(&self) -> &str {
+        &self.id
+    }
+
     pub(in crate::ledger) fn writer(&self) -> &str {
         &self.writer
+    }
+
+    /// How a message names one of the log's objects: `s3://bucket/prefix/log/…`.
+    pub(in crate::ledger) fn object_name(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.name.trim_end_matches('/'))
+    }
+
+    /// How a message names entry `seq`.
+    pub(in crate::ledger) fn entry_name(&self, seq: i64) -> String {
+        self.object_name(&entry_key(seq))
+    }
+
+    /// How a message names snapshot `seq`.
+    pub(in crate::ledger) fn snapshot_name(&self, seq: i64) -> String {
+        self.object_name(&snapshot_key(seq))
     }
 
     fn key(&self, rel: &str) -> KeyPath {
@@ -63,6 +130,15 @@ impl Log {
     }
 
     fn err(&self, what: &str, e: &object_store::Error) -> LedgerError {
+        if let object_store::Error::Unauthenticated { .. }
+        | object_store::Error::PermissionDenied { .. } = e
+        {
+            return LedgerError::Location(format!(
+                "{}: {what}: the store refused this runner's credentials ({}). Credentials come only from the environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, GOOGLE_SERVICE_ACCOUNT, AZURE_STORAGE_ACCOUNT_KEY, …); nothing was written",
+                self.name,
+                redact_userinfo(&e.to_string())
+            ));
+        }
         LedgerError::Location(format!(
             "{}: {what}: {}",
             self.name,
@@ -89,10 +165,15 @@ impl Log {
         }
     }
 
-    /// Refuses a store that does not enforce create-if-absent, on which two writers could
-    /// both believe they wrote the same entry.
-    pub(in crate::ledger) fn probe(&self) -> Result<(), LedgerError> {
-        let key = self.key(&format!(".fencepost-probe/{}", self.writer));
+    /// Creates a probe object twice, if absent: the second create must be refused, or two
+    /// writers could both believe they wrote the same entry. The first one's `Last-Modified`
+    /// is the store's clock at the write, which gives this host's clock against it.
+    pub(in crate::ledger) fn probe(&self) -> Result<Skew, LedgerError> {
+        let key = self.key(&format!(
+            ".fencepost-probe/{}-{}",
+            self.writer,
+            uuid::Uuid::new_v4().simple()
+        ));
         let create = |body: &'static [u8]| {
             let opts = PutOptions {
                 mode: PutMode::Create,
@@ -101,60 +182,121 @@ impl Log {
             self.store
                 .put_opts(&key, PutPayload::from_static(body), opts)
         };
+        let sent_ms = crate::clock::host_millis();
         self.run("probing conditional writes", || create(b"1"))?;
+        let answered_ms = crate::clock::host_millis();
         let second = self.rt.block(create(b"2"));
+        let head = self.run("reading the store's clock", || self.store.head(&key));
         let _ = self.rt.block(self.store.delete(&key));
         match second {
             Err(object_store::Error::AlreadyExists { .. })
-            | Err(object_store::Error::Precondition { .. }) => Ok(()),
-            Ok(_) => Err(LedgerError::Location(format!(
-                "{} does not enforce conditional writes: a create-if-absent (If-None-Match: *) overwrote an existing object. A bucket ledger commits by create-if-absent, so fencepost refuses to keep one there (Garage, for one, ignores If-None-Match). Use a store that honours it (AWS S3, R2, MinIO, GCS, Azure) or a file:// folder. Nothing was created",
+            | Err(object_store::Error::Precondition { .. }) => {}
+            Ok(_) => return Err(LedgerError::Location(format!(
+                "{} does not enforce conditional writes: a create-if-absent (If-None-Match: *) overwrote an existing object. A bucket ledger commits by create-if-absent, so fencepost refuses to keep one there (Garage, for one, ignores If-None-Match). Use a store that honours it (AWS S3, R2, MinIO, GCS, Azure) or a file:// folder. Nothing was written",
                 self.name
             ))),
-            Err(e) => Err(self.err("probing conditional writes", &e)),
+            Err(e) => return Err(self.err("probing conditional writes", &e)),
         }
+        let store_ms = head?.last_modified.timestamp_millis();
+        // The store stamps whole seconds: its clock at the write was in [stamp, stamp + 1 s).
+        let whole = store_ms - store_ms.rem_euclid(1000);
+        let fraction = if store_ms == whole { 1000 } else { 1 };
+        Ok(Skew {
+            min_ms: sent_ms - (store_ms + fraction),
+            max_ms: answered_ms - store_ms,
+            store_ms,
+            host_ms: answered_ms,
+        })
     }
 
-    /// The positions of the entries after `seq`, in order.
-    pub(in crate::ledger) fn entries_after(&self, seq: i64) -> Result<Vec<i64>, LedgerError> {
+    /// The entries from `seq` on (entry `seq` itself included, when `seq` > 0), in order, as
+    /// one listing shows them.
+    pub(in crate::ledger) fn list_from(&self, seq: i64) -> Result<Vec<Stamp>, LedgerError> {
         let dir = self.key("log");
-        let offset = self.key(&entry_key(seq));
-        let mut out: Vec<i64> = self
+        let offset = self.key(&entry_key(seq.saturating_sub(1).max(0)));
+        let mut out: Vec<Stamp> = self
             .run("listing the log", || {
                 self.store
                     .list_with_offset(Some(&dir), &offset)
-                    .map_ok(|m| m.location)
                     .try_collect::<Vec<_>>()
             })?
-            .iter()
-            .filter_map(|k| k.filename()?.parse().ok())
-            .filter(|n| *n > seq)
+            .into_iter()
+            .filter_map(|m| {
+                let seq: i64 = m.location.filename()?.parse().ok()?;
+                Some(Stamp {
+                    seq,
+                    bytes: m.size,
+                    etag: m.e_tag.map(|e| normal_etag(&e)),
+                })
+            })
+            .filter(|s| s.seq >= seq.max(1))
             .collect();
-        out.sort_unstable();
+        out.sort_unstable_by_key(|s| s.seq);
         Ok(out)
     }
 
-    /// The bytes of the entries at `seqs`, in order.
-    pub(in crate::ledger) fn entries(&self, seqs: &[i64]) -> Result<Vec<Vec<u8>>, LedgerError> {
-        let keys: Vec<KeyPath> = seqs.iter().map(|s| self.key(&entry_key(*s))).collect();
+    /// Entry `seq` as the store has it now, asked for by name (a listing may lag behind a
+    /// create; a read of the object itself does not).
+    pub(in crate::ledger) fn head_entry(&self, seq: i64) -> Result<Option<Stamp>, LedgerError> {
+        let key = self.key(&entry_key(seq));
+        let got = self.run("reading the log", || async {
+            match self.store.head(&key).await {
+                Ok(m) => Ok(Some(m)),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })?;
+        Ok(got.map(|m| Stamp {
+            seq,
+            bytes: m.size,
+            etag: m.e_tag.map(|e| normal_etag(&e)),
+        }))
+    }
+
+    /// The bytes of the entries at `seqs`, in order, each with its stamp; `None` for one
+    /// that is not there.
+    pub(in crate::ledger) fn entries(
+        &self,
+        seqs: &[i64],
+    ) -> Result<Vec<Option<(Vec<u8>, Stamp)>>, LedgerError> {
+        let keys: Vec<(i64, KeyPath)> = seqs
+            .iter()
+            .map(|s| (*s, self.key(&entry_key(*s))))
+            .collect();
         self.run("reading the log", || {
             futures_util::stream::iter(keys.iter())
-                .map(|k| async move { self.store.get(k).await?.bytes().await })
+                .map(|(seq, k)| async move {
+                    match self.store.get(k).await {
+                        Ok(r) => {
+                            let etag = r.meta.e_tag.as_deref().map(normal_etag);
+                            let bytes = r.bytes().await?.to_vec();
+                            let stamp = Stamp {
+                                seq: *seq,
+                                bytes: bytes.len() as u64,
+                                etag,
+                            };
+                            Ok(Some((bytes, stamp)))
+                        }
+                        Err(object_store::Error::NotFound { .. }) => Ok(None),
+                        Err(e) => Err(e),
+                    }
+                })
                 .buffered(READ_AHEAD)
-                .map_ok(|b| b.to_vec())
                 .try_collect::<Vec<_>>()
         })
     }
 
-    /// Creates entry `seq` if absent: whether this writer's bytes are now there.
+    /// Creates entry `seq` if absent: its stamp when this writer's bytes are now there, `None`
+    /// when another writer's are. "Already there" is always read back: a create that landed
+    /// but whose answer was lost (object_store retries a 5xx itself) is this writer's own.
     pub(in crate::ledger) fn create_entry(
         &self,
         seq: i64,
         bytes: Vec<u8>,
-    ) -> Result<bool, LedgerError> {
+    ) -> Result<Option<Stamp>, LedgerError> {
         let key = self.key(&entry_key(seq));
-        let payload = PutPayload::from(bytes);
-        let mut retried = false;
+        let size = bytes.len() as u64;
+        let payload = PutPayload::from(bytes.clone());
         let mut attempt = 0u32;
         loop {
             let opts = PutOptions {
@@ -165,21 +307,26 @@ impl Log {
                 .rt
                 .block(self.store.put_opts(&key, payload.clone(), opts))
             {
-                Ok(_) => return Ok(true),
+                Ok(put) => {
+                    return Ok(Some(Stamp {
+                        seq,
+                        bytes: size,
+                        etag: put.e_tag.as_deref().map(normal_etag),
+                    }))
+                }
                 Err(object_store::Error::AlreadyExists { .. })
                 | Err(object_store::Error::Precondition { .. }) => {
-                    if !retried {
-                        return Ok(false);
-                    }
-                    // An earlier attempt may have landed without its answer.
-                    let there = self.run("reading the log", || async {
-                        self.store.get(&key).await?.bytes().await
-                    })?;
-                    return Ok(entry::written_by(&there, &self.writer));
+                    let there = self.entries(&[seq])?.pop().flatten();
+                    return Ok(match there {
+                        Some((there, stamp)) if there == bytes => {
+                            tracing::debug!(ledger = %self.name, seq, "a create answered 'already exists' with this writer's own bytes there: its first answer was lost");
+                            Some(stamp)
+                        }
+                        _ => None,
+                    });
                 }
                 Err(e) if crate::store::retryable(&e) && attempt < 4 => {
                     attempt += 1;
-                    retried = true;
                     std::thread::sleep(Duration::from_millis(50 << attempt));
                 }
                 Err(e) => return Err(self.err(&format!("writing log entry {seq}"), &e)),
@@ -188,7 +335,7 @@ impl Log {
     }
 
     /// The positions of the snapshots there are, oldest first.
-    fn snapshots(&self) -> Result<Vec<i64>, LedgerError> {
+    pub(in crate::ledger) fn snapshots(&self) -> Result<Vec<i64>, LedgerError> {
         let dir = self.key("snapshots");
         let mut out: Vec<i64> = self
             .run("listing snapshots", || {
@@ -204,31 +351,26 @@ impl Log {
         Ok(out)
     }
 
-    pub(in crate::ledger) fn newest_snapshot(&self) -> Result<Option<i64>, LedgerError> {
-        Ok(self.snapshots()?.last().copied())
-    }
-
     /// Snapshot `seq`'s bytes; `None` if it was pruned meanwhile.
     pub(in crate::ledger) fn snapshot(&self, seq: i64) -> Result<Option<Vec<u8>>, LedgerError> {
         let key = self.key(&snapshot_key(seq));
-        let got = self.rt.block(async {
+        self.run(&format!("reading snapshot {seq}"), || async {
             match self.store.get(&key).await {
                 Ok(r) => r.bytes().await.map(|b| Some(b.to_vec())),
                 Err(object_store::Error::NotFound { .. }) => Ok(None),
                 Err(e) => Err(e),
             }
-        });
-        got.map_err(|e| self.err(&format!("reading snapshot {seq}"), &e))
+        })
     }
 
-    /// Writes snapshot `seq` (if absent) and deletes all but the newest [`SNAPSHOTS_KEPT`].
+    /// Writes snapshot `seq` if absent; whether these bytes are there now.
     pub(in crate::ledger) fn put_snapshot(
         &self,
         seq: i64,
         bytes: Vec<u8>,
-    ) -> Result<(), LedgerError> {
+    ) -> Result<bool, LedgerError> {
         let key = self.key(&snapshot_key(seq));
-        let payload = PutPayload::from(bytes);
+        let payload = PutPayload::from(bytes.clone());
         let written = self.rt.block(self.store.put_opts(
             &key,
             payload,
@@ -238,13 +380,24 @@ impl Log {
             },
         ));
         match written {
-            Ok(_)
-            | Err(object_store::Error::AlreadyExists { .. })
-            | Err(object_store::Error::Precondition { .. }) => {}
-            Err(e) => return Err(self.err(&format!("writing snapshot {seq}"), &e)),
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => {
+                Ok(self.snapshot(seq)?.is_some_and(|there| there == bytes))
+            }
+            Err(e) => Err(self.err(&format!("writing snapshot {seq}"), &e)),
         }
+    }
+
+    /// Deletes every snapshot but the newest [`SNAPSHOTS_KEPT`] up to `newest`.
+    pub(in crate::ledger) fn prune_snapshots(&self, newest: i64) -> Result<(), LedgerError> {
         let all = self.snapshots()?;
-        for old in all.iter().rev().skip(SNAPSHOTS_KEPT) {
+        for old in all
+            .iter()
+            .filter(|s| **s <= newest)
+            .rev()
+            .skip(SNAPSHOTS_KEPT)
+        {
             let key = self.key(&snapshot_key(*old));
             let _ = self.rt.block(self.store.delete(&key));
         }
@@ -252,7 +405,11 @@ impl Log {
     }
 }
 
-use super::entry;
+/// An ETag as a comparison needs it: without quotes or a weak marker (a listing and a write's
+/// answer spell the same one differently on some stores).
+fn normal_etag(e: &str) -> String {
+    e.trim_start_matches("W/").trim_matches('"').to_string()
+}
 
 fn entry_key(seq: i64) -> String {
     format!("log/{seq:020}")
@@ -260,4 +417,31 @@ fn entry_key(seq: i64) -> String {
 
 fn snapshot_key(seq: i64) -> String {
     format!("snapshots/{seq:020}.sqlite")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_compare_by_size_and_etag_where_both_have_one() {
+        let a = Stamp {
+            seq: 3,
+            bytes: 10,
+            etag: Some("x".into()),
+        };
+        assert!(a.same_object(&Stamp {
+            etag: None,
+            ..a.clone()
+        }));
+        assert!(!a.same_object(&Stamp {
+            etag: Some("y".into()),
+            ..a.clone()
+        }));
+        assert!(!a.same_object(&Stamp {
+            bytes: 11,
+            ..a.clone()
+        }));
+        assert_eq!(normal_etag("W/\"abc\""), "abc");
+    }
 }

@@ -20,7 +20,22 @@ const META: &str = "CREATE TABLE IF NOT EXISTS fp_replica (
     seq INTEGER NOT NULL,
     snapshot_seq INTEGER NOT NULL DEFAULT 0
 );
-INSERT OR IGNORE INTO fp_replica (id, seq, snapshot_seq) VALUES (1, 0, 0);";
+INSERT OR IGNORE INTO fp_replica (id, seq, snapshot_seq) VALUES (1, 0, 0);
+CREATE TABLE IF NOT EXISTS fp_replica_tip (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    etag TEXT
+);";
+
+/// The log entry a replica stands at, as the store showed it when the replica applied or
+/// wrote it: so a later listing can tell that entry from another log's at the same position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::ledger) struct Tip {
+    pub(in crate::ledger) seq: i64,
+    pub(in crate::ledger) bytes: u64,
+    pub(in crate::ledger) etag: Option<String>,
+}
 
 fn sql_err<'a>(name: &'a str, doing: &'static str) -> impl Fn(rusqlite::Error) -> LedgerError + 'a {
     move |e| LedgerError::Sql {
@@ -52,6 +67,90 @@ pub(in crate::ledger) fn position(conn: &Conn, name: &str) -> Result<(i64, i64),
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .map_err(sql_err(name, "reading where the local copy stands"))
+}
+
+/// The entry the replica stands at, as the store showed it (`None`: a replica or image made
+/// before this was kept, or one at the very start).
+pub(in crate::ledger) fn tip(conn: &Conn, name: &str) -> Result<Option<Tip>, LedgerError> {
+    use rusqlite::OptionalExtension;
+    conn.0
+        .query_row(
+            "SELECT seq, bytes, etag FROM fp_replica_tip WHERE id = 1",
+            [],
+            |r| {
+                Ok(Tip {
+                    seq: r.get(0)?,
+                    bytes: r.get::<_, i64>(1)? as u64,
+                    etag: r.get(2)?,
+                })
+            },
+        )
+        .optional()
+        .map_err(sql_err(name, "reading where the local copy stands"))
+}
+
+fn set_tip(conn: &Connection, name: &str, tip: &Tip) -> Result<(), LedgerError> {
+    conn.execute(
+        "INSERT INTO fp_replica_tip (id, seq, bytes, etag) VALUES (1, ?1, ?2, ?3)
+         ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, bytes = excluded.bytes, etag = excluded.etag",
+        rusqlite::params![tip.seq, tip.bytes as i64, tip.etag],
+    )
+    .map(drop)
+    .map_err(sql_err(name, "noting the entry the local copy stands at"))
+}
+
+/// Notes the stamp of the entry the replica stands at (an image it was restored from).
+pub(in crate::ledger) fn stands_at(conn: &Conn, name: &str, tip: &Tip) -> Result<(), LedgerError> {
+    set_tip(&conn.0, name, tip)
+}
+
+/// The ledger's own id (`site_state.ledger_id`), as the replica holds it.
+pub(in crate::ledger) fn ledger_id(conn: &Conn, name: &str) -> Result<Option<String>, LedgerError> {
+    ledger_id_on(&conn.0, name)
+}
+
+/// [`ledger_id`] inside a recorded transaction (read, not recorded).
+pub(in crate::ledger) fn ledger_id_in(
+    tx: &SqliteTx<'_>,
+    name: &str,
+) -> Result<Option<String>, LedgerError> {
+    ledger_id_on(&tx.tx, name)
+}
+
+fn ledger_id_on(conn: &Connection, name: &str) -> Result<Option<String>, LedgerError> {
+    use rusqlite::OptionalExtension;
+    let has_table: bool = conn
+        .query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'site_state'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(sql_err(name, "reading the ledger's id"))?;
+    if !has_table {
+        return Ok(None);
+    }
+    conn.query_row("SELECT ledger_id FROM site_state WHERE id = 1", [], |r| {
+        r.get::<_, Option<String>>(0)
+    })
+    .optional()
+    .map(Option::flatten)
+    .map_err(sql_err(name, "reading the ledger's id"))
+}
+
+/// The audit chain as the replica holds it: (seq, current_hash), in order.
+pub(in crate::ledger) fn audit_chain(
+    conn: &Conn,
+    name: &str,
+) -> Result<Vec<(i64, String)>, LedgerError> {
+    let mut stmt = conn
+        .0
+        .prepare("SELECT seq, current_hash FROM audit_log ORDER BY seq")
+        .map_err(sql_err(name, "reading the audit chain"))?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(sql_err(name, "reading the audit chain"))?;
+    rows.collect::<Result<Vec<_>, _>>()
+        .map_err(sql_err(name, "reading the audit chain"))
 }
 
 /// Notes that snapshot `seq` exists (so the next is not taken too soon).
@@ -98,15 +197,16 @@ pub(in crate::ledger) fn recorded(tx: &SqliteTx<'_>) -> Vec<Recorded> {
         .unwrap_or_default()
 }
 
-/// Commits a recorded transaction whose entry `seq` the log now holds.
+/// Commits a recorded transaction whose entry (`tip`) the log now holds.
 pub(in crate::ledger) fn commit_as(
     tx: SqliteTx<'_>,
     name: &str,
-    seq: i64,
+    tip: &Tip,
 ) -> Result<(), LedgerError> {
     tx.tx
-        .execute("UPDATE fp_replica SET seq = ?1 WHERE id = 1", [seq])
+        .execute("UPDATE fp_replica SET seq = ?1 WHERE id = 1", [tip.seq])
         .map_err(sql_err(name, "moving the local copy on"))?;
+    set_tip(&tx.tx, name, tip)?;
     tx.tx.commit().map_err(sql_err(name, "commit"))
 }
 
@@ -119,12 +219,14 @@ pub(in crate::ledger) enum Replay {
 }
 
 /// Applies `entries` (each its log position and statements), which must follow `from`, in one
-/// transaction; every statement must answer what it answered its writer.
+/// transaction; every statement must answer what it answered its writer. `last` is the stamp
+/// of the last entry.
 pub(in crate::ledger) fn replay(
     conn: &mut Conn,
     name: &str,
     from: i64,
     entries: &[(i64, Vec<Recorded>)],
+    last: &Tip,
 ) -> Result<Result<(), Replay>, LedgerError> {
     let (tx, seq) = begin_at(conn, name)?;
     if seq != from {
@@ -141,9 +243,9 @@ pub(in crate::ledger) fn replay(
             }
         }
     }
-    let last = entries.last().map_or(from, |(s, _)| *s);
-    tx.execute("UPDATE fp_replica SET seq = ?1 WHERE id = 1", [last])
+    tx.execute("UPDATE fp_replica SET seq = ?1 WHERE id = 1", [last.seq])
         .map_err(sql_err(name, "moving the local copy on"))?;
+    set_tip(&tx, name, last)?;
     tx.commit().map_err(sql_err(name, "commit"))?;
     Ok(Ok(()))
 }
@@ -194,6 +296,26 @@ pub(in crate::ledger) fn restore(
     conn.0
         .execute_batch(META)
         .map_err(sql_err(name, "preparing the local copy"))
+}
+
+/// Checks that the image at `path` is a whole SQLite database that says it stands at log entry
+/// `seq`: why not, if it is not (a truncated, zeroed or misnamed download).
+pub(in crate::ledger) fn check_image(path: &Path, seq: i64) -> Result<(), String> {
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| format!("it does not open as a database ({e})"))?;
+    let check: String = conn
+        .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+        .map_err(|e| format!("it is not a whole database ({e})"))?;
+    if check != "ok" {
+        return Err(format!("it is not a whole database ({check})"));
+    }
+    let at: i64 = conn
+        .query_row("SELECT seq FROM fp_replica WHERE id = 1", [], |r| r.get(0))
+        .map_err(|e| format!("it does not say where in the log it stands ({e})"))?;
+    if at != seq {
+        return Err(format!("it says it stands at log entry {at}, not {seq}"));
+    }
+    Ok(())
 }
 
 /// Makes at `to` the image of a ledger at log entry `seq`: `from`'s content (a new empty
