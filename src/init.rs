@@ -244,9 +244,25 @@ pub fn scaffold_with(
         }
         None => config,
     };
+    let config = with_site_id(&config, &crate::site::new_site_id());
     // The config goes last: a half-written scaffold is not yet a site, and init can run again.
     files.push((CONFIG_FILE.into(), config));
     write_new(dir, files)
+}
+
+/// `config` with `ledger.site_id` set: the site's identity in its ledger, the same in every
+/// checkout of its repository (see `Site::check_site`).
+fn with_site_id(config: &str, id: &str) -> String {
+    let line = format!(
+        "# This site's identity in its ledger: a ledger refuses every other site's commands.\nsite_id = {id:?}\n"
+    );
+    match config.find("[ledger]\n") {
+        Some(at) => {
+            let after = at + "[ledger]\n".len();
+            format!("{}{line}{}", &config[..after], &config[after..])
+        }
+        None => format!("{config}\n[ledger]\n{line}"),
+    }
 }
 
 /// Writes each file that does not exist yet, in order; returns the paths written.

@@ -22,6 +22,7 @@
 
 pub mod audit;
 pub mod bucket;
+pub mod clock;
 pub mod copy;
 pub mod db;
 pub mod deploys;
@@ -354,43 +355,6 @@ impl Ledger {
         match &mut self.backend {
             Backend::Sqlite(_) | Backend::Postgres(_) => Ok(None),
             Backend::Bucket(conn) => conn.check_log(&self.name).map(Some),
-        }
-    }
-}
-
-/// The clock every instant on the ledger at `location` is decided by, measured now: this
-/// host's for SQLite; the database's on PostgreSQL (this host's, corrected by the offset
-/// measured at the midpoint of one round trip); on a bucket, the store's (see
-/// `bucket::clock`): refused when this host is certainly off by more than `tolerance_ms`,
-/// else this host's moved back to the earliest the store's clock can be.
-pub fn decision_clock(
-    location: &Location,
-    busy_timeout: Duration,
-    tolerance_ms: u64,
-) -> Result<crate::clock::Clock, LedgerError> {
-    use crate::clock::Clock;
-    match location {
-        Location::Sqlite(_) => Ok(Clock::System),
-        Location::Postgres(_) => {
-            let l = Ledger::open_at(location, busy_timeout)?;
-            let Backend::Postgres(conn) = &l.backend else {
-                unreachable!("a postgres:// location opens PostgreSQL")
-            };
-            let offset_ms = postgres::clock_offset_ms(conn, &l.name)?;
-            Ok(Clock::Database { offset_ms })
-        }
-        Location::Bucket { url, .. } => {
-            let name = location.display();
-            let skew = bucket::clock::measure(url, &name)?;
-            let offset_ms = bucket::clock::offset(&skew, tolerance_ms, &name)?;
-            tracing::debug!(
-                ledger = %name,
-                min_ms = skew.min_ms,
-                max_ms = skew.max_ms,
-                offset_ms,
-                "this host's clock against the store's"
-            );
-            Ok(Clock::Database { offset_ms })
         }
     }
 }

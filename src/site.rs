@@ -38,11 +38,56 @@ impl Site {
         self.root.join("public")
     }
 
+    /// Opens the site's ledger, refused (before anything is written) when it belongs to
+    /// another site (see [`Site::check_site`]).
     pub fn open_ledger(&self) -> Result<Ledger, LedgerError> {
-        Ledger::open_at(
+        let mut ledger = Ledger::open_at(
             &self.ledger_location()?,
             std::time::Duration::from_millis(self.config.ledger.busy_timeout_ms),
-        )
+        )?;
+        self.check_site(&mut ledger, false)?;
+        Ok(ledger)
+    }
+
+    /// One ledger, one site: a ledger records the site it belongs to (`ledger.site_id`, which
+    /// `init` writes into fencepost.toml), and every other site's command is refused before
+    /// it writes anything — two sites pointed at one ledger (a copied workflow, an
+    /// organisation-wide `FENCEPOST_LEDGER`) would otherwise publish into each other's
+    /// ledger, build each other's pages and withdraw what the other has. With `claim`, a
+    /// ledger that names no site yet records this one's (once: a racing claim by another site
+    /// loses, and is refused). A clone of the same repository carries the same id and is
+    /// the same site. A site whose fencepost.toml names no id (made before ids) works as
+    /// before, with nothing to check, until it adds one.
+    fn check_site(&self, ledger: &mut Ledger, claim: bool) -> Result<(), LedgerError> {
+        use crate::ledger::status;
+        let mine = self.config.ledger.site_id.as_deref();
+        let mut theirs = ledger.read(status::site_id)?;
+        if let (Some(m), None, true) = (mine, &theirs, claim) {
+            theirs = ledger.write(|tx| status::claim_site(tx, m))?;
+        }
+        let config = self.root.join(CONFIG_FILE);
+        match (mine, theirs) {
+            (Some(m), Some(t)) if m != t => Err(LedgerError::OtherSite(format!(
+                "the ledger {} belongs to site {t:?}, and this site is {m:?} (ledger.site_id in {}): two sites sharing one ledger would publish their items into each other's, build each other's pages and withdraw what the other has. Give this site a ledger of its own (ledger.url or FENCEPOST_LEDGER naming another prefix or database). Nothing was written",
+                ledger.name(),
+                config.display()
+            ))),
+            (None, Some(t)) => Err(LedgerError::OtherSite(format!(
+                "the ledger {} belongs to site {t:?}, and {} names no ledger.site_id. If this is that site (a checkout from before the id was added), add site_id = {t:?} under [ledger] in fencepost.toml and commit it; if it is not, give this site a ledger of its own (ledger.url or FENCEPOST_LEDGER). Nothing was written",
+                ledger.name(),
+                config.display()
+            ))),
+            (None, None) if claim && ledger.shared() => {
+                tracing::warn!(
+                    "{} names no ledger.site_id, so the shared ledger {} cannot tell this site from another pointed at it by mistake: add site_id = {:?} under [ledger] (any id of 1 to 64 letters, digits, '.', '_' or '-', the same in every checkout) and commit it",
+                    config.display(),
+                    ledger.name(),
+                    new_site_id()
+                );
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Opens the ledger for a run that may create it (publish): refused when it is a SQLite
@@ -59,7 +104,12 @@ impl Site {
                 )));
             }
         }
-        self.open_ledger()
+        let mut ledger = Ledger::open_at(
+            &self.ledger_location()?,
+            std::time::Duration::from_millis(self.config.ledger.busy_timeout_ms),
+        )?;
+        self.check_site(&mut ledger, true)?;
+        Ok(ledger)
     }
 
     /// Opens the ledger for a command that only reads what a ledger already decided
@@ -78,10 +128,10 @@ impl Site {
     }
 
     /// The clock this site's instants are decided by, measured now (see
-    /// [`crate::ledger::decision_clock`]): this host's on SQLite, the database's on
+    /// [`crate::ledger::clock::decision`]): this host's on SQLite, the database's on
     /// PostgreSQL, the store's on a bucket (refused past `ledger.clock_tolerance_ms`).
     pub fn decision_clock(&self) -> Result<crate::clock::Clock, LedgerError> {
-        crate::ledger::decision_clock(
+        crate::ledger::clock::decision(
             &self.ledger_location()?,
             std::time::Duration::from_millis(self.config.ledger.busy_timeout_ms),
             self.config.ledger.clock_tolerance_ms,
@@ -123,4 +173,9 @@ impl Site {
     pub fn image_store(&self) -> PathBuf {
         self.root.join(&self.config.images.store)
     }
+}
+
+/// A new site id: 16 random bytes in hex (what `init` writes as `ledger.site_id`).
+pub fn new_site_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
 }

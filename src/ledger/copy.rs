@@ -166,6 +166,8 @@ pub struct CopyReport {
 struct SiteState {
     revision: i64,
     ledger_id: String,
+    /// The site the ledger belongs to (travels with it).
+    site_id: Option<String>,
     tip_seq: i64,
     tip_hash: Option<String>,
 }
@@ -175,6 +177,7 @@ fn site_state(tx: &Tx<'_>) -> Result<SiteState, LedgerError> {
     Ok(SiteState {
         revision: status::revision(tx)?,
         ledger_id: status::ledger_id(tx)?,
+        site_id: status::site_id(tx)?,
         tip_seq: tip.seq,
         tip_hash: tip.hash,
     })
@@ -266,12 +269,13 @@ fn refuse_non_empty(dst: &Tx<'_>, to_name: &str) -> Result<(), LedgerError> {
 fn write_state(dst: &Tx<'_>, state: &SiteState) -> Result<(), LedgerError> {
     dst.exec_generated(
         "UPDATE site_state SET publication_revision = :rev, ledger_id = :id,
-                audit_tip_seq = :seq, audit_tip_hash = :hash WHERE id = 1",
+                audit_tip_seq = :seq, audit_tip_hash = :hash, site_id = :site WHERE id = 1",
         &[
             Value::Int(state.revision),
             Value::Text(state.ledger_id.clone()),
             Value::Int(state.tip_seq),
             state.tip_hash.clone().map_or(Value::Null, Value::Text),
+            state.site_id.clone().map_or(Value::Null, Value::Text),
         ],
     )?;
     if dst.dialect() == super::db::Dialect::Postgres {
@@ -303,16 +307,18 @@ fn verify_copy(dst: &Tx<'_>, source: &Source) -> Result<audit::Verification, Led
     if (
         copied.revision,
         &copied.ledger_id,
+        &copied.site_id,
         copied.tip_seq,
         &copied.tip_hash,
     ) != (
         state.revision,
         &state.ledger_id,
+        &state.site_id,
         state.tip_seq,
         &state.tip_hash,
     ) {
         return Err(LedgerError::Copy(
-            "the target's revision, ledger id or audit anchor differ from the source's; nothing was committed".into(),
+            "the target's revision, ledger id, site id or audit anchor differ from the source's; nothing was committed".into(),
         ));
     }
     let cv = audit::verify_anchored(dst)?;

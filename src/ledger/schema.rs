@@ -21,6 +21,7 @@ pub const SQLITE: &[&str] = &[
     include_str!("sql/sqlite/0009_notices.sql"),
     include_str!("sql/sqlite/0010_canonical_targets.sql"),
     include_str!("sql/sqlite/0011_hosts.sql"),
+    include_str!("sql/sqlite/0012_site_id.sql"),
 ];
 
 pub const POSTGRES: &[&str] = &[
@@ -33,6 +34,7 @@ pub const POSTGRES: &[&str] = &[
     include_str!("sql/postgres/0007_notices.sql"),
     include_str!("sql/postgres/0008_canonical_targets.sql"),
     include_str!("sql/postgres/0009_hosts.sql"),
+    include_str!("sql/postgres/0010_site_id.sql"),
 ];
 
 /// The schema versions this binary writes.

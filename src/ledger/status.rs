@@ -63,6 +63,18 @@ pub fn ledger_id(tx: &Tx<'_>) -> Result<String, LedgerError> {
     tx.one("status.ledger_id", &[])?.get(0)
 }
 
+/// The site this ledger belongs to (`ledger.site_id` of the site that first recorded it).
+pub fn site_id(tx: &Tx<'_>) -> Result<Option<String>, LedgerError> {
+    tx.one("status.site_id", &[])?.get(0)
+}
+
+/// Records `site` as the site this ledger belongs to, unless it already names one; the site
+/// it belongs to afterwards.
+pub fn claim_site(tx: &Tx<'_>, site: &str) -> Result<Option<String>, LedgerError> {
+    tx.exec("status.claim_site", args! { "site" => site })?;
+    site_id(tx)
+}
+
 pub fn revision(tx: &Tx<'_>) -> Result<i64, LedgerError> {
     tx.one("status.revision", &[])?.get(0)
 }

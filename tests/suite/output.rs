@@ -207,6 +207,9 @@ fn a_new_ledger_beside_another_ledgers_output_is_refused() {
 /// Puts a ledger published elsewhere (items 1..=n) in `s`'s ledger's place.
 fn put_foreign_ledger(s: &TestSite, n: i64) {
     let other = TestSite::new();
+    // The same site's id (another ledger of this site: a wrong backup restored), so what
+    // refuses it is the output's check, not the ledger's site check.
+    other.set_site_id(s.site_id().as_deref());
     for i in 1..=n {
         other.item(i, &format!("2026-11-0{i}"));
     }

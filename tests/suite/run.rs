@@ -295,7 +295,7 @@ fn two_hosts_on_one_postgres_ledger_publish_each_item_once_and_both_serve_it() {
     let _t = timing();
     let a = TestSite::on(Backend::Postgres);
     let b = TestSite::new();
-    b.set_ledger_url(&a.ledger_url().unwrap());
+    b.share_ledger_of(&a);
     let ra = Running::start(&a, &["--serve", "127.0.0.1:0"], &[]);
     let rb = Running::start(&b, &["--serve", "127.0.0.1:0"], &[]);
     let base = Utc::now() + chrono::Duration::milliseconds(1500);
@@ -334,7 +334,7 @@ fn a_change_on_another_host_is_built_here_within_a_second() {
     let _t = timing();
     let a = TestSite::on(Backend::Postgres);
     let b = TestSite::new();
-    b.set_ledger_url(&a.ledger_url().unwrap());
+    b.share_ledger_of(&a);
     b.write(
         "fencepost.toml",
         &(std::fs::read_to_string(b.path("fencepost.toml")).unwrap()
@@ -1101,18 +1101,6 @@ fn run_started_inside_the_site_wakes_on_file_changes() {
     assert_eq!(status.code(), Some(0));
 }
 
-/// libfaketime (Debian's `faketime`), which shifts one process's clock: `scripts/test`
-/// installs it, and a test that needs it fails without it.
-fn libfaketime() -> std::path::PathBuf {
-    let found = ["x86_64-linux-gnu", "aarch64-linux-gnu"]
-        .iter()
-        .map(|a| std::path::PathBuf::from(format!("/usr/lib/{a}/faketime/libfaketime.so.1")))
-        .find(|p| p.exists());
-    found.expect(
-        "this test needs libfaketime (Debian's faketime): run scripts/test, which installs it",
-    )
-}
-
 /// Forwards 127.0.0.1:`port` to `to` from `delay` on (a database away for that long).
 fn forward_after(delay: Duration, port: u16, to: String) {
     use std::net::{Shutdown, TcpListener, TcpStream};
@@ -1231,7 +1219,7 @@ fn hosts_whose_checkouts_differ_do_not_flip_flop() {
     let _t = timing();
     let a = TestSite::on(Backend::Postgres);
     let b = TestSite::new();
-    b.set_ledger_url(&a.ledger_url().unwrap());
+    b.share_ledger_of(&a);
     let text = |who: &str| {
         format!("+++\nid = 1\nday = 2026-11-01\ntitle = \"One\"\nprice = 4.99\n+++\n\nAs {who} has it.\n")
     };

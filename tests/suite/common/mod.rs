@@ -58,10 +58,26 @@ impl TestSite {
         self.dir.path().join(rel)
     }
 
+    /// Writes `rel`. A whole new fencepost.toml is still this site's: it keeps the
+    /// `ledger.site_id` the old one had, unless it names one itself (`set_site_id(None)`
+    /// takes it away, for a site from before ids).
     pub fn write(&self, rel: &str, text: &str) -> &Self {
         let p = self.path(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
+        let kept = match (rel, self.site_id()) {
+            ("fencepost.toml", Some(id)) if !text.contains("site_id") => {
+                let line = format!("site_id = \"{id}\"\n");
+                match text.find("[ledger]\n") {
+                    Some(at) => {
+                        let after = at + "[ledger]\n".len();
+                        format!("{}{line}{}", &text[..after], &text[after..])
+                    }
+                    None => format!("{text}\n[ledger]\n{line}"),
+                }
+            }
+            _ => text.to_string(),
+        };
+        std::fs::write(p, kept).unwrap();
         self
     }
 
@@ -433,4 +449,16 @@ pub fn publish_failing(s: &TestSite, now: &str) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// libfaketime (Debian's `faketime`), which shifts one process's clock: `scripts/test`
+/// installs it, and a test that needs it fails without it.
+pub fn libfaketime() -> std::path::PathBuf {
+    let found = ["x86_64-linux-gnu", "aarch64-linux-gnu"]
+        .iter()
+        .map(|a| std::path::PathBuf::from(format!("/usr/lib/{a}/faketime/libfaketime.so.1")))
+        .find(|p| p.exists());
+    found.expect(
+        "this test needs libfaketime (Debian's faketime): run scripts/test, which installs it",
+    )
 }

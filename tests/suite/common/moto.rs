@@ -119,6 +119,13 @@ pub struct Proxy {
     /// Milliseconds every request waits before it is forwarded (a slow or hanging bucket;
     /// set it any time).
     pub delay_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Whether `If-Match`/`If-None-Match` are stripped (set it any time: a store that stops
+    /// honouring them).
+    pub strip: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// (a path fragment, how many): the next that many PUTs whose path holds the fragment are
+    /// forwarded, and their answer replaced by a 500 — a write that landed but whose answer
+    /// was lost.
+    pub lose_answers: std::sync::Arc<std::sync::Mutex<(String, u32)>>,
 }
 
 impl Proxy {
@@ -131,10 +138,15 @@ impl Proxy {
         let log2 = log.clone();
         let delay_ms: std::sync::Arc<std::sync::atomic::AtomicU64> = Default::default();
         let delay2 = delay_ms.clone();
+        let strip = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(strip_conditionals));
+        let strip2 = strip.clone();
+        let lose_answers: std::sync::Arc<std::sync::Mutex<(String, u32)>> = Default::default();
+        let lose2 = lose_answers.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
                 let (upstream, log, delay) = (upstream.clone(), log2.clone(), delay2.clone());
+                let (strip, lose) = (strip2.clone(), lose2.clone());
                 std::thread::spawn(move || {
                     let mut reader = std::io::BufReader::new(client.try_clone().unwrap());
                     let mut client = client;
@@ -173,7 +185,7 @@ impl Proxy {
                             .filter(|l| {
                                 let k = l.split(':').next().unwrap_or("").to_ascii_lowercase();
                                 k != "connection"
-                                    && !(strip_conditionals
+                                    && !(strip.load(std::sync::atomic::Ordering::SeqCst)
                                         && (k == "if-match" || k == "if-none-match"))
                             })
                             .map(|l| {
@@ -203,7 +215,21 @@ impl Proxy {
                             .nth(1)
                             .and_then(|s| s.parse().ok())
                             .unwrap_or(0);
+                        let lost = method == "PUT" && {
+                            let mut l = lose.lock().unwrap();
+                            let hit = l.1 > 0 && !l.0.is_empty() && path.contains(l.0.as_str());
+                            if hit {
+                                l.1 -= 1;
+                            }
+                            hit
+                        };
                         log.lock().unwrap().push((method, path, status));
+                        if lost {
+                            let _ = client.write_all(
+                                b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                            );
+                            return;
+                        }
                         // Tell the client this connection ends here, so it never reuses it.
                         let split = response
                             .windows(4)
@@ -227,6 +253,8 @@ impl Proxy {
             endpoint,
             log,
             delay_ms,
+            strip,
+            lose_answers,
         }
     }
 

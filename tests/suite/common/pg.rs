@@ -374,6 +374,36 @@ impl TestSite {
         std::fs::write(self.path("fencepost.toml"), cfg).unwrap();
     }
 
+    /// Another host's checkout of `other`'s site: its ledger and its site id (a checkout
+    /// of the same repository), with files of its own.
+    pub fn share_ledger_of(&self, other: &TestSite) {
+        self.set_ledger_url(&other.ledger_url().expect("a shared ledger"));
+        self.set_site_id(other.site_id().as_deref());
+    }
+
+    /// `ledger.site_id` in fencepost.toml, if any.
+    pub fn site_id(&self) -> Option<String> {
+        let cfg = std::fs::read_to_string(self.path("fencepost.toml")).unwrap_or_default();
+        cfg.lines()
+            .find_map(|l| l.strip_prefix("site_id = \""))
+            .map(|u| u.trim_end_matches('"').to_string())
+    }
+
+    /// Sets `ledger.site_id` (`None`: no id, as a site made before ids).
+    pub fn set_site_id(&self, id: Option<&str>) {
+        let cfg = std::fs::read_to_string(self.path("fencepost.toml")).unwrap();
+        let cfg: String = cfg
+            .lines()
+            .filter(|l| !l.starts_with("site_id = "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let cfg = match id {
+            Some(id) => cfg.replacen("[ledger]\n", &format!("[ledger]\nsite_id = \"{id}\"\n"), 1),
+            None => cfg,
+        };
+        std::fs::write(self.path("fencepost.toml"), cfg).unwrap();
+    }
+
     /// The `ledger.url` this site uses, if any.
     pub fn ledger_url(&self) -> Option<String> {
         let cfg = std::fs::read_to_string(self.path("fencepost.toml")).unwrap();

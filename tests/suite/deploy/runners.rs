@@ -58,7 +58,7 @@ fn two_runners_on_one_postgres_ledger_leave_the_bucket_at_the_ledgers_revision_e
     let env = Moto::env(&moto.endpoint);
     let a = TestSite::on(Backend::Postgres);
     let b = TestSite::new();
-    b.set_ledger_url(&a.ledger_url().unwrap());
+    b.share_ledger_of(&a);
     let settings = Moto::settings(&moto.endpoint);
     let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let remote = Remote::open_with("s3://race/www", &settings).unwrap();

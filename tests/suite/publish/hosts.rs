@@ -16,7 +16,7 @@ impl Hosts {
     fn new() -> Hosts {
         let a = TestSite::on(Backend::Postgres);
         let b = TestSite::new();
-        b.set_ledger_url(&a.ledger_url().unwrap());
+        b.share_ledger_of(&a);
         Hosts { a, b }
     }
 

@@ -220,6 +220,13 @@ SELECT publication_revision FROM site_state WHERE id = 1;
 -- name: status.ledger_id
 SELECT ledger_id FROM site_state WHERE id = 1;
 
+-- name: status.site_id
+SELECT site_id FROM site_state WHERE id = 1;
+
+-- name: status.claim_site
+-- Records the site a ledger belongs to, once: a ledger that already names one keeps it.
+UPDATE site_state SET site_id = :site WHERE id = 1 AND site_id IS NULL;
+
 -- name: status.counts
 -- A parked item counts as failed, whatever state it was parked in.
 SELECT CASE WHEN parked_at IS NOT NULL THEN 'failed' ELSE state END, count(*)
