@@ -179,6 +179,7 @@ pub async fn run_on(
     remote: &Remote,
     progress: Progress<'_>,
 ) -> Result<Report, DeployError> {
+    claim::apart_from_ledger(site, remote)?;
     let mut ledger = site.open_existing_ledger()?;
     let target = remote.url.clone();
     claim::name_target(&mut ledger, remote)?;

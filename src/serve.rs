@@ -29,6 +29,8 @@ pub enum ServeError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{url} {why}: an origin serves the public, and a ledger's log and snapshots name every embargoed item, its instant and its image sources, so fencepost serves no ledger's prefix. Serve the site's deploy target (deploy.to), and keep the ledger in a prefix — better, a bucket — no origin or public bucket policy reaches")]
+    LedgerPrefix { url: String, why: String },
     #[error("cannot watch the site for changes: {0}")]
     Watch(notify::Error),
     #[error(transparent)]
@@ -83,6 +85,7 @@ pub fn origin(site: &Site, clock: Clock, from: Option<&str>) -> Result<Root, Ser
         return Ok(Root::Origin(Origin::new(site.public_dir())));
     };
     let remote = crate::bucket::remote::Remote::open(url)?;
+    refuse_ledger_prefix(site, &remote)?;
     let c = &site.config.serve;
     Ok(Root::Bucket(Arc::new(bucket::BucketOrigin::new(
         remote,
@@ -94,6 +97,39 @@ pub fn origin(site: &Site, clock: Clock, from: Option<&str>) -> Result<Root, Ser
             bucket_timeout_ms: c.bucket_timeout_ms,
         },
     ))))
+}
+
+/// No origin serves a ledger: refused when `remote` overlaps the site's own bucket ledger,
+/// or when its prefix holds a ledger's log.
+fn refuse_ledger_prefix(
+    site: &Site,
+    remote: &crate::bucket::remote::Remote,
+) -> Result<(), ServeError> {
+    if let Ok(crate::ledger::Location::Bucket { url, .. }) = site.ledger_location() {
+        if crate::store::names::overlaps(&remote.url, &url) {
+            return Err(ServeError::LedgerPrefix {
+                url: remote.url.clone(),
+                why: format!(
+                    "holds or lies inside this site's ledger ({})",
+                    crate::store::names::shown(&url)
+                ),
+            });
+        }
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| ServeError::Io {
+            path: PathBuf::from("tokio runtime"),
+            source,
+        })?;
+    if rt.block_on(remote.holds_ledger())? {
+        return Err(ServeError::LedgerPrefix {
+            url: remote.url.clone(),
+            why: "is a fencepost ledger's prefix (its log/ is there)".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Serves `root` (an origin, or the preview `preview::run` makes) at `bind` until SIGINT or

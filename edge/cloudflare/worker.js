@@ -79,6 +79,30 @@ const isolate = {
 /** @type {WeakMap<object, Settings>} */
 const settingsOf = new WeakMap();
 
+/** @type {Map<string, Promise<boolean>>} prefix → whether it holds a ledger's log */
+const ledgerAt = new Map();
+
+/**
+ * Whether `s.prefix` holds a fencepost ledger's log (`log/` with an entry named by a 20-digit
+ * position), once per isolate and prefix. A failed list is asked again on the next request.
+ * @param {Settings} s @param {Record<string, any>} env
+ */
+function holdsLedger(s, env) {
+  let known = ledgerAt.get(s.prefix);
+  if (!known) {
+    known = env.SITE.list({ prefix: key(s, "log/"), limit: 1 }).then(
+      (/** @type {any} */ r) =>
+        (r.objects ?? []).some((/** @type {any} */ o) => /\/log\/\d{20}$|^log\/\d{20}$/.test(o.key)),
+      () => {
+        ledgerAt.delete(s.prefix);
+        return false;
+      },
+    );
+    ledgerAt.set(s.prefix, known);
+  }
+  return known;
+}
+
 /** The settings from `env`, read once per env object. @param {Record<string, any>} env */
 function settings(env) {
   let s = settingsOf.get(env);
@@ -552,6 +576,11 @@ export async function respond(req, env, ctx) {
     return unavailable(String(e));
   }
   isolate.requests += 1;
+  // No ledger is ever served: a PREFIX that holds a ledger's log (a misconfigured Worker)
+  // answers 503 to everything. Checked once per isolate: one list of at most one key.
+  if (await holdsLedger(s, env)) {
+    return unavailable(`PREFIX ${s.prefix || "(the bucket's root)"} holds a fencepost ledger's log/: a ledger names every embargoed item and its instant, and is never served. Point PREFIX at the site's deploy target`);
+  }
   if (s.stats && url.pathname === "/__fencepost/edge-stats") {
     return new Response(JSON.stringify({
         requests: isolate.requests,

@@ -288,6 +288,19 @@ impl Remote {
         Ok(out)
     }
 
+    /// Whether this prefix holds a ledger's log (`log/` with entries named by 20-digit
+    /// positions): what no origin may serve. Two listings of one page at most.
+    pub async fn holds_ledger(&self) -> Result<bool, BucketError> {
+        let base = self.key("log");
+        let mut stream = self.store.list(Some(&base));
+        if let Some(meta) = stream.next().await {
+            let meta = meta.map_err(self.err("listing log/"))?;
+            let name = meta.location.filename().unwrap_or_default();
+            return Ok(name.len() == 20 && name.bytes().all(|b| b.is_ascii_digit()));
+        }
+        Ok(false)
+    }
+
     /// The pointer and its version, if there is one.
     pub async fn read_pointer(&self) -> Result<Option<(RemotePointer, Version)>, BucketError> {
         let parse = |bytes: &[u8]| {

@@ -25,8 +25,18 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         args.ci.as_deref(),
     )?;
     let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    let private = args.ci.as_deref().map(|url| {
+        let (ledger, site) = fencepost::init::ci::locations(url);
+        format!(
+            "the ledger at {ledger} must never be public: its log and snapshots name every embargoed item, its instant and its image sources. Serve only {site} (a CDN or the Worker in front of that prefix; never a public bucket policy or website endpoint over the whole bucket), or move the ledger to a private bucket of its own (ledger.url)"
+        )
+    });
+    let mut out = serde_json::json!({ "site": args.dir, "written": files });
+    if let Some(p) = &private {
+        out["ledger_private"] = serde_json::json!(p);
+    }
     ctx.emit(
-        &serde_json::json!({ "site": args.dir, "written": files }),
+        &out,
         || {
             format!(
                 "created a fencepost site in {}\n  {}\nnext: fencepost --site {} publish --build{}",
@@ -35,8 +45,9 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 args.dir.display(),
                 match &args.ci {
                     Some(url) => format!(
-                        " && fencepost --site {} deploy (with AWS_* credentials for {url})",
-                        args.dir.display()
+                        " && fencepost --site {} deploy (with AWS_* credentials for {url})\nimportant: {}",
+                        args.dir.display(),
+                        private.as_deref().unwrap_or_default()
                     ),
                     None => String::new(),
                 }

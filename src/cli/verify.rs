@@ -18,9 +18,30 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let v = fencepost::history::verify::verify(&site)?;
     // Through a JSON value, as before the work moved into the library: the same bytes.
-    ctx.emit(&serde_json::to_value(&v)?, || match &v.first_break {
-        None => format!("audit chain intact: {} entries, tip {}", v.entries, v.tip),
-        Some(b) => format!("audit chain BROKEN at entry {}: {}", b.seq, b.reason),
+    ctx.emit(&serde_json::to_value(&v)?, || {
+        let mut out = match &v.first_break {
+            None => format!("audit chain intact: {} entries, tip {}", v.entries, v.tip),
+            Some(b) => format!("audit chain BROKEN at entry {}: {}", b.seq, b.reason),
+        };
+        if let Some(log) = &v.log {
+            out += &format!(
+                "\nlog: {} entries replayed from the first, {} snapshot(s) checked against their records",
+                log.entries, log.snapshots_checked
+            );
+            for p in log.problems.iter().skip(1) {
+                out += &format!("\n  also: {p}");
+            }
+            for n in &log.notes {
+                out += &format!("\n  note: {n}");
+            }
+        }
+        for t in &v.times_backwards {
+            out += &format!(
+                "\nwarning: audit entry {} is dated {}, before the entry it follows ({}): a writer's clock was behind another's, or a --now went back",
+                t.seq, t.at, t.previous_at
+            );
+        }
+        out
     })?;
     if let Some(b) = &v.first_break {
         eprintln!("error: audit chain broken at entry {}: {}", b.seq, b.reason);

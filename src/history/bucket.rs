@@ -59,6 +59,7 @@ fn with_target<T>(
     f: impl AsyncFnOnce(&mut Ledger, &Remote, &Lease, &str) -> Result<T, DeployError>,
 ) -> Result<T, DeployError> {
     let remote = Remote::open(url)?;
+    claim::apart_from_ledger(site, &remote)?;
     runtime()?.block_on(async {
         let mut ledger = site.open_ledger()?;
         claim::name_target(&mut ledger, &remote)?;

@@ -20,6 +20,13 @@ pub struct Verified {
     pub first_break: Option<Break>,
     /// `null` when no live revision names an audit entry.
     pub live_revision: Option<LiveRevision>,
+    /// Audit entries dated before the entry they follow (reported; the chain still holds).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub times_backwards: Vec<audit::TimeBack>,
+    /// A ledger in a bucket: its whole log replayed from the first entry, and its snapshots
+    /// checked against the log's records of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<crate::ledger::bucket::LogCheck>,
 }
 
 /// The live revision against the chain.
@@ -36,6 +43,15 @@ pub struct LiveRevision {
 pub fn verify(site: &Site) -> Result<Verified, LedgerError> {
     let mut ledger = site.open_ledger()?;
     let mut v = ledger.read(audit::verify_anchored)?;
+    let log = ledger.check_log()?;
+    if let Some(problem) = log.as_ref().and_then(|l| l.problems.first()) {
+        if v.first_break.is_none() {
+            v.first_break = Some(Break {
+                seq: 0,
+                reason: format!("the ledger's log in its bucket: {problem}"),
+            });
+        }
+    }
     let public = Public::read(site.public_dir()).ok();
     let live = public
         .as_ref()
@@ -68,5 +84,7 @@ pub fn verify(site: &Site) -> Result<Verified, LedgerError> {
         tip: v.tip,
         first_break: v.first_break,
         live_revision,
+        times_backwards: v.times_backwards,
+        log,
     })
 }

@@ -121,6 +121,19 @@ pub struct Verification {
     pub entries: i64,
     pub tip: String,
     pub first_break: Option<Break>,
+    /// Entries whose time is earlier than the entry before them: the chain holds, but a
+    /// writer's clock was behind another's (on a shared ledger, a host off the shared clock)
+    /// or a hand-given `--now` went back.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub times_backwards: Vec<TimeBack>,
+}
+
+/// An audit entry dated before the one it follows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TimeBack {
+    pub seq: i64,
+    pub at: crate::clock::Instant,
+    pub previous_at: crate::clock::Instant,
 }
 
 /// Walks the whole chain in order, recomputing every hash.
@@ -128,14 +141,25 @@ pub fn verify(tx: &Tx<'_>) -> Result<Verification, LedgerError> {
     let rows = tx.rows("audit.entries", &[])?;
     let mut prev = GENESIS.to_string();
     let mut entries = 0;
+    let mut times_backwards = Vec::new();
+    let mut prev_at: Option<i64> = None;
     for (expected_seq, r) in (1i64..).zip(&rows) {
         let e = Entry::of(r)?;
         entries += 1;
+        if let Some(p) = prev_at.filter(|p| e.at < *p) {
+            times_backwards.push(TimeBack {
+                seq: e.seq,
+                at: crate::clock::Instant(e.at),
+                previous_at: crate::clock::Instant(p),
+            });
+        }
+        prev_at = Some(e.at);
         let broken = |reason: String| {
             Ok(Verification {
                 entries,
                 tip: prev.clone(),
                 first_break: Some(Break { seq: e.seq, reason }),
+                times_backwards: times_backwards.clone(),
             })
         };
         if e.seq != expected_seq {
@@ -173,6 +197,7 @@ pub fn verify(tx: &Tx<'_>) -> Result<Verification, LedgerError> {
         entries,
         tip: prev,
         first_break: None,
+        times_backwards,
     })
 }
 

@@ -26,6 +26,20 @@ pub fn canonical(url: &str) -> String {
     }
 }
 
+/// Whether the stores `a` and `b` name overlap: the same bucket, and one's prefix is the
+/// other's or lies inside it (by whole path segments: `s3://x/www` holds `s3://x/www/ledger`,
+/// not `s3://x/www2`).
+pub fn overlaps(a: &str, b: &str) -> bool {
+    let (a, b) = (canonical(a), canonical(b));
+    let inside = |outer: &str, inner: &str| {
+        inner == outer
+            || inner
+                .strip_prefix(outer)
+                .is_some_and(|rest| rest.starts_with('/') || outer.ends_with('/'))
+    };
+    inside(&a, &b) || inside(&b, &a)
+}
+
 /// What the ledger keys a target by: its [`canonical`] name, and for a store reached at an
 /// endpoint of its own (`AWS_ENDPOINT_URL`: MinIO, R2, a test server) that endpoint, without
 /// credentials or a trailing slash — `s3://x/www via http://127.0.0.1:9000`. Two stores that
@@ -97,6 +111,18 @@ pub fn shown(url: &str) -> String {
 
 #[cfg(test)]
 mod canonical_tests {
+    #[test]
+    fn overlapping_prefixes_are_told_by_whole_segments() {
+        use super::overlaps;
+        assert!(overlaps("s3://x/www", "s3://x/www/ledger"));
+        assert!(overlaps("s3://x/ledger/", "s3a://x/ledger"));
+        assert!(overlaps("s3://x", "s3://x/ledger"));
+        assert!(overlaps("file:///b/site", "file:///b/site/ledger"));
+        assert!(!overlaps("s3://x/www", "s3://x/www2"));
+        assert!(!overlaps("s3://x/www", "s3://x/ledger"));
+        assert!(!overlaps("s3://x/www", "s3://y/www"));
+    }
+
     #[test]
     fn one_bucket_has_one_name() {
         use super::canonical;

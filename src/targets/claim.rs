@@ -93,6 +93,20 @@ pub fn release(ledger: &mut Ledger, clock: &Clock, held: &Lease) {
     }
 }
 
+/// A target never holds the site's ledger, nor lies inside it: whatever serves the target
+/// (an origin, a public bucket, a CDN) must have no way to the log.
+pub fn apart_from_ledger(site: &crate::site::Site, remote: &Remote) -> Result<(), DeployError> {
+    if let Ok(crate::ledger::Location::Bucket { url, .. }) = site.ledger_location() {
+        if crate::store::names::overlaps(&remote.url, &url) {
+            return Err(DeployError::LedgerInside {
+                target: remote.url.clone(),
+                ledger: crate::store::names::shown(&url),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Before anything keyed by `remote`'s target: rows an older fencepost keyed by its bare
 /// name (a store reached at an endpoint of its own) become this key's, once (see
 /// `names::target_key`).

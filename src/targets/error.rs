@@ -10,6 +10,8 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeployError {
+    #[error("{target} would hold the ledger {ledger} (one prefix lies inside the other): a deploy target is served to the public, and a ledger's log and snapshots name every embargoed item, its instant and its image sources. Keep the ledger outside every target (init --ci puts it at URL/ledger beside URL/www) — better, in a bucket of its own that is never public. Nothing was written")]
+    LedgerInside { target: String, ledger: String },
     #[error("no deploy target: pass --to URL or set deploy.to in fencepost.toml (s3://bucket/prefix, gs://…, az://…, file:///abs/path)")]
     NoTarget,
     #[error("{path}: {source}")]

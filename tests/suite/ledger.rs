@@ -3,3 +3,4 @@
 mod contract;
 mod in_bucket;
 mod opening;
+mod trust;

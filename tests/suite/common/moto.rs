@@ -122,9 +122,9 @@ pub struct Proxy {
     /// Whether `If-Match`/`If-None-Match` are stripped (set it any time: a store that stops
     /// honouring them).
     pub strip: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// (a path fragment, how many): the next that many PUTs whose path holds the fragment are
-    /// forwarded, and their answer replaced by a 500 — a write that landed but whose answer
-    /// was lost.
+    /// (a path fragment, how many): the next that many PUTs whose path holds the fragment and
+    /// that the server accepted have their answer replaced by a 500 — a write that landed but
+    /// whose answer was lost (the client's retry then hears the server's own answer).
     pub lose_answers: std::sync::Arc<std::sync::Mutex<(String, u32)>>,
 }
 
@@ -215,7 +215,7 @@ impl Proxy {
                             .nth(1)
                             .and_then(|s| s.parse().ok())
                             .unwrap_or(0);
-                        let lost = method == "PUT" && {
+                        let lost = method == "PUT" && (200..300).contains(&status) && {
                             let mut l = lose.lock().unwrap();
                             let hit = l.1 > 0 && !l.0.is_empty() && path.contains(l.0.as_str());
                             if hit {

@@ -45,7 +45,41 @@ conformance!(
     collections_and_slug_ids_hold_the_contract,
     racing_processes_publish_once_and_expire_once,
     a_target_keyed_by_its_bare_name_goes_to_its_endpoints_key_once,
+    a_ledger_refuses_another_sites_commands_before_they_write,
 );
+
+/// Issue 46.1: one ledger, one site, on every engine. Another site pointed at this site's
+/// ledger (`FENCEPOST_LEDGER` set for a whole organisation, a copied workflow) is refused
+/// before it writes anything, naming both sites; a checkout of this site (the same
+/// repository, the same `ledger.site_id`) works.
+fn a_ledger_refuses_another_sites_commands_before_they_write(b: Backend) {
+    let a = TestSite::on(b);
+    a.item(1, "2026-11-01");
+    a.publish(NOW);
+    let ledger = match b {
+        Backend::Sqlite => a.path(".fencepost/ledger.sqlite").display().to_string(),
+        _ => a.ledger_url().unwrap(),
+    };
+    let env = vec![("FENCEPOST_LEDGER".to_string(), ledger)];
+    let other = TestSite::new();
+    other.item(2, "2026-11-02");
+    let audit = |s: &TestSite| run(s, &["log", "--limit", "1000"], &env).1["entries"].clone();
+    let before = audit(&a);
+    let (code, v) = run(&other, &["publish", "--build", "--now", NOW], &env);
+    assert_eq!(code, Some(1), "{v}");
+    let m = v["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains(&a.site_id().unwrap()) && m.contains(&other.site_id().unwrap()),
+        "{m}"
+    );
+    assert!(!other.path("public/current").exists());
+    assert_eq!(audit(&a), before, "nothing was written");
+    let (code, v) = run(&a, &["status"], &env);
+    assert_eq!((code, v["revision"].clone()), (Some(0), 1.into()), "{v}");
+    // The same site from another checkout.
+    let (code, v) = run(&a.checkout(), &["publish", "--now", NOW], &env);
+    assert_eq!(code, Some(0), "{v}");
+}
 
 /// Issue 35.5: rows a ledger keyed by a target's bare name before the endpoint was part of
 /// the key go to the first endpoint's key that asks, once, and never over rows of its own.
