@@ -59,8 +59,11 @@ function parseArgs(argv) {
   return o;
 }
 
-/** The keys the Worker reads; nothing else in the folder (lock files, temporaries) is copied. */
-const LAYOUT = /^(current|objects\/[0-9a-f]{64}|manifests\/[0-9a-f]{64}\.json|manifests\/shards\/[0-9a-f]{64}\.json)$/;
+/**
+ * The keys the Worker reads; nothing else in the folder (lock files, temporaries) is copied. A
+ * ledger's log entries are copied too: the Worker looks for them to refuse a ledger's prefix.
+ */
+const LAYOUT = /^(current|objects\/[0-9a-f]{64}|manifests\/[0-9a-f]{64}\.json|manifests\/shards\/[0-9a-f]{64}\.json|log\/[0-9]{20})$/;
 
 async function walk(dir, rel = "", out = new Map()) {
   let names;
@@ -205,6 +208,7 @@ const delay = ${o.delay};
 const slow = (site) => ({
   get: async (k, opts) => { await new Promise((r) => setTimeout(r, delay)); return site.get(k, opts); },
   head: async (k) => { await new Promise((r) => setTimeout(r, delay)); return site.head(k); },
+  list: async (opts) => { await new Promise((r) => setTimeout(r, delay)); return site.list(opts); },
 });
 export default { fetch: (req, env, ctx) => worker.fetch(req, { ...env, SITE: slow(env.SITE) }, ctx) };
 `;

@@ -84,18 +84,19 @@ const ledgerAt = new Map();
 
 /**
  * Whether `s.prefix` holds a fencepost ledger's log (`log/` with an entry named by a 20-digit
- * position), once per isolate and prefix. A failed list is asked again on the next request.
- * @param {Settings} s @param {Record<string, any>} env
+ * position), once per isolate and prefix, within BUCKET_TIMEOUT_MS. A list that fails is
+ * asked again by the next request (this one answers 503, as for any read that fails).
+ * @param {Settings} s @param {Record<string, any>} env @returns {Promise<boolean>}
  */
 function holdsLedger(s, env) {
   let known = ledgerAt.get(s.prefix);
   if (!known) {
-    known = env.SITE.list({ prefix: key(s, "log/"), limit: 1 }).then(
+    known = bucket(s, "listing log/", () => env.SITE.list({ prefix: key(s, "log/"), limit: 1 })).then(
       (/** @type {any} */ r) =>
-        (r.objects ?? []).some((/** @type {any} */ o) => /\/log\/\d{20}$|^log\/\d{20}$/.test(o.key)),
-      () => {
+        (r.objects ?? []).some((/** @type {any} */ o) => /(^|\/)log\/\d{20}$/.test(o.key)),
+      (/** @type {any} */ e) => {
         ledgerAt.delete(s.prefix);
-        return false;
+        throw e;
       },
     );
     ledgerAt.set(s.prefix, known);
@@ -578,8 +579,12 @@ export async function respond(req, env, ctx) {
   isolate.requests += 1;
   // No ledger is ever served: a PREFIX that holds a ledger's log (a misconfigured Worker)
   // answers 503 to everything. Checked once per isolate: one list of at most one key.
-  if (await holdsLedger(s, env)) {
-    return unavailable(`PREFIX ${s.prefix || "(the bucket's root)"} holds a fencepost ledger's log/: a ledger names every embargoed item and its instant, and is never served. Point PREFIX at the site's deploy target`);
+  try {
+    if (await holdsLedger(s, env)) {
+      return unavailable(`PREFIX ${s.prefix || "(the bucket's root)"} holds a fencepost ledger's log/: a ledger names every embargoed item and its instant, and is never served. Point PREFIX at the site's deploy target`);
+    }
+  } catch (e) {
+    return unavailable(String(e));
   }
   if (s.stats && url.pathname === "/__fencepost/edge-stats") {
     return new Response(JSON.stringify({

@@ -287,3 +287,24 @@ fn the_workers_memory_of_paths_has_a_byte_budget() {
         "the budget stopped it: {stats}"
     );
 }
+
+/// Issue 46.9: the Worker never serves a ledger's prefix. A `PREFIX` that holds a ledger's
+/// log (a misconfigured Worker, a ledger deployed beside the site) answers 503 to everything,
+/// as `serve --from` refuses to start on one.
+#[test]
+fn the_worker_answers_503_over_a_prefix_that_holds_a_ledger() {
+    let (_s, bucket) = one_page_in_a_folder_bucket();
+    let edge = Edge::start(bucket.path(), "", &[]);
+    assert_eq!(edge.get("/answers/1/").status, 200);
+    drop(edge);
+    std::fs::create_dir_all(bucket.path().join("log")).unwrap();
+    std::fs::write(
+        bucket.path().join("log/00000000000000000001"),
+        b"SQLite format 3\0",
+    )
+    .unwrap();
+    let edge = Edge::start(bucket.path(), "", &[]);
+    let r = edge.get("/answers/1/");
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert_eq!(edge.get("/").status, 503);
+}
