@@ -12,6 +12,11 @@ SQLite has no fresh runner (the ledger is the runner's file): its rows are the s
 the site that holds it, with `public/` removed before a build, for comparison.
 Then 4 fresh runners race `publish` of 1,000 due items on an empty bucket ledger: wall time,
 each item published once.
+
+With OLD_FP set to another fencepost binary (the previous main, built in release), its bucket
+rows and its race are measured in the same run, each binary on a site and ledger copy of its
+own (a newer binary migrates a ledger the older one then refuses): the before/after for a
+change to the bucket engine (issue 46: the checks it added must cost no regression).
 """
 import json, os, shutil, statistics, subprocess, sys, time, urllib.request
 
@@ -95,8 +100,30 @@ def race(b, c, env, base):
     return dt, len(set(ids)), [len(json.loads(o)["published"]) for o, _ in outs]
 
 
+def bucket_only(b, fp, n, c, s3, proxy, counter):
+    """The bucket rows for binary `fp`: its own SQLite site of N items, copied into a bucket
+    prefix of its own, then measured like the others."""
+    was = b.FP
+    b.FP = fp
+    try:
+        site = os.path.join(b.TMPFS, f"lb-old-{n}")
+        b.new_site(site, c)
+        subprocess.run([fp, "--site", site, "publish", "--now", b.NOW], check=True, stdout=subprocess.DEVNULL)
+        url = f"s3://bench/ledger-old-{n}"
+        subprocess.run([fp, "--site", site, "ledger", "copy", "--to", url], check=True,
+                       stdout=subprocess.DEVNULL, env=s3)
+        d = f"{site}-bucket"
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(site, d, symlinks=True)
+        return measure(b, f"bucket (OLD_FP) N={n}", d, dict(s3, FENCEPOST_LEDGER=url), True, proxy,
+                       lambda: next(counter))
+    finally:
+        b.FP = was
+
+
 def bench_ledger(b, sizes):
     b.build_fencepost()
+    old = os.environ.get("OLD_FP")
     moto, moto_port = b.moto_server()
     proxy = b.CountingProxy(moto_port)
     endpoint = f"http://127.0.0.1:{proxy.port}"
@@ -132,9 +159,18 @@ def bench_ledger(b, sizes):
                                       True, proxy, lambda: next(counter))
             row["bucket"] = measure(b, f"bucket N={n}", repo("bucket"), dict(s3, FENCEPOST_LEDGER=bucket_url), True,
                                     proxy, lambda: next(counter))
+            if old:
+                row["bucket (OLD_FP)"] = bucket_only(b, old, n, c, s3, proxy, counter)
             results.append(row)
         c = b.corpus(b.TMPFS, 1000)
         race_s, distinct, per = race(b, c, s3, "s3://bench")
+        old_race = None
+        if old:
+            was, b.FP = b.FP, old
+            try:
+                old_race = race(b, c, s3, "s3://bench/old")
+            finally:
+                b.FP = was
     finally:
         pg.stop()
         moto.kill()
@@ -142,10 +178,12 @@ def bench_ledger(b, sizes):
     print("| N | engine | fresh runner's first read s | one-item publish s | requests | bytes read | bytes written | one-item publish --build s |")
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
-        for engine in ["sqlite", "postgres", "bucket"]:
+        for engine in [e for e in ["sqlite", "postgres", "bucket", "bucket (OLD_FP)"] if e in r]:
             m = r[engine]
-            io = (f"{m['requests']:.0f} | {m['read_bytes']:,.0f} | {m['written_bytes']:,.0f}" if engine == "bucket"
-                  else "— | — | —")
+            io = (f"{m['requests']:.0f} | {m['read_bytes']:,.0f} | {m['written_bytes']:,.0f}"
+                  if engine.startswith("bucket") else "— | — | —")
             print(f"| {r['n']:,} | {engine} | {m['read']:.2f} | {m['publish']:.2f} | {io} | {m['publish_build']:.2f} |")
     print(f"\n4 fresh runners racing `publish` of 1,000 due items on an empty bucket ledger: {race_s:.1f} s, "
           f"{distinct} distinct items, per runner {per}, each published once, verify intact")
+    if old_race:
+        print(f"the same with OLD_FP: {old_race[0]:.1f} s, {old_race[1]} distinct items, per runner {old_race[2]}")

@@ -236,7 +236,7 @@ impl Ledger {
         for attempt in 0..200u32 {
             conn.catch_up(name)?;
             let (v, committed) = {
-                let (tx, log, seq) = bucket::replica_begin(conn, name)?;
+                let (tx, log, at) = bucket::replica_begin(conn, name)?;
                 let tx = Tx {
                     inner: TxInner::Sqlite(tx),
                     name,
@@ -246,7 +246,7 @@ impl Ledger {
                 let TxInner::Sqlite(tx) = tx.inner else {
                     unreachable!("a bucket ledger's transactions are its replica's")
                 };
-                (v, bucket::commit(log, tx, name, seq)?)
+                (v, bucket::commit(log, tx, name, at)?)
             };
             match committed {
                 Some(at) => {

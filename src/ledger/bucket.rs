@@ -228,24 +228,32 @@ impl Conn {
     }
 }
 
+/// Where a recorded write transaction stands: the log entry it must follow, and the ledger's
+/// id as it stood before the transaction (what its entry says it belongs to).
+pub(super) struct Follows {
+    seq: i64,
+    ledger: Option<String>,
+}
+
 /// A recorded write transaction on the replica, and the log entry it must follow.
 pub(super) fn replica_begin<'a>(
     conn: &'a mut Conn,
     name: &str,
-) -> Result<(sqlite::SqliteTx<'a>, &'a Log, i64), LedgerError> {
+) -> Result<(sqlite::SqliteTx<'a>, &'a Log, Follows), LedgerError> {
     let (tx, seq) = replica::begin_recorded(&mut conn.replica, name)?;
-    Ok((tx, &conn.log, seq))
+    let ledger = replica::ledger_id_in(&tx, name)?;
+    Ok((tx, &conn.log, Follows { seq, ledger }))
 }
 
-/// Commits a recorded transaction that followed entry `seq`: `Some(Some((n, bytes)))` when
+/// Commits a recorded transaction that followed entry `at.seq`: `Some(Some((n, bytes)))` when
 /// it is now entry `n` of that many bytes, `Some(None)` when it changed nothing (no entry),
-/// `None` when another writer took entry `seq + 1` first (it rolled back; catch up and run
+/// `None` when another writer took the next entry first (it rolled back; catch up and run
 /// it again).
 pub(super) fn commit(
     log: &Log,
     tx: sqlite::SqliteTx<'_>,
     name: &str,
-    seq: i64,
+    at: Follows,
 ) -> Result<Option<Option<(i64, usize)>>, LedgerError> {
     let recorded = replica::recorded(&tx);
     if recorded.is_empty() {
@@ -256,11 +264,11 @@ pub(super) fn commit(
         })?;
         return Ok(Some(None));
     }
-    let ledger = replica::ledger_id_in(&tx, name)?;
+    let seq = at.seq;
     let body = entry::Statements {
         statements: recorded,
         schema: schema::SQLITE_LATEST,
-        ledger,
+        ledger: at.ledger,
         snapshot: None,
     };
     let bytes = entry::encode(seq + 1, log.writer(), &body);

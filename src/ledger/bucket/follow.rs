@@ -226,8 +226,15 @@ impl Conn {
                     if st.schema != have {
                         return Err(self.damaged(name, seq, &format!("its statements ran on schema {}, and the ledger before it is at schema {have}", st.schema)));
                     }
-                    if let (Some(theirs), Some(ours)) = (&st.ledger, &ledger_id) {
-                        if theirs != ours {
+                    if let Some(theirs) = &st.ledger {
+                        // An entry names the ledger as it stood before it. One that changed the
+                        // id (a `ledger copy` into this log) is followed by entries naming the
+                        // new one: replay what is pending and look again before refusing.
+                        if ledger_id.as_ref().is_some_and(|ours| ours != theirs) {
+                            self.replay(name, &mut at, &mut pending, last.take())?;
+                            ledger_id = replica::ledger_id(&self.replica, name)?;
+                        }
+                        if let Some(ours) = ledger_id.as_ref().filter(|ours| *ours != theirs) {
                             return Err(self.refuse(name, format!(
                                 "log entry {seq} ({}) belongs to ledger {theirs}, but the entries before it are ledger {ours}'s: two ledgers' logs are mixed at this prefix (objects copied in from another ledger's prefix?). Give each ledger its own prefix; nothing was written",
                                 self.log.entry_name(seq)

@@ -47,7 +47,17 @@ impl Moto {
             .local_addr()
             .unwrap()
             .port();
-        let child = std::process::Command::new(&bin)
+        // moto's own python runs it with its conditional writes made atomic, as every real
+        // store's are (see scripts/moto_atomic.py).
+        let python = bin.with_file_name("python");
+        assert!(
+            python.exists(),
+            "moto's venv has no python at {}: run scripts/test, which installs it",
+            python.display()
+        );
+        let wrapper = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/moto_atomic.py");
+        let child = std::process::Command::new(&python)
+            .arg(&wrapper)
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
