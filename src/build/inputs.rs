@@ -133,6 +133,34 @@ fn prepare(
             left_out.extend(p.left_out);
             return Ok((planned, left_out));
         }
+        // A public item the revision would lack: the pointer does not move (a withdrawn
+        // page's notice may give way).
+        let items: Vec<String> = p
+            .pages
+            .iter()
+            .filter(|d| !d.0)
+            .map(|d| {
+                let v = &source.pages[d.1].view;
+                format!("{}/{}", v.collection, v.id.text())
+            })
+            .collect();
+        if let Some(first) = items.first() {
+            let why = p
+                .left_out
+                .iter()
+                .find(|l| l.what == *first)
+                .map(|l| format!("{} (at {})", l.why, l.path.as_deref().unwrap_or_default()))
+                .unwrap_or_default();
+            return Err(BuildError::PublicLeftOut {
+                count: items.len(),
+                first: first.clone(),
+                more: match items.len() {
+                    1 => String::new(),
+                    n => format!(" and {} more", n - 1),
+                },
+                why: format!("{why}: fix the URL pattern in [collections], the id, or the file, and build again"),
+            });
+        }
         // Take the pages out and plan again: what this pass said of single files, the next
         // says again.
         let files = p.files;

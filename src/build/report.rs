@@ -42,6 +42,14 @@ pub enum BuildError {
     MissingBody { item: String, output: String },
     #[error("{path}: {why}")]
     Input { path: PathBuf, why: String },
+    /// Public pages of the ledger this revision would lack: the pointer does not move.
+    #[error("the ledger holds {count} public page(s) this revision would not have ({first}{more}): {why}. The build refuses to move the pointer, so the live revision stays as it is (nothing was swapped)")]
+    PublicLeftOut {
+        count: usize,
+        first: String,
+        more: String,
+        why: String,
+    },
     #[error(transparent)]
     Content(#[from] ContentError),
     #[error(transparent)]

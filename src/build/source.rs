@@ -89,10 +89,11 @@ pub(super) fn ledger_source(
     let mut images = HashMap::new();
     let mut pages = Vec::with_capacity(rows.len());
     let mut notices = Vec::new();
+    let mut orphans: Vec<(String, String)> = Vec::new();
     for r in rows {
         let Some(ci) = colls.list.iter().position(|c| *c.name == *r.collection) else {
             if !r.withdrawn {
-                tracing::warn!(item = %format!("{}/{}", r.collection, r.key), "public page of a collection fencepost.toml no longer has: left out of the build (publish withdraws it once its file is gone)");
+                orphans.push((r.collection.to_string(), r.key.to_string()));
             }
             continue;
         };
@@ -113,6 +114,7 @@ pub(super) fn ledger_source(
         };
         list.push(page_input(coll, ci, r, image_url));
     }
+    refuse_orphans(&orphans, site)?;
     pages.par_sort_unstable_by(|a, b| a.order().cmp(&b.order()));
     notices.sort_by(|a, b| a.order().cmp(&b.order()));
     Ok(Source {
@@ -122,6 +124,34 @@ pub(super) fn ledger_source(
         images: images.into_values().collect(),
         next_change_at,
         bodies: HashMap::new(),
+    })
+}
+
+/// Public pages of collections fencepost.toml no longer declares: a renamed or mistyped
+/// `[collections.X]` table would otherwise empty them from the live site while the ledger
+/// says they are public (`publish` refuses to withdraw them for the same reason). Refused,
+/// naming the collection and the fix; the pointer does not move.
+fn refuse_orphans(orphans: &[(String, String)], site: &Site) -> Result<(), BuildError> {
+    let Some((coll, key)) = orphans.first() else {
+        return Ok(());
+    };
+    let mut names: Vec<&str> = orphans.iter().map(|(c, _)| c.as_str()).collect();
+    names.dedup();
+    let declared: Vec<&str> = site.collections.list.iter().map(|c| &*c.name).collect();
+    Err(BuildError::PublicLeftOut {
+        count: orphans.len(),
+        first: format!("{coll}/{key}"),
+        more: match orphans.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        },
+        why: format!(
+            "fencepost.toml declares no collection {} (it declares: {}). If the table was renamed or mistyped, restore [collections.{}]; to take those pages down on purpose, `fencepost publish --allow-withdraw-collection {}` withdraws them (a public change of its own)",
+            names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", "),
+            declared.join(", "),
+            names[0],
+            names[0]
+        ),
     })
 }
 

@@ -893,3 +893,43 @@ fn verify_streams_blobs_in_bounded_memory() {
         .unwrap_or_else(|| panic!("no maxrss in {err}"));
     assert!(kib < 64 * 1024, "verify peaked at {} MiB", kib / 1024);
 }
+
+/// Guards: a typo in the config never empties the live site.
+///
+/// Issue 47.3: a mistyped `[collections.posts]` is refused by `publish` (issue 34.4), and the
+/// build of the same `publish --build` used to leave every post out and move the pointer: the
+/// site lost its posts while the ledger said they were public. The build refuses, naming the
+/// collection and the fix, and the live revision stays.
+#[test]
+fn a_collection_typo_never_moves_the_pointer_to_a_revision_without_its_pages() {
+    let s = fixture("features");
+    let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
+    assert_eq!(code, 0, "{r}");
+    let live = s.current_dir();
+    assert!(s.current_file("posts/hello/index.html").contains("Hello"));
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace("[collections.posts]", "[collections.post]"),
+    );
+    let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
+    assert_eq!(code, 1, "{r}");
+    let text = r.to_string();
+    assert!(
+        text.contains("declares no collection \\\"posts\\\"")
+            && text.contains("restore [collections.posts]")
+            && text.contains("nothing was swapped"),
+        "{r}"
+    );
+    assert_eq!(s.current_dir(), live, "the live revision stays");
+    assert!(s.current_file("posts/hello/index.html").contains("Hello"));
+    // A build alone says the same.
+    let (code, _) = run_json(&s, &["build", "--now", BEFORE]);
+    assert_eq!(code, 1);
+    assert_eq!(s.current_dir(), live);
+    // Fixed, it builds (the same revision: nothing public changed).
+    s.write("fencepost.toml", &cfg);
+    let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
+    assert_eq!(code, 0, "{r}");
+    assert!(s.current_file("posts/hello/index.html").contains("Hello"));
+}
