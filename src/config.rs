@@ -16,6 +16,9 @@ pub use markdown::MarkdownConfig;
 
 pub const CONFIG_FILE: &str = "fencepost.toml";
 
+/// The largest fencepost.toml read.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read {path}: {source}\n  (is --site pointing at a fencepost site? `fencepost init DIR` makes one)")]
@@ -363,6 +366,19 @@ impl Config {
     /// (the build fingerprint uses that hash, so it describes the config the build used).
     pub fn load(site_root: &Path) -> Result<(Config, String), ConfigError> {
         let path = site_root.join(CONFIG_FILE);
+        // Bounded before it is read: TOML nests at most 80 deep (toml's own limit), and a
+        // configuration has no business being larger than this.
+        if let Ok(m) = std::fs::metadata(&path) {
+            if m.len() > MAX_CONFIG_BYTES {
+                return Err(ConfigError::Parse {
+                    path,
+                    message: format!(
+                        "{} bytes: a fencepost.toml may be at most {MAX_CONFIG_BYTES} bytes (1 MiB)",
+                        m.len()
+                    ),
+                });
+            }
+        }
         let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
             path: path.clone(),
             source,

@@ -10,9 +10,24 @@
 //!
 //! Scalars follow YAML 1.2's core schema: `true`/`false`, integers, floats, `null` (a key
 //! whose value is null is left out: TOML has no null). Anchors and aliases are resolved.
+//!
+//! **Bounded.** Aliases are expanded by copying what their anchor holds, so a few hundred bytes
+//! of nested anchors ("a billion laughs") would otherwise grow into gigabytes and stop every
+//! publish. A front matter may expand to at most [`MAX_VALUES`] values and [`MAX_BYTES`] bytes
+//! of text, and nest at most [`MAX_DEPTH`] lists and mappings deep; past either it is an
+//! invalid file (file, line and the bound), held alone while everything else publishes. The
+//! bound is counted before anything is copied.
 
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// The most values (scalars, lists and mappings, counting every alias's copy) one front
+/// matter may expand to.
+pub const MAX_VALUES: usize = 100_000;
+/// The most bytes of text (keys and scalars, counting every alias's copy) it may expand to.
+pub const MAX_BYTES: usize = 16 << 20;
+/// How deep lists and mappings may nest.
+pub const MAX_DEPTH: usize = 64;
 
 /// Why a YAML front matter cannot be read, and on which of its lines (1 = its first line,
 /// the one after the opening `---`).
@@ -44,18 +59,44 @@ pub fn to_table(text: &str) -> Result<toml::Table, YamlError> {
     }
 }
 
-/// A node being built: a mapping waiting for its next key or value, or a sequence.
+/// A node being built: a mapping waiting for its next key or value, or a sequence. `from`
+/// is what the document had expanded to when it opened (its anchor's weight is the rest).
 enum Open {
     Map {
         table: toml::Table,
         /// The key read, waiting for its value (and that key's line).
         key: Option<(String, usize)>,
         anchor: usize,
+        from: Weight,
     },
     Seq {
         items: Vec<toml::Value>,
         anchor: usize,
+        from: Weight,
     },
+}
+
+/// How much a document (or an anchored node) expands to: values and bytes of text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Weight {
+    values: usize,
+    bytes: usize,
+}
+
+impl Weight {
+    fn plus(self, other: Weight) -> Weight {
+        Weight {
+            values: self.values.saturating_add(other.values),
+            bytes: self.bytes.saturating_add(other.bytes),
+        }
+    }
+
+    fn minus(self, other: Weight) -> Weight {
+        Weight {
+            values: self.values - other.values,
+            bytes: self.bytes - other.bytes,
+        }
+    }
 }
 
 /// An event receiver that builds the document, keeping the first error met.
@@ -63,8 +104,10 @@ enum Open {
 struct Tree {
     open: Vec<Open>,
     root: Option<toml::Value>,
-    anchors: std::collections::HashMap<usize, toml::Value>,
+    anchors: std::collections::HashMap<usize, (toml::Value, Weight)>,
     error: Option<YamlError>,
+    /// What the document has expanded to so far.
+    weight: Weight,
 }
 
 impl MarkedEventReceiver for Tree {
@@ -75,6 +118,13 @@ impl MarkedEventReceiver for Tree {
         let line = mark.line().max(1);
         let done = match ev {
             Event::Scalar(value, style, anchor, _) => {
+                let w = Weight {
+                    values: 1,
+                    bytes: value.len(),
+                };
+                if !self.grow(w, line) {
+                    return;
+                }
                 // A mapping's key is always a string, whatever it looks like.
                 let as_key = matches!(self.open.last(), Some(Open::Map { key: None, .. }));
                 let v = if as_key {
@@ -83,39 +133,84 @@ impl MarkedEventReceiver for Tree {
                     scalar(value, style)
                 };
                 if let (Some(v), true) = (&v, anchor > 0) {
-                    self.anchors.insert(anchor, v.clone());
+                    self.anchors.insert(anchor, (v.clone(), w));
                 }
                 Some(v)
             }
-            Event::Alias(id) => match self.anchors.get(&id) {
-                Some(v) => Some(Some(v.clone())),
-                None => {
+            Event::Alias(id) => {
+                let Some(w) = self.anchors.get(&id).map(|(_, w)| *w) else {
                     return self.fail(line, "an alias (`*name`) to no anchor".into());
+                };
+                // Counted before it is copied.
+                if !self.grow(w, line) {
+                    return;
                 }
-            },
+                self.anchors.get(&id).map(|(v, _)| Some(v.clone()))
+            }
+            Event::SequenceStart(anchor, ..) | Event::MappingStart(anchor, ..)
+                if self.open.len() >= MAX_DEPTH =>
+            {
+                let _ = anchor;
+                return self.fail(
+                    line,
+                    format!("lists and mappings nest more than {MAX_DEPTH} deep"),
+                );
+            }
             Event::SequenceStart(anchor, ..) => {
+                let from = self.weight;
+                if !self.grow(
+                    Weight {
+                        values: 1,
+                        bytes: 0,
+                    },
+                    line,
+                ) {
+                    return;
+                }
                 self.open.push(Open::Seq {
                     items: Vec::new(),
                     anchor,
+                    from,
                 });
                 None
             }
             Event::MappingStart(anchor, ..) => {
+                let from = self.weight;
+                if !self.grow(
+                    Weight {
+                        values: 1,
+                        bytes: 0,
+                    },
+                    line,
+                ) {
+                    return;
+                }
                 self.open.push(Open::Map {
                     table: toml::Table::new(),
                     key: None,
                     anchor,
+                    from,
                 });
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => {
-                let (v, anchor) = match self.open.pop() {
-                    Some(Open::Seq { items, anchor }) => (toml::Value::Array(items), anchor),
-                    Some(Open::Map { table, anchor, .. }) => (toml::Value::Table(table), anchor),
+                let (v, anchor, from) = match self.open.pop() {
+                    Some(Open::Seq {
+                        items,
+                        anchor,
+                        from,
+                    }) => (toml::Value::Array(items), anchor, from),
+                    Some(Open::Map {
+                        table,
+                        anchor,
+                        from,
+                        ..
+                    }) => (toml::Value::Table(table), anchor, from),
                     None => return,
                 };
                 if anchor > 0 {
-                    self.anchors.insert(anchor, v.clone());
+                    let w = self.weight.minus(from);
+                    self.anchors.insert(anchor, (v.clone(), w));
                 }
                 Some(Some(v))
             }
@@ -130,6 +225,21 @@ impl MarkedEventReceiver for Tree {
 impl Tree {
     fn fail(&mut self, line: usize, message: String) {
         self.error.get_or_insert(YamlError { line, message });
+    }
+
+    /// Counts `w` more of the document, before it is built: false (and the error) past a
+    /// bound.
+    fn grow(&mut self, w: Weight, line: usize) -> bool {
+        let next = self.weight.plus(w);
+        if next.values > MAX_VALUES || next.bytes > MAX_BYTES {
+            self.fail(line, format!(
+                "the front matter expands to more than {MAX_VALUES} values or {} MiB of text (anchors and aliases copy what they name; nested ones multiply): write the values out, or name fewer",
+                MAX_BYTES >> 20
+            ));
+            return false;
+        }
+        self.weight = next;
+        true
     }
 
     /// Puts a finished node (`None`: a null) where the open node above it expects one.
@@ -246,6 +356,50 @@ fn datetime(v: &str) -> Option<toml::value::Datetime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Nine levels of nine aliases each: 9^9 (387 million) values from 542 bytes.
+    pub(crate) fn billion_laughs() -> String {
+        let mut text = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
+        for (i, c) in ('b'..='i').enumerate() {
+            let p = (b'a' + i as u8) as char;
+            text += &format!("{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n");
+        }
+        text
+    }
+
+    #[test]
+    fn alias_expansion_is_bounded_and_counted_before_it_is_copied() {
+        let bomb = billion_laughs();
+        assert!(bomb.len() < 600, "{}", bomb.len());
+        let started = std::time::Instant::now();
+        let e = to_table(&bomb).unwrap_err();
+        assert!(e.message.contains("expands to more than"), "{e:?}");
+        assert!(e.line >= 5, "the line where the bound was passed: {e:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Long strings multiplied: bounded by bytes too.
+        let long = format!(
+            "a: &a \"{}\"\nb: [{}]\n",
+            "x".repeat(1 << 20),
+            vec!["*a"; 40].join(",")
+        );
+        assert!(to_table(&long).unwrap_err().message.contains("MiB"));
+        // Deep nesting.
+        let deep = format!(
+            "a: {}{}\n",
+            "[".repeat(MAX_DEPTH + 1),
+            "]".repeat(MAX_DEPTH + 1)
+        );
+        assert!(to_table(&deep)
+            .unwrap_err()
+            .message
+            .contains("nest more than"));
+        // Honest anchors still work.
+        let t = to_table("base: &b {k: v}\nx: *b\ny: [*b, *b]\n").unwrap();
+        assert_eq!(t["x"]["k"].as_str(), Some("v"));
+        assert_eq!(t["y"].as_array().unwrap().len(), 2);
+    }
 
     #[test]
     fn plain_scalars_take_their_type_and_quoted_ones_stay_strings() {

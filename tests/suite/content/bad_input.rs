@@ -201,3 +201,45 @@ fn tags_are_checked_where_they_are_written() {
         .failing(&["build", "--now", BEFORE])
         .contains("collections.posts.taxonomies"));
 }
+
+/// Issue 47.2: a YAML alias bomb (542 bytes, nine levels of nine aliases: 387 million values)
+/// is an invalid file named with its line, held alone, and everything else publishes — under a
+/// 2 GiB address-space cap, as a small CI runner has. It used to take every publish down
+/// (out of memory: 7 levels already took 1.1 GB). The same front matter is refused by import.
+#[test]
+fn a_yaml_alias_bomb_is_one_invalid_file_not_a_dead_publish() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let mut bomb = String::from("---\nid: 2\nday: 2026-11-02\ntitle: Bomb\nprice: 1\n");
+    bomb += "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+    for (i, c) in ('b'..='i').enumerate() {
+        let p = (b'a' + i as u8) as char;
+        bomb += &format!("{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n");
+    }
+    bomb += "---\nBody.\n";
+    s.write("content/answers/2.md", &bomb);
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 2097152; exec \"$0\" \"$@\"")
+        .arg(bin())
+        .args(["--site"])
+        .arg(s.root())
+        .args(["publish", "--json", "--now", NOW])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "publish died: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(ids(&v, "published"), vec![1], "{v}");
+    let bad = &v["invalid"][0];
+    assert_eq!(bad["file"], "content/answers/2.md", "{v}");
+    let error = bad["error"].as_str().unwrap();
+    assert!(
+        error.contains("expands to more than 100000 values") && error.contains("answers/2.md:"),
+        "{error}"
+    );
+}
