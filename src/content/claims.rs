@@ -21,6 +21,25 @@ pub fn url_to_path(url: &str) -> String {
     }
 }
 
+/// One URL in the spelling every check compares: `/a/b/index.html` and `/a/b` are the page
+/// `/a/b/` (a static host serves the one file for all three, and writing the other spelling
+/// would need a file where the page needs a folder); a URL naming a file (`/feed.xml`) stays.
+/// Compared lower-cased by the callers (a case-insensitive host holds one file for both).
+pub fn page_spelling(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or_default();
+    if let Some(dir) = url.strip_suffix("index.html") {
+        if dir.ends_with('/') {
+            return dir.to_string();
+        }
+    }
+    let last = url.rsplit('/').next().unwrap_or_default();
+    if url.ends_with('/') || last.contains('.') {
+        url.to_string()
+    } else {
+        format!("{url}/")
+    }
+}
+
 /// One part of a URL shape.
 #[derive(Debug, Clone)]
 enum Part {
@@ -193,6 +212,17 @@ impl SiteUrls {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_spelling_of_a_page_is_one() {
+        for u in ["/tags/news/", "/tags/news", "/tags/news/index.html"] {
+            assert_eq!(page_spelling(u), "/tags/news/", "{u}");
+        }
+        assert_eq!(page_spelling("/atom.xml"), "/atom.xml");
+        assert_eq!(page_spelling("/"), "/");
+        assert_eq!(page_spelling("/index.html"), "/");
+        assert_eq!(page_spelling("/a/b?x=1"), "/a/b/");
+    }
 
     #[test]
     fn shapes_match_only_their_urls() {

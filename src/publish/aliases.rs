@@ -11,7 +11,7 @@
 
 use super::PublishError;
 use crate::config::collections::Collections;
-use crate::content::claims::SiteUrls;
+use crate::content::claims::{page_spelling, SiteUrls};
 use crate::content::{self, Broken, ContentError, ReadFile, Scan};
 use crate::item::ItemName;
 use crate::ledger::items::{self, State};
@@ -52,12 +52,16 @@ pub(super) fn hold_taken_aliases(
             kept.push(f);
             continue;
         }
+        // Every spelling of one page is one URL (`/x/`, `/x`, `/x/index.html`), and the
+        // site's generated pages — a taxonomy's terms, a list's numbered pages — are taken by
+        // their shape: the build would drop such an alias in every revision.
         let clash = aliases_of(colls, &f.item.name, &f.item.data)
             .into_iter()
             .find_map(|alias| {
+                let page = page_spelling(&alias);
                 let what = urls
-                    .taken_by_site(&alias)
-                    .or_else(|| taken.by_other(&alias, &f.item.name))?;
+                    .taken(&page)
+                    .or_else(|| taken.by_other(&page, &f.item.name))?;
                 Some((alias, what))
             });
         match clash {
@@ -129,14 +133,14 @@ impl Taken {
 
     fn put(&mut self, url: &str, name: &ItemName, what: &'static str) {
         self.by_url
-            .entry(url.to_lowercase())
+            .entry(page_spelling(url).to_lowercase())
             .or_default()
             .push((name.clone(), what));
     }
 
     /// What other than `name`'s alias itself has `url`, in words.
     fn by_other(&self, url: &str, name: &ItemName) -> Option<String> {
-        let all = self.by_url.get(&url.to_lowercase())?;
+        let all = self.by_url.get(&page_spelling(url).to_lowercase())?;
         if all.iter().any(|(n, what)| n == name && *what == "page") {
             return Some("this item's own URL".into());
         }

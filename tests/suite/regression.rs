@@ -933,3 +933,49 @@ fn a_collection_typo_never_moves_the_pointer_to_a_revision_without_its_pages() {
     assert_eq!(code, 0, "{r}");
     assert!(s.current_file("posts/hello/index.html").contains("Hello"));
 }
+
+/// Guards: an alias never takes a URL the build generates, in any spelling.
+///
+/// Issue 47.4: an alias onto a taxonomy's term page, a list's numbered page, or another
+/// item's page spelt with `index.html` or without its slash passed `publish` and was then
+/// dropped by every build, which exited 1 for ever. Each is an invalid file, held and named
+/// with its `aliases` line at publish; everything else publishes and the build succeeds.
+#[test]
+fn an_alias_onto_a_generated_url_is_held_at_publish_in_every_spelling() {
+    let s = fixture("features");
+    let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
+    assert_eq!(code, 0, "{r}");
+    let bad = [
+        ("onto-term", "/tags/news/"),
+        ("onto-term-file", "/tags/news/index.html"),
+        ("onto-page-2", "/posts/page/2"),
+        ("onto-hello", "/posts/hello/index.html"),
+        ("onto-hello-cased", "/Posts/Hello"),
+        ("onto-index", "/Tags/index.html"),
+    ];
+    for (id, alias) in bad {
+        post(&s, id, &format!("aliases = [\"{alias}\"]\n"));
+    }
+    post(&s, "fine", "aliases = [\"/old/fine/\"]\n");
+    let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(
+        names(&r, "published"),
+        vec!["posts/fine".to_string()],
+        "{r}"
+    );
+    let invalid = r["invalid"].as_array().unwrap();
+    for (id, alias) in bad {
+        let f = invalid
+            .iter()
+            .find(|i| i["file"] == format!("content/posts/{id}.md"))
+            .unwrap_or_else(|| panic!("{id} ({alias}) not held: {r}"));
+        assert_eq!(f["line"], 4, "its aliases line: {f}");
+    }
+    assert_eq!(r["build"]["left_out"], serde_json::json!([]), "{r}");
+    assert_eq!(r["build"]["pointer"], "moved", "{r}");
+    // The next build leaves nothing out either: no alias stands in the way for ever.
+    let (code, b) = run_json(&s, &["build", "--now", BEFORE]);
+    assert_eq!(code, 0, "{b}");
+    assert!(s.current_file("old/fine/index.html").contains("posts/fine"));
+}
