@@ -26,7 +26,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
             expected: "hugo.toml, hugo.yaml, config.toml or config.yaml",
         });
     };
-    let text = read_text(&src.join(name))?;
+    let text = super::plan::read_config_file(src, name)?;
     let format = match name.ends_with(".toml") {
         true => crate::content::Format::Toml,
         false => crate::content::Format::Yaml,
@@ -62,7 +62,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
             }
         }
     }
-    let content_dir = content_dir(&table, name, plan);
+    let content_dir = content_dir(&table, name, plan)?;
     plan.report.skip(name, None, "feed URLs", "Hugo's RSS feeds were at …/index.xml; fencepost writes …/atom.xml and …/rss.xml beside each list: redirect the old URLs at your host, or tell subscribers");
     for (key, why) in [
         ("menu", "menus are templates' business: write them into templates/base.html"),
@@ -86,12 +86,16 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
 
 /// The default language's content folder: its `[languages.X] contentDir`, else the top
 /// level's `contentDir`, else `content`. Other languages' folders are reported.
-fn content_dir(table: &toml::Table, config_file: &str, plan: &mut Plan) -> String {
+fn content_dir(
+    table: &toml::Table,
+    config_file: &str,
+    plan: &mut Plan,
+) -> Result<String, ImportError> {
     let str_of = |t: &toml::Table, k: &str| t.get(k).and_then(|v| v.as_str()).map(str::to_string);
     let top = str_of(table, "contentDir").unwrap_or_else(|| "content".to_string());
     let default = str_of(table, "defaultContentLanguage").unwrap_or_else(|| "en".to_string());
     let Some(languages) = table.get("languages").and_then(|v| v.as_table()) else {
-        return top;
+        return super::plan::inside_source(config_file, "contentDir", &top);
     };
     let dir_of = |lang: &str| {
         languages
@@ -104,7 +108,8 @@ fn content_dir(table: &toml::Table, config_file: &str, plan: &mut Plan) -> Strin
             plan.report.skip(&format!("{}/", dir.trim_end_matches('/')), None, &format!("language {lang}"), &format!("fencepost sites have one language: only the default language's content ({config_file}'s defaultContentLanguage) was imported"));
         }
     }
-    dir_of(&default).map_or(top, |d| d.trim_end_matches('/').to_string())
+    let dir = dir_of(&default).unwrap_or(top);
+    super::plan::inside_source(config_file, "contentDir", &dir)
 }
 
 /// Reads the Hugo site at `src`.
@@ -145,7 +150,7 @@ pub(super) fn plan_with(
     );
     plan.report.collections = sections.into_iter().collect();
     plan.report.taxonomies = config.taxonomies.clone();
-    for (rel, path) in files_under(&src.join("static")) {
+    for (rel, path) in files_under(src, "static", &mut plan) {
         let bytes = std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
         plan.put(&format!("static/{rel}"), bytes);
         plan.report.static_files += 1;
@@ -155,7 +160,7 @@ pub(super) fn plan_with(
         false => &["layouts", "themes", "assets", "data", "i18n", "archetypes"],
     };
     for dir in own {
-        if src.join(dir).is_dir() && !files_under(&src.join(dir)).is_empty() {
+        if src.join(dir).is_dir() && !files_under(src, dir, &mut plan).is_empty() {
             plan.report.skip(&format!("{dir}/"), None, dir, match *dir {
                 "layouts" | "themes" if !config.zola => "Go templates cannot be ported: the starter templates (templates/) were written instead; port what you need by hand",
                 "templates" | "themes" => "Zola's templates are written for Zola's variables: the starter templates (templates/) were written instead; port what you need by hand",
@@ -174,7 +179,7 @@ fn headless_bundles(
     plan: &mut Plan,
 ) -> Result<Vec<String>, ImportError> {
     let mut out = Vec::new();
-    for (rel, path) in files_under(&src.join(content_dir)) {
+    for (rel, path) in files_under(src, content_dir, plan) {
         if !rel.ends_with("/index.md") {
             continue;
         }
@@ -210,7 +215,7 @@ fn collect(
     let dir = &config.content_dir;
     let headless = headless_bundles(src, dir, plan)?;
     let mut ids: BTreeSet<(Option<String>, String)> = BTreeSet::new();
-    for (rel, path) in files_under(&src.join(dir)) {
+    for (rel, path) in files_under(src, dir, plan) {
         let file = format!("{dir}/{rel}");
         if headless.iter().any(|h| rel.starts_with(h.as_str())) {
             continue;
@@ -260,7 +265,7 @@ fn collect(
 /// The name of the collection for Zola's dated root pages: `posts`, else `blog`, else
 /// `articles`, whichever no section of the site has taken.
 fn root_posts(src: &Path, config: &Config) -> String {
-    let sections: BTreeSet<String> = files_under(&src.join(&config.content_dir))
+    let sections: BTreeSet<String> = files_under(src, &config.content_dir, &mut Plan::default())
         .into_iter()
         .filter_map(|(rel, _)| rel.split_once('/').map(|(s, _)| s.to_string()))
         .collect();

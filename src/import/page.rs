@@ -73,7 +73,7 @@ pub(super) fn write(
 
 /// A bundle's own files (`dir`, source-relative) copied into the site's `to`.
 fn bundle_files(src: &Path, dir: &str, to: &str, plan: &mut Plan) -> Result<(), ImportError> {
-    for (rel, path) in files_under(&src.join(dir)) {
+    for (rel, path) in files_under(src, dir, plan) {
         if rel.contains('/') || rel.ends_with(".md") {
             plan.report.skip(&format!("{dir}/{rel}"), None, "bundle file", "only the bundle folder's own files (not .md files, not sub-folders) are published beside the page");
             continue;

@@ -103,6 +103,42 @@ impl Plan {
     pub(super) fn put(&mut self, rel: &str, bytes: impl Into<Vec<u8>>) {
         self.files.push((rel.to_string(), bytes.into()));
     }
+
+    /// Reports (once) a source path that leads out of the source, and where.
+    pub(super) fn outside(&mut self, file: &str, to: &Path) {
+        if self.report.not_converted.iter().any(|u| u.file == file) {
+            return;
+        }
+        self.report.skip(
+            file,
+            None,
+            "symbolic link",
+            &format!(
+                "it leads out of the source site (to {}): import reads nothing outside it, so it was not followed",
+                to.display()
+            ),
+        );
+    }
+}
+
+/// The source's configuration file `name`, refused when it is a link that leads out of `src`.
+pub(super) fn read_config_file(src: &Path, name: &str) -> Result<String, ImportError> {
+    let path = src.join(name);
+    let inside = src.canonicalize().ok();
+    let real = path.canonicalize().ok();
+    if let (Some(inside), Some(real)) = (inside, real) {
+        if !real.starts_with(&inside) {
+            return Err(ImportError::Source {
+                path,
+                line: None,
+                why: format!(
+                    "a symbolic link that leads out of the source site (to {}): import reads nothing outside it; nothing was written",
+                    real.display()
+                ),
+            });
+        }
+    }
+    read_text(&path)
 }
 
 pub(super) fn read_text(path: &Path) -> Result<String, ImportError> {
@@ -112,24 +148,99 @@ pub(super) fn read_text(path: &Path) -> Result<String, ImportError> {
     })
 }
 
-/// Every file under `dir` (none if it is absent), as (path relative to `dir`, full path),
-/// hidden ones left out, sorted.
-pub(super) fn files_under(dir: &Path) -> Vec<(String, PathBuf)> {
-    let mut out: Vec<(String, PathBuf)> = walkdir::WalkDir::new(dir)
+/// Every regular file under `src/rel` (none if it is absent), as (path relative to that folder,
+/// full path), hidden ones left out, sorted — and never a byte from outside `src`. A git
+/// checkout can carry symbolic links, so a source may hold a `static/` or `content/` that
+/// links to `~/.ssh`: a link (or `rel` itself) that leads out of `src` is not followed, and
+/// is reported with the reason ([`Plan::outside`]); a link to a file inside `src` is read as
+/// that file; a link to a folder is not followed (it could loop, or reach out further down).
+/// Why a check of our own and not walkdir's alone: walkdir follows a symbolic root unless told
+/// not to, and a link to a file is still a way out.
+pub(super) fn files_under(src: &Path, rel: &str, plan: &mut Plan) -> Vec<(String, PathBuf)> {
+    let dir = src.join(rel);
+    let Ok(inside) = src.canonicalize() else {
+        return Vec::new();
+    };
+    let shown = |p: &Path| {
+        p.strip_prefix(src)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    match dir.canonicalize() {
+        Ok(real) if real.starts_with(&inside) => {}
+        Ok(real) => {
+            plan.outside(&format!("{}/", rel.trim_end_matches('/')), &real);
+            return Vec::new();
+        }
+        Err(_) => return Vec::new(),
+    }
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    for e in walkdir::WalkDir::new(&dir)
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .filter_map(|e| {
-            let rel = e
-                .path()
-                .strip_prefix(dir)
-                .ok()?
-                .to_string_lossy()
-                .replace('\\', "/");
-            Some((rel, e.path().to_path_buf()))
-        })
-        .collect();
+    {
+        let path = e.path().to_path_buf();
+        let Ok(rel) = path
+            .strip_prefix(&dir)
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+        else {
+            continue;
+        };
+        if e.path_is_symlink() && e.depth() > 0 {
+            match path.canonicalize() {
+                Ok(real) if !real.starts_with(&inside) => plan.outside(&shown(&path), &real),
+                Ok(real) if real.is_file() => out.push((rel, real)),
+                Ok(_) => plan.report.skip(
+                    &shown(&path),
+                    None,
+                    "symbolic link",
+                    "a link to a folder is not followed: copy the folder in its place",
+                ),
+                Err(_) => plan.report.skip(
+                    &shown(&path),
+                    None,
+                    "symbolic link",
+                    "a link to nothing: not imported",
+                ),
+            }
+            continue;
+        }
+        if e.file_type().is_file() {
+            out.push((rel, path));
+        }
+    }
     out.sort();
+    out.dedup();
     out
+}
+
+/// A folder of the source named by its configuration (Hugo's `contentDir`): a relative path
+/// that stays inside the source, or the refusal.
+pub(super) fn inside_source(
+    config_file: &str,
+    key: &str,
+    dir: &str,
+) -> Result<String, ImportError> {
+    let p = Path::new(dir);
+    let escapes = p.is_absolute()
+        || p.components().any(|c| {
+            matches!(
+                c,
+                std::path::Component::ParentDir
+                    | std::path::Component::RootDir
+                    | std::path::Component::Prefix(_)
+            )
+        });
+    if escapes {
+        return Err(ImportError::Source {
+            path: PathBuf::from(config_file),
+            line: None,
+            why: format!(
+                "{key} = {dir:?} leads out of the source site: import reads only inside it. Copy that folder into the site and name it relatively (contentDir = \"content\"); nothing was written"
+            ),
+        });
+    }
+    Ok(dir.trim_end_matches('/').to_string())
 }

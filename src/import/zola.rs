@@ -5,7 +5,7 @@
 //! walk and the writing are Hugo's (`hugo.rs`); what differs is read here.
 
 use super::hugo;
-use super::plan::{read_text, ImportError, Plan};
+use super::plan::{ImportError, Plan};
 use super::source::Config;
 use crate::content::{front_matter_table, Format};
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ pub fn plan(src: &Path, now: crate::clock::Instant) -> Result<Plan, ImportError>
             expected: "config.toml with base_url",
         });
     }
-    let text = read_text(&path)?;
+    let text = super::plan::read_config_file(src, "config.toml")?;
     let table = front_matter_table(&text, Format::Toml).map_err(|e| ImportError::Source {
         path: path.clone(),
         line: Some(e.line.saturating_sub(1).max(1)),

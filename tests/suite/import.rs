@@ -371,3 +371,87 @@ fn a_zola_site_imports_with_its_taxonomies_and_its_shortcodes_reported() {
     assert_eq!(srv.get("/blog/2nd/").status, 301);
     assert!(!srv.get("/blog/first/").text().contains("youtube("));
 }
+
+/// Issue 47.1: import never reads outside its source. A symlinked `static/`, a symlinked file
+/// and a symlinked bundle folder that lead out of SRC (a cloned repository can carry them)
+/// are not followed — each reported with its reason — and after `publish --build` nothing of
+/// the importer's disk is in the live revision; a `contentDir` that is absolute or leaves SRC
+/// is refused, writing nothing. A link to a file inside SRC is read as that file.
+#[test]
+fn import_never_reads_outside_its_source() {
+    let secrets = tempfile::tempdir().unwrap();
+    std::fs::write(secrets.path().join("id_rsa"), "PRIVATE KEY").unwrap();
+    std::fs::write(secrets.path().join("secret.txt"), "SECRET").unwrap();
+    std::fs::create_dir_all(secrets.path().join("bundle")).unwrap();
+    std::fs::write(
+        secrets.path().join("bundle/index.md"),
+        "---\ntitle: Stolen\ndate: 2026-01-01\n---\nx\n",
+    )
+    .unwrap();
+    std::fs::write(secrets.path().join("bundle/key.pem"), "PEM").unwrap();
+    let src = source(&[
+        (
+            "hugo.toml",
+            "baseURL = \"https://example.org/\"\ntitle = \"T\"\n",
+        ),
+        (
+            "content/posts/a.md",
+            "---\ntitle: A\ndate: 2026-01-01\n---\nBody.\n",
+        ),
+        ("assets/real.css", "body{}"),
+    ]);
+    let link = |to: &Path, at: &str| {
+        let p = src.path().join(at);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(to, p).unwrap();
+    };
+    link(secrets.path(), "static");
+    link(
+        &secrets.path().join("secret.txt"),
+        "content/posts/secret.md",
+    );
+    link(&secrets.path().join("bundle"), "content/posts/stolen");
+    link(&src.path().join("content/posts/a.md"), "content/posts/b.md");
+    let work = tempfile::tempdir().unwrap();
+    let dst = work.path().join("site");
+    let r = import(work.path(), "hugo", src.path(), &dst);
+    let reported: Vec<String> = not_converted(&r)
+        .into_iter()
+        .filter(|(_, _, what)| what == "symbolic link")
+        .map(|(f, _, _)| f)
+        .collect();
+    for f in ["static/", "content/posts/secret.md", "content/posts/stolen"] {
+        assert!(reported.iter().any(|r| r == f), "{f} not reported: {r}");
+    }
+    let s = site_at(&dst);
+    s.json(&["publish", "--build", "--now", NOW]);
+    for (path, bytes) in files_under(&s.current_dir())
+        .into_iter()
+        .chain(files_under(s.root()))
+    {
+        let text = String::from_utf8_lossy(&bytes);
+        for secret in ["PRIVATE KEY", "SECRET", "PEM", "Stolen"] {
+            assert!(!text.contains(secret), "{path} holds {secret}");
+        }
+    }
+    // The link inside SRC is the file it names: b is A's text.
+    assert!(s.path("content/posts/b.md").exists(), "{r}");
+    // A contentDir outside SRC: refused, nothing written.
+    for dir in ["../outside", "/etc"] {
+        let src = source(&[(
+            "hugo.toml",
+            &format!("baseURL = \"https://example.org/\"\ncontentDir = \"{dir}\"\n"),
+        )]);
+        let dst = work.path().join("refused");
+        let out = std::process::Command::new(bin())
+            .args(["import", "hugo"])
+            .arg(src.path())
+            .arg(&dst)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("leads out of the source site"), "{err}");
+        assert!(!dst.exists(), "nothing written");
+    }
+}
