@@ -229,7 +229,17 @@ fn collect(
             plan.report.skip(&file, None, "translation", "fencepost sites have one language: only the default language's files were imported");
             continue;
         }
-        let text = read_text(&path)?;
+        // One page that is not UTF-8 is reported; the rest is imported.
+        let text = match std::fs::read(&path).map(String::from_utf8) {
+            Ok(Ok(text)) => text,
+            Ok(Err(e)) => {
+                let at = e.utf8_error().valid_up_to();
+                let line = e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
+                plan.report.skip(&file, Some(line), "page", &format!("not UTF-8 text (byte {at} is not): save it as UTF-8 and import it again, or copy it by hand"));
+                continue;
+            }
+            Err(source) => return Err(ImportError::Read { path, source }),
+        };
         let Some((mut table, body)) = read_front(&file, &text, plan) else {
             continue;
         };
@@ -252,6 +262,18 @@ fn collect(
         let bundle = (name == "index.md" && parts.len() > 1)
             .then(|| format!("{dir}/{}", parts[..parts.len() - 1].join("/")));
         let (section, stem) = section_of(config, &parts, bundle.is_some(), &table);
+        if let Some(u) = table
+            .get("url")
+            .and_then(|v| v.as_str())
+            .filter(|u| !u.chars().any(|c| c.is_ascii_alphanumeric()))
+        {
+            plan.report.skip(
+                &file,
+                None,
+                "url",
+                &format!("url = {u:?} names no page of its own: the page keeps its section's URL"),
+            );
+        }
         let body_line = text[..text.len() - body.len()].matches('\n').count() + 1;
         let mut page = place(
             config, &file, section, bundle, stem, table, body, &mut ids, plan,
@@ -304,7 +326,9 @@ fn section_of(
         .get("url")
         .and_then(|v| v.as_str())
         .map(|u| u.trim_matches('/'))
-        .filter(|u| !u.is_empty() && !u.contains('/') && !u.ends_with(".html"));
+        .filter(|u| !u.is_empty() && !u.contains('/') && !u.ends_with(".html"))
+        // `.` and `..` name no page (they would make a hidden `content/.md`).
+        .filter(|u| u.chars().any(|c| c.is_ascii_alphanumeric()));
     match (dated, one_segment) {
         (false, Some(name)) if !bundle => (None, name.to_string()),
         _ => (Some(parts[0].to_string()), stem),

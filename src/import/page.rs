@@ -163,8 +163,14 @@ fn terms(v: &toml::Value) -> Option<Vec<String>> {
 /// the new one differs.
 fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut home = false;
+    // In the spelling publish compares (`/x/index.html` is the page `/x/`): an alias that is
+    // the page's own URL in another spelling is dropped, and one onto the home page reported.
     let mut add = |a: String| {
-        if a != p.new_url && !out.contains(&a) {
+        let a = crate::content::claims::page_spelling(&a);
+        if a == "/" {
+            home = true;
+        } else if a != crate::content::claims::page_spelling(&p.new_url) && !out.contains(&a) {
             out.push(a);
         }
     };
@@ -182,11 +188,18 @@ fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
         Some(toml::Value::String(s)) => vec![s.clone()],
         _ => Vec::new(),
     };
+    let mut bad = Vec::new();
     for a in listed {
         match alias(&a, &format!("/{section}/")) {
             Ok(a) => add(a),
-            Err(why) => plan.report.skip(&p.rel, None, "alias", &why),
+            Err(why) => bad.push(why),
         }
+    }
+    for why in bad {
+        plan.report.skip(&p.rel, None, "alias", &why);
+    }
+    if home {
+        plan.report.skip(&p.rel, None, "alias", "an alias onto the home page (/ or /index.html) would take the site's own home page: left out");
     }
     out
 }

@@ -455,3 +455,51 @@ fn import_never_reads_outside_its_source() {
         assert!(!dst.exists(), "nothing written");
     }
 }
+
+/// Issue 47.10: one page that is not UTF-8 is reported and the rest imported (it used to abort
+/// the import); `url: ".."` or `"."` makes no hidden `content/.md` (reported; the page keeps
+/// its section's URL); an alias spelt `…/index.html` is the page it names, so one onto the
+/// page itself is dropped and one onto the home page reported — the site's own publish then
+/// holds nothing.
+#[test]
+fn import_reports_a_non_utf8_page_a_dot_url_and_index_html_aliases_and_publishes_clean() {
+    let src = source(&[
+        ("hugo.toml", "baseURL = \"https://example.org/\"\ntitle = \"T\"\n"),
+        ("content/posts/a.md", "---\ntitle: A\ndate: 2026-01-01\naliases: [\"/posts/a/index.html\", \"/old/a/index.html\", \"/index.html\"]\n---\nBody.\n"),
+        ("content/posts/dots.md", "---\ntitle: Dots\nurl: \"..\"\n---\nDots.\n"),
+        ("content/posts/dot.md", "---\ntitle: Dot\nurl: \".\"\n---\nDot.\n"),
+    ]);
+    std::fs::write(
+        src.path().join("content/posts/latin1.md"),
+        b"---\ntitle: Caf\xe9\ndate: 2026-01-01\n---\nCaf\xe9.\n",
+    )
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let dst = work.path().join("site");
+    let r = import(work.path(), "hugo", src.path(), &dst);
+    let nc = not_converted(&r);
+    assert!(
+        nc.iter()
+            .any(|(f, l, w)| f == "content/posts/latin1.md" && *l == Some(2) && w == "page"),
+        "{r}"
+    );
+    for f in ["content/posts/dots.md", "content/posts/dot.md"] {
+        assert!(nc.iter().any(|(g, _, w)| g == f && w == "url"), "{f}: {r}");
+    }
+    assert!(
+        nc.iter()
+            .any(|(f, _, w)| f == "content/posts/a.md" && w == "alias"),
+        "the home page alias: {r}"
+    );
+    assert!(!dst.join("content/.md").exists());
+    let a = std::fs::read_to_string(dst.join("content/posts/a.md")).unwrap();
+    assert!(
+        a.contains("\"/old/a/\"") && !a.contains("index.html"),
+        "{a}"
+    );
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
+    assert_eq!(p["held"], serde_json::json!([]), "{p}");
+    assert!(s.current_file("old/a/index.html").contains("/posts/a/"));
+}
