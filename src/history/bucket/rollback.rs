@@ -60,7 +60,7 @@ async fn rollback_held(
     }
     let held_revisions = revisions(remote).await?;
     let live = remote.read_pointer().await?.map(|(p, _)| p);
-    let chosen = choose(remote, &held_revisions, live.as_ref(), wanted)?;
+    let chosen = choose(remote, &held_revisions, live.as_ref(), wanted, ours)?;
     let plan = RollbackPlan {
         id: chosen.root.id.clone(),
         root: chosen.sha256.clone(),
@@ -170,13 +170,56 @@ async fn point_back(
 }
 
 /// The root `wanted` (`R-B`, or `R`: the live build's, else the newest) names.
+/// The revision `wanted` names among those this ledger built (a root from before roots named
+/// their ledger counts as this ledger's): a rollback never points this ledger's pointer at a
+/// root another ledger built (one a `deploy --adopt` took the bucket over from), which every
+/// origin would refuse (503) while the rollback said `deployed`.
 fn choose(
     remote: &Remote,
     held_revisions: &[HeldRevision],
     live: Option<&RemotePointer>,
     wanted: &str,
+    ours: &str,
 ) -> Result<HeldRevision, DeployError> {
-    match wanted.parse::<RevisionId>() {
+    let foreign = |h: &&HeldRevision| h.root.ledger_id.as_deref().is_some_and(|l| l != ours);
+    let (held_revisions, theirs): (Vec<&HeldRevision>, Vec<&HeldRevision>) =
+        held_revisions.iter().partition(|h| !foreign(h));
+    let found = pick(remote, &held_revisions, live, wanted)?;
+    if found.is_none() {
+        if let Some(t) = pick(remote, &theirs, live, wanted)? {
+            return Err(DeployError::store(
+                remote,
+                "rolling back",
+                format!(
+                    "revision {} there was built by ledger {}, not this site's ledger {ours} (the bucket was adopted from it): a rollback points only at revisions this ledger built. Choose one of those ({}), or deploy",
+                    t.root.id,
+                    t.root.ledger_id.as_deref().unwrap_or("-"),
+                    held_revisions
+                        .iter()
+                        .take(5)
+                        .map(|h| h.root.id.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    found.ok_or_else(|| {
+        DeployError::store(
+            remote,
+            "rolling back",
+            format!("the bucket holds no revision {wanted} that this ledger built"),
+        )
+    })
+}
+
+fn pick(
+    remote: &Remote,
+    held_revisions: &[&HeldRevision],
+    live: Option<&RemotePointer>,
+    wanted: &str,
+) -> Result<Option<HeldRevision>, DeployError> {
+    Ok(match wanted.parse::<RevisionId>() {
         Ok(id) => held_revisions
             .iter()
             .find(|h| h.root.id.revision == id.revision && h.root.id.fingerprint == id.fingerprint),
@@ -196,12 +239,5 @@ fn choose(
                 .or_else(|| held_revisions.iter().find(|h| h.root.id.revision == r))
         }
     }
-    .cloned()
-    .ok_or_else(|| {
-        DeployError::store(
-            remote,
-            "rolling back",
-            format!("the bucket holds no revision {wanted}"),
-        )
-    })
+    .map(|h| (*h).clone()))
 }

@@ -195,6 +195,15 @@ fn a_fresh_runner_with_its_own_ledger_is_refused_and_adopt_takes_the_bucket_over
     assert_eq!(live["ledger_id"], ours.as_str());
     assert_eq!(live["revision"], 4);
     assert_eq!(audit_count(&fresh, "adopt"), 1);
+    // Issue 47.7: a rollback never names a revision only the adopted ledger built (it used to
+    // point this ledger's pointer at the other's root: 503 everywhere, rollback `deployed`).
+    let (code, r) = run(&fresh, &["rollback", "3", "--to", url, "--now", NOW], &env);
+    assert_eq!(code, Some(1), "{r}");
+    assert!(
+        r.to_string().contains(&format!("built by ledger {theirs}")),
+        "{r}"
+    );
+    assert_eq!(pointer_of(&remote)["revision"], 4);
     // Now the old owner is the stranger.
     let (code, _) = run(&owner, &["deploy", "--to", url, "--now", NOW], &env);
     assert_eq!(code, Some(1));
