@@ -214,9 +214,15 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
     // `run` measures the database clock again at every cycle and `serve` decides nothing by
     // the clock: for them a database away at start is no reason to stop.
     let soft = matches!(cli.command, Command::Run(_) | Command::Serve(_));
+    // Commands that only show what was decided decide nothing by the clock: on a bucket
+    // ledger they need not write a probe to read the store's.
+    let decides = !matches!(
+        cli.command,
+        Command::Status | Command::Log(_) | Command::Verify(_)
+    );
     let clock = match cli.now {
         Some(t) => Clock::Fixed(t),
-        None if uses_ledger => match database_clock(&cli.site) {
+        None if uses_ledger => match database_clock(&cli.site, decides) {
             Ok(c) => c,
             Err(_) if soft => Clock::System,
             Err(e) => return Err(e),
@@ -271,10 +277,17 @@ fn usage_error(e: clap::Error) -> ! {
 /// error, never a fall-back to this host's clock: a host 30 s fast would publish 30 s early;
 /// a host off the store's clock by more than `ledger.clock_tolerance_ms` decides nothing. If
 /// the site cannot be opened, the command itself says why.
-fn database_clock(site_dir: &std::path::Path) -> anyhow::Result<Clock> {
+fn database_clock(site_dir: &std::path::Path, decides: bool) -> anyhow::Result<Clock> {
     let Ok(site) = Site::open(site_dir) else {
         return Ok(Clock::System);
     };
+    let bucket = matches!(
+        site.ledger_location(),
+        Ok(fencepost::ledger::Location::Bucket { .. })
+    );
+    if bucket && !decides {
+        return Ok(Clock::System);
+    }
     site.decision_clock().map_err(|e| match e {
         fencepost::ledger::LedgerError::ClockSkew { .. } => anyhow::Error::new(e),
         e => anyhow::anyhow!(

@@ -116,20 +116,26 @@ fn refuse_ledger_prefix(
             });
         }
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| ServeError::Io {
-            path: PathBuf::from("tokio runtime"),
-            source,
-        })?;
-    if rt.block_on(remote.holds_ledger())? {
+    if runtime(&mut tokio::runtime::Builder::new_current_thread())?
+        .block_on(remote.holds_ledger())?
+    {
         return Err(ServeError::LedgerPrefix {
             url: remote.url.clone(),
             why: "is a fencepost ledger's prefix (its log/ is there)".into(),
         });
     }
     Ok(())
+}
+
+/// A runtime from `builder`, with I/O and timers.
+fn runtime(builder: &mut tokio::runtime::Builder) -> Result<tokio::runtime::Runtime, ServeError> {
+    builder
+        .enable_all()
+        .build()
+        .map_err(|source| ServeError::Io {
+            path: PathBuf::from("tokio runtime"),
+            source,
+        })
 }
 
 /// Serves `root` (an origin, or the preview `preview::run` makes) at `bind` until SIGINT or
@@ -141,14 +147,7 @@ pub fn run_root(
     bind: SocketAddr,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|source| ServeError::Io {
-            path: PathBuf::from("tokio runtime"),
-            source,
-        })?;
+    let rt = runtime(tokio::runtime::Builder::new_multi_thread().worker_threads(2))?;
     rt.block_on(serve_until(site, clock, root, bind, ready, |app| {
         Box::pin(shutdown_signal(app))
     }))

@@ -41,11 +41,16 @@ impl Site {
     /// Opens the site's ledger, refused (before anything is written) when it belongs to
     /// another site (see [`Site::check_site`]).
     pub fn open_ledger(&self) -> Result<Ledger, LedgerError> {
+        self.open_checked(false)
+    }
+
+    /// Opens the ledger and checks (with `claim`, records) the site it belongs to.
+    fn open_checked(&self, claim: bool) -> Result<Ledger, LedgerError> {
         let mut ledger = Ledger::open_at(
             &self.ledger_location()?,
             std::time::Duration::from_millis(self.config.ledger.busy_timeout_ms),
         )?;
-        self.check_site(&mut ledger, false)?;
+        self.check_site(&mut ledger, claim)?;
         Ok(ledger)
     }
 
@@ -104,12 +109,7 @@ impl Site {
                 )));
             }
         }
-        let mut ledger = Ledger::open_at(
-            &self.ledger_location()?,
-            std::time::Duration::from_millis(self.config.ledger.busy_timeout_ms),
-        )?;
-        self.check_site(&mut ledger, true)?;
-        Ok(ledger)
+        self.open_checked(true)
     }
 
     /// Opens the ledger for a command that only reads what a ledger already decided

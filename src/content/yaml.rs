@@ -156,43 +156,8 @@ impl MarkedEventReceiver for Tree {
                     format!("lists and mappings nest more than {MAX_DEPTH} deep"),
                 );
             }
-            Event::SequenceStart(anchor, ..) => {
-                let from = self.weight;
-                if !self.grow(
-                    Weight {
-                        values: 1,
-                        bytes: 0,
-                    },
-                    line,
-                ) {
-                    return;
-                }
-                self.open.push(Open::Seq {
-                    items: Vec::new(),
-                    anchor,
-                    from,
-                });
-                None
-            }
-            Event::MappingStart(anchor, ..) => {
-                let from = self.weight;
-                if !self.grow(
-                    Weight {
-                        values: 1,
-                        bytes: 0,
-                    },
-                    line,
-                ) {
-                    return;
-                }
-                self.open.push(Open::Map {
-                    table: toml::Table::new(),
-                    key: None,
-                    anchor,
-                    from,
-                });
-                None
-            }
+            Event::SequenceStart(anchor, ..) => return self.open_node(anchor, false, line),
+            Event::MappingStart(anchor, ..) => return self.open_node(anchor, true, line),
             Event::SequenceEnd | Event::MappingEnd => {
                 let (v, anchor, from) = match self.open.pop() {
                     Some(Open::Seq {
@@ -225,6 +190,33 @@ impl MarkedEventReceiver for Tree {
 impl Tree {
     fn fail(&mut self, line: usize, message: String) {
         self.error.get_or_insert(YamlError { line, message });
+    }
+
+    /// Opens a mapping (`map`) or a sequence, counted as one value.
+    fn open_node(&mut self, anchor: usize, map: bool, line: usize) {
+        let from = self.weight;
+        if !self.grow(
+            Weight {
+                values: 1,
+                bytes: 0,
+            },
+            line,
+        ) {
+            return;
+        }
+        self.open.push(match map {
+            true => Open::Map {
+                table: toml::Table::new(),
+                key: None,
+                anchor,
+                from,
+            },
+            false => Open::Seq {
+                items: Vec::new(),
+                anchor,
+                from,
+            },
+        });
     }
 
     /// Counts `w` more of the document, before it is built: false (and the error) past a

@@ -84,10 +84,12 @@ pub(super) struct Conn {
     seeded_here: bool,
     /// Snapshots are never used (`verify` replays the whole log).
     whole_log: bool,
+    /// Entries already read (looking for a snapshot's record), for the catch-up to apply.
+    fetched: std::collections::HashMap<i64, (Vec<u8>, store::Stamp)>,
 }
 
-/// Opens the ledger at `url`, with its replica under `cache`: probes the store's conditional
-/// writes (once per process), brings the replica to the log's newest entry (a new ledger's
+/// Opens the ledger at `url`, with its replica under `cache` (the store's conditional writes
+/// are probed once per process, before its first write): brings the replica to the log's newest entry (a new ledger's
 /// first entry if the log is empty), and migrates the ledger when this binary's schema is
 /// newer.
 pub(super) fn open(
@@ -102,7 +104,6 @@ pub(super) fn open(
         source,
     })?;
     let file = cache.join(format!("{}.sqlite", log.short_id()));
-    clock::probe_once(&log)?;
     let replica = replica::open(&file, name, busy_timeout)?;
     let mut conn = Conn {
         replica,
@@ -111,6 +112,7 @@ pub(super) fn open(
         file,
         seeded_here: false,
         whole_log: false,
+        fetched: Default::default(),
     };
     conn.catch_up(name)?;
     conn.upgrade(name)?;
@@ -160,6 +162,7 @@ impl Conn {
             file,
             seeded_here: false,
             whole_log: true,
+            fetched: Default::default(),
         };
         let entries = match fresh.catch_up(name) {
             Ok(()) => replica::position(&fresh.replica, name)?.0,

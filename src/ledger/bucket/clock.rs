@@ -13,39 +13,20 @@
 //! early against the store's clock (an honest runner decides up to about a second late), and
 //! leases, due instants and audit times on every runner agree with one clock.
 //!
-//! Probing is once per process (a `run` measures again at every cycle): four small requests.
+//! Measuring is once per command that decides (a `run` measures again at every cycle): four
+//! small requests, which also probe the store's conditional writes for the process.
 //! A `file://` ledger's "store clock" is its filesystem's timestamps, i.e. the host's own for a
 //! local folder and the file server's for a shared one.
 
 use super::store::{Log, Skew};
 use crate::ledger::LedgerError;
-use std::collections::BTreeSet;
-use std::sync::Mutex;
 
-/// The stores this process has probed.
-static PROBED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-
-/// Probes `log`'s store once per process: a store that stopped honouring create-if-absent is
-/// caught by the next process that opens the ledger, not only by a fresh cache.
-pub(super) fn probe_once(log: &Log) -> Result<(), LedgerError> {
-    if PROBED.lock().map(|p| p.contains(log.id())).unwrap_or(false) {
-        return Ok(());
-    }
-    log.probe()?;
-    if let Ok(mut p) = PROBED.lock() {
-        p.insert(log.id().to_string());
-    }
-    Ok(())
-}
-
-/// This host's clock against the store of the ledger at `url`, measured now.
+/// This host's clock against the store of the ledger at `url`, measured now (the probe of
+/// the store's conditional writes comes with it).
 pub(in crate::ledger) fn measure(url: &str, name: &str) -> Result<Skew, LedgerError> {
-    let log = Log::open(url, name)?;
-    let skew = log.probe()?;
-    if let Ok(mut p) = PROBED.lock() {
-        p.insert(log.id().to_string());
-    }
-    Ok(skew)
+    Log::open(url, name)?
+        .probe(true)?
+        .ok_or_else(|| LedgerError::Internal("a clock probe without a clock".into()))
 }
 
 /// The offset to add to this host's clock to decide by the store's (the earliest it can be),

@@ -174,6 +174,23 @@ impl Conn {
         ))
     }
 
+    /// The entries at `seqs`, from those already read (a snapshot's record) or the store.
+    fn entries(&mut self, seqs: &[i64]) -> Result<Vec<Option<(Vec<u8>, Stamp)>>, LedgerError> {
+        let missing: Vec<i64> = seqs
+            .iter()
+            .copied()
+            .filter(|s| !self.fetched.contains_key(s))
+            .collect();
+        let mut read = self.log.entries(&missing)?.into_iter();
+        Ok(seqs
+            .iter()
+            .map(|s| match self.fetched.remove(s) {
+                Some(kept) => Some(kept),
+                None => read.next().flatten(),
+            })
+            .collect())
+    }
+
     fn newest_listed(&self) -> Result<Option<i64>, LedgerError> {
         Ok(self.log.list_from(0)?.last().map(|s| s.seq))
     }
@@ -195,7 +212,7 @@ impl Conn {
     /// statement entries in one transaction each.
     fn apply(&mut self, name: &str, from: i64, after: &[Stamp]) -> Result<(), LedgerError> {
         let seqs: Vec<i64> = after.iter().map(|s| s.seq).collect();
-        let bodies = self.log.entries(&seqs)?;
+        let bodies = self.entries(&seqs)?;
         tracing::debug!(
             ledger = name,
             after = from,
@@ -294,7 +311,7 @@ impl Conn {
     ) -> Result<(), LedgerError> {
         let path = self.scratch_file("image");
         std::fs::write(&path, bytes).map_err(|e| super::io(name, &path, e))?;
-        if let Err(why) = replica::check_image(&path, stamp.seq) {
+        if let Err(why) = replica::check_image(&path, stamp.seq, true) {
             let _ = std::fs::remove_file(&path);
             return Err(self.damaged(name, stamp.seq, &why));
         }

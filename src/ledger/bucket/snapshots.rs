@@ -69,7 +69,7 @@ impl Conn {
     }
 
     /// Snapshot `snap`'s bytes if they match the log's record of them; else why not.
-    fn vouched(&self, snap: i64) -> Result<Result<Vec<u8>, String>, LedgerError> {
+    fn vouched(&mut self, snap: i64) -> Result<Result<Vec<u8>, String>, LedgerError> {
         let Some(bytes) = self.log.snapshot(snap)? else {
             return Ok(Err("it was deleted meanwhile".into()));
         };
@@ -90,24 +90,30 @@ impl Conn {
     }
 
     /// The record of snapshot `snap` in the log (its entry and what it says), looked for in
-    /// the [`RECORD_WITHIN`] entries after it.
-    fn record_of(&self, snap: i64) -> Result<Option<(i64, SnapshotRecord)>, LedgerError> {
-        let seqs: Vec<i64> = self
-            .log
-            .list_from(snap + 1)?
-            .into_iter()
-            .map(|s| s.seq)
-            .take_while(|s| *s <= snap + RECORD_WITHIN)
-            .collect();
-        for chunk in seqs.chunks(4) {
-            for (seq, got) in chunk.iter().zip(self.log.entries(chunk)?) {
-                let Some((bytes, _)) = got else { continue };
-                if let Ok(Body::Statements(st)) = entry::decode(*seq, bytes) {
+    /// the [`RECORD_WITHIN`] entries after it: read by name in growing batches (its writer
+    /// records it next, so the first read finds it), up to the log's end. What is read is kept
+    /// for the catch-up that follows, which needs these very entries: no extra listing and no
+    /// entry read twice.
+    fn record_of(&mut self, snap: i64) -> Result<Option<(i64, SnapshotRecord)>, LedgerError> {
+        let (mut from, mut batch) = (snap + 1, 1);
+        while from <= snap + RECORD_WITHIN {
+            let seqs: Vec<i64> = (from..from + batch).collect();
+            let got = self.log.entries(&seqs)?;
+            let ended = got.iter().any(Option::is_none);
+            for (seq, got) in seqs.iter().zip(got) {
+                let Some((bytes, stamp)) = got else { break };
+                if let Ok(Body::Statements(st)) = entry::decode(*seq, bytes.clone()) {
+                    self.fetched.insert(*seq, (bytes, stamp));
                     if let Some(r) = st.snapshot.filter(|r| r.seq == snap) {
                         return Ok(Some((*seq, r)));
                     }
                 }
             }
+            if ended {
+                break;
+            }
+            from += batch;
+            batch *= 2;
         }
         Ok(None)
     }
@@ -115,7 +121,7 @@ impl Conn {
     fn restore_snapshot(&mut self, name: &str, snap: i64, bytes: &[u8]) -> Result<(), LedgerError> {
         let path = self.scratch_file("snapshot");
         std::fs::write(&path, bytes).map_err(|e| super::io(name, &path, e))?;
-        let checked = replica::check_image(&path, snap);
+        let checked = replica::check_image(&path, snap, false);
         let restored = match checked {
             Ok(()) => replica::restore(&mut self.replica, name, &path),
             Err(why) => Err(self.refuse(name, format!(
@@ -200,7 +206,9 @@ impl Conn {
 
     /// Every snapshot checked against its record: (how many were checked, what does not
     /// hold, notes on snapshots the log holds no record of).
-    pub(super) fn check_snapshots(&self) -> Result<(usize, Vec<String>, Vec<String>), LedgerError> {
+    pub(super) fn check_snapshots(
+        &mut self,
+    ) -> Result<(usize, Vec<String>, Vec<String>), LedgerError> {
         let (mut checked, mut problems, mut notes) = (0, Vec::new(), Vec::new());
         for snap in self.log.snapshots()? {
             let Some(bytes) = self.log.snapshot(snap)? else {

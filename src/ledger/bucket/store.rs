@@ -22,6 +22,10 @@ const SNAPSHOTS_KEPT: usize = 2;
 /// How many entries a catch-up reads at once.
 const READ_AHEAD: usize = 16;
 
+/// The stores this process has probed (see [`Log::probe`]).
+static PROBED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
 pub(in crate::ledger) struct Log {
     rt: crate::ledger::OwnRuntime,
     store: Arc<dyn ObjectStore>,
@@ -97,11 +101,6 @@ impl Log {
         crate::digest::sha256_hex(self.id.as_bytes())[..16].to_string()
     }
 
-    /// What tells this store from another within one process.
-    pub(in crate::ledger) fn id(&self) -> &str {
-        &self.id
-    }
-
     pub(in crate::ledger) fn writer(&self) -> &str {
         &self.writer
     }
@@ -166,9 +165,10 @@ impl Log {
     }
 
     /// Creates a probe object twice, if absent: the second create must be refused, or two
-    /// writers could both believe they wrote the same entry. The first one's `Last-Modified`
-    /// is the store's clock at the write, which gives this host's clock against it.
-    pub(in crate::ledger) fn probe(&self) -> Result<Skew, LedgerError> {
+    /// writers could both believe they wrote the same entry. With `clock`, the first one's
+    /// `Last-Modified` is read too: the store's clock at the write, which gives this host's
+    /// clock against it. Marks the store probed for this process.
+    pub(in crate::ledger) fn probe(&self, clock: bool) -> Result<Option<Skew>, LedgerError> {
         let key = self.key(&format!(
             ".fencepost-probe/{}-{}",
             self.writer,
@@ -185,8 +185,15 @@ impl Log {
         let sent_ms = crate::clock::host_millis();
         self.run("probing conditional writes", || create(b"1"))?;
         let answered_ms = crate::clock::host_millis();
-        let second = self.rt.block(create(b"2"));
-        let head = self.run("reading the store's clock", || self.store.head(&key));
+        let (second, head) = self.rt.block(async {
+            let head = async {
+                match clock {
+                    true => self.store.head(&key).await.map(Some),
+                    false => Ok(None),
+                }
+            };
+            futures_util::join!(create(b"2"), head)
+        });
         let _ = self.rt.block(self.store.delete(&key));
         match second {
             Err(object_store::Error::AlreadyExists { .. })
@@ -197,16 +204,32 @@ impl Log {
             ))),
             Err(e) => return Err(self.err("probing conditional writes", &e)),
         }
-        let store_ms = head?.last_modified.timestamp_millis();
+        if let Ok(mut p) = PROBED.lock() {
+            p.insert(self.id.clone());
+        }
+        let Some(meta) = head.map_err(|e| self.err("reading the store's clock", &e))? else {
+            return Ok(None);
+        };
+        let store_ms = meta.last_modified.timestamp_millis();
         // The store stamps whole seconds: its clock at the write was in [stamp, stamp + 1 s).
         let whole = store_ms - store_ms.rem_euclid(1000);
         let fraction = if store_ms == whole { 1000 } else { 1 };
-        Ok(Skew {
+        Ok(Some(Skew {
             min_ms: sent_ms - (store_ms + fraction),
             max_ms: answered_ms - store_ms,
             store_ms,
             host_ms: answered_ms,
-        })
+        }))
+    }
+
+    /// Probes the store's conditional writes once per process, before its first write: a
+    /// store that stopped honouring `If-None-Match` is caught by the next process that writes,
+    /// cached replica or not, and a process that only reads writes nothing.
+    fn probed_once(&self) -> Result<(), LedgerError> {
+        if PROBED.lock().map(|p| p.contains(&self.id)).unwrap_or(false) {
+            return Ok(());
+        }
+        self.probe(false).map(drop)
     }
 
     /// The entries from `seq` on (entry `seq` itself included, when `seq` > 0), in order, as
@@ -294,6 +317,7 @@ impl Log {
         seq: i64,
         bytes: Vec<u8>,
     ) -> Result<Option<Stamp>, LedgerError> {
+        self.probed_once()?;
         let key = self.key(&entry_key(seq));
         let size = bytes.len() as u64;
         let payload = PutPayload::from(bytes.clone());
@@ -369,6 +393,7 @@ impl Log {
         seq: i64,
         bytes: Vec<u8>,
     ) -> Result<bool, LedgerError> {
+        self.probed_once()?;
         let key = self.key(&snapshot_key(seq));
         let payload = PutPayload::from(bytes.clone());
         let written = self.rt.block(self.store.put_opts(
