@@ -66,6 +66,9 @@ pub struct Remote {
     pub key: String,
     /// The endpoint the store is reached at, when the environment or settings chose one.
     endpoint: Option<String>,
+    /// What older releases keyed this target by (its bare name; its endpoint as spelt, before
+    /// endpoints were canonical): their rows go to `key`, once.
+    pub older_keys: Vec<String>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -107,12 +110,18 @@ impl Remote {
         let (store, prefix) = (opened.store, opened.prefix);
         let chosen_endpoint = opened.endpoint.as_deref().map(shown);
         let s3_endpoint = opened.endpoint;
+        let key = target_key(url, s3_endpoint.as_deref());
+        let spelt = crate::store::names::target_key_as_spelt(url, s3_endpoint.as_deref());
         Ok(Remote {
             store,
             prefix,
             kind,
             url: canonical(url),
-            key: target_key(url, s3_endpoint.as_deref()),
+            older_keys: [canonical(url), spelt]
+                .into_iter()
+                .filter(|k| *k != key)
+                .collect(),
+            key,
             endpoint: chosen_endpoint,
         })
     }
@@ -125,6 +134,7 @@ impl Remote {
             kind: CLOUD,
             url: canonical(url),
             key: canonical(url),
+            older_keys: Vec::new(),
             endpoint: None,
         }
     }

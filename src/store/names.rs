@@ -49,6 +49,17 @@ pub fn overlaps(a: &str, b: &str) -> bool {
 /// `deploy::claim::name_target` hands those rows to the first endpoint that uses them.)
 pub fn target_key(url: &str, endpoint: Option<&str>) -> String {
     let name = canonical(url);
+    match endpoint.filter(|e| !e.is_empty()) {
+        Some(e) => format!("{name} via {}", canonical_endpoint(e)),
+        None => name,
+    }
+}
+
+/// The key an older fencepost gave the same target: the endpoint as it was spelt, credentials
+/// dropped, nothing else. Rows keyed by it go to [`target_key`]'s, once (see
+/// `targets::claim::name_target`).
+pub fn target_key_as_spelt(url: &str, endpoint: Option<&str>) -> String {
+    let name = canonical(url);
     let Some(endpoint) = endpoint.filter(|e| !e.is_empty()) else {
         return name;
     };
@@ -63,6 +74,31 @@ pub fn target_key(url: &str, endpoint: Option<&str>) -> String {
         Err(_) => endpoint.to_string(),
     };
     format!("{name} via {}", endpoint.trim_end_matches('/'))
+}
+
+/// One endpoint, one name: scheme and host in lower case and the scheme's default port
+/// dropped (the `url` crate's own rules), no credentials, query or trailing slash, and every
+/// spelling of this machine's loopback — `localhost`, `127.0.0.0/8`, `[::1]` — as `127.0.0.1`:
+/// `http://LOCALHOST:9000/` and `http://127.0.0.1:9000` are one server, and the rules keyed by
+/// a target (its lease above all) must see one target.
+pub fn canonical_endpoint(endpoint: &str) -> String {
+    let Ok(mut u) = url::Url::parse(endpoint.trim()) else {
+        return endpoint.trim().trim_end_matches('/').to_string();
+    };
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.set_query(None);
+    u.set_fragment(None);
+    let loopback = match u.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    if loopback {
+        let _ = u.set_host(Some("127.0.0.1"));
+    }
+    u.to_string().trim_end_matches('/').to_string()
 }
 
 /// `text` with the user and password of every URL in it replaced by `***`: a store's error
@@ -111,6 +147,30 @@ pub fn shown(url: &str) -> String {
 
 #[cfg(test)]
 mod canonical_tests {
+    #[test]
+    fn one_server_is_one_endpoint_whatever_its_spelling() {
+        use super::{canonical_endpoint, target_key};
+        for e in [
+            "http://127.0.0.1:9000",
+            "http://localhost:9000/",
+            "HTTP://LocalHost:9000",
+            "http://127.0.0.2:9000",
+            "http://[::1]:9000",
+            "http://key:secret@localhost:9000/",
+        ] {
+            assert_eq!(canonical_endpoint(e), "http://127.0.0.1:9000", "{e}");
+        }
+        assert_eq!(
+            canonical_endpoint("https://S3.Example.com:443/"),
+            "https://s3.example.com"
+        );
+        assert_eq!(canonical_endpoint("http://minio:80"), "http://minio");
+        assert_eq!(
+            target_key("s3://x/www/", Some("http://localhost:9000/")),
+            target_key("s3://x/www", Some("http://127.0.0.1:9000"))
+        );
+    }
+
     #[test]
     fn overlapping_prefixes_are_told_by_whole_segments() {
         use super::overlaps;

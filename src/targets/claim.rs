@@ -111,12 +111,11 @@ pub fn apart_from_ledger(site: &crate::site::Site, remote: &Remote) -> Result<()
 /// name (a store reached at an endpoint of its own) become this key's, once (see
 /// `names::target_key`).
 pub fn name_target(ledger: &mut Ledger, remote: &Remote) -> Result<(), DeployError> {
-    if remote.key == remote.url {
-        return Ok(());
-    }
-    let moved = ledger.write(|tx| deploys::rename_legacy(tx, &remote.url, &remote.key))?;
-    if moved > 0 {
-        tracing::info!(target = %remote.url, key = %remote.key, rows = moved, "the ledger now keys this target by its endpoint too");
+    for older in &remote.older_keys {
+        let moved = ledger.write(|tx| deploys::rename_legacy(tx, older, &remote.key))?;
+        if moved > 0 {
+            tracing::info!(target = %remote.url, from = %older, key = %remote.key, rows = moved, "the ledger now keys this target by its canonical name and endpoint");
+        }
     }
     Ok(())
 }

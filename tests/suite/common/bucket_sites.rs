@@ -65,7 +65,12 @@ pub fn pages_of(s: &TestSite) -> Vec<String> {
 
 /// GETs every page through `serve --from URL`: all must answer 200.
 pub fn serves_every_page(s: &TestSite, url: &str) {
-    let server = s.serve(&["--from", url]);
+    serves_every_page_env(s, url, &[]);
+}
+
+/// [`serves_every_page`] with `env` (an S3 endpoint and its credentials).
+pub fn serves_every_page_env(s: &TestSite, url: &str, env: &[(String, String)]) {
+    let server = s.serve_env(&["--from", url], env);
     for p in pages_of(s) {
         let target = format!("/{}", p.trim_end_matches("index.html"));
         let r = server.get(&target);

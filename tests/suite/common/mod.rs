@@ -296,12 +296,23 @@ pub struct Stalled {
 
 impl Stalled {
     pub fn start(s: &TestSite, args: &[&str], failpoints: &str) -> Stalled {
+        Stalled::start_env(s, args, failpoints, &[])
+    }
+
+    /// [`Stalled::start`] with extra environment variables (an S3 endpoint, say).
+    pub fn start_env(
+        s: &TestSite,
+        args: &[&str],
+        failpoints: &str,
+        env: &[(String, String)],
+    ) -> Stalled {
         let log = s.path(&format!(".fp-{}.log", uuid_like()));
         let child = std::process::Command::new(bin())
             .arg("--site")
             .arg(s.root())
             .args(args)
             .arg("--json")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("FAILPOINTS", failpoints)
             .env("FENCEPOST_FAILPOINT_LOG", &log)
             .stdout(Stdio::piped())

@@ -101,3 +101,65 @@ fn one_bucket_name_at_two_endpoints_is_two_targets() {
     let want = [&one.endpoint, &two.endpoint].map(|e| format!("s3://site/www via {e}"));
     assert_eq!(names, want.into_iter().collect(), "{targets}");
 }
+
+/// Issue 47.9: one bucket, one name, endpoint included. A deploy through
+/// `http://127.0.0.1:P` and a `gc --to` through `http://localhost:P/` reach one S3 server:
+/// one target, one lease — the gc waits for the stalled deploy instead of running beside it —
+/// and the ledger lists it once, under its canonical endpoint.
+#[cfg(feature = "failpoints")]
+#[test]
+fn one_server_under_two_spellings_of_its_endpoint_is_one_target_with_one_lease() {
+    let moto = Moto::start();
+    moto.bucket("spelt");
+    let port = moto.endpoint.rsplit(':').next().unwrap().to_string();
+    let ip = Moto::env(&format!("http://127.0.0.1:{port}"));
+    let named = Moto::env(&format!("http://LOCALHOST:{port}/"));
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let url = "s3://spelt/www";
+    let (code, r) = run(&s, &["deploy", "--to", url, "--now", NOW], &ip);
+    assert_eq!(code, Some(0), "{r}");
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let deploy = Stalled::start_env(
+        &s,
+        &["deploy", "--to", url, "--now", NOW],
+        "deploy.after_blobs=sleep(1500)",
+        &ip,
+    );
+    deploy.wait_until("deploy.after_blobs");
+    let (code, gc) = run(
+        &s,
+        &[
+            "gc",
+            "--to",
+            url,
+            "--keep",
+            "1",
+            "--grace-secs",
+            "0",
+            "--now",
+            NOW,
+        ],
+        &named,
+    );
+    let out = deploy.finish();
+    assert_success(&out);
+    assert_eq!(code, Some(0), "{gc}");
+    let status = s.json(&["status"]);
+    let targets: Vec<&str> = status["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        targets,
+        vec![format!("s3://spelt/www via http://127.0.0.1:{port}").as_str()],
+        "{status}"
+    );
+    let (code, ok) = run(&s, &["verify", "--to", url], &named);
+    assert_eq!((code, ok["ok"].as_bool()), (Some(0), Some(true)), "{ok}");
+    serves_every_page_env(&s, url, &named);
+}
