@@ -200,9 +200,10 @@ mod canonical_tests {
         assert_ne!(canonical("s3://x/www"), canonical("s3://x/www2"));
         use super::target_key;
         assert_eq!(target_key("s3://x/www/", None), "s3://x/www");
+        // Loopback spellings are one (issue 47.9): keys from before go to this one, once.
         assert_eq!(
             target_key("s3a://x/www/", Some("http://K:S@LocalHost:9000/")),
-            "s3://x/www via http://localhost:9000"
+            "s3://x/www via http://127.0.0.1:9000"
         );
         assert_eq!(
             target_key("s3://x/www", Some("http://localhost:9000")),
