@@ -133,34 +133,7 @@ fn prepare(
             left_out.extend(p.left_out);
             return Ok((planned, left_out));
         }
-        // A public item the revision would lack: the pointer does not move (a withdrawn
-        // page's notice may give way).
-        let items: Vec<String> = p
-            .pages
-            .iter()
-            .filter(|d| !d.0)
-            .map(|d| {
-                let v = &source.pages[d.1].view;
-                format!("{}/{}", v.collection, v.id.text())
-            })
-            .collect();
-        if let Some(first) = items.first() {
-            let why = p
-                .left_out
-                .iter()
-                .find(|l| l.what == *first)
-                .map(|l| format!("{} (at {})", l.why, l.path.as_deref().unwrap_or_default()))
-                .unwrap_or_default();
-            return Err(BuildError::PublicLeftOut {
-                count: items.len(),
-                first: first.clone(),
-                more: match items.len() {
-                    1 => String::new(),
-                    n => format!(" and {} more", n - 1),
-                },
-                why: format!("{why}: fix the URL pattern in [collections], the id, or the file, and build again"),
-            });
-        }
+        refuse_public_left_out(&p, source)?;
         // Take the pages out and plan again: what this pass said of single files, the next
         // says again.
         let files = p.files;
@@ -186,6 +159,40 @@ fn prepare(
             p.pages.iter().filter(|d| d.0).map(|d| d.1),
         );
     }
+}
+
+/// A public item the revision would lack: the pointer does not move (a withdrawn page's
+/// notice may give way).
+fn refuse_public_left_out(p: &Placement, source: &Source) -> Result<(), BuildError> {
+    let items: Vec<String> = p
+        .pages
+        .iter()
+        .filter(|d| !d.0)
+        .map(|d| {
+            let v = &source.pages[d.1].view;
+            format!("{}/{}", v.collection, v.id.text())
+        })
+        .collect();
+    let Some(first) = items.first() else {
+        return Ok(());
+    };
+    let why = p
+        .left_out
+        .iter()
+        .find(|l| l.what == *first)
+        .map(|l| format!("{} (at {})", l.why, l.path.as_deref().unwrap_or_default()))
+        .unwrap_or_default();
+    Err(BuildError::PublicLeftOut {
+        count: items.len(),
+        first: first.clone(),
+        more: match items.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        },
+        why: format!(
+            "{why}: fix the URL pattern in [collections], the id, or the file, and build again"
+        ),
+    })
 }
 
 /// What one planning pass leaves out, and why.
