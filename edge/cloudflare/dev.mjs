@@ -27,13 +27,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 function usage(why) {
   process.stderr.write(
     `dev.mjs: ${why}\nusage: node edge/cloudflare/dev.mjs --bucket file:///ABS/DIR [--prefix P] --port N ` +
-      `[--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--bucket-timeout-ms MS] [--bucket-delay-ms MS] [--stats]\n`,
+      `[--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--bucket-timeout-ms MS] [--bucket-delay-ms MS] [--shard-memory-bytes N] [--stats]\n`,
   );
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { bucket: null, prefix: "", port: null, ttl: null, hot: null, timeout: null, delay: 0, stats: false };
+  const o = { bucket: null, prefix: "", port: null, ttl: null, hot: null, timeout: null, delay: 0, shards: null, stats: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -47,6 +47,7 @@ function parseArgs(argv) {
     else if (a === "--pointer-hot-ms") o.hot = value();
     else if (a === "--bucket-timeout-ms") o.timeout = value();
     else if (a === "--bucket-delay-ms") o.delay = Number(value());
+    else if (a === "--shard-memory-bytes") o.shards = value();
     else if (a === "--stats") o.stats = true;
     else usage(`unknown argument ${a}`);
   }
@@ -200,6 +201,7 @@ const bindings = { PREFIX: o.prefix };
 if (o.ttl !== null) bindings.POINTER_TTL_MS = String(o.ttl);
 if (o.hot !== null) bindings.POINTER_HOT_MS = String(o.hot);
 if (o.timeout !== null) bindings.BUCKET_TIMEOUT_MS = String(o.timeout);
+if (o.shards !== null) bindings.SHARD_MEMORY_BYTES = String(o.shards);
 if (o.stats) bindings.EDGE_STATS = "1";
 if (!Number.isFinite(o.delay) || o.delay < 0) usage("--bucket-delay-ms takes a number of milliseconds");
 // With a delay, a small entry module hands the Worker an R2 binding whose reads answer late.

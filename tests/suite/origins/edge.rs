@@ -308,3 +308,39 @@ fn the_worker_answers_503_over_a_prefix_that_holds_a_ledger() {
     assert_eq!(r.status, 503, "{}", r.text());
     assert_eq!(edge.get("/").status, 503);
 }
+
+/// Issue 47.6: the Worker's parsed shards are bounded in bytes (SHARD_MEMORY_BYTES), as its
+/// blobs and path memory are: a count let a large site's shards outgrow the isolate. With a
+/// budget of a few shards, every page of a 28-item site still answers 200, and what the isolate
+/// keeps stays within the budget.
+#[test]
+fn the_workers_shard_memory_has_a_byte_budget() {
+    let s = TestSite::new();
+    for i in 1..=28 {
+        s.item(i, &format!("2026-11-{:02}", i));
+    }
+    s.json(&["publish", "--build", "--now", NOW]);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &url, "--now", NOW]);
+    let budget = 8000u64;
+    let edge = Edge::start(
+        bucket.path(),
+        "",
+        &["--stats", "--shard-memory-bytes", &budget.to_string()],
+    );
+    for round in 0..2 {
+        for i in 1..=28 {
+            let r = edge.get(&format!("/answers/{i}/"));
+            assert_eq!(r.status, 200, "round {round}, item {i}");
+            assert!(r.text().contains(&format!("Item {i}")));
+        }
+    }
+    let stats = edge.stats();
+    let (bytes, kept) = (
+        stats["shard_bytes"].as_u64().unwrap(),
+        stats["shards"].as_u64().unwrap(),
+    );
+    assert!(bytes <= budget, "{stats}");
+    assert!(kept >= 1 && kept < 28, "the budget evicted: {stats}");
+}
