@@ -185,7 +185,12 @@ async fn settled(
         Some(r)
     };
     let live_dir = || p.id.to_string();
-    Ok(match saga::decide(Some(p), plan) {
+    let decision = saga::decide(Some(p), plan);
+    let holds = !matches!(decision, Decision::Move | Decision::Unchanged);
+    if holds && crate::targets::claim::root_is_foreign(ctx.remote, p, &ctx.ours).await? {
+        return Ok(None);
+    }
+    Ok(match decision {
         Decision::Unchanged => {
             let now = ctx.clock.now();
             let next = ledger.read(|tx| crate::ledger::public::next_change(tx, now))?;

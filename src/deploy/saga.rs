@@ -434,10 +434,17 @@ impl Run<'_, '_> {
                     adopting = true;
                 }
             }
-            let decision = if adopting {
-                pointer::Decision::Move
-            } else {
-                decide(live_p, plan)
+            let decision = match (adopting, live_p) {
+                (true, _) => pointer::Decision::Move,
+                (false, Some(p))
+                    if !matches!(
+                        decide(live_p, plan),
+                        pointer::Decision::Move | pointer::Decision::Unchanged
+                    ) && crate::targets::claim::root_is_foreign(remote, p, &ours).await? =>
+                {
+                    pointer::Decision::Move
+                }
+                (false, _) => decide(live_p, plan),
             };
             match decision {
                 pointer::Decision::Unchanged => {

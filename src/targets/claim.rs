@@ -41,6 +41,27 @@ pub async fn owner_of(
     )
 }
 
+/// Whether the root `live` names was built by another ledger than `ours` (a bucket left so by
+/// an older release's rollback to an adopted ledger's revision): every origin refuses such a
+/// root (503), so a deploy of this ledger's revision replaces it whatever its number, never
+/// reports `superseded` past it.
+pub async fn root_is_foreign(
+    remote: &Remote,
+    live: &RemotePointer,
+    ours: &str,
+) -> Result<bool, DeployError> {
+    let foreign = match remote.root(&live.manifest).await? {
+        crate::bucket::read::Read::Found(root) => {
+            root.ledger_id.as_deref().is_some_and(|l| l != ours)
+        }
+        _ => false,
+    };
+    if foreign {
+        tracing::warn!(target = %remote.url, root = %live.manifest, "the live root was built by another ledger than the pointer names: every origin refuses it; this deploy replaces it");
+    }
+    Ok(foreign)
+}
+
 /// Refuses a bucket another ledger owns. With `adopt`, returns the ledger being taken over.
 pub async fn check_owner(
     remote: &Remote,

@@ -521,3 +521,42 @@ fn a_resume_past_the_pointer_step_makes_a_lost_move_again() {
     assert_eq!(pointer_of(&remote)["revision"], 2);
     assert_eq!(s.audited("deploy"), 2);
 }
+
+/// Issue 47.7 (the deploy side): a bucket whose pointer names this ledger over a root another
+/// ledger built (what an older release's `rollback --to` could leave after `deploy --adopt`)
+/// is served by no origin; this ledger's next deploy replaces that root whatever its revision
+/// number, instead of reporting `superseded` until its own revisions pass the other's.
+#[test]
+fn a_deploy_replaces_a_live_root_another_ledger_built_whatever_its_number() {
+    let bucket = tempfile::tempdir().unwrap();
+    let url = folder(&bucket);
+    let other = TestSite::new();
+    for i in 1..=9 {
+        other.item(i, &format!("2026-11-{i:02}"));
+    }
+    other.json(&["publish", "--build", "--now", NOW]);
+    other.json(&["deploy", "--to", &url, "--now", NOW]);
+    let current = bucket.path().join("current");
+    let theirs: Value = serde_json::from_slice(&std::fs::read(&current).unwrap()).unwrap();
+    assert_eq!(theirs["revision"], 9);
+    let s = TestSite::new();
+    for i in 1..=4 {
+        s.item(i, &format!("2026-11-{i:02}"));
+    }
+    s.json(&["publish", "--build", "--now", NOW]);
+    let r = s.json(&["deploy", "--to", &url, "--adopt", "--now", NOW]);
+    assert_eq!(r["outcome"], "deployed", "{r}");
+    // The state an older rollback left: our pointer over the other ledger's revision 9.
+    let mut ours: Value = serde_json::from_slice(&std::fs::read(&current).unwrap()).unwrap();
+    for k in ["revision", "build", "manifest"] {
+        ours[k] = theirs[k].clone();
+    }
+    std::fs::write(&current, serde_json::to_vec(&ours).unwrap()).unwrap();
+    s.item(5, "2026-11-05");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let r = s.json(&["deploy", "--to", &url, "--now", NOW]);
+    assert_eq!(r["outcome"], "deployed", "not superseded: {r}");
+    let live: Value = serde_json::from_slice(&std::fs::read(&current).unwrap()).unwrap();
+    assert_eq!(live["revision"], 5, "{live}");
+    serves_every_page(&s, &url);
+}
