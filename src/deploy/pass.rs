@@ -185,11 +185,13 @@ async fn settled(
         Some(r)
     };
     let live_dir = || p.id.to_string();
-    let decision = saga::decide(Some(p), plan);
-    let holds = !matches!(decision, Decision::Move | Decision::Unchanged);
-    if holds && crate::targets::claim::root_is_foreign(ctx.remote, p, &ctx.ours).await? {
-        return Ok(None);
-    }
+    let decision = crate::targets::claim::unless_foreign(
+        ctx.remote,
+        live,
+        saga::decide(live, plan),
+        &ctx.ours,
+    )
+    .await?;
     Ok(match decision {
         Decision::Unchanged => {
             let now = ctx.clock.now();

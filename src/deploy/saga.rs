@@ -434,17 +434,9 @@ impl Run<'_, '_> {
                     adopting = true;
                 }
             }
-            let decision = match (adopting, live_p) {
-                (true, _) => pointer::Decision::Move,
-                (false, Some(p))
-                    if !matches!(
-                        decide(live_p, plan),
-                        pointer::Decision::Move | pointer::Decision::Unchanged
-                    ) && crate::targets::claim::root_is_foreign(remote, p, &ours).await? =>
-                {
-                    pointer::Decision::Move
-                }
-                (false, _) => decide(live_p, plan),
+            let decision = match adopting {
+                true => pointer::Decision::Move,
+                false => claim::unless_foreign(remote, live_p, decide(live_p, plan), &ours).await?,
             };
             match decision {
                 pointer::Decision::Unchanged => {

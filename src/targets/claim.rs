@@ -20,6 +20,7 @@ use crate::config::DeployConfig;
 use crate::ledger::deploys::{self, Op};
 use crate::ledger::lease::{self, Lease, LeaseKey, OwnerId};
 use crate::ledger::Ledger;
+use crate::output::pointer::Decision;
 
 /// The ledger that owns the bucket whose pointer is `live`: the pointer's own field, else the
 /// root it names (pointers older than the field). `None`: nobody yet, or a bucket written
@@ -60,6 +61,21 @@ pub async fn root_is_foreign(
         tracing::warn!(target = %remote.url, root = %live.manifest, "the live root was built by another ledger than the pointer names: every origin refuses it; this deploy replaces it");
     }
     Ok(foreign)
+}
+
+/// `decision`, unless it would hold the pointer over a root another ledger built: then the
+/// pointer moves (see [`root_is_foreign`]).
+pub async fn unless_foreign(
+    remote: &Remote,
+    live: Option<&RemotePointer>,
+    decision: Decision,
+    ours: &str,
+) -> Result<Decision, DeployError> {
+    let holds = !matches!(decision, Decision::Move | Decision::Unchanged);
+    match live {
+        Some(p) if holds && root_is_foreign(remote, p, ours).await? => Ok(Decision::Move),
+        _ => Ok(decision),
+    }
 }
 
 /// Refuses a bucket another ledger owns. With `adopt`, returns the ledger being taken over.
