@@ -181,6 +181,9 @@ pub struct ServeConfig {
     /// While a client holds a response back, it must take at least this many bytes a
     /// second (over 10 s windows), or the connection is cut.
     pub min_send_bytes_per_sec: u64,
+    /// At capacity, a connection whose client has held every write back (taken no byte)
+    /// for this many seconds gives way to a new connection, whatever its address.
+    pub stall_secs: u64,
 }
 
 impl Default for ServeConfig {
@@ -196,6 +199,7 @@ impl Default for ServeConfig {
             write_timeout_secs: 30,
             max_connections_per_ip: 256,
             min_send_bytes_per_sec: 1024,
+            stall_secs: 2,
         }
     }
 }

@@ -196,7 +196,8 @@ fn bind_deep(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListe
 /// connection idles), and at most `serve.max_connections` are served at once: a client that
 /// trickles a request, or thousands of them, cannot pin the server open or crowd others out
 /// for longer than that timeout. At capacity, every address has a fair share of the slots
-/// and a connection over it gives way to a new one within it (see `serve/limits.rs`), so
+/// and a connection over it, or one stalled for `serve.stall_secs` whatever its address,
+/// gives way to a new one within it (see `serve/limits.rs`), so
 /// connections that trickle their heads (slowloris) or read slowly cannot keep real clients
 /// waiting. A response whose
 /// writes make no progress for `serve.write_timeout_secs` (a client that asked for a large
@@ -217,6 +218,7 @@ async fn accept_loop(
         .header_read_timeout(Duration::from_secs(limits.header_timeout_secs));
     tokio::pin!(shutdown);
     let open = Arc::new(limits::OpenConnections::default());
+    let stall = Duration::from_secs(limits.stall_secs);
     let served = Served {
         router: &router,
         http1: &http1,
@@ -228,7 +230,8 @@ async fn accept_loop(
     loop {
         let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
-                Ok((stream, peer)) => (stream, peer.ip()),
+                // IPv6 peers counted by /64 (see limits.rs).
+                Ok((stream, peer)) => (stream, limits::peer_group(peer.ip())),
                 Err(e) => {
                     // Out of descriptors and the like: back off instead of spinning.
                     tracing::warn!(error = %e, "accept failed");
@@ -255,9 +258,9 @@ async fn accept_loop(
             }
             Err(_) => {
                 // At capacity: a connection gives way (limits.rs says which).
-                open.evict_one(limits.max_connections);
+                let room = make_room(&open, &slots, limits.max_connections, stall);
                 tokio::select! {
-                    p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+                    p = room => p,
                     _ = &mut shutdown => break,
                 }
             }
@@ -273,6 +276,24 @@ async fn accept_loop(
                 secs = limits.shutdown_deadline_secs,
                 "connections still open at the shutdown deadline; closing them"
             );
+        }
+    }
+}
+
+/// At capacity: has a connection give way (see `serve/limits.rs` for which) and waits for its
+/// slot; while none can give way, the choice is made again every 100 ms (a connection may
+/// stall meanwhile).
+async fn make_room(
+    open: &limits::OpenConnections,
+    slots: &Arc<tokio::sync::Semaphore>,
+    capacity: usize,
+    stall: std::time::Duration,
+) -> tokio::sync::OwnedSemaphorePermit {
+    loop {
+        open.evict_one(capacity, stall);
+        tokio::select! {
+            p = slots.clone().acquire_owned() => return p.expect("the semaphore is never closed"),
+            _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {}
         }
     }
 }
@@ -301,7 +322,8 @@ impl Served<'_> {
     ) {
         use hyper_util::rt::TokioIo;
         let _ = stream.set_nodelay(true);
-        let stream = limits::MinRate::new(stream, self.min_send_rate);
+        let held = Arc::new(limits::Held::default());
+        let stream = limits::MinRate::new(stream, self.min_send_rate, held.clone());
         let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
         stream.set_write_timeout(Some(self.write_timeout));
         let answering = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -343,7 +365,7 @@ impl Served<'_> {
             let _ = task.await;
             drop(share);
         });
-        self.open.add(id, peer, answering, abort);
+        self.open.add(id, peer, answering, held, abort);
         let _ = listed.send(());
     }
 }

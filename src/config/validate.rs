@@ -106,6 +106,7 @@ impl Config {
             ("serve.header_timeout_secs", n(s.header_timeout_secs), (1, 3600), hour),
             ("serve.shutdown_deadline_secs", n(s.shutdown_deadline_secs), (1, 3600), hour),
             ("serve.write_timeout_secs", n(s.write_timeout_secs), (1, 3600), hour),
+            ("serve.stall_secs", n(s.stall_secs), (1, 3600), hour),
             ("run.debounce_ms", n(r.debounce_ms), (0, 86_400_000), day_ms),
             ("run.max_backoff_secs", n(r.max_backoff_secs), (0, 86_400_000), day_ms),
             ("deploy.lease_secs", n(d.lease_secs), (1, year), LEASE),

@@ -128,3 +128,83 @@ fn svg_is_served_sandboxed_and_nothing_is_sniffed() {
         .unwrap_or_default()
         .contains("sandbox"));
 }
+
+/// Guards: issue 47.5 — slow readers from many addresses cannot hold every slot. Twenty
+/// readers, each from an address of its own (so each is within its share of one slot), each
+/// asks for a page, then for a 16 MiB file it never reads, and reconnects when cut; they
+/// hold all 16 slots. Real requests from another address are answered in under 2 s each:
+/// at capacity a connection stalled for `serve.stall_secs` (default 2) gives way whatever
+/// its address. Used to wait for the write timeout (30 s).
+#[test]
+fn slow_readers_from_many_addresses_cannot_hold_every_slot() {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let s = super::built_site();
+    std::fs::create_dir_all(s.path("static")).unwrap();
+    std::fs::write(s.path("static/big.bin"), vec![7u8; 16 << 20]).unwrap();
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &format!("{cfg}\n[serve]\nmax_connections = 16\n"),
+    );
+    s.json(&["build", "--now", NOW]);
+    let srv = s.serve(&[]);
+    let stop = Arc::new(AtomicBool::new(false));
+    // Readers the server has begun sending the large file to.
+    let in_position = Arc::new(AtomicUsize::new(0));
+    let attackers: Vec<_> = (1..=20u8)
+        .map(|k| {
+            let (addr, stop, in_position) = (srv.addr.clone(), stop.clone(), in_position.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok(mut c) = super::connect_from([127, 0, 1, k], &addr, Some(4096)) else {
+                        std::thread::sleep(Duration::from_millis(50));
+                        continue;
+                    };
+                    let _ = c.set_read_timeout(Some(Duration::from_secs(20)));
+                    let _ = c.write_all(b"GET /answers/1/ HTTP/1.1\r\nHost: x\r\n\r\n");
+                    let (mut got, mut buf) = (Vec::new(), [0u8; 8192]);
+                    while let Ok(n @ 1..) = c.read(&mut buf) {
+                        got.extend_from_slice(&buf[..n]);
+                        if got.windows(7).any(|w| w == b"</html>") {
+                            break;
+                        }
+                    }
+                    let _ = c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+                    if !matches!(c.read(&mut buf[..1]), Ok(1)) {
+                        continue;
+                    }
+                    in_position.fetch_add(1, Ordering::Relaxed);
+                    // Never read again; a byte of a next head now and then tells when the
+                    // server has cut the connection (the write fails), and then reconnect.
+                    while !stop.load(Ordering::Relaxed) && c.write_all(b"G").is_ok() {
+                        std::thread::sleep(Duration::from_millis(300));
+                    }
+                }
+            })
+        })
+        .collect();
+    wait_for("16 slow readers holding every slot", || {
+        in_position.load(Ordering::Relaxed) >= 16
+    });
+    // Every slot held by a reader that has stopped reading, for the stall time: the attack
+    // in place, as a real client would meet it.
+    std::thread::sleep(Duration::from_secs(2));
+    let mut worst = Duration::ZERO;
+    for _ in 0..6 {
+        let started = Wall::now();
+        let r = srv.get("/answers/1/");
+        assert_eq!(r.status, 200);
+        worst = worst.max(started.elapsed());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for a in attackers {
+        let _ = a.join();
+    }
+    assert!(
+        worst < Duration::from_secs(2),
+        "a real client waited {worst:?} with every slot held by a slow reader of its own address"
+    );
+}
