@@ -51,10 +51,14 @@ impl serde::Serialize for Instant {
 /// two runs at chosen instants (for example, the second one after the first one's lease).
 /// `Database` is a shared ledger's clock: this host's, corrected by the offset measured
 /// against the database, so hosts with skewed clocks agree on lease expiry and audit times.
+/// `Simulated` is `--now` given with `--allow-future-now` (or `FENCEPOST_ALLOW_FUTURE_NOW=1`):
+/// a harness simulating the calendar, whose instant the ledger's own clock does not overrule
+/// (see [`Clock::overrules_due`]).
 #[derive(Debug, Clone, Copy)]
 pub enum Clock {
     System,
     Fixed(Instant),
+    Simulated(Instant),
     Database { offset_ms: i64 },
 }
 
@@ -62,9 +66,23 @@ impl Clock {
     pub fn now(&self) -> Instant {
         match self {
             Clock::System => Instant(host_millis()),
-            Clock::Fixed(t) => *t,
+            Clock::Fixed(t) | Clock::Simulated(t) => *t,
             Clock::Database { offset_ms } => Instant(host_millis().saturating_add(*offset_ms)),
         }
+    }
+
+    /// Whether an instant was given by hand (`--now`), with or without
+    /// `--allow-future-now`: it is used as given, never measured.
+    pub fn is_given(&self) -> bool {
+        matches!(self, Clock::Fixed(_) | Clock::Simulated(_))
+    }
+
+    /// Whether a ledger with a clock of its own (PostgreSQL) re-checks, inside the statement
+    /// that makes a page public, that the page is due by that clock: always, unless the
+    /// instant is a simulated one. A host clock stepped mid-run, or a `--now` ahead of the
+    /// real clock, then publishes nothing early.
+    pub fn overrules_due(&self) -> bool {
+        !matches!(self, Clock::Simulated(_))
     }
 }
 

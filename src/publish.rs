@@ -97,6 +97,10 @@ pub struct Report {
     pub skipped_ids: Vec<ItemId>,
     pub lease_lost: Vec<Shown>,
     pub conflict: Vec<Shown>,
+    /// Items this host's clock found due but the ledger's own clock (PostgreSQL's) did not,
+    /// as their page was written: nothing written, each back to pending for the next run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_due: Vec<Shown>,
     pub revision: i64,
     pub failed: Vec<Failed>,
     pub embargoed: usize,

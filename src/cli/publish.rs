@@ -140,6 +140,10 @@ fn human(r: &fencepost::publish::Report) -> String {
         ("skipped (held by another run)", &r.skipped_locked),
         ("lease lost (nothing written)", &r.lease_lost),
         ("conflict (nothing written)", &r.conflict),
+        (
+            "not due by the ledger's clock (nothing written)",
+            &r.not_due,
+        ),
         ("re-armed", &r.retried),
         ("parked (fencepost status; --retry ID re-arms)", &r.parked),
     ] {

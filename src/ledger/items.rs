@@ -438,6 +438,18 @@ pub fn record_failure(
     )
 }
 
+/// An item whose page the ledger's own clock found not yet due (`Outcome::NotDue`): back to
+/// `pending`, the attempt this run counted given back (being early is no failure of the
+/// item, and must never park it). Whether the lease held.
+pub fn not_yet_due(
+    tx: &Tx<'_>,
+    id: ItemId,
+    lease: &Lease,
+    now: Instant,
+) -> Result<bool, LedgerError> {
+    guarded(tx, "items.not_yet_due", id, lease, now, args! {})
+}
+
 /// `claim` on item `id` under `lease`, on its own; whether it held (false: the lease was lost).
 pub fn claim(
     tx: &Tx<'_>,

@@ -14,6 +14,14 @@
 //! commit in between; the revision bump locks the revision row, which orders the audit
 //! appends of racing hosts by commit.
 //!
+//! On PostgreSQL the page statement also re-checks that the page is due by the database's
+//! own clock (`due_at <=` the transaction's start, `transaction_timestamp()`, which is never
+//! later than the commit): no host clock — measured once a cycle, and stepped since, or a
+//! `--now` ahead of the real clock — decides a publication on a shared ledger. A page it
+//! refuses is [`Outcome::NotDue`]: nothing written, the item back to pending, its attempt
+//! not counted. Only a simulated calendar (`--allow-future-now`) is not re-checked. SQLite's
+//! clock is the host's: there the decision clock is the ledger's already.
+//!
 //! One-way rules live in the statement too: an indexable page never returns to noindex, and
 //! a page that has its image never loses it.
 
@@ -115,6 +123,8 @@ pub enum Outcome {
     Unchanged,
     LeaseLost,
     Conflict,
+    /// The page is not due by the ledger's own clock (PostgreSQL's): nothing was written.
+    NotDue,
 }
 
 #[derive(Debug, Clone)]
@@ -134,15 +144,20 @@ struct Parts {
     content_hash: Option<String>,
 }
 
-fn parts(c: &Commit, now: Instant) -> Parts {
+fn parts(c: &Commit, now: Instant, due: DueCheck) -> Parts {
     let content_hash = c.page.as_ref().map(PageFields::content_hash);
+    let given_now = matches!(due, DueCheck::AsGiven);
     let guard = args! {
         "lease_key" => c.lease.key, "owner" => c.lease.owner.0, "fence" => c.lease.fence.0,
-        "now" => now.0,
+        "now" => now.0, "given_now" => given_now,
     };
     let write = write_steps(c, guard, &content_hash, now);
     let record = record_steps(c, guard, &content_hash, now);
-    let read_back = Step::query("pages.read_back", &join(guard, args! { "item" => c.id.0 }));
+    let due_at = c.page.as_ref().map_or(0, |p| p.due_at.0);
+    let read_back = Step::query(
+        "pages.read_back",
+        &join(guard, args! { "item" => c.id.0, "due_at" => due_at }),
+    );
     Parts {
         write,
         record,
@@ -280,9 +295,33 @@ fn record_steps(
     record
 }
 
+/// Whether the page statement re-checks the due instant by the ledger's own clock (see the
+/// module's comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DueCheck {
+    /// By the ledger's clock, where it has one of its own (PostgreSQL).
+    ByLedger,
+    /// The instant given stands (`--allow-future-now`: a simulated calendar).
+    AsGiven,
+}
+
+impl DueCheck {
+    pub fn for_clock(clock: &crate::clock::Clock) -> DueCheck {
+        match clock.overrules_due() {
+            true => DueCheck::ByLedger,
+            false => DueCheck::AsGiven,
+        }
+    }
+}
+
 /// Runs one item's batch inside the caller's write transaction and reads back the outcome.
-pub fn commit(tx: &Tx<'_>, c: &Commit, now: Instant) -> Result<CommitResult, LedgerError> {
-    Ok(commit_all(tx, &[c], now)?.remove(0))
+pub fn commit(
+    tx: &Tx<'_>,
+    c: &Commit,
+    now: Instant,
+    due: DueCheck,
+) -> Result<CommitResult, LedgerError> {
+    Ok(commit_all(tx, &[c], now, due)?.remove(0))
 }
 
 /// Runs the batches of several items inside the caller's write transaction, as three
@@ -294,8 +333,9 @@ pub fn commit_all(
     tx: &Tx<'_>,
     commits: &[&Commit],
     now: Instant,
+    due: DueCheck,
 ) -> Result<Vec<CommitResult>, LedgerError> {
-    let parts: Vec<Parts> = commits.iter().map(|c| parts(c, now)).collect();
+    let parts: Vec<Parts> = commits.iter().map(|c| parts(c, now, due)).collect();
     let writes: Vec<Step> = parts.iter().flat_map(|p| p.write.iter().cloned()).collect();
     tx.pipeline(&writes)?;
     crate::fail_point!("publish.commit.after_page");
@@ -324,6 +364,7 @@ pub fn commit_all(
                 withdrawn: r.get::<Option<bool>>(4)?.unwrap_or(false),
                 revision: r.get(5)?,
                 lease_ok: r.get(6)?,
+                due_ok: r.get::<Option<bool>>(7)?.unwrap_or(true),
             };
             Ok(decide(c, p.content_hash.as_deref(), &back))
         })
@@ -338,6 +379,8 @@ struct ReadBack {
     withdrawn: bool,
     revision: i64,
     lease_ok: bool,
+    /// Whether the page is due by the ledger's own clock (always, where it has none).
+    due_ok: bool,
 }
 
 fn decide(c: &Commit, content_hash: Option<&str>, back: &ReadBack) -> CommitResult {
@@ -358,6 +401,8 @@ fn decide(c: &Commit, content_hash: Option<&str>, back: &ReadBack) -> CommitResu
         Outcome::Unchanged
     } else if !back.lease_ok {
         Outcome::LeaseLost
+    } else if matches!(c.action, Action::Publish | Action::Update) && !back.due_ok {
+        Outcome::NotDue
     } else {
         Outcome::Conflict
     };

@@ -237,13 +237,18 @@ impl<'a> Batch<'a> {
                     _ => None,
                 })
                 .collect();
-            let mut committed = pages::commit_all(tx, &commits, now)?.into_iter();
+            let due = pages::DueCheck::for_clock(self.clock);
+            let mut committed = pages::commit_all(tx, &commits, now, due)?.into_iter();
             let mut results = Vec::with_capacity(prepared.len());
             let mut releases = Vec::with_capacity(prepared.len());
             for p in prepared {
                 let (id, lease, result) = match p {
                     Prepared::Commit(c) => {
                         let r = committed.next().expect("one result per commit");
+                        if r.outcome == Outcome::NotDue {
+                            // Not a failure of the item: back to pending, uncounted.
+                            items::not_yet_due(tx, c.id, &c.lease, now)?;
+                        }
                         (c.id, &c.lease, Ok(Some(r.outcome)))
                     }
                     Prepared::Failed { id, lease, error } => {
@@ -302,6 +307,13 @@ impl<'a> Batch<'a> {
                 Ok(Some(Outcome::LeaseLost)) => {
                     tracing::warn!(item = %name, "lease lost before commit; nothing was written");
                     report.lease_lost.push(name)
+                }
+                Ok(Some(Outcome::NotDue)) => {
+                    tracing::warn!(
+                        item = %name,
+                        "due by this host's clock but not by the ledger's: nothing was written, the next run publishes it at its instant"
+                    );
+                    report.not_due.push(name)
                 }
                 Ok(Some(Outcome::Conflict)) => {
                     tracing::warn!(

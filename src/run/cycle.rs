@@ -78,7 +78,7 @@ type StepResult = Result<(), (Step, String)>;
 /// afresh (an error fails the cycle): the database's on PostgreSQL, the store's on a bucket,
 /// this host's on SQLite.
 fn cycle_clock(site_dir: &Path, clock: &Clock) -> Result<Clock, (Step, String)> {
-    if matches!(clock, Clock::Fixed(_)) {
+    if clock.is_given() {
         return Ok(*clock);
     }
     let site = Site::open(site_dir).map_err(|e| (Step::Config, e.to_string()))?;

@@ -46,7 +46,7 @@ fn bad_config_and_bad_flags_are_named() {
         .stderr(contains("RFC 3339"));
     s.cmd(&["publish", "--lease-secs", "0"]).assert().failure();
     let empty = tempfile::tempdir().unwrap();
-    assert_cmd::Command::new(bin())
+    assert_cmd::Command::from_std(fencepost())
         .arg("--site")
         .arg(empty.path())
         .arg("publish")
@@ -58,7 +58,7 @@ fn bad_config_and_bad_flags_are_named() {
 #[test]
 fn init_refuses_an_existing_site() {
     let s = TestSite::new();
-    assert_cmd::Command::new(bin())
+    assert_cmd::Command::from_std(fencepost())
         .arg("init")
         .arg(s.root())
         .assert()
@@ -68,7 +68,7 @@ fn init_refuses_an_existing_site() {
 
 /// Runs `fencepost --site <root> <args>` with stdout a pipe whose reader has gone away.
 fn into_closed_pipe(s: &TestSite, args: &[&str]) -> (Option<i32>, String) {
-    let mut child = std::process::Command::new(bin())
+    let mut child = fencepost()
         .arg("--site")
         .arg(s.root())
         .args(args)
@@ -188,7 +188,7 @@ fn with_json_a_failure_is_one_object_naming_where_and_the_human_message_stays_on
 #[test]
 fn an_errors_cause_is_printed_once() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(bin())
+    let out = fencepost()
         .arg("--site")
         .arg(dir.path())
         .arg("status")
@@ -210,7 +210,7 @@ fn serve_bind_takes_a_port_host_and_port_or_localhost_and_port() {
     s.item(1, "2026-11-01");
     s.json(&["publish", "--build", "--now", NOW]);
     for bind in ["0", "127.0.0.1:0", "localhost:0"] {
-        let mut child = std::process::Command::new(bin())
+        let mut child = fencepost()
             .arg("--site")
             .arg(s.root())
             .args(["serve", "--json", "--bind", bind])
@@ -292,10 +292,7 @@ fn log_lists_the_audit_trail_newest_first() {
 /// `completions` prints a script for each shell, naming the subcommands.
 #[test]
 fn version_names_the_commit_and_completions_print_for_each_shell() {
-    let out = std::process::Command::new(bin())
-        .arg("--version")
-        .output()
-        .unwrap();
+    let out = fencepost().arg("--version").output().unwrap();
     assert!(out.status.success());
     let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let commit = v
@@ -311,10 +308,7 @@ fn version_names_the_commit_and_completions_print_for_each_shell() {
         ("zsh", "#compdef fencepost"),
         ("fish", "complete -c fencepost"),
     ] {
-        let out = std::process::Command::new(bin())
-            .args(["completions", shell])
-            .output()
-            .unwrap();
+        let out = fencepost().args(["completions", shell]).output().unwrap();
         assert!(out.status.success(), "{shell}");
         let script = String::from_utf8_lossy(&out.stdout);
         assert!(script.contains(marker), "{shell}: {script}");

@@ -29,7 +29,7 @@ fn eight_racing_deployers_end_at_the_highest_revision_and_never_go_back() {
                 .status()
                 .unwrap()
                 .success());
-            let out = std::process::Command::new(bin())
+            let out = fencepost()
                 .arg("--site")
                 .arg(d.path())
                 .args(["rollback", &r.to_string(), "--now", NOW])
@@ -366,7 +366,7 @@ fn two_cron_pipelines_publish_build_and_deploy_each_thing_once() {
         let env = Moto::env(&proxy.endpoint);
         std::thread::spawn(move || {
             let run = |args: &[&str]| {
-                let mut c = std::process::Command::new(bin());
+                let mut c = fencepost();
                 c.arg("--site")
                     .arg(&root)
                     .args(args)

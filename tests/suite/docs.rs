@@ -40,11 +40,7 @@ fn docs_text() -> String {
 }
 
 fn help(args: &[&str]) -> String {
-    let out = std::process::Command::new(bin())
-        .args(args)
-        .arg("--help")
-        .output()
-        .unwrap();
+    let out = fencepost().args(args).arg("--help").output().unwrap();
     assert!(out.status.success(), "{args:?} --help");
     String::from_utf8(out.stdout).unwrap()
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// `fencepost import FROM SRC DST --json` (run from `dir`), expecting success.
 fn import(dir: &Path, from: &str, src: &Path, dst: &Path) -> Value {
-    let out = std::process::Command::new(bin())
+    let out = fencepost()
         .current_dir(dir)
         .args(["import", from])
         .arg(src)
@@ -100,7 +100,7 @@ fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
 
     // Again into the same folder: refused, nothing changed.
     let before = tree(&dst);
-    let out = std::process::Command::new(bin())
+    let out = fencepost()
         .args(["import", "hugo"])
         .arg(fixture_dir("import/hugo-basic"))
         .arg(&dst)
@@ -443,7 +443,7 @@ fn import_never_reads_outside_its_source() {
             &format!("baseURL = \"https://example.org/\"\ncontentDir = \"{dir}\"\n"),
         )]);
         let dst = work.path().join("refused");
-        let out = std::process::Command::new(bin())
+        let out = fencepost()
             .args(["import", "hugo"])
             .arg(src.path())
             .arg(&dst)

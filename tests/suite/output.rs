@@ -150,7 +150,7 @@ fn concurrent_builds_move_the_pointer_forward_only() {
     s.publish(NOW);
     let children: Vec<_> = (0..4)
         .map(|_| {
-            std::process::Command::new(bin())
+            fencepost()
                 .arg("--site")
                 .arg(s.root())
                 .args(["build", "--json", "--now", NOW])

@@ -44,14 +44,14 @@ impl Running {
                 .unwrap()
                 .as_nanos()
         ));
-        let mut c = std::process::Command::new(bin());
+        let mut c = fencepost();
         c.arg("--site").arg(s.root());
         Running::spawn(c, args, env, stderr)
     }
 
     /// `cd <site> && fencepost run <args> --json`, as the shipped systemd unit starts it.
     fn start_inside(s: &TestSite, args: &[&str]) -> Running {
-        let mut c = std::process::Command::new(bin());
+        let mut c = fencepost();
         c.current_dir(s.root());
         Running::spawn(c, args, &[], s.path("run-inside.err"))
     }

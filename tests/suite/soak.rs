@@ -37,7 +37,7 @@ fn body(id: i64, edit: u64) -> String {
 }
 
 fn run(site: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(bin())
+    fencepost()
         .arg("--site")
         .arg(site)
         .args(args)

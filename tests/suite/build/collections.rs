@@ -583,7 +583,7 @@ fn each_starter_publishes_builds_and_serves_as_it_comes() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let site = dir.path().join("site");
-        assert_cmd::Command::new(bin())
+        assert_cmd::Command::from_std(fencepost())
             .args(["init", "--starter", starter])
             .arg(&site)
             .args(["--now", NOW])
@@ -591,7 +591,7 @@ fn each_starter_publishes_builds_and_serves_as_it_comes() {
             .success();
         let s = TestSite { dir };
         let run = |args: &[&str]| -> Value {
-            let out = assert_cmd::Command::new(bin())
+            let out = assert_cmd::Command::from_std(fencepost())
                 .arg("--site")
                 .arg(&site)
                 .args(args)

@@ -27,7 +27,7 @@ pub fn folder(d: &tempfile::TempDir) -> String {
 
 /// `fencepost <args> --json` with `env`, as its own process: (exit code, stdout JSON).
 pub fn run(s: &TestSite, args: &[&str], env: &[(String, String)]) -> (Option<i32>, Value) {
-    let mut c = std::process::Command::new(bin());
+    let mut c = fencepost();
     c.arg("--site").arg(s.root()).args(args).arg("--json");
     for (k, v) in env {
         c.env(k, v);

@@ -39,7 +39,7 @@ impl TestSite {
 fn serve_child(root: &Path, extra: &[&str], env: &[(String, String)], log: &Path) -> Server {
     use std::io::BufRead;
     {
-        let mut child = std::process::Command::new(bin())
+        let mut child = fencepost()
             .arg("--site")
             .arg(root)
             .args(["serve", "--json", "--bind", "127.0.0.1:0"])

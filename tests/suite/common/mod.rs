@@ -32,6 +32,15 @@ pub fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("fencepost")
 }
 
+/// `fencepost` as the tests run it: a harness that simulates the calendar, so a `--now`
+/// ahead of the real clock stands (`FENCEPOST_ALLOW_FUTURE_NOW=1`; without it, PostgreSQL
+/// re-checks every publication by its own clock). A test of that check removes the variable.
+pub fn fencepost() -> std::process::Command {
+    let mut c = std::process::Command::new(bin());
+    c.env("FENCEPOST_ALLOW_FUTURE_NOW", "1");
+    c
+}
+
 pub struct TestSite {
     pub dir: tempfile::TempDir,
 }
@@ -40,7 +49,7 @@ impl TestSite {
     /// A site made by `fencepost init`, without its sample item.
     pub fn new() -> TestSite {
         let dir = tempfile::tempdir().unwrap();
-        Command::new(bin())
+        Command::from_std(fencepost())
             .args(["init"])
             .arg(dir.path())
             .args(["--now", NOW])
@@ -95,7 +104,7 @@ impl TestSite {
 
     /// `fencepost --site <root> <args>`.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(bin());
+        let mut c = Command::from_std(fencepost());
         c.arg("--site").arg(self.root()).args(args);
         c
     }
@@ -164,7 +173,7 @@ impl TestSite {
 
     /// Spawns `publish --json` as a separate OS process (stdout piped).
     pub fn spawn_publish(&self, now: &str, extra: &[&str], env: &[(&str, &str)]) -> Child {
-        let mut c = std::process::Command::new(bin());
+        let mut c = fencepost();
         c.arg("--site")
             .arg(self.root())
             .args(["publish", "--json", "--now", now])
@@ -307,7 +316,7 @@ impl Stalled {
         env: &[(String, String)],
     ) -> Stalled {
         let log = s.path(&format!(".fp-{}.log", uuid_like()));
-        let child = std::process::Command::new(bin())
+        let child = fencepost()
             .arg("--site")
             .arg(s.root())
             .args(args)

@@ -83,7 +83,7 @@ fn two_runners_on_one_postgres_ledger_leave_the_bucket_at_the_ledgers_revision_e
                             "deploy.after_blobs=sleep(400)",
                         ),
                     ] {
-                        let out = std::process::Command::new(bin())
+                        let out = fencepost()
                             .arg("--site")
                             .arg(&root)
                             .args(&args)
@@ -264,7 +264,7 @@ fn racing_deployers_on(backend: Backend) {
                 let (root, url, barrier) = (s.root().to_path_buf(), url.clone(), barrier.clone());
                 std::thread::spawn(move || {
                     barrier.wait();
-                    let out = std::process::Command::new(bin())
+                    let out = fencepost()
                         .arg("--site")
                         .arg(&root)
                         .args(["deploy", "--to", &url, "--json", "--now", NOW])

@@ -9,7 +9,7 @@ use fencepost::item::ItemName;
 use fencepost::ledger::items::ItemId;
 use fencepost::ledger::items::{Action, Claim, State};
 use fencepost::ledger::lease::{self, Fence, LeaseKey, OwnerId};
-use fencepost::ledger::pages::{self, Commit, Outcome, PageFields};
+use fencepost::ledger::pages::{self, Commit, DueCheck, Outcome, PageFields};
 use fencepost::ledger::{items, public, Ledger, Location};
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -46,6 +46,7 @@ conformance!(
     racing_processes_publish_once_and_expire_once,
     a_target_keyed_by_its_bare_name_goes_to_its_endpoints_key_once,
     a_ledger_refuses_another_sites_commands_before_they_write,
+    a_page_due_after_the_ledgers_own_clock_is_not_written,
 );
 
 /// Issue 46.1: one ledger, one site, on every engine. Another site pointed at this site's
@@ -469,7 +470,9 @@ fn two_racing_commits_of_one_page_exactly_one_wins(b: Backend) {
                     token: format!("token-{body}"),
                 };
                 barrier.wait();
-                l.write(|tx| pages::commit(tx, &c, now)).unwrap().outcome
+                l.write(|tx| pages::commit(tx, &c, now, DueCheck::AsGiven))
+                    .unwrap()
+                    .outcome
             })
         })
         .collect();
@@ -517,7 +520,9 @@ fn a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_nothing(b: B
         notice: false,
         token: "stale-token".into(),
     };
-    let r = l.write(|tx| pages::commit(tx, &c, later)).unwrap();
+    let r = l
+        .write(|tx| pages::commit(tx, &c, later, DueCheck::AsGiven))
+        .unwrap();
     assert_eq!(r.outcome, Outcome::LeaseLost);
     assert_eq!(s.pages(), 0);
     assert!(
@@ -533,6 +538,69 @@ fn a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_nothing(b: B
     assert!(!l
         .write(|tx| items::claim(tx, Claim::Park, ItemId(1), &c.lease, later))
         .unwrap());
+}
+
+/// Issue 47.8: the page statement checks the due instant by the ledger's own clock where it
+/// has one. A commit decided with an instant far ahead (a host clock stepped, a `--now` in
+/// the future) of a page due in 2099: on PostgreSQL it is `NotDue` and writes nothing (no
+/// page, body, audit entry or revision), and `not_yet_due` puts the item back to pending
+/// with its attempt given back; the same commit with the calendar simulated
+/// (`DueCheck::AsGiven`) publishes. SQLite's and the bucket's clock is the host's: the
+/// instant the command decided by stands there.
+fn a_page_due_after_the_ledgers_own_clock_is_not_written(b: Backend) {
+    let s = TestSite::on(b);
+    let source_hash = embargoed_item(&s);
+    let t = at("2099-01-01T01:00:00Z");
+    let mut l = open(&s);
+    let lease = take(&mut l, 1, t).unwrap();
+    assert!(l
+        .write(|tx| items::claim(tx, Claim::Publish, ItemId(1), &lease, t))
+        .unwrap());
+    let attempts = |l: &mut Ledger| {
+        l.read(|tx| Ok(items::view(tx, ItemId(1))?.unwrap()))
+            .map(|v| (v.state, v.attempts))
+            .unwrap()
+    };
+    let (_, claimed) = attempts(&mut l);
+    let c = Commit {
+        id: ItemId(1),
+        name: ItemName::new("answers", "1"),
+        action: Action::Publish,
+        lease,
+        expected_state: State::Processing,
+        expected_version: 0,
+        source_hash: Some(source_hash),
+        page: Some(PageFields {
+            due_at: at("2099-01-01T00:00:00Z"),
+            ..page("early")
+        }),
+        notice: false,
+        token: "early-token".into(),
+    };
+    let r = l
+        .write(|tx| pages::commit(tx, &c, t, DueCheck::ByLedger))
+        .unwrap();
+    if b != Backend::Postgres {
+        assert_eq!(r.outcome, Outcome::Published, "{b:?}");
+        return;
+    }
+    assert_eq!(r.outcome, Outcome::NotDue);
+    assert_eq!(s.pages(), 0);
+    assert!(s.read(|tx| public::body(tx, ItemId(1))).is_none());
+    assert_eq!(s.audit().len(), 0);
+    assert_eq!(s.revision(), 0);
+    assert!(l
+        .write(|tx| items::not_yet_due(tx, ItemId(1), &c.lease, t))
+        .unwrap());
+    assert_eq!(attempts(&mut l), (State::Pending, claimed - 1));
+    assert!(l
+        .write(|tx| items::claim(tx, Claim::Publish, ItemId(1), &c.lease, t))
+        .unwrap());
+    let r = l
+        .write(|tx| pages::commit(tx, &c, t, DueCheck::AsGiven))
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Published);
+    assert_eq!(s.revision(), 1);
 }
 
 fn the_one_way_rules_hold_in_sql_against_a_confused_writer(b: Backend) {
@@ -567,7 +635,9 @@ fn the_one_way_rules_hold_in_sql_against_a_confused_writer(b: Backend) {
         token: "tok".into(),
     };
     assert_eq!(
-        l.write(|tx| pages::commit(tx, &c, now)).unwrap().outcome,
+        l.write(|tx| pages::commit(tx, &c, now, DueCheck::AsGiven))
+            .unwrap()
+            .outcome,
         Outcome::Updated
     );
     let page = s.ledger_item("1").page.unwrap();
@@ -614,7 +684,7 @@ fn racing_result_reports_get_dense_unique_slots(b: Backend) {
     s.json(&["status"]); // creates the ledger before the race
     let children: Vec<_> = (0..16)
         .map(|i| {
-            std::process::Command::new(bin())
+            fencepost()
                 .arg("--site")
                 .arg(s.root())
                 .args([

@@ -222,7 +222,7 @@ fn a_runner_stalled_past_its_lease_has_its_late_commit_refused_by_the_store() {
     let (stalled, child) = {
         let checkout = ci.repo.checkout();
         let log = checkout.path(".fp.log");
-        let mut c = std::process::Command::new(bin());
+        let mut c = fencepost();
         c.arg("--site").arg(checkout.root());
         c.args(["publish", "--json", "--lease-secs", "60", "--now", t0]);
         c.envs(ci.env.iter().map(|(k, v)| (k, v)));
@@ -314,7 +314,7 @@ fn init_ci_sets_a_site_up_for_stateless_runners() {
     let ci = Ci::new();
     let dir = tempfile::tempdir().unwrap();
     let site = dir.path().join("site");
-    let out = std::process::Command::new(bin())
+    let out = fencepost()
         .args([
             "init",
             "--json",
@@ -350,7 +350,7 @@ fn init_ci_sets_a_site_up_for_stateless_runners() {
                     let checkout = tempfile::tempdir().unwrap();
                     copy_tree(repo, checkout.path());
                     let run = |args: &[&str]| {
-                        let out = std::process::Command::new(bin())
+                        let out = fencepost()
                             .arg("--site")
                             .arg(checkout.path())
                             .args(args)

@@ -147,7 +147,7 @@ fn eight_publishers_racing_to_create_the_ledger_all_succeed() {
                 let (root, barrier) = (s.root().to_path_buf(), barrier.clone());
                 std::thread::spawn(move || {
                     barrier.wait();
-                    std::process::Command::new(bin())
+                    fencepost()
                         .arg("--site")
                         .arg(&root)
                         .args(["publish", "--json", "--now", NOW])

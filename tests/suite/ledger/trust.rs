@@ -570,7 +570,7 @@ fn no_target_or_origin_ever_holds_or_serves_the_ledger() {
     );
     // init --ci says so.
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(bin())
+    let out = fencepost()
         .args(["init", "--json", "--now", NOW, "--ci", "s3://site/ci"])
         .arg(dir.path().join("new"))
         .output()

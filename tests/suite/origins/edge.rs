@@ -84,7 +84,7 @@ fn two_racing_pipelines_read_through_the_edge_each_page_once_at_its_instant_neve
                 let (root, now, url) = (s.root().to_path_buf(), now.clone(), url.clone());
                 std::thread::spawn(move || {
                     let run = |args: &[&str]| {
-                        let out = std::process::Command::new(bin())
+                        let out = fencepost()
                             .arg("--site")
                             .arg(&root)
                             .args(args)

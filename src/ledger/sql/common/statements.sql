@@ -107,6 +107,14 @@ WHERE id = :item AND state IN ('pending', 'processing', 'withdrawn')
   AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now);
 
+-- name: items.not_yet_due
+-- See items::not_yet_due.
+UPDATE items SET state = CASE WHEN state = 'processing' THEN 'pending' ELSE state END,
+                 attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END
+WHERE id = :item
+  AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
+              AND fence = :fence AND expires_at > :now);
+
 -- name: items.claim
 -- Counts an attempt at an update or a withdrawal (a publication counts in mark_processing).
 UPDATE items SET attempts = attempts + 1, updated_at = :now
@@ -164,7 +172,8 @@ WHERE item_id = :item AND commit_token = :token;
 SELECT p.commit_token, p.content_version, p.content_hash, p.source_hash, p.withdrawn,
        (SELECT publication_revision FROM site_state WHERE id = 1),
        EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
-               AND fence = :fence AND expires_at > :now)
+               AND fence = :fence AND expires_at > :now),
+-- include: pages.due_by_ledger_clock
 FROM (SELECT 1) AS one LEFT JOIN pages p ON p.item_id = :item;
 
 ------------------------------------------------------------------------------ audit

@@ -142,6 +142,12 @@ WHERE id = :item
 
 ------------------------------------------------------------------------------ the commit batch
 
+-- fragment: pages.due_by_ledger_clock
+-- Whether the page (due at :due_at) is due by the database's clock: at the start of the
+-- transaction, never later than its commit, so the same answer in the write and the
+-- read-back. A simulated calendar (:given_now, `--allow-future-now`) is not re-checked.
+(:given_now::bigint = 1 OR :due_at::bigint <= (extract(epoch FROM transaction_timestamp()) * 1000)::bigint)
+
 -- name: pages.write_page
 INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, data,
                    image_source, image_sha256, indexable, withdrawn, revision, first_published_at,
@@ -154,6 +160,8 @@ FROM items i WHERE i.id = :item
   AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now)
   AND i.state = :expected_state AND i.source_hash = :source_hash
+  AND
+-- include: pages.due_by_ledger_clock
   AND (:image_sha256::text IS NULL OR EXISTS (SELECT 1 FROM images WHERE source = :image_source
                                          AND sha256 = :image_sha256 AND state = 'stored'))
   AND coalesce((SELECT content_version FROM pages WHERE item_id = :item), 0) = :expected_version

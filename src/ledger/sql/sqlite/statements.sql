@@ -118,6 +118,11 @@ WHERE id = :item
 
 ------------------------------------------------------------------------------ the commit batch
 
+-- fragment: pages.due_by_ledger_clock
+-- SQLite's clock is the host's: the decision clock is the ledger's already (see the
+-- PostgreSQL fragment).
+1
+
 -- name: pages.write_page
 INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, data,
                    image_source, image_sha256, indexable, withdrawn, revision, first_published_at,
