@@ -502,7 +502,9 @@ mod tests {
             expand(&all, "one", 0),
             "SELECT a, :b\nFROM t\nWHERE id = :id"
         );
-        let own = "-- name: x\n-- include: items.columns\nFROM items i;\n";
+        // A dialect's file defines what the common statements include from it.
+        let own = "-- fragment: pages.due_by_ledger_clock\n1\n\n\
+                   -- name: x\n-- include: items.columns\nFROM items i;\n";
         let parsed = parse_files(own, Dialect::Sqlite);
         assert!(parsed.contains_key("x") && !parsed.contains_key("items.columns"));
         assert!(

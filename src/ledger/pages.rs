@@ -146,10 +146,11 @@ struct Parts {
 
 fn parts(c: &Commit, now: Instant, due: DueCheck) -> Parts {
     let content_hash = c.page.as_ref().map(PageFields::content_hash);
-    let given_now = matches!(due, DueCheck::AsGiven);
+    // A first publication is re-checked; an update's page is public already.
+    let check_due = due == DueCheck::ByLedger && c.action == Action::Publish;
     let guard = args! {
         "lease_key" => c.lease.key, "owner" => c.lease.owner.0, "fence" => c.lease.fence.0,
-        "now" => now.0, "given_now" => given_now,
+        "now" => now.0, "check_due" => check_due,
     };
     let write = write_steps(c, guard, &content_hash, now);
     let record = record_steps(c, guard, &content_hash, now);
@@ -401,7 +402,7 @@ fn decide(c: &Commit, content_hash: Option<&str>, back: &ReadBack) -> CommitResu
         Outcome::Unchanged
     } else if !back.lease_ok {
         Outcome::LeaseLost
-    } else if matches!(c.action, Action::Publish | Action::Update) && !back.due_ok {
+    } else if c.action == Action::Publish && !back.due_ok {
         Outcome::NotDue
     } else {
         Outcome::Conflict

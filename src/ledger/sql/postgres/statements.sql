@@ -145,8 +145,9 @@ WHERE id = :item
 -- fragment: pages.due_by_ledger_clock
 -- Whether the page (due at :due_at) is due by the database's clock: at the start of the
 -- transaction, never later than its commit, so the same answer in the write and the
--- read-back. A simulated calendar (:given_now, `--allow-future-now`) is not re-checked.
-(:given_now::bigint = 1 OR :due_at::bigint <= (extract(epoch FROM transaction_timestamp()) * 1000)::bigint)
+-- read-back. Only a first publication is checked (:check_due), and not under a simulated
+-- calendar (`--allow-future-now`).
+(:check_due::bigint = 0 OR :due_at::bigint <= (extract(epoch FROM transaction_timestamp()) * 1000)::bigint)
 
 -- name: pages.write_page
 INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, data,

@@ -119,9 +119,9 @@ WHERE id = :item
 ------------------------------------------------------------------------------ the commit batch
 
 -- fragment: pages.due_by_ledger_clock
--- SQLite's clock is the host's: the decision clock is the ledger's already (see the
--- PostgreSQL fragment).
-1
+-- SQLite's clock is the host's, so the instant the command decided by (:now) is the
+-- ledger's clock already (see the PostgreSQL fragment).
+(:check_due = 0 OR :due_at <= :now)
 
 -- name: pages.write_page
 INSERT INTO pages (item_id, content_version, content_hash, source_hash, title, day, data,
@@ -134,6 +134,8 @@ FROM items i WHERE i.id = :item
   AND EXISTS (SELECT 1 FROM job_leases WHERE key = :lease_key AND owner_id = :owner
               AND fence = :fence AND expires_at > :now)
   AND i.state = :expected_state AND i.source_hash = :source_hash
+  AND
+-- include: pages.due_by_ledger_clock
   AND (:image_sha256 IS NULL OR EXISTS (SELECT 1 FROM images WHERE source = :image_source
                                          AND sha256 = :image_sha256 AND state = 'stored'))
   AND coalesce((SELECT content_version FROM pages WHERE item_id = :item), 0) = :expected_version
