@@ -19,6 +19,7 @@ mod site_config;
 mod source;
 mod write;
 pub mod zola;
+mod zola_body;
 
 use std::path::Path;
 

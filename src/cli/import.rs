@@ -17,7 +17,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let r = fencepost::import::import(args.from, &args.src, &args.dst, ctx.clock.now())?;
     ctx.emit(&r, || {
         let mut out = format!(
-            "imported {} items ({} drafts), {} plain pages, {} bundle files and {} static files into {}\n  collections: {}\n  taxonomies: {}\n  aliases: {}, shortcodes converted: {}",
+            "imported {} items ({} drafts), {} plain pages, {} bundle files and {} static files into {}\n  collections: {}\n  taxonomies: {}\n  aliases: {}, shortcodes converted: {}, terms folded into another spelling: {}",
             r.items,
             r.drafts,
             r.plain_pages,
@@ -28,6 +28,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             r.taxonomies.join(", "),
             r.aliases,
             r.shortcodes_converted,
+            r.terms_folded,
         );
         if !r.not_converted.is_empty() {
             out.push_str(&format!("\nnot converted ({}):", r.not_converted.len()));

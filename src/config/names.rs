@@ -47,6 +47,15 @@ pub fn is_name(s: &str) -> bool {
         && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
 }
 
+/// A taxonomy's name: as [`is_name`], and `-` as well, which Hugo and Zola both accept
+/// (`theme-tags`); a template reaches it as `page.taxonomies["theme-tags"]`.
+pub fn is_taxonomy_name(s: &str) -> bool {
+    let mut b = s.bytes();
+    b.next().is_some_and(|c| c.is_ascii_lowercase())
+        && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-')
+        && !s.ends_with('-')
+}
+
 /// A URL pattern (`item`: with placeholders, `{id}` required) or a list URL.
 pub fn check_url(url: &str, item: bool) -> Result<(), String> {
     if !url.starts_with('/') || !url.ends_with('/') {

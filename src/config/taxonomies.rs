@@ -72,10 +72,10 @@ pub fn resolve(config: &Config, path: &Path) -> Result<Vec<Taxonomy>, ConfigErro
     let mut out = Vec::new();
     for (name, t) in &config.taxonomies {
         let key = |k: &str| format!("taxonomies.{name}.{k}");
-        if !super::names::is_name(name) || reserved(name) {
+        if !super::names::is_taxonomy_name(name) || reserved(name) {
             return Err(bad(
                 format!("taxonomies.{name}"),
-                "a taxonomy name is a lower-case letter, then lower-case letters, digits and _, and not a built-in front-matter key".into(),
+                "a taxonomy name is a lower-case letter, then lower-case letters, digits, _ and - (not at the end), and not a built-in front-matter key".into(),
             ));
         }
         let url = t

@@ -127,7 +127,8 @@ pub(super) fn plan_with(
     now: crate::clock::Instant,
 ) -> Result<Plan, ImportError> {
     config.root_posts = root_posts(src, &config);
-    let (pages, page_sizes) = collect(src, &config, &mut plan)?;
+    let (mut pages, page_sizes) = collect(src, &config, &mut plan)?;
+    plan.report.terms_folded = super::page::fold_terms(&config.taxonomies, &mut pages);
     let sections: BTreeSet<String> = pages.iter().filter_map(|p| p.section.clone()).collect();
     let urls: BTreeMap<String, String> = pages
         .iter()
@@ -345,14 +346,21 @@ fn read_front(file: &str, text: &str, plan: &mut Plan) -> Option<(toml::Table, S
         );
         return None;
     }
+    // Zola reads front matter after blank lines (its pattern opens with `^[[:space:]]*`),
+    // and Hugo's page lexer skips leading whitespace too: so do we, counting them for the lines we report.
+    let lead = text.len() - text.trim_start().len();
+    let (text, skipped) = match text[lead..].starts_with("+++") || text[lead..].starts_with("---") {
+        true => (&text[lead..], text[..lead].matches('\n').count()),
+        false => (text, 0),
+    };
     let split = match split_front_matter(text) {
         Ok(s) => s,
         Err(_) => {
             plan.report.skip(
                 file,
-                Some(1),
+                Some(skipped + 1),
                 "front matter",
-                "it is opened on line 1 and never closed",
+                &format!("it is opened on line {} and never closed", skipped + 1),
             );
             return None;
         }
@@ -363,7 +371,7 @@ fn read_front(file: &str, text: &str, plan: &mut Plan) -> Option<(toml::Table, S
             Ok(t) => t,
             Err(e) => {
                 plan.report
-                    .skip(file, Some(e.line), "front matter", &e.message);
+                    .skip(file, Some(e.line + skipped), "front matter", &e.message);
                 return None;
             }
         },

@@ -41,12 +41,16 @@ pub(super) fn write(
     };
     let (body, unconverted) = match config.zola {
         false => shortcodes::convert(&p.body, &url_of),
-        true => super::dialect::strip_shortcodes(&p.body),
+        true => super::zola_body::convert(&p.body, &url_of),
     };
     for u in &unconverted {
         let line = p.body_line + u.line - 1;
-        plan.report
-            .skip(&p.rel, Some(line), &format!("shortcode {}", u.name), &u.why);
+        // A Zola internal link is named as such (`link @/x.md`); the rest are shortcodes.
+        let what = match u.name.starts_with("link @/") {
+            true => u.name.clone(),
+            false => format!("shortcode {}", u.name),
+        };
+        plan.report.skip(&p.rel, Some(line), &what, &u.why);
     }
     plan.report.shortcodes_converted += count_shortcodes(&p.body).saturating_sub(unconverted.len());
     let Some(section) = &p.section else {
@@ -148,6 +152,35 @@ fn item_front(
         out.insert("extra".into(), toml::Value::Table(extra));
     }
     out
+}
+
+/// Folds each taxonomy's terms as Hugo does: spellings that make one URL slug (`HTML`,
+/// `html`) are one term, written everywhere as the first page (by path) spelt it, once per
+/// page. fencepost refuses two spellings of one slug (a file would be held), so the import
+/// never hands it any. Returns how many terms were respelt.
+pub(super) fn fold_terms(taxonomies: &[String], pages: &mut [Page]) -> usize {
+    let mut first: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut respelt = 0;
+    for p in pages.iter_mut() {
+        for tx in taxonomies {
+            let Some(list) = p.table.get(tx).and_then(terms) else {
+                continue;
+            };
+            let mut folded: Vec<String> = Vec::new();
+            for t in list {
+                let spelling = first
+                    .entry((tx.clone(), slug::slugify(&t)))
+                    .or_insert_with(|| t.clone())
+                    .clone();
+                respelt += usize::from(spelling != t);
+                if !folded.contains(&spelling) {
+                    folded.push(spelling);
+                }
+            }
+            p.table.insert(tx.clone(), toml::Value::from(folded));
+        }
+    }
+    respelt
 }
 
 /// A taxonomy's terms: a list of strings (or one string).

@@ -78,6 +78,9 @@ pub struct Report {
     /// Aliases written: the source's own, and old URLs the new pattern does not give.
     pub aliases: usize,
     pub shortcodes_converted: usize,
+    /// Terms written in the spelling another page gave their slug first (Hugo folds case:
+    /// `HTML` and `html` are one term).
+    pub terms_folded: usize,
     pub not_converted: Vec<Unconverted>,
 }
 

@@ -503,3 +503,97 @@ fn import_reports_a_non_utf8_page_a_dot_url_and_index_html_aliases_and_publishes
     assert_eq!(p["held"], serde_json::json!([]), "{p}");
     assert!(s.current_file("old/a/index.html").contains("/posts/a/"));
 }
+
+/// Guards: issue 48 (points 1, 3, 4) — a Zola site as Zola reads it: front matter after blank
+/// lines (Zola's own docs write it so), `@/` internal links resolved to the new URLs (a
+/// section's `_index.md` to its list), only `{{ name(key=literal) }}` taken for a shortcode
+/// (`{{ get_url(path=asset) }}` and anything in code is text), the `{{/* … */}}` escape
+/// shown as Zola shows it, a taxonomy named `theme-tags` accepted by publish; and Hugo tags
+/// `HTML` and `html` folded into one term as Hugo does. Each site's own `publish` accepts
+/// it whole.
+#[test]
+fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_tags_publish_whole() {
+    let src = source(&[
+        ("config.toml", "base_url = \"https://zola.example.org\"\ntitle = \"Docs\"\ntaxonomies = [{ name = \"theme-tags\" }]\n"),
+        ("content/docs/_index.md", "\n+++\ntitle = \"Docs\"\n+++\n"),
+        ("content/docs/install.md", "\n\n+++\ntitle = \"Install\"\ndate = 2026-01-05\n[taxonomies]\ntheme-tags = [\"setup\"]\n+++\nSee [usage](@/docs/usage.md#flags) and [all docs](@/docs/_index.md).\n\nUse `{{ get_url(path=\"x\") }}` or {{ get_url(path=asset) }} in templates.\n\n```\n{{ youtube(id=\"in code\") }}\n```\n\n{{/* youtube(id=\"shown\") */}}\n"),
+        ("content/docs/usage.md", "+++\ntitle = \"Usage\"\ndate = 2026-01-06\n+++\nBack to [install](@/docs/install.md) or [nowhere](@/docs/gone.md).\n"),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "zola", src.path(), &dst);
+    assert_eq!(r["items"], 2, "{r}");
+    let nc = not_converted(&r);
+    assert!(
+        nc.contains(&(
+            "content/docs/usage.md".into(),
+            Some(5),
+            "link @/docs/gone.md".into()
+        )),
+        "{r}"
+    );
+    assert!(
+        !nc.iter()
+            .any(|(_, _, what)| what.contains("shortcode") || what.contains("front matter")),
+        "nothing here is a shortcode or bad front matter: {r}"
+    );
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 2, "{p}");
+    assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
+    let srv = s.serve(&[]);
+    let page = srv.get("/docs/install/").text();
+    assert!(
+        page.contains("<h1>Install</h1>") || page.contains(">Install<"),
+        "{page}"
+    );
+    assert!(
+        !page.contains("+++") && !page.contains("title ="),
+        "no raw front matter: {page}"
+    );
+    assert!(page.contains("href=\"/docs/usage/#flags\""), "{page}");
+    assert!(page.contains("href=\"/docs/\""), "{page}");
+    assert!(!page.contains("@/"), "{page}");
+    assert!(page.contains("{{ get_url(path=asset) }}"), "{page}");
+    assert!(
+        page.contains("{{ youtube(id=&quot;in code&quot;) }}")
+            || page.contains("{{ youtube(id=\"in code\") }}"),
+        "{page}"
+    );
+    assert!(
+        page.contains("{{ youtube(id=&quot;shown&quot;) }}")
+            || page.contains("{{ youtube(id=\"shown\") }}"),
+        "{page}"
+    );
+    assert_eq!(srv.get("/theme-tags/setup/").status, 200);
+    assert!(srv
+        .get("/docs/usage/")
+        .text()
+        .contains("href=\"/docs/install/\""));
+
+    // Hugo folds tag case: `HTML` and `html` are one term, spelt as the first page did.
+    let src = source(&[
+        (
+            "hugo.toml",
+            "baseURL = \"https://hugo.example.org/\"\ntitle = \"Posts\"\n",
+        ),
+        (
+            "content/posts/a.md",
+            "---\ntitle: A\ndate: 2026-01-05\ntags: [HTML, css]\n---\nA.\n",
+        ),
+        (
+            "content/posts/b.md",
+            "---\ntitle: B\ndate: 2026-01-06\ntags: [html, Html, CSS]\n---\nB.\n",
+        ),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "hugo", src.path(), &dst);
+    assert_eq!(r["terms_folded"], 3, "{r}");
+    let b = std::fs::read_to_string(dst.join("content/posts/b.md")).unwrap();
+    assert!(b.contains("tags = [\"HTML\", \"css\"]"), "{b}");
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 2, "{p}");
+    assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
+}

@@ -1,0 +1,288 @@
+//! A Zola page's body as Zola reads it, turned into Markdown fencepost renders the same:
+//!
+//! - **Shortcodes by Zola's grammar only**: `{{ name(key=literal, …) }}` and
+//!   `{% name(key=literal, …) %}…{% end %}`, where a literal is a string, a number, a boolean
+//!   or an array. They are the site's own Tera templates, so each is removed (a block one
+//!   keeps its body) and reported with its line. Anything else in braces — `{{ get_url(path=
+//!   asset) }}` in prose, Tera in a code sample — is text, as Zola leaves it.
+//! - **Code is text.** Nothing inside a fenced code block or an inline code span is touched.
+//! - **The escape** `{{/* … */}}` (and `{%/* … */%}`) is written as Zola renders it:
+//!   `{{ … }}`.
+//! - **Internal links** `[text](@/section/page.md#anchor)` become the page's URL in the new
+//!   site (a section's `_index.md`: the section's URL); one that names no imported page is
+//!   kept as written and reported.
+
+use super::shortcodes::Unconverted;
+use std::ops::Range;
+
+/// The body converted, and what could not be (with its line in the body).
+pub(super) fn convert(
+    body: &str,
+    url_of: &dyn Fn(&str) -> Option<String>,
+) -> (String, Vec<Unconverted>) {
+    let code = code_ranges(body);
+    let mut out = String::with_capacity(body.len());
+    let mut report = Vec::new();
+    let line_at = |i: usize| body[..i].matches('\n').count() + 1;
+    let mut i = 0;
+    while i < body.len() {
+        if let Some(r) = code.iter().find(|r| r.start == i) {
+            out.push_str(&body[r.clone()]);
+            i = r.end;
+            continue;
+        }
+        let rest = &body[i..];
+        if let Some((text, used)) = escape(rest) {
+            out.push_str(&text);
+            i += used;
+        } else if let Some((name, used, is_block)) = call(rest) {
+            report.push(Unconverted {
+                line: line_at(i),
+                name: name.clone(),
+                why: format!(
+                    "`{name}` is one of the site's own Zola shortcodes{}: write its HTML or Markdown in the body",
+                    if is_block { " (its body was kept)" } else { "" }
+                ),
+            });
+            i += used;
+        } else if let Some(used) = block_end(rest) {
+            i += used;
+        } else if let Some(target) = rest.strip_prefix("](@/") {
+            let end = target.find([')', ' ', '\n']).unwrap_or(target.len());
+            let (path, anchor) = match target[..end].split_once('#') {
+                Some((p, a)) => (p, format!("#{a}")),
+                None => (&target[..end], String::new()),
+            };
+            match resolve(path, url_of) {
+                Some(url) => out.push_str(&format!("]({url}{anchor}")),
+                None => {
+                    out.push_str(&rest[..4 + end]);
+                    report.push(Unconverted {
+                        line: line_at(i),
+                        name: format!("link @/{path}"),
+                        why: "it names no page this import wrote: link the page's URL by hand"
+                            .into(),
+                    });
+                }
+            }
+            i += 4 + end;
+        } else {
+            let c = rest.chars().next().expect("i is on a char boundary");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    (out, report)
+}
+
+/// `@/path` as the new site's URL: a page's, or a section's for its `_index.md`.
+fn resolve(path: &str, url_of: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    if let Some(url) = url_of(path) {
+        return Some(url);
+    }
+    let dir = path.strip_suffix("_index.md")?.trim_end_matches('/');
+    match dir.is_empty() {
+        true => Some("/".into()),
+        false => Some(format!("/{dir}/")),
+    }
+}
+
+/// `{{/* … */}}` or `{%/* … */%}`: Zola's way to write a shortcode as text.
+fn escape(s: &str) -> Option<(String, usize)> {
+    let (open, close, shown) = if s.starts_with("{{/*") {
+        ("{{/*", "*/}}", ("{{", "}}"))
+    } else if s.starts_with("{%/*") {
+        ("{%/*", "*/%}", ("{%", "%}"))
+    } else {
+        return None;
+    };
+    let end = s.find(close)?;
+    let inner = &s[open.len()..end];
+    Some((format!("{}{inner}{}", shown.0, shown.1), end + close.len()))
+}
+
+/// A shortcode call at the start of `s` by Zola's grammar: its name, its length, and whether
+/// it opens a block (`{% … %}`).
+fn call(s: &str) -> Option<(String, usize, bool)> {
+    let (close, is_block) = if s.starts_with("{{") {
+        ("}}", false)
+    } else if s.starts_with("{%") {
+        ("%}", true)
+    } else {
+        return None;
+    };
+    let end = s.find(close)?;
+    let inside = s[2..end].trim();
+    let (name, args) = inside.split_once('(')?;
+    let name = name.trim();
+    let args = args.strip_suffix(')')?;
+    let ident = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    (ident && arguments(args)).then(|| (name.to_string(), end + 2, is_block))
+}
+
+/// `key=literal, …` (or nothing), with literals as Zola's shortcodes take them.
+fn arguments(args: &str) -> bool {
+    let args = args.trim();
+    if args.is_empty() {
+        return true;
+    }
+    split_args(args).iter().all(|a| {
+        let Some((k, v)) = a.split_once('=') else {
+            return false;
+        };
+        let (k, v) = (k.trim(), v.trim());
+        let key = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let literal = v.starts_with(['"', '\'', '`', '['])
+            || v.parse::<f64>().is_ok()
+            || v == "true"
+            || v == "false";
+        key && literal
+    })
+}
+
+/// Arguments split on the commas outside quotes and brackets.
+fn split_args(s: &str) -> Vec<&str> {
+    let (mut out, mut start, mut quote, mut depth) = (Vec::new(), 0, None, 0i32);
+    for (i, c) in s.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'' | '`') => quote = Some(c),
+            (None, '[') => depth += 1,
+            (None, ']') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// `{% end %}`, which closes a block shortcode (removed; its body was kept).
+fn block_end(s: &str) -> Option<usize> {
+    let rest = s.strip_prefix("{%")?;
+    let end = rest.find("%}")?;
+    (rest[..end].trim() == "end").then_some(end + 4)
+}
+
+/// Byte ranges of fenced code blocks (``` or ~~~, to the matching fence or the end) and
+/// inline code spans (a run of backticks to the next run of the same length).
+fn code_ranges(body: &str) -> Vec<Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut fence: Option<(usize, &str)> = None;
+    let mut offset = 0;
+    let mut text_start = 0;
+    for line in body.split_inclusive('\n') {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        let marker = ["```", "~~~"]
+            .into_iter()
+            .find(|m| indent <= 3 && t.starts_with(m));
+        match (fence, marker) {
+            (None, Some(m)) => {
+                spans(body, text_start, offset, &mut ranges);
+                fence = Some((offset, m));
+            }
+            (Some((start, m)), Some(n))
+                if m == n && t.trim_end().trim_start_matches(n).is_empty() =>
+            {
+                ranges.push(start..offset + line.len());
+                fence = None;
+                text_start = offset + line.len();
+            }
+            _ => {}
+        }
+        offset += line.len();
+    }
+    match fence {
+        Some((start, _)) => ranges.push(start..body.len()),
+        None => spans(body, text_start, body.len(), &mut ranges),
+    }
+    ranges.sort_by_key(|r| r.start);
+    ranges
+}
+
+/// Inline code spans in `body[from..to]`.
+fn spans(body: &str, from: usize, to: usize, ranges: &mut Vec<Range<usize>>) {
+    let text = &body[from..to];
+    let bytes = text.as_bytes();
+    let run = |i: usize| bytes[i..].iter().take_while(|b| **b == b'`').count();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let n = run(i);
+        let mut j = i + n;
+        let mut closed = None;
+        while j < bytes.len() {
+            if bytes[j] == b'`' {
+                let m = run(j);
+                if m == n {
+                    closed = Some(j + m);
+                    break;
+                }
+                j += m;
+            } else {
+                j += 1;
+            }
+        }
+        match closed {
+            Some(end) => {
+                ranges.push(from + i..from + end);
+                i = end;
+            }
+            None => i += n,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urls(p: &str) -> Option<String> {
+        match p {
+            "blog/first.md" => Some("/blog/first/".into()),
+            "docs/getting-started/index.md" => Some("/docs/getting-started/".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn shortcodes_by_zolas_grammar_only_and_never_in_code() {
+        let body = "a {{ youtube(id=\"x\", autoplay=true) }} b\n\
+                    {% note(kind=\"tip\") %}Kept{% end %}\n\
+                    `{{ not_a(call) }}` and {{ get_url(path=asset) }} stay\n\
+                    ```\n{{ youtube(id=\"in code\") }}\n```\n\
+                    {{/* youtube(id=\"shown\") */}}\n";
+        let (out, r) = convert(body, &urls);
+        assert_eq!(
+            out,
+            "a  b\nKept\n`{{ not_a(call) }}` and {{ get_url(path=asset) }} stay\n\
+             ```\n{{ youtube(id=\"in code\") }}\n```\n{{ youtube(id=\"shown\") }}\n"
+        );
+        let seen: Vec<(usize, &str)> = r.iter().map(|u| (u.line, u.name.as_str())).collect();
+        assert_eq!(seen, [(1, "youtube"), (2, "note")]);
+    }
+
+    #[test]
+    fn internal_links_become_urls_and_unknown_ones_are_reported() {
+        let body = "See [one](@/blog/first.md), [two](@/docs/getting-started/index.md#install),\n\
+                    [the blog](@/blog/_index.md), [gone](@/blog/gone.md) and `[x](@/blog/first.md)`.";
+        let (out, r) = convert(body, &urls);
+        assert_eq!(
+            out,
+            "See [one](/blog/first/), [two](/docs/getting-started/#install),\n\
+             [the blog](/blog/), [gone](@/blog/gone.md) and `[x](@/blog/first.md)`."
+        );
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].line, r[0].name.as_str()), (2, "link @/blog/gone.md"));
+    }
+}
