@@ -12,10 +12,19 @@ pub fn internal_links(html: &str, page: &str) -> Vec<String> {
         None => "/".to_string(),
     });
     let mut out = Vec::new();
-    // One pass over the bytes: every `="` preceded by `href` or `src`.
+    // One pass over the bytes: every `="` preceded by `href` or `src` inside a tag. Text is
+    // not a tag: `&lt;a href="{{ page.permalink }}"&gt;` in a code sample (Markdown escapes
+    // `<` in text, not `"`) is no link.
     let mut i = 0;
+    let mut in_tag = false;
     while i + 1 < b.len() {
-        if b[i] == b'='
+        match b[i] {
+            b'<' => in_tag = true,
+            b'>' => in_tag = false,
+            _ => {}
+        }
+        if in_tag
+            && b[i] == b'='
             && b[i + 1] == b'"'
             && (b[..i].ends_with(b"href") || b[..i].ends_with(b"src"))
         {
@@ -111,6 +120,13 @@ pub fn resolves(link: &str, exists: impl Fn(&str) -> bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn links_in_escaped_text_are_no_links() {
+        let html = "<pre><code>&lt;a href=\"{{ page.permalink }}\"&gt;x&lt;/a&gt;</code></pre>\
+                    <p>`src=\"/nowhere.png\"`</p><a class=\"x\" href=\"/real/\">r</a>";
+        assert_eq!(internal_links(html, "a/index.html"), ["/real/"]);
+    }
 
     #[test]
     fn finds_internal_links_only() {

@@ -81,6 +81,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         zola: false,
         content_dir,
         root_posts: String::new(),
+        slugify_paths: false,
     })
 }
 
@@ -149,7 +150,10 @@ pub(super) fn plan_with(
         "fencepost.toml",
         super::site_config::text(&config, &sections, &pages, &page_sizes),
     );
-    plan.report.collections = sections.into_iter().collect();
+    plan.report.collections = sections
+        .iter()
+        .map(|s| super::source::collection_name(s))
+        .collect();
     plan.report.taxonomies = config.taxonomies.clone();
     for (rel, path) in files_under(src, "static", &mut plan) {
         let bytes = std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
@@ -250,10 +254,10 @@ fn collect(
         if name == "_index.md" {
             section_page(&file, &table, plan);
             let section = match parts.len() {
-                1 => Some(config.root_posts.clone()),
-                2 => Some(parts[0].to_string()),
-                _ => None,
+                1 => config.root_posts.clone(),
+                n => parts[..n - 1].join("/"),
             };
+            let section = Some(section);
             let size = table.get("paginate_by").and_then(|v| v.as_integer());
             if let (Some(section), Some(size)) = (section, size.filter(|n| *n > 0)) {
                 page_sizes.insert(section, size as usize);
@@ -330,9 +334,11 @@ fn section_of(
         .filter(|u| !u.is_empty() && !u.contains('/') && !u.ends_with(".html"))
         // `.` and `..` name no page (they would make a hidden `content/.md`).
         .filter(|u| u.chars().any(|c| c.is_ascii_alphanumeric()));
+    // The page's section is its folder (a bundle's: the folder's parent), nested or not.
+    let folders = parts.len() - if bundle { 2 } else { 1 };
     match (dated, one_segment) {
         (false, Some(name)) if !bundle => (None, name.to_string()),
-        _ => (Some(parts[0].to_string()), stem),
+        _ => (Some(parts[..folders].join("/")), stem),
     }
 }
 
@@ -416,7 +422,12 @@ fn place(
     let at = ["publishDate", "publishdate", "date"]
         .iter()
         .find_map(|k| table.get(*k).and_then(instant));
-    let mut id = id_of(slug.as_deref().unwrap_or(&stem));
+    let mut id = match config.slugify_paths {
+        true => Some(slug::slugify(slug.as_deref().unwrap_or(&stem)))
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| id_of(&stem)),
+        false => id_of(slug.as_deref().unwrap_or(&stem)),
+    };
     if !ids.insert((section.clone(), id.clone())) {
         let mut n = 2;
         while !ids.insert((section.clone(), format!("{id}-{n}"))) {

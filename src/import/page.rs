@@ -63,14 +63,15 @@ pub(super) fn write(
         return Ok(());
     };
     let out = item_front(config, p, section, plan, now);
+    let collection = super::source::collection_name(section);
     let dst = match &p.bundle {
-        Some(_) => format!("content/{section}/{}/index.md", p.id),
-        None => format!("content/{section}/{}.md", p.id),
+        Some(_) => format!("content/{collection}/{}/index.md", p.id),
+        None => format!("content/{collection}/{}.md", p.id),
     };
     plan.put(&dst, item_text(&out, &body));
     plan.report.items += 1;
     if let Some(dir) = &p.bundle {
-        bundle_files(src, dir, &format!("content/{section}/{}", p.id), plan)?;
+        bundle_files(src, dir, &format!("content/{collection}/{}", p.id), plan)?;
     }
     Ok(())
 }
@@ -78,6 +79,9 @@ pub(super) fn write(
 /// A bundle's own files (`dir`, source-relative) copied into the site's `to`.
 fn bundle_files(src: &Path, dir: &str, to: &str, plan: &mut Plan) -> Result<(), ImportError> {
     for (rel, path) in files_under(src, dir, plan) {
+        if rel == "index.md" {
+            continue; // The page itself.
+        }
         if rel.contains('/') || rel.ends_with(".md") {
             plan.report.skip(&format!("{dir}/{rel}"), None, "bundle file", "only the bundle folder's own files (not .md files, not sub-folders) are published beside the page");
             continue;
@@ -109,13 +113,11 @@ fn item_front(
         "title".into(),
         toml::Value::String(title.unwrap_or_else(|| p.id.clone())),
     );
+    // A page without a date (a documentation page) is due at once, and shows no date: the
+    // starter templates leave the date out where `extra.undated` is set. Nothing is lost, so
+    // nothing is reported.
     let at = p.at.unwrap_or_else(|| {
-        plan.report.skip(
-            &p.rel,
-            None,
-            "date",
-            "has no date or publishDate: it is due at the instant of the import",
-        );
+        extra.insert("undated".into(), toml::Value::Boolean(true));
         now.rfc3339()
             .parse()
             .expect("an instant is a TOML date-time")

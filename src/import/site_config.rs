@@ -1,7 +1,7 @@
 //! `fencepost.toml` for an imported site.
 
 use super::front::url_path;
-use super::source::{new_pattern, patterns, Config, Page};
+use super::source::{collection_name, new_pattern, patterns, Config, Page};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `fencepost.toml` for the site: its title, base URL, author, feeds and page size, a
@@ -58,11 +58,13 @@ pub(super) fn text(
                     .any(|p| p.section.as_deref() == Some(s) && p.table.contains_key(*tx))
             })
             .collect();
+        let last = s.rsplit('/').next().unwrap_or(s);
         out.push_str(&format!(
-            "\n[collections.{s}]\nurl = {}\ntemplate = \"post.html\"\nlist_url = {}\ntitle = {}\nid = \"slug\"\ndue = \"publish_at\"\nfeed = true\ntaxonomies = {}\n",
+            "\n[collections.{}]\nurl = {}\ntemplate = \"post.html\"\nlist_url = {}\ntitle = {}\nid = \"slug\"\ndue = \"publish_at\"\nfeed = true\ntaxonomies = {}\n",
+            collection_name(s),
             toml::Value::from(url),
             toml::Value::from(format!("/{s}/")),
-            toml::Value::from(capitalised(s)),
+            toml::Value::from(capitalised(last)),
             toml::Value::from(used.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
         ));
         if let Some(n) = page_sizes.get(s) {

@@ -16,6 +16,9 @@ pub(super) struct Config {
     /// The collection that Zola's dated pages at the root (a blog in the root section) go
     /// to: `posts`, unless a section has that name (see `hugo::root_posts`).
     pub(super) root_posts: String,
+    /// Zola's `[slugify] paths = "on"` (its default): a page's URL name is its file name or
+    /// `slug` made a slug (`zola.386` is at `/themes/zola-386/`). Hugo keeps the name as it is.
+    pub(super) slugify_paths: bool,
 }
 
 /// One page of the source.
@@ -34,7 +37,28 @@ pub(super) struct Page {
     pub(super) body_line: usize,
 }
 
+/// The collection a section's pages go to. A section is named by its folder's path under
+/// `content/` (`docs/content/page`: nested sections are sections of their own, so each page
+/// keeps the URL its generator gave it); the collection's name is that path made a name
+/// (`docs_content_page`).
+pub(super) fn collection_name(section: &str) -> String {
+    let mut name: String = section
+        .to_lowercase()
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | '0'..='9' => c,
+            _ => '_',
+        })
+        .collect();
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        name.insert_str(0, "s_");
+    }
+    name
+}
+
 /// A section's URL pattern in Hugo's words, and fencepost's (`{id}` for the page's name).
+/// Hugo's `[permalinks]` are keyed by the top-level section, and its `:sections` is the
+/// whole path, `:section` the top-level one.
 pub(super) fn patterns(config: &Config, section: Option<&str>) -> (String, String) {
     let Some(section) = section else {
         return ("/:slug/".into(), "/:slug/".into());
@@ -42,11 +66,14 @@ pub(super) fn patterns(config: &Config, section: Option<&str>) -> (String, Strin
     if section == config.root_posts {
         return ("/:slugorfilename/".into(), "/:slug/".into());
     }
+    let top = section.split('/').next().unwrap_or(section);
     let old = config
         .permalinks
         .get(section)
+        .or_else(|| config.permalinks.get(top))
         .cloned()
         .unwrap_or_else(|| format!("/{section}/:slugorfilename/"));
+    let old = old.replace(":sections", section).replace(":section", top);
     let new = new_pattern(&old, section);
     (old, new)
 }
@@ -65,7 +92,8 @@ pub(super) fn new_pattern(old: &str, section: &str) -> String {
     ] {
         p = p.replace(name, ":slug");
     }
-    let p = p.replace(":sections", section).replace(":section", section);
+    let top = section.split('/').next().unwrap_or(section);
+    let p = p.replace(":sections", section).replace(":section", top);
     let ok = p.matches(":slug").count() == 1
         && p.ends_with('/')
         && p.starts_with('/')

@@ -31,9 +31,18 @@ pub(super) fn starter_files(plan: &mut Plan) {
         "templates/post.html",
         include_str!("../../starters/import/templates/post.html"),
     );
+    // The starter's header links `/about/`: only where the import wrote an about page.
+    let has_about = plan
+        .files
+        .iter()
+        .any(|(p, _)| p == "content/about.md" || p.starts_with("static/about/index.htm"));
     for (rel, text) in crate::init::STARTER_COMMON.iter().chain(crate::init::POSTS) {
         let starter_page = rel.starts_with("content/");
         if !starter_page && !plan.files.iter().any(|(p, _)| p == rel) {
+            let text = match (*rel == "templates/base.html", has_about) {
+                (true, false) => text.replace(r#" · <a href="/about/">About</a>"#, ""),
+                _ => text.to_string(),
+            };
             plan.put(rel, text.as_bytes());
         }
     }

@@ -45,7 +45,13 @@ pub fn plan(src: &Path, now: crate::clock::Instant) -> Result<Plan, ImportError>
             plan.report.skip("config.toml", None, key, why);
         }
     }
+    let slugify_paths = table
+        .get("slugify")
+        .and_then(|s| s.get("paths"))
+        .and_then(|p| p.as_str())
+        .is_none_or(|p| p == "on");
     let config = Config {
+        slugify_paths,
         table,
         taxonomies,
         permalinks: BTreeMap::new(),

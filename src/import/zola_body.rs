@@ -4,13 +4,15 @@
 //!   `{% name(key=literal, …) %}…{% end %}`, where a literal is a string, a number, a boolean
 //!   or an array. They are the site's own Tera templates, so each is removed (a block one
 //!   keeps its body) and reported with its line. Anything else in braces — `{{ get_url(path=
-//!   asset) }}` in prose, Tera in a code sample — is text, as Zola leaves it.
-//! - **Code is text.** Nothing inside a fenced code block or an inline code span is touched.
-//! - **The escape** `{{/* … */}}` (and `{%/* … */%}`) is written as Zola renders it:
-//!   `{{ … }}`.
+//!   asset) }}`, `{{ page.permalink }}` — is text, as Zola leaves it. Zola reads shortcodes
+//!   before Markdown, in code blocks too, and so does this (its documentation writes its code
+//!   samples with the escape for that reason).
+//! - **The escape** `{{/* … */}}` (and `{%/* … */%}`) is written as Zola renders it, `{{ … }}`,
+//!   wherever it is.
 //! - **Internal links** `[text](@/section/page.md#anchor)` become the page's URL in the new
 //!   site (a section's `_index.md`: the section's URL); one that names no imported page is
-//!   kept as written and reported.
+//!   kept as written and reported. Links are Markdown's: nothing inside a fenced code block or
+//!   a code span is one.
 
 use super::shortcodes::Unconverted;
 use std::ops::Range;
@@ -26,12 +28,8 @@ pub(super) fn convert(
     let line_at = |i: usize| body[..i].matches('\n').count() + 1;
     let mut i = 0;
     while i < body.len() {
-        if let Some(r) = code.iter().find(|r| r.start == i) {
-            out.push_str(&body[r.clone()]);
-            i = r.end;
-            continue;
-        }
         let rest = &body[i..];
+        let in_code = code.iter().any(|r| r.contains(&i));
         if let Some((text, used)) = escape(rest) {
             out.push_str(&text);
             i += used;
@@ -47,7 +45,7 @@ pub(super) fn convert(
             i += used;
         } else if let Some(used) = block_end(rest) {
             i += used;
-        } else if let Some(target) = rest.strip_prefix("](@/") {
+        } else if let Some(target) = rest.strip_prefix("](@/").filter(|_| !in_code) {
             let end = target.find([')', ' ', '\n']).unwrap_or(target.len());
             let (path, anchor) = match target[..end].split_once('#') {
                 Some((p, a)) => (p, format!("#{a}")),
@@ -207,8 +205,19 @@ fn code_ranges(body: &str) -> Vec<Range<usize>> {
     ranges
 }
 
-/// Inline code spans in `body[from..to]`.
+/// Inline code spans in `body[from..to]`, paragraph by paragraph (a span never crosses a
+/// blank line).
 fn spans(body: &str, from: usize, to: usize, ranges: &mut Vec<Range<usize>>) {
+    let mut start = from;
+    while let Some(gap) = body[start..to].find("\n\n") {
+        spans_in(body, start, start + gap, ranges);
+        start += gap + 2;
+    }
+    spans_in(body, start, to, ranges);
+}
+
+/// Inline code spans in one paragraph, `body[from..to]`.
+fn spans_in(body: &str, from: usize, to: usize, ranges: &mut Vec<Range<usize>>) {
     let text = &body[from..to];
     let bytes = text.as_bytes();
     let run = |i: usize| bytes[i..].iter().take_while(|b| **b == b'`').count();
@@ -256,7 +265,7 @@ mod tests {
     }
 
     #[test]
-    fn shortcodes_by_zolas_grammar_only_and_never_in_code() {
+    fn shortcodes_by_zolas_grammar_only_in_code_too() {
         let body = "a {{ youtube(id=\"x\", autoplay=true) }} b\n\
                     {% note(kind=\"tip\") %}Kept{% end %}\n\
                     `{{ not_a(call) }}` and {{ get_url(path=asset) }} stay\n\
@@ -266,23 +275,24 @@ mod tests {
         assert_eq!(
             out,
             "a  b\nKept\n`{{ not_a(call) }}` and {{ get_url(path=asset) }} stay\n\
-             ```\n{{ youtube(id=\"in code\") }}\n```\n{{ youtube(id=\"shown\") }}\n"
+             ```\n\n```\n{{ youtube(id=\"shown\") }}\n"
         );
         let seen: Vec<(usize, &str)> = r.iter().map(|u| (u.line, u.name.as_str())).collect();
-        assert_eq!(seen, [(1, "youtube"), (2, "note")]);
+        assert_eq!(seen, [(1, "youtube"), (2, "note"), (5, "youtube")]);
     }
 
     #[test]
     fn internal_links_become_urls_and_unknown_ones_are_reported() {
-        let body = "See [one](@/blog/first.md), [two](@/docs/getting-started/index.md#install),\n\
+        let body = "An `unmatched backtick.\n\n\
+                    See [one](@/blog/first.md), [two](@/docs/getting-started/index.md#install),\n\
                     [the blog](@/blog/_index.md), [gone](@/blog/gone.md) and `[x](@/blog/first.md)`.";
         let (out, r) = convert(body, &urls);
         assert_eq!(
             out,
-            "See [one](/blog/first/), [two](/docs/getting-started/#install),\n\
+            "An `unmatched backtick.\n\nSee [one](/blog/first/), [two](/docs/getting-started/#install),\n\
              [the blog](/blog/), [gone](@/blog/gone.md) and `[x](@/blog/first.md)`."
         );
         assert_eq!(r.len(), 1);
-        assert_eq!((r[0].line, r[0].name.as_str()), (2, "link @/blog/gone.md"));
+        assert_eq!((r[0].line, r[0].name.as_str()), (4, "link @/blog/gone.md"));
     }
 }

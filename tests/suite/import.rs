@@ -507,7 +507,7 @@ fn import_reports_a_non_utf8_page_a_dot_url_and_index_html_aliases_and_publishes
 /// Guards: issue 48 (points 1, 3, 4) — a Zola site as Zola reads it: front matter after blank
 /// lines (Zola's own docs write it so), `@/` internal links resolved to the new URLs (a
 /// section's `_index.md` to its list), only `{{ name(key=literal) }}` taken for a shortcode
-/// (`{{ get_url(path=asset) }}` and anything in code is text), the `{{/* … */}}` escape
+/// (`{{ get_url(path=asset) }}` is text), a link written out in a code sample no broken link, the `{{/* … */}}` escape
 /// shown as Zola shows it, a taxonomy named `theme-tags` accepted by publish; and Hugo tags
 /// `HTML` and `html` folded into one term as Hugo does. Each site's own `publish` accepts
 /// it whole.
@@ -516,7 +516,7 @@ fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_ta
     let src = source(&[
         ("config.toml", "base_url = \"https://zola.example.org\"\ntitle = \"Docs\"\ntaxonomies = [{ name = \"theme-tags\" }]\n"),
         ("content/docs/_index.md", "\n+++\ntitle = \"Docs\"\n+++\n"),
-        ("content/docs/install.md", "\n\n+++\ntitle = \"Install\"\ndate = 2026-01-05\n[taxonomies]\ntheme-tags = [\"setup\"]\n+++\nSee [usage](@/docs/usage.md#flags) and [all docs](@/docs/_index.md).\n\nUse `{{ get_url(path=\"x\") }}` or {{ get_url(path=asset) }} in templates.\n\n```\n{{ youtube(id=\"in code\") }}\n```\n\n{{/* youtube(id=\"shown\") */}}\n"),
+        ("content/docs/install.md", "\n\n+++\ntitle = \"Install\"\ndate = 2026-01-05\n[taxonomies]\ntheme-tags = [\"setup\"]\n+++\nSee [usage](@/docs/usage.md#flags) and [all docs](@/docs/_index.md).\n\nUse `{{ page.title }}` or {{ get_url(path=asset) }} in templates.\n\n```\n<a href=\"{{ page.permalink }}\">x</a>\n```\n\n{{/* youtube(id=\"shown\") */}}\n"),
         ("content/docs/usage.md", "+++\ntitle = \"Usage\"\ndate = 2026-01-06\n+++\nBack to [install](@/docs/install.md) or [nowhere](@/docs/gone.md).\n"),
     ]);
     let tmp = tempfile::tempdir().unwrap();
@@ -541,6 +541,8 @@ fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_ta
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["published"].as_array().unwrap().len(), 2, "{p}");
     assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
+    // A link written out in a code sample is no broken link.
+    assert!(!p.to_string().contains("permalink"), "{p}");
     let srv = s.serve(&[]);
     let page = srv.get("/docs/install/").text();
     assert!(
@@ -556,8 +558,8 @@ fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_ta
     assert!(!page.contains("@/"), "{page}");
     assert!(page.contains("{{ get_url(path=asset) }}"), "{page}");
     assert!(
-        page.contains("{{ youtube(id=&quot;in code&quot;) }}")
-            || page.contains("{{ youtube(id=\"in code\") }}"),
+        page.contains("&lt;a href=\"{{ page.permalink }}\"&gt;")
+            || page.contains("&lt;a href=&quot;{{ page.permalink }}&quot;&gt;"),
         "{page}"
     );
     assert!(
@@ -596,4 +598,87 @@ fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_ta
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["published"].as_array().unwrap().len(), 2, "{p}");
     assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
+}
+
+/// Guards: issue 48 (points 1–4, 9, 10) on a real site it was not built against: Zola's own
+/// documentation (vendored, MIT), with nested sections, front matter after blank lines, `@/`
+/// links, Tera written out in code samples and Zola's escape, and a `theme-tags` taxonomy.
+/// Its own `publish` accepts it whole; every page answers at the URL Zola gave it (nested
+/// section paths kept, `zola.386` slugified to `zola-386`); no page holds raw front matter, a
+/// `@/` link or an unescaped shortcode; the report names only the site's own shortcodes
+/// (no false "no date" or "bundle file" lines); the starter templates invent no `/about/`
+/// link and show no date on an undated page.
+#[test]
+fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/zola-docs");
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "zola", &fixture, &dst);
+    assert_eq!(r["items"], 46, "{r}");
+    for (file, _, what) in not_converted(&r) {
+        assert!(
+            what.starts_with("shortcode ") && file.ends_with("image-processing/index.md"),
+            "only the image shortcodes are lost: {file}: {what}"
+        );
+    }
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 46, "{p}");
+    assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
+    // The old URL of every page, by Zola's rules: its path under content/, `index.md` naming
+    // its folder, each segment slugified.
+    let content = fixture.join("content");
+    let mut old_urls = Vec::new();
+    for e in walkdir::WalkDir::new(&content).into_iter().flatten() {
+        let rel = e
+            .path()
+            .strip_prefix(&content)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        if !rel.ends_with(".md") || rel.ends_with("_index.md") {
+            continue;
+        }
+        let path = rel.trim_end_matches("/index.md").trim_end_matches(".md");
+        let slugged: Vec<String> = path
+            .split('/')
+            .map(|p| p.to_lowercase().replace('.', "-"))
+            .collect();
+        old_urls.push(format!("/{}/", slugged.join("/")));
+    }
+    assert_eq!(old_urls.len(), 46);
+    let srv = s.serve(&[]);
+    for url in &old_urls {
+        let r = srv.get(url);
+        assert_eq!(r.status, 200, "{url}");
+        let page = r.text();
+        assert!(!page.contains("<p>+++"), "{url}: raw front matter");
+        assert!(
+            !page.contains("<a href=\"@/"),
+            "{url}: an unresolved @/ link"
+        );
+        assert!(
+            !page.contains("href=\"/about/\""),
+            "{url}: a link to a page that is not there"
+        );
+        assert!(
+            !page.contains("{{/*"),
+            "{url}: Zola's escape left as written"
+        );
+    }
+    for list in [
+        "/documentation/content/",
+        "/documentation/getting-started/",
+        "/themes/",
+        "/theme-tags/",
+    ] {
+        assert_eq!(srv.get(list).status, 200, "{list}");
+    }
+    let linking = srv.get("/documentation/templates/overview/").text();
+    assert!(
+        linking.contains("href=\"/documentation/content/linking/#internal-links\""),
+        "{linking}"
+    );
+    let page = srv.get("/documentation/getting-started/overview/").text();
+    assert!(!page.contains("2026"), "an undated page shows no date");
 }
