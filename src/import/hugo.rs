@@ -143,6 +143,9 @@ pub(super) fn plan_with(
             )
         })
         .collect();
+    let spelling = crate::content::claims::page_spelling;
+    plan.urls_taken
+        .extend(pages.iter().map(|p| spelling(&p.new_url)));
     for p in &pages {
         super::page::write(src, &config, p, &urls, &mut plan, now)?;
     }

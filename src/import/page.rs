@@ -199,6 +199,7 @@ fn terms(v: &toml::Value) -> Option<Vec<String>> {
 fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut home = false;
+    let mut taken = Vec::new();
     // In the spelling publish compares (`/x/index.html` is the page `/x/`): an alias that is
     // the page's own URL in another spelling is dropped, and one onto the home page reported.
     let mut add = |a: String| {
@@ -206,7 +207,10 @@ fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
         if a == "/" {
             home = true;
         } else if a != crate::content::claims::page_spelling(&p.new_url) && !out.contains(&a) {
-            out.push(a);
+            match plan.urls_taken.insert(a.clone()) {
+                true => out.push(a),
+                false => taken.push(a),
+            }
         }
     };
     if p.old_url != p.new_url {
@@ -235,6 +239,9 @@ fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
     }
     if home {
         plan.report.skip(&p.rel, None, "alias", "an alias onto the home page (/ or /index.html) would take the site's own home page: left out");
+    }
+    for a in taken {
+        plan.report.skip(&p.rel, None, "alias", &format!("{a} is another page's URL, or an earlier page's alias: left out (one URL, one page)"));
     }
     out
 }

@@ -100,6 +100,9 @@ impl Report {
 pub struct Plan {
     pub files: Vec<(String, Vec<u8>)>,
     pub report: Report,
+    /// Every page URL and alias written so far, in the spelling publish compares: an alias
+    /// another page (or an earlier alias) has is never written twice.
+    pub(super) urls_taken: std::collections::BTreeSet<String>,
 }
 
 impl Plan {

@@ -509,8 +509,8 @@ fn import_reports_a_non_utf8_page_a_dot_url_and_index_html_aliases_and_publishes
 /// section's `_index.md` to its list), only `{{ name(key=literal) }}` taken for a shortcode
 /// (`{{ get_url(path=asset) }}` is text), a link written out in a code sample no broken link, the `{{/* … */}}` escape
 /// shown as Zola shows it, a taxonomy named `theme-tags` accepted by publish; and Hugo tags
-/// `HTML` and `html` folded into one term as Hugo does. Each site's own `publish` accepts
-/// it whole.
+/// `HTML` and `html` folded into one term as Hugo does, and no alias written twice or onto
+/// another page. Each site's own `publish` accepts it whole.
 #[test]
 fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_tags_publish_whole() {
     let src = source(&[
@@ -587,17 +587,38 @@ fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_ta
             "content/posts/b.md",
             "---\ntitle: B\ndate: 2026-01-06\ntags: [html, Html, CSS]\n---\nB.\n",
         ),
+        // Two pages claim one alias, and one claims another page's URL.
+        (
+            "content/posts/c.md",
+            "---\ntitle: C\ndate: 2026-01-07\naliases: [/old/]\n---\nC.\n",
+        ),
+        (
+            "content/posts/d.md",
+            "---\ntitle: D\ndate: 2026-01-08\naliases: [/old/, /posts/a/]\n---\nD.\n",
+        ),
     ]);
     let tmp = tempfile::tempdir().unwrap();
     let dst = tmp.path().join("site");
     let r = import(tmp.path(), "hugo", src.path(), &dst);
     assert_eq!(r["terms_folded"], 3, "{r}");
+    let nc = not_converted(&r);
+    assert_eq!(
+        nc.iter()
+            .filter(|(f, _, w)| f == "content/posts/d.md" && w == "alias")
+            .count(),
+        2,
+        "{r}"
+    );
     let b = std::fs::read_to_string(dst.join("content/posts/b.md")).unwrap();
     assert!(b.contains("tags = [\"HTML\", \"css\"]"), "{b}");
     let s = site_at(&dst);
     let p = s.json(&["publish", "--build", "--now", NOW]);
-    assert_eq!(p["published"].as_array().unwrap().len(), 2, "{p}");
+    assert_eq!(p["published"].as_array().unwrap().len(), 4, "{p}");
     assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
+    let srv = s.serve(&[]);
+    let old = srv.get("/old/");
+    assert_eq!(old.status, 301);
+    assert_eq!(old.header("location"), Some("/posts/c/"));
 }
 
 /// Guards: issue 48 (points 1–4, 9, 10) on a real site it was not built against: Zola's own
