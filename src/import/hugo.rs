@@ -75,6 +75,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         }
     }
     Ok(Config {
+        file: name.to_string(),
         table,
         taxonomies,
         permalinks,
@@ -149,9 +150,10 @@ pub(super) fn plan_with(
     for p in &pages {
         super::page::write(src, &config, p, &urls, &mut plan, now)?;
     }
+    let markdown = super::settings::markdown(&config, &mut plan);
     plan.put(
         "fencepost.toml",
-        super::site_config::text(&config, &sections, &pages, &page_sizes),
+        super::site_config::text(&config, &sections, &pages, &page_sizes) + &markdown,
     );
     plan.report.collections = sections
         .iter()

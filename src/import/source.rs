@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 /// The site's configuration, as far as fencepost uses it.
 pub(super) struct Config {
+    /// The configuration file's name (`hugo.toml`, `config.toml`, …), for the report.
+    pub(super) file: String,
     pub(super) table: toml::Table,
     pub(super) taxonomies: Vec<String>,
     pub(super) permalinks: BTreeMap<String, String>,

@@ -51,6 +51,7 @@ pub fn plan(src: &Path, now: crate::clock::Instant) -> Result<Plan, ImportError>
         .and_then(|p| p.as_str())
         .is_none_or(|p| p == "on");
     let config = Config {
+        file: "config.toml".to_string(),
         slugify_paths,
         table,
         taxonomies,

@@ -577,11 +577,11 @@ fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_ta
     let src = source(&[
         (
             "hugo.toml",
-            "baseURL = \"https://hugo.example.org/\"\ntitle = \"Posts\"\n",
+            "baseURL = \"https://hugo.example.org/\"\ntitle = \"Posts\"\nenableEmoji = true\n[markup.goldmark.renderer]\nunsafe = true\n",
         ),
         (
             "content/posts/a.md",
-            "---\ntitle: A\ndate: 2026-01-05\ntags: [HTML, css]\n---\nA.\n",
+            "---\ntitle: A\ndate: 2026-01-05\ntags: [HTML, css]\n---\nA.\n\n<div class=\"raw\">raw</div>\n",
         ),
         (
             "content/posts/b.md",
@@ -619,6 +619,17 @@ fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_ta
     let old = srv.get("/old/");
     assert_eq!(old.status, 301);
     assert_eq!(old.header("location"), Some("/posts/c/"));
+    // Hugo's `unsafe = true` kept: raw HTML renders as it did; `enableEmoji` reported.
+    assert!(srv
+        .get("/posts/a/")
+        .text()
+        .contains("<div class=\"raw\">raw</div>"));
+    assert!(
+        not_converted(&r)
+            .iter()
+            .any(|(f, _, w)| f == "hugo.toml" && w == "enableEmoji"),
+        "{r}"
+    );
 }
 
 /// Guards: issue 48 (points 1–4, 9, 10) on a real site it was not built against: Zola's own
@@ -636,12 +647,30 @@ fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
     let dst = tmp.path().join("site");
     let r = import(tmp.path(), "zola", &fixture, &dst);
     assert_eq!(r["items"], 46, "{r}");
-    for (file, _, what) in not_converted(&r) {
+    // What is lost: the image shortcodes (the site's own templates), and the settings with no
+    // counterpart, each named. Nothing else (no false "no date" or "bundle file" lines).
+    let nc = not_converted(&r);
+    for (file, _, what) in &nc {
+        let image = what.starts_with("shortcode ") && file.ends_with("image-processing/index.md");
+        assert!(image || file == "config.toml", "{file}: {what}");
+    }
+    for setting in [
+        "build_search_index",
+        "markdown highlighting theme",
+        "markdown",
+    ] {
         assert!(
-            what.starts_with("shortcode ") && file.ends_with("image-processing/index.md"),
-            "only the image shortcodes are lost: {file}: {what}"
+            nc.iter()
+                .any(|(f, _, w)| f == "config.toml" && w == setting),
+            "{setting}: {r}"
         );
     }
+    // Zola passes HTML written in Markdown through: so does the imported site.
+    let toml = std::fs::read_to_string(dst.join("fencepost.toml")).unwrap();
+    assert!(
+        toml.contains("[markdown]\n") && toml.contains("unsafe_html = true"),
+        "{toml}"
+    );
     let s = site_at(&dst);
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["published"].as_array().unwrap().len(), 46, "{p}");

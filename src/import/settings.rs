@@ -1,0 +1,78 @@
+//! The source site's own settings that fencepost has a counterpart for, as
+//! `fencepost.toml`'s `[markdown]`; the ones it has none for, reported by name.
+//!
+//! - Raw HTML: Hugo omits it unless `markup.goldmark.renderer.unsafe = true`; Zola always
+//!   passes it through. Either way the imported site renders it as the source did
+//!   (`markdown.unsafe_html`).
+//! - Emoji shortcodes (`:smile:`; Hugo's `enableEmoji`, Zola's `markdown.render_emoji`),
+//!   a search index (Zola's `build_search_index`), math and a table of contents in the
+//!   templates: fencepost has no counterpart, so each is reported, never silently dropped.
+
+use super::plan::Plan;
+use super::source::Config;
+
+/// `[markdown]` for the imported site (empty when the defaults already render as the source
+/// did), and a report line for each setting with no counterpart.
+pub(super) fn markdown(config: &Config, plan: &mut Plan) -> String {
+    let config_file = config.file.as_str();
+    let t = &config.table;
+    let at = |path: &[&str]| {
+        path.iter()
+            .try_fold(t, |t, k| t.get(*k).and_then(|v| v.as_table()))
+            .is_some()
+    };
+    let value = |path: &[&str], key: &str| {
+        path.iter()
+            .try_fold(t, |t, k| t.get(*k).and_then(|v| v.as_table()))
+            .and_then(|t| t.get(key))
+            .cloned()
+    };
+    let yes = |v: Option<toml::Value>| v.and_then(|v| v.as_bool()) == Some(true);
+    let unsafe_html = match config.zola {
+        true => true,
+        false => yes(value(&["markup", "goldmark", "renderer"], "unsafe")),
+    };
+    let mut lost = Vec::new();
+    if config.zola {
+        if yes(value(&["markdown"], "render_emoji")) {
+            lost.push(("markdown.render_emoji", "fencepost renders no emoji shortcodes: `:smile:` stays as written; type the emoji itself"));
+        }
+        if yes(value(&[], "build_search_index")) {
+            lost.push(("build_search_index", "fencepost builds no search index: add one to the templates (a static index such as Pagefind runs on the built revision)"));
+        }
+        if at(&["markdown", "highlighting"]) || value(&["markdown"], "highlight_theme").is_some() {
+            lost.push(("markdown highlighting theme", "code is highlighted as CSS classes; static/highlight.css is the stylesheet to restyle"));
+        }
+        let keys = [
+            "external_links_class",
+            "external_links_target_blank",
+            "external_links_no_follow",
+            "smart_punctuation",
+        ];
+        if keys.iter().any(|k| value(&["markdown"], k).is_some()) {
+            lost.push(("markdown", "external link classes and smart punctuation have no counterpart in fencepost's [markdown]: links and punctuation are rendered as written"));
+        }
+    } else {
+        if yes(value(&[], "enableEmoji")) {
+            lost.push(("enableEmoji", "fencepost renders no emoji shortcodes: `:smile:` stays as written; type the emoji itself"));
+        }
+        if at(&["markup", "tableOfContents"]) {
+            lost.push(("markup.tableOfContents", "fencepost's templates get no table of contents: headings have ids (markdown.heading_ids) to link by hand"));
+        }
+        if value(&["markup", "goldmark", "extensions"], "passthrough").is_some()
+            || yes(value(&["params"], "math"))
+        {
+            lost.push((
+                "math",
+                "fencepost renders no math: load a renderer (KaTeX, MathJax) from the templates",
+            ));
+        }
+    }
+    for (what, why) in lost {
+        plan.report.skip(config_file, None, what, why);
+    }
+    match unsafe_html {
+        true => "\n[markdown]\n# The source rendered HTML written in Markdown: so does this site (trusted authors only).\nunsafe_html = true\n".to_string(),
+        false => String::new(),
+    }
+}
