@@ -257,7 +257,7 @@ fn collect(
             super::dialect::normalize(&mut table);
         }
         if name == "_index.md" {
-            section_page(&file, &table, plan);
+            section_page(&file, &table, &body, plan);
             let section = match parts.len() {
                 1 => config.root_posts.clone(),
                 n => parts[..n - 1].join("/"),
@@ -391,14 +391,27 @@ fn read_front(file: &str, text: &str, plan: &mut Plan) -> Option<(toml::Table, S
 }
 
 /// A section's `_index.md`: its title names the collection; what else it says is reported.
-fn section_page(file: &str, table: &toml::Table, plan: &mut Plan) {
-    if table.contains_key("aliases") {
-        plan.report.skip(
-            file,
-            None,
-            "aliases",
-            "a section's list page keeps its URL; its aliases were not imported",
-        );
+/// What a section's `_index.md` says that its collection cannot keep is reported, key by key
+/// (its title names the collection and `paginate_by` sizes its pages; a list newest first is
+/// what `sort_by = "date"` asked for anyway).
+fn section_page(file: &str, table: &toml::Table, body: &str, plan: &mut Plan) {
+    let kept = |k: &str, v: &toml::Value| {
+        matches!(k, "title" | "paginate_by" | "draft")
+            || (k == "sort_by" && v.as_str() == Some("date"))
+    };
+    for (k, v) in table.iter().filter(|(k, v)| !kept(k, v)) {
+        let why = match k.as_str() {
+            "aliases" => "a section's list page keeps its URL; its aliases were not imported".to_string(),
+            "redirect_to" => format!("the section's list page is generated at its URL and redirects nowhere: add a redirect to {} at your host", v.as_str().unwrap_or("its target")),
+            "sort_by" => format!("a collection is listed newest first: sort_by = {v} is not kept"),
+            "template" | "page_template" => "templates are not ported: the starter templates render this section".to_string(),
+            "weight" => "sections are not ordered by weight: the starter home page lists collections by name".to_string(),
+            _ => "a section's front matter has no counterpart in a collection: not kept".to_string(),
+        };
+        plan.report.skip(file, None, k, &why);
+    }
+    if !body.trim().is_empty() {
+        plan.report.skip(file, None, "section text", "a collection's list page is generated: the section's own text is not shown (put it in the list template)");
     }
 }
 

@@ -647,12 +647,21 @@ fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
     let dst = tmp.path().join("site");
     let r = import(tmp.path(), "zola", &fixture, &dst);
     assert_eq!(r["items"], 46, "{r}");
-    // What is lost: the image shortcodes (the site's own templates), and the settings with no
-    // counterpart, each named. Nothing else (no false "no date" or "bundle file" lines).
+    // What is lost: the image shortcodes (the site's own templates), the settings and the
+    // sections' keys with no counterpart, each named. Nothing else (no false "no date" or "bundle file" lines).
     let nc = not_converted(&r);
     for (file, _, what) in &nc {
         let image = what.starts_with("shortcode ") && file.ends_with("image-processing/index.md");
-        assert!(image || file == "config.toml", "{file}: {what}");
+        let section = file.ends_with("/_index.md");
+        assert!(image || section || file == "config.toml", "{file}: {what}");
+    }
+    // A section's keys its collection cannot keep are named: redirect_to, sort_by = "weight".
+    let content_index = "content/documentation/content/_index.md".to_string();
+    for key in ["redirect_to", "sort_by", "weight"] {
+        assert!(
+            nc.contains(&(content_index.clone(), None, key.to_string())),
+            "{key}: {r}"
+        );
     }
     for setting in [
         "build_search_index",
