@@ -36,7 +36,20 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         line: Some(e.line.saturating_sub(1).max(1)),
         why: e.message,
     })?;
-    let taxonomies = match table.get("taxonomies").and_then(|t| t.as_table()) {
+    // The default language's own `taxonomies` win (`[languages.en.taxonomies]`), then the
+    // top level's, then Hugo's defaults.
+    let default_lang = table
+        .get("defaultContentLanguage")
+        .and_then(|v| v.as_str())
+        .unwrap_or("en");
+    let of_language = table
+        .get("languages")
+        .and_then(|l| l.get(default_lang))
+        .and_then(|l| l.get("taxonomies"));
+    let taxonomies = match of_language
+        .or_else(|| table.get("taxonomies"))
+        .and_then(|t| t.as_table())
+    {
         Some(t) => t
             .values()
             .filter_map(|v| v.as_str().map(str::to_string))

@@ -741,3 +741,57 @@ fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
     let page = srv.get("/documentation/getting-started/overview/").text();
     assert!(!page.contains("2026"), "an undated page shows no date");
 }
+
+/// Guards: issue 48 (points 1, 2, 4, 9) on a second real site: PaperMod's example site
+/// (vendored, MIT) — YAML, three languages with the taxonomies under `languages.en`, nested
+/// sections, inline shortcodes. Its own `publish` accepts it whole; every page Hugo publishes
+/// (not the drafts, not the expired one) answers at the URL Hugo gave it, nested section
+/// paths kept; its aliases answer 301; the `series` taxonomy of the default language is
+/// kept; no shortcode syntax reaches a page.
+#[test]
+fn papermods_example_site_imports_with_nested_sections_at_their_urls() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/hugo-papermod");
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "hugo", &fixture, &dst);
+    assert_eq!(
+        r["taxonomies"],
+        serde_json::json!(["categories", "series", "tags"]),
+        "{r}"
+    );
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
+    assert_eq!(p["published"].as_array().unwrap().len(), 10, "{p}");
+    let srv = s.serve(&[]);
+    for url in [
+        "/posts/audio-video/",
+        "/posts/code_syntax/",
+        "/posts/emoji-support/",
+        "/posts/markdown-syntax/",
+        "/posts/math-typesetting/",
+        "/posts/rich-content/",
+        "/posts/inner-section/md-blog/",
+        "/posts/inner-section/md-headings/",
+        "/posts/inner-section/md-lists/",
+        "/posts/papermod/papermod-installation/",
+        "/posts/",
+        "/posts/inner-section/",
+        "/posts/papermod/",
+        "/about/",
+        "/series/themes-guide/",
+    ] {
+        assert_eq!(srv.get(url).status, 200, "{url}");
+    }
+    for (alias, to) in [
+        ("/posts/migrate-from-jekyl/", "/posts/markdown-syntax/"),
+        (
+            "/papermod-installation/",
+            "/posts/papermod/papermod-installation/",
+        ),
+    ] {
+        let r = srv.get(alias);
+        assert_eq!((r.status, r.header("location")), (301, Some(to)), "{alias}");
+    }
+    assert_no_shortcodes(&s);
+}
