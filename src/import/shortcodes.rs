@@ -4,7 +4,8 @@
 //! caption, `highlight` a fenced code block, `ref`/`relref` the page's new URL — and embeds
 //! (`youtube`, `vimeo`, `gist`, `x`/`tweet`/`twitter`, `instagram`) become plain links, which
 //! load nothing from a third party until a reader follows them. Any other shortcode is
-//! removed (a paired one keeps its inner text) and reported with its line.
+//! removed (a paired one keeps its inner text, but an `*.inline` one's body is template code and
+//! goes with it) and reported with its line.
 
 /// A shortcode that was not turned into its content, for the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,9 +125,16 @@ pub(super) fn convert(
         match render(&call, text, url_of) {
             Ok(md) => out.push_str(&md),
             Err(why) => {
-                if let Some(t) = text {
+                // An inline shortcode's body is template code (Go templates, a `<style>`
+                // block): removed with it. Another's inner text is the page's own.
+                let inline = call.name.ends_with(".inline");
+                if let Some(t) = text.filter(|_| !inline) {
                     out.push_str(t);
                 }
+                let why = match inline {
+                    true => format!("{why}: an inline shortcode's body is template code, so it was removed with it"),
+                    false => why,
+                };
                 report.push(Unconverted {
                     line,
                     name: call.name.clone(),
@@ -268,5 +276,13 @@ mod tests {
         assert_eq!((r[1].line, r[1].name.as_str()), (3, "param"));
         let (_, r) = conv("{{< ref \"nowhere.md\" >}}");
         assert!(r[0].why.contains("not a page"), "{r:?}");
+    }
+
+    #[test]
+    fn an_inline_shortcode_goes_with_its_body() {
+        let (out, r) = conv("a\n{{< css.inline >}}\n<style>.x{}</style>\n{{< /css.inline >}}\nb\n");
+        assert_eq!(out, "a\n\nb\n");
+        assert_eq!((r[0].line, r[0].name.as_str()), (2, "css.inline"));
+        assert!(r[0].why.contains("template code"), "{r:?}");
     }
 }

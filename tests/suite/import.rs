@@ -116,6 +116,12 @@ fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
     assert_eq!(p["published"].as_array().unwrap().len(), 5, "{p}");
     assert_eq!(p["build"]["broken_links"], serde_json::json!([]), "{p}");
     assert_no_shortcodes(&s);
+    // The paired inline shortcode's body (a `<style>` block: template code) went with it.
+    let emoji = s.current_file("post/emoji-support/index.html");
+    assert!(
+        !emoji.contains("emojify {") && !emoji.contains("&lt;style&gt;"),
+        "{emoji}"
+    );
     let rich = s.current_file("post/rich-content/index.html");
     assert!(
         rich.contains("https://www.youtube-nocookie.com/embed/ZJthWmvUzzc"),
