@@ -36,57 +36,10 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         line: Some(e.line.saturating_sub(1).max(1)),
         why: e.message,
     })?;
-    // The default language's own `taxonomies` win (`[languages.en.taxonomies]`), then the
-    // top level's, then Hugo's defaults.
-    let default_lang = table
-        .get("defaultContentLanguage")
-        .and_then(|v| v.as_str())
-        .unwrap_or("en");
-    let of_language = table
-        .get("languages")
-        .and_then(|l| l.get(default_lang))
-        .and_then(|l| l.get("taxonomies"));
-    let taxonomies = match of_language
-        .or_else(|| table.get("taxonomies"))
-        .and_then(|t| t.as_table())
-    {
-        Some(t) => t
-            .values()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect(),
-        None => vec!["categories".to_string(), "tags".to_string()],
-    };
-    let mut permalinks = BTreeMap::new();
-    if let Some(p) = table.get("permalinks").and_then(|t| t.as_table()) {
-        for (k, v) in p {
-            match v {
-                toml::Value::String(s) => {
-                    permalinks.insert(k.clone(), s.clone());
-                }
-                // Hugo 0.120+: [permalinks.page] section = pattern.
-                toml::Value::Table(t) if k == "page" => {
-                    for (s, v) in t {
-                        if let Some(v) = v.as_str() {
-                            permalinks.insert(s.clone(), v.to_string());
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
+    let taxonomies = taxonomies_of(&table);
+    let permalinks = permalinks_of(&table);
     let content_dir = content_dir(&table, name, plan)?;
-    plan.report.skip(name, None, "feed URLs", "Hugo's RSS feeds were at …/index.xml; fencepost writes …/atom.xml and …/rss.xml beside each list: redirect the old URLs at your host, or tell subscribers");
-    for (key, why) in [
-        ("menu", "menus are templates' business: write them into templates/base.html"),
-        ("menus", "menus are templates' business: write them into templates/base.html"),
-        ("languages", "fencepost sites have one language: only the default language's content was imported"),
-        ("theme", "themes are Go templates, which cannot be ported: the starter templates were written instead"),
-    ] {
-        if table.contains_key(key) {
-            plan.report.skip(name, None, &format!("[{key}]"), why);
-        }
-    }
+    report_config(name, &table, plan);
     Ok(Config {
         file: name.to_string(),
         table,
@@ -97,6 +50,78 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         root_posts: String::new(),
         slugify_paths: false,
     })
+}
+
+/// The default language's table (`[languages.en]`), if the site has languages.
+fn default_language(table: &toml::Table) -> Option<(&str, &toml::Table)> {
+    let lang = table
+        .get("defaultContentLanguage")
+        .and_then(|v| v.as_str())
+        .unwrap_or("en");
+    let t = table.get("languages")?.get(lang)?.as_table()?;
+    Some((lang, t))
+}
+
+/// The taxonomies: the default language's own (`[languages.en.taxonomies]`), else the top
+/// level's, else Hugo's defaults.
+fn taxonomies_of(table: &toml::Table) -> Vec<String> {
+    let of_language = default_language(table).and_then(|(_, l)| l.get("taxonomies"));
+    match of_language
+        .or_else(|| table.get("taxonomies"))
+        .and_then(|t| t.as_table())
+    {
+        Some(t) => t
+            .values()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        None => vec!["categories".to_string(), "tags".to_string()],
+    }
+}
+
+/// `[permalinks]` by section (Hugo 0.120+ also writes `[permalinks.page] section = pattern`).
+fn permalinks_of(table: &toml::Table) -> BTreeMap<String, String> {
+    let mut permalinks = BTreeMap::new();
+    let Some(p) = table.get("permalinks").and_then(|t| t.as_table()) else {
+        return permalinks;
+    };
+    for (k, v) in p {
+        match v {
+            toml::Value::String(s) => {
+                permalinks.insert(k.clone(), s.clone());
+            }
+            toml::Value::Table(t) if k == "page" => {
+                for (s, v) in t {
+                    if let Some(v) = v.as_str() {
+                        permalinks.insert(s.clone(), v.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    permalinks
+}
+
+/// What the configuration says that the import does not carry over, reported.
+fn report_config(name: &str, table: &toml::Table, plan: &mut Plan) {
+    plan.report.skip(name, None, "feed URLs", "Hugo's RSS feeds were at …/index.xml; fencepost writes …/atom.xml and …/rss.xml beside each list: redirect the old URLs at your host, or tell subscribers");
+    let menus = "menus are templates' business: write them into templates/base.html";
+    if let Some((lang, l)) = default_language(table) {
+        for key in ["menu", "menus"].into_iter().filter(|k| l.contains_key(*k)) {
+            plan.report
+                .skip(name, None, &format!("[languages.{lang}.{key}]"), menus);
+        }
+    }
+    for (key, why) in [
+        ("menu", menus),
+        ("menus", menus),
+        ("languages", "fencepost sites have one language: only the default language's content was imported"),
+        ("theme", "themes are Go templates, which cannot be ported: the starter templates were written instead"),
+    ] {
+        if table.contains_key(key) {
+            plan.report.skip(name, None, &format!("[{key}]"), why);
+        }
+    }
 }
 
 /// The default language's content folder: its `[languages.X] contentDir`, else the top

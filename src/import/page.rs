@@ -148,6 +148,17 @@ fn item_front(
                 continue;
             }
         }
+        // Keys that change how the source rendered the page: kept under [extra] (a template
+        // may read them), and reported, since nothing acts on them.
+        let why = match k.as_str() {
+            "layout" | "template" | "type" => Some("templates are not ported: the page renders through post.html (the value is kept under [extra])"),
+            "outputs" => Some("fencepost writes each page as HTML only: other output formats are not made (kept under [extra])"),
+            "redirect_to" => Some("the page is published at its URL and redirects nowhere: add the redirect at your host (kept under [extra])"),
+            _ => None,
+        };
+        if let Some(why) = why {
+            plan.report.skip(&p.rel, None, k, why);
+        }
         front::keep(&mut extra, k, v.clone());
     }
     if !extra.is_empty() {
