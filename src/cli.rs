@@ -159,6 +159,8 @@ pub(crate) struct Ctx {
     pub site_dir: PathBuf,
     pub clock: Clock,
     pub json: bool,
+    /// `--allow-future-now` (or FENCEPOST_ALLOW_FUTURE_NOW=1): a simulated calendar.
+    pub allow_future_now: bool,
 }
 
 impl Ctx {
@@ -225,6 +227,19 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         cli.command,
         Command::Status | Command::Log(_) | Command::Verify(_)
     );
+    let writes_ledger = matches!(
+        cli.command,
+        Command::Publish(_)
+            | Command::Run(_)
+            | Command::Deploy(_)
+            | Command::Rollback(_)
+            | Command::Gc(_)
+            | Command::Results { .. }
+            | Command::Ledger { .. }
+    );
+    if let Some(t) = cli.now.filter(|_| writes_ledger && !cli.allow_future_now) {
+        refuse_future_now(t)?;
+    }
     let clock = match cli.now {
         Some(t) if cli.allow_future_now => Clock::Simulated(t),
         Some(t) => Clock::Fixed(t),
@@ -239,6 +254,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         site_dir: cli.site,
         clock,
         json: cli.json,
+        allow_future_now: cli.allow_future_now,
     };
     match cli.command {
         Command::Init(args) => init::run(&ctx, args),
@@ -258,6 +274,64 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         Command::Results { command } => results::run(&ctx, command),
         Command::Completions { .. } => unreachable!("answered before anything else"),
     }
+}
+
+/// How far ahead of this machine's clock a `--now` may be on a command that writes the
+/// ledger without `--allow-future-now`: clocks disagree by seconds, never by this.
+const FUTURE_NOW_SLACK_MS: i64 = 60_000;
+
+/// A `--now` more than a minute ahead of the real clock, on a command that writes the ledger,
+/// is refused before anything is opened: it would record publications (and deploys) that
+/// have not happened, and a plain `deploy` after it would serve them early.
+fn refuse_future_now(t: Instant) -> anyhow::Result<()> {
+    let real = chrono::Utc::now().timestamp_millis();
+    let ahead_ms = t.0.saturating_sub(real);
+    if ahead_ms <= FUTURE_NOW_SLACK_MS {
+        return Ok(());
+    }
+    let ahead = std::time::Duration::from_secs((ahead_ms / 1000) as u64);
+    anyhow::bail!(
+        "--now {t} is {} ahead of this machine's clock: a command that writes the ledger would record publications that have not happened, and the next plain deploy would serve them early. To see the site as it will be then, run `fencepost build --preview --now {t}` (it writes nothing public); a test harness that simulates the calendar passes --allow-future-now (or sets FENCEPOST_ALLOW_FUTURE_NOW=1). Nothing was written",
+        humantime_ish(ahead)
+    )
+}
+
+/// A deploy is refused when the ledger records a change dated more than a minute ahead of
+/// this machine's clock (made under a simulated calendar, `--allow-future-now`): deploying
+/// it now would serve a publication before its instant.
+fn refuse_future_entries(ctx: &Ctx, site: &Site) -> anyhow::Result<()> {
+    if ctx.allow_future_now {
+        return Ok(());
+    }
+    let mut l = site.open_ledger()?;
+    let newest = l.read(|tx| fencepost::ledger::audit::newest(tx, 1))?;
+    let Some(e) = newest.first() else {
+        return Ok(());
+    };
+    let real = chrono::Utc::now().timestamp_millis();
+    if e.at.saturating_sub(real) <= FUTURE_NOW_SLACK_MS {
+        return Ok(());
+    }
+    let ahead = std::time::Duration::from_secs((e.at.saturating_sub(real) / 1000) as u64);
+    anyhow::bail!(
+        "the ledger records a {} dated {}, {} ahead of this machine's clock (made with a --now in the future and --allow-future-now): deploying it now would serve it before its instant. Deploy after then, or pass --allow-future-now if this bucket is a test's. Nothing was uploaded",
+        e.action,
+        Instant(e.at),
+        humantime_ish(ahead)
+    )
+}
+
+/// `1 d 2 h 3 min`, `45 s`: a span as a person reads it.
+fn humantime_ish(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    let (days, hours, mins, secs) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60, s % 60);
+    let parts: Vec<String> = [(days, "d"), (hours, "h"), (mins, "min"), (secs, "s")]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .take(3)
+        .map(|(n, u)| format!("{n} {u}"))
+        .collect();
+    parts.join(" ")
 }
 
 /// A command line clap refuses: its message and usage on stderr and its exit status (2), as

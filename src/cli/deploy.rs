@@ -73,6 +73,7 @@ pub(super) fn human(r: &Report) -> String {
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
+    super::refuse_future_entries(ctx, &site)?;
     let bar = if std::io::stderr().is_terminal() && !ctx.json {
         indicatif::ProgressBar::new(0).with_style(
             indicatif::ProgressStyle::with_template(

@@ -22,6 +22,8 @@ struct Shown {
     item: String,
     revision: i64,
     detail: String,
+    /// The entry's instant was given by hand (`--now`), not read from a clock.
+    now_given: bool,
     hash: String,
     previous_hash: String,
 }
@@ -33,6 +35,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         .read(|tx| audit::newest(tx, args.limit))?
         .into_iter()
         .map(|e| Shown {
+            now_given: e.detail.contains("\"now_given\":true"),
             seq: e.seq,
             at: Instant(e.at),
             action: e.action,
@@ -55,13 +58,18 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         let mut out = String::new();
         for e in &entries {
             out += &format!(
-                "#{:<6} {}  {:<9} {:<28} revision {:<6} {}\n",
+                "#{:<6} {}  {:<9} {:<28} revision {:<6} {}{}\n",
                 e.seq,
                 e.at,
                 e.action,
                 e.item,
                 e.revision,
-                &e.hash[..e.hash.len().min(16)]
+                &e.hash[..e.hash.len().min(16)],
+                if e.now_given {
+                    "  (--now given by hand)"
+                } else {
+                    ""
+                }
             );
         }
         out

@@ -147,13 +147,13 @@ struct Parts {
 fn parts(c: &Commit, now: Instant, due: DueCheck) -> Parts {
     let content_hash = c.page.as_ref().map(PageFields::content_hash);
     // A first publication is re-checked; an update's page is public already.
-    let check_due = due == DueCheck::ByLedger && c.action == Action::Publish;
+    let check_due = due != DueCheck::AsGiven && c.action == Action::Publish;
     let guard = args! {
         "lease_key" => c.lease.key, "owner" => c.lease.owner.0, "fence" => c.lease.fence.0,
         "now" => now.0, "check_due" => check_due,
     };
     let write = write_steps(c, guard, &content_hash, now);
-    let record = record_steps(c, guard, &content_hash, now);
+    let record = record_steps(c, guard, &content_hash, now, due.given());
     let due_at = c.page.as_ref().map_or(0, |p| p.due_at.0);
     let read_back = Step::query(
         "pages.read_back",
@@ -238,6 +238,7 @@ fn record_steps(
     guard: Args<'_>,
     content_hash: &Option<String>,
     now: Instant,
+    now_given: bool,
 ) -> Vec<Step> {
     let new_state = match c.action {
         Action::Withdraw | Action::Renotice => State::Withdrawn,
@@ -250,15 +251,20 @@ fn record_steps(
         Action::Renotice => AuditAction::Notice,
     }
     .as_str();
-    let detail = serde_json::json!({
+    let mut detail = serde_json::json!({
         "item": c.name.to_string(),
         "content_version": c.expected_version + 1,
         "content_hash": content_hash,
         "source_hash": c.source_hash,
         "owner": c.lease.owner.0,
         "fence": c.lease.fence.0,
-    })
-    .to_string();
+    });
+    // An instant given by hand (`--now`) is said so: `fencepost log` shows it. (Absent
+    // otherwise, so entries read as before.)
+    if now_given {
+        detail["now_given"] = serde_json::Value::Bool(true);
+    }
+    let detail = detail.to_string();
     let token = args! { "item" => c.id.0, "token" => c.token };
     let mut record = vec![
         Step::exec(
@@ -302,16 +308,26 @@ fn record_steps(
 pub enum DueCheck {
     /// By the ledger's clock, where it has one of its own (PostgreSQL).
     ByLedger,
-    /// The instant given stands (`--allow-future-now`: a simulated calendar).
+    /// The instant was given by hand (`--now`): re-checked by the ledger's clock as well,
+    /// and the audit entry says the instant was given.
+    Given,
+    /// The instant given stands (`--allow-future-now`: a simulated calendar); the audit
+    /// entry says it was given.
     AsGiven,
 }
 
 impl DueCheck {
     pub fn for_clock(clock: &crate::clock::Clock) -> DueCheck {
-        match clock.overrules_due() {
-            true => DueCheck::ByLedger,
-            false => DueCheck::AsGiven,
+        match (clock.overrules_due(), clock.is_given()) {
+            (false, _) => DueCheck::AsGiven,
+            (true, true) => DueCheck::Given,
+            (true, false) => DueCheck::ByLedger,
         }
+    }
+
+    /// Whether the commit's instant was given by hand.
+    fn given(self) -> bool {
+        matches!(self, DueCheck::Given | DueCheck::AsGiven)
     }
 }
 

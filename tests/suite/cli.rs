@@ -372,3 +372,83 @@ fn new_writes_an_item_that_validates_and_never_overwrites() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no collection"));
 }
+
+/// Guards: issue 49.3 — no command publishes by surprise. A `--now` two days ahead of the
+/// real clock on `publish` is refused before anything is written, pointing at `build
+/// --preview` (which takes it and writes nothing public); with `--allow-future-now` (a
+/// simulated calendar) it publishes, and the audit entry says the instant was given by hand;
+/// a plain `deploy` of that ledger is then refused (its publication lies in the future),
+/// and `--allow-future-now` lets a test's bucket take it.
+#[test]
+fn a_future_now_publishes_nothing_by_surprise() {
+    let s = TestSite::new();
+    let real = chrono::Utc::now();
+    let day = (real + chrono::Duration::days(1))
+        .format("%Y-%m-%d")
+        .to_string();
+    s.item(1, &day);
+    let later =
+        (real + chrono::Duration::days(2)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let plain = |args: &[&str]| {
+        let mut c = s.cmd(args);
+        c.env_remove("FENCEPOST_ALLOW_FUTURE_NOW");
+        c.output().unwrap()
+    };
+    let out = plain(&["publish", "--json", "--now", &later]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = v["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("ahead of this machine's clock") && m.contains("build --preview"),
+        "{m}"
+    );
+    assert_eq!(s.revision(), 0, "nothing was written");
+    let out = plain(&["build", "--preview", "--json", "--now", &later]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !s.path("public/current").exists(),
+        "a preview is nothing public"
+    );
+    // A harness simulating the calendar.
+    let out = plain(&["publish", "--json", "--allow-future-now", "--now", &later]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = s.json(&["log", "--limit", "5"]);
+    let detail: Value =
+        serde_json::from_str(log["entries"][0]["detail"].as_str().unwrap()).unwrap();
+    assert_eq!(detail["now_given"], true, "{log}");
+    let human = String::from_utf8(plain(&["log"]).stdout).unwrap();
+    assert!(human.contains("--now given by hand"), "{human}");
+    // Its build, deployed by a plain deploy, would serve the item two days early.
+    s.json(&["build", "--now", &later]);
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    let out = plain(&["deploy", "--to", &url, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ahead of this machine's clock"),
+        "{v}"
+    );
+    assert_eq!(
+        std::fs::read_dir(bucket.path()).unwrap().count(),
+        0,
+        "nothing uploaded"
+    );
+    let out = plain(&["deploy", "--to", &url, "--json", "--allow-future-now"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
