@@ -13,15 +13,40 @@ new connection each, 200 ms apart, a 10 s timeout): median and max latency, and 
 import asyncio, os, socket, statistics, subprocess, sys, time
 
 
+async def small_buffer_connection(ip, port):
+    """A connection from `ip` with a 4 KiB receive buffer (the server's writes are held back
+    at once)."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.bind((ip, 0))
+    s.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(s, ("127.0.0.1", port))
+    return await asyncio.open_connection(sock=s)
+
+
+async def read_page(r, w):
+    """One real request, its page read whole."""
+    w.write(b"GET /answers/1/ HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = b""
+    while b"</html>" not in got:
+        chunk = await r.read(65536)
+        if not chunk:
+            break
+        got += chunk
+
+
+async def dribble(w, stop, byte, every):
+    """Writes `byte` every `every` seconds until stopped or cut."""
+    while not stop.is_set():
+        w.write(byte)
+        await w.drain()
+        await asyncio.sleep(every)
+
+
 async def slow_reader(ip, port, stop):
     while not stop.is_set():
         try:
-            s = socket.socket()
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            s.bind((ip, 0))
-            s.setblocking(False)
-            await asyncio.get_running_loop().sock_connect(s, ("127.0.0.1", port))
-            r, w = await asyncio.open_connection(sock=s)
+            r, w = await small_buffer_connection(ip, port)
             w.write(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
             while not stop.is_set():
                 if not await r.read(1):
@@ -36,25 +61,11 @@ async def stalled_reader(ip, port, stop):
     """Asks for a page, then for the large file, and never reads it; reconnects when cut."""
     while not stop.is_set():
         try:
-            s = socket.socket()
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            s.bind((ip, 0))
-            s.setblocking(False)
-            await asyncio.get_running_loop().sock_connect(s, ("127.0.0.1", port))
-            r, w = await asyncio.open_connection(sock=s)
-            w.write(b"GET /answers/1/ HTTP/1.1\r\nHost: x\r\n\r\n")
-            got = b""
-            while b"</html>" not in got:
-                chunk = await r.read(65536)
-                if not chunk:
-                    break
-                got += chunk
+            r, w = await small_buffer_connection(ip, port)
+            await read_page(r, w)
             w.write(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
             # Never read again; a byte of a next head now and then notices a cut.
-            while not stop.is_set():
-                w.write(b"G")
-                await w.drain()
-                await asyncio.sleep(0.3)
+            await dribble(w, stop, b"G", 0.3)
             w.close()
         except OSError:
             await asyncio.sleep(0.05)
@@ -64,18 +75,9 @@ async def trickler(ip, port, stop):
     while not stop.is_set():
         try:
             r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(ip, 0))
-            w.write(b"GET /answers/1/ HTTP/1.1\r\nHost: x\r\n\r\n")
-            got = b""
-            while b"</html>" not in got:
-                chunk = await r.read(65536)
-                if not chunk:
-                    break
-                got += chunk
+            await read_page(r, w)
             w.write(b"GET / HTTP/1.1\r\nHost: x\r\n")
-            while not stop.is_set():
-                w.write(b"X")
-                await w.drain()
-                await asyncio.sleep(0.2)
+            await dribble(w, stop, b"X", 0.2)
             w.close()
         except OSError:
             await asyncio.sleep(0.05)
