@@ -52,7 +52,7 @@ pub(super) fn human(r: &Report) -> String {
     };
     if let Some(t) = r.next_change_at {
         out += &format!(
-            "  next embargo ends at {t}: the site changes then without a write (publish --build after it)\n"
+            "  next embargo ends at {t}: nothing goes live by itself — run `fencepost publish --build` after then (or keep `fencepost run` going, which does it at the instant)\n"
         );
     }
     for b in &r.broken_links {

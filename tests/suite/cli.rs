@@ -452,3 +452,23 @@ fn a_future_now_publishes_nothing_by_surprise() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Guards: issue 49.6 — the build's word on the next embargo says plainly that nothing goes
+/// live until a publish runs after the instant (it used to say "the site changes then
+/// without a write", which read as if it would).
+#[test]
+fn the_next_embargo_line_says_a_publish_must_run_after_it() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01").item(2, "2026-12-05");
+    let out = s
+        .cmd(&["publish", "--build", "--now", NOW])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("nothing goes live by itself")
+            && text.contains("fencepost publish --build` after then"),
+        "{text}"
+    );
+}
