@@ -289,10 +289,9 @@ fn refuse_future_now(t: Instant) -> anyhow::Result<()> {
     if ahead_ms <= FUTURE_NOW_SLACK_MS {
         return Ok(());
     }
-    let ahead = std::time::Duration::from_secs((ahead_ms / 1000) as u64);
     anyhow::bail!(
         "--now {t} is {} ahead of this machine's clock: a command that writes the ledger would record publications that have not happened, and the next plain deploy would serve them early. To see the site as it will be then, run `fencepost build --preview --now {t}` (it writes nothing public); a test harness that simulates the calendar passes --allow-future-now (or sets FENCEPOST_ALLOW_FUTURE_NOW=1). Nothing was written",
-        humantime_ish(ahead)
+        fencepost::clock::human_ms(ahead_ms)
     )
 }
 
@@ -312,26 +311,12 @@ fn refuse_future_entries(ctx: &Ctx, site: &Site) -> anyhow::Result<()> {
     if e.at.saturating_sub(real) <= FUTURE_NOW_SLACK_MS {
         return Ok(());
     }
-    let ahead = std::time::Duration::from_secs((e.at.saturating_sub(real) / 1000) as u64);
     anyhow::bail!(
         "the ledger records a {} dated {}, {} ahead of this machine's clock (made with a --now in the future and --allow-future-now): deploying it now would serve it before its instant. Deploy after then, or pass --allow-future-now if this bucket is a test's. Nothing was uploaded",
         e.action,
         Instant(e.at),
-        humantime_ish(ahead)
+        fencepost::clock::human_ms(e.at.saturating_sub(real))
     )
-}
-
-/// `1 d 2 h 3 min`, `45 s`: a span as a person reads it.
-fn humantime_ish(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    let (days, hours, mins, secs) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60, s % 60);
-    let parts: Vec<String> = [(days, "d"), (hours, "h"), (mins, "min"), (secs, "s")]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .take(3)
-        .map(|(n, u)| format!("{n} {u}"))
-        .collect();
-    parts.join(" ")
 }
 
 /// A command line clap refuses: its message and usage on stderr and its exit status (2), as

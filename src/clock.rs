@@ -47,6 +47,25 @@ impl serde::Serialize for Instant {
     }
 }
 
+/// A span as a person reads it, for messages: `6200` → "6.2 s", `21600000` → "6 h 0 min 0 s",
+/// two days and more → "2 d 3 h 4 min".
+pub fn human_ms(ms: i64) -> String {
+    if ms < 60_000 {
+        return format!("{:.1} s", ms as f64 / 1000.0);
+    }
+    let s = (ms + 500) / 1000;
+    match s {
+        ..3600 => format!("{} min {} s", s / 60, s % 60),
+        ..86_400 => format!("{} h {} min {} s", s / 3600, s % 3600 / 60, s % 60),
+        _ => format!(
+            "{} d {} h {} min",
+            s / 86_400,
+            s % 86_400 / 3600,
+            s % 3600 / 60
+        ),
+    }
+}
+
 /// The source of "now". `Fixed` comes from `--now` and never advances, so a test can place
 /// two runs at chosen instants (for example, the second one after the first one's lease).
 /// `Database` is a shared ledger's clock: this host's, corrected by the offset measured

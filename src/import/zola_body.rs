@@ -27,9 +27,14 @@ pub(super) fn convert(
     let mut report = Vec::new();
     let line_at = |i: usize| body[..i].matches('\n').count() + 1;
     let mut i = 0;
+    // The code ranges are sorted and disjoint: `next` is the first that does not end before i.
+    let mut next = 0;
     while i < body.len() {
         let rest = &body[i..];
-        let in_code = code.iter().any(|r| r.contains(&i));
+        while next < code.len() && code[next].end <= i {
+            next += 1;
+        }
+        let in_code = code.get(next).is_some_and(|r| r.contains(&i));
         if let Some((text, used)) = escape(rest) {
             out.push_str(&text);
             i += used;

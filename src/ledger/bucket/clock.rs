@@ -49,7 +49,7 @@ pub(in crate::ledger) fn offset(
     match off {
         Some((by, way)) => Err(LedgerError::ClockSkew {
             ledger: name.to_string(),
-            by: human_ms(by),
+            by: crate::clock::human_ms(by),
             way,
             host: crate::clock::Instant(skew.host_ms).rfc3339(),
             store: crate::clock::Instant(skew.store_ms).rfc3339(),
@@ -57,18 +57,6 @@ pub(in crate::ledger) fn offset(
         }),
         None => Ok(-skew.max_ms),
     }
-}
-
-/// `21600000` → "6 h 0 min 0 s"; `6200` → "6.2 s".
-fn human_ms(ms: i64) -> String {
-    if ms < 60_000 {
-        return format!("{:.1} s", ms as f64 / 1000.0);
-    }
-    let s = (ms + 500) / 1000;
-    if s < 3600 {
-        return format!("{} min {} s", s / 60, s % 60);
-    }
-    format!("{} h {} min {} s", s / 3600, s % 3600 / 60, s % 60)
 }
 
 #[cfg(test)]
@@ -106,6 +94,6 @@ mod tests {
         // The window straddles the tolerance: not certainly off, so decided (by the store's
         // earliest), never early.
         assert_eq!(offset(&skew(4_500, 5_600), 5000, "l").unwrap(), -5_600);
-        assert_eq!(human_ms(6_200), "6.2 s");
+        assert_eq!(crate::clock::human_ms(6_200), "6.2 s");
     }
 }
