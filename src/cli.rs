@@ -295,30 +295,6 @@ fn refuse_future_now(t: Instant) -> anyhow::Result<()> {
     )
 }
 
-/// A deploy is refused when the ledger records a change dated more than a minute ahead of
-/// this machine's clock (made under a simulated calendar, `--allow-future-now`): deploying
-/// it now would serve a publication before its instant.
-fn refuse_future_entries(ctx: &Ctx, site: &Site) -> anyhow::Result<()> {
-    if ctx.allow_future_now {
-        return Ok(());
-    }
-    let mut l = site.open_ledger()?;
-    let newest = l.read(|tx| fencepost::ledger::audit::newest(tx, 1))?;
-    let Some(e) = newest.first() else {
-        return Ok(());
-    };
-    let real = chrono::Utc::now().timestamp_millis();
-    if e.at.saturating_sub(real) <= FUTURE_NOW_SLACK_MS {
-        return Ok(());
-    }
-    anyhow::bail!(
-        "the ledger records a {} dated {}, {} ahead of this machine's clock (made with a --now in the future and --allow-future-now): deploying it now would serve it before its instant. Deploy after then, or pass --allow-future-now if this bucket is a test's. Nothing was uploaded",
-        e.action,
-        Instant(e.at),
-        fencepost::clock::human_ms(e.at.saturating_sub(real))
-    )
-}
-
 /// A command line clap refuses: its message and usage on stderr and its exit status (2), as
 /// clap does; with `--json`, one JSON object on stdout as well, like every other failure.
 fn usage_error(e: clap::Error) -> ! {

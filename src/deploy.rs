@@ -64,6 +64,10 @@ pub struct Options {
     /// The lease owner to use (default: a new random one). `fencepost run` names it so it can
     /// give the lease back if it abandons the operation at its shutdown deadline.
     pub owner: Option<OwnerId>,
+    /// `--allow-future-now`: deploy a ledger that records changes dated more than a minute
+    /// ahead of this machine's clock (a simulated calendar's). Without it such a deploy is
+    /// refused before anything is uploaded.
+    pub allow_future_entries: bool,
 }
 
 /// What a deploy did (the JSON of `fencepost deploy`).
@@ -132,6 +136,26 @@ pub fn run(
     rt.block_on(run_on(site, clock, opts, &remote, progress))
 }
 
+/// A deploy is refused when the ledger's newest change is dated more than a minute ahead of
+/// this machine's clock (made under a simulated calendar, `--allow-future-now`): deploying it
+/// now would serve a publication before its instant.
+fn refuse_future_entries(ledger: &mut Ledger) -> Result<(), DeployError> {
+    const SLACK_MS: i64 = 60_000;
+    let newest = ledger.read(|tx| crate::ledger::audit::newest(tx, 1))?;
+    let Some(e) = newest.first() else {
+        return Ok(());
+    };
+    let ahead_ms = e.at.saturating_sub(chrono::Utc::now().timestamp_millis());
+    if ahead_ms <= SLACK_MS {
+        return Ok(());
+    }
+    Err(DeployError::FutureEntries {
+        action: e.action.clone(),
+        at: crate::clock::Instant(e.at),
+        ahead: crate::clock::human_ms(ahead_ms),
+    })
+}
+
 /// What one deploy run works with.
 struct Ctx<'a> {
     site: &'a Site,
@@ -181,6 +205,9 @@ pub async fn run_on(
 ) -> Result<Report, DeployError> {
     claim::apart_from_ledger(site, remote)?;
     let mut ledger = site.open_existing_ledger()?;
+    if !opts.allow_future_entries {
+        refuse_future_entries(&mut ledger)?;
+    }
     let target = remote.url.clone();
     claim::name_target(&mut ledger, remote)?;
     let ours = ledger.read(crate::ledger::status::ledger_id)?;

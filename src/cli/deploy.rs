@@ -73,7 +73,6 @@ pub(super) fn human(r: &Report) -> String {
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
-    super::refuse_future_entries(ctx, &site)?;
     let bar = if std::io::stderr().is_terminal() && !ctx.json {
         indicatif::ProgressBar::new(0).with_style(
             indicatif::ProgressStyle::with_template(
@@ -99,6 +98,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 .transpose()?,
             revision: args.revision,
             retry: args.retry,
+            allow_future_entries: ctx.allow_future_now,
             abandon: args.abandon,
             adopt: args.adopt,
             repair: args.repair,

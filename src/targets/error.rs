@@ -14,6 +14,12 @@ pub enum DeployError {
     LedgerInside { target: String, ledger: String },
     #[error("no deploy target: pass --to URL or set deploy.to in fencepost.toml (s3://bucket/prefix, gs://…, az://…, file:///abs/path)")]
     NoTarget,
+    #[error("the ledger records a {action} dated {at}, {ahead} ahead of this machine's clock (made with a --now in the future and --allow-future-now): deploying it now would serve it before its instant. Deploy after then, or pass --allow-future-now if this bucket is a test's. Nothing was uploaded")]
+    FutureEntries {
+        action: String,
+        at: crate::clock::Instant,
+        ahead: String,
+    },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
