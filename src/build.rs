@@ -263,6 +263,7 @@ impl<'a> Build<'a> {
             staging: &staged.staging.path,
             prev: prev.as_ref(),
             prelinked: staged.prelinked.as_ref(),
+            base_path: &renderer.base_path,
         };
         let outputs = snapshot::render(&renderer, &sink, &plan.files, source, snap, self.progress)?;
         let rendered = snapshot::entries(outputs, prev.as_mut());

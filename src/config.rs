@@ -79,6 +79,22 @@ impl Config {
     pub fn rss(&self) -> bool {
         self.feeds.iter().any(|f| f == "rss")
     }
+
+    /// The path the site lives under, from `base_url`: `/project` for
+    /// `https://user.github.io/project/` (a GitHub Pages project site), empty at a host's
+    /// root. Every root-relative URL the build writes into HTML gets it in front, and
+    /// `serve` answers under it.
+    pub fn base_path(&self) -> String {
+        base_path_of(&self.base_url)
+    }
+}
+
+/// The path of `base_url` without its trailing slash (empty for the root, or a URL that does
+/// not parse: the config check refuses those).
+pub fn base_path_of(base_url: &str) -> String {
+    url::Url::parse(base_url)
+        .map(|u| u.path().trim_end_matches('/').to_string())
+        .unwrap_or_default()
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -164,7 +164,11 @@ pub async fn serve_until(
     ready: impl FnOnce(SocketAddr),
     shutdown: impl FnOnce(Arc<App>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
 ) -> Result<(), ServeError> {
-    let app = Arc::new(App { root, clock });
+    let app = Arc::new(App {
+        root,
+        clock,
+        base_path: site.config.base_path(),
+    });
     let listener = bind_deep(bind).map_err(|source| ServeError::Bind { addr: bind, source })?;
     let addr = listener
         .local_addr()

@@ -1,20 +1,15 @@
 //! Site-internal links in rendered HTML, and checking them against a revision's files.
 
-/// `href` and `src` values that point inside the site, without their query or fragment, as
-/// absolute paths: `/a/b/` as written, and a relative one (`cover.svg`, `../nowhere/`)
-/// resolved against the page at output path `page` (`posts/a/index.html` is at `/posts/a/`),
-/// as a browser would (`..` stops at the root). A page that answers at any URL (`404.html`)
-/// has its relative links left alone: they resolve differently at every URL.
-pub fn internal_links(html: &str, page: &str) -> Vec<String> {
+/// Attributes whose value is a URL, as the build reads and rebases them (`srcset`: a list of
+/// URLs, each followed by its width or density).
+const URL_ATTRIBUTES: &[&str] = &["href", "src", "action", "poster", "srcset"];
+
+/// Every URL-valued attribute inside a tag, in order: its name and its value's byte range
+/// (quoted with `"` or `'`). Text is not a tag: `&lt;a href="{{ page.permalink }}"&gt;` in a
+/// code sample (Markdown escapes `<` in text, not `"`) is no attribute.
+fn url_attributes(html: &str) -> Vec<(&'static str, std::ops::Range<usize>)> {
     let b = html.as_bytes();
-    let base = (page != "404.html").then(|| match page.rsplit_once('/') {
-        Some((dir, _)) => format!("/{dir}/"),
-        None => "/".to_string(),
-    });
     let mut out = Vec::new();
-    // One pass over the bytes: every `="` preceded by `href` or `src` inside a tag. Text is
-    // not a tag: `&lt;a href="{{ page.permalink }}"&gt;` in a code sample (Markdown escapes
-    // `<` in text, not `"`) is no link.
     let mut i = 0;
     let mut in_tag = false;
     while i + 1 < b.len() {
@@ -23,30 +18,100 @@ pub fn internal_links(html: &str, page: &str) -> Vec<String> {
             b'>' => in_tag = false,
             _ => {}
         }
-        if in_tag
-            && b[i] == b'='
-            && b[i + 1] == b'"'
-            && (b[..i].ends_with(b"href") || b[..i].ends_with(b"src"))
-        {
-            let start = i + 2;
-            let Some(len) = b[start..].iter().position(|&c| c == b'"') else {
-                break;
-            };
-            let v = decode_entities(&html[start..start + len]);
-            let v = v.split(['?', '#']).next().unwrap_or(&v);
-            if v.starts_with('/') {
-                if !v.starts_with("//") {
-                    out.push(v.to_string());
-                }
-            } else if let Some(base) = base.as_deref().filter(|_| is_relative_path(v)) {
-                out.push(resolve_relative(base, v));
+        let quote = b[i + 1];
+        if in_tag && b[i] == b'=' && (quote == b'"' || quote == b'\'') {
+            let name = URL_ATTRIBUTES.iter().find(|n| {
+                b[..i].ends_with(n.as_bytes())
+                    && (i == n.len() || b[i - n.len() - 1].is_ascii_whitespace())
+            });
+            if let Some(name) = name {
+                let start = i + 2;
+                let Some(len) = b[start..].iter().position(|&c| c == quote) else {
+                    break;
+                };
+                out.push((*name, start..start + len));
+                i = start + len;
             }
-            i = start + len;
         }
         i += 1;
     }
+    out
+}
+
+/// `href`, `src`, `action` and `poster` values that point inside the site, without their
+/// query or fragment, as site paths: `/a/b/` as written (with `base_path`, the site's own
+/// path from `base_url`, taken off: `/project/a/` is `/a/`; a root-relative link outside it
+/// is another site's), and a relative one (`cover.svg`, `../nowhere/`) resolved against the
+/// page at output path `page` (`posts/a/index.html` is at `/posts/a/`), as a browser would
+/// (`..` stops at the root). A page that answers at any URL (`404.html`) has its relative
+/// links left alone: they resolve differently at every URL.
+pub fn internal_links(html: &str, page: &str, base_path: &str) -> Vec<String> {
+    let base = (page != "404.html").then(|| match page.rsplit_once('/') {
+        Some((dir, _)) => format!("/{dir}/"),
+        None => "/".to_string(),
+    });
+    let mut out = Vec::new();
+    for (name, range) in url_attributes(html) {
+        if name == "srcset" {
+            continue;
+        }
+        let v = decode_entities(&html[range]);
+        let v = v.split(['?', '#']).next().unwrap_or(&v);
+        if v.starts_with('/') {
+            if v.starts_with("//") {
+                continue;
+            }
+            match v.strip_prefix(base_path) {
+                Some(rest) if base_path.is_empty() => out.push(rest.to_string()),
+                Some(rest) if rest.starts_with('/') => out.push(rest.to_string()),
+                Some("") => out.push("/".to_string()),
+                _ => {}
+            }
+        } else if let Some(base) = base.as_deref().filter(|_| is_relative_path(v)) {
+            out.push(resolve_relative(base, v));
+        }
+    }
     out.sort();
     out.dedup();
+    out
+}
+
+/// `html` with `base_path` (`/project`) put in front of every root-relative URL in a URL
+/// attribute (`/posts/a/` becomes `/project/posts/a/`; `//cdn…`, relative and absolute URLs
+/// are left alone), so a site whose `base_url` has a path works under it whatever its
+/// templates and Markdown wrote — as Hugo's `canonifyURLs` does, with a path. Text and code
+/// samples are not attributes and keep what they say.
+pub fn rebase(html: &str, base_path: &str) -> String {
+    if base_path.is_empty() {
+        return html.to_string();
+    }
+    let escaped = base_path
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#x27;");
+    let mut out = String::with_capacity(html.len() + 256);
+    let mut last = 0;
+    for (name, range) in url_attributes(html) {
+        let value = &html[range.clone()];
+        let starts: Vec<usize> = if name == "srcset" {
+            let mut at = vec![0];
+            at.extend(value.match_indices(',').map(|(i, _)| i + 1));
+            at
+        } else {
+            vec![0]
+        };
+        for s in starts {
+            let rest = &value[s..];
+            let at = s + (rest.len() - rest.trim_start().len());
+            let decoded = decode_entities(&value[at..value.len().min(at + 12)]);
+            if decoded.starts_with('/') && !decoded.starts_with("//") {
+                out.push_str(&html[last..range.start + at]);
+                out.push_str(&escaped);
+                last = range.start + at;
+            }
+        }
+    }
+    out.push_str(&html[last..]);
     out
 }
 
@@ -125,14 +190,14 @@ mod tests {
     fn links_in_escaped_text_are_no_links() {
         let html = "<pre><code>&lt;a href=\"{{ page.permalink }}\"&gt;x&lt;/a&gt;</code></pre>\
                     <p>`src=\"/nowhere.png\"`</p><a class=\"x\" href=\"/real/\">r</a>";
-        assert_eq!(internal_links(html, "a/index.html"), ["/real/"]);
+        assert_eq!(internal_links(html, "a/index.html", ""), ["/real/"]);
     }
 
     #[test]
     fn finds_internal_links_only() {
         let html = r#"<a href="/a/">x</a><a href="https://e.org/">y</a><img src="/i.png?x=1"><a href="//cdn/x"></a><a href="/b#top"></a><a href="&#x2F;c&#x2F;">"#;
         assert_eq!(
-            internal_links(html, "index.html"),
+            internal_links(html, "index.html", ""),
             vec!["/a/", "/b", "/c/", "/i.png"]
         );
     }
@@ -141,7 +206,7 @@ mod tests {
     fn relative_links_resolve_against_their_page() {
         let html = r##"<img src="cover.svg"><a href="../nowhere/">x</a><a href="./b/c.html#x">y</a><a href="mailto:a@b">m</a><a href="#top">t</a><a href="?q=1">q</a><a href="../../../..">r</a><a href="https://e.org/">e</a>"##;
         assert_eq!(
-            internal_links(html, "posts/a/index.html"),
+            internal_links(html, "posts/a/index.html", ""),
             vec![
                 "/",
                 "/posts/a/b/c.html",
@@ -150,10 +215,34 @@ mod tests {
             ]
         );
         assert_eq!(
-            internal_links(html, "index.html"),
+            internal_links(html, "index.html", ""),
             vec!["/", "/b/c.html", "/cover.svg", "/nowhere/"]
         );
-        assert_eq!(internal_links(html, "404.html"), Vec::<String>::new());
+        assert_eq!(internal_links(html, "404.html", ""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn under_a_base_path_every_root_relative_url_is_rebased_and_checked_without_it() {
+        let html = r#"<a href="&#x2F;posts&#x2F;a&#x2F;">a</a><link rel="stylesheet" href='/style.css'><img src="/i.png" srcset="/i.png 1x, /i@2x.png 2x, https://e.org/x.png 3x"><a href="//cdn/x">c</a><a href="https://e.org/">e</a><a href="rel/">r</a><a data-href="/no/">d</a><p>href="/text/"</p><pre><code>&lt;a href="/code/"&gt;</code></pre>"#;
+        let rebased = rebase(html, "/project");
+        assert_eq!(
+            rebased,
+            r#"<a href="/project&#x2F;posts&#x2F;a&#x2F;">a</a><link rel="stylesheet" href='/project/style.css'><img src="/project/i.png" srcset="/project/i.png 1x, /project/i@2x.png 2x, https://e.org/x.png 3x"><a href="//cdn/x">c</a><a href="https://e.org/">e</a><a href="rel/">r</a><a data-href="/no/">d</a><p>href="/text/"</p><pre><code>&lt;a href="/code/"&gt;</code></pre>"#
+        );
+        assert_eq!(rebase(html, ""), html);
+        assert_eq!(
+            internal_links(&rebased, "posts/b/index.html", "/project"),
+            vec!["/i.png", "/posts/a/", "/posts/b/rel/", "/style.css"]
+        );
+        // A root-relative link outside the base path is another site's, not a missing page.
+        assert_eq!(
+            internal_links(
+                r#"<a href="/other/">o</a><a href="/project">p</a>"#,
+                "index.html",
+                "/project"
+            ),
+            vec!["/"]
+        );
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub(super) struct Renderer<'a> {
     pub(super) collections: &'a Collections,
     pub(super) site: SiteView,
     pub(super) base_url: String,
+    /// `Config::base_path`: put in front of every root-relative URL of an HTML page.
+    pub(super) base_path: String,
 }
 
 /// `page` of an item template: the view, its body, and its fields and `extra` flattened in.
@@ -104,6 +106,7 @@ impl<'a> Renderer<'a> {
                 preview,
             },
             base_url: site.config.base_url.clone(),
+            base_path: site.config.base_path(),
         }
     }
 }
@@ -210,7 +213,20 @@ impl Renderer<'_> {
                 unreachable!("copies are linked, not rendered")
             }
         };
-        self.templates.render(template, &c, out)
+        let html = self.templates.render(template, &c, out)?;
+        if self.base_path.is_empty() || !out.ends_with(".html") {
+            return Ok(html);
+        }
+        Ok(super::links::rebase(&String::from_utf8_lossy(&html), &self.base_path).into_bytes())
+    }
+
+    /// A page body with the site's base path in front of its root-relative URLs (a feed
+    /// reader resolves them against the host, not the site).
+    fn rebased(&self, body: Arc<str>) -> Arc<str> {
+        if self.base_path.is_empty() {
+            return body;
+        }
+        super::links::rebase(&body, &self.base_path).into()
     }
 
     /// A page of one term's entries; returns its template.
@@ -306,6 +322,7 @@ impl Renderer<'_> {
             .entries
             .iter()
             .map(|(v, _, _)| body(v.row).ok_or_else(|| missing_body(v, out)))
+            .map(|b| b.map(|b| self.rebased(b)))
             .collect::<Result<_, _>>()?;
         let list: Vec<xml::FeedEntry<'_>> = f
             .entries

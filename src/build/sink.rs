@@ -130,6 +130,8 @@ pub(super) struct DirSink<'a> {
     pub(super) prev: Option<&'a (PathBuf, Manifest)>,
     /// The previous revision's files already linked into `staging` (early links).
     pub(super) prelinked: Option<&'a prelink::Prelinked>,
+    /// The site's path under its host (`Config::base_path`): links are recorded without it.
+    pub(super) base_path: &'a str,
 }
 
 /// What the directory sink made of one file.
@@ -205,7 +207,7 @@ impl Sink for DirSink<'_> {
             Made::Rendered(out) => {
                 std::fs::write(&dst, &out).map_err(io(&dst))?;
                 let links = if p.path.ends_with(".html") {
-                    links::internal_links(&String::from_utf8_lossy(&out), &p.path)
+                    links::internal_links(&String::from_utf8_lossy(&out), &p.path, self.base_path)
                 } else {
                     Vec::new()
                 };

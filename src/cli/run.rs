@@ -81,6 +81,9 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         max_cycles: args.cycles,
     };
     let root = ctx.site_dir.display().to_string();
+    // The site's path under its host, for the line saying where it is served (a site that
+    // does not load fails in the first cycle, with its own error).
+    let base = ctx.site().map(|s| s.config.base_path()).unwrap_or_default();
     run::run(&ctx.site_dir, ctx.clock, &opts, &mut |event| {
         let _ = match event {
             Event::Listening { serve, metrics } => ctx.emit(
@@ -92,7 +95,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 || {
                     let mut s = format!("running {root}");
                     if let Some(a) = serve {
-                        s += &format!(", serving public/current at http://{a}/");
+                        s += &format!(", serving public/current at http://{a}{base}/");
                     }
                     if let Some(a) = metrics {
                         s += &format!(", metrics at http://{a}/metrics");

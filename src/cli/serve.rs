@@ -35,18 +35,18 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         from: from.clone(),
         ..args
     };
+    let base = site.config.base_path();
     let ready = |addr: std::net::SocketAddr| {
+        let at = format!("http://{addr}{base}/");
         let _ = ctx.emit(
-            &serde_json::json!({ "listening": addr.to_string(), "mode": mode, "site": root }),
+            &serde_json::json!({ "listening": addr.to_string(), "mode": mode, "site": root, "url": at }),
             || {
                 if mode == "watch" {
-                    format!(
-                        "previewing {root} at http://{addr}/ (live reload on save; Ctrl-C stops)"
-                    )
+                    format!("previewing {root} at {at} (live reload on save; Ctrl-C stops)")
                 } else if let Some(url) = &from {
-                    format!("serving {url} at http://{addr}/ (Ctrl-C stops)")
+                    format!("serving {url} at {at} (Ctrl-C stops)")
                 } else {
-                    format!("serving {root}/public/current at http://{addr}/ (Ctrl-C stops)")
+                    format!("serving {root}/public/current at {at} (Ctrl-C stops)")
                 }
             },
         );

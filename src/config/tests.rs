@@ -49,3 +49,19 @@ fn only_settings_that_shape_the_output_count() {
     assert_eq!(output_hash(base), output_hash(moved));
     assert_ne!(output_hash(base), output_hash("title = \"b\"\n"));
 }
+
+#[test]
+fn base_url_must_be_absolute_http_and_its_path_is_the_sites() {
+    let path = |t: &str| Config::parse(t, Path::new("x.toml")).map(|c| c.base_path());
+    assert_eq!(path("").unwrap(), "");
+    assert_eq!(path("base_url = \"https://e.org\"").unwrap(), "");
+    assert_eq!(
+        path("base_url = \"https://user.github.io/project/\"").unwrap(),
+        "/project"
+    );
+    assert_eq!(path("base_url = \"https://e.org/a/b\"").unwrap(), "/a/b");
+    for bad in ["e.org", "/", "ftp://e.org/", "https://e.org/?x=1"] {
+        let e = path(&format!("base_url = \"{bad}\"")).unwrap_err().to_string();
+        assert!(e.contains("base_url") && e.contains("http(s)"), "{bad}: {e}");
+    }
+}

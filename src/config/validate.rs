@@ -39,6 +39,16 @@ impl Config {
             let why = "feeds are \"atom\" and \"rss\" (Atom is always written; \"rss\" adds rss.xml beside each atom.xml)";
             return Err(invalid("feeds", format!("{bad:?}"), why));
         }
+        match url::Url::parse(&self.base_url) {
+            Ok(u)
+                if ["http", "https"].contains(&u.scheme())
+                    && u.query().is_none()
+                    && u.fragment().is_none() => {}
+            _ => {
+                let why = "the absolute http(s) URL the site is served from, like \"https://example.org/\" or \"https://user.github.io/project/\" (no query or fragment)";
+                return Err(invalid("base_url", format!("{:?}", self.base_url), why));
+            }
+        }
         if let Some(id) = &self.ledger.site_id {
             let ok = (1..=64).contains(&id.len())
                 && id

@@ -47,6 +47,23 @@ pub fn redirect(to: &str) -> Response {
     r
 }
 
+/// A redirect inside the site points under its base path.
+pub fn rebase_location(mut resp: Response, base: &str) -> Response {
+    if base.is_empty() {
+        return resp;
+    }
+    let moved = resp
+        .headers()
+        .get(header::LOCATION)
+        .and_then(|l| l.to_str().ok())
+        .filter(|l| l.starts_with('/') && !l.starts_with("//"))
+        .and_then(|l| HeaderValue::from_str(&format!("{base}{l}")).ok());
+    if let Some(l) = moved {
+        resp.headers_mut().insert(header::LOCATION, l);
+    }
+    resp
+}
+
 /// A site URL as a `Location` header's value: non-ASCII and controls percent-encoded.
 pub fn location(to: &str) -> String {
     percent_encoding::utf8_percent_encode(to, percent_encoding::CONTROLS).to_string()

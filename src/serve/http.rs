@@ -10,9 +10,9 @@
 //! moves while it is being sent.
 
 use super::answer::{
-    etag_matches, method_not_allowed, redirect, safety_headers, text, unavailable,
+    etag_matches, method_not_allowed, rebase_location, redirect, safety_headers, text, unavailable,
 };
-use super::paths::{self, RequestPath};
+use super::paths::{self, under_base, RequestPath, Under};
 use crate::clock::Clock;
 use crate::output::manifest::Manifest;
 use crate::output::memory::MemorySite;
@@ -327,6 +327,9 @@ pub enum Root {
 pub struct App {
     pub root: Root,
     pub clock: Clock,
+    /// The site's path under its host (`Config::base_path`, `/project`; empty at the root):
+    /// requests are answered under it, and every redirect's `Location` gets it in front.
+    pub base_path: String,
 }
 
 pub fn router(app: Arc<App>) -> Router {
@@ -342,9 +345,19 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
     let raw = req.uri().path().to_string();
     // Only quick syscalls happen here (readlink; a small file's read the first time it is
     // served); large files are streamed through tokio.
-    let resp = match &app.root {
-        Root::Bucket(b) => super::bucket::respond(b, &method, &raw, req.headers()).await,
-        _ => respond(&app, &method, &raw, req.headers()),
+    let resp = match under_base(&app.base_path, &raw) {
+        Under::Site(path) => {
+            let resp = match &app.root {
+                Root::Bucket(b) => super::bucket::respond(b, &method, path, req.headers()).await,
+                _ => respond(&app, &method, path, req.headers()),
+            };
+            rebase_location(resp, &app.base_path)
+        }
+        Under::Root => redirect(&format!("{}/", app.base_path)),
+        Under::Elsewhere => text(
+            StatusCode::NOT_FOUND,
+            &format!("not found: this site is served under {}/", app.base_path),
+        ),
     };
     tracing::info!(
         target: "fencepost::access",

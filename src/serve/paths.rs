@@ -112,9 +112,49 @@ fn resolve_dots(raw: &str) -> String {
     format!("/{}", out.join("/"))
 }
 
+/// Where a request path lies against the site's base path.
+pub enum Under<'a> {
+    /// Inside the site: the path as the site sees it (`/project/a/` is `/a/`).
+    Site(&'a str),
+    /// `/` or the base path without its slash: redirected to the site's root.
+    Root,
+    /// Anywhere else on the host.
+    Elsewhere,
+}
+
+pub fn under_base<'a>(base: &str, raw: &'a str) -> Under<'a> {
+    if base.is_empty() {
+        return Under::Site(raw);
+    }
+    match raw.strip_prefix(base) {
+        Some(rest) if rest.starts_with('/') => Under::Site(rest),
+        Some("") => Under::Root,
+        _ if raw == "/" => Under::Root,
+        _ => Under::Elsewhere,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_site_under_a_base_path_answers_only_under_it() {
+        let site = |b: &str, raw: &str| match under_base(b, raw) {
+            Under::Site(p) => Some(p.to_string()),
+            _ => None,
+        };
+        assert_eq!(site("", "/a/"), Some("/a/".into()));
+        assert_eq!(site("/project", "/project/a/"), Some("/a/".into()));
+        assert_eq!(site("/project", "/project/"), Some("/".into()));
+        assert!(matches!(under_base("/project", "/project"), Under::Root));
+        assert!(matches!(under_base("/project", "/"), Under::Root));
+        assert!(matches!(
+            under_base("/project", "/projects/a/"),
+            Under::Elsewhere
+        ));
+        assert!(matches!(under_base("/project", "/a/"), Under::Elsewhere));
+    }
 
     #[test]
     fn ordinary_paths() {

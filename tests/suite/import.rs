@@ -260,7 +260,9 @@ fn the_terminimal_zola_site_imports_its_root_blog_with_dates_tags_and_urls() {
     assert_eq!(p["published"].as_array().unwrap().len(), 5, "{p}");
     assert_eq!(p["build"]["broken_links"], serde_json::json!([]), "{p}");
     let srv = s.serve(&[]);
-    // Every page at the URL Zola gave it: root posts at /slug/, pages at their `path`.
+    // Every page at the URL Zola gave it, under the base URL's path (a GitHub Pages project
+    // site): root posts at /slug/, pages at their `path`.
+    let srv = Under(&srv, "/zola-theme-terminimal");
     for url in [
         "/zola-is-nice/",
         "/more-ranting/",
@@ -283,7 +285,7 @@ fn the_terminimal_zola_site_imports_its_root_blog_with_dates_tags_and_urls() {
     // Newest first, by the posts' own dates (2019-02-04 … 2019-01-03).
     let home = srv.get("/").text();
     let at = |t: &str| {
-        home.find(t)
+        home.find(&format!("/zola-theme-terminimal{t}"))
             .unwrap_or_else(|| panic!("{t} not on the home page"))
     };
     assert!(
@@ -773,7 +775,8 @@ fn papermods_example_site_imports_with_nested_sections_at_their_urls() {
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
     assert_eq!(p["published"].as_array().unwrap().len(), 10, "{p}");
-    let srv = s.serve(&[]);
+    let origin = s.serve(&[]);
+    let srv = Under(&origin, "/hugo-PaperMod");
     for url in [
         "/posts/audio-video/",
         "/posts/code_syntax/",
@@ -801,8 +804,14 @@ fn papermods_example_site_imports_with_nested_sections_at_their_urls() {
         ),
     ] {
         let r = srv.get(alias);
-        assert_eq!((r.status, r.header("location")), (301, Some(to)), "{alias}");
+        let to = format!("/hugo-PaperMod{to}");
+        assert_eq!(
+            (r.status, r.header("location")),
+            (301, Some(to.as_str())),
+            "{alias}"
+        );
     }
+    assert_served_under_its_path(&origin, "/hugo-PaperMod", "https://adityatelange.github.io");
     assert_no_shortcodes(&s);
     // The report names what the languages held that one language cannot: its menus.
     let nc = not_converted(&r);
@@ -810,5 +819,65 @@ fn papermods_example_site_imports_with_nested_sections_at_their_urls() {
         nc.iter()
             .any(|(f, _, w)| f == "config.yml" && w == "[languages.en.menu]"),
         "{r}"
+    );
+}
+
+/// An origin seen from under a site's base path: `get("/a/")` asks for `/project/a/`.
+struct Under<'a>(&'a Server, &'a str);
+
+impl Under<'_> {
+    fn get(&self, url: &str) -> HttpResponse {
+        self.0.get(&format!("{}{url}", self.1))
+    }
+}
+
+/// A site whose `base_url` has a path (`https://user.github.io/project/`) works under it:
+/// every root-relative link, stylesheet and image of its home page and of a post is under the
+/// path and answers; its feeds and sitemap name URLs under it; outside the path nothing
+/// answers but `/`, which redirects there.
+fn assert_served_under_its_path(srv: &Server, path: &str, host: &str) {
+    let home = srv.get(&format!("{path}/"));
+    assert_eq!(home.status, 200);
+    let first_post = {
+        let t = home.text();
+        let at = t
+            .find(&format!("href=\"{path}/posts/"))
+            .expect("a post link");
+        let rest = &t[at + 6..];
+        rest[..rest.find('"').unwrap()].to_string()
+    };
+    for page in [format!("{path}/"), first_post] {
+        let html = srv.get(&page).text();
+        let mut seen = 0;
+        for attr in ["href=\"", "src=\""] {
+            for (i, _) in html.match_indices(attr) {
+                let v = &html[i + attr.len()..];
+                let v = &v[..v.find('"').unwrap()];
+                if !v.starts_with('/') || v.starts_with("//") {
+                    continue;
+                }
+                assert!(v.starts_with(&format!("{path}/")), "{v} on {page}");
+                let status = srv.get(v.split('#').next().unwrap()).status;
+                assert!(status == 200 || status == 301, "{v} on {page}: {status}");
+                seen += 1;
+            }
+        }
+        assert!(seen > 3, "{page}: {html}");
+        assert!(html.contains(&format!("{path}/style.")), "{html}");
+    }
+    let feed = srv.get(&format!("{path}/atom.xml")).text();
+    assert!(feed.contains(&format!("{host}{path}/posts/")), "{feed}");
+    assert!(!feed.contains(&format!("href=\"{host}/posts/")), "{feed}");
+    let sitemap = srv.get(&format!("{path}/sitemap.xml")).text();
+    assert!(
+        sitemap.contains(&format!("<loc>{host}{path}/sitemaps/"))
+            && !sitemap.contains(&format!("<loc>{host}/sitemaps/")),
+        "{sitemap}"
+    );
+    assert_eq!(srv.get("/posts/").status, 404);
+    let root = srv.get("/");
+    assert_eq!(
+        (root.status, root.header("location")),
+        (301, Some(format!("{path}/").as_str()))
     );
 }
