@@ -284,6 +284,12 @@ fn notices_and_plain_pages(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
         let k = key(b, "plain", p, &super::report::content_key(&p.body_html));
         let path = url_to_path(&p.url);
         out.push(planned(path, Job::Plain(p.clone()), CacheClass::Content, k));
+        for alias in &p.aliases {
+            let target = p.url.clone();
+            let k = key(inp.generated_fingerprint, "alias", &(alias, &target), "");
+            let job = Job::Alias { target };
+            out.push(planned(url_to_path(alias), job, CacheClass::Redirect, k));
+        }
     }
 }
 
@@ -298,7 +304,15 @@ fn site_files(inp: &Inputs<'_>, mut maps: Sitemaps, out: &mut Vec<Planned>) {
         k,
     ));
     let indexable = inp.plain.iter().filter(|p| p.indexable);
-    maps.pages.extend(indexable.map(|p| (p.url.clone(), None)));
+    // A sitemap's `lastmod` is a W3C date: the day of the page's last change, or of its date.
+    let day = |p: &PlainView| {
+        p.lastmod
+            .as_ref()
+            .or(p.date.as_ref())
+            .map(|d| d[..10].to_string())
+    };
+    maps.pages
+        .extend(indexable.map(|p| (p.url.clone(), day(p))));
     let k = key(g, "sitemap", &maps.pages, "");
     let job = Job::Sitemap(maps.pages);
     out.push(planned(

@@ -211,6 +211,12 @@ pub struct PlainView {
     pub url: String,
     pub title: String,
     pub indexable: bool,
+    /// Its `date` and `lastmod` as its file wrote them (null when it has none).
+    pub date: Option<String>,
+    pub lastmod: Option<String>,
+    /// Its old URLs: a redirect to it at each.
+    #[serde(skip)]
+    pub aliases: Vec<String>,
     #[serde(skip)]
     pub body_html: String,
 }

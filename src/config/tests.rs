@@ -61,7 +61,12 @@ fn base_url_must_be_absolute_http_and_its_path_is_the_sites() {
     );
     assert_eq!(path("base_url = \"https://e.org/a/b\"").unwrap(), "/a/b");
     for bad in ["e.org", "/", "ftp://e.org/", "https://e.org/?x=1"] {
-        let e = path(&format!("base_url = \"{bad}\"")).unwrap_err().to_string();
-        assert!(e.contains("base_url") && e.contains("http(s)"), "{bad}: {e}");
+        let e = path(&format!("base_url = \"{bad}\""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("base_url") && e.contains("http(s)"),
+            "{bad}: {e}"
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! Plain pages: `content/<name>.md`, served at `/<name>/`. Read here, by `publish` (which
 //! names a page `build` could not place) and by `build` (which renders it), with one set of
 //! checks: a page name of letters, digits, `-` and `_` that is none of the site's own
-//! folders, and front matter of `title` and `indexable` only.
+//! folders, and front matter of `title`, `indexable`, `aliases` (old URLs redirected to the
+//! page, checked as an item's are), `date` and `lastmod` (shown by templates, the sitemap's
+//! `lastmod`) only.
 
 use super::{split_front_matter, ContentError, Format};
 use crate::config::collections::Collections;
@@ -17,14 +19,45 @@ pub struct PlainPage {
     pub url: String,
     pub title: Option<String>,
     pub indexable: Option<bool>,
+    /// Old URLs of the page ([`crate::content::alias_url`]'s form), each redirected to it.
+    pub aliases: Vec<String>,
+    /// Its date and last change as written (a date or an RFC 3339 date-time).
+    pub date: Option<String>,
+    pub lastmod: Option<String>,
     pub body: String,
 }
 
-#[derive(serde::Deserialize)]
+/// The keys a plain page takes (named in the error for any other).
+const KEYS: &str = "`title`, `indexable`, `aliases`, `date` and `lastmod`";
+
+#[derive(serde::Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct FrontMatter {
     title: Option<String>,
     indexable: Option<bool>,
+    #[serde(default)]
+    aliases: Vec<String>,
+    date: Option<toml::Value>,
+    lastmod: Option<toml::Value>,
+}
+
+/// A `date` or `lastmod` as text: a TOML date or date-time, or a string holding one.
+fn date_text(key: &str, v: Option<toml::Value>) -> Result<Option<String>, String> {
+    let text = match v {
+        None => return Ok(None),
+        Some(toml::Value::Datetime(d)) => d.to_string(),
+        Some(toml::Value::String(s)) => s,
+        Some(other) => return Err(format!("`{key}` is {other}, not a date")),
+    };
+    let ok = chrono::NaiveDate::parse_from_str(&text, "%Y-%m-%d").is_ok()
+        || chrono::DateTime::parse_from_rfc3339(&text).is_ok()
+        || chrono::NaiveDateTime::parse_from_str(&text, "%Y-%m-%dT%H:%M:%S").is_ok();
+    match ok {
+        true => Ok(Some(text)),
+        false => Err(format!(
+            "`{key}` is {text:?}: write a date (2024-05-01) or an RFC 3339 date-time"
+        )),
+    }
 }
 
 /// The names a plain page may not take: the site's own folders, and the first folder of
@@ -101,19 +134,35 @@ pub fn parse_plain(rel: &str, text: &str, reserved: &[String]) -> Result<PlainPa
         Some(f) => plain_front_matter(f, split.format).map_err(|e| ContentError::FrontMatter {
             path: path.clone(),
             line: e.line,
-            message: format!("{} (a plain page takes `title` and `indexable`)", e.message),
+            message: format!("{} (a plain page takes {KEYS})", e.message),
         })?,
-        None => FrontMatter {
-            title: None,
-            indexable: None,
-        },
+        None => FrontMatter::default(),
     };
+    let invalid = |key: &str, why: String| ContentError::FrontMatter {
+        path: path.clone(),
+        line: split
+            .front_matter
+            .and_then(|f| super::key_line(f, key))
+            .unwrap_or(1),
+        message: why,
+    };
+    let url = format!("/{slug}/");
+    let mut aliases: Vec<String> = Vec::new();
+    for a in &fm.aliases {
+        let a = crate::content::alias_url(a).map_err(|why| invalid("aliases", why))?;
+        if a != url && !aliases.contains(&a) {
+            aliases.push(a);
+        }
+    }
     Ok(PlainPage {
         path: rel.to_string(),
-        url: format!("/{slug}/"),
+        url,
         slug,
         title: fm.title,
         indexable: fm.indexable,
+        aliases,
+        date: date_text("date", fm.date).map_err(|why| invalid("date", why))?,
+        lastmod: date_text("lastmod", fm.lastmod).map_err(|why| invalid("lastmod", why))?,
         body: split.body.to_string(),
     })
 }
@@ -167,5 +216,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!((p.url.as_str(), p.title.as_deref()), ("/about/", Some("A")));
+    }
+
+    #[test]
+    fn aliases_and_dates_are_read_and_checked() {
+        let reserved = vec!["images".to_string()];
+        let p = parse_plain(
+            "content/about.md",
+            "+++\ndate = 2019-02-28\nlastmod = \"2020-01-02T03:04:05Z\"\naliases = [\"/about-us\", \"/about/\", \"/about-us/\", \"/old.html\"]\n+++\nx\n",
+            &reserved,
+        )
+        .unwrap();
+        assert_eq!(p.aliases, ["/about-us/", "/old.html"]);
+        assert_eq!(p.date.as_deref(), Some("2019-02-28"));
+        assert_eq!(p.lastmod.as_deref(), Some("2020-01-02T03:04:05Z"));
+        for (text, line, what) in [
+            (
+                "+++\ntitle = \"A\"\naliases = [\"about-us\"]\n+++\n",
+                3,
+                "begin it with /",
+            ),
+            ("+++\ndate = \"last week\"\n+++\n", 2, "`date`"),
+            ("+++\nlastmod = 3\n+++\n", 2, "not a date"),
+        ] {
+            let e = parse_plain("content/about.md", text, &reserved)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("content/about.md:{line}:")) && e.contains(what),
+                "{e}"
+            );
+        }
     }
 }

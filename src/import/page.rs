@@ -240,7 +240,11 @@ fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
     };
     let mut bad = Vec::new();
     for a in listed {
-        match alias(&a, &format!("/{section}/")) {
+        let base = match section {
+            "" => "/".to_string(),
+            s => format!("/{s}/"),
+        };
+        match alias(&a, &base) {
             Ok(a) => add(a),
             Err(why) => bad.push(why),
         }
@@ -257,21 +261,54 @@ fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
     out
 }
 
-/// A page at the root of `content/`: a plain page (title and body; plain pages have no
-/// dates or aliases, so those are reported).
+/// A page at the root of `content/`: a plain page, with its title, date, last change and
+/// aliases (its old URL among them where it moved); any other key is reported. A draft is
+/// left out (a plain page is public once built) and reported.
 fn plain_page(p: &Page, body: &str, plan: &mut Plan) {
+    if p.table.get("draft").and_then(|v| v.as_bool()) == Some(true) {
+        let why = "a draft page at the root: not imported (a plain page is public as soon as it is built); add it when it is ready";
+        plan.report.skip(&p.rel, None, "draft", why);
+        plan.report.drafts += 1;
+        return;
+    }
     let mut fm = toml::Table::new();
     if let Some(t) = p.table.get("title") {
         fm.insert("title".into(), t.clone());
     }
-    // A `url` the page keeps (`path = "about"`) is not lost: no need to say so.
-    let kept = |k: &str| k == "url" && p.old_url == p.new_url;
-    for k in p.table.keys().filter(|k| *k != "title" && !kept(k)) {
+    if let Some(at) = p.at {
+        fm.insert("date".into(), toml::Value::Datetime(at));
+    }
+    let changed = ["lastmod", "updated"]
+        .iter()
+        .find_map(|k| p.table.get(*k).and_then(instant));
+    if let Some(d) = changed {
+        fm.insert("lastmod".into(), toml::Value::Datetime(d));
+    }
+    let aliases = aliases_of(p, "", plan);
+    plan.report.aliases += aliases.len();
+    if !aliases.is_empty() {
+        fm.insert("aliases".into(), toml::Value::from(aliases));
+    }
+    // Read above: the page's date (`date`, `publishDate`), URL (kept, or an alias) and the rest.
+    let read = [
+        "title",
+        "date",
+        "publishDate",
+        "publishdate",
+        "lastmod",
+        "updated",
+        "aliases",
+        "url",
+        "path",
+        "slug",
+        "draft",
+    ];
+    for k in p.table.keys().filter(|k| !read.contains(&k.as_str())) {
         plan.report.skip(
             &p.rel,
             None,
             k,
-            "a plain page (a page at the root of content/) takes only a title",
+            "a plain page (a page at the root of content/) takes a title, a date, a last change and aliases",
         );
     }
     let name = p.id.clone();

@@ -139,7 +139,22 @@ fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
     ] {
         assert_eq!(srv.get(&format!("/post/{post}/")).status, 200, "{post}");
     }
-    assert_eq!(srv.get("/about/").status, 200);
+    // The About page keeps its date and its aliases (relative ones are against the root).
+    let about = srv.get("/about/");
+    assert_eq!(about.status, 200);
+    assert!(
+        about.text().contains("28 February 2019"),
+        "{}",
+        about.text()
+    );
+    for alias in ["/about-us/", "/about-hugo/", "/contact/"] {
+        let r = srv.get(alias);
+        assert_eq!(
+            (r.status, r.header("location")),
+            (301, Some("/about/")),
+            "{alias}"
+        );
+    }
     let moved = srv.get("/post/migrate-from-jekyl/");
     assert_eq!(moved.status, 301);
     assert_eq!(moved.header("location"), Some("/post/markdown-syntax/"));
