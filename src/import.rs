@@ -14,6 +14,7 @@ mod front;
 pub mod hugo;
 mod page;
 mod plan;
+mod section;
 mod settings;
 mod shortcodes;
 mod site_config;

@@ -109,6 +109,8 @@ pub struct SiteFiles {
     pub templates: Vec<(String, String)>,
     /// (site-relative path, text) of the plain pages `content/*.md`
     pub plain: Vec<(String, String)>,
+    /// (site-relative path, text) of the collections' list texts (`list_text`) that exist.
+    pub list_texts: Vec<(String, String)>,
 }
 
 impl SiteFiles {
@@ -140,7 +142,19 @@ impl SiteFiles {
             .into_iter()
             .map(read)
             .collect::<Result<_, _>>()?;
-        Ok(SiteFiles { templates, plain })
+        let list_texts = site
+            .collections
+            .list
+            .iter()
+            .filter_map(|c| Some(format!("content/{}/{}", c.dir, c.list_text.as_ref()?)))
+            .filter(|rel| site.root.join(rel).is_file())
+            .map(read)
+            .collect::<Result<_, _>>()?;
+        Ok(SiteFiles {
+            templates,
+            plain,
+            list_texts,
+        })
     }
 }
 
@@ -257,6 +271,7 @@ pub fn compute(
         h.update(c.sha256.as_bytes());
     }
     hash_texts(&mut h, &files.plain);
+    hash_texts(&mut h, &files.list_texts);
     Fingerprints {
         whole: hex::encode(h.finalize())[..10].to_string(),
         render,

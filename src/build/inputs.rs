@@ -4,7 +4,7 @@
 use super::plan::safe_rel;
 use super::plan::{self, CopyInput, Job, Planned};
 use super::report::{BuildError, LeftOut};
-use super::source::{plain_pages, static_copies, Source};
+use super::source::{list_texts, plain_pages, static_copies, Source};
 use super::{fingerprint, templates};
 use crate::site::Site;
 
@@ -107,6 +107,12 @@ fn prepare(
 ) -> Result<(Vec<Planned>, Vec<LeftOut>), BuildError> {
     let (mut plain, mut left_out) =
         plain_pages(&inputs.files, &site.collections, &site.config.markdown);
+    let texts = list_texts(
+        &inputs.files,
+        &site.collections,
+        &site.config.markdown,
+        &mut left_out,
+    );
     let mut copies = inputs.statics.to_vec();
     copies.extend(inputs.assets.copies.iter().cloned());
     copies.extend(source.images.iter().cloned());
@@ -116,6 +122,7 @@ fn prepare(
         let planned = plan::plan(&plan::Inputs {
             pages: &source.pages,
             plain: &plain,
+            list_texts: &texts,
             copies: &copies,
             resources: &resources,
             render_fingerprint: &inputs.fingerprints.render,

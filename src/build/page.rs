@@ -27,13 +27,36 @@ pub struct PageInput {
     pub coll: usize,
     /// The date it is ordered by in its collection: its day, or the date it was due.
     pub date: chrono::NaiveDate,
+    /// In a collection with `sort_by = "weight"`: its `weight` (`i64::MAX` without one:
+    /// the unweighted read last). None in a collection sorted by date.
+    pub weight: Option<i64>,
 }
 
 impl PageInput {
-    /// Its place among all pages: by collection, then its date (the instant it was due),
-    /// then id. Prev/next links follow it.
-    pub fn order(&self) -> (usize, Instant, &IdView) {
-        (self.coll, self.due, &self.view.id)
+    /// Its place among all pages, in reading order: by collection, then by date, oldest
+    /// first (a list shows them reversed, newest first) — or, in a collection sorted by
+    /// weight, lightest first, ties newest first (a list shows them in this order) — then
+    /// id. Prev/next links follow it: `next` is the newer, or the heavier, page.
+    pub fn order(&self) -> (usize, i64, i64, &IdView) {
+        match self.weight {
+            None => (self.coll, 0, self.due.0, &self.view.id),
+            Some(w) => (self.coll, w, -self.due.0, &self.view.id),
+        }
+    }
+
+    /// Its `weight` where its collection sorts by weight (from its data; `i64::MAX`
+    /// without one), else None.
+    pub fn weight_of(coll: &crate::config::collections::Collection, data: &str) -> Option<i64> {
+        if coll.sort_by != crate::config::collections::SortBy::Weight {
+            return None;
+        }
+        let w = match data.contains("\"weight\"") {
+            true => super::view::parse_data(data)
+                .get("weight")
+                .and_then(|w| w.as_i64()),
+            false => None,
+        };
+        Some(w.unwrap_or(i64::MAX))
     }
 }
 

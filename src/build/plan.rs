@@ -10,21 +10,20 @@
 
 mod beside;
 mod keys;
+mod lists;
 mod taxonomy;
 
 pub use super::page::{CopyInput, CopySource, PageInput, ResourceInput};
 use super::view::{
-    ArchiveLink, CollectionView, Entries, HomeView, IdView, ItemPage, ListIndexView, ListView,
-    PlainView,
+    CollectionView, Entries, HomeView, IdView, ItemPage, ListIndexView, ListView, PlainView,
 };
 use crate::clock::Instant;
-use crate::config::collections::{Collection, Collections};
+use crate::config::collections::{Collection, Collections, SortBy};
 use crate::config::BuildConfig;
 use crate::output::manifest::CacheClass;
-use keys::{entries_key, key, link, list_key};
+use keys::{entries_key, key, link};
 pub use keys::{hash_item, item_key};
 use rayon::prelude::*;
-use std::sync::Arc;
 
 /// Items per sitemap chunk: the sitemap protocol allows 50,000 URLs a file.
 pub const SITEMAP_CHUNK: i64 = 50_000;
@@ -106,6 +105,8 @@ pub struct Inputs<'a> {
     /// Public items, sorted by [`PageInput::order`].
     pub pages: &'a [PageInput],
     pub plain: &'a [PlainView],
+    /// Each collection's list text (by index into `collections.list`).
+    pub list_texts: &'a [Option<super::view::ListText>],
     pub copies: &'a [CopyInput],
     /// The files of the page bundles in `pages`.
     pub resources: &'a [ResourceInput],
@@ -153,7 +154,7 @@ pub fn item_view(pages: &[PageInput], i: usize) -> ItemPage {
 /// Maps a site URL (`/a/b/`) to its file in the revision (`a/b/index.html`).
 pub use crate::content::claims::url_to_path;
 
-/// Date order, oldest first — (due instant, collection, date, id) — of the pages `which`, as
+/// Date order, oldest first — (due instant, collection, id) — of the pages `which`, as
 /// indices into `pages`. Never the order publishers committed them in: a fresh ledger on a
 /// CI runner orders the same content the same way. The ledger hands pages over in table
 /// order, which follows publication and so mostly dates: the sort (a merge of sorted runs)
@@ -227,16 +228,26 @@ fn collection_pages(inp: &Inputs<'_>, out: &mut Vec<Planned>, maps: &mut Sitemap
     for (ci, coll) in inp.collections.list.iter().enumerate() {
         let run = collection_range(inp.pages, ci);
         let by_pub = by_publication(inp.pages, run.clone());
+        // The order its lists read in, last first: by date, or (`sort_by = "weight"`) the
+        // pages' own reading order (lightest first), reversed.
+        let listed: Vec<u32> = match coll.sort_by {
+            SortBy::Date => by_pub.clone(),
+            SortBy::Weight => run.clone().rev().map(|i| i as u32).collect(),
+        };
         home.collections.insert(
             coll.name.clone(),
             CollectionView {
                 title: coll.title.clone(),
                 url: coll.list_url.clone(),
-                latest: newest(&by_pub, inp.config.home_entries),
+                latest: newest(&listed, inp.config.home_entries),
             },
         );
         if coll.list_url.is_some() {
-            plan_lists(inp, ci, coll, &by_pub, out, &mut maps.pages);
+            let order = lists::Order {
+                listed: &listed,
+                by_pub: &by_pub,
+            };
+            lists::plan_lists(inp, ci, coll, order, out, &mut maps.pages);
         }
         let g = inp.generated_fingerprint;
         sitemap_chunks(g, coll, &inp.pages[run], out, &mut maps.files);
@@ -377,75 +388,6 @@ fn collection_run(pages: &[PageInput], i: usize) -> std::ops::Range<usize> {
 /// The range of `pages` (sorted by collection) that holds collection `ci`.
 fn collection_range(pages: &[PageInput], ci: usize) -> std::ops::Range<usize> {
     pages.partition_point(|p| p.coll < ci)..pages.partition_point(|p| p.coll <= ci)
-}
-
-/// A collection's numbered list pages, its list index and its own feed.
-fn plan_lists(
-    inp: &Inputs<'_>,
-    ci: usize,
-    coll: &Collection,
-    by_pub: &[u32],
-    out: &mut Vec<Planned>,
-    sitemap_pages: &mut Vec<(String, Option<String>)>,
-) {
-    let b = inp.render_fingerprint;
-    let list_url = coll.list_url.clone().unwrap_or_default();
-    let name: Arc<str> = coll.name.as_str().into();
-    let chunks: Vec<&[u32]> = by_pub.chunks(coll.page_size).collect();
-    let n_pages = chunks.len();
-    let page_url = |n: usize| coll.list_page_url(n).unwrap_or_default();
-    let lists: Vec<Planned> = chunks
-        .par_iter()
-        .enumerate()
-        .map(|(i, chunk)| {
-            let number = i + 1;
-            let v = ListView {
-                collection: name.clone(),
-                number,
-                url: page_url(number),
-                entries: chunk.to_vec(),
-                prev_url: (number > 1).then(|| page_url(number - 1)),
-                next_url: (number < n_pages).then(|| page_url(number + 1)),
-            };
-            let key = list_key(b, &v, inp.pages);
-            planned(
-                url_to_path(&v.url),
-                Job::List(ci, v),
-                CacheClass::Content,
-                key,
-            )
-        })
-        .collect();
-    out.extend(lists);
-    let idx = ListIndexView {
-        collection: name,
-        latest: newest(by_pub, coll.page_size),
-        archive: (1..=n_pages)
-            .map(|n| ArchiveLink {
-                number: n,
-                url: page_url(n),
-            })
-            .collect(),
-    };
-    let k = entries_key(
-        b,
-        "list-index",
-        &[&idx.latest],
-        inp.pages,
-        &format!("{}:{n_pages}", coll.name),
-    );
-    out.push(planned(
-        url_to_path(&list_url),
-        Job::ListIndex(ci, idx),
-        CacheClass::Content,
-        k,
-    ));
-    if coll.feed && coll.own_feed {
-        let url = format!("{list_url}atom.xml");
-        feeds(inp, FeedOf::Collection(ci), url, by_pub, out);
-    }
-    sitemap_pages.push((list_url, None));
-    sitemap_pages.extend((1..=n_pages).map(|n| (page_url(n), None)));
 }
 
 /// Whose feed it is.

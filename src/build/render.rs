@@ -77,6 +77,8 @@ pub(super) struct ListPage<'a> {
     pub(super) archive: Option<&'a [view::ArchiveLink]>,
     pub(super) prev_url: Option<&'a str>,
     pub(super) next_url: Option<&'a str>,
+    /// The collection's `list_text`, on its list URL (null elsewhere and without one).
+    pub(super) text_html: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -282,14 +284,18 @@ impl Renderer<'_> {
     /// A collection's list index: its latest entries and the archive of its pages.
     fn list_index(&self, ci: usize, v: &view::ListIndexView, c: &mut tera::Context) -> &str {
         let coll = &self.collections.list[ci];
+        let text = v.text.as_ref();
         let page = ListPage {
             collection: &coll.name,
-            title: coll.title.clone(),
+            title: text
+                .and_then(|t| t.title.clone())
+                .unwrap_or_else(|| coll.title.clone()),
             number: None,
             entries: self.entries(&v.latest),
             archive: Some(&v.archive),
-            prev_url: None,
+            prev_url: v.prev_url.as_deref(),
             next_url: None,
+            text_html: text.map(|t| t.html.as_str()),
         };
         c.insert("list", &page);
         &coll.list_template
@@ -306,6 +312,7 @@ impl Renderer<'_> {
             archive: None,
             prev_url: v.prev_url.as_deref(),
             next_url: v.next_url.as_deref(),
+            text_html: None,
         };
         c.insert("list", &page);
         &coll.list_template

@@ -185,6 +185,7 @@ fn page_input(
     } else {
         due
     };
+    let weight = PageInput::weight_of(coll, &r.data);
     PageInput {
         view: ItemPage {
             id: id_view(coll, &r.key),
@@ -215,6 +216,7 @@ fn page_input(
         changed,
         coll: ci,
         date,
+        weight,
     }
 }
 
@@ -331,6 +333,7 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
         changed: due,
         coll: ci,
         date,
+        weight: PageInput::weight_of(coll, &item.data),
     };
     Ok(TreeItem {
         item,
@@ -496,6 +499,36 @@ pub(super) fn plain_pages(
         }
     }
     (out, left_out)
+}
+
+/// Each collection's list text (`list_text`, by collection index; None without one), and the
+/// ones left out (a text whose front matter is not a plain page's: named, the list is built
+/// without it).
+pub(super) fn list_texts(
+    files: &fingerprint::SiteFiles,
+    collections: &Collections,
+    markdown: &crate::config::MarkdownConfig,
+    left_out: &mut Vec<super::report::LeftOut>,
+) -> Vec<Option<super::view::ListText>> {
+    let text_of = |c: &crate::config::collections::Collection| {
+        let rel = format!("content/{}/{}", c.dir, c.list_text.as_ref()?);
+        let (rel, text) = files.list_texts.iter().find(|(r, _)| *r == rel)?;
+        match content::plain::parse_plain(rel, text, &[]) {
+            Ok(p) => Some(super::view::ListText {
+                title: p.title,
+                html: crate::markdown::render(&p.body, markdown).body_html,
+            }),
+            Err(e) => {
+                left_out.push(super::report::LeftOut {
+                    what: rel.clone(),
+                    path: None,
+                    why: e.to_string(),
+                });
+                None
+            }
+        }
+    };
+    collections.list.iter().map(text_of).collect()
 }
 
 pub(super) fn static_copies(site: &Site) -> Result<Vec<CopyInput>, BuildError> {

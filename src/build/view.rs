@@ -160,6 +160,18 @@ pub struct ListIndexView {
     pub collection: Arc<str>,
     pub latest: Entries,
     pub archive: Vec<ArchiveLink>,
+    /// The page of the next older entries, where the list URL is page 1 (`newest_first`).
+    pub prev_url: Option<String>,
+    /// The collection's own text (`list_text`), shown on its list URL.
+    pub text: Option<ListText>,
+}
+
+/// A collection's `list_text`, rendered: its `title` (the list URL's, where it gives one) and
+/// its body.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ListText {
+    pub title: Option<String>,
+    pub html: String,
 }
 
 /// A collection as the home page sees it: `collections.<name>`.

@@ -30,6 +30,13 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             r.shortcodes_converted,
             r.terms_folded,
         );
+        if !r.moved.is_empty() {
+            let n = r.moved.len();
+            out.push_str(&format!("\nat a new URL ({n}, each redirected from its old one):"));
+            for m in &r.moved {
+                out.push_str(&format!("\n  {}: {} -> {}", m.file, m.from, m.to));
+            }
+        }
         if !r.not_converted.is_empty() {
             out.push_str(&format!("\nnot converted ({}):", r.not_converted.len()));
             for u in &r.not_converted {

@@ -8,6 +8,7 @@
 //! out, so a build never starts from a content model that cannot be right.
 
 mod checks;
+mod lists;
 
 use super::names::{check_url, is_name};
 pub use super::names::{FRONT_MATTER, TEMPLATE_ONLY, YIELDING};
@@ -16,6 +17,7 @@ use crate::clock::Instant;
 use crate::item::Naming;
 use checks::{check_apart, check_field};
 use chrono::{NaiveDate, NaiveTime, TimeZone};
+pub use lists::{Pagination, SortBy};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -55,6 +57,12 @@ pub struct CollectionConfig {
     pub on_withdraw: Option<OnWithdraw>,
     /// The notice page's template; default `withdrawn.html`.
     pub withdrawn_template: Option<String>,
+    /// `date` (default) or `weight`: see [`SortBy`].
+    pub sort_by: Option<SortBy>,
+    /// `oldest_first` (default) or `newest_first`: see [`Pagination`].
+    pub pagination: Option<Pagination>,
+    /// A Markdown file in its folder shown on its list URL (`_index.md`): see [`lists`].
+    pub list_text: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -149,6 +157,10 @@ pub struct Collection {
     pub taxonomies: Vec<String>,
     pub on_withdraw: OnWithdraw,
     pub withdrawn_template: String,
+    pub sort_by: SortBy,
+    pub pagination: Pagination,
+    /// The file under its folder that holds its list page's text (not an item).
+    pub list_text: Option<String>,
 }
 
 /// The site's collections, sorted by name.
@@ -195,6 +207,9 @@ impl Collections {
             taxonomies: Vec::new(),
             on_withdraw: OnWithdraw::Remove,
             withdrawn_template: "withdrawn.html".into(),
+            sort_by: SortBy::Date,
+            pagination: Pagination::OldestFirst,
+            list_text: None,
         }
     }
 
@@ -409,6 +424,7 @@ fn resolve_one(
             ));
         }
     }
+    let list_text = lists::list_text(c).map_err(|why| bad(key("list_text"), why))?;
     let title = or(&c.title, name.to_string());
     let page_title = or(&c.page_title, title.clone());
     let grace_minutes = c.grace_minutes.unwrap_or(config.publish.grace_minutes);
@@ -445,6 +461,9 @@ fn resolve_one(
         taxonomies: Vec::new(),
         on_withdraw: c.on_withdraw.unwrap_or_default(),
         withdrawn_template,
+        sort_by: c.sort_by.unwrap_or_default(),
+        pagination: c.pagination.unwrap_or_default(),
+        list_text,
     })
 }
 
@@ -533,14 +552,6 @@ impl Collection {
     /// The date an item's URL and order use: its `day`, or its due instant's date here.
     pub fn date_of(&self, day: Option<NaiveDate>, due: Instant) -> NaiveDate {
         day.unwrap_or_else(|| due.to_datetime().with_timezone(&self.timezone).date_naive())
-    }
-
-    pub fn list_page_url(&self, n: usize) -> Option<String> {
-        self.list_url.as_ref().map(|u| format!("{u}page/{n}/"))
-    }
-
-    pub fn page_title(&self, n: usize) -> String {
-        self.page_title.replace("{number}", &n.to_string())
     }
 }
 

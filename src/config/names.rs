@@ -15,11 +15,12 @@ pub const FRONT_MATTER: &[&str] = &[
     "withdrawn_reason",
     "draft",
     "aliases",
+    "weight",
 ];
 
 /// Built-in keys a collection may still declare a field of its own by (added after sites
 /// could have used the name): the declared field wins, and the built-in is off there.
-pub const YIELDING: &[&str] = &["aliases"];
+pub const YIELDING: &[&str] = &["aliases", "weight"];
 
 /// Keys the item template's `page` has besides them (and `extra`, the table of the rest).
 pub const TEMPLATE_ONLY: &[&str] = &[

@@ -60,28 +60,30 @@ fn date_text(key: &str, v: Option<toml::Value>) -> Result<Option<String>, String
     }
 }
 
-/// The names a plain page may not take: the site's own folders, and the first folder of
-/// every collection's and taxonomy's URLs.
+/// The names a plain page may not take: the site's own folders, and every one-folder URL
+/// the site's collections and taxonomies answer at themselves (a list URL `/blog/`, a
+/// taxonomy's index `/tags/`, a one-folder item pattern's fixed folder). A folder that only
+/// holds the site's other pages (`/guides/` above `/guides/basics/…`, a Zola section of
+/// subsections) is free: its page is the section's own.
 pub fn reserved_names(collections: &Collections) -> Vec<String> {
     let mut reserved: Vec<String> = ["images", "sitemaps", "index", "revisions"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let tax_urls: Vec<String> = collections
+    let tax_urls = collections
         .taxonomies
         .iter()
-        .flat_map(|t| std::iter::once(t.url.clone()).chain(t.index_url.clone()))
-        .collect();
-    for c in &collections.list {
-        for u in std::iter::once(&c.url)
-            .chain(c.list_url.as_ref())
-            .chain(tax_urls.iter())
+        .flat_map(|t| t.index_url.iter());
+    let urls = collections
+        .list
+        .iter()
+        .flat_map(|c| std::iter::once(&c.url).chain(c.list_url.as_ref()))
+        .chain(tax_urls);
+    for u in urls {
+        let inner = u.trim_matches('/');
+        if !inner.is_empty() && !inner.contains(['/', '{']) && !reserved.iter().any(|r| r == inner)
         {
-            if let Some(top) = u.trim_start_matches('/').split('/').next() {
-                if !top.is_empty() && !top.contains('{') && !reserved.iter().any(|r| r == top) {
-                    reserved.push(top.to_string());
-                }
-            }
+            reserved.push(inner.to_string());
         }
     }
     reserved

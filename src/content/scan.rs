@@ -115,7 +115,15 @@ fn list_item_groups(
         }
         check_collection_dir(root, &dir)?;
         let mut linked = HashSet::new();
+        let from = out.len();
         walk_items(root, &dir, &mut out, &mut broken, &mut linked)?;
+        // The list page's text (`list_text`) is the site's own, not an item.
+        if let Some(text) = &c.list_text {
+            for (_, names) in out[from..].iter_mut().filter(|(d, _)| *d == dir) {
+                names.retain(|n| n.as_os_str() != std::ffi::OsStr::new(text));
+            }
+            out.retain(|(_, names)| !names.is_empty());
+        }
     }
     Ok((out, broken))
 }

@@ -4,6 +4,7 @@
 
 use super::front::{id_of, instant, url_path, ymd};
 use super::plan::{files_under, read_text, ImportError, Plan};
+use super::section::Section;
 use super::source::{patterns, Config, Page};
 use crate::content::{front_matter_table, split_front_matter};
 use std::collections::{BTreeMap, BTreeSet};
@@ -167,9 +168,10 @@ pub(super) fn plan_with(
     now: crate::clock::Instant,
 ) -> Result<Plan, ImportError> {
     config.root_posts = root_posts(src, &config);
-    let (mut pages, page_sizes) = collect(src, &config, &mut plan)?;
+    let (mut pages, sections) = collect(src, &config, &mut plan)?;
+    super::section::redirect(&sections, &mut pages, &mut plan);
     plan.report.terms_folded = super::page::fold_terms(&config.taxonomies, &mut pages);
-    let sections: BTreeSet<String> = pages.iter().filter_map(|p| p.section.clone()).collect();
+    let with_pages: BTreeSet<String> = pages.iter().filter_map(|p| p.section.clone()).collect();
     let urls: BTreeMap<String, String> = pages
         .iter()
         .map(|p| {
@@ -188,12 +190,18 @@ pub(super) fn plan_with(
     for p in &pages {
         super::page::write(src, &config, p, &urls, &mut plan, now)?;
     }
+    let texts = super::section::write_texts(&config, &sections, &with_pages, &urls, &mut plan);
     let markdown = super::settings::markdown(&config, &mut plan);
+    let collections = super::site_config::Collections {
+        names: &with_pages,
+        sections: &sections,
+        texts: &texts,
+    };
     plan.put(
         "fencepost.toml",
-        super::site_config::text(&config, &sections, &pages, &page_sizes) + &markdown,
+        super::site_config::text(&config, &collections, &pages) + &markdown,
     );
-    plan.report.collections = sections
+    plan.report.collections = with_pages
         .iter()
         .map(|s| super::source::collection_name(s))
         .collect();
@@ -251,15 +259,15 @@ fn headless_bundles(
     Ok(out)
 }
 
-/// Every page of the content folder that can be imported (the others are reported), and the
-/// page size each section's `_index.md` asks for (Zola's `paginate_by`).
+/// Every page of the content folder that can be imported (the others are reported), and
+/// what each section's `_index.md` says, by section.
 fn collect(
     src: &Path,
     config: &Config,
     plan: &mut Plan,
-) -> Result<(Vec<Page>, BTreeMap<String, usize>), ImportError> {
+) -> Result<(Vec<Page>, BTreeMap<String, Section>), ImportError> {
     let mut pages = Vec::new();
-    let mut page_sizes = BTreeMap::new();
+    let mut sections = BTreeMap::new();
     let dir = &config.content_dir;
     let headless = headless_bundles(src, dir, plan)?;
     let mut ids: BTreeSet<(Option<String>, String)> = BTreeSet::new();
@@ -294,17 +302,15 @@ fn collect(
         if config.zola {
             super::dialect::normalize(&mut table);
         }
+        let body_line = text[..text.len() - body.len()].matches('\n').count() + 1;
         if name == "_index.md" {
-            section_page(&file, &table, &body, plan);
-            let section = match parts.len() {
-                1 => config.root_posts.clone(),
-                n => parts[..n - 1].join("/"),
+            let root = parts.len() == 1;
+            let s = super::section::read(config, (&file, body_line), &table, &body, root, plan);
+            let section = match root {
+                true => config.root_posts.clone(),
+                false => parts[..parts.len() - 1].join("/"),
             };
-            let section = Some(section);
-            let size = table.get("paginate_by").and_then(|v| v.as_integer());
-            if let (Some(section), Some(size)) = (section, size.filter(|n| *n > 0)) {
-                page_sizes.insert(section, size as usize);
-            }
+            sections.insert(section, s);
             continue;
         }
         let bundle = (name == "index.md" && parts.len() > 1)
@@ -322,14 +328,13 @@ fn collect(
                 &format!("url = {u:?} names no page of its own: the page keeps its section's URL"),
             );
         }
-        let body_line = text[..text.len() - body.len()].matches('\n').count() + 1;
         let mut page = place(
             config, &file, section, bundle, stem, table, body, &mut ids, plan,
         );
         page.body_line = body_line;
         pages.push(page);
     }
-    Ok((pages, page_sizes))
+    Ok((pages, sections))
 }
 
 /// The name of the collection for Zola's dated root pages: `posts`, else `blog`, else
@@ -428,31 +433,6 @@ fn read_front(file: &str, text: &str, plan: &mut Plan) -> Option<(toml::Table, S
     Some((table, split.body.to_string()))
 }
 
-/// A section's `_index.md`: its title names the collection; what else it says is reported.
-/// What a section's `_index.md` says that its collection cannot keep is reported, key by key
-/// (its title names the collection and `paginate_by` sizes its pages; a list newest first is
-/// what `sort_by = "date"` asked for anyway).
-fn section_page(file: &str, table: &toml::Table, body: &str, plan: &mut Plan) {
-    let kept = |k: &str, v: &toml::Value| {
-        matches!(k, "title" | "paginate_by" | "draft")
-            || (k == "sort_by" && v.as_str() == Some("date"))
-    };
-    for (k, v) in table.iter().filter(|(k, v)| !kept(k, v)) {
-        let why = match k.as_str() {
-            "aliases" => "a section's list page keeps its URL; its aliases were not imported".to_string(),
-            "redirect_to" => format!("the section's list page is generated at its URL and redirects nowhere: add a redirect to {} at your host", v.as_str().unwrap_or("its target")),
-            "sort_by" => format!("a collection is listed newest first: sort_by = {v} is not kept"),
-            "template" | "page_template" => "templates are not ported: the starter templates render this section".to_string(),
-            "weight" => "sections are not ordered by weight: the starter home page lists collections by name".to_string(),
-            _ => "a section's front matter has no counterpart in a collection: not kept".to_string(),
-        };
-        plan.report.skip(file, None, k, &why);
-    }
-    if !body.trim().is_empty() {
-        plan.report.skip(file, None, "section text", "a collection's list page is generated: the section's own text is not shown (put it in the list template)");
-    }
-}
-
 /// Where a page goes: its id, its new URL and the URL it had.
 #[allow(clippy::too_many_arguments)]
 fn place(
@@ -513,12 +493,17 @@ fn place(
         }
         url_path(&u.replace("//", "/"))
     };
+    // The name the generator put in the URL: Zola slugifies it (`zola.386` is `zola-386`).
+    let old_name = slug.clone().unwrap_or_else(|| stem.to_lowercase());
+    let old_name = match config.slugify_paths {
+        true => Some(slug::slugify(&old_name))
+            .filter(|s| !s.is_empty())
+            .unwrap_or(old_name),
+        false => old_name,
+    };
     let old_url = match table.get("url").and_then(|v| v.as_str()) {
         Some(u) => url_path(u),
-        None => fill(
-            &old_pattern,
-            &slug.clone().unwrap_or_else(|| stem.to_lowercase()),
-        ),
+        None => fill(&old_pattern, &old_name),
     };
     let new_url = fill(&new_pattern, &id);
     Page {

@@ -33,26 +33,7 @@ pub(super) fn write(
     plan: &mut Plan,
     now: crate::clock::Instant,
 ) -> Result<(), ImportError> {
-    let url_of = |target: &str| {
-        let t = target.trim_start_matches('/');
-        urls.get(t)
-            .or_else(|| urls.get(&format!("{t}.md")))
-            .cloned()
-    };
-    let (body, unconverted) = match config.zola {
-        false => shortcodes::convert(&p.body, &url_of),
-        true => super::zola_body::convert(&p.body, &url_of),
-    };
-    for u in &unconverted {
-        let line = p.body_line + u.line - 1;
-        // A Zola internal link is named as such (`link @/x.md`); the rest are shortcodes.
-        let what = match u.name.starts_with("link @/") {
-            true => u.name.clone(),
-            false => format!("shortcode {}", u.name),
-        };
-        plan.report.skip(&p.rel, Some(line), &what, &u.why);
-    }
-    plan.report.shortcodes_converted += count_shortcodes(&p.body).saturating_sub(unconverted.len());
+    let body = convert_body(config, (&p.rel, p.body_line), &p.body, urls, plan);
     let Some(section) = &p.section else {
         plain_page(p, &body, plan);
         // A bundle at the root (`about/index.md`): its files are static files at the URL
@@ -74,6 +55,38 @@ pub(super) fn write(
         bundle_files(src, dir, &format!("content/{collection}/{}", p.id), plan)?;
     }
     Ok(())
+}
+
+/// A body (of `file`, starting on its line `line`) as fencepost renders it: shortcodes and
+/// Zola's internal links converted; what could not be is reported with its line.
+pub(super) fn convert_body(
+    config: &Config,
+    (file, line): (&str, usize),
+    body: &str,
+    urls: &BTreeMap<String, String>,
+    plan: &mut Plan,
+) -> String {
+    let url_of = |target: &str| {
+        let t = target.trim_start_matches('/');
+        urls.get(t)
+            .or_else(|| urls.get(&format!("{t}.md")))
+            .cloned()
+    };
+    let (out, unconverted) = match config.zola {
+        false => shortcodes::convert(body, &url_of),
+        true => super::zola_body::convert(body, &url_of),
+    };
+    for u in &unconverted {
+        let at = line + u.line - 1;
+        // A Zola internal link is named as such (`link @/x.md`); the rest are shortcodes.
+        let what = match u.name.starts_with("link @/") {
+            true => u.name.clone(),
+            false => format!("shortcode {}", u.name),
+        };
+        plan.report.skip(file, Some(at), &what, &u.why);
+    }
+    plan.report.shortcodes_converted += count_shortcodes(body).saturating_sub(unconverted.len());
+    out
 }
 
 /// A bundle's own files (`dir`, source-relative) copied into the site's `to`.
@@ -138,8 +151,16 @@ fn item_front(
     if !aliases.is_empty() {
         out.insert("aliases".into(), toml::Value::from(aliases));
     }
+    // Its place where its collection sorts by weight (Hugo's weight 0 is no weight).
+    match p.table.get("weight").and_then(|w| w.as_integer()) {
+        Some(0) if !config.zola => {}
+        Some(w) => {
+            out.insert("weight".into(), toml::Value::Integer(w));
+        }
+        None => {}
+    }
     for (k, v) in &p.table {
-        if CONSUMED.contains(&k.as_str()) {
+        if CONSUMED.contains(&k.as_str()) || (k == "weight" && v.is_integer()) {
             continue;
         }
         if config.taxonomies.contains(k) {
@@ -225,6 +246,11 @@ fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
         }
     };
     if p.old_url != p.new_url {
+        plan.report.moved.push(super::plan::Moved {
+            file: p.rel.clone(),
+            from: p.old_url.clone(),
+            to: p.new_url.clone(),
+        });
         match crate::content::alias_url(&p.old_url) {
             Ok(a) => add(a),
             Err(why) => plan.report.skip(&p.rel, None, "old URL", &why),

@@ -81,7 +81,18 @@ pub struct Report {
     /// Terms written in the spelling another page gave their slug first (Hugo folds case:
     /// `HTML` and `html` are one term).
     pub terms_folded: usize,
+    /// Every page whose URL changed (its old URL is an alias of the new one, unless
+    /// `not_converted` says why not).
+    pub moved: Vec<Moved>,
     pub not_converted: Vec<Unconverted>,
+}
+
+/// A page at a new URL: `from` (its generator's) and `to` (the new site's).
+#[derive(Debug, Clone, Serialize)]
+pub struct Moved {
+    pub file: String,
+    pub from: String,
+    pub to: String,
 }
 
 impl Report {

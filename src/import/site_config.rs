@@ -1,17 +1,22 @@
 //! `fencepost.toml` for an imported site.
 
 use super::front::url_path;
+use super::section::Section;
 use super::source::{collection_name, new_pattern, patterns, Config, Page};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The collections an import writes: one per section with pages (`names`), each with what
+/// its `_index.md` said (`sections`), and those given a `list_text` (`texts`).
+pub(super) struct Collections<'a> {
+    pub(super) names: &'a BTreeSet<String>,
+    pub(super) sections: &'a BTreeMap<String, Section>,
+    pub(super) texts: &'a BTreeSet<String>,
+}
+
 /// `fencepost.toml` for the site: its title, base URL, author, feeds and page size, a
-/// collection per section (with its own page size where the source set one), the taxonomies.
-pub(super) fn text(
-    config: &Config,
-    sections: &BTreeSet<String>,
-    pages: &[Page],
-    page_sizes: &BTreeMap<String, usize>,
-) -> String {
+/// collection per section (its page size, order and text as the section had them; numbered
+/// newest first, as Hugo and Zola number list pages), the taxonomies.
+pub(super) fn text(config: &Config, colls: &Collections<'_>, pages: &[Page]) -> String {
     let t = &config.table;
     let get = |k: &str| t.get(k).and_then(|v| v.as_str());
     let title = get("title").unwrap_or("My site");
@@ -42,7 +47,7 @@ pub(super) fn text(
     if let Some(n) = page_size(t) {
         out.push_str(&format!("\n[build]\npage_size = {n}\n"));
     }
-    for s in sections {
+    for s in colls.names {
         let (old, _) = patterns(config, Some(s));
         let url = new_pattern(&old, s)
             .replace(":slug", "{id}")
@@ -63,13 +68,11 @@ pub(super) fn text(
             "\n[collections.{}]\nurl = {}\ntemplate = \"post.html\"\nlist_url = {}\ntitle = {}\nid = \"slug\"\ndue = \"publish_at\"\nfeed = true\ntaxonomies = {}\n",
             collection_name(s),
             toml::Value::from(url),
-            toml::Value::from(format!("/{s}/")),
-            toml::Value::from(capitalised(last)),
+            toml::Value::from(list_url(colls, s)),
+            toml::Value::from(title_of(colls, s).unwrap_or_else(|| capitalised(last))),
             toml::Value::from(used.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
         ));
-        if let Some(n) = page_sizes.get(s) {
-            out.push_str(&format!("page_size = {n}\n"));
-        }
+        out.push_str(&collection_extras(config, colls, s, pages));
     }
     for tx in &config.taxonomies {
         out.push_str(&format!(
@@ -126,4 +129,52 @@ fn page_size(t: &toml::Table) -> Option<i64> {
         .or_else(|| t.get("paginate"))
         .and_then(|v| v.as_integer())
         .filter(|n| (1..=100_000).contains(n))
+}
+
+/// A collection's keys beyond its URLs: its page size, `sort_by = "weight"` (Zola's section
+/// asked for it; in Hugo, which orders by weight first, a page of it has a weight), its
+/// `list_text`, and `newest_first` numbering.
+fn collection_extras(config: &Config, colls: &Collections<'_>, s: &str, pages: &[Page]) -> String {
+    let section = colls.sections.get(s);
+    let mut out = String::from("pagination = \"newest_first\"\n");
+    if let Some(n) = section.and_then(|x| x.page_size) {
+        out.push_str(&format!("page_size = {n}\n"));
+    }
+    let weighted = match config.zola {
+        true => section.is_some_and(|x| x.by_weight),
+        false => pages
+            .iter()
+            .filter(|p| p.section.as_deref() == Some(s))
+            .any(|p| {
+                p.table
+                    .get("weight")
+                    .and_then(|w| w.as_integer())
+                    .is_some_and(|w| w != 0)
+            }),
+    };
+    if weighted {
+        out.push_str("sort_by = \"weight\"\n");
+    }
+    if colls.texts.contains(s) {
+        out.push_str("list_text = \"_index.md\"\n");
+    }
+    out
+}
+
+/// A collection's list URL: its section's, or none where the section redirects to a page (its
+/// URL is an alias of that page: no list page may take it).
+fn list_url(colls: &Collections<'_>, s: &str) -> String {
+    match colls
+        .sections
+        .get(s)
+        .is_some_and(|x| x.redirects() && !x.root)
+    {
+        true => String::new(),
+        false => format!("/{s}/"),
+    }
+}
+
+/// The title a section's `_index.md` gives it.
+fn title_of(colls: &Collections<'_>, s: &str) -> Option<String> {
+    colls.sections.get(s)?.title.clone()
 }

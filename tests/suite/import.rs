@@ -1,6 +1,8 @@
 //! `fencepost import hugo|zola SRC DST` (issue 38): a real Hugo example site (vendored,
 //! MIT), a Hugo site with YAML front matter, permalinks, a page bundle, a draft and an
 //! embargoed post, and a Zola site — each imported, published, built and served.
+mod sections;
+
 use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
@@ -682,11 +684,13 @@ fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
             "{file}: {what}"
         );
     }
-    // A section's keys its collection cannot keep are named: redirect_to, sort_by = "weight".
+    // A section's keys its collection cannot keep are named (its own weight among the
+    // sections); `redirect_to` and `sort_by = "weight"` are kept, so not named.
     let content_index = "content/documentation/content/_index.md".to_string();
-    for key in ["redirect_to", "sort_by", "weight"] {
-        assert!(
+    for (key, named) in [("weight", true), ("redirect_to", false), ("sort_by", false)] {
+        assert_eq!(
             nc.contains(&(content_index.clone(), None, key.to_string())),
+            named,
             "{key}: {r}"
         );
     }
@@ -752,14 +756,42 @@ fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
             "{url}: Zola's escape left as written"
         );
     }
-    for list in [
-        "/documentation/content/",
-        "/documentation/getting-started/",
-        "/themes/",
-        "/theme-tags/",
-    ] {
+    for list in ["/themes/", "/theme-tags/"] {
         assert_eq!(srv.get(list).status, 200, "{list}");
     }
+    // Sections that redirect keep doing so, through a chain of them (`/documentation/` to
+    // `getting-started/`, which redirects to its overview).
+    for (section, to) in [
+        (
+            "/documentation/",
+            "/documentation/getting-started/overview/",
+        ),
+        (
+            "/documentation/getting-started/",
+            "/documentation/getting-started/overview/",
+        ),
+        (
+            "/documentation/content/",
+            "/documentation/content/overview/",
+        ),
+    ] {
+        let r = srv.get(section);
+        assert_eq!(
+            (r.status, r.header("location")),
+            (301, Some(to)),
+            "{section}"
+        );
+    }
+    // `sort_by = "weight"`: each page's next is the next heavier one (overview 5,
+    // installation 10, cli-usage 15, directory-structure 30, configuration 40).
+    let installation = srv
+        .get("/documentation/getting-started/installation/")
+        .text();
+    let (prev, next) = (
+        installation.find("rel=\"prev\" href=\"/documentation/getting-started/overview/\""),
+        installation.find("rel=\"next\" href=\"/documentation/getting-started/cli-usage/\""),
+    );
+    assert!(prev.is_some() && next.is_some(), "{installation}");
     let linking = srv.get("/documentation/templates/overview/").text();
     assert!(
         linking.contains("href=\"/documentation/content/linking/#internal-links\""),

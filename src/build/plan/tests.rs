@@ -1,3 +1,4 @@
+use super::keys::list_key;
 use super::*;
 use crate::build::view::LinkView;
 use crate::config::Config;
@@ -40,10 +41,19 @@ fn page(cs: &Collections, coll: usize, id: i64, day: &str, published: i64) -> Pa
         changed: Instant(published),
         coll,
         date: chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").unwrap(),
+        weight: None,
     }
 }
 
 fn keys(cs: &Collections, pages: &[PageInput]) -> std::collections::BTreeMap<String, String> {
+    planned_for(cs, pages)
+        .into_iter()
+        .map(|p| (p.path, p.key))
+        .collect()
+}
+
+/// Every file planned for `pages` (2 entries a page).
+fn planned_for(cs: &Collections, pages: &[PageInput]) -> Vec<Planned> {
     let config = BuildConfig {
         page_size: 2,
         feed_entries: 2,
@@ -56,6 +66,7 @@ fn keys(cs: &Collections, pages: &[PageInput]) -> std::collections::BTreeMap<Str
     plan(&Inputs {
         pages,
         plain: &[],
+        list_texts: &[],
         copies: &[],
         resources: &[],
         render_fingerprint: "b",
@@ -66,9 +77,6 @@ fn keys(cs: &Collections, pages: &[PageInput]) -> std::collections::BTreeMap<Str
         rss: false,
         robots: super::RobotsFrom::Generated,
     })
-    .into_iter()
-    .map(|p| (p.path, p.key))
-    .collect()
 }
 
 fn tagged(cs: &Collections, id: i64, tags: &[&str]) -> PageInput {
@@ -392,4 +400,95 @@ fn urls_map_to_files() {
     assert_eq!(url_to_path("/"), "index.html");
     assert_eq!(url_to_path("/answers/3/"), "answers/3/index.html");
     assert_eq!(url_to_path("/style.css"), "style.css");
+}
+
+#[test]
+fn a_collection_sorted_by_weight_and_numbered_from_the_newest_reads_as_hugo_and_zola_list_it() {
+    let (cs, pages) = weighted_docs();
+    let ids = |entries: &[u32]| -> Vec<String> {
+        entries
+            .iter()
+            .map(|&i| pages[i as usize].view.id.text())
+            .collect()
+    };
+    let reading: Vec<String> = pages.iter().map(|p| p.view.id.text()).collect();
+    assert_eq!(reading, ["5", "2", "4", "1", "3"]);
+    // Next is the heavier page, prev the lighter.
+    let v = item_view(&pages, 1);
+    assert_eq!(v.prev.map(|l| l.url), Some("/docs/5/".to_string()));
+    assert_eq!(v.next.map(|l| l.url), Some("/docs/4/".to_string()));
+    let planned = planned_for(&cs, &pages);
+    let job = |path: &str| {
+        &planned
+            .iter()
+            .find(|p| p.path == path)
+            .unwrap_or_else(|| panic!("{path}"))
+            .job
+    };
+    // The list URL is page 1; page/2/ and page/3/ the next ones; page/1/ redirects there.
+    let Job::ListIndex(_, idx) = job("docs/index.html") else {
+        panic!()
+    };
+    assert_eq!(ids(&idx.latest), ["5", "2"]);
+    assert_eq!(idx.prev_url.as_deref(), Some("/docs/page/2/"));
+    assert_eq!(
+        idx.archive
+            .iter()
+            .map(|a| a.url.as_str())
+            .collect::<Vec<_>>(),
+        ["/docs/", "/docs/page/2/", "/docs/page/3/"]
+    );
+    let Job::List(_, two) = job("docs/page/2/index.html") else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            ids(&two.entries),
+            two.next_url.as_deref(),
+            two.prev_url.as_deref()
+        ),
+        (
+            vec!["4".to_string(), "1".to_string()],
+            Some("/docs/"),
+            Some("/docs/page/3/")
+        )
+    );
+    let Job::List(_, three) = job("docs/page/3/index.html") else {
+        panic!()
+    };
+    assert_eq!(
+        (ids(&three.entries), three.prev_url.as_deref()),
+        (vec!["3".to_string()], None)
+    );
+    assert!(matches!(job("docs/page/1/index.html"), Job::Alias { target } if target == "/docs/"));
+    // The feed stays newest first, by date.
+    let Job::Feed(f) = job("docs/atom.xml") else {
+        panic!()
+    };
+    let fed: Vec<String> = f.entries.iter().map(|(v, _, _)| v.id.text()).collect();
+    assert_eq!(fed, ["5", "4"]);
+}
+
+/// A `docs` collection sorted by weight, numbered from the newest: (id, weight, published)
+/// 2 and 5 weigh 1 (5 is newer), 4 weighs 2, 1 weighs 3, 3 none; in reading order.
+fn weighted_docs() -> (Collections, Vec<PageInput>) {
+    let cs = collections(
+        "[collections.docs]\nid = \"integer\"\nsort_by = \"weight\"\npagination = \"newest_first\"\n",
+    );
+    let mut pages: Vec<PageInput> = [
+        (1, Some(3), 1),
+        (2, Some(1), 2),
+        (3, None, 3),
+        (4, Some(2), 4),
+        (5, Some(1), 5),
+    ]
+    .into_iter()
+    .map(|(id, w, at)| {
+        let mut p = page(&cs, 0, id, "2026-01-01", at);
+        p.weight = Some(w.unwrap_or(i64::MAX));
+        p
+    })
+    .collect();
+    pages.sort_by(|a, b| a.order().cmp(&b.order()));
+    (cs, pages)
 }

@@ -297,6 +297,17 @@ impl<'a> Front<'a> {
                 }
             }
         }
+        if !self.coll.fields.contains_key("weight") {
+            match self.table.remove("weight") {
+                None => {}
+                Some(toml::Value::Integer(w)) => {
+                    data.insert("weight".into(), serde_json::Value::from(w));
+                }
+                Some(other) => {
+                    return Err(self.not_a("weight", "an integer (lighter first)", &other));
+                }
+            }
+        }
         match self.table.remove("extra") {
             None => {}
             Some(t @ toml::Value::Table(_)) => {

@@ -1,0 +1,160 @@
+//! Sections as their generator made them (issue 48, points 2, 3 and 8): a section's own text
+//! on its list URL, a section without pages kept at its URL, weight order, and list pages
+//! numbered from the newest as Hugo and Zola number them.
+
+use super::{import, site_at, source};
+use crate::common::*;
+
+const NOW: &str = "2026-12-01T00:00:00Z";
+
+/// Guards: issue 48 (points 2, 3, 8): a Zola site's section text, a section of subsections
+/// only, `sort_by = "weight"` and `paginate_by` all answer as Zola made them.
+#[test]
+fn a_zola_sites_sections_keep_their_text_their_order_and_their_page_numbers() {
+    let mut files = vec![
+        ("config.toml".to_string(), "base_url = \"https://zola.example.org\"\ntitle = \"Docs\"\n".to_string()),
+        ("content/blog/_index.md".into(), "+++\ntitle = \"The Blog\"\nsort_by = \"date\"\npaginate_by = 2\n+++\nWelcome to **the blog**.\n".into()),
+        ("content/docs/_index.md".into(), "+++\ntitle = \"Docs\"\nsort_by = \"weight\"\n+++\n".into()),
+        ("content/guides/_index.md".into(), "+++\ntitle = \"Guides\"\n+++\nEvery guide, [basics first](@/guides/basics/_index.md).\n".into()),
+        ("content/guides/basics/_index.md".into(), "+++\ntitle = \"Basics\"\n+++\n".into()),
+        ("content/guides/basics/start.md".into(), "+++\ntitle = \"Start\"\n+++\nStart here.\n".into()),
+    ];
+    for n in 1..=5 {
+        files.push((
+            format!("content/blog/post-{n}.md"),
+            format!("+++\ntitle = \"Post {n}\"\ndate = 2026-0{n}-01\n+++\nPost number {n}.\n"),
+        ));
+    }
+    for (name, weight) in [("setup", 20), ("intro", 10), ("advanced", 30)] {
+        files.push((
+            format!("content/docs/{name}.md"),
+            format!("+++\ntitle = \"{name}\"\nweight = {weight}\n+++\nAbout {name}.\n"),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let src = source(&files);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    import(tmp.path(), "zola", src.path(), &dst);
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 9, "{p}");
+    assert_eq!(p["build"]["left_out"], serde_json::json!([]), "{p}");
+    let srv = s.serve(&[]);
+    // The blog's list URL is page 1 (the two newest, and the section's text); page/2/ the
+    // next two, page/3/ the oldest; page/1/ redirects to the list URL.
+    let blog = srv.get("/blog/").text();
+    assert!(
+        blog.contains("Welcome to <strong>the blog</strong>."),
+        "{blog}"
+    );
+    assert!(blog.contains("<h1>The Blog</h1>"), "{blog}");
+    let order = |page: &str, posts: &[u32]| {
+        let at: Vec<usize> = posts
+            .iter()
+            .map(|n| {
+                page.find(&format!("/blog/post-{n}/"))
+                    .unwrap_or_else(|| panic!("post {n} not in {page}"))
+            })
+            .collect();
+        assert!(
+            at.windows(2).all(|w| w[0] < w[1]),
+            "{posts:?} out of order in {page}"
+        );
+    };
+    order(&blog, &[5, 4]);
+    assert!(!blog.contains("/blog/post-3/"), "{blog}");
+    assert!(
+        blog.contains("href=\"/blog/page/2/\""),
+        "an Older link: {blog}"
+    );
+    let two = srv.get("/blog/page/2/").text();
+    order(&two, &[3, 2]);
+    assert!(!two.contains("/blog/post-5/"), "{two}");
+    order(&srv.get("/blog/page/3/").text(), &[1]);
+    let one = srv.get("/blog/page/1/");
+    assert_eq!((one.status, one.header("location")), (301, Some("/blog/")));
+    // Docs read lightest first; each page's next is the heavier one.
+    let docs = srv.get("/docs/").text();
+    let at = |t: &str| docs.find(t).unwrap_or_else(|| panic!("{t}: {docs}"));
+    assert!(
+        at("/docs/intro/") < at("/docs/setup/") && at("/docs/setup/") < at("/docs/advanced/"),
+        "{docs}"
+    );
+    let setup = srv.get("/docs/setup/").text();
+    assert!(
+        setup.contains("rel=\"prev\" href=\"/docs/intro/\"")
+            && setup.contains("rel=\"next\" href=\"/docs/advanced/\""),
+        "{setup}"
+    );
+    // A section of subsections only keeps its URL, with its text and its links resolved.
+    let guides = srv.get("/guides/");
+    assert_eq!(guides.status, 200);
+    assert!(
+        guides
+            .text()
+            .contains("<a href=\"/guides/basics/\">basics first</a>"),
+        "{}",
+        guides.text()
+    );
+    assert_eq!(srv.get("/guides/basics/start/").status, 200);
+}
+
+/// Guards: issue 48 (points 2, 3): a Hugo section whose pages have weights is ordered by them,
+/// as Hugo orders it (weight 0 is none: after the weighted ones); a page whose URL changes is
+/// listed under `moved` and redirected from where it was.
+#[test]
+fn a_hugo_section_with_weights_reads_in_weight_order() {
+    let src = source(&[
+        (
+            "hugo.toml",
+            "baseURL = \"https://hugo.example.org/\"\ntitle = \"Hugo\"\n",
+        ),
+        (
+            "content/docs/_index.md",
+            "---\ntitle: Documentation\n---\nAll the docs.\n",
+        ),
+        (
+            "content/docs/b.md",
+            "---\ntitle: B\nweight: 2\ndate: 2026-01-01\n---\nB.\n",
+        ),
+        (
+            "content/docs/a.md",
+            "---\ntitle: A\nweight: 1\ndate: 2026-01-02\n---\nA.\n",
+        ),
+        (
+            "content/docs/z.md",
+            "---\ntitle: Z\nweight: 0\ndate: 2026-01-03\nurl: /legacy/z.html\n---\nZ.\n",
+        ),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "hugo", src.path(), &dst);
+    assert_eq!(
+        r["moved"],
+        serde_json::json!([{"file": "content/docs/z.md", "from": "/legacy/z.html", "to": "/docs/z/"}]),
+        "{r}"
+    );
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 3, "{p}");
+    let srv = s.serve(&[]);
+    let docs = srv.get("/docs/").text();
+    let at = |t: &str| docs.find(t).unwrap_or_else(|| panic!("{t}: {docs}"));
+    assert!(
+        at("/docs/a/") < at("/docs/b/") && at("/docs/b/") < at("/docs/z/"),
+        "{docs}"
+    );
+    assert!(
+        docs.contains("<h1>Documentation</h1>") && docs.contains("All the docs."),
+        "{docs}"
+    );
+    let old = srv.get("/legacy/z.html");
+    assert_eq!(
+        (old.status, old.header("location")),
+        (301, Some("/docs/z/"))
+    );
+}
