@@ -37,6 +37,7 @@ pub mod templates;
 pub mod terms;
 pub mod view;
 pub mod xml;
+pub mod zola;
 
 use crate::clock::Clock;
 use crate::ledger::{Ledger, Snapshot};

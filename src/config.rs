@@ -67,6 +67,8 @@ pub struct Config {
     pub markdown: MarkdownConfig,
     /// Taxonomies (see [`taxonomies`]): `[taxonomies.<name>]`.
     pub taxonomies: BTreeMap<String, taxonomies::TaxonomyConfig>,
+    /// Anything the site's templates want (`site.extra`; Zola's `config.extra`).
+    pub extra: toml::Table,
 }
 
 impl Config {
@@ -229,6 +231,34 @@ pub struct BuildConfig {
     pub feed_entries: usize,
     /// Entries on the home page.
     pub home_entries: usize,
+    /// What the site's templates are written for: fencepost's variables (the default) or
+    /// Zola's (`"zola"`: see `build/zola.rs`).
+    pub templates: TemplateDialect,
+}
+
+/// The variables and functions templates are rendered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TemplateDialect {
+    #[default]
+    Fencepost,
+    Zola,
+}
+
+impl TemplateDialect {
+    /// Functions of Zola that fencepost's Zola mode does not have (see `build/zola.rs`).
+    pub const ZOLA_MISSING_FUNCTIONS: &'static [&'static str] = &[
+        "load_data",
+        "resize_image",
+        "get_image_metadata",
+        "trans",
+        "get_hash",
+        "get_file_hash",
+    ];
+
+    /// In Zola mode, a collection page size at or above this means "not paginated" (what the
+    /// import writes for a Zola section without `paginate_by`): no `paginator`.
+    pub const ZOLA_UNPAGINATED: usize = 100_000;
 }
 
 impl Default for BuildConfig {
@@ -237,6 +267,7 @@ impl Default for BuildConfig {
             page_size: 100,
             feed_entries: 20,
             home_entries: 10,
+            templates: TemplateDialect::Fencepost,
         }
     }
 }
@@ -333,6 +364,7 @@ impl Default for Config {
             feeds: vec!["atom".into()],
             markdown: MarkdownConfig::default(),
             taxonomies: BTreeMap::new(),
+            extra: toml::Table::new(),
         }
     }
 }

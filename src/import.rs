@@ -22,6 +22,7 @@ mod source;
 mod write;
 pub mod zola;
 mod zola_body;
+mod zola_templates;
 
 use std::path::Path;
 

@@ -119,13 +119,23 @@ fn prepare(
     let mut resources =
         super::bundles::read(&site.root, &site.collections, &source.pages, &mut left_out);
     loop {
+        // Zola's templates can reach every public page, plain page and list text: each
+        // templated file's key covers them (and the static files: `whole` has them all).
+        let render_fingerprint = match site.config.build.templates {
+            crate::config::TemplateDialect::Fencepost => inputs.fingerprints.render.clone(),
+            crate::config::TemplateDialect::Zola => format!(
+                "{}:{}",
+                inputs.fingerprints.whole,
+                super::zola::site_digest(&source.pages)
+            ),
+        };
         let planned = plan::plan(&plan::Inputs {
             pages: &source.pages,
             plain: &plain,
             list_texts: &texts,
             copies: &copies,
             resources: &resources,
-            render_fingerprint: &inputs.fingerprints.render,
+            render_fingerprint: &render_fingerprint,
             generated_fingerprint: &inputs.fingerprints.generated,
             config: &site.config.build,
             collections: &site.collections,

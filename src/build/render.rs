@@ -12,6 +12,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 /// Renders one planned file.
+#[derive(Clone)]
 pub(super) struct Renderer<'a> {
     pub(super) templates: &'a templates::Templates,
     /// The plan's item pages (`Job::Item` names one by index).
@@ -24,6 +25,12 @@ pub(super) struct Renderer<'a> {
     pub(super) base_url: String,
     /// `Config::base_path`: put in front of every root-relative URL of an HTML page.
     pub(super) base_path: String,
+    /// `rss.xml` beside each `atom.xml`.
+    pub(super) rss: bool,
+    /// The templates are Zola's (`[build] templates = "zola"`).
+    pub(super) zola_mode: bool,
+    /// In Zola mode, the public site its templates see (made by [`Renderer::with_zola`]).
+    pub(super) zola: Option<Arc<super::zola::ZolaSite>>,
 }
 
 /// `page` of an item template: the view, its body, and its fields and `extra` flattened in.
@@ -106,9 +113,40 @@ impl<'a> Renderer<'a> {
                 title: site.config.title.clone(),
                 base_url: site.config.base_url.clone(),
                 preview,
+                extra: serde_json::to_value(&site.config.extra).unwrap_or_default(),
             },
             base_url: site.config.base_url.clone(),
             base_path: site.config.base_path(),
+            rss: site.config.rss(),
+            zola_mode: site.config.build.templates == crate::config::TemplateDialect::Zola,
+            zola: None,
+        }
+    }
+
+    /// In Zola mode, this renderer with the public site Zola's templates see, made from the
+    /// plan (its plain pages and list texts) and every page's body.
+    pub(super) fn with_zola(
+        &self,
+        planned: &[Planned],
+        bodies: &std::collections::HashMap<i64, Arc<str>>,
+    ) -> Renderer<'a> {
+        let mut plain = Vec::new();
+        let mut texts = std::collections::HashMap::new();
+        for p in planned {
+            match &p.job {
+                Job::Plain(v) => plain.push(v),
+                Job::ListIndex(ci, v) => {
+                    if let Some(t) = &v.text {
+                        texts.insert(*ci, t.html.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        let site = super::zola::ZolaSite::new(self, &plain, &texts, bodies);
+        Renderer {
+            zola: Some(site.with_functions()),
+            ..self.clone()
         }
     }
 }
@@ -174,6 +212,11 @@ impl Renderer<'_> {
         p: &Planned,
         body: &dyn Fn(i64) -> Option<Arc<str>>,
     ) -> Result<Vec<u8>, BuildError> {
+        if let Some(z) = &self.zola {
+            if let Some(made) = super::zola::render(self, z, p) {
+                return made.map(|html| self.rebased_page(html, &p.path));
+            }
+        }
         let mut c = self.ctx();
         let out = p.path.as_str();
         let template: &str = match &p.job {
@@ -198,7 +241,7 @@ impl Renderer<'_> {
             Job::Plain(v) => {
                 let body_html = &v.body_html;
                 c.insert("page", &PlainPage { view: v, body_html });
-                "page.html"
+                &v.template
             }
             Job::NotFound => "404.html",
             Job::Feed(f) => return self.feed(f, body, out),
@@ -216,10 +259,15 @@ impl Renderer<'_> {
             }
         };
         let html = self.templates.render(template, &c, out)?;
+        Ok(self.rebased_page(html, out))
+    }
+
+    /// An HTML page with the site's base path in front of its root-relative URLs.
+    fn rebased_page(&self, html: Vec<u8>, out: &str) -> Vec<u8> {
         if self.base_path.is_empty() || !out.ends_with(".html") {
-            return Ok(html);
+            return html;
         }
-        Ok(super::links::rebase(&String::from_utf8_lossy(&html), &self.base_path).into_bytes())
+        super::links::rebase(&String::from_utf8_lossy(&html), &self.base_path).into_bytes()
     }
 
     /// A page body with the site's base path in front of its root-relative URLs (a feed

@@ -81,6 +81,16 @@ pub(super) fn render_all<S: Sink>(
     progress: Progress<'_>,
 ) -> Result<Vec<(S::File, bool)>, BuildError> {
     const CHUNK: usize = 2048;
+    // Zola's templates can reach every page's content: read every body once.
+    let with_zola;
+    let renderer = match renderer.zola_mode {
+        true => {
+            let all: Vec<i64> = renderer.pages.iter().map(|p| p.view.row).collect();
+            with_zola = renderer.with_zola(planned, &bodies(&all)?);
+            &with_zola
+        }
+        false => renderer,
+    };
     let total = planned.len() as u64;
     let mut done = 0u64;
     progress(done, total);

@@ -488,6 +488,7 @@ pub(super) fn plain_pages(
                 date: p.date,
                 lastmod: p.lastmod,
                 aliases: p.aliases,
+                template: p.template.unwrap_or_else(|| "page.html".into()),
                 body_html: crate::markdown::render(&p.body, markdown).body_html,
                 slug: p.slug,
             }),

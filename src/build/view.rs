@@ -15,6 +15,8 @@ pub struct SiteView {
     pub base_url: String,
     /// True for `build --preview` and watch mode: templates show a PREVIEW banner.
     pub preview: bool,
+    /// The config's `[extra]`.
+    pub extra: serde_json::Value,
 }
 
 /// A neighbour of an item page (`page.prev`, `page.next`).
@@ -229,6 +231,8 @@ pub struct PlainView {
     /// Its old URLs: a redirect to it at each.
     #[serde(skip)]
     pub aliases: Vec<String>,
+    /// Its template (`page.html` unless its file names one).
+    pub template: String,
     #[serde(skip)]
     pub body_html: String,
 }

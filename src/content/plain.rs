@@ -24,11 +24,13 @@ pub struct PlainPage {
     /// Its date and last change as written (a date or an RFC 3339 date-time).
     pub date: Option<String>,
     pub lastmod: Option<String>,
+    /// The template it renders through (default `page.html`).
+    pub template: Option<String>,
     pub body: String,
 }
 
 /// The keys a plain page takes (named in the error for any other).
-const KEYS: &str = "`title`, `indexable`, `aliases`, `date` and `lastmod`";
+const KEYS: &str = "`title`, `indexable`, `aliases`, `date`, `lastmod` and `template`";
 
 #[derive(serde::Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +41,7 @@ struct FrontMatter {
     aliases: Vec<String>,
     date: Option<toml::Value>,
     lastmod: Option<toml::Value>,
+    template: Option<String>,
 }
 
 /// A `date` or `lastmod` as text: a TOML date or date-time, or a string holding one.
@@ -165,6 +168,19 @@ pub fn parse_plain(rel: &str, text: &str, reserved: &[String]) -> Result<PlainPa
         aliases,
         date: date_text("date", fm.date).map_err(|why| invalid("date", why))?,
         lastmod: date_text("lastmod", fm.lastmod).map_err(|why| invalid("lastmod", why))?,
+        template: match fm.template {
+            Some(t)
+                if t.is_empty()
+                    || t.starts_with('/')
+                    || t.split('/').any(|p| p.is_empty() || p == "..") =>
+            {
+                return Err(invalid(
+                    "template",
+                    format!("`template` {t:?} must name a file under templates/"),
+                ));
+            }
+            t => t,
+        },
         body: split.body.to_string(),
     })
 }

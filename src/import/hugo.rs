@@ -50,6 +50,8 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         content_dir,
         root_posts: String::new(),
         slugify_paths: false,
+        keep_templates: false,
+        page_templates: BTreeMap::new(),
     })
 }
 
@@ -168,7 +170,15 @@ pub(super) fn plan_with(
     now: crate::clock::Instant,
 ) -> Result<Plan, ImportError> {
     config.root_posts = root_posts(src, &config);
+    let templates = match config.zola {
+        true => super::zola_templates::read(src, &config, &mut plan)?,
+        false => None,
+    };
+    config.keep_templates = templates.is_some();
     let (mut pages, sections) = collect(src, &config, &mut plan)?;
+    if config.keep_templates {
+        config.page_templates = page_templates(&sections, &pages);
+    }
     super::section::redirect(&sections, &mut pages, &mut plan);
     plan.report.terms_folded = super::page::fold_terms(&config.taxonomies, &mut pages);
     let with_pages: BTreeSet<String> = pages.iter().filter_map(|p| p.section.clone()).collect();
@@ -197,6 +207,10 @@ pub(super) fn plan_with(
         sections: &sections,
         texts: &texts,
     };
+    if let Some(t) = &templates {
+        let needed = super::site_config::zola_templates_needed(&config, &collections);
+        super::zola_templates::write(t, &needed, &mut plan);
+    }
     plan.put(
         "fencepost.toml",
         super::site_config::text(&config, &collections, &pages) + &markdown,
@@ -215,7 +229,10 @@ pub(super) fn plan_with(
         true => &["templates", "themes", "sass"],
         false => &["layouts", "themes", "assets", "data", "i18n", "archetypes"],
     };
-    for dir in own {
+    for dir in own
+        .iter()
+        .filter(|d| !(config.keep_templates && ["templates", "themes"].contains(d)))
+    {
         if src.join(dir).is_dir() && !files_under(src, dir, &mut plan).is_empty() {
             plan.report.skip(&format!("{dir}/"), None, dir, match *dir {
                 "layouts" | "themes" if !config.zola => "Go templates cannot be ported: the starter templates (templates/) were written instead; port what you need by hand",
@@ -433,6 +450,18 @@ fn read_front(file: &str, text: &str, plan: &mut Plan) -> Option<(toml::Table, S
     Some((table, split.body.to_string()))
 }
 
+/// The name the generator put in a page's URL: its slug or file name, which Zola slugifies
+/// (`zola.386` is `zola-386`).
+fn url_name(config: &Config, slug: Option<&str>, stem: &str) -> String {
+    let name = slug.map_or_else(|| stem.to_lowercase(), str::to_string);
+    match config.slugify_paths {
+        true => Some(slug::slugify(&name))
+            .filter(|s| !s.is_empty())
+            .unwrap_or(name),
+        false => name,
+    }
+}
+
 /// Where a page goes: its id, its new URL and the URL it had.
 #[allow(clippy::too_many_arguments)]
 fn place(
@@ -493,17 +522,9 @@ fn place(
         }
         url_path(&u.replace("//", "/"))
     };
-    // The name the generator put in the URL: Zola slugifies it (`zola.386` is `zola-386`).
-    let old_name = slug.clone().unwrap_or_else(|| stem.to_lowercase());
-    let old_name = match config.slugify_paths {
-        true => Some(slug::slugify(&old_name))
-            .filter(|s| !s.is_empty())
-            .unwrap_or(old_name),
-        false => old_name,
-    };
     let old_url = match table.get("url").and_then(|v| v.as_str()) {
         Some(u) => url_path(u),
-        None => fill(&old_pattern, &old_name),
+        None => fill(&old_pattern, &url_name(config, slug.as_deref(), &stem)),
     };
     let new_url = fill(&new_pattern, &id);
     Page {
@@ -518,4 +539,24 @@ fn place(
         at,
         body_line: 1,
     }
+}
+
+/// With a Zola site's templates kept: the template each section's pages render with (see
+/// `zola_templates::page_template`).
+fn page_templates(
+    sections: &BTreeMap<String, Section>,
+    pages: &[Page],
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let with_pages: BTreeSet<&String> = pages.iter().filter_map(|p| p.section.as_ref()).collect();
+    for s in with_pages {
+        let named: Vec<Option<&str>> = pages
+            .iter()
+            .filter(|p| p.section.as_ref() == Some(s))
+            .map(|p| p.table.get("template").and_then(|v| v.as_str()))
+            .collect();
+        let own = sections.get(s).and_then(|x| x.page_template.as_deref());
+        out.insert(s.clone(), super::zola_templates::page_template(own, &named));
+    }
+    out
 }

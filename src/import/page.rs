@@ -35,7 +35,7 @@ pub(super) fn write(
 ) -> Result<(), ImportError> {
     let body = convert_body(config, (&p.rel, p.body_line), &p.body, urls, plan);
     let Some(section) = &p.section else {
-        plain_page(p, &body, plan);
+        plain_page(config, p, &body, plan);
         // A bundle at the root (`about/index.md`): its files are static files at the URL
         // they had (`/about/photo.jpg`); a plain page has no embargo to keep them behind.
         if let Some(dir) = &p.bundle {
@@ -151,13 +151,8 @@ fn item_front(
     if !aliases.is_empty() {
         out.insert("aliases".into(), toml::Value::from(aliases));
     }
-    // Its place where its collection sorts by weight (Hugo's weight 0 is no weight).
-    match p.table.get("weight").and_then(|w| w.as_integer()) {
-        Some(0) if !config.zola => {}
-        Some(w) => {
-            out.insert("weight".into(), toml::Value::Integer(w));
-        }
-        None => {}
+    if let Some(w) = weight(config, p) {
+        out.insert("weight".into(), toml::Value::Integer(w));
     }
     for (k, v) in &p.table {
         if CONSUMED.contains(&k.as_str()) || (k == "weight" && v.is_integer()) {
@@ -169,15 +164,7 @@ fn item_front(
                 continue;
             }
         }
-        // Keys that change how the source rendered the page: kept under [extra] (a template
-        // may read them), and reported, since nothing acts on them.
-        let why = match k.as_str() {
-            "layout" | "template" | "type" => Some("templates are not ported: the page renders through post.html (the value is kept under [extra])"),
-            "outputs" => Some("fencepost writes each page as HTML only: other output formats are not made (kept under [extra])"),
-            "redirect_to" => Some("the page is published at its URL and redirects nowhere: add the redirect at your host (kept under [extra])"),
-            _ => None,
-        };
-        if let Some(why) = why {
+        if let Some(why) = lost_rendering(config, section, k, v) {
             plan.report.skip(&p.rel, None, k, why);
         }
         front::keep(&mut extra, k, v.clone());
@@ -186,6 +173,35 @@ fn item_front(
         out.insert("extra".into(), toml::Value::Table(extra));
     }
     out
+}
+
+/// Its place where its collection sorts by weight (Hugo's weight 0 is no weight).
+fn weight(config: &Config, p: &Page) -> Option<i64> {
+    match p.table.get("weight").and_then(|w| w.as_integer()) {
+        Some(0) if !config.zola => None,
+        w => w,
+    }
+}
+
+/// Why a key that changes how the source rendered the page is not acted on (it is kept under
+/// `[extra]`, where a template may read it); None where nothing is lost (a Zola page's
+/// `template`, where the site's templates are kept and its section renders through it).
+fn lost_rendering(
+    config: &Config,
+    section: &str,
+    k: &str,
+    v: &toml::Value,
+) -> Option<&'static str> {
+    let kept_template = config.keep_templates
+        && k == "template"
+        && config.page_templates.get(section).map(String::as_str) == v.as_str();
+    match k {
+        "template" if kept_template => None,
+        "layout" | "template" | "type" => Some("templates are not ported: the page renders through its collection's template (the value is kept under [extra])"),
+        "outputs" => Some("fencepost writes each page as HTML only: other output formats are not made (kept under [extra])"),
+        "redirect_to" => Some("the page is published at its URL and redirects nowhere: add the redirect at your host (kept under [extra])"),
+        _ => None,
+    }
 }
 
 /// Folds each taxonomy's terms as Hugo does: spellings that make one URL slug (`HTML`,
@@ -290,7 +306,7 @@ fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
 /// A page at the root of `content/`: a plain page, with its title, date, last change and
 /// aliases (its old URL among them where it moved); any other key is reported. A draft is
 /// left out (a plain page is public once built) and reported.
-fn plain_page(p: &Page, body: &str, plan: &mut Plan) {
+fn plain_page(config: &Config, p: &Page, body: &str, plan: &mut Plan) {
     if p.table.get("draft").and_then(|v| v.as_bool()) == Some(true) {
         let why = "a draft page at the root: not imported (a plain page is public as soon as it is built); add it when it is ready";
         plan.report.skip(&p.rel, None, "draft", why);
@@ -315,6 +331,12 @@ fn plain_page(p: &Page, body: &str, plan: &mut Plan) {
     if !aliases.is_empty() {
         fm.insert("aliases".into(), toml::Value::from(aliases));
     }
+    // A Zola page's own template, where the site's templates are kept.
+    let template = p.table.get("template").filter(|_| config.keep_templates);
+    if let Some(t) = template {
+        fm.insert("template".into(), t.clone());
+    }
+    let read_too = |k: &str| k == "template" && template.is_some();
     // Read above: the page's date (`date`, `publishDate`), URL (kept, or an alias) and the rest.
     let read = [
         "title",
@@ -329,7 +351,11 @@ fn plain_page(p: &Page, body: &str, plan: &mut Plan) {
         "slug",
         "draft",
     ];
-    for k in p.table.keys().filter(|k| !read.contains(&k.as_str())) {
+    for k in p
+        .table
+        .keys()
+        .filter(|k| !read.contains(&k.as_str()) && !read_too(k))
+    {
         plan.report.skip(
             &p.rel,
             None,

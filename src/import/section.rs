@@ -34,6 +34,9 @@ pub(super) struct Section {
     pub(super) root: bool,
     /// Zola's `render = false`: the section has no page of its own.
     pub(super) unrendered: bool,
+    /// Its `template` and `page_template`, where the site's templates are kept.
+    pub(super) template: Option<String>,
+    pub(super) page_template: Option<String>,
     pub(super) body: String,
     pub(super) body_line: usize,
 }
@@ -60,7 +63,9 @@ pub(super) fn read(
             k,
             "title" | "paginate_by" | "draft" | "redirect_to" | "render"
         ) || (k == "sort_by" && matches!(v.as_str(), Some("date") | Some("weight")))
+            || (config.keep_templates && matches!(k, "template" | "page_template"))
     };
+    let text_of = |k: &str| table.get(k).and_then(|v| v.as_str()).map(str::to_string);
     for (k, v) in table.iter().filter(|(k, v)| !kept(k, v)) {
         let why = match k.as_str() {
             "aliases" => "a section's list page keeps its URL; its aliases were not imported".to_string(),
@@ -93,6 +98,8 @@ pub(super) fn read(
         redirect_to,
         root,
         unrendered: table.get("render").and_then(|v| v.as_bool()) == Some(false),
+        template: text_of("template"),
+        page_template: text_of("page_template"),
         body: body.to_string(),
         body_line,
     }

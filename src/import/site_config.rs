@@ -3,6 +3,7 @@
 use super::front::url_path;
 use super::section::Section;
 use super::source::{collection_name, new_pattern, patterns, Config, Page};
+use super::zola_templates::Kind;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The collections an import writes: one per section with pages (`names`), each with what
@@ -44,9 +45,7 @@ pub(super) fn text(config: &Config, colls: &Collections<'_>, pages: &[Page]) -> 
         ));
     }
     out.push_str("\n[ledger]\npath = \".fencepost/ledger.sqlite\"\n");
-    if let Some(n) = page_size(t) {
-        out.push_str(&format!("\n[build]\npage_size = {n}\n"));
-    }
+    out.push_str(&build_table(config));
     for s in colls.names {
         let (old, _) = patterns(config, Some(s));
         let url = new_pattern(&old, s)
@@ -65,9 +64,11 @@ pub(super) fn text(config: &Config, colls: &Collections<'_>, pages: &[Page]) -> 
             .collect();
         let last = s.rsplit('/').next().unwrap_or(s);
         out.push_str(&format!(
-            "\n[collections.{}]\nurl = {}\ntemplate = \"post.html\"\nlist_url = {}\ntitle = {}\nid = \"slug\"\ndue = \"publish_at\"\nfeed = true\ntaxonomies = {}\n",
+            "\n[collections.{}]\nurl = {}\ntemplate = {}\nlist_template = {}\nlist_url = {}\ntitle = {}\nid = \"slug\"\ndue = \"publish_at\"\nfeed = true\ntaxonomies = {}\n",
             collection_name(s),
             toml::Value::from(url),
+            toml::Value::from(templates_of(config, colls, s).0),
+            toml::Value::from(templates_of(config, colls, s).1),
             toml::Value::from(list_url(colls, s)),
             toml::Value::from(title_of(colls, s).unwrap_or_else(|| capitalised(last))),
             toml::Value::from(used.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
@@ -75,11 +76,42 @@ pub(super) fn text(config: &Config, colls: &Collections<'_>, pages: &[Page]) -> 
         out.push_str(&collection_extras(config, colls, s, pages));
     }
     for tx in &config.taxonomies {
+        let (single, list) = taxonomy_templates(config, tx);
         out.push_str(&format!(
-            "\n[taxonomies.{tx}]\nurl = \"/{tx}/{{term}}/\"\ntemplate = \"term.html\"\nindex_url = \"/{tx}/\"\nindex_template = \"terms.html\"\nfeed = true\n"
+            "\n[taxonomies.{tx}]\nurl = \"/{tx}/{{term}}/\"\ntemplate = {}\nindex_url = \"/{tx}/\"\nindex_template = {}\nfeed = true\n",
+            toml::Value::from(single),
+            toml::Value::from(list),
         ));
     }
+    out.push_str(&extra_table(config));
     out
+}
+
+/// `[build]`: the page size, and Zola's templates where they are kept.
+fn build_table(config: &Config) -> String {
+    let mut build = String::new();
+    if let Some(n) = page_size(&config.table) {
+        build.push_str(&format!("page_size = {n}\n"));
+    }
+    if config.keep_templates {
+        build.push_str("templates = \"zola\"\n");
+    }
+    match build.is_empty() {
+        true => build,
+        false => format!("\n[build]\n{build}"),
+    }
+}
+
+/// Zola's `[extra]`, which its kept templates read as `config.extra`.
+fn extra_table(config: &Config) -> String {
+    match config.table.get("extra") {
+        Some(toml::Value::Table(extra)) if config.keep_templates && !extra.is_empty() => {
+            let mut table = toml::Table::new();
+            table.insert("extra".into(), toml::Value::Table(extra.clone()));
+            format!("\n{}", toml::to_string(&table).unwrap_or_default())
+        }
+        _ => String::new(),
+    }
 }
 
 fn capitalised(s: &str) -> String {
@@ -137,8 +169,14 @@ fn page_size(t: &toml::Table) -> Option<i64> {
 fn collection_extras(config: &Config, colls: &Collections<'_>, s: &str, pages: &[Page]) -> String {
     let section = colls.sections.get(s);
     let mut out = String::from("pagination = \"newest_first\"\n");
-    if let Some(n) = section.and_then(|x| x.page_size) {
-        out.push_str(&format!("page_size = {n}\n"));
+    match section.and_then(|x| x.page_size) {
+        Some(n) => out.push_str(&format!("page_size = {n}\n")),
+        // Zola's templates get no paginator for a section without `paginate_by`.
+        None if config.keep_templates => out.push_str(&format!(
+            "page_size = {}\n",
+            crate::config::TemplateDialect::ZOLA_UNPAGINATED
+        )),
+        None => {}
     }
     let weighted = match config.zola {
         true => section.is_some_and(|x| x.by_weight),
@@ -177,4 +215,61 @@ fn list_url(colls: &Collections<'_>, s: &str) -> String {
 /// The title a section's `_index.md` gives it.
 fn title_of(colls: &Collections<'_>, s: &str) -> Option<String> {
     colls.sections.get(s)?.title.clone()
+}
+
+/// A collection's item and list templates: the starter's, or (Zola's kept) its section's
+/// (see `zola_templates.rs`).
+fn templates_of(config: &Config, colls: &Collections<'_>, s: &str) -> (String, String) {
+    if !config.keep_templates {
+        return ("post.html".into(), "list.html".into());
+    }
+    let page = config
+        .page_templates
+        .get(s)
+        .cloned()
+        .unwrap_or_else(|| "page.html".into());
+    let list = match s == config.root_posts {
+        true => "index.html".to_string(),
+        false => colls
+            .sections
+            .get(s)
+            .and_then(|x| x.template.clone())
+            .unwrap_or_else(|| "section.html".into()),
+    };
+    (page, list)
+}
+
+/// A taxonomy's term and index templates: the starter's, or Zola's `<name>/single.html` and
+/// `<name>/list.html`.
+fn taxonomy_templates(config: &Config, tx: &str) -> (String, String) {
+    match config.keep_templates {
+        true => (format!("{tx}/single.html"), format!("{tx}/list.html")),
+        false => ("term.html".into(), "terms.html".into()),
+    }
+}
+
+/// Every template the new site needs, with what it renders (for a plain stand-in where the
+/// Zola site has none).
+pub(super) fn zola_templates_needed(
+    config: &Config,
+    colls: &Collections<'_>,
+) -> Vec<(String, Kind)> {
+    let mut out = vec![
+        ("index.html".to_string(), Kind::Home),
+        ("page.html".to_string(), Kind::Page),
+        ("404.html".to_string(), Kind::NotFound),
+    ];
+    for s in colls.names {
+        let (page, list) = templates_of(config, colls, s);
+        out.push((page, Kind::Page));
+        if !list_url(colls, s).is_empty() {
+            out.push((list, Kind::Section));
+        }
+    }
+    for tx in &config.taxonomies {
+        let (single, list) = taxonomy_templates(config, tx);
+        out.push((single, Kind::Term));
+        out.push((list, Kind::Terms));
+    }
+    out
 }

@@ -21,6 +21,11 @@ pub(super) struct Config {
     /// Zola's `[slugify] paths = "on"` (its default): a page's URL name is its file name or
     /// `slug` made a slug (`zola.386` is at `/themes/zola-386/`). Hugo keeps the name as it is.
     pub(super) slugify_paths: bool,
+    /// A Zola site's own templates are kept (see `zola_templates.rs`): its sections'
+    /// template keys are used, not reported.
+    pub(super) keep_templates: bool,
+    /// With kept templates, the template each section's pages render with.
+    pub(super) page_templates: BTreeMap<String, String>,
 }
 
 /// One page of the source.

@@ -21,7 +21,16 @@ pub(super) fn refuse_non_empty(dst: &Path) -> Result<(), ImportError> {
 /// The posts starter's templates and stylesheet (the source's own templates cannot be
 /// ported), where the plan has no file of that name; and the `.gitignore`.
 pub(super) fn starter_files(plan: &mut Plan) {
-    // A home page over every collection (the posts starter's names one).
+    // A Zola site's own templates were kept: no starter template goes beside them.
+    let kept = plan.files.iter().any(|(p, b)| {
+        p == "fencepost.toml" && String::from_utf8_lossy(b).contains("templates = \"zola\"")
+    });
+    if kept {
+        if !plan.files.iter().any(|(p, _)| p == ".gitignore") {
+            plan.put(".gitignore", ".fencepost/\npublic/\n");
+        }
+        return;
+    }
     plan.put(
         "templates/index.html",
         include_str!("../../starters/import/templates/index.html"),

@@ -59,6 +59,8 @@ pub fn plan(src: &Path, now: crate::clock::Instant) -> Result<Plan, ImportError>
         zola: true,
         content_dir: "content".to_string(),
         root_posts: String::new(),
+        keep_templates: false,
+        page_templates: BTreeMap::new(),
     };
     hugo::plan_with(src, config, plan, now)
 }

@@ -58,6 +58,7 @@ fn planned_for(cs: &Collections, pages: &[PageInput]) -> Vec<Planned> {
         page_size: 2,
         feed_entries: 2,
         home_entries: 2,
+        ..BuildConfig::default()
     };
     let mut cs = cs.clone();
     for c in &mut cs.list {

@@ -158,3 +158,116 @@ fn a_hugo_section_with_weights_reads_in_weight_order() {
         (301, Some("/docs/z/"))
     );
 }
+
+/// Guards: issue 48 (point 7): a Zola site keeps its own templates, and whatever they can
+/// reach — `get_section`, `get_taxonomy`, `get_url("@/…")`, `page.higher` — is the public set
+/// of the revision: before its instant an embargoed post is in no file (its link is empty),
+/// and at its instant every page that shows it, the unchanged older post's neighbour link
+/// included, is rebuilt.
+#[test]
+fn a_zola_sites_own_templates_reach_only_what_is_public() {
+    let index = "<html><body>{% set blog = get_section(path=\"blog/_index.md\") %}{% for p in blog.pages %}<a class=\"post\" href=\"{{ p.permalink | safe }}\">{{ p.title }}</a>{% endfor %}{% set t = get_taxonomy(kind=\"tags\") %}{% for term in t.items %}<span class=\"term\">{{ term.name }} ({{ term.page_count }})</span>{% endfor %}<a class=\"soon\" href=\"{{ get_url(path='@/blog/secret.md') | safe }}\">soon</a>{{ now() | date(format=\"%Y\") }}</body></html>";
+    let page = "<html><body><h1>{{ page.title }}</h1>{{ page.content | safe }}{% if page.higher %}<a class=\"next\" href=\"{{ page.higher.permalink | safe }}\">{{ page.higher.title }}</a>{% endif %}</body></html>";
+    let section = "<html><body><h1>{{ section.title }}</h1>{% for p in section.pages %}<a href=\"{{ p.permalink | safe }}\">{{ p.title }}</a>{% endfor %}</body></html>";
+    let term = "<html><body>{{ term.name }}{% for p in term.pages %}<a href=\"{{ p.permalink | safe }}\">{{ p.title }}</a>{% endfor %}</body></html>";
+    let terms = "<html><body>{% for t in terms %}<a href=\"{{ t.permalink | safe }}\">{{ t.name }}</a>{% endfor %}</body></html>";
+    let src = source(&[
+        ("config.toml", "base_url = \"https://zola.example.org\"\ntitle = \"Z\"\ntaxonomies = [{ name = \"tags\" }]\n"),
+        ("templates/index.html", index),
+        ("templates/page.html", page),
+        ("templates/section.html", section),
+        ("templates/tags/single.html", term),
+        ("templates/tags/list.html", terms),
+        ("templates/404.html", "<html><body>gone</body></html>"),
+        ("content/blog/_index.md", "+++\ntitle = \"Blog\"\n+++\n"),
+        ("content/blog/public.md", "+++\ntitle = \"Open post\"\ndate = 2026-01-01\n[taxonomies]\ntags = [\"open\"]\n+++\nHello.\n"),
+        ("content/blog/secret.md", "+++\ntitle = \"Secret Zeppelin\"\ndate = 2026-12-02T09:00:00Z\n[taxonomies]\ntags = [\"zeppelin\"]\n+++\nThe airship.\n"),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "zola", src.path(), &dst);
+    assert!(
+        !r["not_converted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u["file"].as_str().unwrap().starts_with("templates")),
+        "{r}"
+    );
+    let s = site_at(&dst);
+    s.json(&["publish", "--build", "--now", NOW]);
+    let before = files_under(&s.current_dir());
+    assert_nothing_reveals(
+        "the revision before the instant",
+        &before,
+        &["Zeppelin", "zeppelin", "secret", "airship"],
+    );
+    let home = s.current_file("index.html");
+    assert!(
+        home.contains("Open post") && home.contains("open (1)"),
+        "{home}"
+    );
+    assert!(home.contains("<a class=\"soon\" href=\"\">"), "{home}");
+    let b = s.json(&["publish", "--build", "--now", "2026-12-02T09:00:00Z"]);
+    assert_eq!(b["published"], serde_json::json!(["blog/secret"]), "{b}");
+    let home = s.current_file("index.html");
+    assert!(
+        home.contains("Secret Zeppelin") && home.contains("zeppelin (1)"),
+        "{home}"
+    );
+    assert!(
+        home.contains("<a class=\"soon\" href=\"/blog/secret/\">"),
+        "{home}"
+    );
+    let open = s.current_file("blog/public/index.html");
+    assert!(
+        open.contains("<a class=\"next\" href=\"/blog/secret/\">Secret Zeppelin</a>"),
+        "{open}"
+    );
+    assert!(s
+        .current_file("tags/zeppelin/index.html")
+        .contains("Secret Zeppelin"));
+    assert!(s
+        .current_file("blog/index.html")
+        .contains("Secret Zeppelin"));
+}
+
+/// Guards: issue 48 (point 7): a Zola template that calls a function fencepost's Zola mode
+/// lacks is named with its file and line, and the site gets the starter templates instead
+/// (all or nothing), so its own publish still builds it.
+#[test]
+fn a_zola_template_that_cannot_run_is_named_and_the_starters_stand_in() {
+    let src = source(&[
+        (
+            "config.toml",
+            "base_url = \"https://zola.example.org\"\ntitle = \"Z\"\n",
+        ),
+        (
+            "templates/index.html",
+            "<html>\n{% set d = load_data(path=\"x.json\") %}{{ d }}\n</html>",
+        ),
+        (
+            "templates/page.html",
+            "<html>{{ page.content | safe }}</html>",
+        ),
+        ("content/blog/_index.md", "+++\ntitle = \"Blog\"\n+++\n"),
+        (
+            "content/blog/a.md",
+            "+++\ntitle = \"A\"\ndate = 2026-01-01\n+++\nA.\n",
+        ),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "zola", src.path(), &dst);
+    let named =
+        r["not_converted"].as_array().unwrap().iter().any(|u| {
+            u["file"] == "templates/index.html" && u["line"] == 2 && u["what"] == "load_data"
+        });
+    assert!(named, "{r}");
+    let toml = std::fs::read_to_string(dst.join("fencepost.toml")).unwrap();
+    assert!(!toml.contains("templates = \"zola\""), "{toml}");
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"], serde_json::json!(["blog/a"]), "{p}");
+    assert!(s.current_file("blog/a/index.html").contains("<article>"));
+}
