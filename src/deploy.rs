@@ -68,6 +68,8 @@ pub struct Options {
     /// ahead of this machine's clock (a simulated calendar's). Without it such a deploy is
     /// refused before anything is uploaded.
     pub allow_future_entries: bool,
+    /// `--strict`: a site whose `base_url` is a local address is refused, not warned about.
+    pub strict: bool,
 }
 
 /// What a deploy did (the JSON of `fencepost deploy`).
@@ -156,6 +158,34 @@ fn refuse_future_entries(ledger: &mut Ledger) -> Result<(), DeployError> {
     })
 }
 
+/// A `base_url` on a local address (`localhost`, `127.*`, `::1`, `0.0.0.0`, `*.localhost`):
+/// the deployed feeds, sitemap and `robots.txt` would point there. A warning naming it, or
+/// (`strict`) a refusal before anything is uploaded.
+fn check_base_url(site: &Site, strict: bool) -> Result<(), DeployError> {
+    let base_url = &site.config.base_url;
+    let host = url::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string));
+    let local = host.is_some_and(|h| {
+        let h = h.trim_matches(['[', ']']);
+        h == "localhost"
+            || h.ends_with(".localhost")
+            || h.starts_with("127.")
+            || h == "::1"
+            || h == "0.0.0.0"
+    });
+    match (local, strict) {
+        (false, _) => Ok(()),
+        (true, true) => Err(DeployError::LocalBaseUrl {
+            base_url: base_url.clone(),
+        }),
+        (true, false) => {
+            tracing::warn!(base_url = %base_url, "base_url is a local address: the deployed feeds, sitemap and robots.txt point at it; set base_url in fencepost.toml to the site's public URL and build again (deploy --strict refuses)");
+            Ok(())
+        }
+    }
+}
+
 /// What one deploy run works with.
 struct Ctx<'a> {
     site: &'a Site,
@@ -208,6 +238,7 @@ pub async fn run_on(
     if !opts.allow_future_entries {
         refuse_future_entries(&mut ledger)?;
     }
+    check_base_url(site, opts.strict)?;
     let target = remote.url.clone();
     claim::name_target(&mut ledger, remote)?;
     let ours = ledger.read(crate::ledger::status::ledger_id)?;

@@ -26,6 +26,10 @@ pub(super) struct Args {
     /// from the local revision, as a journaled operation.
     #[arg(long, conflicts_with_all = ["revision", "adopt", "abandon"])]
     repair: bool,
+    /// Refuse to deploy a site whose base_url is a local address (localhost, 127.0.0.1, …):
+    /// its feeds, sitemap and robots.txt would point there. Without it, a warning.
+    #[arg(long)]
+    strict: bool,
 }
 
 pub(super) fn human(r: &Report) -> String {
@@ -99,6 +103,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             revision: args.revision,
             retry: args.retry,
             allow_future_entries: ctx.allow_future_now,
+            strict: args.strict,
             abandon: args.abandon,
             adopt: args.adopt,
             repair: args.repair,

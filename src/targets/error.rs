@@ -20,6 +20,8 @@ pub enum DeployError {
         at: crate::clock::Instant,
         ahead: String,
     },
+    #[error("base_url is {base_url}, a local address: the deployed feeds, sitemap, robots.txt and redirect pages would send readers and crawlers there. Set base_url in fencepost.toml to the site's public URL, build, and deploy again (`deploy --strict` refuses this; without it, it is a warning). Nothing was uploaded")]
+    LocalBaseUrl { base_url: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

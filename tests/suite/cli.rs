@@ -472,3 +472,62 @@ fn the_next_embargo_line_says_a_publish_must_run_after_it() {
         "{text}"
     );
 }
+
+/// Guards: issue 49 (point 5): deploying a site whose `base_url` is still `localhost` warns
+/// by name (its feeds, sitemap and robots.txt would point there); `deploy --strict` refuses
+/// it before anything is uploaded, and deploys once `base_url` is the public URL.
+#[test]
+fn deploying_a_localhost_base_url_warns_and_strict_refuses() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", "2026-12-01T00:00:00Z"]);
+    let strict_bucket = tempfile::tempdir().unwrap();
+    let to = format!("file://{}", strict_bucket.path().display());
+    let out = s
+        .cmd(&["deploy", "--json", "--strict", "--to", &to])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = v["error"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("http://localhost:8080/")
+            && m.contains("feeds, sitemap, robots.txt")
+            && m.contains("Nothing was uploaded"),
+        "{m}"
+    );
+    assert_eq!(
+        std::fs::read_dir(strict_bucket.path()).unwrap().count(),
+        0,
+        "nothing uploaded"
+    );
+    let bucket = tempfile::tempdir().unwrap();
+    let to = format!("file://{}", bucket.path().display());
+    let out = s.cmd(&["deploy", "--json", "--to", &to]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("base_url is a local address") && err.contains("robots.txt"),
+        "{err}"
+    );
+    let config = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &config.replace("http://localhost:8080/", "https://example.org/"),
+    );
+    s.json(&["build", "--now", "2026-12-01T00:00:00Z"]);
+    let out = s
+        .cmd(&["deploy", "--json", "--strict", "--to", &to])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("local address"));
+}
