@@ -31,6 +31,19 @@ impl Site {
         })
     }
 
+    /// No site at `root`, only the defaults (`serve --from URL` run outside a site folder:
+    /// serving a bucket needs no site of its own).
+    pub fn unconfigured(root: &Path) -> Result<Site, ConfigError> {
+        let config = Config::default();
+        let collections = Collections::resolve(&config, &root.join(CONFIG_FILE))?;
+        Ok(Site {
+            root: root.to_path_buf(),
+            collections,
+            config,
+            config_hash: String::new(),
+        })
+    }
+
     /// Opens (creating and migrating if needed) the site's ledger with its busy timeout.
     /// `public/`: the revisions a build writes and the pointer an origin follows (build
     /// writes it; deploy reads from it; serve serves it).

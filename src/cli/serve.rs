@@ -21,7 +21,12 @@ pub(super) struct Args {
 }
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
-    let site = ctx.site()?;
+    // Serving a bucket needs no site: outside a site folder, the defaults serve it.
+    let outside = !ctx.site_dir.join(fencepost::config::CONFIG_FILE).exists();
+    let site = match (outside, &args.from) {
+        (true, Some(_)) => fencepost::site::Site::unconfigured(&ctx.site_dir)?,
+        _ => ctx.site()?,
+    };
     let root = site.root.display().to_string();
     let mode = if args.watch {
         "watch"

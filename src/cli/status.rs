@@ -4,10 +4,27 @@ use std::process::ExitCode;
 
 pub(super) fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
-    let mut l = site.open_ledger()?;
     let now = ctx.clock.now();
-    let s = l.read(|tx| ledger::status::read(tx, now, site.collections.naming))?;
-    drop(l);
+    let s = match site.ledger_exists() {
+        true => {
+            let mut l = site.open_ledger()?;
+            l.read(|tx| ledger::status::read(tx, now, site.collections.naming))?
+        }
+        // No ledger yet (nothing was ever published): status writes nothing, so it reads an
+        // empty one made and thrown away beside nothing of the site's; no ledger, no id.
+        false => {
+            let name = format!("fencepost-status-{}", uuid::Uuid::new_v4().simple());
+            let dir = std::env::temp_dir().join(name);
+            let at = ledger::Location::Sqlite(dir.join("empty.sqlite"));
+            let read = ledger::Ledger::open_at(&at, std::time::Duration::from_secs(5)).and_then(
+                |mut l| l.read(|tx| ledger::status::read(tx, now, site.collections.naming)),
+            );
+            std::fs::remove_dir_all(&dir).ok();
+            let mut s = read?;
+            s.ledger_id = String::new();
+            s
+        }
+    };
     // Held items come from a read of the tree (writing nothing): a broken file is held
     // whether or not a publish ran since it broke.
     // A tree that cannot be read is said, not fatal: status is what an operator runs when
@@ -43,7 +60,13 @@ struct Out<'a> {
 fn human(o: &Out<'_>) -> String {
     let (s, held) = (o.status, o.held);
     let show = |v: &serde_json::Value| fencepost::item::Shown(v.clone()).to_string();
-    let mut out = format!("publication revision {}\n", s.revision);
+    let mut out = match s.ledger_id.is_empty() {
+        true => {
+            "no ledger yet: nothing has been published (`fencepost publish` makes it)\n".to_string()
+        }
+        false => String::new(),
+    };
+    out += &format!("publication revision {}\n", s.revision);
     for (state, n) in &s.items {
         out += &format!("  {state}: {n}\n");
     }

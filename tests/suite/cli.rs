@@ -531,3 +531,41 @@ fn deploying_a_localhost_base_url_warns_and_strict_refuses() {
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("local address"));
 }
+
+/// Guards: issue 49 (point 4): `status` before anything was published writes nothing (no
+/// ledger appears; it says there is none yet), and `serve --from URL` runs outside a site
+/// folder, serving the bucket.
+#[test]
+fn status_writes_nothing_and_serve_from_runs_outside_a_site() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let v = s.json(&["status"]);
+    assert_eq!(
+        (v["ledger_id"].as_str(), v["revision"].as_i64()),
+        (Some(""), Some(0)),
+        "{v}"
+    );
+    assert!(!s.path(".fencepost").exists(), "status made a ledger");
+    let out = s.cmd(&["status"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no ledger yet"));
+    s.json(&["publish", "--build", "--now", "2026-12-01T00:00:00Z"]);
+    assert!(s.json(&["status"])["ledger_id"]
+        .as_str()
+        .is_some_and(|id| !id.is_empty()));
+    let bucket = tempfile::tempdir().unwrap();
+    let to = format!("file://{}", bucket.path().display());
+    s.json(&["deploy", "--to", &to]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let srv = s.serve_in_with(elsewhere.path(), &["--from", &to]);
+    let r = srv.get("/answers/1/");
+    assert_eq!(r.status, 200, "{}", r.text());
+    // Still refused where there is a site folder whose config is broken.
+    std::fs::write(elsewhere.path().join("fencepost.toml"), "base_url = 3\n").unwrap();
+    let out = fencepost()
+        .arg("--site")
+        .arg(elsewhere.path())
+        .args(["serve", "--from", &to, "--bind", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}

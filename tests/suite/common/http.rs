@@ -27,6 +27,12 @@ impl TestSite {
         serve_child(root, &[], &[], &log)
     }
 
+    /// `fencepost --site root serve … [extra]` of any folder (`root` need not be a site).
+    pub fn serve_in_with(&self, root: &Path, extra: &[&str]) -> Server {
+        let log = self.path(&format!(".serve-{}.log", uuid_like()));
+        serve_child(root, extra, &[], &log)
+    }
+
     /// [`TestSite::serve`] with extra environment variables (say, an S3 endpoint).
     pub fn serve_env(&self, extra: &[&str], env: &[(String, String)]) -> Server {
         let log = self.path(&format!(".serve-{}.log", uuid_like()));
