@@ -140,10 +140,34 @@ fn s3_store(
     if endpoint.starts_with("http://") {
         b = b.with_allow_http(true);
     }
+    refuse_no_credentials(bucket, settings)?;
     let store = b
         .build()
         .map_err(|e| names::redact_userinfo(&e.to_string()))?;
     Ok((Arc::new(store), (!endpoint.is_empty()).then_some(endpoint)))
+}
+
+/// Where object_store finds no credentials in the environment it asks the EC2 instance
+/// metadata address — on a CI runner or a laptop, a wait and a refusal naming an address the
+/// user never gave. So a store without credentials is refused by name at once, saying where
+/// they come from. An EC2 instance (or ECS task) that relies on its instance profile says so
+/// with `FENCEPOST_AWS_INSTANCE_METADATA=1`.
+fn refuse_no_credentials(bucket: &str, settings: &[(&str, &str)]) -> Result<(), String> {
+    let set = |k: &str| std::env::var(k).is_ok_and(|v| !v.trim().is_empty());
+    let given = |k: &str| settings.iter().any(|(s, _)| s.eq_ignore_ascii_case(k));
+    let keys =
+        (set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY")) || given("aws_access_key_id");
+    let other = set("AWS_WEB_IDENTITY_TOKEN_FILE")
+        || set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+        || set("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+        || std::env::var("AWS_SKIP_SIGNATURE").is_ok_and(|v| v == "true")
+        || std::env::var("FENCEPOST_AWS_INSTANCE_METADATA").is_ok_and(|v| v == "1");
+    match keys || other {
+        true => Ok(()),
+        false => Err(format!(
+            "no credentials for s3://{bucket}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION, and AWS_ENDPOINT_URL for R2 or MinIO) in the environment, or AWS_WEB_IDENTITY_TOKEN_FILE for an OIDC role; on an EC2 instance with an instance profile, set FENCEPOST_AWS_INSTANCE_METADATA=1. Nothing was read or written"
+        )),
+    }
 }
 
 /// One in-memory store per name, for the process's lifetime (tests run deployers as threads

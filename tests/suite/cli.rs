@@ -569,3 +569,65 @@ fn status_writes_nothing_and_serve_from_runs_outside_a_site() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+/// Guards: issue 49 (point 4): with a bucket ledger or target and no credentials in the
+/// environment, every command says so by name at once — never an instance-metadata address
+/// after a wait.
+#[test]
+fn a_bucket_without_credentials_is_named_at_once() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let bare = |args: &[&str], ledger: Option<&str>| {
+        let mut c = s.cmd(args);
+        if let Some(l) = ledger {
+            c.env("FENCEPOST_LEDGER", l);
+        }
+        for k in [
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "AWS_WEB_IDENTITY_TOKEN_FILE",
+            "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+            "FENCEPOST_AWS_INSTANCE_METADATA",
+        ] {
+            c.env_remove(k);
+        }
+        c.env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+            .env("AWS_REGION", "us-east-1");
+        let started = std::time::Instant::now();
+        let out = c.output().unwrap();
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{args:?} waited"
+        );
+        out
+    };
+    for args in [
+        vec!["status", "--json"],
+        vec!["publish", "--json", "--now", "2026-12-01T00:00:00Z"],
+    ] {
+        let out = bare(&args, Some("s3://nobody/ledger"));
+        assert!(!out.status.success(), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            text.contains("no credentials for s3://nobody") && text.contains("AWS_ACCESS_KEY_ID"),
+            "{args:?}: {text}"
+        );
+        assert!(
+            !text.contains("169.254") && !text.contains("metadata address"),
+            "{text}"
+        );
+    }
+    s.json(&["publish", "--build", "--now", "2026-12-01T00:00:00Z"]);
+    let out = bare(&["deploy", "--json", "--to", "s3://nobody/www"], None);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no credentials for s3://nobody"),
+        "{v}"
+    );
+}
