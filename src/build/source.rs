@@ -202,6 +202,7 @@ fn page_input(
             prev: None,
             next: None,
             embargoed_until: None,
+            embargoed_until_local: None,
             draft: false,
             summary_html: r.summary_html.map(Arc::from),
             withdrawn_at: r.withdrawn.then(|| r.updated_at.rfc3339()),
@@ -319,6 +320,7 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
             prev: None,
             next: None,
             embargoed_until: None,
+            embargoed_until_local: None,
             draft: item.draft,
             summary_html: rendered.summary_html.map(Arc::from),
             withdrawn_at: None,
@@ -368,6 +370,9 @@ pub(super) fn tree_source(
         if due > now {
             next_change_at = Some(next_change_at.map_or(due, |n| n.min(due)));
             page.view.embargoed_until = Some(due.rfc3339());
+            let tz = site.collections.list[page.coll].timezone;
+            let local = due.to_datetime().with_timezone(&tz);
+            page.view.embargoed_until_local = Some(local.format("%Y-%m-%d %H:%M %Z").to_string());
         }
         if let Some((Some(c), _)) = &t.image {
             images.insert(c.path.clone(), c.clone());

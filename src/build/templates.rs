@@ -106,13 +106,22 @@ impl Templates {
         ctx: &tera::Context,
         output: &str,
     ) -> Result<Vec<u8>, BuildError> {
-        self.tera
-            .render(name, ctx)
-            .map(String::into_bytes)
-            .map_err(|e| BuildError::Render {
-                template: format!("templates/{name}"),
-                output: output.to_string(),
-                message: chain(&e),
-            })
+        render_with(&self.tera, name, ctx, output)
     }
+}
+
+/// Renders template `name` of `tera` into the file `output`, an error naming both.
+pub fn render_with(
+    tera: &tera::Tera,
+    name: &str,
+    ctx: &tera::Context,
+    output: &str,
+) -> Result<Vec<u8>, BuildError> {
+    tera.render(name, ctx)
+        .map(String::into_bytes)
+        .map_err(|e| BuildError::Render {
+            template: format!("templates/{name}"),
+            output: output.to_string(),
+            message: chain(&e),
+        })
 }

@@ -78,6 +78,9 @@ pub struct ItemPage {
     pub next: Option<LinkView>,
     /// Preview only: when an embargoed item becomes public.
     pub embargoed_until: Option<String>,
+    /// Preview only: the same instant on the clocks of its collection's time zone
+    /// (`2026-12-02 10:00 CET`).
+    pub embargoed_until_local: Option<String>,
     /// Preview only: the item says `draft = true` (never published while it does).
     pub draft: bool,
     /// The body before `<!-- more -->` (null without the marker).

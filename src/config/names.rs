@@ -34,6 +34,7 @@ pub const TEMPLATE_ONLY: &[&str] = &[
     "prev",
     "next",
     "embargoed_until",
+    "embargoed_until_local",
     "summary_html",
     "taxonomies",
     "withdrawn_at",

@@ -166,6 +166,7 @@ pub fn hash_item(
     f.opt(v.image_url.as_deref());
     f.field(if v.indexable { "1" } else { "0" });
     f.opt(v.embargoed_until.as_deref());
+    f.opt(v.embargoed_until_local.as_deref());
     f.field(if v.draft { "draft" } else { "" });
     f.opt(v.summary_html.as_deref());
     f.opt(v.withdrawn_at.as_deref());

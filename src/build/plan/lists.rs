@@ -68,13 +68,7 @@ fn oldest_first(
                 prev_url: (number > 1).then(|| page_url(number - 1)),
                 next_url: (number < n_pages).then(|| page_url(number + 1)),
             };
-            let key = list_key(b, &v, inp.pages);
-            planned(
-                url_to_path(&v.url),
-                Job::List(ci, v),
-                CacheClass::Content,
-                key,
-            )
+            list_page(inp, ci, v)
         })
         .collect();
     out.extend(lists);
@@ -134,13 +128,7 @@ fn newest_first(
                 prev_url: (number < n_pages).then(|| url_of(number + 1)),
                 next_url: Some(url_of(number - 1)),
             };
-            let key = list_key(b, &v, inp.pages);
-            planned(
-                url_to_path(&v.url),
-                Job::List(ci, v),
-                CacheClass::Content,
-                key,
-            )
+            list_page(inp, ci, v)
         })
         .collect();
     out.extend(lists);
@@ -173,6 +161,17 @@ fn newest_first(
         out.push(planned(url_to_path(&first), job, CacheClass::Redirect, k));
     }
     sitemap_pages.extend((1..=n_pages).map(|n| (url_of(n), None)));
+}
+
+/// One numbered list page, keyed by what it shows.
+fn list_page(inp: &Inputs<'_>, ci: usize, v: ListView) -> Planned {
+    let key = list_key(inp.render_fingerprint, &v, inp.pages);
+    planned(
+        url_to_path(&v.url),
+        Job::List(ci, v),
+        CacheClass::Content,
+        key,
+    )
 }
 
 /// What a list index's text adds to its key (nothing without one).

@@ -27,6 +27,7 @@ fn page(cs: &Collections, coll: usize, id: i64, day: &str, published: i64) -> Pa
             prev: None,
             next: None,
             embargoed_until: None,
+            embargoed_until_local: None,
             draft: false,
             summary_html: None,
             withdrawn_at: None,
@@ -313,6 +314,7 @@ fn every_field_of_an_item_view_changes_its_key() {
             })
         }),
         Box::new(|v| v.embargoed_until = Some("2027".into())),
+        Box::new(|v| v.embargoed_until_local = Some("2027-01-01 01:00 CET".into())),
         Box::new(|v| v.draft = true),
         Box::new(|v| v.content_hash.push('x')),
         Box::new(|v| v.summary_html = Some("<p>s</p>".into())),
@@ -321,7 +323,7 @@ fn every_field_of_an_item_view_changes_its_key() {
     ];
     // A new field must be added to hash_item and above; the count is the reminder (data and
     // the body are covered by content_hash).
-    each_change_changes_the_key(&base, &variants, k, 17);
+    each_change_changes_the_key(&base, &variants, k, 18);
 }
 
 #[test]

@@ -82,7 +82,9 @@ pub(in crate::build) fn render(
         Job::NotFound => "404.html".to_string(),
         _ => return None,
     };
-    Some(render_with(z, &template, &c, &p.path))
+    Some(crate::build::templates::render_with(
+        &z.tera, &template, &c, &p.path,
+    ))
 }
 
 /// What every page sees: `config`, `site`, `lang`, `current_path` and `current_url`.
@@ -96,22 +98,6 @@ fn base_context(r: &Renderer<'_>, z: &ZolaSite, file: &str) -> tera::Context {
     c.insert("current_url", &url);
     c.insert("current_path", &path);
     c
-}
-
-fn render_with(
-    z: &ZolaSite,
-    name: &str,
-    c: &tera::Context,
-    out: &str,
-) -> Result<Vec<u8>, BuildError> {
-    z.tera
-        .render(name, c)
-        .map(String::into_bytes)
-        .map_err(|e| BuildError::Render {
-            template: format!("templates/{name}"),
-            output: out.to_string(),
-            message: crate::build::templates::chain(&e),
-        })
 }
 
 /// The URL a planned file answers at: `a/b/index.html` is `/a/b/`.
