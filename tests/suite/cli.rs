@@ -631,3 +631,22 @@ fn a_bucket_without_credentials_is_named_at_once() {
         "{v}"
     );
 }
+
+/// Guards: issue 49 (point 6): a preview shows an embargoed item's instant on the clocks of
+/// its collection's time zone as well as in UTC.
+#[test]
+fn the_preview_shows_an_embargo_in_the_sites_time_zone_too() {
+    let s = TestSite::new();
+    let config = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &config.replace("[publish]\n", "[publish]\ntimezone = \"Europe/Berlin\"\n"),
+    );
+    s.item(3, "2026-12-20");
+    s.json(&["build", "--preview", "--now", "2026-12-01T00:00:00Z"]);
+    let page = std::fs::read_to_string(s.path(".fencepost/preview/answers/3/index.html")).unwrap();
+    assert!(
+        page.contains("Embargoed until 2026-12-20T23:10:00Z (2026-12-21 00:10 CET)"),
+        "{page}"
+    );
+}

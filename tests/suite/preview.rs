@@ -80,7 +80,11 @@ fn preview_renders_embargoed_items_with_a_banner_and_is_never_pointed_to() {
     assert_eq!(s.current_dir(), before);
     let page = std::fs::read_to_string(s.path(".fencepost/preview/answers/3/index.html")).unwrap();
     assert!(page.contains("PREVIEW"), "{page}");
-    assert!(page.contains("Embargoed until 2026-12-21T00:10:00Z"));
+    // In UTC, and on the clocks of the collection's zone (UTC here: the site's default).
+    assert!(
+        page.contains("Embargoed until 2026-12-21T00:10:00Z (2026-12-21 00:10 UTC)"),
+        "{page}"
+    );
     assert_eq!(manifest(&s.path(".fencepost/preview"))["preview"], true);
     assert_eq!(
         p["path"],
