@@ -17,13 +17,21 @@ pub(super) struct Args {
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     // The ids the ledger keeps of this collection: a new item never takes one, not even a
-    // withdrawn item's (its URL's history belongs to that item). No ledger yet: none.
+    // withdrawn item's (its URL's history belongs to that item). No ledger yet: none. A
+    // ledger that cannot be reached (offline, no credentials, a database down) does not stop
+    // an author writing: the ids the tree has are enough to propose one, and `publish` checks
+    // against the ledger itself.
     let known: std::collections::HashSet<String> = if site.ledger_exists() {
-        let mut ledger = site.open_ledger()?;
-        ledger
-            .read(|tx| fencepost::ledger::items::keys_of(tx, &args.collection))?
-            .into_iter()
-            .collect()
+        let read = site.open_ledger().and_then(|mut ledger| {
+            ledger.read(|tx| fencepost::ledger::items::keys_of(tx, &args.collection))
+        });
+        match read {
+            Ok(ids) => ids.into_iter().collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "the ledger cannot be read: the id is chosen from the files here alone (publish checks it against the ledger)");
+                Default::default()
+            }
+        }
     } else {
         Default::default()
     };

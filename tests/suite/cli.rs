@@ -650,3 +650,43 @@ fn the_preview_shows_an_embargo_in_the_sites_time_zone_too() {
         "{page}"
     );
 }
+
+/// Guards: issue 49 (point 4): `fencepost new` works while the ledger cannot be reached (a
+/// bucket ledger without credentials here): it proposes an id from the files it sees, says
+/// on stderr why it could not ask the ledger, and writes the file.
+#[test]
+fn new_works_while_the_ledger_cannot_be_reached() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let mut c = s.cmd(&["new", "answers", "--json"]);
+    for k in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "FENCEPOST_AWS_INSTANCE_METADATA",
+    ] {
+        c.env_remove(k);
+    }
+    c.env("FENCEPOST_LEDGER", "s3://nobody/ledger")
+        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9");
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("content/answers/2.md"),
+        "{v}"
+    );
+    assert!(s.path("content/answers/2.md").exists());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the ledger cannot be read") && err.contains("no credentials"),
+        "{err}"
+    );
+}
