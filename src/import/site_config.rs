@@ -63,12 +63,13 @@ pub(super) fn text(config: &Config, colls: &Collections<'_>, pages: &[Page]) -> 
             })
             .collect();
         let last = s.rsplit('/').next().unwrap_or(s);
+        let (page_template, list_template) = templates_of(config, colls, s);
         out.push_str(&format!(
             "\n[collections.{}]\nurl = {}\ntemplate = {}\nlist_template = {}\nlist_url = {}\ntitle = {}\nid = \"slug\"\ndue = \"publish_at\"\nfeed = true\ntaxonomies = {}\n",
             collection_name(s),
             toml::Value::from(url),
-            toml::Value::from(templates_of(config, colls, s).0),
-            toml::Value::from(templates_of(config, colls, s).1),
+            toml::Value::from(page_template),
+            toml::Value::from(list_template),
             toml::Value::from(list_url(colls, s)),
             toml::Value::from(title_of(colls, s).unwrap_or_else(|| capitalised(last))),
             toml::Value::from(used.iter().map(|s| s.to_string()).collect::<Vec<_>>()),

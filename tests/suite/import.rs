@@ -725,27 +725,7 @@ fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["published"].as_array().unwrap().len(), 46, "{p}");
     assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
-    // The old URL of every page, by Zola's rules: its path under content/, `index.md` naming
-    // its folder, each segment slugified.
-    let content = fixture.join("content");
-    let mut old_urls = Vec::new();
-    for e in walkdir::WalkDir::new(&content).into_iter().flatten() {
-        let rel = e
-            .path()
-            .strip_prefix(&content)
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
-        if !rel.ends_with(".md") || rel.ends_with("_index.md") {
-            continue;
-        }
-        let path = rel.trim_end_matches("/index.md").trim_end_matches(".md");
-        let slugged: Vec<String> = path
-            .split('/')
-            .map(|p| p.to_lowercase().replace('.', "-"))
-            .collect();
-        old_urls.push(format!("/{}/", slugged.join("/")));
-    }
+    let old_urls = zola_old_urls(&fixture.join("content"));
     assert_eq!(old_urls.len(), 46);
     let srv = s.serve(&[]);
     for url in &old_urls {
@@ -1019,4 +999,28 @@ fn assert_served_under_its_path(srv: &Server, path: &str, host: &str) {
         (root.status, root.header("location")),
         (301, Some(format!("{path}/").as_str()))
     );
+}
+
+/// The old URL of every page under `content` by Zola's rules: its path under content/,
+/// `index.md` naming its folder, each segment slugified (`zola.386` is `zola-386`).
+fn zola_old_urls(content: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(content).into_iter().flatten() {
+        let rel = e
+            .path()
+            .strip_prefix(content)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        if !rel.ends_with(".md") || rel.ends_with("_index.md") {
+            continue;
+        }
+        let path = rel.trim_end_matches("/index.md").trim_end_matches(".md");
+        let slugged: Vec<String> = path
+            .split('/')
+            .map(|p| p.to_lowercase().replace('.', "-"))
+            .collect();
+        out.push(format!("/{}/", slugged.join("/")));
+    }
+    out
 }

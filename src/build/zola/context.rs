@@ -48,13 +48,11 @@ pub(in crate::build) fn render(
             let pager = Pager {
                 entries: &v.entries,
                 number: v.number,
-                pages: v.number.max(
-                    r.pages
-                        .iter()
-                        .filter(|p| p.coll == *ci)
-                        .count()
-                        .div_ceil(r.collections.list[*ci].page_size),
-                ),
+                pages: z.sections[&z.coll_sections[*ci]]
+                    .pages
+                    .len()
+                    .div_ceil(r.collections.list[*ci].page_size)
+                    .max(v.number),
                 newer: v.next_url.as_deref(),
                 older: v.prev_url.as_deref(),
             };

@@ -31,25 +31,8 @@ fn zolas_documentation_answers_at_its_old_urls_on_all_four_origins() {
     let from_folder = s.serve(&["--from", &to_folder]);
     let from_s3 = s.serve_env(&["--from", "s3://site/www"], &env);
     let edge = Edge::start(folder.path(), "", &[]);
-    let mut urls = vec![
-        "/".to_string(),
-        "/themes/".into(),
-        "/themes/zola-386/".into(),
-        "/theme-tags/".into(),
-    ];
-    let content = fixture.join("content/documentation");
-    for e in walkdir::WalkDir::new(&content).into_iter().flatten() {
-        let rel = e
-            .path()
-            .strip_prefix(&content)
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
-        if rel.ends_with(".md") && !rel.ends_with("_index.md") {
-            let path = rel.trim_end_matches("/index.md").trim_end_matches(".md");
-            urls.push(format!("/documentation/{path}/"));
-        }
-    }
+    let mut urls = vec!["/".to_string(), "/themes/".into(), "/theme-tags/".into()];
+    urls.extend(super::zola_old_urls(&fixture.join("content")));
     let redirects = [
         (
             "/documentation/",
