@@ -10,20 +10,8 @@ pub(super) fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
             let mut l = site.open_ledger()?;
             l.read(|tx| ledger::status::read(tx, now, site.collections.naming))?
         }
-        // No ledger yet (nothing was ever published): status writes nothing, so it reads an
-        // empty one made and thrown away beside nothing of the site's; no ledger, no id.
-        false => {
-            let name = format!("fencepost-status-{}", uuid::Uuid::new_v4().simple());
-            let dir = std::env::temp_dir().join(name);
-            let at = ledger::Location::Sqlite(dir.join("empty.sqlite"));
-            let read = ledger::Ledger::open_at(&at, std::time::Duration::from_secs(5)).and_then(
-                |mut l| l.read(|tx| ledger::status::read(tx, now, site.collections.naming)),
-            );
-            std::fs::remove_dir_all(&dir).ok();
-            let mut s = read?;
-            s.ledger_id = String::new();
-            s
-        }
+        // No ledger yet (nothing was ever published): status writes nothing, and says so.
+        false => ledger::status::Status::none(),
     };
     // Held items come from a read of the tree (writing nothing): a broken file is held
     // whether or not a publish ran since it broke.

@@ -81,12 +81,36 @@ pub fn revision(tx: &Tx<'_>) -> Result<i64, LedgerError> {
 
 /// Reads everything in the caller's transaction, so the figures agree with each other. Items
 /// are named as `naming` says.
+/// The item states `status` counts, each 0 until a row says otherwise.
+fn no_items() -> BTreeMap<&'static str, i64> {
+    ["pending", "processing", "published", "withdrawn", "failed"]
+        .into_iter()
+        .map(|s| (s, 0))
+        .collect()
+}
+
+impl Status {
+    /// Where there is no ledger yet (nothing was ever published): every count 0, no id.
+    pub fn none() -> Status {
+        Status {
+            ledger_id: String::new(),
+            revision: 0,
+            items: no_items(),
+            leases: 0,
+            audit_entries: 0,
+            audit_tip: None,
+            next_embargo_at: None,
+            failing: Vec::new(),
+            parked: Vec::new(),
+            parked_images: Vec::new(),
+            deploys: Vec::new(),
+            targets: Vec::new(),
+        }
+    }
+}
+
 pub fn read(tx: &Tx<'_>, now: Instant, naming: Naming) -> Result<Status, LedgerError> {
-    let mut items: BTreeMap<&'static str, i64> =
-        ["pending", "processing", "published", "withdrawn", "failed"]
-            .into_iter()
-            .map(|s| (s, 0))
-            .collect();
+    let mut items = no_items();
     for r in tx.rows("status.counts", &[])? {
         let state: String = r.get(0)?;
         if let Some(n) = items.iter_mut().find(|(k, _)| **k == state).map(|(_, v)| v) {
