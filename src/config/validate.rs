@@ -44,10 +44,12 @@ impl Config {
                 if ["http", "https"].contains(&u.scheme())
                     && u.query().is_none()
                     && u.fragment().is_none() => {}
-            _ => {
-                let why = "the absolute http(s) URL the site is served from, like \"https://example.org/\" or \"https://user.github.io/project/\" (no query or fragment)";
-                return Err(invalid("base_url", format!("{:?}", self.base_url), why));
-            }
+            // A warning, not an error: a site the previous release built with such a value
+            // keeps building (served at the root, as before).
+            _ => tracing::warn!(
+                base_url = %self.base_url,
+                "base_url is not an absolute http(s) URL (\"https://example.org/\", \"https://user.github.io/project/\"): feeds, sitemaps and redirect pages name URLs under it; the site is taken as served at its host's root"
+            ),
         }
         if let Some(id) = &self.ledger.site_id {
             let ok = (1..=64).contains(&id.len())
