@@ -11,6 +11,21 @@ type Range = (&'static str, i128, (i128, i128), &'static str);
 const LEASE: &str = "a lease lasts from 1 second to a year (31622400)";
 
 impl Config {
+    /// A `base_url` that is not an absolute http(s) URL is warned about, not refused: a site
+    /// the previous release built with such a value keeps building (served at the root).
+    fn warn_odd_base_url(&self) {
+        match url::Url::parse(&self.base_url) {
+            Ok(u)
+                if ["http", "https"].contains(&u.scheme())
+                    && u.query().is_none()
+                    && u.fragment().is_none() => {}
+            _ => tracing::warn!(
+                base_url = %self.base_url,
+                "base_url is not an absolute http(s) URL (\"https://example.org/\", \"https://user.github.io/project/\"): feeds, sitemaps and redirect pages name URLs under it; the site is taken as served at its host's root"
+            ),
+        }
+    }
+
     pub(super) fn validate(&self, path: &Path) -> Result<(), ConfigError> {
         let invalid = |key, value: String, why| ConfigError::Invalid {
             path: path.to_path_buf(),
@@ -39,18 +54,7 @@ impl Config {
             let why = "feeds are \"atom\" and \"rss\" (Atom is always written; \"rss\" adds rss.xml beside each atom.xml)";
             return Err(invalid("feeds", format!("{bad:?}"), why));
         }
-        match url::Url::parse(&self.base_url) {
-            Ok(u)
-                if ["http", "https"].contains(&u.scheme())
-                    && u.query().is_none()
-                    && u.fragment().is_none() => {}
-            // A warning, not an error: a site the previous release built with such a value
-            // keeps building (served at the root, as before).
-            _ => tracing::warn!(
-                base_url = %self.base_url,
-                "base_url is not an absolute http(s) URL (\"https://example.org/\", \"https://user.github.io/project/\"): feeds, sitemaps and redirect pages name URLs under it; the site is taken as served at its host's root"
-            ),
-        }
+        self.warn_odd_base_url();
         if let Some(id) = &self.ledger.site_id {
             let ok = (1..=64).contains(&id.len())
                 && id
