@@ -104,6 +104,18 @@ pub struct FileStat {
     pub ino: i64,
 }
 
+/// How to open a folder only to look names up in it (`statat`, `linkat`, `mkdirat`): `O_PATH`
+/// on Linux (no read permission needed, nothing read), read-only elsewhere (macOS has no
+/// `O_PATH`).
+pub fn lookup_dir_flags() -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    #[cfg(target_os = "linux")]
+    let how = OFlags::PATH;
+    #[cfg(not(target_os = "linux"))]
+    let how = OFlags::RDONLY;
+    how | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
 impl FileStat {
     /// A stat no file has: the next scan re-reads the file.
     pub const UNKNOWN: FileStat = FileStat {

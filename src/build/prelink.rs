@@ -15,7 +15,7 @@
 
 use super::report::{io, BuildError};
 use crate::output::index;
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{AtFlags, Mode};
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -30,12 +30,7 @@ pub(super) struct Prelinked {
 }
 
 fn open_dir(path: &Path) -> Option<OwnedFd> {
-    rustix::fs::open(
-        path,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()
+    rustix::fs::open(path, crate::item::lookup_dir_flags(), Mode::empty()).ok()
 }
 
 /// Every folder above the files in `paths`, parents before children (by depth, then name).

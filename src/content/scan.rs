@@ -208,7 +208,7 @@ pub fn list_item_files(root: &Path, collections: &Collections) -> Result<Listing
     for (dir, names) in groups {
         let fd = rustix::fs::open(
             &dir,
-            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            crate::item::lookup_dir_flags(),
             rustix::fs::Mode::empty(),
         )
         .map_err(|e| ContentError::Read {

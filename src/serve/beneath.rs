@@ -7,6 +7,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd};
 
 /// `struct open_how` of openat2(2) (libc's is non-exhaustive, so it cannot be built here).
+#[cfg(target_os = "linux")]
 #[repr(C)]
 struct OpenHow {
     flags: u64,
@@ -17,7 +18,8 @@ struct OpenHow {
 /// Opens `rel` (a checked, `/`-separated path without `.` or `..`) for reading beneath the
 /// folder `dir`, refusing any symlink on the way (`ELOOP`/`EXDEV`). Uses openat2(2) with
 /// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` (one system call); where the kernel lacks it, walks
-/// the components with `O_NOFOLLOW`.
+/// the components with `O_NOFOLLOW` (as on every other Unix, which has no openat2).
+#[cfg(target_os = "linux")]
 pub fn open(dir: &File, rel: &str) -> io::Result<File> {
     let c = CString::new(rel).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     let how = OpenHow {
@@ -46,6 +48,12 @@ pub fn open(dir: &File, rel: &str) -> io::Result<File> {
         Some(libc::ENOSYS) | Some(libc::EPERM) => walk(dir, rel),
         _ => Err(err),
     }
+}
+
+/// [`open`] where there is no openat2 (macOS, the BSDs): component by component.
+#[cfg(not(target_os = "linux"))]
+pub fn open(dir: &File, rel: &str) -> io::Result<File> {
+    walk(dir, rel)
 }
 
 fn walk(dir: &File, rel: &str) -> io::Result<File> {
