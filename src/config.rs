@@ -99,6 +99,22 @@ pub fn base_path_of(base_url: &str) -> String {
         .unwrap_or_default()
 }
 
+/// Whether `url` names this machine (`localhost`, `127.x`, `::1`, `0.0.0.0`): a base URL no
+/// reader of a deployed site can reach, though right for a local preview.
+pub fn is_local_url(url: &str) -> bool {
+    let host = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string));
+    host.is_some_and(|h| {
+        let h = h.trim_matches(['[', ']']);
+        h == "localhost"
+            || h.ends_with(".localhost")
+            || h.starts_with("127.")
+            || h == "::1"
+            || h == "0.0.0.0"
+    })
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DeployConfig {

@@ -163,17 +163,7 @@ fn refuse_future_entries(ledger: &mut Ledger) -> Result<(), DeployError> {
 /// (`strict`) a refusal before anything is uploaded.
 fn check_base_url(site: &Site, strict: bool) -> Result<(), DeployError> {
     let base_url = &site.config.base_url;
-    let host = url::Url::parse(base_url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_string));
-    let local = host.is_some_and(|h| {
-        let h = h.trim_matches(['[', ']']);
-        h == "localhost"
-            || h.ends_with(".localhost")
-            || h.starts_with("127.")
-            || h == "::1"
-            || h == "0.0.0.0"
-    });
+    let local = crate::config::is_local_url(base_url);
     match (local, strict) {
         (false, _) => Ok(()),
         (true, true) => Err(DeployError::LocalBaseUrl {

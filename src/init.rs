@@ -15,6 +15,8 @@ pub enum InitError {
     Exists { path: PathBuf, dir: PathBuf },
     #[error("init --ci {url}: a ledger in a bucket needs an object store's URL (s3://bucket/prefix, gs://bucket/prefix, az://container/prefix or file:///folder), without credentials (they come from the environment). Nothing was written")]
     Ci { url: String },
+    #[error("init --base-url {url}: a base URL is the site's public address, absolute http(s) with a host (https://example.org/ or https://user.github.io/project/). Nothing was written")]
+    BaseUrl { url: String },
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -175,20 +177,35 @@ pub fn scaffold_starter(
     now: Instant,
     starter: Starter,
 ) -> Result<Vec<PathBuf>, InitError> {
-    scaffold_with(dir, now, starter, None)
+    let setup = Setup {
+        starter,
+        ..Setup::default()
+    };
+    scaffold_with(dir, now, &setup)
 }
 
-/// [`scaffold_starter`], and with `ci` (an object store's URL) a site whose ledger lives in
-/// that bucket beside its output, with a CI workflow (see [`ci`]).
-pub fn scaffold_with(
-    dir: &Path,
-    now: Instant,
-    starter: Starter,
-    ci: Option<&str>,
-) -> Result<Vec<PathBuf>, InitError> {
+/// What `init` makes besides the starter's files.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    pub starter: Starter,
+    /// An object store's URL: the site's ledger lives in that bucket beside its output, and a
+    /// CI workflow publishes, builds and deploys it (see [`ci`]).
+    pub ci: Option<String>,
+    /// The site's public address (`base_url`); `http://localhost:8080/` when not given.
+    pub base_url: Option<String>,
+}
+
+/// [`scaffold_starter`] as `setup` says.
+pub fn scaffold_with(dir: &Path, now: Instant, setup: &Setup) -> Result<Vec<PathBuf>, InitError> {
+    let (starter, ci) = (setup.starter, setup.ci.as_deref());
     if let Some(url) = ci {
         ci::check(url)?;
     }
+    let base_url = setup
+        .base_url
+        .as_deref()
+        .map(checked_base_url)
+        .transpose()?;
     let config = dir.join(CONFIG_FILE);
     if config.exists() {
         return Err(InitError::Exists {
@@ -244,10 +261,35 @@ pub fn scaffold_with(
         }
         None => config,
     };
+    let config = match &base_url {
+        Some(url) => config.replacen(
+            &format!("base_url = {LOCAL_BASE_URL:?}"),
+            &format!("base_url = {url:?}"),
+            1,
+        ),
+        None => config,
+    };
     let config = with_site_id(&config, &crate::site::new_site_id());
     // The config goes last: a half-written scaffold is not yet a site, and init can run again.
     files.push((CONFIG_FILE.into(), config));
     write_new(dir, files)
+}
+
+/// The `base_url` every starter begins with: right for `serve`, wrong once deployed.
+pub const LOCAL_BASE_URL: &str = "http://localhost:8080/";
+
+/// `url` if it can be a site's public address, with the trailing slash a base URL has.
+fn checked_base_url(url: &str) -> Result<String, InitError> {
+    let ok = url::Url::parse(url).is_ok_and(|u| {
+        ["http", "https"].contains(&u.scheme())
+            && u.host_str().is_some()
+            && u.query().is_none()
+            && u.fragment().is_none()
+    });
+    if !ok {
+        return Err(InitError::BaseUrl { url: url.into() });
+    }
+    Ok(format!("{}/", url.trim_end_matches('/')))
 }
 
 /// `config` with `ledger.site_id` set: the site's identity in its ledger, the same in every

@@ -15,15 +15,20 @@ pub(super) struct Args {
     /// builds and deploys (URL: s3://bucket/prefix, gs://…, az://…, file:///folder).
     #[arg(long, value_name = "URL")]
     ci: Option<String>,
+    /// The site's public address, written as `base_url` (feeds, sitemap, robots.txt and
+    /// redirect pages name URLs under it). Default: http://localhost:8080/, right for
+    /// `serve` only: with --ci, init warns until it is set.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
 }
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
-    let written = fencepost::init::scaffold_with(
-        &args.dir,
-        ctx.clock.now(),
-        args.starter,
-        args.ci.as_deref(),
-    )?;
+    let setup = fencepost::init::Setup {
+        starter: args.starter,
+        ci: args.ci.clone(),
+        base_url: args.base_url.clone(),
+    };
+    let written = fencepost::init::scaffold_with(&args.dir, ctx.clock.now(), &setup)?;
     let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     let private = args.ci.as_deref().map(|url| {
         let (ledger, site) = fencepost::init::ci::locations(url);
@@ -34,6 +39,11 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let mut out = serde_json::json!({ "site": args.dir, "written": files });
     if let Some(p) = &private {
         out["ledger_private"] = serde_json::json!(p);
+    }
+    let warning = local_base_url(&args);
+    if let Some(w) = &warning {
+        tracing::warn!("{w}");
+        out["warnings"] = serde_json::json!([w]);
     }
     ctx.emit(
         &out,
@@ -51,8 +61,23 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                     ),
                     None => String::new(),
                 }
-            )
+            ) + &warning.as_deref().map(|w| format!("\nwarning: {w}")).unwrap_or_default()
         },
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A site set up for deploying (`--ci`) whose `base_url` is still the local one: said loudly,
+/// since every feed, the sitemap and robots.txt of the deployed site would point at it.
+fn local_base_url(args: &Args) -> Option<String> {
+    let base_url = args
+        .base_url
+        .as_deref()
+        .unwrap_or(fencepost::init::LOCAL_BASE_URL);
+    (args.ci.is_some() && fencepost::config::is_local_url(base_url)).then(|| {
+        format!(
+            "base_url is still {base_url}: the deployed site's feeds, sitemap and robots.txt would point at this machine. Set base_url in {} to the site's public address (or run init with --base-url https://…); deploy --strict refuses until then",
+            args.dir.join(fencepost::config::CONFIG_FILE).display()
+        )
+    })
 }

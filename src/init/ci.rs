@@ -43,8 +43,13 @@ pub fn configure(config: &str, url: &str) -> String {
 }
 
 /// The workflow file: no database service, `concurrency` left free (racing runs are safe).
+/// It installs this very release of fencepost (its version and repository, as Cargo.toml
+/// names them) and caches the binary by version and the ledger's cache by run.
 pub fn workflow(url: &str) -> (String, String) {
     let (_, site) = locations(url);
-    let text = include_str!("../../starters/ci/publish.yml").replace("{site}", &site);
+    let text = include_str!("../../starters/ci/publish.yml")
+        .replace("{site}", &site)
+        .replace("{version}", env!("CARGO_PKG_VERSION"))
+        .replace("{repository}", env!("CARGO_PKG_REPOSITORY"));
     (".github/workflows/publish.yml".into(), text)
 }

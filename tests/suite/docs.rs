@@ -257,3 +257,99 @@ fn every_relative_link_in_the_docs_resolves() {
     assert!(checked >= 10, "only {checked} relative links");
     assert!(broken.is_empty(), "broken links: {broken:#?}");
 }
+
+/// The fenced ```yaml blocks of a Markdown text, in order.
+fn yaml_blocks(text: &str) -> Vec<String> {
+    text.split("```yaml\n")
+        .skip(1)
+        .map(|b| b.split("\n```").next().unwrap().to_string() + "\n")
+        .collect()
+}
+
+/// docs/production.md's workflows are the ones `init --ci` writes: the bucket one exactly
+/// (for `s3://bucket/site`), the PostgreSQL one with the same install and binary cache; one
+/// source, so the docs cannot teach a workflow that no longer runs.
+#[test]
+fn the_production_workflows_are_the_ones_init_ci_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    let out = fencepost()
+        .args(["init", "--json", "--ci", "s3://bucket/site"])
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let written = std::fs::read_to_string(site.join(".github/workflows/publish.yml")).unwrap();
+    let blocks = yaml_blocks(&std::fs::read_to_string(repo().join("docs/production.md")).unwrap());
+    let bucket = blocks
+        .iter()
+        .find(|b| b.contains("fencepost deploy --to s3://bucket/site/www"))
+        .expect("docs/production.md shows the workflow init --ci writes");
+    assert_eq!(
+        bucket, &written,
+        "docs/production.md's bucket workflow is not init --ci's"
+    );
+
+    let load = |t: &str| yaml_rust2::YamlLoader::load_from_str(t).unwrap().remove(0);
+    let ours = load(&written);
+    let pg = blocks
+        .iter()
+        .find(|b| b.contains("FENCEPOST_LEDGER"))
+        .expect("docs/production.md shows a PostgreSQL workflow");
+    let theirs = load(pg);
+    assert_eq!(theirs["env"], ours["env"], "FENCEPOST_VERSION differs");
+    let steps = |y: &yaml_rust2::Yaml| y["jobs"]["publish"]["steps"].as_vec().unwrap().clone();
+    let (ours, theirs) = (steps(&ours), steps(&theirs));
+    // All but the ledger's cache (a PostgreSQL ledger keeps none) and the last step.
+    let shared: Vec<_> = ours[..ours.len() - 1]
+        .iter()
+        .filter(|s| s["name"].as_str() != Some("cache the ledger"))
+        .cloned()
+        .collect();
+    assert_eq!(theirs[..theirs.len() - 1], shared[..]);
+}
+
+/// The repository's address is Cargo.toml's `repository`, and nothing a user reads or runs
+/// names another one or a placeholder (`OWNER`).
+#[test]
+fn the_repository_address_is_cargo_tomls_everywhere() {
+    let toml = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let repository = toml
+        .lines()
+        .find_map(|l| l.strip_prefix("repository = \""))
+        .expect("Cargo.toml names its repository")
+        .trim_end_matches('"')
+        .to_string();
+    let mut files = doc_files();
+    for dir in ["starters", "scripts", ".github"] {
+        files.extend(
+            walkdir::WalkDir::new(repo().join(dir))
+                .into_iter()
+                .flatten()
+                .filter(|e| e.file_type().is_file())
+                .map(|e| e.into_path()),
+        );
+    }
+    let mut wrong = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for (at, _) in text.match_indices("github.com/") {
+            let url: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "/._-".contains(*c))
+                .collect();
+            let path: Vec<&str> = url.split('/').collect();
+            if path.len() > 2 && (path[2] == "fencepost" || path[1] == "OWNER") {
+                let named = format!("https://{}", path[..3].join("/"));
+                if named != repository {
+                    wrong.push(format!("{}: {url}", f.display()));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "not {repository}: {wrong:#?}");
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    assert!(readme.contains(&format!(
+        "{repository}/releases/latest/download/fencepost-installer.sh"
+    )));
+}

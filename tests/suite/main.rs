@@ -27,6 +27,7 @@ mod output;
 mod preview;
 mod publish;
 mod regression;
+mod release;
 mod run;
 mod serve;
 mod soak;

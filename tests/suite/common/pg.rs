@@ -128,7 +128,7 @@ impl Pg {
             "initdb failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let tls = pg_tls(&dir, user);
+        let tls = test_tls(&dir, user);
         // The role `tlsonly` may connect over TLS only: a test can tell TLS was used.
         let hba = data.join("pg_hba.conf");
         let rules = std::fs::read_to_string(&hba).unwrap();
@@ -236,9 +236,10 @@ impl Pg {
     }
 }
 
-/// A throw-away CA and a certificate for 127.0.0.1 signed by it, made with openssl, for the
-/// test server's TLS. Returns the folder.
-fn pg_tls(dir: &Path, user: Option<(u32, u32)>) -> PathBuf {
+/// A throw-away CA (`ca.crt`) and a certificate for 127.0.0.1 signed by it (`server.crt`,
+/// `server.key`), made with openssl, for a test server's TLS (PostgreSQL's, the release
+/// server's); `user` owns the key (PostgreSQL refuses one it cannot own). Returns the folder.
+pub fn test_tls(dir: &Path, user: Option<(u32, u32)>) -> PathBuf {
     let tls = dir.join("tls");
     std::fs::create_dir_all(&tls).unwrap();
     let openssl = |args: &[&str]| {
