@@ -17,6 +17,7 @@ mod rollback;
 mod run;
 mod serve;
 mod status;
+mod tlog;
 mod verify;
 
 use anyhow::Context;
@@ -93,6 +94,11 @@ enum Command {
     Ledger {
         #[command(subcommand)]
         command: ledger::Command,
+    },
+    /// The transparency log: `tlog keygen ORIGIN` makes its signing and verifier keys.
+    Tlog {
+        #[command(subcommand)]
+        command: tlog::Command,
     },
     /// Players' results.
     Results {
@@ -216,7 +222,11 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
     }
     let uses_ledger = !matches!(
         cli.command,
-        Command::Init(_) | Command::Import(_) | Command::New(_) | Command::Ledger { .. }
+        Command::Init(_)
+            | Command::Import(_)
+            | Command::New(_)
+            | Command::Ledger { .. }
+            | Command::Tlog { .. }
     );
     // `run` measures the database clock again at every cycle and `serve` decides nothing by
     // the clock: for them a database away at start is no reason to stop.
@@ -272,6 +282,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         Command::Verify(args) => verify::run(&ctx, args),
         Command::Ledger { command } => ledger::run(&ctx, command),
         Command::Results { command } => results::run(&ctx, command),
+        Command::Tlog { command } => tlog::run(&ctx, command),
         Command::Completions { .. } => unreachable!("answered before anything else"),
     }
 }

@@ -46,6 +46,7 @@ pub mod serve;
 pub mod site;
 pub mod store;
 pub mod targets;
+pub mod tlog;
 pub mod watch;
 
 /// Frees `value` on a thread of its own. A run over 100,000 files ends holding a few million

@@ -32,6 +32,7 @@ mod run;
 mod serve;
 mod soak;
 mod store;
+mod tlog;
 
 /// Without `--features failpoints` the tests that crash processes at fail points (each marked
 /// `#[cfg(feature = "failpoints")]` where it stands, in its room) are not compiled: say so
