@@ -53,3 +53,140 @@ fn keygen_prints_a_key_pair_whose_verifier_opens_what_its_signer_signs() {
         "{err}"
     );
 }
+
+/// The outside checkers, built or found once: Go's sumdb code (Debian's golang-go and
+/// golang-golang-x-mod-dev, which `scripts/test` installs) compiled from
+/// `tests/tlog/sumdb_check.go`, and tlog-scales (PyPI) in the test venv.
+mod checkers {
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Output};
+    use std::sync::OnceLock;
+
+    fn repo() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// `sumdb_check`, compiled in GOPATH mode against Debian's x/mod (no network).
+    pub fn go() -> &'static Path {
+        static BUILT: OnceLock<PathBuf> = OnceLock::new();
+        BUILT.get_or_init(|| {
+            let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tlog-go");
+            std::fs::create_dir_all(&dir).unwrap();
+            let bin = dir.join("sumdb_check");
+            let out = Command::new("go")
+                .arg("build")
+                .arg("-o")
+                .arg(&bin)
+                .arg(repo().join("tests/tlog/sumdb_check.go"))
+                .env("GO111MODULE", "off")
+                .env("GOPATH", "/usr/share/gocode")
+                .env("GOCACHE", dir.join("cache"))
+                .env("GOFLAGS", "")
+                .output()
+                .expect("go (Debian's golang-go; scripts/test installs it) builds the Go checker");
+            assert!(
+                out.status.success(),
+                "go build sumdb_check: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            bin
+        })
+    }
+
+    pub fn run_go(dir: &Path, vkey: &str, olds: &[PathBuf]) -> Output {
+        Command::new(go())
+            .arg(dir)
+            .arg(vkey)
+            .args(olds)
+            .output()
+            .unwrap()
+    }
+
+    /// tlog-scales' reading of the log at `location` (a folder or URL).
+    pub fn run_tlog_scales(location: &str, vkey: &str, olds: &[PathBuf]) -> Output {
+        let python = std::env::var("FENCEPOST_PYTHON").expect(
+            "FENCEPOST_PYTHON: the test venv's python, with tlog-scales (scripts/test sets it)",
+        );
+        Command::new(python)
+            .arg(repo().join("tests/tlog/tlog_scales_check.py"))
+            .arg(location)
+            .arg(vkey)
+            .args(olds)
+            .output()
+            .unwrap()
+    }
+}
+
+/// The log's formats as written by `fencepost::tlog` — tiles, bundles, signed checkpoints —
+/// grown in three steps (1, 273 and 600 entries: full and partial tiles on two levels) are read
+/// and checked by two verifiers fencepost did not write, Go's sumdb/tlog and tlog-scales: every
+/// entry comes back proven in the tree, each older checkpoint is consistent with the newest,
+/// and one flipped bit in a tile fails both.
+#[test]
+fn a_log_fencepost_writes_is_checked_by_go_and_by_tlog_scales() {
+    use fencepost::tlog::{note, tiles};
+    let keys = note::generate("example.org/log").unwrap();
+    let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let write = |path: &str, bytes: &[u8]| {
+        let p = log.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    };
+    let entries: Vec<String> = (0..600)
+        .map(|i| format!("fencepost/test/v1\nindex {i}\n"))
+        .collect();
+    let mut tree = tiles::Tree::new();
+    let mut olds = Vec::new();
+    for size in [1usize, 273, 600] {
+        let old = tree.size();
+        for e in &entries[old as usize..size] {
+            tree.append(e.as_bytes()).unwrap();
+        }
+        for (path, bytes) in tree.tiles_since(old) {
+            write(&path, &bytes);
+        }
+        for (path, bytes) in tiles::bundles_since(&entries[..size], old) {
+            write(&path, &bytes);
+        }
+        let checkpoint = signer.sign_checkpoint(tree.size(), tree.root());
+        write("checkpoint", &checkpoint);
+        let saved = dir.path().join(format!("checkpoint.{size}"));
+        std::fs::write(&saved, &checkpoint).unwrap();
+        olds.push(saved);
+    }
+    olds.pop();
+    let written: Vec<String> = entries.iter().map(|e| base64_of(e.as_bytes())).collect();
+
+    let go = checkers::run_go(&log, &keys.vkey, &olds);
+    assert_success(&go);
+    let text = String::from_utf8(go.stdout).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("ok 600"));
+    assert_eq!(lines.map(str::to_string).collect::<Vec<_>>(), written);
+
+    let py = checkers::run_tlog_scales(log.to_str().unwrap(), &keys.vkey, &olds);
+    assert_success(&py);
+    let read: Value = serde_json::from_slice(&py.stdout).unwrap();
+    assert_eq!(read["size"], 600);
+    assert_eq!(read["origin"], "example.org/log");
+    assert_eq!(read["entries"], serde_json::json!(written));
+
+    // One bit of a full level-0 tile flipped: both refuse the log.
+    let tile = log.join("tile/0/000");
+    let mut bytes = std::fs::read(&tile).unwrap();
+    bytes[100] ^= 1;
+    std::fs::write(&tile, bytes).unwrap();
+    assert!(!checkers::run_go(&log, &keys.vkey, &[]).status.success());
+    assert!(
+        !checkers::run_tlog_scales(log.to_str().unwrap(), &keys.vkey, &[])
+            .status
+            .success()
+    );
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
