@@ -170,7 +170,12 @@ fn check_base_url(site: &Site, strict: bool) -> Result<(), DeployError> {
             base_url: base_url.clone(),
         }),
         (true, false) => {
-            tracing::warn!(base_url = %base_url, "base_url is a local address: the deployed feeds, sitemap and robots.txt point at it; set base_url in fencepost.toml to the site's public URL and build again (deploy --strict refuses)");
+            // Once per process: `run --deploy` deploys every cycle, and one warning is heard.
+            static WARNED: std::sync::atomic::AtomicBool =
+                std::sync::atomic::AtomicBool::new(false);
+            if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                tracing::warn!(base_url = %base_url, "base_url is a local address: the deployed feeds, sitemap and robots.txt point at it; set base_url in fencepost.toml to the site's public URL and build again (deploy --strict refuses)");
+            }
             Ok(())
         }
     }

@@ -401,6 +401,9 @@ fn deployed_items_reach_serve_from_within_the_target_and_the_pointer_ttl() {
     );
     // serve.pointer_ttl_ms is 1 s by default.
     assert_within(&seen, TARGET + Duration::from_millis(1000));
+    // The site's base_url is localhost: said once, not at every one of the cycles' deploys.
+    let warned = r.log().matches("base_url is a local address").count();
+    assert_eq!(warned, 1, "{}", r.log());
     let (status, _, _) = r.terminate(Duration::from_secs(15));
     assert_eq!(status.code(), Some(0));
 }
