@@ -19,6 +19,8 @@
 //!
 //! Pure: no file, no clock, no ledger; the build and the reader commands stand on it.
 
+pub mod check;
+pub mod entry;
 pub mod note;
 pub mod proof;
 pub mod tiles;
@@ -41,6 +43,14 @@ pub enum TlogError {
     Checkpoint { why: String },
     #[error("log entry {index} is {len} bytes: an entry bundle holds entries of at most 65,535")]
     EntryTooLong { index: u64, len: usize },
+    #[error("{path} is not served: a published log has its checkpoint, every tile and bundle its size needs, and the JSON of every revealed item")]
+    Missing { path: String },
+    #[error("cannot fetch {path}: {why}")]
+    Fetch { path: String, why: String },
+    #[error("the reveal of {item} does not hold: {why}")]
+    Reveal { item: String, why: String },
+    #[error("not a fencepost log entry: {why}")]
+    Entry { why: String },
     #[error("entry bundle {path}: {why}")]
     Bundle { path: String, why: String },
     #[error("tile {path}: {why}")]

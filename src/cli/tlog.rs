@@ -1,5 +1,8 @@
 use super::Ctx;
+use std::io::Read;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Debug, clap::Subcommand)]
 pub(super) enum Command {
@@ -11,11 +14,32 @@ pub(super) enum Command {
         #[arg(value_name = "ORIGIN")]
         origin: String,
     },
+    /// Check a site's published log end to end: the checkpoint's signature, every tile and
+    /// entry, each reveal against its commitment and the item JSON served, and (--since)
+    /// that the log extends a checkpoint saved before. URL: the site (https://…, http://…,
+    /// file:///folder, or a folder such as public/current); the log is under
+    /// /.well-known/fencepost/.
+    Verify {
+        #[arg(value_name = "URL")]
+        url: String,
+        /// The log's verifier key (`<origin>+<id>+<base64>`, as `tlog keygen` printed it).
+        #[arg(long, value_name = "VKEY")]
+        vkey: String,
+        /// A checkpoint saved from an earlier check: the log must extend it.
+        #[arg(long, value_name = "CHECKPOINT_FILE")]
+        since: Option<PathBuf>,
+    },
 }
 
 pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
-    let Command::Keygen { origin } = cmd;
-    let keys = fencepost::tlog::note::generate(&origin)?;
+    match cmd {
+        Command::Keygen { origin } => keygen(ctx, &origin),
+        Command::Verify { url, vkey, since } => verify(ctx, &url, &vkey, since),
+    }
+}
+
+fn keygen(ctx: &Ctx, origin: &str) -> anyhow::Result<ExitCode> {
+    let keys = fencepost::tlog::note::generate(origin)?;
     let out = serde_json::json!({ "skey": keys.skey, "vkey": keys.vkey });
     ctx.emit(&out, || {
         format!(
@@ -24,4 +48,93 @@ pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
         )
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn verify(ctx: &Ctx, url: &str, vkey: &str, since: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let source = Site::parse(url)?;
+    let saved = since
+        .map(|p| std::fs::read(&p).map_err(|e| anyhow::anyhow!("--since {}: {e}", p.display())))
+        .transpose()?;
+    let report = fencepost::tlog::check::check(&source, vkey, saved.as_deref())?;
+    ctx.emit(&report, || {
+        let kinds: Vec<String> = report
+            .entries
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let mut text = format!(
+            "the log at {url} holds: {} entries ({}), signed by {}, root {}",
+            report.size,
+            kinds.join(", "),
+            report.origin,
+            report.root
+        );
+        if !report.revealed.is_empty() {
+            text += &format!(
+                "\n{} revealed items match what was committed before their instant: {}",
+                report.revealed.len(),
+                report.revealed.join(", ")
+            );
+        }
+        if let Some(n) = report.consistent_with {
+            text += &format!("\nit extends the log of {n} entries saved before");
+        }
+        text
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A published site's `/.well-known/fencepost/`, over HTTP or in a folder.
+enum Site {
+    Http { base: String, agent: ureq::Agent },
+    Folder(PathBuf),
+}
+
+/// The largest file a check reads (a full tile is 8 KiB, a bundle at most 16 MiB).
+const MAX_FILE: u64 = 32 << 20;
+
+impl Site {
+    fn parse(url: &str) -> anyhow::Result<Site> {
+        if url.starts_with("http://") || url.starts_with("https://") {
+            let agent = ureq::AgentBuilder::new()
+                .timeout(Duration::from_secs(30))
+                .build();
+            let base = format!("{}/.well-known/fencepost/", url.trim_end_matches('/'));
+            return Ok(Site::Http { base, agent });
+        }
+        let folder = PathBuf::from(url.strip_prefix("file://").unwrap_or(url));
+        anyhow::ensure!(
+            folder.is_dir(),
+            "tlog verify {url}: not a site (an http(s):// URL, file:///folder or a folder)"
+        );
+        Ok(Site::Folder(folder.join(".well-known/fencepost")))
+    }
+}
+
+impl fencepost::tlog::check::Source for Site {
+    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
+        let mut bytes = Vec::new();
+        match self {
+            Site::Http { base, agent } => match agent.get(&format!("{base}{path}")).call() {
+                Ok(resp) => {
+                    resp.into_reader()
+                        .take(MAX_FILE)
+                        .read_to_end(&mut bytes)
+                        .map_err(|e| e.to_string())?;
+                }
+                Err(ureq::Error::Status(404, _)) => return Ok(None),
+                Err(e) => return Err(e.to_string()),
+            },
+            Site::Folder(dir) => match std::fs::File::open(dir.join(path)) {
+                Ok(f) => {
+                    f.take(MAX_FILE)
+                        .read_to_end(&mut bytes)
+                        .map_err(|e| e.to_string())?;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e.to_string()),
+            },
+        }
+        Ok(Some(bytes))
+    }
 }

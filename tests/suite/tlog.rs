@@ -124,39 +124,24 @@ mod checkers {
 /// and one flipped bit in a tile fails both.
 #[test]
 fn a_log_fencepost_writes_is_checked_by_go_and_by_tlog_scales() {
-    use fencepost::tlog::{note, tiles};
+    use fencepost::tlog::note;
     let keys = note::generate("example.org/log").unwrap();
     let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
-    let write = |path: &str, bytes: &[u8]| {
-        let p = log.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, bytes).unwrap();
-    };
     let entries: Vec<String> = (0..600)
         .map(|i| format!("fencepost/test/v1\nindex {i}\n"))
         .collect();
-    let mut tree = tiles::Tree::new();
-    let mut olds = Vec::new();
-    for size in [1usize, 273, 600] {
-        let old = tree.size();
-        for e in &entries[old as usize..size] {
-            tree.append(e.as_bytes()).unwrap();
-        }
-        for (path, bytes) in tree.tiles_since(old) {
-            write(&path, &bytes);
-        }
-        for (path, bytes) in tiles::bundles_since(&entries[..size], old) {
-            write(&path, &bytes);
-        }
-        let checkpoint = signer.sign_checkpoint(tree.size(), tree.root());
-        write("checkpoint", &checkpoint);
-        let saved = dir.path().join(format!("checkpoint.{size}"));
-        std::fs::write(&saved, &checkpoint).unwrap();
-        olds.push(saved);
-    }
-    olds.pop();
+    let olds = write_log(&log, &signer, &entries, &[1, 273, 600]);
+    let olds: Vec<std::path::PathBuf> = olds[..2]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let saved = dir.path().join(format!("checkpoint.{i}"));
+            std::fs::write(&saved, c).unwrap();
+            saved
+        })
+        .collect();
     let written: Vec<String> = entries.iter().map(|e| base64_of(e.as_bytes())).collect();
 
     let go = checkers::run_go(&log, &keys.vkey, &olds);
@@ -189,4 +174,190 @@ fn a_log_fencepost_writes_is_checked_by_go_and_by_tlog_scales() {
 fn base64_of(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Writes the log of `entries` into `log` as a build would publish it, grown to each of
+/// `sizes` in turn (tiles and bundles added, the checkpoint replaced); returns each size's
+/// signed checkpoint.
+fn write_log<E: AsRef<[u8]>>(
+    log: &std::path::Path,
+    signer: &fencepost::tlog::note::LogSigner,
+    entries: &[E],
+    sizes: &[usize],
+) -> Vec<Vec<u8>> {
+    use fencepost::tlog::tiles;
+    let write = |path: &str, bytes: &[u8]| {
+        let p = log.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    };
+    let mut tree = tiles::Tree::new();
+    let mut checkpoints = Vec::new();
+    for &size in sizes {
+        let old = tree.size();
+        for e in &entries[old as usize..size] {
+            tree.append(e.as_ref()).unwrap();
+        }
+        for (path, bytes) in tree.tiles_since(old) {
+            write(&path, &bytes);
+        }
+        for (path, bytes) in tiles::bundles_since(&entries[..size], old) {
+            write(&path, &bytes);
+        }
+        let checkpoint = signer.sign_checkpoint(tree.size(), tree.root());
+        write("checkpoint", &checkpoint);
+        checkpoints.push(checkpoint);
+    }
+    checkpoints
+}
+
+/// Python's file server on 127.0.0.1 at a free port, serving `root` (a static host, as a CDN
+/// would serve a deployed site).
+fn static_server(root: &std::path::Path) -> (std::process::Child, u16) {
+    let mut child = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            "0",
+            "--directory",
+        ])
+        .arg(root)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .env("PYTHONUNBUFFERED", "1")
+        .spawn()
+        .expect("python3 serves the site");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    // "Serving HTTP on 127.0.0.1 port 12345 (http://127.0.0.1:12345/) ..."
+    let port = line
+        .split_whitespace()
+        .skip_while(|w| *w != "port")
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("the static server did not start: {line:?}"));
+    (child, port)
+}
+
+/// A site's log as a build will publish it: a revision, the commitment to an embargoed
+/// advisory, its reveal with the JSON served, a withdrawal. `tlog verify` checks it over HTTP
+/// end to end, proves it extends a checkpoint saved before, and fails, by name, on a JSON
+/// edited after its reveal, a tile changed, a log rewritten under the same key, another key.
+#[test]
+fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() {
+    use fencepost::tlog::entry::{commitment, ChangeKind, Entry};
+    use fencepost::tlog::note;
+    let keys = note::generate("example.org/advisories").unwrap();
+    let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
+    let site = tempfile::tempdir().unwrap();
+    let wk = site.path().join(".well-known/fencepost");
+    let json = br#"{"collection":"advisories","id":"fp-1","title":"Path traversal","body":"Fixed in 1.0.2."}"#;
+    let salt = [42u8; 32];
+    let hex = |c: char| c.to_string().repeat(64);
+    let entries: Vec<String> = [
+        Entry::Revision {
+            ledger: "L1".into(),
+            revision: 1,
+            build: "1".into(),
+            manifest: hex('a'),
+            audit: hex('b'),
+        },
+        Entry::Commit {
+            commit: commitment(&salt, json),
+        },
+        Entry::Reveal {
+            item: "advisories/fp-1".into(),
+            commit: 1,
+            salt,
+        },
+        Entry::Change {
+            item: "advisories/fp-1".into(),
+            change: ChangeKind::Withdraw,
+            digest: hex('c'),
+        },
+    ]
+    .iter()
+    .map(Entry::to_text)
+    .collect();
+    let checkpoints = write_log(&wk.join("log"), &signer, &entries, &[2, 4]);
+    std::fs::create_dir_all(wk.join("items/advisories")).unwrap();
+    std::fs::write(wk.join("items/advisories/fp-1.json"), json).unwrap();
+    let saved = site.path().join("saved-checkpoint");
+    std::fs::write(&saved, &checkpoints[0]).unwrap();
+
+    let (mut server, port) = static_server(site.path());
+    let url = format!("http://127.0.0.1:{port}/");
+    let verify = |extra: &[&str]| {
+        fencepost()
+            .args(["tlog", "verify", "--json", &url, "--vkey", &keys.vkey])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = verify(&["--since", saved.to_str().unwrap()]);
+    assert_success(&out);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["size"], 4, "{report}");
+    assert_eq!(
+        report["entries"],
+        serde_json::json!({"revision": 1, "commit": 1, "reveal": 1, "change": 1})
+    );
+    assert_eq!(report["revealed"], serde_json::json!(["advisories/fp-1"]));
+    assert_eq!(report["consistent_with"], 2);
+    // The same from the folder.
+    let folder = fencepost()
+        .args(["tlog", "verify", "--json", site.path().to_str().unwrap()])
+        .args(["--vkey", &keys.vkey])
+        .output()
+        .unwrap();
+    assert_success(&folder);
+
+    let failing = |extra: &[&str], want: &str| {
+        let out = verify(extra);
+        assert!(!out.status.success(), "{want}");
+        let err: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let message = err["error"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains(want), "{message}");
+    };
+    // Another key.
+    let other = note::generate("example.org/advisories").unwrap();
+    let out = fencepost()
+        .args(["tlog", "verify", "--json", &url, "--vkey", &other.vkey])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // A log rewritten under the same key: not an extension of the saved checkpoint.
+    let forked = tempfile::tempdir().unwrap();
+    let mut rewritten = entries.clone();
+    rewritten[0] = rewritten[0].replace("revision 1", "revision 9");
+    let fork = write_log(forked.path(), &signer, &rewritten, &[2]);
+    let fork_file = site.path().join("fork-checkpoint");
+    std::fs::write(&fork_file, &fork[0]).unwrap();
+    failing(
+        &["--since", fork_file.to_str().unwrap()],
+        "it was rewritten",
+    );
+    // The advisory's JSON edited after its reveal.
+    let item = wk.join("items/advisories/fp-1.json");
+    std::fs::write(
+        &item,
+        br#"{"collection":"advisories","id":"fp-1","title":"Nothing to see"}"#,
+    )
+    .unwrap();
+    failing(&[], "advisories/fp-1");
+    std::fs::write(&item, json).unwrap();
+    // A tile changed.
+    let tile = wk.join("log/tile/0/000.p/4");
+    let mut bytes = std::fs::read(&tile).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&tile, bytes).unwrap();
+    failing(&[], "Merkle");
+    let _ = server.kill();
+    let _ = server.wait();
 }

@@ -1,0 +1,199 @@
+//! A reader's check of a published log, end to end: the checkpoint's signature, every tile
+//! (authenticated against the signed root by Go's algorithm), every entry's form, each reveal
+//! against its commitment and the item JSON served, and consistency with a checkpoint the
+//! reader saved before. Where the bytes come from is the caller's ([`Source`]): a site over
+//! HTTP, a folder.
+
+use super::entry::{commitment, Entry};
+use super::tiles::{entries_path, parse_bundle, tile_path, HEIGHT, WIDTH};
+use super::{note, Hash, TlogError};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use tlog_tiles::{HashReader, Tile, TileHashReader, TileReader};
+
+/// Where the log's files are fetched from, by their path under the site's
+/// `/.well-known/fencepost/` (`log/checkpoint`, `log/tile/0/000`, `items/posts/a.json`).
+pub trait Source {
+    /// The file's bytes; `Ok(None)` when there is no such file (404).
+    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, String>;
+}
+
+/// What a check found: a log that holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub origin: String,
+    pub size: u64,
+    /// The root hash, base64.
+    pub root: String,
+    /// Entries by kind (`revision`, `commit`, `reveal`, `change`).
+    pub entries: BTreeMap<String, u64>,
+    /// Items whose revealed JSON was fetched and matched its commitment, `<collection>/<id>`.
+    pub revealed: Vec<String>,
+    /// The size of the checkpoint given with `since`, proven a prefix of this log.
+    pub consistent_with: Option<u64>,
+    /// The checkpoint as served (save it: the next check proves the log grew from it).
+    pub checkpoint: String,
+}
+
+fn fetch(source: &dyn Source, path: &str) -> Result<Vec<u8>, TlogError> {
+    match source.get(path) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(TlogError::Missing { path: path.into() }),
+        Err(why) => Err(TlogError::Fetch {
+            path: path.into(),
+            why,
+        }),
+    }
+}
+
+/// Go's tiles (height 8) from C2SP paths under `log/`.
+struct Tiles<'a>(&'a dyn Source);
+
+impl TileReader for Tiles<'_> {
+    fn height(&self) -> u8 {
+        HEIGHT
+    }
+
+    fn read_tiles(&self, tiles: &[Tile]) -> Result<Vec<Vec<u8>>, tlog_tiles::Error> {
+        tiles
+            .iter()
+            .map(|t| {
+                let path = tile_path(t.level(), t.level_index(), u64::from(t.width()));
+                fetch(self.0, &format!("log/{path}"))
+                    .map_err(|e| tlog_tiles::Error::InvalidInput(e.to_string()))
+            })
+            .collect()
+    }
+
+    fn save_tiles(&self, _: &[Tile], _: &[Vec<u8>]) {}
+}
+
+/// Checks the log `source` serves against the verifier key `vkey`; with `since` (a signed
+/// checkpoint saved earlier), proves that this log extends that one.
+pub fn check(source: &dyn Source, vkey: &str, since: Option<&[u8]>) -> Result<Report, TlogError> {
+    let signed = fetch(source, "log/checkpoint")?;
+    let checkpoint = note::open_checkpoint(&signed, vkey)?;
+    let (size, root) = (checkpoint.size(), *checkpoint.hash());
+    let tiles = Tiles(source);
+    let reader = TileHashReader::new(size, root, &tiles);
+    let computed = tlog_tiles::tree_hash(size, &reader).map_err(TlogError::merkle)?;
+    if computed != root {
+        return Err(TlogError::Merkle {
+            why: "the tiles do not hash to the checkpoint's root".into(),
+        });
+    }
+    let entries = read_entries(source, &reader, size)?;
+    let mut report = Report {
+        origin: checkpoint.origin().to_string(),
+        size,
+        root: base64_of(&root),
+        entries: BTreeMap::new(),
+        revealed: Vec::new(),
+        consistent_with: None,
+        checkpoint: String::from_utf8_lossy(&signed).into_owned(),
+    };
+    check_entries(source, &entries, &mut report)?;
+    if let Some(old) = since {
+        let old = note::open_checkpoint(old, vkey)?;
+        if old.size() > size {
+            return Err(TlogError::Merkle {
+                why: format!(
+                    "the log went backwards: {size} entries now, {} in the checkpoint saved before",
+                    old.size()
+                ),
+            });
+        }
+        if old.size() > 0 {
+            let proof =
+                tlog_tiles::prove_tree(size, old.size(), &reader).map_err(TlogError::merkle)?;
+            tlog_tiles::check_tree(&proof, size, root, old.size(), *old.hash()).map_err(|_| {
+                TlogError::Merkle {
+                    why: format!(
+                        "the log of {size} entries does not extend the one of {} saved before: it was rewritten",
+                        old.size()
+                    ),
+                }
+            })?;
+        }
+        report.consistent_with = Some(old.size());
+    }
+    Ok(report)
+}
+
+/// Every entry of the bundles, each checked against the (authenticated) level-0 tiles.
+fn read_entries(
+    source: &dyn Source,
+    reader: &TileHashReader<'_>,
+    size: u64,
+) -> Result<Vec<Entry>, TlogError> {
+    let mut entries = Vec::with_capacity(size as usize);
+    for n in 0..size.div_ceil(WIDTH) {
+        let width = (size - n * WIDTH).min(WIDTH);
+        let path = entries_path(n, width);
+        let bundle = parse_bundle(&path, &fetch(source, &format!("log/{path}"))?)?;
+        let indexes: Vec<u64> = (0..width)
+            .map(|i| tlog_tiles::stored_hash_index(0, n * WIDTH + i))
+            .collect();
+        let hashes = reader.read_hashes(&indexes).map_err(TlogError::merkle)?;
+        for (i, (bytes, hash)) in bundle.iter().zip(&hashes).enumerate() {
+            let index = n * WIDTH + i as u64;
+            if tlog_tiles::record_hash(bytes) != *hash {
+                return Err(TlogError::Merkle {
+                    why: format!("entry {index} in {path} is not the entry the tree holds"),
+                });
+            }
+            let entry = Entry::parse(bytes).map_err(|e| TlogError::Entry {
+                why: format!("entry {index}: {e}"),
+            })?;
+            entries.push(entry);
+        }
+    }
+    Ok(entries)
+}
+
+/// Each entry's meaning: a reveal names an earlier commit entry, and the item JSON served for
+/// it hashes with its salt to that commitment.
+fn check_entries(
+    source: &dyn Source,
+    entries: &[Entry],
+    report: &mut Report,
+) -> Result<(), TlogError> {
+    for (index, entry) in entries.iter().enumerate() {
+        let kind = match entry {
+            Entry::Revision { .. } => "revision",
+            Entry::Commit { .. } => "commit",
+            Entry::Change { .. } => "change",
+            Entry::Reveal { item, commit, salt } => {
+                let committed = match entries.get(*commit as usize) {
+                    Some(Entry::Commit { commit: c }) if (*commit as usize) < index => c,
+                    _ => {
+                        return Err(TlogError::Reveal {
+                            item: item.clone(),
+                            why: format!(
+                            "entry {index} names entry {commit}, which is not an earlier commit"
+                        ),
+                        })
+                    }
+                };
+                let json = fetch(source, &format!("items/{item}.json"))?;
+                if commitment(salt, &json) != *committed {
+                    return Err(TlogError::Reveal {
+                        item: item.clone(),
+                        why: format!(
+                            "the JSON served for it does not match the commitment of entry {commit}: it is not the text fixed before its instant"
+                        ),
+                    });
+                }
+                report.revealed.push(item.clone());
+                "reveal"
+            }
+        };
+        *report.entries.entry(kind.into()).or_default() += 1;
+    }
+    Ok(())
+}
+
+fn base64_of(h: &Hash) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(h.0)
+}
