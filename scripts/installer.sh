@@ -47,6 +47,10 @@ detect_target() {
     if [ "$os" = Darwin ] && [ "$arch" = x86_64 ] && [ "$(sysctl -n hw.optional.arm64 2>/dev/null || echo 0)" = 1 ]; then
         arch=aarch64
     fi
+    case "$os" in
+        MINGW*|MSYS*|CYGWIN*|Windows_NT)
+            fail "on Windows, download fencepost-x86_64-pc-windows-msvc.zip from $repository/releases/tag/v$version (its .sha256 beside it), or run cargo binstall --git $repository fencepost" ;;
+    esac
     case "$os-$arch" in
         Linux-x86_64|Linux-aarch64) echo "$arch-unknown-linux-musl" ;;
         Darwin-x86_64|Darwin-aarch64) echo "$arch-apple-darwin" ;;

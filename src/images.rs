@@ -58,11 +58,7 @@ pub fn extension(content_type: &str) -> &'static str {
 /// non-blocking (a FIFO or device is refused, not waited on), checked on the opened
 /// descriptor, and read no further than `max + 1` bytes. `what` names the key that sets `max`.
 pub fn read_regular(path: &Path, max: u64, what: &str) -> Result<Vec<u8>, String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
+    let file = crate::os::open_nonblocking(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let meta = file
         .metadata()

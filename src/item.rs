@@ -107,6 +107,7 @@ pub struct FileStat {
 /// How to open a folder only to look names up in it (`statat`, `linkat`, `mkdirat`): `O_PATH`
 /// on Linux (no read permission needed, nothing read), read-only elsewhere (macOS has no
 /// `O_PATH`).
+#[cfg(unix)]
 pub fn lookup_dir_flags() -> rustix::fs::OFlags {
     use rustix::fs::OFlags;
     #[cfg(target_os = "linux")]
@@ -114,6 +115,53 @@ pub fn lookup_dir_flags() -> rustix::fs::OFlags {
     #[cfg(not(target_os = "linux"))]
     let how = OFlags::RDONLY;
     how | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
+/// One folder's files stat-ed by name: relative to its open descriptor (`statat`: the kernel
+/// resolves one name, not the whole path) on POSIX, by path elsewhere.
+pub struct FolderStats {
+    #[cfg(unix)]
+    fd: std::os::fd::OwnedFd,
+}
+
+impl FolderStats {
+    pub fn open(dir: &std::path::Path) -> std::io::Result<FolderStats> {
+        #[cfg(unix)]
+        {
+            let fd = rustix::fs::open(dir, lookup_dir_flags(), rustix::fs::Mode::empty())?;
+            Ok(FolderStats { fd })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = dir;
+            Ok(FolderStats {})
+        }
+    }
+
+    /// The stat of `name` in `dir` (the folder this was opened on); `None` when it is gone.
+    pub fn stat(
+        &self,
+        dir: &std::path::Path,
+        name: &std::ffi::OsStr,
+    ) -> std::io::Result<Option<FileStat>> {
+        #[cfg(unix)]
+        {
+            let _ = dir;
+            match rustix::fs::statat(&self.fd, name, rustix::fs::AtFlags::empty()) {
+                Ok(st) => Ok(Some(FileStat::of_stat(&st))),
+                Err(rustix::io::Errno::NOENT) => Ok(None),
+                Err(e) => Err(e.into()),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            match std::fs::metadata(dir.join(name)) {
+                Ok(m) => Ok(Some(FileStat::of(&m))),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+    }
 }
 
 impl FileStat {
@@ -125,6 +173,7 @@ impl FileStat {
     };
 
     /// The same fields as [`FileStat::of`], from a raw `stat`.
+    #[cfg(unix)]
     pub fn of_stat(st: &rustix::fs::Stat) -> FileStat {
         FileStat {
             size: st.st_size,
@@ -161,6 +210,7 @@ impl FileStat {
 }
 
 /// Nanoseconds since the epoch, 0 for an instant before it.
+#[cfg(unix)]
 fn epoch_ns(secs: i64, nsec: i64) -> i64 {
     if secs < 0 {
         0

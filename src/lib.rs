@@ -37,6 +37,7 @@ pub mod init;
 pub mod item;
 pub mod ledger;
 pub mod markdown;
+pub mod os;
 pub mod output;
 pub mod preview;
 pub mod publish;

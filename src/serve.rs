@@ -45,20 +45,12 @@ pub struct Options {
 }
 
 async fn shutdown_signal(app: Arc<App>) {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+    match crate::os::StopSignals::new() {
+        Ok(mut stop) => stop.recv().await,
+        // No handlers (never seen): Ctrl-C still stops it.
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
         }
-    };
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
     }
     tracing::info!("shutting down");
     // Open live-reload streams would otherwise keep the graceful shutdown waiting.

@@ -80,14 +80,13 @@ pub fn classify(root: &Path, path: &Path) -> Change {
 /// Which folder is watched as which inode: a folder deleted and created again (a branch
 /// switch, a restore) is a new inode whose old watch died with the old one.
 #[derive(Default)]
-struct Armed(std::collections::HashMap<&'static str, Option<u64>>);
+struct Armed(std::collections::HashMap<&'static str, Option<(u64, u64)>>);
 
 impl Armed {
     /// Watches every folder of [`WATCHED`] that exists now and is not yet watched as the inode
     /// it is now. Returns whether anything changed (the caller then rereads everything: files
     /// may have appeared before the new watch existed).
     fn rearm(&mut self, root: &Path, watcher: &Mutex<notify::RecommendedWatcher>) -> bool {
-        use std::os::unix::fs::MetadataExt;
         let mut changed = false;
         let mut w = watcher.lock().unwrap_or_else(|e| e.into_inner());
         for dir in WATCHED {
@@ -95,7 +94,7 @@ impl Armed {
             let now = std::fs::metadata(&path)
                 .ok()
                 .filter(|m| m.is_dir())
-                .map(|m| m.ino());
+                .map(|m| crate::os::file_id(&m));
             let before = self.0.get(dir).copied().flatten();
             if now == before {
                 continue;

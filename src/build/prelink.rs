@@ -15,9 +15,7 @@
 
 use super::report::{io, BuildError};
 use crate::output::index;
-use rustix::fs::{AtFlags, Mode};
 use std::collections::HashMap;
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -29,8 +27,65 @@ pub(super) struct Prelinked {
     linked: Vec<bool>,
 }
 
-fn open_dir(path: &Path) -> Option<OwnedFd> {
-    rustix::fs::open(path, crate::item::lookup_dir_flags(), Mode::empty()).ok()
+/// The two folders links are made between: open descriptors on POSIX (`mkdirat`, `linkat`:
+/// a name or two resolved per file), paths elsewhere.
+struct Between {
+    #[cfg(unix)]
+    from: std::os::fd::OwnedFd,
+    #[cfg(unix)]
+    to: std::os::fd::OwnedFd,
+    #[cfg(not(unix))]
+    from: PathBuf,
+    #[cfg(not(unix))]
+    to: PathBuf,
+}
+
+impl Between {
+    fn open(from: &Path, to: &Path) -> Option<Between> {
+        #[cfg(unix)]
+        {
+            let open = |p: &Path| {
+                rustix::fs::open(
+                    p,
+                    crate::item::lookup_dir_flags(),
+                    rustix::fs::Mode::empty(),
+                )
+                .ok()
+            };
+            Some(Between {
+                from: open(from)?,
+                to: open(to)?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            (from.is_dir() && to.is_dir()).then(|| Between {
+                from: from.to_path_buf(),
+                to: to.to_path_buf(),
+            })
+        }
+    }
+
+    /// Makes folder `d` in the destination; one that cannot be made leaves its files
+    /// unlinked (they take the usual path).
+    fn mkdir(&self, d: &str) {
+        #[cfg(unix)]
+        let _ = rustix::fs::mkdirat(&self.to, d, rustix::fs::Mode::from_raw_mode(0o777));
+        #[cfg(not(unix))]
+        let _ = std::fs::create_dir(self.to.join(d));
+    }
+
+    /// Links file `p` of the source into the destination; whether it was linked.
+    fn link(&self, p: &str) -> bool {
+        #[cfg(unix)]
+        {
+            rustix::fs::linkat(&self.from, p, &self.to, p, rustix::fs::AtFlags::empty()).is_ok()
+        }
+        #[cfg(not(unix))]
+        {
+            std::fs::hard_link(self.from.join(p), self.to.join(p)).is_ok()
+        }
+    }
 }
 
 /// Every folder above the files in `paths`, parents before children (by depth, then name).
@@ -175,7 +230,7 @@ impl Prelinked {
         // The index is a file on disk like any other: a path that would leave the output
         // folder (absolute, `..`) is never linked, nor later removed.
         paths.retain(|p| super::plan::safe_rel(p));
-        let (Some(from), Some(to)) = (open_dir(prev), open_dir(staging)) else {
+        let Some(between) = Between::open(prev, staging) else {
             return nothing;
         };
         let dirs = folders(&paths);
@@ -183,14 +238,8 @@ impl Prelinked {
         let linked = make_tree(
             &dirs,
             &order,
-            |d| {
-                // A folder that cannot be made leaves its files unlinked: they take the usual path.
-                let _ = rustix::fs::mkdirat(&to, d, Mode::from_raw_mode(0o777));
-            },
-            |i| {
-                let p = paths[i].as_str();
-                rustix::fs::linkat(&from, p, &to, p, AtFlags::empty()).is_ok()
-            },
+            |d| between.mkdir(d),
+            |i| between.link(paths[i].as_str()),
         );
         Prelinked { paths, linked }
     }

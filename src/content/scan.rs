@@ -12,7 +12,7 @@ use super::item::{guess_name, parse_item, Item};
 use super::{relative, sha256_hex, ContentError};
 use crate::clock::Instant;
 use crate::config::collections::{Collection, Collections};
-use crate::item::{CachedFile, FileStat, ItemName};
+use crate::item::{CachedFile, FileStat, FolderStats, ItemName};
 use links::{check_collection_dir, check_linked};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -206,32 +206,24 @@ pub fn list_item_files(root: &Path, collections: &Collections) -> Result<Listing
     let (groups, broken) = list_item_groups(root, collections)?;
     let mut files = Vec::with_capacity(groups.iter().map(|(_, n)| n.len()).sum());
     for (dir, names) in groups {
-        let fd = rustix::fs::open(
-            &dir,
-            crate::item::lookup_dir_flags(),
-            rustix::fs::Mode::empty(),
-        )
-        .map_err(|e| ContentError::Read {
+        let folder_stat = FolderStats::open(&dir).map_err(|source| ContentError::Read {
             path: dir.clone(),
-            source: e.into(),
+            source,
         })?;
         let folder = relative(root, &dir);
         let stats: Vec<Result<Option<(String, FileStat)>, ContentError>> = names
             .into_par_iter()
             .map(|name| {
-                let st =
-                    match rustix::fs::statat(&fd, name.as_os_str(), rustix::fs::AtFlags::empty()) {
-                        Ok(st) => st,
-                        // Deleted between the listing and the stat: not there.
-                        Err(rustix::io::Errno::NOENT) => return Ok(None),
-                        Err(e) => {
-                            return Err(ContentError::Read {
-                                path: dir.join(&name),
-                                source: e.into(),
-                            })
-                        }
-                    };
-                let mut stat = FileStat::of_stat(&st);
+                let stat = folder_stat
+                    .stat(&dir, &name)
+                    .map_err(|source| ContentError::Read {
+                        path: dir.join(&name),
+                        source,
+                    })?;
+                let Some(mut stat) = stat else {
+                    // Deleted between the listing and the stat: not there.
+                    return Ok(None);
+                };
                 if name == "index.md" {
                     stat = super::bundle::stat_with_resources(&dir, stat);
                 }
@@ -296,16 +288,11 @@ fn read_item_or_name(
 /// Reads a content file of at most `max` bytes; never blocks on a FIFO.
 fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, ContentError> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     let read_err = |source| ContentError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(read_err)?;
+    let file = crate::os::open_nonblocking(path).map_err(read_err)?;
     let meta = file.metadata().map_err(read_err)?;
     if !meta.is_file() {
         return Err(ContentError::Unreadable {

@@ -14,7 +14,6 @@
 use super::manifest::{CacheClass, Manifest};
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 pub const FILE: &str = "manifest.idx";
@@ -120,7 +119,7 @@ impl Index {
         if len < HEADER.len() as u64 {
             return Err(corrupt("too short"));
         }
-        file.read_exact_at(&mut head, 0)?;
+        crate::os::read_exact_at(&file, &mut head, 0)?;
         if head != HEADER {
             return Err(corrupt("not a fencepost index (version 1)"));
         }
@@ -132,7 +131,7 @@ impl Index {
         let mut pos = at - 1;
         let mut buf = [0u8; 512];
         while pos < self.len {
-            let n = self.file.read_at(&mut buf, pos)?;
+            let n = crate::os::read_at(&self.file, &mut buf, pos)?;
             if n == 0 {
                 break;
             }
@@ -150,7 +149,7 @@ impl Index {
         let mut buf = [0u8; 512];
         let mut pos = at;
         while pos < self.len {
-            let n = self.file.read_at(&mut buf, pos)?;
+            let n = crate::os::read_at(&self.file, &mut buf, pos)?;
             if n == 0 {
                 break;
             }

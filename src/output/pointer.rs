@@ -271,12 +271,9 @@ fn swap_locked(
     let link = public.join(CURRENT);
     let tmp = public.join(format!("{TMP_PREFIX}{}", uuid::Uuid::new_v4().simple()));
     let target = Path::new(REVISIONS).join(&to.dir);
-    #[cfg(unix)]
-    std::os::unix::fs::symlink(&target, &tmp).map_err(io_err(&tmp))?;
-    #[cfg(not(unix))]
-    compile_error!("fencepost's output pointer needs symlinks (unix)");
+    crate::os::symlink_dir(&target, &tmp).map_err(io_err(&tmp))?;
     crate::fail_point!("build.before_pointer_rename");
-    if let Err(e) = std::fs::rename(&tmp, &link) {
+    if let Err(e) = crate::os::replace_symlink(&tmp, &link) {
         let _ = std::fs::remove_file(&tmp);
         return Err(OutputError::Io {
             path: link,

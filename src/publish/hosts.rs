@@ -37,11 +37,7 @@ use std::collections::{HashMap, HashSet};
 pub fn host_name(site: &Site) -> String {
     match std::env::var("FENCEPOST_HOST") {
         Ok(h) if !h.trim().is_empty() => h.trim().to_string(),
-        _ => format!(
-            "{}:{}",
-            rustix::system::uname().nodename().to_string_lossy(),
-            site.root.display()
-        ),
+        _ => format!("{}:{}", crate::os::host_name(), site.root.display()),
     }
 }
 

@@ -109,19 +109,13 @@ fn signals(
     deadline: Duration,
     give_back: Box<dyn FnOnce() + Send>,
 ) -> Result<(), RunError> {
-    use tokio::signal::unix::{signal, SignalKind};
     let _guard = rt.enter();
-    let io = |source| RunError::Io {
+    let mut stop = crate::os::StopSignals::new().map_err(|source| RunError::Io {
         what: "installing the signal handlers".into(),
         source,
-    };
-    let mut term = signal(SignalKind::terminate()).map_err(io)?;
-    let mut int = signal(SignalKind::interrupt()).map_err(io)?;
+    })?;
     rt.spawn(async move {
-        tokio::select! {
-            _ = term.recv() => {},
-            _ = int.recv() => {},
-        }
+        stop.recv().await;
         tracing::info!(
             deadline_secs = deadline.as_secs(),
             "shutting down: finishing the current step (a second signal exits at once)"
@@ -144,10 +138,7 @@ fn signals(
             let _ = done.recv_timeout(last);
             std::process::exit(0);
         });
-        tokio::select! {
-            _ = term.recv() => {},
-            _ = int.recv() => {},
-        }
+        stop.recv().await;
         tracing::warn!("second signal: exiting now");
         std::process::exit(130);
     });

@@ -1,10 +1,94 @@
 //! Opening a file of a revision so that no symlink anywhere on its path is followed, checked
 //! on every open: a folder swapped for a symlink after the first request cannot lead out.
+//!
+//! On POSIX every component is resolved relative to an open descriptor with `O_NOFOLLOW`
+//! (one `openat2` on Linux), so nothing can be swapped between the check and the open. On
+//! Windows, which has no `openat`, each component is checked with `symlink_metadata` (no
+//! symlink, no junction) before the file is opened by path: a swap in between is a race
+//! there, which the revision's own folder (written by fencepost, not by visitors) narrows.
 
-use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::path::Path;
+#[cfg(unix)]
+use std::{
+    ffi::CString,
+    os::fd::{AsRawFd, FromRawFd},
+};
+
+/// A revision's folder, held open (POSIX) or by path (Windows), to open files beneath it.
+pub struct Dir {
+    #[cfg(unix)]
+    file: File,
+    #[cfg(not(unix))]
+    path: std::path::PathBuf,
+}
+
+impl Dir {
+    pub fn open(path: &Path) -> io::Result<Dir> {
+        #[cfg(unix)]
+        {
+            Ok(Dir {
+                file: File::open(path)?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            if !std::fs::metadata(path)?.is_dir() {
+                return Err(io::ErrorKind::NotFound.into());
+            }
+            Ok(Dir {
+                path: path.to_path_buf(),
+            })
+        }
+    }
+
+    pub fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        #[cfg(unix)]
+        {
+            self.file.metadata()
+        }
+        #[cfg(not(unix))]
+        {
+            std::fs::metadata(&self.path)
+        }
+    }
+
+    /// Opens `rel` (a checked, `/`-separated path without `.` or `..`) beneath the folder,
+    /// following no symlink; [`is_symlink_refusal`] tells a planted symlink from other errors.
+    pub fn open_file(&self, rel: &str) -> io::Result<File> {
+        #[cfg(unix)]
+        {
+            open(&self.file, rel)
+        }
+        #[cfg(not(unix))]
+        {
+            let mut at = self.path.clone();
+            for part in rel.split('/') {
+                at.push(part);
+                if std::fs::symlink_metadata(&at)?.file_type().is_symlink() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "a symlink on the path",
+                    ));
+                }
+            }
+            File::open(&at)
+        }
+    }
+}
+
+/// Whether [`Dir::open_file`] refused a symlink on the way.
+pub fn is_symlink_refusal(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::EXDEV))
+    }
+    #[cfg(not(unix))]
+    {
+        e.kind() == io::ErrorKind::InvalidInput
+    }
+}
 
 /// `struct open_how` of openat2(2) (libc's is non-exhaustive, so it cannot be built here).
 #[cfg(target_os = "linux")]
@@ -51,11 +135,12 @@ pub fn open(dir: &File, rel: &str) -> io::Result<File> {
 }
 
 /// [`open`] where there is no openat2 (macOS, the BSDs): component by component.
-#[cfg(not(target_os = "linux"))]
+#[cfg(all(unix, not(target_os = "linux")))]
 pub fn open(dir: &File, rel: &str) -> io::Result<File> {
     walk(dir, rel)
 }
 
+#[cfg(unix)]
 fn walk(dir: &File, rel: &str) -> io::Result<File> {
     let parts: Vec<&str> = rel.split('/').collect();
     let mut current: Option<File> = None;
@@ -78,7 +163,7 @@ fn walk(dir: &File, rel: &str) -> io::Result<File> {
     current.ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -27,7 +27,6 @@ use axum::Router;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::broadcast;
@@ -64,7 +63,7 @@ pub struct Revision {
     pub name: String,
     name_header: HeaderValue,
     /// The revision folder, open: every file is opened beneath it with no symlink followed.
-    dir: std::fs::File,
+    dir: super::beneath::Dir,
     /// (device, inode) of that folder: the pointer must still lead to this very folder.
     id: (u64, u64),
     files: Files,
@@ -165,11 +164,11 @@ impl Revision {
             ),
             Err(e) => return Err(format!("revision {name} has an unreadable index: {e}")),
         };
-        let dir = std::fs::File::open(&dir)
+        let dir = super::beneath::Dir::open(&dir)
             .map_err(|e| format!("revision {name} cannot be opened: {e}"))?;
         let id = dir
             .metadata()
-            .map(|m| (m.dev(), m.ino()))
+            .map(|m| crate::os::file_id(&m))
             .map_err(|e| format!("revision {name} cannot be opened: {e}"))?;
         Ok(Revision {
             name_header: HeaderValue::from_str(&name).unwrap_or(HeaderValue::from_static("-")),
@@ -264,7 +263,7 @@ impl Origin {
             .unwrap_or_default();
         let live = std::fs::metadata(&link)
             .map_err(|_| format!("public/current names revision {name}, which is missing"))?;
-        let live_id = (live.dev(), live.ino());
+        let live_id = crate::os::file_id(&live);
         let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(pos) = cached
             .iter()
@@ -454,10 +453,10 @@ fn serve_origin(rev: &Revision, rp: &RequestPath, headers: &HeaderMap, head: boo
             .insert(header::CONTENT_LENGTH, HeaderValue::from(meta.bytes));
         return finish(r);
     }
-    let file = match super::beneath::open(&rev.dir, &path) {
+    let file = match rev.dir.open_file(&path) {
         Ok(f) => f,
         // A symlink planted on the way: not a file of the revision.
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::EXDEV)) => {
+        Err(e) if super::beneath::is_symlink_refusal(&e) => {
             return text(StatusCode::NOT_FOUND, "not found")
         }
         Err(_) => {

@@ -155,12 +155,12 @@ fn tests_observe_the_ledger_through_its_api_not_sql() {
 /// or above it. This table is the layout's one statement (CONTRIBUTING.md points here);
 /// `farm-studio look` draws the same picture.
 const FLOORS: &[(&str, &[&str])] = &[
-    // What everything stands on: instants, digests, item names, object stores, the
-    // transparency log's formats, and the
-    // crate root's macros (`fail_point!`, `args!`, `drop_later`).
+    // What everything stands on: instants, digests, item names, what differs between
+    // operating systems, object stores, the transparency log's formats, and the crate root's
+    // macros (`fail_point!`, `args!`, `drop_later`).
     (
         "foundation",
-        &["clock", "digest", "item", "store", "tlog", "lib"],
+        &["clock", "digest", "item", "os", "store", "tlog", "lib"],
     ),
     // The two records: the ledger (what was decided) and `public/` (what was built).
     ("records", &["ledger", "output"]),
@@ -383,7 +383,8 @@ fn a_planted_back_import_is_named_with_its_file_line_and_the_way_out() {
         wrong[0]
     );
     assert!(
-        wrong[0].contains("may import only rooms below it (clock, digest, item, store, tlog, lib)"),
+        wrong[0]
+            .contains("may import only rooms below it (clock, digest, item, os, store, tlog, lib)"),
         "{}",
         wrong[0]
     );

@@ -192,9 +192,42 @@ fn the_release_plan_names_every_artifact_and_refuses_a_recipe_out_of_step() {
         "aarch64-unknown-linux-musl",
         "x86_64-apple-darwin",
         "aarch64-apple-darwin",
+        "x86_64-pc-windows-msvc",
     ] {
         assert!(targets.contains(&t), "{plan}");
     }
+    let windows = &plan["targets"].as_array().unwrap()[4];
+    assert_eq!(
+        windows["archive"], "fencepost-x86_64-pc-windows-msvc.zip",
+        "{plan}"
+    );
+    // Windows gets a .zip holding fencepost.exe, as binstall's override expects.
+    let out = tempfile::tempdir().unwrap();
+    let packaged = release(
+        &root,
+        &[
+            "package",
+            "x86_64-pc-windows-msvc",
+            bin().to_str().unwrap(),
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert_success(&packaged);
+    let listing = Command::new("python3")
+        .args(["-m", "zipfile", "-l"])
+        .arg(out.path().join("fencepost-x86_64-pc-windows-msvc.zip"))
+        .output()
+        .unwrap();
+    assert_success(&listing);
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    assert!(
+        listing.contains("fencepost-x86_64-pc-windows-msvc/fencepost.exe"),
+        "{listing}"
+    );
+    assert!(out
+        .path()
+        .join("fencepost-x86_64-pc-windows-msvc.zip.sha256")
+        .exists());
     assert_eq!(plan["installer"], "fencepost-installer.sh");
     let tag = format!("v{}", package_field("version"));
     assert_success(&release(&root, &["plan", "--tag", &tag]));
