@@ -29,12 +29,26 @@ pub(super) enum Command {
         #[arg(long, value_name = "CHECKPOINT_FILE")]
         since: Option<PathBuf>,
     },
+    /// Print a c2sp.org/tlog-proof that ITEM's text was committed to in the log of the site
+    /// at URL (the inclusion proof of its commit entry in the checkpoint served, the reveal as
+    /// extra): keep it beside the item's JSON as `<id>.tlog-proof`.
+    Prove {
+        #[arg(value_name = "URL")]
+        url: String,
+        /// The item, `<collection>/<id>`.
+        #[arg(value_name = "ITEM")]
+        item: String,
+        /// Check the whole log with this verifier key before proving (recommended).
+        #[arg(long, value_name = "VKEY")]
+        vkey: Option<String>,
+    },
 }
 
 pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Keygen { origin } => keygen(ctx, &origin),
         Command::Verify { url, vkey, since } => verify(ctx, &url, &vkey, since),
+        Command::Prove { url, item, vkey } => prove(ctx, &url, &item, vkey.as_deref()),
     }
 }
 
@@ -81,6 +95,15 @@ fn verify(ctx: &Ctx, url: &str, vkey: &str, since: Option<PathBuf>) -> anyhow::R
         }
         text
     })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn prove(ctx: &Ctx, url: &str, item: &str, vkey: Option<&str>) -> anyhow::Result<ExitCode> {
+    let source = Site::parse(url)?;
+    let proof = fencepost::tlog::check::prove(&source, item, vkey)?;
+    let text = String::from_utf8_lossy(&proof.to_text()).into_owned();
+    let out = serde_json::json!({ "item": item, "index": proof.index, "proof": text });
+    ctx.emit(&out, || text.trim_end().to_string())?;
     Ok(ExitCode::SUCCESS)
 }
 

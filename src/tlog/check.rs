@@ -120,6 +120,46 @@ pub fn check(source: &dyn Source, vkey: &str, since: Option<&[u8]>) -> Result<Re
     Ok(report)
 }
 
+/// A c2sp.org/tlog-proof that `item`'s commitment is in the log `source` serves: the proof of
+/// the commit entry its (last) reveal names, in the tree of the checkpoint served, with that
+/// reveal entry's text as the proof's `extra` (it carries the salt). With `vkey`, the
+/// checkpoint and the whole log are checked first; without, the reader's check of the proof
+/// ([`super::proof::Proof::check_item`]) is what vouches for it.
+pub fn prove(
+    source: &dyn Source,
+    item: &str,
+    vkey: Option<&str>,
+) -> Result<super::proof::Proof, TlogError> {
+    if let Some(vkey) = vkey {
+        check(source, vkey, None)?;
+    }
+    let signed = fetch(source, "log/checkpoint")?;
+    let checkpoint = tlog_tiles::Checkpoint::from_reader(&mut std::io::Cursor::new(&signed), false)
+        .map_err(|e| TlogError::Checkpoint { why: e.to_string() })?;
+    let (size, root) = (checkpoint.size(), *checkpoint.hash());
+    let tiles = Tiles(source);
+    let reader = TileHashReader::new(size, root, &tiles);
+    let entries = read_entries(source, &reader, size)?;
+    let (reveal, commit) = entries
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Entry::Reveal { item: i, commit, .. } if i == item => Some((e, *commit)),
+            _ => None,
+        })
+        .ok_or_else(|| TlogError::Reveal {
+            item: item.into(),
+            why: "the log has no reveal of it (not revealed yet, or not an item of a collection that commits before it reveals)".into(),
+        })?;
+    let hashes = tlog_tiles::prove_record(size, commit, &reader).map_err(TlogError::merkle)?;
+    Ok(super::proof::Proof {
+        extra: Some(reveal.to_text().into_bytes()),
+        index: commit,
+        hashes,
+        checkpoint: signed,
+    })
+}
+
 /// Every entry of the bundles, each checked against the (authenticated) level-0 tiles.
 fn read_entries(
     source: &dyn Source,

@@ -1,6 +1,7 @@
 //! c2sp.org/tlog-proof: one entry's inclusion in a signed checkpoint, in a text a reader keeps
 //! beside the entry and checks offline with the log's verifier key.
 
+use super::entry::{commitment, Entry};
 use super::{note, Hash, TlogError};
 use base64::{engine::general_purpose::STANDARD, Engine};
 use tlog_tiles::Checkpoint;
@@ -71,6 +72,39 @@ impl Proof {
             hashes,
             checkpoint,
         })
+    }
+
+    /// Checks a proof `fencepost tlog prove` wrote for an item whose JSON is `json`: its
+    /// `extra` is the item's reveal entry (item and salt), and the commit entry that
+    /// `sha256(salt ‖ json)` makes is entry `index` of the checkpoint's tree, signed by `vkey`.
+    /// Returns the item (`<collection>/<id>`) and the checkpoint.
+    pub fn check_item(&self, vkey: &str, json: &[u8]) -> Result<(String, Checkpoint), TlogError> {
+        let reveal = self
+            .extra
+            .as_deref()
+            .map(Entry::parse)
+            .transpose()?
+            .ok_or_else(|| TlogError::Proof {
+                why: "no extra line: not a proof of an item's commitment".into(),
+            })?;
+        let Entry::Reveal { item, commit, salt } = reveal else {
+            return Err(TlogError::Proof {
+                why: "its extra is not a reveal entry".into(),
+            });
+        };
+        if commit != self.index {
+            return Err(TlogError::Proof {
+                why: format!(
+                    "the reveal names entry {commit}, the proof entry {}",
+                    self.index
+                ),
+            });
+        }
+        let entry = Entry::Commit {
+            commit: commitment(&salt, json),
+        };
+        let checkpoint = self.check(vkey, entry.to_text().as_bytes())?;
+        Ok((item, checkpoint))
     }
 
     /// Checks that `entry` is entry `index` of the tree the checkpoint, signed by `vkey`,

@@ -211,6 +211,11 @@ fn write_log<E: AsRef<[u8]>>(
     checkpoints
 }
 
+/// A key of the same name as the test logs', which is not theirs.
+fn other_key() -> fencepost::tlog::note::KeyPair {
+    fencepost::tlog::note::generate("example.org/advisories").unwrap()
+}
+
 /// Python's file server on 127.0.0.1 at a free port, serving `root` (a static host, as a CDN
 /// would serve a deployed site).
 fn static_server(root: &std::path::Path) -> (std::process::Child, u16) {
@@ -318,6 +323,29 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
         .unwrap();
     assert_success(&folder);
 
+    // A proof of the advisory's commitment, checked offline with the key and its JSON.
+    let prove = |item: &str| {
+        fencepost()
+            .args(["tlog", "prove", &url, item, "--vkey", &keys.vkey])
+            .output()
+            .unwrap()
+    };
+    let out = prove("advisories/fp-1");
+    assert_success(&out);
+    let text = out.stdout.clone();
+    assert!(
+        text.starts_with(b"c2sp.org/tlog-proof@v1\nextra "),
+        "{}",
+        String::from_utf8_lossy(&text)
+    );
+    let proof = fencepost::tlog::proof::Proof::parse(&text).unwrap();
+    assert_eq!(proof.index, 1);
+    let (item, checkpoint) = proof.check_item(&keys.vkey, json).unwrap();
+    assert_eq!((item.as_str(), checkpoint.size()), ("advisories/fp-1", 4));
+    assert!(proof.check_item(&keys.vkey, b"{}").is_err());
+    assert!(proof.check_item(&other_key().vkey, json).is_err());
+    assert!(!prove("advisories/fp-2").status.success());
+
     let failing = |extra: &[&str], want: &str| {
         let out = verify(extra);
         assert!(!out.status.success(), "{want}");
@@ -326,7 +354,7 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
         assert!(message.contains(want), "{message}");
     };
     // Another key.
-    let other = note::generate("example.org/advisories").unwrap();
+    let other = other_key();
     let out = fencepost()
         .args(["tlog", "verify", "--json", &url, "--vkey", &other.vkey])
         .output()
