@@ -26,8 +26,8 @@ pub fn open_nonblocking(path: &Path) -> io::Result<File> {
     options.open(path)
 }
 
-/// Reads into `buf` at `pos` without moving a shared cursor (POSIX `pread`); returns how many
-/// bytes were read.
+/// Reads into `buf` at `pos`, each read naming its own offset (POSIX `pread`; Windows'
+/// `seek_read`), so threads may share the file; returns how many bytes were read.
 pub fn read_at(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
     #[cfg(unix)]
     {
