@@ -29,6 +29,20 @@ pub(super) enum Command {
         #[arg(long, value_name = "CHECKPOINT_FILE")]
         since: Option<PathBuf>,
     },
+    /// A monitor, for cron: check the site's log as verify does (every revealed item's JSON
+    /// against its commitment or its latest change entry), prove it extends the checkpoint
+    /// the last run saved in DIR, and save the new one. Exits 1, naming what does not hold
+    /// (a rewritten log, an item changed without a change entry), and then saves nothing.
+    Watch {
+        #[arg(value_name = "URL")]
+        url: String,
+        /// The log's verifier key.
+        #[arg(long, value_name = "VKEY")]
+        vkey: String,
+        /// The monitor's own folder (created): the last checkpoint that held.
+        #[arg(long, value_name = "DIR")]
+        state: PathBuf,
+    },
     /// Print a c2sp.org/tlog-proof that ITEM's text was committed to in the log of the site
     /// at URL (the inclusion proof of its commit entry in the checkpoint served, the reveal as
     /// extra): keep it beside the item's JSON as `<id>.tlog-proof`.
@@ -49,6 +63,7 @@ pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Keygen { origin } => keygen(ctx, &origin),
         Command::Verify { url, vkey, since } => verify(ctx, &url, &vkey, since),
         Command::Prove { url, item, vkey } => prove(ctx, &url, &item, vkey.as_deref()),
+        Command::Watch { url, vkey, state } => watch(ctx, &url, &vkey, &state),
     }
 }
 
@@ -105,6 +120,51 @@ fn prove(ctx: &Ctx, url: &str, item: &str, vkey: Option<&str>) -> anyhow::Result
     let out = serde_json::json!({ "item": item, "index": proof.index, "proof": text });
     ctx.emit(&out, || text.trim_end().to_string())?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn watch(ctx: &Ctx, url: &str, vkey: &str, state: &std::path::Path) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(state)
+        .map_err(|e| anyhow::anyhow!("--state {}: {e}", state.display()))?;
+    let saved_path = state.join("checkpoint");
+    let saved = match std::fs::read(&saved_path) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => anyhow::bail!("{}: {e}", saved_path.display()),
+    };
+    let source = Site::parse(url)?;
+    // Anything that does not hold — a log that does not extend the saved checkpoint, an
+    // item's JSON changed without a change entry — fails here, naming it, and nothing is
+    // saved: the next run compares with the last checkpoint that held.
+    let report = fencepost::tlog::check::check(&source, vkey, saved.as_deref())?;
+    write_state(&saved_path, report.checkpoint.as_bytes())?;
+    let out = serde_json::json!({
+        "size": report.size,
+        "previous_size": report.consistent_with,
+        "entries": report.entries,
+        "revealed": report.revealed,
+        "checkpoint": report.checkpoint,
+    });
+    ctx.emit(&out, || match report.consistent_with {
+        Some(n) => format!(
+            "the log grew from {n} to {} entries, consistently; checkpoint saved in {}",
+            report.size,
+            state.display()
+        ),
+        None => format!(
+            "first look: {} entries; checkpoint saved in {}",
+            report.size,
+            state.display()
+        ),
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Replaces a state file whole (written beside it, then renamed).
+fn write_state(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(|e| anyhow::anyhow!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(())
 }
 
 /// A published site's `/.well-known/fencepost/`, over HTTP or in a folder.

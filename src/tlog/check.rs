@@ -4,7 +4,7 @@
 //! reader saved before. Where the bytes come from is the caller's ([`Source`]): a site over
 //! HTTP, a folder.
 
-use super::entry::{commitment, Entry};
+use super::entry::{commitment, ChangeKind, Entry};
 use super::tiles::{entries_path, parse_bundle, tile_path, HEIGHT, WIDTH};
 use super::{note, Hash, TlogError};
 use serde::Serialize;
@@ -29,6 +29,8 @@ pub struct Report {
     pub entries: BTreeMap<String, u64>,
     /// Items whose revealed JSON was fetched and matched its commitment, `<collection>/<id>`.
     pub revealed: Vec<String>,
+    /// How many `change` entries each item has.
+    pub changes: BTreeMap<String, u64>,
     /// The size of the checkpoint given with `since`, proven a prefix of this log.
     pub consistent_with: Option<u64>,
     /// The checkpoint as served (save it: the next check proves the log grew from it).
@@ -89,6 +91,7 @@ pub fn check(source: &dyn Source, vkey: &str, since: Option<&[u8]>) -> Result<Re
         root: base64_of(&root),
         entries: BTreeMap::new(),
         revealed: Vec::new(),
+        changes: BTreeMap::new(),
         consistent_with: None,
         checkpoint: String::from_utf8_lossy(&signed).into_owned(),
     };
@@ -191,18 +194,28 @@ fn read_entries(
     Ok(entries)
 }
 
-/// Each entry's meaning: a reveal names an earlier commit entry, and the item JSON served for
-/// it hashes with its salt to that commitment.
+/// Each entry's meaning: a reveal names an earlier commit entry; then each revealed item's
+/// JSON as served is the one the log vouches for — the committed text (`sha256(salt ‖ JSON)`
+/// is the commitment) until its first `update`, the digest of its latest `update` or
+/// `return` after that. A withdrawn or expired item is not public: its JSON is not checked.
 fn check_entries(
     source: &dyn Source,
     entries: &[Entry],
     report: &mut Report,
 ) -> Result<(), TlogError> {
+    // Per revealed item: (its salt and commitment, the latest change after the reveal).
+    let mut items: BTreeMap<String, ((&[u8; 32], &str), Option<&Entry>)> = BTreeMap::new();
     for (index, entry) in entries.iter().enumerate() {
         let kind = match entry {
             Entry::Revision { .. } => "revision",
             Entry::Commit { .. } => "commit",
-            Entry::Change { .. } => "change",
+            Entry::Change { item, .. } => {
+                *report.changes.entry(item.clone()).or_default() += 1;
+                if let Some((_, latest)) = items.get_mut(item) {
+                    *latest = Some(entry);
+                }
+                "change"
+            }
             Entry::Reveal { item, commit, salt } => {
                 let committed = match entries.get(*commit as usize) {
                     Some(Entry::Commit { commit: c }) if (*commit as usize) < index => c,
@@ -210,25 +223,45 @@ fn check_entries(
                         return Err(TlogError::Reveal {
                             item: item.clone(),
                             why: format!(
-                            "entry {index} names entry {commit}, which is not an earlier commit"
-                        ),
+                                "entry {index} names entry {commit}, which is not an earlier commit"
+                            ),
                         })
                     }
                 };
-                let json = fetch(source, &format!("items/{item}.json"))?;
-                if commitment(salt, &json) != *committed {
-                    return Err(TlogError::Reveal {
-                        item: item.clone(),
-                        why: format!(
-                            "the JSON served for it does not match the commitment of entry {commit}: it is not the text fixed before its instant"
-                        ),
-                    });
-                }
-                report.revealed.push(item.clone());
+                items.insert(item.clone(), ((salt, committed.as_str()), None));
                 "reveal"
             }
         };
         *report.entries.entry(kind.into()).or_default() += 1;
+    }
+    for (item, ((salt, committed), latest)) in items {
+        let bad = |why: String| TlogError::Reveal {
+            item: item.clone(),
+            why,
+        };
+        match latest {
+            Some(Entry::Change {
+                change: ChangeKind::Withdraw | ChangeKind::Expire,
+                ..
+            }) => continue,
+            Some(Entry::Change { digest, .. }) => {
+                let json = fetch(source, &format!("items/{item}.json"))?;
+                if hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&json)) != *digest {
+                    return Err(bad(format!(
+                        "the JSON served for it is not the one its latest change entry names ({digest}): it changed without an entry in the log"
+                    )));
+                }
+            }
+            _ => {
+                let json = fetch(source, &format!("items/{item}.json"))?;
+                if commitment(salt, &json) != committed {
+                    return Err(bad(
+                        "the JSON served for it does not match its commitment: it is not the text fixed before its instant, and no change entry accounts for it".into(),
+                    ));
+                }
+            }
+        }
+        report.revealed.push(item);
     }
     Ok(())
 }

@@ -251,9 +251,10 @@ fn static_server(root: &std::path::Path) -> (std::process::Child, u16) {
 }
 
 /// A site's log as a build will publish it: a revision, the commitment to an embargoed
-/// advisory, its reveal with the JSON served, a withdrawal. `tlog verify` checks it over HTTP
-/// end to end, proves it extends a checkpoint saved before, and fails, by name, on a JSON
-/// edited after its reveal, a tile changed, a log rewritten under the same key, another key.
+/// advisory, its reveal, an update with the updated JSON served. `tlog verify` checks it over
+/// HTTP end to end, proves it extends a checkpoint saved before, and fails, by name, on a JSON
+/// edited without a change entry, a tile changed, a log rewritten under the same key, another
+/// key; `tlog prove` proves the committed text.
 #[test]
 fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() {
     use fencepost::tlog::entry::{commitment, ChangeKind, Entry};
@@ -263,6 +264,7 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     let site = tempfile::tempdir().unwrap();
     let wk = site.path().join(".well-known/fencepost");
     let json = br#"{"collection":"advisories","id":"fp-1","title":"Path traversal","body":"Fixed in 1.0.2."}"#;
+    let updated = br#"{"collection":"advisories","id":"fp-1","title":"Path traversal","body":"Fixed in 1.0.2 and 0.9.8."}"#;
     let salt = [42u8; 32];
     let hex = |c: char| c.to_string().repeat(64);
     let entries: Vec<String> = [
@@ -283,8 +285,8 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
         },
         Entry::Change {
             item: "advisories/fp-1".into(),
-            change: ChangeKind::Withdraw,
-            digest: hex('c'),
+            change: ChangeKind::Update,
+            digest: sha256_hex(updated),
         },
     ]
     .iter()
@@ -292,7 +294,8 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     .collect();
     let checkpoints = write_log(&wk.join("log"), &signer, &entries, &[2, 4]);
     std::fs::create_dir_all(wk.join("items/advisories")).unwrap();
-    std::fs::write(wk.join("items/advisories/fp-1.json"), json).unwrap();
+    // Updated after its reveal, with a change entry: the JSON served now is the update.
+    std::fs::write(wk.join("items/advisories/fp-1.json"), updated).unwrap();
     let saved = site.path().join("saved-checkpoint");
     std::fs::write(&saved, &checkpoints[0]).unwrap();
 
@@ -314,6 +317,7 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
         serde_json::json!({"revision": 1, "commit": 1, "reveal": 1, "change": 1})
     );
     assert_eq!(report["revealed"], serde_json::json!(["advisories/fp-1"]));
+    assert_eq!(report["changes"], serde_json::json!({"advisories/fp-1": 1}));
     assert_eq!(report["consistent_with"], 2);
     // The same from the folder.
     let folder = fencepost()
@@ -371,7 +375,8 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
         &["--since", fork_file.to_str().unwrap()],
         "it was rewritten",
     );
-    // The advisory's JSON edited after its reveal.
+    // The advisory's JSON edited again, without a change entry; or put back to the text
+    // committed before the update (the log says it was updated since).
     let item = wk.join("items/advisories/fp-1.json");
     std::fs::write(
         &item,
@@ -380,6 +385,8 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     .unwrap();
     failing(&[], "advisories/fp-1");
     std::fs::write(&item, json).unwrap();
+    failing(&[], "changed without an entry in the log");
+    std::fs::write(&item, updated).unwrap();
     // A tile changed.
     let tile = wk.join("log/tile/0/000.p/4");
     let mut bytes = std::fs::read(&tile).unwrap();
@@ -388,4 +395,115 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     failing(&[], "Merkle");
     let _ = server.kill();
     let _ = server.wait();
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// `tlog watch` as a monitor run from cron: the first run saves the checkpoint; a grown log
+/// (an update with its change entry) passes and replaces it; an item's JSON changed with no
+/// change entry, and a log rewritten under the same key, each exit 1 by name and save
+/// nothing, so the next run still compares with the last checkpoint that held.
+#[test]
+fn tlog_watch_saves_what_held_and_reports_a_change_the_log_does_not_account_for() {
+    use fencepost::tlog::entry::{commitment, ChangeKind, Entry};
+    use fencepost::tlog::note;
+    let keys = note::generate("example.org/puzzles").unwrap();
+    let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
+    let site = tempfile::tempdir().unwrap();
+    let wk = site.path().join(".well-known/fencepost");
+    let (first, second) = (br#"{"answer":"12.99"}"#, br#"{"answer":"13.49"}"#);
+    let salt = [9u8; 32];
+    let entries: Vec<String> = [
+        Entry::Commit {
+            commit: commitment(&salt, first),
+        },
+        Entry::Reveal {
+            item: "answers/41".into(),
+            commit: 0,
+            salt,
+        },
+        Entry::Change {
+            item: "answers/41".into(),
+            change: ChangeKind::Update,
+            digest: sha256_hex(second),
+        },
+    ]
+    .iter()
+    .map(Entry::to_text)
+    .collect();
+    let item = wk.join("items/answers/41.json");
+    std::fs::create_dir_all(item.parent().unwrap()).unwrap();
+    write_log(&wk.join("log"), &signer, &entries, &[2]);
+    std::fs::write(&item, first).unwrap();
+    let state = site.path().join("monitor");
+    let watch = || {
+        let out = fencepost()
+            .args(["tlog", "watch", "--json", site.path().to_str().unwrap()])
+            .args(["--vkey", &keys.vkey, "--state", state.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.success(), json)
+    };
+    let (ok, first_look) = watch();
+    assert!(ok, "{first_look}");
+    assert!(first_look["previous_size"].is_null(), "{first_look}");
+    let saved = || std::fs::read(state.join("checkpoint")).unwrap();
+    let at_two = saved();
+
+    // The update, logged: it holds, and the saved checkpoint moves on.
+    write_log(&wk.join("log"), &signer, &entries, &[3]);
+    std::fs::write(&item, second).unwrap();
+    let (ok, grown) = watch();
+    assert!(ok, "{grown}");
+    assert_eq!(
+        (grown["previous_size"].as_u64(), grown["size"].as_u64()),
+        (Some(2), Some(3))
+    );
+    let at_three = saved();
+    assert_ne!(at_two, at_three);
+
+    // Changed behind the log's back: named, nothing saved.
+    std::fs::write(&item, br#"{"answer":"99.99"}"#).unwrap();
+    let (ok, changed) = watch();
+    assert!(!ok);
+    let message = changed["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("answers/41") && message.contains("without an entry"),
+        "{message}"
+    );
+    assert_eq!(saved(), at_three);
+    std::fs::write(&item, second).unwrap();
+
+    // The log rewritten under the same key, whole and self-consistent (another salt), at
+    // the same size: it does not extend the saved checkpoint.
+    let other_salt = [1u8; 32];
+    let rewritten: Vec<String> = [
+        Entry::Commit {
+            commit: commitment(&other_salt, first),
+        },
+        Entry::Reveal {
+            item: "answers/41".into(),
+            commit: 0,
+            salt: other_salt,
+        },
+        Entry::Change {
+            item: "answers/41".into(),
+            change: ChangeKind::Update,
+            digest: sha256_hex(second),
+        },
+    ]
+    .iter()
+    .map(Entry::to_text)
+    .collect();
+    std::fs::remove_dir_all(wk.join("log")).unwrap();
+    write_log(&wk.join("log"), &signer, &rewritten, &[3]);
+    let (ok, forked) = watch();
+    assert!(!ok);
+    let message = forked["error"]["message"].as_str().unwrap();
+    assert!(message.contains("it was rewritten"), "{message}");
+    assert_eq!(saved(), at_three);
 }
