@@ -13,7 +13,7 @@ mod actions;
 use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 /// The repository's root (where `scripts/release` and Cargo.toml are).
 fn repo_root() -> PathBuf {
@@ -78,7 +78,7 @@ impl LocalRelease {
             assert_success(&out);
         }
         let tls = test_tls(dir.path(), None);
-        let (server, port) = https_server(dir.path(), &tls);
+        let (server, port) = file_server(dir.path(), Some(&tls));
         LocalRelease {
             ca: tls.join("ca.crt"),
             dir,
@@ -116,40 +116,6 @@ impl Drop for LocalRelease {
         let _ = self.server.kill();
         let _ = self.server.wait();
     }
-}
-
-/// Python's file server over TLS on 127.0.0.1 at a free port, serving `root`.
-fn https_server(root: &Path, tls: &Path) -> (Child, u16) {
-    let script = "import functools, http.server, ssl, sys\n\
-        root, cert, key = sys.argv[1:4]\n\
-        class Quiet(http.server.SimpleHTTPRequestHandler):\n    def log_message(self, *a): pass\n\
-        srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=root))\n\
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n\
-        ctx.load_cert_chain(cert, key)\n\
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)\n\
-        print(srv.server_address[1], flush=True)\n\
-        srv.serve_forever()\n";
-    let mut child = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(root)
-        .arg(tls.join("server.crt"))
-        .arg(tls.join("server.key"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python3 serves the local release");
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let port = line
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("the release server did not start: {line:?}"));
-    (child, port)
 }
 
 /// `fencepost --version` names the version and the commit it was built from.

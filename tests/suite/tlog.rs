@@ -216,40 +216,6 @@ fn other_key() -> fencepost::tlog::note::KeyPair {
     fencepost::tlog::note::generate("example.org/advisories").unwrap()
 }
 
-/// Python's file server on 127.0.0.1 at a free port, serving `root` (a static host, as a CDN
-/// would serve a deployed site).
-fn static_server(root: &std::path::Path) -> (std::process::Child, u16) {
-    let mut child = std::process::Command::new("python3")
-        .args([
-            "-m",
-            "http.server",
-            "--bind",
-            "127.0.0.1",
-            "0",
-            "--directory",
-        ])
-        .arg(root)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .env("PYTHONUNBUFFERED", "1")
-        .spawn()
-        .expect("python3 serves the site");
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    // "Serving HTTP on 127.0.0.1 port 12345 (http://127.0.0.1:12345/) ..."
-    let port = line
-        .split_whitespace()
-        .skip_while(|w| *w != "port")
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("the static server did not start: {line:?}"));
-    (child, port)
-}
-
 /// A site's log as a build will publish it: a revision, the commitment to an embargoed
 /// advisory, its reveal, an update with the updated JSON served. `tlog verify` checks it over
 /// HTTP end to end, proves it extends a checkpoint saved before, and fails, by name, on a JSON
@@ -299,7 +265,7 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     let saved = site.path().join("saved-checkpoint");
     std::fs::write(&saved, &checkpoints[0]).unwrap();
 
-    let (mut server, port) = static_server(site.path());
+    let (mut server, port) = file_server(site.path(), None);
     let url = format!("http://127.0.0.1:{port}/");
     let verify = |extra: &[&str]| {
         fencepost()
@@ -402,28 +368,17 @@ fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(sha2::Sha256::digest(bytes))
 }
 
-/// `tlog watch` as a monitor run from cron: the first run saves the checkpoint; a grown log
-/// (an update with its change entry) passes and replaces it; an item's JSON changed with no
-/// change entry, and a log rewritten under the same key, each exit 1 by name and save
-/// nothing, so the next run still compares with the last checkpoint that held.
-#[test]
-fn tlog_watch_saves_what_held_and_reports_a_change_the_log_does_not_account_for() {
+/// The log of a daily answer committed to as `first`, revealed, then updated to `second`.
+fn answer_log(salt: &[u8; 32], first: &[u8], second: &[u8]) -> Vec<String> {
     use fencepost::tlog::entry::{commitment, ChangeKind, Entry};
-    use fencepost::tlog::note;
-    let keys = note::generate("example.org/puzzles").unwrap();
-    let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
-    let site = tempfile::tempdir().unwrap();
-    let wk = site.path().join(".well-known/fencepost");
-    let (first, second) = (br#"{"answer":"12.99"}"#, br#"{"answer":"13.49"}"#);
-    let salt = [9u8; 32];
-    let entries: Vec<String> = [
+    [
         Entry::Commit {
-            commit: commitment(&salt, first),
+            commit: commitment(salt, first),
         },
         Entry::Reveal {
             item: "answers/41".into(),
             commit: 0,
-            salt,
+            salt: *salt,
         },
         Entry::Change {
             item: "answers/41".into(),
@@ -433,7 +388,22 @@ fn tlog_watch_saves_what_held_and_reports_a_change_the_log_does_not_account_for(
     ]
     .iter()
     .map(Entry::to_text)
-    .collect();
+    .collect()
+}
+
+/// `tlog watch` as a monitor run from cron: the first run saves the checkpoint; a grown log
+/// (an update with its change entry) passes and replaces it; an item's JSON changed with no
+/// change entry, and a log rewritten under the same key, each exit 1 by name and save
+/// nothing, so the next run still compares with the last checkpoint that held.
+#[test]
+fn tlog_watch_saves_what_held_and_reports_a_change_the_log_does_not_account_for() {
+    use fencepost::tlog::note;
+    let keys = note::generate("example.org/puzzles").unwrap();
+    let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
+    let site = tempfile::tempdir().unwrap();
+    let wk = site.path().join(".well-known/fencepost");
+    let (first, second) = (br#"{"answer":"12.99"}"#, br#"{"answer":"13.49"}"#);
+    let entries = answer_log(&[9; 32], first, second);
     let item = wk.join("items/answers/41.json");
     std::fs::create_dir_all(item.parent().unwrap()).unwrap();
     write_log(&wk.join("log"), &signer, &entries, &[2]);
@@ -480,25 +450,7 @@ fn tlog_watch_saves_what_held_and_reports_a_change_the_log_does_not_account_for(
 
     // The log rewritten under the same key, whole and self-consistent (another salt), at
     // the same size: it does not extend the saved checkpoint.
-    let other_salt = [1u8; 32];
-    let rewritten: Vec<String> = [
-        Entry::Commit {
-            commit: commitment(&other_salt, first),
-        },
-        Entry::Reveal {
-            item: "answers/41".into(),
-            commit: 0,
-            salt: other_salt,
-        },
-        Entry::Change {
-            item: "answers/41".into(),
-            change: ChangeKind::Update,
-            digest: sha256_hex(second),
-        },
-    ]
-    .iter()
-    .map(Entry::to_text)
-    .collect();
+    let rewritten = answer_log(&[1; 32], first, second);
     std::fs::remove_dir_all(wk.join("log")).unwrap();
     write_log(&wk.join("log"), &signer, &rewritten, &[3]);
     let (ok, forked) = watch();

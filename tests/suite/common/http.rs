@@ -311,3 +311,40 @@ pub fn image_server(
     });
     (base, hits)
 }
+
+/// A static file server (Python's) on 127.0.0.1 at a free port serving `root` — over TLS with
+/// `tls` (a folder from [`test_tls`]: `server.crt`, `server.key`). A plain host, as a CDN or a
+/// release download serves files. Returns the child (kill it when done) and the port.
+pub fn file_server(root: &Path, tls: Option<&Path>) -> (Child, u16) {
+    let script = "import functools, http.server, ssl, sys\n\
+        root = sys.argv[1]\n\
+        class Quiet(http.server.SimpleHTTPRequestHandler):\n    def log_message(self, *a): pass\n\
+        srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=root))\n\
+        if len(sys.argv) > 2:\n\
+        \x20   ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n\
+        \x20   ctx.load_cert_chain(sys.argv[2], sys.argv[3])\n\
+        \x20   srv.socket = ctx.wrap_socket(srv.socket, server_side=True)\n\
+        print(srv.server_address[1], flush=True)\n\
+        srv.serve_forever()\n";
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg("-c").arg(script).arg(root);
+    if let Some(tls) = tls {
+        cmd.arg(tls.join("server.crt")).arg(tls.join("server.key"));
+    }
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 serves the files");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let port = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("the file server did not start: {line:?}"));
+    (child, port)
+}
