@@ -1,7 +1,7 @@
 //! A reader's check of a published log, end to end: the checkpoint's signature, every tile
-//! (authenticated against the signed root by Go's algorithm), every entry's form, each reveal
-//! against its commitment and the item JSON served, and consistency with a checkpoint the
-//! reader saved before. Where the bytes come from is the caller's ([`Source`]): a site over
+//! (authenticated against the signed root by Go's algorithm), every entry's form, each
+//! revealed item's JSON as served against its commitment or its latest update, and
+//! consistency with a checkpoint the reader saved before. Where the bytes come from is the caller's ([`Source`]): a site over
 //! HTTP, a folder.
 
 use super::entry::{commitment, ChangeKind, Entry};
@@ -27,7 +27,8 @@ pub struct Report {
     pub root: String,
     /// Entries by kind (`revision`, `commit`, `reveal`, `change`).
     pub entries: BTreeMap<String, u64>,
-    /// Items whose revealed JSON was fetched and matched its commitment, `<collection>/<id>`.
+    /// Public revealed items whose JSON was fetched and is the one the log vouches for (its
+    /// commitment, or its latest update's digest), `<collection>/<id>`.
     pub revealed: Vec<String>,
     /// How many `change` entries each item has.
     pub changes: BTreeMap<String, u64>,
