@@ -24,6 +24,7 @@ pub mod entry;
 pub mod note;
 pub mod proof;
 pub mod tiles;
+pub mod witness;
 
 pub use tlog_tiles::Hash;
 
@@ -37,6 +38,8 @@ pub enum TlogError {
     SigningKey { why: String },
     #[error("{vkey:?} is not a note verifier key (<origin>+<id>+<base64>, as `fencepost tlog keygen` prints it)")]
     VerifierKey { vkey: String },
+    #[error("witness {name}: {why}")]
+    Witness { name: String, why: String },
     #[error("the checkpoint is not signed by {origin} with the verifier key given: {why}")]
     Signature { origin: String, why: String },
     #[error("not a checkpoint (origin, tree size and base64 root hash lines): {why}")]

@@ -28,6 +28,10 @@ pub(super) enum Command {
         /// A checkpoint saved from an earlier check: the log must extend it.
         #[arg(long, value_name = "CHECKPOINT_FILE")]
         since: Option<PathBuf>,
+        /// A witness's Ed25519 cosigner key (c2sp.org/tlog-cosignature; repeatable): the
+        /// checkpoint must carry its valid cosignature, whose time is reported.
+        #[arg(long, value_name = "WITNESS_VKEY")]
+        witness: Vec<String>,
     },
     /// A monitor, for cron: check the site's log as verify does (every revealed item's JSON
     /// against its commitment or its latest change entry), prove it extends the checkpoint
@@ -61,7 +65,12 @@ pub(super) enum Command {
 pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Keygen { origin } => keygen(ctx, &origin),
-        Command::Verify { url, vkey, since } => verify(ctx, &url, &vkey, since),
+        Command::Verify {
+            url,
+            vkey,
+            since,
+            witness,
+        } => verify(ctx, &url, &vkey, since, &witness),
         Command::Prove { url, item, vkey } => prove(ctx, &url, &item, vkey.as_deref()),
         Command::Watch { url, vkey, state } => watch(ctx, &url, &vkey, &state),
     }
@@ -79,12 +88,23 @@ fn keygen(ctx: &Ctx, origin: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn verify(ctx: &Ctx, url: &str, vkey: &str, since: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+fn verify(
+    ctx: &Ctx,
+    url: &str,
+    vkey: &str,
+    since: Option<PathBuf>,
+    witnesses: &[String],
+) -> anyhow::Result<ExitCode> {
     let source = Site::parse(url)?;
+    let witnesses = witnesses
+        .iter()
+        .map(|w| fencepost::tlog::witness::Witness::parse(w))
+        .collect::<Result<Vec<_>, _>>()?;
     let saved = since
         .map(|p| std::fs::read(&p).map_err(|e| anyhow::anyhow!("--since {}: {e}", p.display())))
         .transpose()?;
-    let report = fencepost::tlog::check::check(&source, vkey, saved.as_deref())?;
+    let report =
+        fencepost::tlog::check::check_witnessed(&source, vkey, saved.as_deref(), &witnesses)?;
     ctx.emit(&report, || {
         let kinds: Vec<String> = report
             .entries
@@ -107,6 +127,10 @@ fn verify(ctx: &Ctx, url: &str, vkey: &str, since: Option<PathBuf>) -> anyhow::R
         }
         if let Some(n) = report.consistent_with {
             text += &format!("\nit extends the log of {n} entries saved before");
+        }
+        for (name, time) in &report.witnessed {
+            let at = fencepost::clock::Instant(*time as i64 * 1000).rfc3339();
+            text += &format!("\ncosigned by {name} at {at}: the log held this much by then");
         }
         text
     })?;

@@ -32,6 +32,8 @@ pub struct Report {
     pub revealed: Vec<String>,
     /// How many `change` entries each item has.
     pub changes: BTreeMap<String, u64>,
+    /// Each witness given and the time (Unix seconds) of its valid cosignature.
+    pub witnessed: BTreeMap<String, u64>,
     /// The size of the checkpoint given with `since`, proven a prefix of this log.
     pub consistent_with: Option<u64>,
     /// The checkpoint as served (save it: the next check proves the log grew from it).
@@ -74,8 +76,22 @@ impl TileReader for Tiles<'_> {
 /// Checks the log `source` serves against the verifier key `vkey`; with `since` (a signed
 /// checkpoint saved earlier), proves that this log extends that one.
 pub fn check(source: &dyn Source, vkey: &str, since: Option<&[u8]>) -> Result<Report, TlogError> {
+    check_witnessed(source, vkey, since, &[])
+}
+
+/// [`check`], and the checkpoint must carry a valid cosignature of each of `witnesses`.
+pub fn check_witnessed(
+    source: &dyn Source,
+    vkey: &str,
+    since: Option<&[u8]>,
+    witnesses: &[super::witness::Witness],
+) -> Result<Report, TlogError> {
     let signed = fetch(source, "log/checkpoint")?;
     let checkpoint = note::open_checkpoint(&signed, vkey)?;
+    let witnessed = witnesses
+        .iter()
+        .map(|w| Ok((w.name.clone(), w.cosigned_at(&signed)?)))
+        .collect::<Result<BTreeMap<String, u64>, TlogError>>()?;
     let (size, root) = (checkpoint.size(), *checkpoint.hash());
     let tiles = Tiles(source);
     let reader = TileHashReader::new(size, root, &tiles);
@@ -93,6 +109,7 @@ pub fn check(source: &dyn Source, vkey: &str, since: Option<&[u8]>) -> Result<Re
         entries: BTreeMap::new(),
         revealed: Vec::new(),
         changes: BTreeMap::new(),
+        witnessed,
         consistent_with: None,
         checkpoint: String::from_utf8_lossy(&signed).into_owned(),
     };

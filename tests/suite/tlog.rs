@@ -459,3 +459,85 @@ fn tlog_watch_saves_what_held_and_reports_a_change_the_log_does_not_account_for(
     assert!(message.contains("it was rewritten"), "{message}");
     assert_eq!(saved(), at_three);
 }
+
+/// A witness's cosigner key (c2sp.org/tlog-cosignature, Ed25519): its vkey text and a
+/// function that cosigns a checkpoint at a time, as a witness would.
+fn witness(name: &str) -> (String, impl Fn(&[u8], u64) -> Vec<u8>) {
+    use base64::Engine;
+    use ring::signature::KeyPair;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+    let pair = ring::signature::Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
+    let key: [u8; 32] = pair.public_key().as_ref().try_into().unwrap();
+    let id = fencepost::tlog::witness::key_id(name, &key);
+    let mut typed = vec![0x04];
+    typed.extend_from_slice(&key);
+    let vkey = format!("{name}+{}+{}", hex::encode(id), b64.encode(&typed));
+    let name = name.to_string();
+    let cosign = move |signed: &[u8], time: u64| {
+        let text = std::str::from_utf8(signed).unwrap();
+        let body = format!("{}\n", text.split_once("\n\n").unwrap().0);
+        let sig = pair.sign(&fencepost::tlog::witness::message(time, body.as_bytes()));
+        let mut raw = id.to_vec();
+        raw.extend_from_slice(&time.to_be_bytes());
+        raw.extend_from_slice(sig.as_ref());
+        format!("{text}— {name} {}\n", b64.encode(raw)).into_bytes()
+    };
+    (vkey, cosign)
+}
+
+/// "Fixed before its instant" rests on someone else's observation: `tlog verify --witness`
+/// requires a valid cosignature of each witness given and reports its time; tlog-scales'
+/// cosignature verifier accepts the same cosignature; a checkpoint without one, or one by
+/// another key, is refused by name.
+#[test]
+fn tlog_verify_checks_a_witness_cosignature_and_reports_its_time() {
+    let keys = fencepost::tlog::note::generate("example.org/puzzles").unwrap();
+    let signer = fencepost::tlog::note::LogSigner::from_skey(&keys.skey).unwrap();
+    let site = tempfile::tempdir().unwrap();
+    let wk = site.path().join(".well-known/fencepost");
+    let (first, second) = (br#"{"answer":"12.99"}"#, br#"{"answer":"13.49"}"#);
+    let entries = answer_log(&[3; 32], first, second);
+    let checkpoints = write_log(&wk.join("log"), &signer, &entries[..2], &[2]);
+    std::fs::create_dir_all(wk.join("items/answers")).unwrap();
+    std::fs::write(wk.join("items/answers/41.json"), first).unwrap();
+    let (wvkey, cosign) = witness("witness.example/w1");
+    let cosigned = cosign(&checkpoints[0], 1_764_806_400);
+    let verify = |witness_key: &str| {
+        fencepost()
+            .args(["tlog", "verify", "--json", site.path().to_str().unwrap()])
+            .args(["--vkey", &keys.vkey, "--witness", witness_key])
+            .output()
+            .unwrap()
+    };
+    // Not cosigned yet.
+    let out = verify(&wvkey);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("carries no cosignature"));
+
+    std::fs::write(wk.join("log/checkpoint"), &cosigned).unwrap();
+    let out = verify(&wvkey);
+    assert_success(&out);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["witnessed"],
+        serde_json::json!({"witness.example/w1": 1_764_806_400u64})
+    );
+    let (other, _) = witness("witness.example/w1");
+    assert!(!verify(&other).status.success());
+
+    // tlog-scales reads the same cosignature with its own verifier.
+    let python =
+        std::env::var("FENCEPOST_PYTHON").expect("FENCEPOST_PYTHON (scripts/test sets it)");
+    let script = "import sys\nfrom tlog_scales.signing import Vkey\nfrom tlog_scales.tlog import Checkpoint\n\
+        cp = Checkpoint.from_text(open(sys.argv[1]).read())\ncp.verify(Vkey.from_string(sys.argv[2]))\nprint('ok')\n";
+    let out = std::process::Command::new(python)
+        .args(["-c", script])
+        .arg(wk.join("log/checkpoint"))
+        .arg(&wvkey)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
+}
