@@ -56,7 +56,8 @@ pub(super) enum Command {
         /// The item, `<collection>/<id>`.
         #[arg(value_name = "ITEM")]
         item: String,
-        /// Check the whole log with this verifier key before proving (recommended).
+        /// Check the checkpoint's signature with this verifier key before proving
+        /// (recommended; every entry read is checked against the tree either way).
         #[arg(long, value_name = "VKEY")]
         vkey: Option<String>,
     },

@@ -143,20 +143,21 @@ pub fn check_witnessed(
 
 /// A c2sp.org/tlog-proof that `item`'s commitment is in the log `source` serves: the proof of
 /// the commit entry its (last) reveal names, in the tree of the checkpoint served, with that
-/// reveal entry's text as the proof's `extra` (it carries the salt). With `vkey`, the
-/// checkpoint and the whole log are checked first; without, the reader's check of the proof
-/// ([`super::proof::Proof::check_item`]) is what vouches for it.
+/// reveal entry's text as the proof's `extra` (it carries the salt). Every entry read is
+/// checked against the checkpoint's tree; with `vkey` the checkpoint's signature is checked
+/// too, else the reader's check of the proof ([`super::proof::Proof::check_item`]) is what
+/// vouches for it.
 pub fn prove(
     source: &dyn Source,
     item: &str,
     vkey: Option<&str>,
 ) -> Result<super::proof::Proof, TlogError> {
-    if let Some(vkey) = vkey {
-        check(source, vkey, None)?;
-    }
     let signed = fetch(source, "log/checkpoint")?;
-    let checkpoint = tlog_tiles::Checkpoint::from_reader(&mut std::io::Cursor::new(&signed), false)
-        .map_err(|e| TlogError::Checkpoint { why: e.to_string() })?;
+    let checkpoint = match vkey {
+        Some(vkey) => note::open_checkpoint(&signed, vkey)?,
+        None => tlog_tiles::Checkpoint::from_reader(&mut std::io::Cursor::new(&signed), false)
+            .map_err(|e| TlogError::Checkpoint { why: e.to_string() })?,
+    };
     let (size, root) = (checkpoint.size(), *checkpoint.hash());
     let tiles = Tiles(source);
     let reader = TileHashReader::new(size, root, &tiles);

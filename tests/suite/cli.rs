@@ -404,22 +404,14 @@ fn a_future_now_publishes_nothing_by_surprise() {
     );
     assert_eq!(s.revision(), 0, "nothing was written");
     let out = plain(&["build", "--preview", "--json", "--now", &later]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(
         !s.path("public/current").exists(),
         "a preview is nothing public"
     );
     // A harness simulating the calendar.
     let out = plain(&["publish", "--json", "--allow-future-now", "--now", &later]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let log = s.json(&["log", "--limit", "5"]);
     let detail: Value =
         serde_json::from_str(log["entries"][0]["detail"].as_str().unwrap()).unwrap();
@@ -504,11 +496,7 @@ fn deploying_a_localhost_base_url_warns_and_strict_refuses() {
     let bucket = tempfile::tempdir().unwrap();
     let to = format!("file://{}", bucket.path().display());
     let out = s.cmd(&["deploy", "--json", "--to", &to]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("base_url is a local address") && err.contains("robots.txt"),
@@ -524,11 +512,7 @@ fn deploying_a_localhost_base_url_warns_and_strict_refuses() {
         .cmd(&["deploy", "--json", "--strict", "--to", &to])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("local address"));
 }
 
@@ -670,11 +654,7 @@ fn new_works_while_the_ledger_cannot_be_reached() {
     c.env("FENCEPOST_LEDGER", "s3://nobody/ledger")
         .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9");
     let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
         v["path"]

@@ -29,16 +29,6 @@ fn release(root: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// Cargo.toml's `version` and `repository`, as the recipe reads them.
-fn package_field(name: &str) -> String {
-    let toml = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
-    let line = toml
-        .lines()
-        .find(|l| l.starts_with(&format!("{name} = \"")))
-        .unwrap_or_else(|| panic!("Cargo.toml has no {name}"));
-    line.split('"').nth(1).unwrap().to_string()
-}
-
 /// The host's own build, the one this machine can make: the archives under test hold it.
 const LOCAL_TARGET: &str = "x86_64-unknown-linux-gnu";
 
@@ -89,7 +79,7 @@ impl LocalRelease {
 
     /// Where a release's files are under the repository's URL (and here, under the server's).
     fn assets_path() -> String {
-        format!("releases/download/v{}", package_field("version"))
+        format!("releases/download/v{}", env!("CARGO_PKG_VERSION"))
     }
 
     fn assets(&self) -> PathBuf {
@@ -120,7 +110,7 @@ impl Drop for LocalRelease {
 
 /// `fencepost --version` names the version and the commit it was built from.
 fn assert_version(out: &str) {
-    let want = format!("fencepost {} (", package_field("version"));
+    let want = format!("fencepost {} (", env!("CARGO_PKG_VERSION"));
     assert!(out.starts_with(&want), "{out}");
     let commit = out.trim().trim_start_matches(&want).trim_end_matches(')');
     let head = Command::new("git")
@@ -145,8 +135,8 @@ fn the_release_plan_names_every_artifact_and_refuses_a_recipe_out_of_step() {
     let out = release(&root, &["plan"]);
     assert_success(&out);
     let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(plan["version"], package_field("version"));
-    assert_eq!(plan["repository"], package_field("repository"));
+    assert_eq!(plan["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(plan["repository"], env!("CARGO_PKG_REPOSITORY"));
     let targets: Vec<&str> = plan["targets"]
         .as_array()
         .unwrap()
@@ -195,7 +185,7 @@ fn the_release_plan_names_every_artifact_and_refuses_a_recipe_out_of_step() {
         .join("fencepost-x86_64-pc-windows-msvc.zip.sha256")
         .exists());
     assert_eq!(plan["installer"], "fencepost-installer.sh");
-    let tag = format!("v{}", package_field("version"));
+    let tag = format!("v{}", env!("CARGO_PKG_VERSION"));
     assert_success(&release(&root, &["plan", "--tag", &tag]));
     let wrong = release(&root, &["plan", "--tag", "v99.0.0"]);
     assert!(!wrong.status.success());
@@ -239,7 +229,7 @@ fn the_installer_installs_a_release_archive_and_refuses_a_tampered_one() {
     let installer = release.assets().join("fencepost-installer.sh");
     let text = std::fs::read_to_string(&installer).unwrap();
     assert!(!text.contains("@VERSION@") && !text.contains("@REPOSITORY@"));
-    assert!(text.contains(&package_field("repository")));
+    assert!(text.contains(&env!("CARGO_PKG_REPOSITORY")));
     let sums = std::fs::read_to_string(release.assets().join("SHA256SUMS")).unwrap();
     assert!(
         sums.contains(&format!("fencepost-{LOCAL_TARGET}.tar.gz")),
@@ -336,7 +326,7 @@ fn the_workflow_init_ci_writes_runs_as_written_twice_and_the_bucket_serves_the_s
     git(&["commit", "-q", "-m", "a new site"]);
 
     let workflow = std::fs::read_to_string(site.join(".github/workflows/publish.yml")).unwrap();
-    let published_at = format!("{}/releases/download/", package_field("repository"));
+    let published_at = format!("{}/releases/download/", env!("CARGO_PKG_REPOSITORY"));
     assert!(workflow.contains(&published_at), "{workflow}");
     let mut runner = actions::Runner::new();
     runner.rewrites.push((

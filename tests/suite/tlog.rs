@@ -252,7 +252,7 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
         Entry::Change {
             item: "advisories/fp-1".into(),
             change: ChangeKind::Update,
-            digest: sha256_hex(updated),
+            digest: fencepost::digest::sha256_hex(updated),
         },
     ]
     .iter()
@@ -363,11 +363,6 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     let _ = server.wait();
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(bytes))
-}
-
 /// The log of a daily answer committed to as `first`, revealed, then updated to `second`.
 fn answer_log(salt: &[u8; 32], first: &[u8], second: &[u8]) -> Vec<String> {
     use fencepost::tlog::entry::{commitment, ChangeKind, Entry};
@@ -383,7 +378,7 @@ fn answer_log(salt: &[u8; 32], first: &[u8], second: &[u8]) -> Vec<String> {
         Entry::Change {
             item: "answers/41".into(),
             change: ChangeKind::Update,
-            digest: sha256_hex(second),
+            digest: fencepost::digest::sha256_hex(second),
         },
     ]
     .iter()
