@@ -35,6 +35,7 @@ mod snapshot;
 mod source;
 pub mod templates;
 pub mod terms;
+mod transparency;
 pub mod view;
 pub mod xml;
 pub mod zola;
@@ -42,6 +43,7 @@ pub mod zola;
 use crate::clock::Clock;
 use crate::ledger::{Ledger, Snapshot};
 pub use crate::output::memory::{MemoryFile, MemorySite};
+use crate::output::manifest::Manifest;
 use crate::output::revision::RevisionId;
 use crate::output::revision::Staging;
 use crate::site::Site;
@@ -62,10 +64,29 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
     run_with_progress(site, clock, opts, &|_, _| {})
 }
 
-/// [`run`], telling `progress` how far the render has come. The protocol, one [`Build`]
-/// method per step (the steps themselves in `destination.rs`, `reuse.rs`, `snapshot.rs` and
-/// `check.rs`).
+/// [`run`], telling `progress` how far the render has come; started again (from a new
+/// snapshot) when a publish moved the ledger on while the build wrote its transparency log.
 pub fn run_with_progress(
+    site: &Site,
+    clock: &Clock,
+    opts: &Options,
+    progress: Progress<'_>,
+) -> Result<Report, BuildError> {
+    let mut attempt = 1;
+    loop {
+        match build_once(site, clock, opts, progress) {
+            Err(BuildError::LogMoved { revision }) if attempt < 5 => {
+                tracing::info!(revision, attempt, "the ledger moved on while the log was written: building again");
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// One build. The protocol, one [`Build`] method per step (the steps themselves in
+/// `destination.rs`, `reuse.rs`, `snapshot.rs`, `check.rs` and `transparency.rs`).
+fn build_once(
     site: &Site,
     clock: &Clock,
     opts: &Options,
@@ -81,20 +102,23 @@ pub fn run_with_progress(
         return build.point_to_built(built, &origin);
     }
     let mut source = build.read(&snap)?;
-    let plan = build.plan(&mut source)?;
+    let mut plan = build.plan(&mut source)?;
     let mut prev = build.previous(&mut reuse, &origin)?;
+    build.item_json(&mut plan, &snap, prev.as_ref())?;
     let staged = build.stage(&mut reuse, &plan)?;
-    let rendered = build.render(&plan, &staged, &source, &snap, &mut prev)?;
+    let mut rendered = build.render(&plan, &staged, &source, &snap, &mut prev)?;
     drop(snap);
     let broken = build.link_check(&rendered, prev.as_ref())?;
+    let mut manifest = build.manifest(&plan, &origin, &broken, &mut rendered);
+    build.write_log(&mut ledger, &mut manifest, &staged, prev.as_ref(), &origin)?;
     build.put_in_place(Done {
         plan,
         staged,
         rendered,
+        manifest,
         broken,
         prev,
         source,
-        origin,
     })
 }
 
@@ -111,6 +135,8 @@ struct Build<'a> {
     dest: Destination,
     inputs: SiteInputs,
     fingerprint: String,
+    /// The transparency log's signing key, when the site keeps a log (never in a preview).
+    signer: Option<crate::tlog::note::LogSigner>,
 }
 
 /// What the plan made: the revision's id, its templates and files, and what it left out.
@@ -133,10 +159,10 @@ struct Done {
     plan: Plan,
     staged: Staged,
     rendered: Rendered,
+    manifest: Manifest,
     broken: Vec<BrokenLink>,
     prev: Option<Previous>,
     source: Source,
-    origin: snapshot::Origin,
 }
 
 impl<'a> Build<'a> {
@@ -151,6 +177,10 @@ impl<'a> Build<'a> {
         let dest = Destination::open(site, opts.preview)?;
         let inputs = SiteInputs::read(site)?;
         let fingerprint = inputs.fingerprints.whole.clone();
+        let signer = match opts.preview {
+            true => None,
+            false => transparency::signer(site)?,
+        };
         Ok(Build {
             site,
             clock,
@@ -160,6 +190,7 @@ impl<'a> Build<'a> {
             dest,
             inputs,
             fingerprint,
+            signer,
         })
     }
 
@@ -236,6 +267,20 @@ impl<'a> Build<'a> {
         Ok(prev)
     }
 
+    /// Each public item's JSON the previous revision cannot give, read from the snapshot
+    /// (only a site that keeps a transparency log plans them).
+    fn item_json(
+        &self,
+        plan: &mut Plan,
+        snap: &Snapshot<'_>,
+        prev: Option<&Previous>,
+    ) -> Result<(), BuildError> {
+        if self.signer.is_some() {
+            transparency::fill_item_json(&mut plan.files, snap, prev)?;
+        }
+        Ok(())
+    }
+
     /// The staging folder, with the early links the plan keeps.
     fn stage(&mut self, reuse: &mut Reuse, plan: &Plan) -> Result<Staged, BuildError> {
         let (staging, prelinked, early_links) = reuse.staging(&self.dest, &plan.id, &plan.files)?;
@@ -284,12 +329,51 @@ impl<'a> Build<'a> {
         Ok(broken)
     }
 
+    /// The revision's manifest, every rendered file's entry moved into it.
+    fn manifest(
+        &self,
+        plan: &Plan,
+        origin: &snapshot::Origin,
+        broken: &[BrokenLink],
+        rendered: &mut Rendered,
+    ) -> Manifest {
+        let entries = std::mem::take(&mut rendered.entries);
+        snapshot::manifest(&plan.id, self.dest.is_preview(), origin, broken, entries)
+    }
+
+    /// The transparency log brought up to this revision, its files written beside it (see
+    /// `transparency.rs`); nothing for a site without a log.
+    fn write_log(
+        &mut self,
+        ledger: &mut Ledger,
+        manifest: &mut Manifest,
+        staged: &Staged,
+        prev: Option<&Previous>,
+        origin: &snapshot::Origin,
+    ) -> Result<(), BuildError> {
+        let Some(signer) = &self.signer else {
+            return Ok(());
+        };
+        let at = transparency::At {
+            revision: manifest.id.revision,
+            build: &manifest.id.fingerprint.clone(),
+            ledger_id: &origin.ledger_id,
+            audit_tip: origin.audit_hash(),
+            now: self.clock.now(),
+        };
+        let revision = at.revision;
+        if !transparency::write_log(ledger, signer, &at, manifest, &staged.staging.path, prev)? {
+            return Err(BuildError::LogMoved { revision });
+        }
+        self.phases.mark("transparency log");
+        Ok(())
+    }
+
     /// The manifest written, the revision renamed into place and the pointer moved forward;
     /// the report. What is large is dropped on another thread.
     fn put_in_place(mut self, done: Done) -> Result<Report, BuildError> {
-        let (id, preview, reused) = (&done.plan.id, self.dest.is_preview(), done.rendered.reused);
-        let (origin, broken) = (&done.origin, &done.broken);
-        let manifest = snapshot::manifest(id, preview, origin, broken, done.rendered.entries);
+        let (id, reused) = (&done.plan.id, done.rendered.reused);
+        let manifest = done.manifest;
         let next_change_at = done.source.next_change_at;
         let now = self.clock.now();
         let staging = done.staged.staging;

@@ -6,6 +6,7 @@ pub mod collections;
 mod markdown;
 pub mod names;
 pub mod taxonomies;
+pub mod transparency;
 mod validate;
 
 use serde::Deserialize;
@@ -69,6 +70,8 @@ pub struct Config {
     pub taxonomies: BTreeMap<String, taxonomies::TaxonomyConfig>,
     /// Anything the site's templates want (`site.extra`; Zola's `config.extra`).
     pub extra: toml::Table,
+    /// The public transparency log (see [`transparency`]).
+    pub transparency: transparency::TransparencyConfig,
 }
 
 impl Config {
@@ -381,6 +384,7 @@ impl Default for Config {
             markdown: MarkdownConfig::default(),
             taxonomies: BTreeMap::new(),
             extra: toml::Table::new(),
+            transparency: transparency::TransparencyConfig::default(),
         }
     }
 }

@@ -39,6 +39,7 @@ pub mod schema;
 mod snapshot;
 pub mod sqlite;
 pub mod status;
+pub mod transparency;
 
 use db::{Args, DbError, DbErrorKind, Dialect, Out, Row, Step};
 pub use location::{redact, Location};

@@ -142,6 +142,7 @@ fn prepare(
             notices: &source.notices,
             rss: site.config.rss(),
             robots: inputs.robots_from(),
+            transparency: site.config.transparency.log,
         });
         let p = Placement::judge(&planned, source)?;
         if p.pages.is_empty() && p.plain.is_empty() {

@@ -30,6 +30,8 @@ pub struct PageInput {
     /// In a collection with `sort_by = "weight"`: its `weight` (`i64::MAX` without one:
     /// the unweighted read last). None in a collection sorted by date.
     pub weight: Option<i64>,
+    /// The SHA-256 of the item's JSON for the transparency log, when the ledger holds one.
+    pub json_digest: Option<String>,
 }
 
 impl PageInput {

@@ -77,6 +77,13 @@ pub enum Job {
     Sitemap(Vec<(String, Option<String>)>),
     /// `robots.txt`: generated, or from `templates/robots.txt` (true).
     Robots(bool),
+    /// A public item's JSON for the transparency log (`item`: `collection/id`): the JSON is
+    /// read from the ledger only when the previous revision's file cannot be kept.
+    ItemJson {
+        row: i64,
+        item: String,
+        json: Option<std::sync::Arc<str>>,
+    },
     /// An alias of an item: a redirect to `target`, the item's URL.
     Alias {
         target: String,
@@ -125,6 +132,8 @@ pub struct Inputs<'a> {
     pub rss: bool,
     /// Where `robots.txt` comes from.
     pub robots: RobotsFrom,
+    /// Serve each public item's JSON beside the transparency log (`[transparency] log`).
+    pub transparency: bool,
 }
 
 /// Where a site's `robots.txt` comes from: generated (allow all, name the sitemap), the
@@ -188,6 +197,7 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     site_files(inp, maps, &mut out);
     copies(inp, &mut out);
     beside::resources(inp, &mut out);
+    beside::item_json(inp, &mut out);
     out.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     out
 }

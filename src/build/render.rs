@@ -254,6 +254,14 @@ impl Renderer<'_> {
             Job::Alias { target } => {
                 return Ok(xml::redirect_page(&self.base_url, target).into_bytes())
             }
+            Job::ItemJson { item, json, .. } => {
+                return json.as_ref().map(|j| j.as_bytes().to_vec()).ok_or_else(|| {
+                    BuildError::MissingBody {
+                        item: item.clone(),
+                        output: out.to_string(),
+                    }
+                })
+            }
             Job::Copy { .. } | Job::Resource { .. } => {
                 unreachable!("copies are linked, not rendered")
             }

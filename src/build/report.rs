@@ -50,6 +50,13 @@ pub enum BuildError {
         more: String,
         why: String,
     },
+    /// The site's transparency log cannot be written (its key missing or unreadable).
+    #[error("transparency log: {why}")]
+    Transparency { why: String },
+    /// A publish moved the ledger past the revision this build read while it ran: the build
+    /// starts again from a new snapshot (the driver does so by itself).
+    #[error("the ledger moved past revision {revision} while this build wrote its transparency log; nothing was swapped: build again")]
+    LogMoved { revision: i64 },
     #[error(transparent)]
     Content(#[from] ContentError),
     #[error(transparent)]

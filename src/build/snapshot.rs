@@ -115,6 +115,11 @@ pub(super) struct Origin {
 }
 
 impl Origin {
+    /// The audit chain's tip hash at the snapshot (none: an empty chain).
+    pub(super) fn audit_hash(&self) -> Option<&str> {
+        self.audit_tip.hash.as_deref()
+    }
+
     pub(super) fn read(snap: &Snapshot<'_>) -> Result<Origin, BuildError> {
         Ok(Origin {
             ledger_id: snap.ledger_id()?,

@@ -218,6 +218,7 @@ fn page_input(
         coll: ci,
         date,
         weight,
+        json_digest: r.json_digest,
     }
 }
 
@@ -336,6 +337,7 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
         coll: ci,
         date,
         weight: PageInput::weight_of(coll, &item.data),
+        json_digest: None,
     };
     Ok(TreeItem {
         item,

@@ -8,6 +8,7 @@
 //! out, so a build never starts from a content model that cannot be right.
 
 mod checks;
+mod kinds;
 mod lists;
 
 use super::names::{check_url, is_name};
@@ -17,6 +18,7 @@ use crate::clock::Instant;
 use crate::item::Naming;
 use checks::{check_apart, check_field};
 use chrono::{NaiveDate, NaiveTime, TimeZone};
+pub use kinds::{DueRule, IdKind, OnWithdraw};
 pub use lists::{Pagination, SortBy};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -63,36 +65,8 @@ pub struct CollectionConfig {
     pub pagination: Option<Pagination>,
     /// A Markdown file in its folder shown on its list URL (`_index.md`): see [`lists`].
     pub list_text: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnWithdraw {
-    /// The page is gone (404) once withdrawn.
-    #[default]
-    Remove,
-    /// The URL keeps a notice page, served with status 410, left out of every list.
-    Notice,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IdKind {
-    /// The `id` key, a positive integer.
-    Integer,
-    /// The `id` key, or the file's stem when absent: `[a-z0-9][a-z0-9-]{0,79}`.
-    Slug,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DueRule {
-    /// The end of `day` (the next local midnight) plus the grace period.
-    EndOfDay,
-    /// The start of `day` (its local midnight) plus the grace period.
-    StartOfDay,
-    /// The item's own `publish_at`, which is then required.
-    PublishAt,
+    /// Log a blind commitment to each item before its instant (needs `[transparency] log`).
+    pub commit_before_reveal: Option<bool>,
 }
 
 /// A typed front-matter key.
@@ -161,6 +135,8 @@ pub struct Collection {
     pub pagination: Pagination,
     /// The file under its folder that holds its list page's text (not an item).
     pub list_text: Option<String>,
+    /// Its items are committed to in the transparency log before their instant.
+    pub commit_before_reveal: bool,
 }
 
 /// The site's collections, sorted by name.
@@ -210,6 +186,7 @@ impl Collections {
             sort_by: SortBy::Date,
             pagination: Pagination::OldestFirst,
             list_text: None,
+            commit_before_reveal: false,
         }
     }
 
@@ -464,6 +441,7 @@ fn resolve_one(
         sort_by: c.sort_by.unwrap_or_default(),
         pagination: c.pagination.unwrap_or_default(),
         list_text,
+        commit_before_reveal: c.commit_before_reveal.unwrap_or(false),
     })
 }
 

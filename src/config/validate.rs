@@ -94,6 +94,14 @@ impl Config {
             }
         }
         collections::Collections::resolve(self, path)?;
+        let committing = self.collections.iter().find(|(_, c)| c.commit_before_reveal == Some(true));
+        if let (Some((name, _)), false) = (committing, self.transparency.log) {
+            return Err(ConfigError::Collection {
+                path: path.to_path_buf(),
+                key: format!("collections.{name}.commit_before_reveal"),
+                why: "commitments are entries of the site's transparency log: set `log = true` under [transparency] (and give the build its key: see docs/transparency.md), or drop commit_before_reveal".into(),
+            });
+        }
         Ok(())
     }
 

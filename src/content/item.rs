@@ -2,6 +2,7 @@
 //! fields, `[extra]`), then the Markdown body.
 
 mod front;
+mod json;
 
 use super::{fields, split_front_matter, ContentError, ImageSource};
 use crate::clock::Instant;

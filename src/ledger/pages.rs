@@ -53,6 +53,8 @@ pub struct PageFields {
     pub indexable: bool,
     /// When the item was due.
     pub due_at: Instant,
+    /// The item's JSON for the site's transparency log (none: the site keeps no log).
+    pub item_json: Option<String>,
 }
 
 impl PageFields {
@@ -197,6 +199,13 @@ fn write_steps(
                 "pages.write_body",
                 args! { "item" => c.id.0, "token" => c.token, "body_html" => p.body_html },
             ));
+            if let Some(json) = &p.item_json {
+                let digest = crate::digest::sha256_hex(json.as_bytes());
+                write.push(Step::exec(
+                    "tlog.record_public",
+                    args! { "item" => c.id.0, "token" => c.token, "json" => json, "json_digest" => digest },
+                ));
+            }
         }
         (Action::Renotice, Some(p)) => {
             write.push(Step::exec(

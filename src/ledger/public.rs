@@ -37,6 +37,8 @@ pub struct PublicPage {
     /// A withdrawn page keeps a notice, as decided when it was withdrawn (`None`: before the
     /// ledger recorded it; the collection's `on_withdraw` decides).
     pub notice: Option<bool>,
+    /// The SHA-256 of the item's JSON for the transparency log, when the ledger holds one.
+    pub json_digest: Option<String>,
 }
 
 /// Equal strings shared: one allocation for each distinct text.
@@ -87,6 +89,7 @@ pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
                 summary_html: r.take(15)?,
                 terms: term_sets.get(r.take(16)?),
                 notice: r.get(17)?,
+                json_digest: r.take(18)?,
             })
         })
         .collect::<Result<Vec<PublicPage>, LedgerError>>()

@@ -22,6 +22,7 @@ pub const SQLITE: &[&str] = &[
     include_str!("sql/sqlite/0010_canonical_targets.sql"),
     include_str!("sql/sqlite/0011_hosts.sql"),
     include_str!("sql/sqlite/0012_site_id.sql"),
+    include_str!("sql/sqlite/0013_transparency.sql"),
 ];
 
 pub const POSTGRES: &[&str] = &[
@@ -35,6 +36,7 @@ pub const POSTGRES: &[&str] = &[
     include_str!("sql/postgres/0008_canonical_targets.sql"),
     include_str!("sql/postgres/0009_hosts.sql"),
     include_str!("sql/postgres/0010_site_id.sql"),
+    include_str!("sql/postgres/0011_transparency.sql"),
 ];
 
 /// The schema versions this binary writes.

@@ -36,6 +36,11 @@ impl Snapshot<'_> {
         public::next_change(&self.tx, now)
     }
 
+    /// The item's JSON for the transparency log.
+    pub fn item_json(&self, id: super::items::ItemId) -> Result<Option<String>, LedgerError> {
+        super::transparency::json(&self.tx, id)
+    }
+
     pub fn body(&self, id: super::items::ItemId) -> Result<Option<String>, LedgerError> {
         public::body(&self.tx, id)
     }

@@ -112,6 +112,11 @@ fn page_of(
     stored: Option<ledger::images::StoredImage>,
 ) -> PageFields {
     let rendered = crate::markdown::render(&item.body, &site.config.markdown);
+    let item_json = site
+        .config
+        .transparency
+        .log
+        .then(|| item.transparency_json());
     let mut page = PageFields {
         title: item.title,
         day: item.day.map(|d| d.to_string()).unwrap_or_default(),
@@ -125,6 +130,7 @@ fn page_of(
             .map(|_| c.view.image_source.clone().unwrap_or_default()),
         image_sha256: stored.map(|s| s.sha256),
         indexable: item.indexable,
+        item_json,
     };
     let Some(prev) = &c.view.page else {
         return page;

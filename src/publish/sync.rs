@@ -213,6 +213,7 @@ pub fn scan_and_sync(
                 .collect();
             items::sync(tx, &seen, &gone, &due, &host, now)?;
         }
+        commit_before_reveal(site, tx, &scan)?;
         Ok(verdicts)
     })?;
     if let Some(l) = local {
@@ -225,6 +226,35 @@ pub fn scan_and_sync(
     out.drafts = drafts::listed(site, &scan.read);
     crate::drop_later((scan, cache));
     Ok(out)
+}
+
+/// Commitments to the items read of collections with `commit_before_reveal`, each to its
+/// file's JSON under a fresh salt: recorded for an item not public yet whose JSON is new or
+/// changed (the next build logs them; see `ledger::transparency`).
+fn commit_before_reveal(
+    site: &Site,
+    tx: &ledger::Tx<'_>,
+    scan: &Scan,
+) -> Result<(), ledger::LedgerError> {
+    if !site.config.transparency.log {
+        return Ok(());
+    }
+    for f in &scan.read {
+        let item = &f.item;
+        let committing = site
+            .collections
+            .get(&item.name.collection)
+            .is_some_and(|c| c.commit_before_reveal);
+        if !committing || item.draft {
+            continue;
+        }
+        let json = item.transparency_json();
+        let salt = crate::tlog::entry::fresh_salt();
+        let commitment = crate::tlog::entry::commitment(&salt, json.as_bytes());
+        let salt = hex::encode(salt);
+        ledger::transparency::record_pending(tx, &item.name, &json, &salt, &commitment)?;
+    }
+    Ok(())
 }
 
 /// The items parked for disagreeing checkouts, as the run reports them (each logged).

@@ -214,6 +214,14 @@ impl Entry {
     }
 }
 
+/// 32 bytes from the operating system's randomness: the salt of a new commitment.
+pub fn fresh_salt() -> [u8; 32] {
+    use rand_core::RngCore;
+    let mut salt = [0u8; 32];
+    rand_core::OsRng.fill_bytes(&mut salt);
+    salt
+}
+
 /// `<collection>/<id>`: two path-safe parts.
 pub fn is_item(s: &str) -> bool {
     let safe = |p: &str| {
@@ -221,7 +229,7 @@ pub fn is_item(s: &str) -> bool {
             && p != "."
             && p != ".."
             && p.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b))
     };
     matches!(s.split_once('/'), Some((c, id)) if safe(c) && safe(id))
 }

@@ -22,6 +22,30 @@ pub(super) fn aliases(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
     }
 }
 
+/// Where a public item's JSON is served beside the transparency log.
+fn item_json_path(collection: &str, id: &str) -> String {
+    format!(".well-known/fencepost/items/{collection}/{id}.json")
+}
+
+/// Each public item's JSON (the bytes the log vouches for), when the site keeps a log and the
+/// ledger holds the item's JSON; keyed by the JSON's digest, so an unchanged one is kept.
+pub(super) fn item_json(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
+    if !inp.transparency {
+        return;
+    }
+    for p in inp.pages {
+        let Some(digest) = &p.json_digest else { continue };
+        let id = p.view.id.text();
+        let job = Job::ItemJson {
+            row: p.view.row,
+            item: format!("{}/{id}", p.view.collection),
+            json: None,
+        };
+        let path = item_json_path(&p.view.collection, &id);
+        out.push(planned(path, job, CacheClass::Content, format!("tlog-json:{digest}")));
+    }
+}
+
 /// The files of the page bundles, each copied at its path beside its page.
 pub(super) fn resources(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
     for r in inp.resources {

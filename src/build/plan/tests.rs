@@ -43,6 +43,7 @@ fn page(cs: &Collections, coll: usize, id: i64, day: &str, published: i64) -> Pa
         coll,
         date: chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d").unwrap(),
         weight: None,
+        json_digest: None,
     }
 }
 
@@ -78,6 +79,7 @@ fn planned_for(cs: &Collections, pages: &[PageInput]) -> Vec<Planned> {
         notices: &[],
         rss: false,
         robots: super::RobotsFrom::Generated,
+        transparency: false,
     })
 }
 

@@ -429,6 +429,7 @@ fn page(body: &str) -> PageFields {
         image_sha256: None,
         indexable: true,
         due_at: at("2026-12-21T00:10:00Z"),
+        item_json: None,
     }
 }
 

@@ -347,3 +347,65 @@ WHERE target = :target AND kind = :kind AND status = 'failed' ORDER BY created_a
 -- in the same transaction.
 UPDATE deploy_ops SET status = 'done', step = 'done', outcome = 'abandoned', updated_at = :now
 WHERE id = :id AND status = 'failed';
+
+------------------------------------------------------------------------------ transparency log
+
+-- name: tlog.size
+SELECT coalesce(max(idx) + 1, 0) FROM tlog_entries;
+
+-- name: tlog.append
+-- An entry at the log's end (the primary key refuses a second writer of the same index).
+INSERT INTO tlog_entries (idx, entry, hashes) VALUES (:idx, :entry, :hashes);
+
+-- name: tlog.hashes_of
+SELECT hashes FROM tlog_entries WHERE idx = :idx;
+
+-- name: tlog.entries
+SELECT idx, entry FROM tlog_entries WHERE idx >= :from AND idx < :to ORDER BY idx;
+
+-- name: tlog.revision
+SELECT tlog_revision FROM site_state WHERE id = 1;
+
+-- name: tlog.caught_up
+UPDATE site_state SET tlog_revision = :revision WHERE id = 1;
+
+-- name: tlog.record_pending
+-- The JSON of an item not public yet, as its file reads now, with a fresh commitment to it
+-- (logged by the next build). Written when the JSON is new or differs; never once the log
+-- has revealed the item.
+INSERT INTO tlog_items (item_id, json, json_digest, salt, commitment)
+SELECT i.id, :json, :json_digest, :salt, :commitment FROM items i
+WHERE i.collection = :collection AND i.item_key = :key AND i.state = 'pending'
+ON CONFLICT (item_id) DO UPDATE SET json = excluded.json, json_digest = excluded.json_digest,
+    salt = excluded.salt, commitment = excluded.commitment, commit_index = NULL
+WHERE tlog_items.shown IS NULL AND tlog_items.json_digest <> excluded.json_digest;
+
+-- name: tlog.record_public
+-- The JSON of a page written by this commit batch (the token says it was).
+INSERT INTO tlog_items (item_id, json, json_digest)
+SELECT :item, :json, :json_digest
+WHERE EXISTS (SELECT 1 FROM pages WHERE item_id = :item AND commit_token = :token)
+ON CONFLICT (item_id) DO UPDATE SET json = excluded.json, json_digest = excluded.json_digest;
+
+-- name: tlog.json
+SELECT json FROM tlog_items WHERE item_id = :item;
+
+-- name: tlog.unlogged_commitments
+-- Commitments to items not revealed yet that no log entry holds, in a fixed order.
+SELECT item_id, salt, commitment FROM tlog_items
+WHERE commit_index IS NULL AND commitment IS NOT NULL AND shown IS NULL ORDER BY item_id;
+
+-- name: tlog.changed_pages
+-- Pages changed after the revision the log caught up with, with what the log knows of them.
+SELECT p.item_id, p.collection, p.item_key, p.withdrawn, t.json, t.json_digest, t.salt,
+       t.commitment, t.commit_index, t.shown, t.shown_digest,
+       (SELECT i.expire_at FROM items i WHERE i.id = p.item_id)
+FROM pages p LEFT JOIN tlog_items t ON t.item_id = p.item_id
+WHERE p.revision > :since ORDER BY p.item_id;
+
+-- name: tlog.committed
+UPDATE tlog_items SET salt = :salt, commitment = :commitment, commit_index = :idx
+WHERE item_id = :item;
+
+-- name: tlog.shown
+UPDATE tlog_items SET shown = :shown, shown_digest = :digest WHERE item_id = :item;

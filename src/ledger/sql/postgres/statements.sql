@@ -294,7 +294,8 @@ RETURNING slot;
 SELECT p.item_id, p.title, p.day, p.data, p.indexable, p.image_sha256,
        (SELECT img.content_type FROM images img WHERE img.sha256 = p.image_sha256 LIMIT 1),
        p.content_hash, p.revision, p.first_published_at, p.updated_at, p.collection,
-       p.item_key, p.due_at, p.withdrawn, p.summary_html, p.terms, p.notice
+       p.item_key, p.due_at, p.withdrawn, p.summary_html, p.terms, p.notice,
+       (SELECT t.json_digest FROM tlog_items t WHERE t.item_id = p.item_id)
 FROM pages p;
 
 ------------------------------------------------------------------------------ deploys

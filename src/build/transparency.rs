@@ -1,0 +1,296 @@
+//! The build's part of the transparency log (`docs/transparency.md`): bring the log up to the
+//! revision being built, then write its tiles and signed checkpoint into the revision, so the
+//! revision and its checkpoint go live together (one pointer move).
+//!
+//! 1. The manifest's digest, before the log's own files join it (the revision entry names it,
+//!    and the log's files cannot name themselves).
+//! 2. One ledger transaction, at the snapshot's revision (a publish that moved the ledger on
+//!    meanwhile makes the build start again): the entries that bring the log up to it —
+//!    commitments not logged yet, then for each page changed since the log last caught up a
+//!    reveal, an update, a withdrawal, an expiry or a return — and the revision entry, unless
+//!    the log ends with this very revision entry already (a build run again). The log only
+//!    ever grows: a build of an older revision appends what undoes the newer one's changes.
+//! 3. The tiles of the log at its new size: a full tile the previous revision holds is linked
+//!    from it (full tiles never change), the rest read from the ledger — O(log n) of them
+//!    after one publication.
+//!
+//! Nothing here names an embargoed item: a commitment is a salted digest, and an item's JSON
+//! is written only once a page of it is public.
+
+use super::plan::{Job, Planned};
+use super::report::{io, BuildError};
+use super::reuse::Previous;
+use super::sink;
+use crate::item::ItemId;
+use crate::ledger::transparency::{self as stored, Changed, Hashes};
+use crate::ledger::{Ledger, LedgerError, Snapshot, Tx};
+use crate::output::manifest::{self, CacheClass, Manifest};
+use crate::site::Site;
+use crate::tlog::entry::{commitment, fresh_salt, ChangeKind, Entry};
+use crate::tlog::note::LogSigner;
+use crate::tlog::tiles::{entries_path, tile_path};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Where the log is served, under a revision's root.
+pub(super) const LOG_DIR: &str = ".well-known/fencepost/log";
+
+/// The log's signing key, when the site keeps a log: `FENCEPOST_TLOG_SKEY`, else the file
+/// `transparency.skey_file` names.
+pub(super) fn signer(site: &Site) -> Result<Option<LogSigner>, BuildError> {
+    use crate::config::transparency::SKEY_ENV;
+    let t = &site.config.transparency;
+    if !t.log {
+        return Ok(None);
+    }
+    let bad = |why: String| BuildError::Transparency { why };
+    let skey = match (std::env::var(SKEY_ENV), &t.skey_file) {
+        (Ok(k), _) if !k.trim().is_empty() => k,
+        (_, Some(file)) => {
+            let path = site.root.join(file);
+            std::fs::read_to_string(&path).map_err(|e| {
+                bad(format!("cannot read transparency.skey_file {}: {e}", path.display()))
+            })?
+        }
+        _ => return Err(bad(format!("[transparency] log = true, and no signing key: set {SKEY_ENV} (a CI secret) or transparency.skey_file to the key `fencepost tlog keygen ORIGIN` printed"))),
+    };
+    LogSigner::from_skey(skey.trim())
+        .map(Some)
+        .map_err(|e| bad(e.to_string()))
+}
+
+/// Reads the JSON of each public item whose file the previous revision cannot give.
+pub(super) fn fill_item_json(
+    files: &mut [Planned],
+    snap: &Snapshot<'_>,
+    prev: Option<&Previous>,
+) -> Result<(), BuildError> {
+    for p in files {
+        let Job::ItemJson { row, json, .. } = &mut p.job else {
+            continue;
+        };
+        let kept = prev
+            .and_then(|(_, m)| m.find(&p.path))
+            .is_some_and(|e| e.key == p.key);
+        if !kept {
+            *json = snap.item_json(ItemId(*row))?.map(Arc::from);
+        }
+    }
+    Ok(())
+}
+
+/// The revision the log is brought up to.
+pub(super) struct At<'a> {
+    pub(super) revision: i64,
+    pub(super) build: &'a str,
+    pub(super) ledger_id: &'a str,
+    pub(super) audit_tip: Option<&'a str>,
+    pub(super) now: crate::clock::Instant,
+}
+
+/// Steps 1–3 (see the module doc): the log's files written into `staging` and added to the
+/// manifest. `Ok(false)`: the ledger moved past the snapshot's revision; nothing was written.
+pub(super) fn write_log(
+    ledger: &mut Ledger,
+    signer: &LogSigner,
+    at: &At<'_>,
+    manifest: &mut Manifest,
+    staging: &Path,
+    prev: Option<&Previous>,
+) -> Result<bool, BuildError> {
+    let digest = crate::digest::sha256_hex(&manifest.to_bytes());
+    let Some((size, root)) = ledger.write(|tx| catch_up(tx, at, &digest))? else {
+        return Ok(false);
+    };
+    crate::fail_point!("build.after_log_append");
+    let mut files = ledger.read(|tx| tiles(tx, size, prev))?;
+    let checkpoint = signer.sign_checkpoint(size, root);
+    files.push((format!("{LOG_DIR}/checkpoint"), Tile::Bytes(checkpoint)));
+    for (path, tile) in files {
+        let entry = match tile {
+            Tile::Kept(entry, from) => {
+                sink::link_or_copy(&from.join(&path), &sink::place(staging, &path)?)?;
+                entry
+            }
+            Tile::Bytes(bytes) => {
+                let dst = sink::place(staging, &path)?;
+                std::fs::write(&dst, &bytes).map_err(io(&dst))?;
+                entry_of(&path, &bytes)
+            }
+        };
+        manifest.files.push(entry);
+    }
+    manifest.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    Ok(true)
+}
+
+/// Step 2: the entries appended in one transaction; the log's size and root after.
+fn catch_up(
+    tx: &Tx<'_>,
+    at: &At<'_>,
+    manifest: &str,
+) -> Result<Option<(u64, crate::tlog::Hash)>, LedgerError> {
+    tx.rows("audit.lock", &[])?;
+    if crate::ledger::status::revision(tx)? != at.revision {
+        return Ok(None);
+    }
+    let start = stored::size(tx)?;
+    let mut texts = Vec::new();
+    let mut next = start;
+    for (item, salt, digest) in stored::unlogged_commitments(tx)? {
+        texts.push(Entry::Commit { commit: digest.clone() }.to_text());
+        stored::committed(tx, item, &salt, &digest, next)?;
+        next += 1;
+    }
+    for c in stored::changed_pages(tx, stored::revision(tx)?)? {
+        for e in changes(tx, &c, &mut next, at.now)? {
+            texts.push(e.to_text());
+        }
+    }
+    let revision = Entry::Revision {
+        ledger: at.ledger_id.to_string(),
+        revision: at.revision as u64,
+        build: at.build.to_string(),
+        manifest: manifest.to_string(),
+        audit: at.audit_tip.unwrap_or(ZERO).to_string(),
+    }
+    .to_text();
+    let last = match start {
+        0 => None,
+        n => stored::entries(tx, n - 1, n)?.pop(),
+    };
+    if !texts.is_empty() || last.as_deref() != Some(revision.as_str()) {
+        texts.push(revision);
+    }
+    let size = stored::append(tx, &texts)?;
+    stored::caught_up(tx, at.revision)?;
+    let hashes = Hashes::new(tx);
+    let root = tlog_tiles::tree_hash(size, &hashes).map_err(|e| hashes.error(e))?;
+    Ok(Some((size, root)))
+}
+
+const ZERO: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// What the log must say of one changed page, its state in `tlog_items` moved along.
+fn changes(
+    tx: &Tx<'_>,
+    c: &Changed,
+    next: &mut u64,
+    now: crate::clock::Instant,
+) -> Result<Vec<Entry>, LedgerError> {
+    let (Some(json), Some(digest)) = (&c.json, &c.json_digest) else {
+        // A page made before the site kept a log (or while it kept none): not in the log.
+        return Ok(Vec::new());
+    };
+    let item = format!("{}/{}", c.collection, c.key);
+    let change = |change, digest: &str| Entry::Change {
+        item: item.clone(),
+        change,
+        digest: digest.to_string(),
+    };
+    let mut out = Vec::new();
+    match (c.shown.as_deref(), c.withdrawn) {
+        (None, false) => {
+            let salt = c.salt.as_deref().and_then(|s| <[u8; 32]>::try_from(hex::decode(s).ok()?).ok());
+            let logged = match (salt, &c.commitment, c.commit_index) {
+                (Some(s), Some(cm), Some(i)) if commitment(&s, json.as_bytes()) == *cm => Some((s, i as u64)),
+                _ => None,
+            };
+            let (salt, index) = match logged {
+                Some(l) => l,
+                None => {
+                    // No commitment before the instant holds this text: one now, then the reveal.
+                    let salt = fresh_salt();
+                    let cm = commitment(&salt, json.as_bytes());
+                    stored::committed(tx, c.item, &hex::encode(salt), &cm, *next)?;
+                    out.push(Entry::Commit { commit: cm });
+                    *next += 1;
+                    (salt, *next - 1)
+                }
+            };
+            out.push(Entry::Reveal { item: item.clone(), commit: index, salt });
+            stored::shown(tx, c.item, "public", digest)?;
+        }
+        (Some("public"), false) if c.shown_digest.as_deref() != Some(digest) => {
+            out.push(change(ChangeKind::Update, digest));
+            stored::shown(tx, c.item, "public", digest)?;
+        }
+        (Some("public"), true) => {
+            let expired = c.expire_at.is_some_and(|t| t <= now.0);
+            let (kind, shown) = match expired {
+                true => (ChangeKind::Expire, "expire"),
+                false => (ChangeKind::Withdraw, "withdraw"),
+            };
+            let none = crate::digest::sha256_hex(b"");
+            out.push(change(kind, &none));
+            stored::shown(tx, c.item, shown, &none)?;
+        }
+        (Some(_), false) if c.shown.as_deref() != Some("public") => {
+            out.push(change(ChangeKind::Return, digest));
+            stored::shown(tx, c.item, "public", digest)?;
+        }
+        _ => {}
+    }
+    // A commitment made here counted itself; the rest take the indexes after it.
+    *next += out.iter().filter(|e| !matches!(e, Entry::Commit { .. })).count() as u64;
+    Ok(out)
+}
+
+/// A file of the log: kept from a previous revision (its entry, that revision's folder), or
+/// made now.
+enum Tile {
+    Kept(manifest::Entry, std::path::PathBuf),
+    Bytes(Vec<u8>),
+}
+
+/// Step 3: every hash tile and entry bundle of the log at `size`.
+fn tiles(tx: &Tx<'_>, size: u64, prev: Option<&Previous>) -> Result<Vec<(String, Tile)>, LedgerError> {
+    let hashes = Hashes::new(tx);
+    let mut out = Vec::new();
+    for t in tlog_tiles::Tile::new_tiles(8, 0, size) {
+        let width = u64::from(t.width());
+        let mut paths = vec![(format!("{LOG_DIR}/{}", tile_path(t.level(), t.level_index(), width)), false)];
+        if t.level() == 0 {
+            paths.push((format!("{LOG_DIR}/{}", entries_path(t.level_index(), width)), true));
+        }
+        for (path, bundle) in paths {
+            let kept = prev.filter(|_| width == 256).and_then(|(dir, m)| m.find(&path).map(|e| (e.clone(), dir.clone())));
+            let tile = match (kept, bundle) {
+                (Some((e, dir)), _) => Tile::Kept(e, dir),
+                (None, false) => Tile::Bytes(t.read_data(&hashes).map_err(|e| hashes.error(e))?),
+                (None, true) => {
+                    let from = t.level_index() * 256;
+                    let mut bytes = Vec::new();
+                    for e in stored::entries(tx, from, from + width)? {
+                        bytes.extend_from_slice(&(e.len() as u16).to_be_bytes());
+                        bytes.extend_from_slice(e.as_bytes());
+                    }
+                    Tile::Bytes(bytes)
+                }
+            };
+            out.push((path, tile));
+        }
+    }
+    Ok(out)
+}
+
+/// The manifest entry of a log file: tiles and bundles never change (c2sp.org/tlog-tiles:
+/// immutable), the checkpoint does (revalidated).
+fn entry_of(path: &str, bytes: &[u8]) -> manifest::Entry {
+    let sha256 = crate::digest::sha256_hex(bytes);
+    let (cache, content_type) = match path.ends_with("/checkpoint") {
+        true => (CacheClass::Asset, "text/plain; charset=utf-8"),
+        false => (CacheClass::Immutable, "application/octet-stream"),
+    };
+    manifest::Entry {
+        path: path.to_string(),
+        key: format!("tlog:{sha256}"),
+        sha256,
+        bytes: bytes.len() as u64,
+        content_type: content_type.to_string(),
+        cache,
+        max_age: cache.max_age(),
+        links: Vec::new(),
+        location: None,
+    }
+}
