@@ -24,6 +24,7 @@
 //! freeze, carry out.
 
 pub use crate::bucket::layout;
+mod log;
 mod pass;
 pub use crate::bucket::remote;
 mod saga;

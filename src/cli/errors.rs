@@ -161,6 +161,7 @@ impl Where<'_> {
             Backwards { target, .. }
             | Replaced { target, .. }
             | ForeignBucket { target, .. }
+            | ForeignLog { target, .. }
             | Incomplete { target, .. }
             | Busy { target, .. } => self.put("url", json!(target)),
             Io { path, .. } => self.file(path),

@@ -217,7 +217,11 @@ async fn settled(
         }
         Decision::KeptHigher => report(Outcome::Superseded, PointerOutcome::KeptHigher),
         Decision::Held(_) => report(Outcome::Held, PointerOutcome::KeptHigher),
-        Decision::Move => None,
+        Decision::Move => {
+            let local = ctx.site.public_dir().join(REVISIONS).join(&plan.dir);
+            super::log::check_extends(ctx.remote, p, &local).await?;
+            None
+        }
     })
 }
 

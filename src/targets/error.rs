@@ -47,6 +47,9 @@ pub enum DeployError {
         theirs: String,
         ours: String,
     },
+    /// The live revision's transparency log is not a prefix of this revision's.
+    #[error("{target}: this revision's transparency log does not extend the one the bucket serves ({why}): readers who saved the live checkpoint would see the log rewritten, so nothing was written. Deploy a revision built from the ledger whose log the bucket holds (a newer build of it), or, for a log started anew on purpose, take the bucket over with `fencepost deploy --adopt` (audited)")]
+    ForeignLog { target: String, why: String },
     #[error("{target}: manifest {root} is incomplete, missing {missing}; nothing was moved. `fencepost deploy --repair` re-uploads what the local revision has")]
     Incomplete {
         target: String,

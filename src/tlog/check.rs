@@ -141,6 +141,31 @@ pub fn check_witnessed(
     Ok(report)
 }
 
+/// Whether the log `source` serves extends the log whose checkpoint is `old`: the same
+/// origin, no fewer entries, and a consistency proof from the new tree's tiles. Signatures are
+/// not checked (a deploy compares two logs of its own site and may not hold the verifier
+/// key); what is refused is a log that would go backwards or be rewritten.
+pub fn extends(source: &dyn Source, old: &[u8]) -> Result<(), TlogError> {
+    let parse = |b: &[u8]| {
+        tlog_tiles::Checkpoint::from_reader(&mut std::io::Cursor::new(b), false)
+            .map_err(|e| TlogError::Checkpoint { why: e.to_string() })
+    };
+    let old = parse(old)?;
+    let new = parse(&fetch(source, "log/checkpoint")?)?;
+    let bad = |why: String| Err(TlogError::Merkle { why });
+    if old.origin() != new.origin() {
+        return bad(format!("the log's origin would change from {:?} to {:?}", old.origin(), new.origin()));
+    }
+    if new.size() < old.size() {
+        return bad(format!("the log would shrink from {} entries to {}", old.size(), new.size()));
+    }
+    let tiles = Tiles(source);
+    let reader = TileHashReader::new(new.size(), *new.hash(), &tiles);
+    let proof = tlog_tiles::prove_tree(new.size(), old.size(), &reader).map_err(TlogError::merkle)?;
+    tlog_tiles::check_tree(&proof, new.size(), *new.hash(), old.size(), *old.hash())
+        .map_err(TlogError::merkle)
+}
+
 /// A c2sp.org/tlog-proof that `item`'s commitment is in the log `source` serves: the proof of
 /// the commit entry its (last) reveal names, in the tree of the checkpoint served, with that
 /// reveal entry's text as the proof's `extra` (it carries the salt). Every entry read is
