@@ -42,8 +42,8 @@ pub mod zola;
 
 use crate::clock::Clock;
 use crate::ledger::{Ledger, Snapshot};
-pub use crate::output::memory::{MemoryFile, MemorySite};
 use crate::output::manifest::Manifest;
+pub use crate::output::memory::{MemoryFile, MemorySite};
 use crate::output::revision::RevisionId;
 use crate::output::revision::Staging;
 use crate::site::Site;
@@ -76,7 +76,11 @@ pub fn run_with_progress(
     loop {
         match build_once(site, clock, opts, progress) {
             Err(BuildError::LogMoved { revision }) if attempt < 5 => {
-                tracing::info!(revision, attempt, "the ledger moved on while the log was written: building again");
+                tracing::info!(
+                    revision,
+                    attempt,
+                    "the ledger moved on while the log was written: building again"
+                );
                 attempt += 1;
             }
             done => return done,

@@ -138,7 +138,12 @@ fn catch_up(
     let mut texts = Vec::new();
     let mut next = start;
     for (item, salt, digest) in stored::unlogged_commitments(tx)? {
-        texts.push(Entry::Commit { commit: digest.clone() }.to_text());
+        texts.push(
+            Entry::Commit {
+                commit: digest.clone(),
+            }
+            .to_text(),
+        );
         stored::committed(tx, item, &salt, &digest, next)?;
         next += 1;
     }
@@ -191,9 +196,14 @@ fn changes(
     let mut out = Vec::new();
     match (c.shown.as_deref(), c.withdrawn) {
         (None, false) => {
-            let salt = c.salt.as_deref().and_then(|s| <[u8; 32]>::try_from(hex::decode(s).ok()?).ok());
+            let salt = c
+                .salt
+                .as_deref()
+                .and_then(|s| <[u8; 32]>::try_from(hex::decode(s).ok()?).ok());
             let logged = match (salt, &c.commitment, c.commit_index) {
-                (Some(s), Some(cm), Some(i)) if commitment(&s, json.as_bytes()) == *cm => Some((s, i as u64)),
+                (Some(s), Some(cm), Some(i)) if commitment(&s, json.as_bytes()) == *cm => {
+                    Some((s, i as u64))
+                }
                 _ => None,
             };
             let (salt, index) = match logged {
@@ -208,7 +218,11 @@ fn changes(
                     (salt, *next - 1)
                 }
             };
-            out.push(Entry::Reveal { item: item.clone(), commit: index, salt });
+            out.push(Entry::Reveal {
+                item: item.clone(),
+                commit: index,
+                salt,
+            });
             stored::shown(tx, c.item, "public", digest)?;
         }
         (Some("public"), false) if c.shown_digest.as_deref() != Some(digest) => {
@@ -232,7 +246,10 @@ fn changes(
         _ => {}
     }
     // A commitment made here counted itself; the rest take the indexes after it.
-    *next += out.iter().filter(|e| !matches!(e, Entry::Commit { .. })).count() as u64;
+    *next += out
+        .iter()
+        .filter(|e| !matches!(e, Entry::Commit { .. }))
+        .count() as u64;
     Ok(out)
 }
 
@@ -244,17 +261,29 @@ enum Tile {
 }
 
 /// Step 3: every hash tile and entry bundle of the log at `size`.
-fn tiles(tx: &Tx<'_>, size: u64, prev: Option<&Previous>) -> Result<Vec<(String, Tile)>, LedgerError> {
+fn tiles(
+    tx: &Tx<'_>,
+    size: u64,
+    prev: Option<&Previous>,
+) -> Result<Vec<(String, Tile)>, LedgerError> {
     let hashes = Hashes::new(tx);
     let mut out = Vec::new();
     for t in tlog_tiles::Tile::new_tiles(8, 0, size) {
         let width = u64::from(t.width());
-        let mut paths = vec![(format!("{LOG_DIR}/{}", tile_path(t.level(), t.level_index(), width)), false)];
+        let mut paths = vec![(
+            format!("{LOG_DIR}/{}", tile_path(t.level(), t.level_index(), width)),
+            false,
+        )];
         if t.level() == 0 {
-            paths.push((format!("{LOG_DIR}/{}", entries_path(t.level_index(), width)), true));
+            paths.push((
+                format!("{LOG_DIR}/{}", entries_path(t.level_index(), width)),
+                true,
+            ));
         }
         for (path, bundle) in paths {
-            let kept = prev.filter(|_| width == 256).and_then(|(dir, m)| m.find(&path).map(|e| (e.clone(), dir.clone())));
+            let kept = prev
+                .filter(|_| width == 256)
+                .and_then(|(dir, m)| m.find(&path).map(|e| (e.clone(), dir.clone())));
             let tile = match (kept, bundle) {
                 (Some((e, dir)), _) => Tile::Kept(e, dir),
                 (None, false) => Tile::Bytes(t.read_data(&hashes).map_err(|e| hashes.error(e))?),

@@ -94,7 +94,10 @@ impl Config {
             }
         }
         collections::Collections::resolve(self, path)?;
-        let committing = self.collections.iter().find(|(_, c)| c.commit_before_reveal == Some(true));
+        let committing = self
+            .collections
+            .iter()
+            .find(|(_, c)| c.commit_before_reveal == Some(true));
         if let (Some((name, _)), false) = (committing, self.transparency.log) {
             return Err(ConfigError::Collection {
                 path: path.to_path_buf(),

@@ -39,8 +39,8 @@ pub fn append(tx: &Tx<'_>, entries: &[String]) -> Result<u64, LedgerError> {
     let mut n = size(tx)?;
     let reader = Hashes::new(tx);
     for e in entries {
-        let stored = tlog_tiles::stored_hashes(n, e.as_bytes(), &reader)
-            .map_err(|err| reader.error(err))?;
+        let stored =
+            tlog_tiles::stored_hashes(n, e.as_bytes(), &reader).map_err(|err| reader.error(err))?;
         let hex: String = stored.iter().map(|h| hex::encode(h.0)).collect();
         tx.exec(
             "tlog.append",
@@ -54,10 +54,13 @@ pub fn append(tx: &Tx<'_>, entries: &[String]) -> Result<u64, LedgerError> {
 
 /// The entries at `from..to`, in order.
 pub fn entries(tx: &Tx<'_>, from: u64, to: u64) -> Result<Vec<String>, LedgerError> {
-    tx.rows("tlog.entries", args! { "from" => from as i64, "to" => to as i64 })?
-        .into_iter()
-        .map(|mut r| r.take(1))
-        .collect()
+    tx.rows(
+        "tlog.entries",
+        args! { "from" => from as i64, "to" => to as i64 },
+    )?
+    .into_iter()
+    .map(|mut r| r.take(1))
+    .collect()
 }
 
 /// The log's stored hashes, read from the ledger as the Merkle code asks for them (each
@@ -120,7 +123,10 @@ impl tlog_tiles::HashReader for Hashes<'_, '_> {
                 let record = ((n + 1) << level) - 1;
                 let offset = (i - tlog_tiles::stored_hash_index(0, record)) as usize;
                 match self.row(record) {
-                    Ok(h) => h.get(offset).copied().ok_or(tlog_tiles::Error::IndexesNotInTree),
+                    Ok(h) => h
+                        .get(offset)
+                        .copied()
+                        .ok_or(tlog_tiles::Error::IndexesNotInTree),
                     Err(e) => {
                         *self.failed.borrow_mut() = Some(e);
                         Err(tlog_tiles::Error::IndexesNotInTree)
@@ -145,13 +151,18 @@ pub fn record_pending(
     tx.exec(
         "tlog.record_pending",
         args! { "collection" => collection, "key" => key, "json" => json,
-                "json_digest" => digest, "salt" => salt, "commitment" => commitment },
+        "json_digest" => digest, "salt" => salt, "commitment" => commitment },
     )?;
     Ok(())
 }
 
 /// The JSON of the page the commit batch with `token` wrote.
-pub fn record_public(tx: &Tx<'_>, item: ItemId, token: &str, json: &str) -> Result<(), LedgerError> {
+pub fn record_public(
+    tx: &Tx<'_>,
+    item: ItemId,
+    token: &str,
+    json: &str,
+) -> Result<(), LedgerError> {
     let digest = crate::digest::sha256_hex(json.as_bytes());
     tx.exec(
         "tlog.record_public",

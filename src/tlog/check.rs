@@ -154,14 +154,23 @@ pub fn extends(source: &dyn Source, old: &[u8]) -> Result<(), TlogError> {
     let new = parse(&fetch(source, "log/checkpoint")?)?;
     let bad = |why: String| Err(TlogError::Merkle { why });
     if old.origin() != new.origin() {
-        return bad(format!("the log's origin would change from {:?} to {:?}", old.origin(), new.origin()));
+        return bad(format!(
+            "the log's origin would change from {:?} to {:?}",
+            old.origin(),
+            new.origin()
+        ));
     }
     if new.size() < old.size() {
-        return bad(format!("the log would shrink from {} entries to {}", old.size(), new.size()));
+        return bad(format!(
+            "the log would shrink from {} entries to {}",
+            old.size(),
+            new.size()
+        ));
     }
     let tiles = Tiles(source);
     let reader = TileHashReader::new(new.size(), *new.hash(), &tiles);
-    let proof = tlog_tiles::prove_tree(new.size(), old.size(), &reader).map_err(TlogError::merkle)?;
+    let proof =
+        tlog_tiles::prove_tree(new.size(), old.size(), &reader).map_err(TlogError::merkle)?;
     tlog_tiles::check_tree(&proof, new.size(), *new.hash(), old.size(), *old.hash())
         .map_err(TlogError::merkle)
 }

@@ -93,10 +93,14 @@ fn deploy_both(s: &TestSite, bucket: &Path, moto: &Moto, now: &str) {
 fn four() -> Four {
     let s = fixture("features");
     let toml = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    // The site keeps a transparency log: its files are cases of the table like any other.
     s.write(
         "fencepost.toml",
-        &format!("{toml}\n[serve]\npointer_ttl_ms = 0\n"),
+        &format!("{toml}\n[serve]\npointer_ttl_ms = 0\n\n[transparency]\nlog = true\nskey_file = \".tlog-skey\"\n"),
     );
+    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    s.write(".tlog-skey", &keys.skey);
+    s.write(".tlog-vkey", &keys.vkey);
     s.write(
         "static/logo.svg",
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><rect width=\"4\" height=\"4\"/></svg>\n",
@@ -258,7 +262,25 @@ fn table(f: &Four) -> Vec<Case> {
         .as_str()
         .unwrap()
         .to_string();
+    let log_file = |prefix: &str| {
+        let found = m["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["path"].as_str().unwrap().starts_with(prefix));
+        format!("/{}", found.expect(prefix)["path"].as_str().unwrap())
+    };
+    let tile = log_file(".well-known/fencepost/log/tile/0/");
+    let bundle = log_file(".well-known/fencepost/log/tile/entries/");
     vec![
+        // The transparency log: tiles immutable, the checkpoint revalidated, item JSON from
+        // its reveal on (and nothing of an embargoed item).
+        case("GET", "/.well-known/fencepost/log/checkpoint", 200),
+        case("HEAD", "/.well-known/fencepost/log/checkpoint", 200),
+        case("GET", &tile, 200),
+        case("GET", &bundle, 200),
+        case("GET", "/.well-known/fencepost/items/posts/hello.json", 200),
+        case("GET", "/.well-known/fencepost/items/posts/secret.json", 404),
         case("GET", "/", 200),
         case("HEAD", "/", 200),
         case("GET", "/posts/hello/", 200),
@@ -327,6 +349,38 @@ fn table(f: &Four) -> Vec<Case> {
 fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_move() {
     let f = four();
     f.check(&table(&f), ALL);
+    // The log every origin serves is the one log: `tlog verify` holds on each, with the same
+    // checkpoint; its tiles may be cached for good, its checkpoint never without asking.
+    let vkey = std::fs::read_to_string(f.site.path(".tlog-vkey")).unwrap();
+    let mut checkpoints = BTreeSet::new();
+    for o in &f.origins {
+        let url = format!("http://{}/", o.addr);
+        let v = f.site.json(&["tlog", "verify", &url, "--vkey", &vkey]);
+        assert!(
+            v["entries"]["reveal"].as_u64().unwrap() >= 3,
+            "{}: {v}",
+            o.name
+        );
+        checkpoints.insert(v["checkpoint"].to_string());
+    }
+    assert_eq!(checkpoints.len(), 1);
+    let o = &f.origins[0].addr;
+    let cases = table(&f);
+    let tile = &cases
+        .iter()
+        .find(|c| c.target.contains("/log/tile/0/"))
+        .unwrap()
+        .target;
+    let r = try_http(o, "GET", tile, &[]).unwrap();
+    assert_eq!(
+        r.header("cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
+    let r = try_http(o, "GET", "/.well-known/fencepost/log/checkpoint", &[]).unwrap();
+    assert_eq!(
+        r.header("cache-control"),
+        Some("public, max-age=0, must-revalidate")
+    );
     // An alias's 301 names its item (every origin alike, by the table's `location` check),
     // and a static host gets a page that sends a browser there.
     let r = try_http(&f.origins[0].addr, "GET", "/old/hello/", &[]).unwrap();
@@ -359,7 +413,7 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
     let second_name = second.file_name().unwrap().to_string_lossy().to_string();
     let mut after = table(&f);
     for c in after.iter_mut() {
-        if c.target == "/posts/secret/" {
+        if c.target == "/posts/secret/" || c.target.ends_with("/items/posts/secret.json") {
             c.status = 200;
         }
         if c.target == "/old/secret/" {

@@ -4,6 +4,8 @@
 use crate::common::*;
 use serde_json::Value;
 
+mod site;
+
 /// `tlog keygen ORIGIN` prints a signing key in Go's note text and the matching verifier key:
 /// a checkpoint signed with the one opens with the other, and with no other key; each run
 /// makes a new pair; an origin that cannot name a key is refused.

@@ -34,7 +34,9 @@ pub(super) fn item_json(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
         return;
     }
     for p in inp.pages {
-        let Some(digest) = &p.json_digest else { continue };
+        let Some(digest) = &p.json_digest else {
+            continue;
+        };
         let id = p.view.id.text();
         let job = Job::ItemJson {
             row: p.view.row,
@@ -42,7 +44,12 @@ pub(super) fn item_json(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
             json: None,
         };
         let path = item_json_path(&p.view.collection, &id);
-        out.push(planned(path, job, CacheClass::Content, format!("tlog-json:{digest}")));
+        out.push(planned(
+            path,
+            job,
+            CacheClass::Content,
+            format!("tlog-json:{digest}"),
+        ));
     }
 }
 

@@ -1,0 +1,278 @@
+//! A site's own log, as builds write it and deploys publish it, read back by software
+//! fencepost did not write.
+
+use super::checkers;
+use crate::common::*;
+use base64::Engine;
+use fencepost::tlog::entry::{commitment, ChangeKind, Entry};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The features site keeping a log signed with `keys`: its posts committed to before their
+/// instant, its advisories revealed as they go public.
+pub fn logged_site(keys: &fencepost::tlog::note::KeyPair) -> TestSite {
+    let s = fixture("features");
+    let toml = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    let toml = toml.replacen(
+        "taxonomies = [\"tags\"]\n",
+        "taxonomies = [\"tags\"]\ncommit_before_reveal = true\n",
+        1,
+    );
+    s.write(
+        "fencepost.toml",
+        &format!("{toml}\n[transparency]\nlog = true\nskey_file = \".tlog-skey\"\n\n[serve]\npointer_ttl_ms = 0\n"),
+    );
+    s.write(".tlog-skey", &format!("{}\n", keys.skey));
+    s
+}
+
+/// The log's entries as tlog-scales read them from `url` (every one proven in the tree, each
+/// older checkpoint proven a prefix).
+fn read_by_tlog_scales(url: &str, vkey: &str, olds: &[PathBuf]) -> Vec<Entry> {
+    let out = checkers::run_tlog_scales(url, vkey, olds);
+    assert_success(&out);
+    let read: Value = serde_json::from_slice(&out.stdout).unwrap();
+    read["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(e.as_str().unwrap())
+                .unwrap();
+            Entry::parse(&bytes).unwrap()
+        })
+        .collect()
+}
+
+fn save_checkpoint(s: &TestSite, name: &str) -> (PathBuf, u64) {
+    let bytes =
+        std::fs::read(s.current_dir().join(".well-known/fencepost/log/checkpoint")).unwrap();
+    let size = String::from_utf8_lossy(&bytes)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let saved = s.path(name);
+    std::fs::write(&saved, bytes).unwrap();
+    (saved, size)
+}
+
+/// Every file under `dir`, as text where it is text, for the leak check.
+fn holds_anywhere(dir: &Path, needle: &str) -> Option<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .find(|e| {
+            std::fs::read(e.path()).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle))
+        })
+        .map(|e| e.path().to_path_buf())
+}
+
+/// The feature site's log through three deploys to a bucket: before `posts/secret`'s instant
+/// (its commitment, blind: nothing in `public/` or the bucket names it), at its instant (its
+/// reveal, naming the commitment logged a deploy earlier), and after an edit, a withdrawal and
+/// its expiry (three change entries). tlog-scales reads the log over HTTP from `serve --from`
+/// and proves both earlier checkpoints consistent with the last; sha256(salt ‖ the JSON served)
+/// is the commitment published before the instant; Go's sumdb/tlog reads the same tiles;
+/// `tlog verify --since` holds; and a tile tampered in the bucket fails it.
+#[test]
+fn a_sites_log_through_three_deploys_is_checked_by_tlog_scales_and_go_from_serve_from() {
+    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let s = logged_site(&keys);
+    let bucket = s.path("bucket");
+    let folder = format!("file://{}", bucket.display());
+    let deploy = |now: &str| {
+        s.json(&["publish", "--build", "--now", now]);
+        s.json(&["deploy", "--to", &folder, "--now", now]);
+    };
+    deploy(BEFORE);
+    let (c1, size1) = save_checkpoint(&s, "c1");
+    for needle in ["Zeppelin", "airship", "posts/secret", "secret.json"] {
+        for dir in [s.path("public"), bucket.clone()] {
+            let found = holds_anywhere(&dir, needle);
+            assert!(
+                found.is_none(),
+                "{needle:?} is in {found:?} before its instant"
+            );
+        }
+    }
+
+    deploy("2026-12-02T09:00:00Z");
+    let (c2, size2) = save_checkpoint(&s, "c2");
+    let origin = s.serve(&["--from", &folder]);
+    let base = format!("http://{}/.well-known/fencepost", origin.addr);
+    let entries = read_by_tlog_scales(&format!("{base}/log"), &keys.vkey, &[c1.clone()]);
+    let (index, salt) = entries
+        .iter()
+        .find_map(|e| match e {
+            Entry::Reveal { item, commit, salt } if item == "posts/secret" => {
+                Some((*commit, *salt))
+            }
+            _ => None,
+        })
+        .expect("the reveal of posts/secret");
+    assert!(
+        index < size1,
+        "committed before its instant, in the log of c1"
+    );
+    let json = origin.get("/.well-known/fencepost/items/posts/secret.json");
+    assert_eq!(json.status, 200);
+    let Entry::Commit { commit } = &entries[index as usize] else {
+        panic!(
+            "entry {index} is not a commitment: {:?}",
+            entries[index as usize]
+        );
+    };
+    assert_eq!(&commitment(&salt, &json.body), commit);
+    let item: Value = serde_json::from_slice(&json.body).unwrap();
+    assert_eq!(item["title"], "Zeppelin launch");
+    assert_eq!(item["date"], "2026-12-02T09:00:00Z");
+
+    let hello = std::fs::read_to_string(s.path("content/posts/hello.md")).unwrap();
+    s.write(
+        "content/posts/hello.md",
+        &format!("{hello}\nA line added later.\n"),
+    );
+    let adv = std::fs::read_to_string(s.path("content/advisories/adv-1.md")).unwrap();
+    s.write(
+        "content/advisories/adv-1.md",
+        &adv.replacen("severity", "withdrawn = true\nseverity", 1),
+    );
+    deploy("2026-12-06T00:00:00Z");
+    let entries = read_by_tlog_scales(
+        &format!("{base}/log"),
+        &keys.vkey,
+        &[c1.clone(), c2.clone()],
+    );
+    let changes: Vec<(String, ChangeKind)> = entries[size2 as usize..]
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Change { item, change, .. } => Some((item.clone(), *change)),
+            _ => None,
+        })
+        .collect();
+    for want in [
+        ("posts/hello", ChangeKind::Update),
+        ("advisories/adv-1", ChangeKind::Withdraw),
+        ("posts/secret", ChangeKind::Expire),
+    ] {
+        assert!(
+            changes.contains(&(want.0.to_string(), want.1)),
+            "{want:?} in {changes:?}"
+        );
+    }
+    let hello_json = origin.get("/.well-known/fencepost/items/posts/hello.json");
+    assert!(String::from_utf8_lossy(&hello_json.body).contains("A line added later."));
+    assert_eq!(
+        origin
+            .get("/.well-known/fencepost/items/posts/secret.json")
+            .status,
+        404
+    );
+
+    let verify = s.json(&[
+        "tlog",
+        "verify",
+        &format!("http://{}/", origin.addr),
+        "--vkey",
+        &keys.vkey,
+        "--since",
+        c1.to_str().unwrap(),
+    ]);
+    assert_eq!(verify["consistent_with"], size1);
+    assert!(verify["revealed"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("posts/hello")));
+
+    let log = s.current_dir().join(".well-known/fencepost/log");
+    let go = checkers::run_go(&log, &keys.vkey, &[c1, c2]);
+    assert_success(&go);
+    assert!(String::from_utf8_lossy(&go.stdout).starts_with(&format!("ok {}", entries.len())));
+    drop(origin);
+
+    // One bit of a tile flipped in the bucket: the origin never serves it, the check fails.
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
+            .unwrap();
+    let tile = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| {
+            e["path"]
+                .as_str()
+                .unwrap()
+                .starts_with(".well-known/fencepost/log/tile/0/")
+        })
+        .unwrap();
+    let blob = bucket.join(fencepost::bucket::remote::Remote::blob_key(
+        tile["sha256"].as_str().unwrap(),
+    ));
+    let mut bytes = std::fs::read(&blob).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&blob, bytes).unwrap();
+    let origin = s.serve(&["--from", &folder]);
+    let failed = s.failing(&[
+        "tlog",
+        "verify",
+        &format!("http://{}/", origin.addr),
+        "--vkey",
+        &keys.vkey,
+    ]);
+    assert!(failed.contains("tile"), "{failed}");
+}
+
+/// A page changed by editing the ledger directly (no publish: no change entry) is what `tlog
+/// watch` exists for: the next build serves the new JSON, and the monitor names the item.
+#[test]
+fn tlog_watch_reports_an_item_changed_in_the_ledger_behind_the_logs_back() {
+    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let s = logged_site(&keys);
+    s.json(&["publish", "--build", "--now", "2026-12-02T09:00:00Z"]);
+    let origin = s.serve(&[]);
+    let url = format!("http://{}/", origin.addr);
+    let state = s.path("watch");
+    let state_arg = state.to_str().unwrap();
+    s.json(&[
+        "tlog", "watch", &url, "--vkey", &keys.vkey, "--state", state_arg,
+    ]);
+
+    let forged =
+        r#"{"collection":"posts","id":"hello","title":"Hello, fences","body":"Rewritten."}"#;
+    let digest = fencepost::digest::sha256_hex(forged.as_bytes());
+    let ledger = s.ledger();
+    ledger
+        .execute(
+            "UPDATE tlog_items SET json = ?1, json_digest = ?2 WHERE item_id = (SELECT id FROM items WHERE item_key = 'hello')",
+            rusqlite::params![forged, digest],
+        )
+        .unwrap();
+    ledger
+        .execute(
+            "UPDATE site_state SET publication_revision = publication_revision + 1",
+            [],
+        )
+        .unwrap();
+    drop(ledger);
+    s.json(&["build", "--now", "2026-12-02T10:00:00Z"]);
+    assert_eq!(
+        origin
+            .get("/.well-known/fencepost/items/posts/hello.json")
+            .body,
+        forged.as_bytes()
+    );
+    let out = s
+        .cmd(&[
+            "tlog", "watch", &url, "--vkey", &keys.vkey, "--state", state_arg,
+        ])
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("posts/hello"), "{text}");
+}
