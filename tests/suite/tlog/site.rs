@@ -276,3 +276,28 @@ fn tlog_watch_reports_an_item_changed_in_the_ledger_behind_the_logs_back() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("posts/hello"), "{text}");
 }
+
+/// A revision whose log does not extend the bucket's (the log started over in the ledger, so
+/// its tree differs) is refused before anything is uploaded, as another ledger's bucket is;
+/// the live revision stays.
+#[test]
+fn a_deploy_whose_log_does_not_extend_the_buckets_is_refused() {
+    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let s = logged_site(&keys);
+    let folder = format!("file://{}", s.path("bucket").display());
+    s.json(&["publish", "--build", "--now", BEFORE]);
+    s.json(&["deploy", "--to", &folder, "--now", BEFORE]);
+    let live = std::fs::read(s.path("bucket/current")).unwrap();
+    let ledger = s.ledger();
+    ledger
+        .execute_batch(
+            "DELETE FROM tlog_entries; UPDATE tlog_items SET commit_index = NULL, shown = NULL;
+             UPDATE site_state SET tlog_revision = 0, publication_revision = publication_revision + 1;",
+        )
+        .unwrap();
+    drop(ledger);
+    s.json(&["build", "--now", BEFORE]);
+    let err = s.failing(&["deploy", "--to", &folder, "--now", BEFORE]);
+    assert!(err.contains("does not extend"), "{err}");
+    assert_eq!(std::fs::read(s.path("bucket/current")).unwrap(), live);
+}
