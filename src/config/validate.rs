@@ -94,6 +94,11 @@ impl Config {
             }
         }
         collections::Collections::resolve(self, path)?;
+        self.check_commitments(path)
+    }
+
+    /// A collection that commits before it reveals needs the log the commitments go into.
+    fn check_commitments(&self, path: &Path) -> Result<(), ConfigError> {
         let committing = self
             .collections
             .iter()
