@@ -210,8 +210,8 @@ impl<'a> Build<'a> {
 
     /// The revision the snapshot would make, if it is built complete already.
     fn found_built(&self, snap: &Snapshot<'_>) -> Result<Option<snapshot::Built>, BuildError> {
-        let (full, now) = (self.opts.full, self.clock.now());
-        snapshot::already_built(snap, &self.dest, &self.fingerprint, full, now)
+        let (full, now, logged) = (self.opts.full, self.clock.now(), self.signer.is_some());
+        snapshot::already_built(snap, &self.dest, &self.fingerprint, full, now, logged)
     }
 
     /// Points to that revision (once it is known to be this ledger's); nothing is rendered.
@@ -381,9 +381,10 @@ impl<'a> Build<'a> {
         let next_change_at = done.source.next_change_at;
         let now = self.clock.now();
         let staging = done.staged.staging;
-        let pointer = self
-            .dest
-            .put_in_place(staging, &manifest, id, now, next_change_at)?;
+        let logged = self.signer.is_some();
+        let pointer =
+            self.dest
+                .put_in_place(staging, &manifest, id, now, next_change_at, logged)?;
         self.phases.mark("manifest and rename");
         let dir = self.dest.dir(id);
         let report = snapshot::report(&manifest, dir, reused, pointer, next_change_at, done.broken);

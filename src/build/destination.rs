@@ -11,6 +11,21 @@ use crate::output::revision::{RevisionId, Staging};
 use crate::site::Site;
 use std::path::PathBuf;
 
+/// Removes a folder of the same revision and inputs built before the site's log grew (its
+/// checkpoint differs from the one staged), unless it is live: renaming the new one into place
+/// would otherwise keep the old, and pointing to it would take the log back.
+fn replace_stale(public: &Public, staging: &Staging, id: &RevisionId) -> Result<(), BuildError> {
+    let dir = public.revision_dir(id);
+    let checkpoint =
+        |d: &std::path::Path| std::fs::read(d.join(".well-known/fencepost/log/checkpoint")).ok();
+    let live = public.live().is_some_and(|p| p.dir == id.to_string());
+    if !live && dir.exists() && checkpoint(&dir) != checkpoint(&staging.path) {
+        tracing::info!(dir = %dir.display(), "replacing a folder of this revision built before the log grew");
+        crate::output::revision::remove(public.dir(), &id.to_string())?;
+    }
+    Ok(())
+}
+
 pub(super) enum Destination {
     /// `public/revisions/<R>-<B>/`, then the pointer.
     Revision(Public),
@@ -87,6 +102,7 @@ impl Destination {
         id: &RevisionId,
         now: Instant,
         next_change_at: Option<Instant>,
+        logged: bool,
     ) -> Result<PointerOutcome, BuildError> {
         let public = match self {
             Destination::Preview(d) => {
@@ -95,6 +111,9 @@ impl Destination {
             }
             Destination::Revision(p) => p,
         };
+        if logged {
+            replace_stale(public, &staging, id)?;
+        }
         if !staging.finish(manifest, &id.to_string())? {
             let dir = public.revision_dir(id);
             tracing::info!(dir = %dir.display(), "another build finished this revision first");

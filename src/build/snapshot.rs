@@ -60,12 +60,21 @@ pub(super) fn already_built(
     fingerprint: &str,
     full: bool,
     now: crate::clock::Instant,
+    logged: bool,
 ) -> Result<Option<Built>, BuildError> {
     let Some(public) = dest.public().filter(|_| !full) else {
         return Ok(None);
     };
     let id = RevisionId::new(snap.revision()?, fingerprint);
     if !public.is_built(&id) {
+        return Ok(None);
+    }
+    // A site's log grows with builds of other inputs and rollbacks: a folder built before it
+    // grew would take the log back, so it is built again (and replaces the folder).
+    if logged
+        && super::transparency::checkpoint_size(&public.revision_dir(&id))
+            != Some(snap.tlog_size()?)
+    {
         return Ok(None);
     }
     let next_change_at = snap.next_change(now)?;

@@ -59,6 +59,12 @@ pub(super) fn signer(site: &Site) -> Result<Option<LogSigner>, BuildError> {
         .map_err(|e| bad(e.to_string()))
 }
 
+/// The size the checkpoint in revision folder `dir` names (none: it has no log).
+pub(super) fn checkpoint_size(dir: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(dir.join(LOG_DIR).join("checkpoint")).ok()?;
+    text.lines().nth(1)?.parse().ok()
+}
+
 /// Reads the JSON of each public item whose file the previous revision cannot give.
 pub(super) fn fill_item_json(
     files: &mut [Planned],

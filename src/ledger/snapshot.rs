@@ -36,6 +36,11 @@ impl Snapshot<'_> {
         public::next_change(&self.tx, now)
     }
 
+    /// The transparency log's size in the ledger.
+    pub fn tlog_size(&self) -> Result<u64, LedgerError> {
+        super::transparency::size(&self.tx)
+    }
+
     /// The item's JSON for the transparency log.
     pub fn item_json(&self, id: super::items::ItemId) -> Result<Option<String>, LedgerError> {
         super::transparency::json(&self.tx, id)

@@ -301,3 +301,44 @@ fn a_deploy_whose_log_does_not_extend_the_buckets_is_refused() {
     assert!(err.contains("does not extend"), "{err}");
     assert_eq!(std::fs::read(s.path("bucket/current")).unwrap(), live);
 }
+
+/// The log never goes back when a site's inputs go back: a build with other templates appends
+/// its revision entry; the build after the templates are restored finds the first folder of
+/// that revision older than the log, builds it again and replaces it (it is not live), and
+/// every checkpoint served extends the one before.
+///
+/// Guards: a folder of the same revision and inputs, built before the log grew, pointed to
+/// again with its shorter log.
+#[test]
+fn templates_changed_and_changed_back_never_take_the_log_back() {
+    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let s = logged_site(&keys);
+    s.json(&["publish", "--build", "--now", BEFORE]);
+    let (first, size1) = save_checkpoint(&s, "c1");
+    let base = std::fs::read_to_string(s.path("templates/base.html")).unwrap();
+    s.write(
+        "templates/base.html",
+        &base.replacen("<body", "<!-- B2 --><body", 1),
+    );
+    s.json(&["build", "--now", BEFORE]);
+    let (second, size2) = save_checkpoint(&s, "c2");
+    assert_eq!(size2, size1 + 1, "one revision entry");
+    s.write("templates/base.html", &base);
+    let r = s.json(&["build", "--now", BEFORE]);
+    assert_eq!(r["already_built"], false, "{r}");
+    let (_, size3) = save_checkpoint(&s, "c3");
+    assert_eq!(size3, size2 + 1);
+    let origin = s.serve(&[]);
+    let url = format!("http://{}/", origin.addr);
+    for since in [first, second] {
+        s.json(&[
+            "tlog",
+            "verify",
+            &url,
+            "--vkey",
+            &keys.vkey,
+            "--since",
+            since.to_str().unwrap(),
+        ]);
+    }
+}
