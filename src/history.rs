@@ -20,4 +20,7 @@ pub enum HistoryError {
     Output(#[from] OutputError),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    /// The site's transparency log could not be brought to the revision rolled back to.
+    #[error(transparent)]
+    Log(#[from] Box<crate::build::BuildError>),
 }

@@ -17,6 +17,10 @@
 //! Nothing here names an embargoed item: a commitment is a salted digest, and an item's JSON
 //! is written only once a page of it is public.
 
+mod reissue;
+
+pub use reissue::reissue;
+
 use super::plan::{Job, Planned};
 use super::report::{io, BuildError};
 use super::reuse::Previous;
@@ -109,6 +113,20 @@ pub(super) fn write_log(
         return Ok(false);
     };
     crate::fail_point!("build.after_log_append");
+    write_files(ledger, signer, (size, root), manifest, staging, prev)?;
+    Ok(true)
+}
+
+/// The log's files at `size` written into `staging` (full tiles `prev` holds linked from it)
+/// and their entries added to the manifest.
+fn write_files(
+    ledger: &mut Ledger,
+    signer: &LogSigner,
+    (size, root): (u64, crate::tlog::Hash),
+    manifest: &mut Manifest,
+    staging: &Path,
+    prev: Option<&Previous>,
+) -> Result<(), BuildError> {
     let mut files = ledger.read(|tx| tiles(tx, size, prev))?;
     let checkpoint = signer.sign_checkpoint(size, root);
     files.push((format!("{LOG_DIR}/checkpoint"), Tile::Bytes(checkpoint)));
@@ -127,7 +145,7 @@ pub(super) fn write_log(
         manifest.files.push(entry);
     }
     manifest.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    Ok(true)
+    Ok(())
 }
 
 /// Step 2: the entries appended in one transaction; the log's size and root after.
@@ -166,6 +184,19 @@ fn catch_up(
         audit: at.audit_tip.unwrap_or(ZERO).to_string(),
     }
     .to_text();
+    finish_append(tx, texts, revision, at.revision).map(Some)
+}
+
+/// Appends `texts` and then the revision entry (that alone not when the log ends with it
+/// already: a step run again appends nothing); the log caught up with `caught_up`; the size
+/// and root after.
+fn finish_append(
+    tx: &Tx<'_>,
+    mut texts: Vec<String>,
+    revision: String,
+    caught_up: i64,
+) -> Result<(u64, crate::tlog::Hash), LedgerError> {
+    let start = stored::size(tx)?;
     let last = match start {
         0 => None,
         n => stored::entries(tx, n - 1, n)?.pop(),
@@ -174,10 +205,10 @@ fn catch_up(
         texts.push(revision);
     }
     let size = stored::append(tx, &texts)?;
-    stored::caught_up(tx, at.revision)?;
+    stored::caught_up(tx, caught_up)?;
     let hashes = Hashes::new(tx);
     let root = tlog_tiles::tree_hash(size, &hashes).map_err(|e| hashes.error(e))?;
-    Ok(Some((size, root)))
+    Ok((size, root))
 }
 
 const ZERO: &str = "0000000000000000000000000000000000000000000000000000000000000000";

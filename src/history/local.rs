@@ -39,6 +39,8 @@ pub fn rollback(site: &Site, clock: &Clock, target: &str) -> Result<RollbackRepo
     let mut ledger = site.open_ledger()?;
     // An earlier rollback's receipt first: the journal below replaces its own.
     finish_receipt(&mut ledger, &public)?;
+    // A site's log grows with a rollback too: the folder gets the log brought to it.
+    crate::build::transparency::reissue(site, &mut ledger, &public, &id).map_err(Box::new)?;
     crate::fail_point!("rollback.before_pointer");
     // The target is checked again under the pointer lock (gc may have removed it since); the
     // journal is written before the pointer moves.

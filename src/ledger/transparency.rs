@@ -227,6 +227,18 @@ pub fn changed_pages(tx: &Tx<'_>, since: i64) -> Result<Vec<Changed>, LedgerErro
         .collect()
 }
 
+/// An item the log has revealed: (item, `collection/id`, what the log says of it now, the
+/// digest of the JSON it vouches for).
+pub fn shown_items(tx: &Tx<'_>) -> Result<Vec<(ItemId, String, String, String)>, LedgerError> {
+    tx.rows("tlog.shown_items", &[])?
+        .into_iter()
+        .map(|mut r| {
+            let item = format!("{}/{}", r.take::<String>(1)?, r.take::<String>(2)?);
+            Ok((ItemId(r.get(0)?), item, r.take(3)?, r.take(4)?))
+        })
+        .collect()
+}
+
 /// The commitment (hex salt and digest) logged at `idx` for an item.
 pub fn committed(
     tx: &Tx<'_>,

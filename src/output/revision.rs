@@ -82,6 +82,27 @@ impl Staging {
 }
 
 impl Staging {
+    /// Writes the manifest and puts the directory in place of the complete revision folder
+    /// `name` (set aside first, removed after): a folder re-issued with more than it had (a
+    /// site's transparency log appended to by a rollback). Not for a live folder: between the
+    /// two renames `name` does not exist.
+    pub fn replace_revision(self, manifest: &Manifest, name: &str) -> Result<(), OutputError> {
+        let revisions = self.path.parent().expect("under revisions/").to_path_buf();
+        let dir = revisions.join(name);
+        let aside = revisions.join(format!(
+            "{TRASH_PREFIX}{name}-{}",
+            uuid::Uuid::new_v4().simple()
+        ));
+        std::fs::rename(&dir, &aside).map_err(io_err(&dir))?;
+        if !self.finish(manifest, name)? {
+            return Err(OutputError::Io {
+                path: dir,
+                source: std::io::Error::other("a folder appeared where the old one was set aside"),
+            });
+        }
+        std::fs::remove_dir_all(&aside).map_err(io_err(&aside))
+    }
+
     /// Writes the manifest and puts the directory at `target`, replacing what was there
     /// (used for the preview, which nothing points to). `target` is beside the staging
     /// folder (see [`Staging::create_in`]), so the renames stay on one file system.

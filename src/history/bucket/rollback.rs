@@ -35,6 +35,10 @@ pub fn rollback(
     url: &str,
     wanted: &str,
 ) -> Result<RemoteRollback, DeployError> {
+    if site.config.transparency.log {
+        let target = crate::ledger::redact(url);
+        return Err(DeployError::LogRollback { target });
+    }
     with_target(
         site,
         clock,

@@ -342,3 +342,88 @@ fn templates_changed_and_changed_back_never_take_the_log_back() {
         ]);
     }
 }
+
+/// A rollback appends: the folder rolled back to is re-issued with the log brought to it (the
+/// item it did not have yet withdrawn, the edited one updated back to its old JSON, then its
+/// revision entry), so the checkpoint served after the rollback extends every one before, and
+/// the JSON served is what the log vouches for; the next publication appends the way forward.
+#[test]
+fn a_rollback_appends_to_the_log_and_never_takes_it_back() {
+    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let s = logged_site(&keys);
+    let first = s.json(&["publish", "--build", "--now", BEFORE]);
+    let first = format!(
+        "{}-{}",
+        first["build"]["revision"],
+        first["build"]["build"].as_str().unwrap()
+    );
+    let hello = std::fs::read_to_string(s.path("content/posts/hello.md")).unwrap();
+    s.write("content/posts/hello.md", &format!("{hello}\nEdited.\n"));
+    s.json(&["publish", "--build", "--now", "2026-12-02T09:00:00Z"]);
+    let (before, size) = save_checkpoint(&s, "before-rollback");
+    let r = s.json(&["rollback", &first]);
+    assert_eq!(r["to"]["dir"], first.as_str(), "{r}");
+    let (after, size_after) = save_checkpoint(&s, "after-rollback");
+    let origin = s.serve(&[]);
+    let url = format!("http://{}/", origin.addr);
+    let log = s.current_dir().join(".well-known/fencepost/log");
+    let entries = read_by_tlog_scales(log.to_str().unwrap(), &keys.vkey, &[before.clone()]);
+    assert_eq!(entries.len() as u64, size_after);
+    let appended: Vec<String> = entries[size as usize..]
+        .iter()
+        .map(|e| e.to_text().lines().take(3).collect::<Vec<_>>().join(" "))
+        .collect();
+    let has = |what: &str| appended.iter().any(|e| e.contains(what));
+    assert!(has("item posts/secret change withdraw"), "{appended:?}");
+    assert!(has("item posts/hello change update"), "{appended:?}");
+    assert!(appended
+        .last()
+        .unwrap()
+        .starts_with("fencepost/revision/v1"));
+    s.json(&[
+        "tlog",
+        "verify",
+        &url,
+        "--vkey",
+        &keys.vkey,
+        "--since",
+        before.to_str().unwrap(),
+    ]);
+    let hello_json = origin.get("/.well-known/fencepost/items/posts/hello.json");
+    assert!(!String::from_utf8_lossy(&hello_json.body).contains("Edited."));
+
+    s.write(
+        "content/posts/second.md",
+        &std::fs::read_to_string(s.path("content/posts/second.md"))
+            .unwrap()
+            .replace("No summary", "A summary"),
+    );
+    s.json(&["publish", "--build", "--now", "2026-12-03T00:00:00Z"]);
+    s.json(&[
+        "tlog",
+        "verify",
+        &url,
+        "--vkey",
+        &keys.vkey,
+        "--since",
+        after.to_str().unwrap(),
+    ]);
+}
+
+/// `rollback --to` a bucket would serve the older revision's shorter log: on a site that keeps
+/// a log it is refused, naming the way out, and the bucket's pointer stays.
+#[test]
+fn a_bucket_rollback_of_a_logged_site_is_refused_and_moves_nothing() {
+    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let s = logged_site(&keys);
+    let folder = format!("file://{}", s.path("bucket").display());
+    let first = s.json(&["publish", "--build", "--now", BEFORE]);
+    s.json(&["deploy", "--to", &folder, "--now", BEFORE]);
+    s.json(&["publish", "--build", "--now", "2026-12-02T09:00:00Z"]);
+    s.json(&["deploy", "--to", &folder, "--now", "2026-12-02T09:00:00Z"]);
+    let live = std::fs::read(s.path("bucket/current")).unwrap();
+    let revision = first["build"]["revision"].to_string();
+    let err = s.failing(&["rollback", &revision, "--to", &folder]);
+    assert!(err.contains("transparency log"), "{err}");
+    assert_eq!(std::fs::read(s.path("bucket/current")).unwrap(), live);
+}

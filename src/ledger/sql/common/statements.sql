@@ -403,6 +403,12 @@ SELECT p.item_id, p.collection, p.item_key, p.withdrawn, t.json, t.json_digest, 
 FROM pages p LEFT JOIN tlog_items t ON t.item_id = p.item_id
 WHERE p.revision > :since ORDER BY p.item_id;
 
+-- name: tlog.shown_items
+-- Every item the log has revealed, with what it says of it now.
+SELECT t.item_id, i.collection, i.item_key, t.shown, t.shown_digest
+FROM tlog_items t JOIN items i ON i.id = t.item_id
+WHERE t.shown IS NOT NULL ORDER BY t.item_id;
+
 -- name: tlog.committed
 UPDATE tlog_items SET salt = :salt, commitment = :commitment, commit_index = :idx
 WHERE item_id = :item;
