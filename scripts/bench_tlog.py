@@ -1,9 +1,10 @@
 """`scripts/bench tlog [N ...]`: what the transparency log costs (issue 50).
 
-The generated corpus at each N (default 10000 100000) as two fencepost sites that differ only
-in `[transparency] log = true` (and `commit_before_reveal = true` on the one collection, the
-default collection written out). Both publish every item first. Measured in the same run,
-rounds interleaved (without, with, without, ...), median of 3:
+The generated corpus at each N (default 10000 100000) as three fencepost sites that differ
+only in the log: none; `[transparency] log = true` (revision entries: the log vouches for each
+revision's manifest); and that with `commit_before_reveal = true` on the one collection (the
+default collection written out), so every item is committed, revealed and served as JSON.
+Each publishes every item first. Measured in the same run, rounds interleaved, median of 3:
 
 (a) cold build: `public/` removed, `build` (the log site's first build, which appends the
     whole log, is timed apart: it happens once in a site's life);
@@ -32,10 +33,14 @@ price = { type = "decimal", required = true, scale = 2, prefix = "$", min = 0 }
 """
 
 
-def make_site(b, site, c, logged):
+KINDS = ("without", "log", "log+commit")
+
+
+def make_site(b, site, c, kind):
+    logged = kind != "without"
     b.new_site(site, c)
     with open(os.path.join(site, "fencepost.toml"), "a") as f:
-        f.write(COLLECTION % ("commit_before_reveal = true" if logged else ""))
+        f.write(COLLECTION % ("commit_before_reveal = true" if kind == "log+commit" else ""))
         if logged:
             f.write('\n[transparency]\nlog = true\nskey_file = ".tlog-skey"\n')
     if logged:
@@ -65,42 +70,46 @@ def bench_tlog(b, sizes, runs=3):
     med = lambda xs: sorted(xs)[len(xs) // 2]
     for n in sizes:
         c = b.corpus(b.TMPFS, n)
-        sites = {logged: os.path.join(b.TMPFS, f"tlog-{'on' if logged else 'off'}-{n}") for logged in (False, True)}
-        for logged, site in sites.items():
-            make_site(b, site, c, logged)
-        first, _, _ = b.run([b.FP, "--site", sites[True], "build", "--json"])
-        cold = {False: [], True: []}
+        sites = {k: os.path.join(b.TMPFS, f"tlog-{k.replace('+', '-')}-{n}") for k in KINDS}
+        first = {}
+        for kind, site in sites.items():
+            make_site(b, site, c, kind)
+            first[kind], _, _ = b.run([b.FP, "--site", site, "build", "--json"])
+        cold = {k: [] for k in KINDS}
         for _ in range(runs):
-            for logged, site in sites.items():
+            for kind, site in sites.items():
                 shutil.rmtree(os.path.join(site, "public"), ignore_errors=True)
                 dt, _, _ = b.run([b.FP, "--site", site, "build", "--json"])
-                cold[logged].append(dt)
-        inc = {False: [], True: []}
-        tiles = []
-        for k in range(runs):
-            new_id = 10_000_000 + k
+                cold[kind].append(dt)
+        inc = {k: [] for k in KINDS}
+        tiles = {k: [] for k in KINDS[1:]}
+        for r in range(runs):
+            new_id = 10_000_000 + r
             time.sleep(2.1)  # let the stat cache trust the unchanged tree
-            for logged, site in sites.items():
+            for kind, site in sites.items():
                 with open(os.path.join(site, "content", "answers", f"{new_id}.md"), "w") as f:
                     f.write(b.NEW_ITEM_FP.format(id=new_id))
                 dt, _, _ = b.run([b.FP, "--site", site, "publish", "--build", "--now", b.LATER, "--json"])
-                inc[logged].append(dt)
-                if logged:
-                    tiles.append(log_files_written(site))
-        row = {
-            "n": n, "first_build_with_log_s": first,
-            "cold_without_s": med(cold[False]), "cold_with_s": med(cold[True]),
-            "inc_without_s": med(inc[False]), "inc_with_s": med(inc[True]),
-            "log_files_written": [t[0] for t in tiles], "log_size": tiles[-1][1],
-        }
+                inc[kind].append(dt)
+                if kind in tiles:
+                    tiles[kind].append(log_files_written(site))
+        row = {"n": n, "first": first}
+        for kind in KINDS:
+            row[kind] = {"cold_s": med(cold[kind]), "inc_s": med(inc[kind])}
+            if kind in tiles:
+                row[kind]["log_files_written"] = [t[0] for t in tiles[kind]]
+                row[kind]["log_size"] = tiles[kind][-1][1]
         b.log(json.dumps(row))
         rows.append(row)
         for site in sites.values():
             shutil.rmtree(site, ignore_errors=True)
-    print("\nthe transparency log's cost, median of 3 (seconds), rounds interleaved")
-    print("| N | log entries | cold build without / with (ratio) | one new item, publish --build, without / with (ratio) | log files written per new revision | the log site's first build |")
-    print("|---|---|---|---|---|---|")
+    print("\nthe transparency log's cost, median of 3 (seconds), rounds interleaved; ratios against the site without a log")
+    print("| N | site | log entries | cold build (ratio) | one new item, publish --build (ratio) | log files written per new revision | first build |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['n']:,} | {r['log_size']:,} | {r['cold_without_s']:.2f} / {r['cold_with_s']:.2f} ({r['cold_with_s'] / r['cold_without_s']:.2f}x) | "
-              f"{r['inc_without_s']:.3f} / {r['inc_with_s']:.3f} ({r['inc_with_s'] / r['inc_without_s']:.2f}x) | "
-              f"{', '.join(str(t) for t in r['log_files_written'])} | {r['first_build_with_log_s']:.2f} |")
+        base = r["without"]
+        for kind in KINDS:
+            x = r[kind]
+            written = ", ".join(str(t) for t in x.get("log_files_written", [])) or "-"
+            print(f"| {r['n']:,} | {kind} | {x.get('log_size', 0):,} | {x['cold_s']:.2f} ({x['cold_s'] / base['cold_s']:.2f}x) | "
+                  f"{x['inc_s']:.3f} ({x['inc_s'] / base['inc_s']:.2f}x) | {written} | {r['first'][kind]:.2f} |")

@@ -364,6 +364,10 @@ impl<'a> Build<'a> {
             ledger_id: &origin.ledger_id,
             audit_tip: origin.audit_hash(),
             now: self.clock.now(),
+            committing: (self.site.collections.list.iter())
+                .filter(|c| c.commit_before_reveal)
+                .map(|c| c.name.clone())
+                .collect(),
         };
         let revision = at.revision;
         if !transparency::write_log(ledger, signer, &at, manifest, &staged.staging.path, prev)? {

@@ -96,6 +96,8 @@ pub(super) struct At<'a> {
     pub(super) ledger_id: &'a str,
     pub(super) audit_tip: Option<&'a str>,
     pub(super) now: crate::clock::Instant,
+    /// The collections that commit before they reveal: the log holds their items.
+    pub(super) committing: Vec<String>,
 }
 
 /// Steps 1–3 (see the module doc): the log's files written into `staging` and added to the
@@ -172,6 +174,11 @@ fn catch_up(
         next += 1;
     }
     for c in stored::changed_pages(tx, stored::revision(tx)?)? {
+        // An item the log has not revealed, of a collection that does not commit (any more):
+        // not in the log. One it revealed stays, its changes logged.
+        if c.shown.is_none() && !at.committing.contains(&c.collection) {
+            continue;
+        }
         for e in changes(tx, &c, &mut next, at.now)? {
             texts.push(e.to_text());
         }

@@ -58,7 +58,7 @@ pub(super) fn prepare(
         }
         Some(Err(e)) => return failed(c.lease, e.to_string()),
     };
-    let page = page_of(site, &c, item, stored);
+    let page = page_of(site, &c, item, stored, coll.commit_before_reveal);
     commit(c, Some(page), false)
 }
 
@@ -110,13 +110,11 @@ fn page_of(
     c: &Claimed,
     item: content::Item,
     stored: Option<ledger::images::StoredImage>,
+    committing: bool,
 ) -> PageFields {
     let rendered = crate::markdown::render(&item.body, &site.config.markdown);
-    let item_json = site
-        .config
-        .transparency
-        .log
-        .then(|| item.transparency_json());
+    // The log holds the items of collections that commit before they reveal.
+    let item_json = (site.config.transparency.log && committing).then(|| item.transparency_json());
     let mut page = PageFields {
         title: item.title,
         day: item.day.map(|d| d.to_string()).unwrap_or_default(),

@@ -27,8 +27,9 @@ fn item_json_path(collection: &str, id: &str) -> String {
     format!(".well-known/fencepost/items/{collection}/{id}.json")
 }
 
-/// Each public item's JSON (the bytes the log vouches for), when the site keeps a log and the
-/// ledger holds the item's JSON; keyed by the JSON's digest, so an unchanged one is kept.
+/// Each public item's JSON (the bytes the log vouches for), when the site keeps a log, the
+/// item's collection commits before it reveals and the ledger holds the item's JSON; keyed by
+/// the JSON's digest, so an unchanged one is kept.
 pub(super) fn item_json(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
     if !inp.transparency {
         return;
@@ -37,6 +38,9 @@ pub(super) fn item_json(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
         let Some(digest) = &p.json_digest else {
             continue;
         };
+        if !inp.collections.list[p.coll].commit_before_reveal {
+            continue;
+        }
         let id = p.view.id.text();
         let job = Job::ItemJson {
             row: p.view.row,

@@ -13,11 +13,17 @@ use std::path::{Path, PathBuf};
 pub fn logged_site(keys: &fencepost::tlog::note::KeyPair) -> TestSite {
     let s = fixture("features");
     let toml = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
-    let toml = toml.replacen(
-        "taxonomies = [\"tags\"]\n",
-        "taxonomies = [\"tags\"]\ncommit_before_reveal = true\n",
-        1,
-    );
+    let toml = toml
+        .replacen(
+            "taxonomies = [\"tags\"]\n",
+            "taxonomies = [\"tags\"]\ncommit_before_reveal = true\n",
+            1,
+        )
+        .replacen(
+            "on_withdraw = \"notice\"\n",
+            "on_withdraw = \"notice\"\ncommit_before_reveal = true\n",
+            1,
+        );
     s.write(
         "fencepost.toml",
         &format!("{toml}\n[transparency]\nlog = true\nskey_file = \".tlog-skey\"\n\n[serve]\npointer_ttl_ms = 0\n"),
