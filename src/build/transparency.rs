@@ -110,13 +110,33 @@ pub(super) fn write_log(
     staging: &Path,
     prev: Option<&Previous>,
 ) -> Result<bool, BuildError> {
-    let digest = crate::digest::sha256_hex(&manifest.to_bytes());
+    let digest = files_digest(manifest);
     let Some((size, root)) = ledger.write(|tx| catch_up(tx, at, &digest))? else {
         return Ok(false);
     };
     crate::fail_point!("build.after_log_append");
     write_files(ledger, signer, (size, root), manifest, staging, prev)?;
     Ok(true)
+}
+
+/// What a revision entry's `manifest` names: SHA-256 over the revision's files in path order,
+/// the log's own files excepted, each as its path, a NUL, the hex SHA-256 of its bytes and a
+/// newline. Anyone holding the revision's files can recompute it; it is not the bytes of
+/// `manifest.json`, which carries the build's own bookkeeping.
+pub(super) fn files_digest(manifest: &Manifest) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for e in manifest
+        .files
+        .iter()
+        .filter(|e| !e.path.starts_with(LOG_DIR))
+    {
+        h.update(e.path.as_bytes());
+        h.update(b"\0");
+        h.update(e.sha256.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(h.finalize())
 }
 
 /// The log's files at `size` written into `staging` (full tiles `prev` holds linked from it)
@@ -132,6 +152,7 @@ fn write_files(
     let mut files = ledger.read(|tx| tiles(tx, size, prev))?;
     let checkpoint = signer.sign_checkpoint(size, root);
     files.push((format!("{LOG_DIR}/checkpoint"), Tile::Bytes(checkpoint)));
+    let mut entries = Vec::with_capacity(files.len());
     for (path, tile) in files {
         let entry = match tile {
             Tile::Kept(entry, from) => {
@@ -144,9 +165,14 @@ fn write_files(
                 entry_of(&path, &bytes)
             }
         };
-        manifest.files.push(entry);
+        entries.push(entry);
     }
-    manifest.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    // The log's paths share a prefix: one run of the sorted list, spliced in whole.
+    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    let at = manifest
+        .files
+        .partition_point(|e| e.path.as_str() < LOG_DIR);
+    manifest.files.splice(at..at, entries);
     Ok(())
 }
 

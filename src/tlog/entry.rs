@@ -52,7 +52,8 @@ pub enum Entry {
         ledger: String,
         revision: u64,
         build: String,
-        /// Hex SHA-256 of the revision's manifest.
+        /// Hex SHA-256 over the revision's files (path, NUL, hex SHA-256, newline each, in
+        /// path order, the log's own files excepted).
         manifest: String,
         /// The audit chain's tip (hex) at that revision.
         audit: String,

@@ -40,7 +40,7 @@ pub fn reissue(
     let old = Manifest::read(&dir)?;
     let mut manifest = old.clone();
     manifest.files.retain(|e| !e.path.starts_with(LOG_DIR));
-    let digest = crate::digest::sha256_hex(&manifest.to_bytes());
+    let digest = super::files_digest(&manifest);
     let served: BTreeMap<String, String> = manifest
         .files
         .iter()

@@ -8,13 +8,15 @@ CREATE TABLE tlog_entries (
 
 CREATE TABLE tlog_items (
     item_id      BIGINT PRIMARY KEY REFERENCES items (id),
-    json         text   NOT NULL,
     json_digest  text   NOT NULL,
     salt         text,
     commitment   text,
     commit_index BIGINT,
     shown        text   CHECK (shown IN ('public', 'withdraw', 'expire')),
-    shown_digest text
+    shown_digest text,
+    json         text   NOT NULL
 );
+CREATE INDEX tlog_items_unlogged ON tlog_items (item_id)
+    WHERE commit_index IS NULL AND commitment IS NOT NULL AND shown IS NULL;
 
 ALTER TABLE site_state ADD COLUMN tlog_revision BIGINT NOT NULL DEFAULT 0;
