@@ -65,6 +65,39 @@ fn save_checkpoint(s: &TestSite, name: &str) -> (PathBuf, u64) {
     (saved, size)
 }
 
+/// docs/transparency.md's digest of a revision's files, from the folder as a reader who
+/// mirrored the site holds it: every file but the log's own and the build's bookkeeping, in
+/// path order, as `path NUL hex-sha256 LF`.
+fn files_digest(dir: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let mut files: Vec<(String, String)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let sha = fencepost::digest::sha256_hex(&std::fs::read(e.path()).unwrap());
+            (rel, sha)
+        })
+        .filter(|(rel, _)| {
+            !rel.starts_with(".well-known/fencepost/log/")
+                && rel != "manifest.json"
+                && rel != "manifest.idx"
+        })
+        .collect();
+    files.sort();
+    let mut h = Sha256::new();
+    for (path, sha) in files {
+        h.update(format!("{path}\0{sha}\n"));
+    }
+    hex::encode(h.finalize())
+}
+
 /// Every file under `dir`, as text where it is text, for the leak check.
 fn holds_anywhere(dir: &Path, needle: &str) -> Option<PathBuf> {
     walkdir::WalkDir::new(dir)
@@ -193,6 +226,12 @@ fn a_sites_log_through_three_deploys_is_checked_by_tlog_scales_and_go_from_serve
         .as_array()
         .unwrap()
         .contains(&Value::from("posts/hello")));
+
+    // The last revision entry names the files the revision serves: recomputed from them.
+    let Some(Entry::Revision { manifest, .. }) = entries.last() else {
+        panic!("the log ends with a revision entry");
+    };
+    assert_eq!(manifest, &files_digest(&s.current_dir()));
 
     let log = s.current_dir().join(".well-known/fencepost/log");
     let go = checkers::run_go(&log, &keys.vkey, &[c1, c2]);
