@@ -51,9 +51,27 @@ fn count_of(terms_page: &str, name: &str) -> Option<u64> {
     rest[open..close].parse().ok()
 }
 
+/// The site keeps a transparency log that commits to every post before its instant: every
+/// leak check below covers the log's files (tiles, bundles, checkpoint, item JSON) too.
+fn keep_a_log(s: &TestSite) {
+    let toml = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    let toml = toml.replacen(
+        "taxonomies = [\"tags\"]\n",
+        "taxonomies = [\"tags\"]\ncommit_before_reveal = true\n",
+        1,
+    );
+    s.write(
+        "fencepost.toml",
+        &format!("{toml}\n[transparency]\nlog = true\nskey_file = \".tlog-skey\"\n"),
+    );
+    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    s.write(".tlog-skey", &keys.skey);
+}
+
 #[test]
 fn a_tag_only_an_embargoed_item_uses_appears_at_its_instant_and_goes_at_its_expiry() {
     let s = fixture("features");
+    keep_a_log(&s);
     let runs = race_publish(&s, BEFORE, 3);
     assert_eq!(
         once(&runs, "published"),
@@ -68,6 +86,10 @@ fn a_tag_only_an_embargoed_item_uses_appears_at_its_instant_and_goes_at_its_expi
     let b1 = build(&s, BEFORE, &[]);
     assert_eq!(b1["next_change_at"], LAUNCH, "{b1}");
     let d1 = dir_of(&b1);
+    assert!(d1.join(".well-known/fencepost/log/checkpoint").exists());
+    assert!(d1
+        .join(".well-known/fencepost/items/posts/hello.json")
+        .exists());
 
     // Before its instant: no file names the tag, the title or the id, and Rust (which the
     // embargoed post also has) still counts 2.
@@ -167,7 +189,14 @@ fn a_tag_only_an_embargoed_item_uses_appears_at_its_instant_and_goes_at_its_expi
     assert_eq!(b3["revision"], 6);
     assert!(b3["next_change_at"].is_null(), "{b3}");
     let d3 = dir_of(&b3);
-    assert_nothing_reveals("the revision after the expiry", &files_under(&d3), SECRETS);
+    // After its expiry no page names it; the log keeps its history (its reveal, then its
+    // expiry): an append-only record of what was public is the log's point.
+    let mut files = files_under(&d3);
+    files.retain(|(name, _)| !name.contains("/.well-known/fencepost/log/"));
+    assert_nothing_reveals("the revision after the expiry", &files, SECRETS);
+    let bundle = files_under(&d3.join(".well-known/fencepost/log/tile/entries"));
+    let text = String::from_utf8_lossy(&bundle[0].1);
+    assert!(text.contains("item posts/secret\nchange expire"), "{text}");
     let terms = read(&d3, "tags/index.html");
     assert_eq!(count_of(&terms, "Rust"), Some(2), "{terms}");
     assert_eq!(count_of(&terms, "Zeppelin"), None, "{terms}");
