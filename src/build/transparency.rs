@@ -19,7 +19,7 @@
 
 mod reissue;
 
-pub use reissue::reissue;
+pub use reissue::{reissue, revision_entry, roll_back_to};
 
 use super::plan::{Job, Planned};
 use super::report::{io, BuildError};
@@ -41,7 +41,7 @@ pub(super) const LOG_DIR: &str = ".well-known/fencepost/log";
 
 /// The log's signing key, when the site keeps a log: `FENCEPOST_TLOG_SKEY`, else the file
 /// `transparency.skey_file` names.
-pub(super) fn signer(site: &Site) -> Result<Option<LogSigner>, BuildError> {
+pub fn signer(site: &Site) -> Result<Option<LogSigner>, BuildError> {
     use crate::config::transparency::SKEY_ENV;
     let t = &site.config.transparency;
     if !t.log {
@@ -124,16 +124,18 @@ pub(super) fn write_log(
 /// newline. Anyone holding the revision's files can recompute it; it is not the bytes of
 /// `manifest.json`, which carries the build's own bookkeeping.
 pub(super) fn files_digest(manifest: &Manifest) -> String {
+    let files = manifest.files.iter();
+    files_digest_of(files.map(|e| (e.path.as_str(), e.sha256.as_str())))
+}
+
+/// [`files_digest`] of (path, hex SHA-256) pairs in path order.
+pub fn files_digest_of<'a>(files: impl Iterator<Item = (&'a str, &'a str)>) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
-    for e in manifest
-        .files
-        .iter()
-        .filter(|e| !e.path.starts_with(LOG_DIR))
-    {
-        h.update(e.path.as_bytes());
+    for (path, sha256) in files.filter(|(p, _)| !p.starts_with(LOG_DIR)) {
+        h.update(path.as_bytes());
         h.update(b"\0");
-        h.update(e.sha256.as_bytes());
+        h.update(sha256.as_bytes());
         h.update(b"\n");
     }
     hex::encode(h.finalize())
@@ -354,18 +356,9 @@ fn tiles(
             let kept = prev
                 .filter(|_| width == 256)
                 .and_then(|(dir, m)| m.find(&path).map(|e| (e.clone(), dir.clone())));
-            let tile = match (kept, bundle) {
-                (Some((e, dir)), _) => Tile::Kept(e, dir),
-                (None, false) => Tile::Bytes(t.read_data(&hashes).map_err(|e| hashes.error(e))?),
-                (None, true) => {
-                    let from = t.level_index() * 256;
-                    let mut bytes = Vec::new();
-                    for e in stored::entries(tx, from, from + width)? {
-                        bytes.extend_from_slice(&(e.len() as u16).to_be_bytes());
-                        bytes.extend_from_slice(e.as_bytes());
-                    }
-                    Tile::Bytes(bytes)
-                }
+            let tile = match kept {
+                Some((e, dir)) => Tile::Kept(e, dir),
+                None => Tile::Bytes(tile_bytes(tx, &hashes, &t, bundle)?),
             };
             out.push((path, tile));
         }
@@ -373,9 +366,62 @@ fn tiles(
     Ok(out)
 }
 
+/// The bytes of hash tile `t`, or of its entry bundle, read from the ledger.
+fn tile_bytes(
+    tx: &Tx<'_>,
+    hashes: &Hashes<'_, '_>,
+    t: &tlog_tiles::Tile,
+    bundle: bool,
+) -> Result<Vec<u8>, LedgerError> {
+    if !bundle {
+        return t.read_data(hashes).map_err(|e| hashes.error(e));
+    }
+    let (from, width) = (t.level_index() * 256, u64::from(t.width()));
+    let mut bytes = Vec::new();
+    for e in stored::entries(tx, from, from + width)? {
+        bytes.extend_from_slice(&(e.len() as u16).to_be_bytes());
+        bytes.extend_from_slice(e.as_bytes());
+    }
+    Ok(bytes)
+}
+
+/// Every file of the log at `size` (each tile and bundle, then the signed checkpoint), with
+/// its bytes read from the ledger — `None` for a full tile `have` says is stored already
+/// (full tiles never change).
+pub fn log_files(
+    ledger: &mut Ledger,
+    signer: &LogSigner,
+    (size, root): (u64, crate::tlog::Hash),
+    have: &dyn Fn(&str) -> bool,
+) -> Result<Vec<(String, Option<Vec<u8>>)>, LedgerError> {
+    let mut out = ledger.read(|tx| {
+        let hashes = Hashes::new(tx);
+        let mut out = Vec::new();
+        for t in tlog_tiles::Tile::new_tiles(8, 0, size) {
+            let width = u64::from(t.width());
+            let mut paths = vec![(tile_path(t.level(), t.level_index(), width), false)];
+            if t.level() == 0 {
+                paths.push((entries_path(t.level_index(), width), true));
+            }
+            for (path, bundle) in paths {
+                let path = format!("{LOG_DIR}/{path}");
+                let bytes = match width == 256 && have(&path) {
+                    true => None,
+                    false => Some(tile_bytes(tx, &hashes, &t, bundle)?),
+                };
+                out.push((path, bytes));
+            }
+        }
+        Ok(out)
+    })?;
+    let checkpoint = signer.sign_checkpoint(size, root);
+    out.push((format!("{LOG_DIR}/checkpoint"), Some(checkpoint)));
+    Ok(out)
+}
+
 /// The manifest entry of a log file: tiles and bundles never change (c2sp.org/tlog-tiles:
 /// immutable), the checkpoint does (revalidated).
-fn entry_of(path: &str, bytes: &[u8]) -> manifest::Entry {
+pub fn entry_of(path: &str, bytes: &[u8]) -> manifest::Entry {
     let sha256 = crate::digest::sha256_hex(bytes);
     let (cache, content_type) = match path.ends_with("/checkpoint") {
         true => (CacheClass::Asset, "text/plain; charset=utf-8"),

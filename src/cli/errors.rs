@@ -162,7 +162,6 @@ impl Where<'_> {
             | Replaced { target, .. }
             | ForeignBucket { target, .. }
             | ForeignLog { target, .. }
-            | LogRollback { target, .. }
             | Incomplete { target, .. }
             | Busy { target, .. } => self.put("url", json!(target)),
             Io { path, .. } => self.file(path),

@@ -3,6 +3,7 @@
 //! deploy: gc is part of the saga.
 
 mod gc;
+mod log;
 mod rollback;
 
 use crate::bucket::layout::Root;

@@ -277,6 +277,13 @@ fn revisions_receipted(tx: &Tx<'_>) -> Result<Option<String>, LedgerError> {
 }
 
 /// The hash of entry `seq`, if the chain holds it.
+/// The chain's tip hash when publication revision `revision` was the newest (none: empty).
+pub fn tip_at_revision(tx: &Tx<'_>, revision: i64) -> Result<Option<String>, LedgerError> {
+    tx.row("audit.tip_at_revision", args! { "revision" => revision })?
+        .map(|r| r.get(0))
+        .transpose()
+}
+
 pub fn hash_at(tx: &Tx<'_>, seq: i64) -> Result<Option<String>, LedgerError> {
     tx.row("audit.hash_at", args! { "seq" => seq })?
         .map(|r| r.get(0))

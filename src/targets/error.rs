@@ -47,9 +47,6 @@ pub enum DeployError {
         theirs: String,
         ours: String,
     },
-    /// `rollback --to` on a site that keeps a transparency log.
-    #[error("{target}: this site keeps a transparency log, and the revision rolled back to carries the log as it was then: the bucket would serve a log shorter than readers have seen. A rollback of a bucket does not append to the log yet; nothing was moved. Roll back by publishing: withdraw or restore the items (`withdrawn = true`, or the old text) and deploy, which the log records")]
-    LogRollback { target: String },
     /// The live revision's transparency log is not a prefix of this revision's.
     #[error("{target}: this revision's transparency log does not extend the one the bucket serves ({why}): readers who saved the live checkpoint would see the log rewritten, so nothing was written. Deploy a revision built from the ledger whose log the bucket holds (a newer build of it), or, for a log started anew on purpose, take the bucket over with `fencepost deploy --adopt` (audited)")]
     ForeignLog { target: String, why: String },

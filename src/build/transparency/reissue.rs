@@ -50,15 +50,9 @@ pub fn reissue(
         })
         .collect();
     let audit = old.audit_tip.as_ref().and_then(|t| t.hash.clone());
-    let revision = Entry::Revision {
-        ledger: old.ledger_id.clone().unwrap_or_default(),
-        revision: id.revision as u64,
-        build: id.fingerprint.clone(),
-        manifest: digest,
-        audit: audit.unwrap_or_else(|| super::ZERO.to_string()),
-    }
-    .to_text();
-    let appended = ledger.write(|tx| roll_back(tx, &served, revision.clone(), id.revision))?;
+    let ledger_id = old.ledger_id.clone().unwrap_or_default();
+    let revision = revision_entry(&ledger_id, id, &digest, audit.as_deref());
+    let appended = roll_back_to(ledger, &served, &revision, id.revision)?;
     crate::fail_point!("rollback.after_log_append");
     let staging = Staging::create(public.dir(), &id.to_string())?;
     for e in &manifest.files {
@@ -76,6 +70,35 @@ pub fn reissue(
     )?;
     staging.replace_revision(&manifest, &id.to_string())?;
     Ok(())
+}
+
+/// A revision entry's text.
+pub fn revision_entry(
+    ledger_id: &str,
+    id: &RevisionId,
+    files_digest: &str,
+    audit: Option<&str>,
+) -> String {
+    Entry::Revision {
+        ledger: ledger_id.to_string(),
+        revision: id.revision as u64,
+        build: id.fingerprint.clone(),
+        manifest: files_digest.to_string(),
+        audit: audit.unwrap_or(super::ZERO).to_string(),
+    }
+    .to_text()
+}
+
+/// The log brought to a revision rolled back to, which serves `served` (`collection/id` →
+/// the SHA-256 of its JSON there), in one transaction: its change entries, then `revision`
+/// (see the module doc); the log's size and root after.
+pub fn roll_back_to(
+    ledger: &mut Ledger,
+    served: &BTreeMap<String, String>,
+    revision: &str,
+    at: i64,
+) -> Result<(u64, crate::tlog::Hash), LedgerError> {
+    ledger.write(|tx| roll_back(tx, served, revision.to_string(), at))
 }
 
 /// The change entries that take the log's view of each revealed item to what `served` holds

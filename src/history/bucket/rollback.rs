@@ -35,22 +35,19 @@ pub fn rollback(
     url: &str,
     wanted: &str,
 ) -> Result<RemoteRollback, DeployError> {
-    if site.config.transparency.log {
-        let target = crate::ledger::redact(url);
-        return Err(DeployError::LogRollback { target });
-    }
     with_target(
         site,
         clock,
         url,
         "rolling back",
         async |ledger, remote, held, ours| {
-            rollback_held(ledger, clock, remote, wanted, held, ours).await
+            rollback_held(site, ledger, clock, remote, wanted, held, ours).await
         },
     )
 }
 
 async fn rollback_held(
+    site: &Site,
     ledger: &mut Ledger,
     clock: &Clock,
     remote: &Remote,
@@ -65,9 +62,13 @@ async fn rollback_held(
     let held_revisions = revisions(remote).await?;
     let live = remote.read_pointer().await?.map(|(p, _)| p);
     let chosen = choose(remote, &held_revisions, live.as_ref(), wanted, ours)?;
+    let root = match live.as_ref().is_some_and(|p| p.manifest == chosen.sha256) {
+        true => chosen.sha256.clone(),
+        false => super::log::root_for(site, ledger, remote, &chosen, live.as_ref()).await?,
+    };
     let plan = RollbackPlan {
         id: chosen.root.id.clone(),
-        root: chosen.sha256.clone(),
+        root,
     };
     let mut report = RemoteRollback {
         target: remote.url.clone(),

@@ -455,10 +455,12 @@ fn a_rollback_appends_to_the_log_and_never_takes_it_back() {
     ]);
 }
 
-/// `rollback --to` a bucket would serve the older revision's shorter log: on a site that keeps
-/// a log it is refused, naming the way out, and the bucket's pointer stays.
+/// `rollback --to` a bucket appends too: the revision rolled back to is re-issued there under
+/// a new root with the log brought to it, so `serve --from` answers a checkpoint that extends
+/// the one served before, the post it did not have withdrawn in the log; the next deploy
+/// extends that one in turn.
 #[test]
-fn a_bucket_rollback_of_a_logged_site_is_refused_and_moves_nothing() {
+fn a_bucket_rollback_appends_to_the_log_it_serves() {
     let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
     let s = logged_site(&keys);
     let folder = format!("file://{}", s.path("bucket").display());
@@ -466,9 +468,44 @@ fn a_bucket_rollback_of_a_logged_site_is_refused_and_moves_nothing() {
     s.json(&["deploy", "--to", &folder, "--now", BEFORE]);
     s.json(&["publish", "--build", "--now", "2026-12-02T09:00:00Z"]);
     s.json(&["deploy", "--to", &folder, "--now", "2026-12-02T09:00:00Z"]);
-    let live = std::fs::read(s.path("bucket/current")).unwrap();
+    let (before, size) = save_checkpoint(&s, "before-rollback");
     let revision = first["build"]["revision"].to_string();
-    let err = s.failing(&["rollback", &revision, "--to", &folder]);
-    assert!(err.contains("transparency log"), "{err}");
-    assert_eq!(std::fs::read(s.path("bucket/current")).unwrap(), live);
+    let r = s.json(&["rollback", &revision, "--to", &folder]);
+    assert_eq!(r["outcome"], "deployed", "{r}");
+    let origin = s.serve(&["--from", &folder]);
+    let url = format!("http://{}/", origin.addr);
+    let base = format!("{url}.well-known/fencepost/log");
+    let entries = read_by_tlog_scales(&base, &keys.vkey, &[before.clone()]);
+    let appended: Vec<String> = entries[size as usize..]
+        .iter()
+        .map(Entry::to_text)
+        .collect();
+    assert!(
+        appended
+            .iter()
+            .any(|e| e.contains("item posts/secret\nchange withdraw")),
+        "{appended:?}"
+    );
+    assert!(appended
+        .last()
+        .unwrap()
+        .starts_with("fencepost/revision/v1"));
+    assert_eq!(
+        origin
+            .get("/.well-known/fencepost/items/posts/secret.json")
+            .status,
+        404
+    );
+    s.json(&[
+        "tlog",
+        "verify",
+        &url,
+        "--vkey",
+        &keys.vkey,
+        "--since",
+        before.to_str().unwrap(),
+    ]);
+    let now: Value =
+        serde_json::from_slice(&std::fs::read(s.path("bucket/current")).unwrap()).unwrap();
+    assert_eq!(now["revision"], first["build"]["revision"], "{now}");
 }

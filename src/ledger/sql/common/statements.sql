@@ -415,3 +415,7 @@ WHERE item_id = :item;
 
 -- name: tlog.shown
 UPDATE tlog_items SET shown = :shown, shown_digest = :digest WHERE item_id = :item;
+
+-- name: audit.tip_at_revision
+-- The audit chain's tip when publication revision :revision was the newest.
+SELECT current_hash FROM audit_log WHERE revision <= :revision ORDER BY seq DESC LIMIT 1;
