@@ -65,6 +65,19 @@ fn save_checkpoint(s: &TestSite, name: &str) -> (PathBuf, u64) {
     (saved, size)
 }
 
+/// `tlog verify URL --vkey V --since SAVED`, expected to hold.
+fn verify_since(s: &TestSite, url: &str, vkey: &str, since: &Path) -> Value {
+    s.json(&[
+        "tlog",
+        "verify",
+        url,
+        "--vkey",
+        vkey,
+        "--since",
+        since.to_str().unwrap(),
+    ])
+}
+
 /// docs/transparency.md's digest of a revision's files, from the folder as a reader who
 /// mirrored the site holds it: every file but the log's own and the build's bookkeeping, in
 /// path order, as `path NUL hex-sha256 LF`.
@@ -98,16 +111,12 @@ fn files_digest(dir: &Path) -> String {
     hex::encode(h.finalize())
 }
 
-/// Every file under `dir`, as text where it is text, for the leak check.
-fn holds_anywhere(dir: &Path, needle: &str) -> Option<PathBuf> {
-    walkdir::WalkDir::new(dir)
+/// The first file under `dir` whose bytes hold `needle`, for the leak check.
+fn holds_anywhere(dir: &Path, needle: &str) -> Option<String> {
+    files_under(dir)
         .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .find(|e| {
-            std::fs::read(e.path()).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle))
-        })
-        .map(|e| e.path().to_path_buf())
+        .find(|(_, b)| String::from_utf8_lossy(b).contains(needle))
+        .map(|(name, _)| name)
 }
 
 /// The feature site's log through three deploys to a bucket: before `posts/secret`'s instant
@@ -376,15 +385,7 @@ fn templates_changed_and_changed_back_never_take_the_log_back() {
     let origin = s.serve(&[]);
     let url = format!("http://{}/", origin.addr);
     for since in [first, second] {
-        s.json(&[
-            "tlog",
-            "verify",
-            &url,
-            "--vkey",
-            &keys.vkey,
-            "--since",
-            since.to_str().unwrap(),
-        ]);
+        verify_since(&s, &url, &keys.vkey, &since);
     }
 }
 
@@ -425,15 +426,7 @@ fn a_rollback_appends_to_the_log_and_never_takes_it_back() {
         .last()
         .unwrap()
         .starts_with("fencepost/revision/v1"));
-    s.json(&[
-        "tlog",
-        "verify",
-        &url,
-        "--vkey",
-        &keys.vkey,
-        "--since",
-        before.to_str().unwrap(),
-    ]);
+    verify_since(&s, &url, &keys.vkey, &before);
     let hello_json = origin.get("/.well-known/fencepost/items/posts/hello.json");
     assert!(!String::from_utf8_lossy(&hello_json.body).contains("Edited."));
 
@@ -444,15 +437,7 @@ fn a_rollback_appends_to_the_log_and_never_takes_it_back() {
             .replace("No summary", "A summary"),
     );
     s.json(&["publish", "--build", "--now", "2026-12-03T00:00:00Z"]);
-    s.json(&[
-        "tlog",
-        "verify",
-        &url,
-        "--vkey",
-        &keys.vkey,
-        "--since",
-        after.to_str().unwrap(),
-    ]);
+    verify_since(&s, &url, &keys.vkey, &after);
 }
 
 /// `rollback --to` a bucket appends too: the revision rolled back to is re-issued there under
@@ -496,15 +481,7 @@ fn a_bucket_rollback_appends_to_the_log_it_serves() {
             .status,
         404
     );
-    s.json(&[
-        "tlog",
-        "verify",
-        &url,
-        "--vkey",
-        &keys.vkey,
-        "--since",
-        before.to_str().unwrap(),
-    ]);
+    verify_since(&s, &url, &keys.vkey, &before);
     let now: Value =
         serde_json::from_slice(&std::fs::read(s.path("bucket/current")).unwrap()).unwrap();
     assert_eq!(now["revision"], first["build"]["revision"], "{now}");
