@@ -358,9 +358,9 @@ impl<'a> Build<'a> {
         let Some(signer) = &self.signer else {
             return Ok(());
         };
+        let id = manifest.id.clone();
         let at = transparency::At {
-            revision: manifest.id.revision,
-            build: &manifest.id.fingerprint.clone(),
+            id: &id,
             ledger_id: &origin.ledger_id,
             audit_tip: origin.audit_hash(),
             now: self.clock.now(),
@@ -369,7 +369,7 @@ impl<'a> Build<'a> {
                 .map(|c| c.name.clone())
                 .collect(),
         };
-        let revision = at.revision;
+        let revision = id.revision;
         if !transparency::write_log(ledger, signer, &at, manifest, &staged.staging.path, prev)? {
             return Err(BuildError::LogMoved { revision });
         }

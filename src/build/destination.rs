@@ -16,8 +16,10 @@ use std::path::PathBuf;
 /// would otherwise keep the old, and pointing to it would take the log back.
 fn replace_stale(public: &Public, staging: &Staging, id: &RevisionId) -> Result<(), BuildError> {
     let dir = public.revision_dir(id);
-    let checkpoint =
-        |d: &std::path::Path| std::fs::read(d.join(".well-known/fencepost/log/checkpoint")).ok();
+    let checkpoint = |d: &std::path::Path| {
+        let log = d.join(super::transparency::LOG_DIR);
+        std::fs::read(log.join("checkpoint")).ok()
+    };
     let live = public.live().is_some_and(|p| p.dir == id.to_string());
     if !live && dir.exists() && checkpoint(&dir) != checkpoint(&staging.path) {
         tracing::info!(dir = %dir.display(), "replacing a folder of this revision built before the log grew");

@@ -37,7 +37,28 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Where the log is served, under a revision's root.
-pub(super) const LOG_DIR: &str = ".well-known/fencepost/log";
+pub const LOG_DIR: &str = ".well-known/fencepost/log";
+
+/// Where each revealed item's JSON is served, under a revision's root.
+pub const ITEMS_DIR: &str = ".well-known/fencepost/items";
+
+/// Where `collection/id`'s JSON is served.
+pub fn item_json_path(item: &str) -> String {
+    format!("{ITEMS_DIR}/{item}.json")
+}
+
+/// The items a revision serves JSON for, from its files (path, hex SHA-256): `collection/id`
+/// → the SHA-256 of the JSON.
+pub fn served_items<'a>(
+    files: impl Iterator<Item = (&'a str, &'a str)>,
+) -> std::collections::BTreeMap<String, String> {
+    files
+        .filter_map(|(path, sha256)| {
+            let item = path.strip_prefix(ITEMS_DIR)?.strip_prefix('/')?;
+            Some((item.strip_suffix(".json")?.to_string(), sha256.to_string()))
+        })
+        .collect()
+}
 
 /// The log's signing key, when the site keeps a log: `FENCEPOST_TLOG_SKEY`, else the file
 /// `transparency.skey_file` names.
@@ -91,8 +112,7 @@ pub(super) fn fill_item_json(
 
 /// The revision the log is brought up to.
 pub(super) struct At<'a> {
-    pub(super) revision: i64,
-    pub(super) build: &'a str,
+    pub(super) id: &'a crate::output::revision::RevisionId,
     pub(super) ledger_id: &'a str,
     pub(super) audit_tip: Option<&'a str>,
     pub(super) now: crate::clock::Instant,
@@ -142,30 +162,32 @@ pub fn files_digest_of<'a>(files: impl Iterator<Item = (&'a str, &'a str)>) -> S
 }
 
 /// The log's files at `size` written into `staging` (full tiles `prev` holds linked from it)
-/// and their entries added to the manifest.
+/// and their entries spliced into the manifest.
 fn write_files(
     ledger: &mut Ledger,
     signer: &LogSigner,
-    (size, root): (u64, crate::tlog::Hash),
+    appended: (u64, crate::tlog::Hash),
     manifest: &mut Manifest,
     staging: &Path,
     prev: Option<&Previous>,
 ) -> Result<(), BuildError> {
-    let mut files = ledger.read(|tx| tiles(tx, size, prev))?;
-    let checkpoint = signer.sign_checkpoint(size, root);
-    files.push((format!("{LOG_DIR}/checkpoint"), Tile::Bytes(checkpoint)));
+    let kept = |path: &str| prev.and_then(|(_, m)| m.find(path));
+    let files = log_files(ledger, signer, appended, &|p| kept(p).is_some())?;
     let mut entries = Vec::with_capacity(files.len());
-    for (path, tile) in files {
-        let entry = match tile {
-            Tile::Kept(entry, from) => {
-                sink::link_or_copy(&from.join(&path), &sink::place(staging, &path)?)?;
-                entry
-            }
-            Tile::Bytes(bytes) => {
-                let dst = sink::place(staging, &path)?;
+    for (path, bytes) in files {
+        let dst = sink::place(staging, &path)?;
+        let entry = match (bytes, prev) {
+            (Some(bytes), _) => {
                 std::fs::write(&dst, &bytes).map_err(io(&dst))?;
                 entry_of(&path, &bytes)
             }
+            (None, Some((dir, m))) => {
+                sink::link_or_copy(&dir.join(&path), &dst)?;
+                m.find(&path)
+                    .expect("kept: in the previous manifest")
+                    .clone()
+            }
+            (None, None) => unreachable!("a file is kept only from a previous revision"),
         };
         entries.push(entry);
     }
@@ -185,21 +207,15 @@ fn catch_up(
     manifest: &str,
 ) -> Result<Option<(u64, crate::tlog::Hash)>, LedgerError> {
     tx.rows("audit.lock", &[])?;
-    if crate::ledger::status::revision(tx)? != at.revision {
+    if crate::ledger::status::revision(tx)? != at.id.revision {
         return Ok(None);
     }
     let start = stored::size(tx)?;
-    let mut texts = Vec::new();
-    let mut next = start;
+    let mut texts: Vec<String> = Vec::new();
     for (item, salt, digest) in stored::unlogged_commitments(tx)? {
-        texts.push(
-            Entry::Commit {
-                commit: digest.clone(),
-            }
-            .to_text(),
-        );
-        stored::committed(tx, item, &salt, &digest, next)?;
-        next += 1;
+        let index = start + texts.len() as u64;
+        stored::committed(tx, item, &salt, &digest, index)?;
+        texts.push(Entry::Commit { commit: digest }.to_text());
     }
     for c in stored::changed_pages(tx, stored::revision(tx)?)? {
         // An item the log has not revealed, of a collection that does not commit (any more):
@@ -207,19 +223,11 @@ fn catch_up(
         if c.shown.is_none() && !at.committing.contains(&c.collection) {
             continue;
         }
-        for e in changes(tx, &c, &mut next, at.now)? {
-            texts.push(e.to_text());
-        }
+        let next = start + texts.len() as u64;
+        texts.extend(changes(tx, &c, next, at.now)?.iter().map(Entry::to_text));
     }
-    let revision = Entry::Revision {
-        ledger: at.ledger_id.to_string(),
-        revision: at.revision as u64,
-        build: at.build.to_string(),
-        manifest: manifest.to_string(),
-        audit: at.audit_tip.unwrap_or(ZERO).to_string(),
-    }
-    .to_text();
-    finish_append(tx, texts, revision, at.revision).map(Some)
+    let revision = revision_entry(at.ledger_id, at.id, manifest, at.audit_tip);
+    finish_append(tx, texts, revision, at.id.revision).map(Some)
 }
 
 /// Appends `texts` and then the revision entry (that alone not when the log ends with it
@@ -249,10 +257,11 @@ fn finish_append(
 const ZERO: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// What the log must say of one changed page, its state in `tlog_items` moved along.
+/// `next`: the index its first entry gets.
 fn changes(
     tx: &Tx<'_>,
     c: &Changed,
-    next: &mut u64,
+    next: u64,
     now: crate::clock::Instant,
 ) -> Result<Vec<Entry>, LedgerError> {
     let (Some(json), Some(digest)) = (&c.json, &c.json_digest) else {
@@ -284,10 +293,9 @@ fn changes(
                     // No commitment before the instant holds this text: one now, then the reveal.
                     let salt = fresh_salt();
                     let cm = commitment(&salt, json.as_bytes());
-                    stored::committed(tx, c.item, &hex::encode(salt), &cm, *next)?;
+                    stored::committed(tx, c.item, &hex::encode(salt), &cm, next)?;
                     out.push(Entry::Commit { commit: cm });
-                    *next += 1;
-                    (salt, *next - 1)
+                    (salt, next)
                 }
             };
             out.push(Entry::Reveal {
@@ -316,52 +324,6 @@ fn changes(
             stored::shown(tx, c.item, "public", digest)?;
         }
         _ => {}
-    }
-    // A commitment made here counted itself; the rest take the indexes after it.
-    *next += out
-        .iter()
-        .filter(|e| !matches!(e, Entry::Commit { .. }))
-        .count() as u64;
-    Ok(out)
-}
-
-/// A file of the log: kept from a previous revision (its entry, that revision's folder), or
-/// made now.
-enum Tile {
-    Kept(manifest::Entry, std::path::PathBuf),
-    Bytes(Vec<u8>),
-}
-
-/// Step 3: every hash tile and entry bundle of the log at `size`.
-fn tiles(
-    tx: &Tx<'_>,
-    size: u64,
-    prev: Option<&Previous>,
-) -> Result<Vec<(String, Tile)>, LedgerError> {
-    let hashes = Hashes::new(tx);
-    let mut out = Vec::new();
-    for t in tlog_tiles::Tile::new_tiles(8, 0, size) {
-        let width = u64::from(t.width());
-        let mut paths = vec![(
-            format!("{LOG_DIR}/{}", tile_path(t.level(), t.level_index(), width)),
-            false,
-        )];
-        if t.level() == 0 {
-            paths.push((
-                format!("{LOG_DIR}/{}", entries_path(t.level_index(), width)),
-                true,
-            ));
-        }
-        for (path, bundle) in paths {
-            let kept = prev
-                .filter(|_| width == 256)
-                .and_then(|(dir, m)| m.find(&path).map(|e| (e.clone(), dir.clone())));
-            let tile = match kept {
-                Some((e, dir)) => Tile::Kept(e, dir),
-                None => Tile::Bytes(tile_bytes(tx, &hashes, &t, bundle)?),
-            };
-            out.push((path, tile));
-        }
     }
     Ok(out)
 }

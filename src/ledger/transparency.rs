@@ -46,7 +46,6 @@ pub fn append(tx: &Tx<'_>, entries: &[String]) -> Result<u64, LedgerError> {
             "tlog.append",
             args! { "idx" => n as i64, "entry" => e.as_str(), "hashes" => hex },
         )?;
-        reader.forget(n);
         n += 1;
     }
     Ok(n)
@@ -86,10 +85,6 @@ impl<'t, 'c> Hashes<'t, 'c> {
             .borrow_mut()
             .take()
             .unwrap_or_else(|| LedgerError::Internal(format!("transparency log: {e}")))
-    }
-
-    fn forget(&self, record: u64) {
-        self.rows.borrow_mut().remove(&record);
     }
 
     fn row(&self, record: u64) -> Result<Vec<Hash>, LedgerError> {

@@ -22,11 +22,6 @@ pub(super) fn aliases(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
     }
 }
 
-/// Where a public item's JSON is served beside the transparency log.
-fn item_json_path(collection: &str, id: &str) -> String {
-    format!(".well-known/fencepost/items/{collection}/{id}.json")
-}
-
 /// Each public item's JSON (the bytes the log vouches for), when the site keeps a log, the
 /// item's collection commits before it reveals and the ledger holds the item's JSON; keyed by
 /// the JSON's digest, so an unchanged one is kept.
@@ -41,13 +36,13 @@ pub(super) fn item_json(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
         if !inp.collections.list[p.coll].commit_before_reveal {
             continue;
         }
-        let id = p.view.id.text();
+        let item = format!("{}/{}", p.view.collection, p.view.id.text());
+        let path = crate::build::transparency::item_json_path(&item);
         let job = Job::ItemJson {
             row: p.view.row,
-            item: format!("{}/{id}", p.view.collection),
+            item,
             json: None,
         };
-        let path = item_json_path(&p.view.collection, &id);
         out.push(planned(
             path,
             job,

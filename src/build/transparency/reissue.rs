@@ -23,8 +23,6 @@ use crate::site::Site;
 use crate::tlog::entry::{ChangeKind, Entry};
 use std::collections::BTreeMap;
 
-const ITEMS: &str = ".well-known/fencepost/items/";
-
 /// Re-issues the complete, not live, revision folder `id` with the site's log brought to it
 /// (see the module doc); nothing for a site without a log.
 pub fn reissue(
@@ -41,14 +39,8 @@ pub fn reissue(
     let mut manifest = old.clone();
     manifest.files.retain(|e| !e.path.starts_with(LOG_DIR));
     let digest = super::files_digest(&manifest);
-    let served: BTreeMap<String, String> = manifest
-        .files
-        .iter()
-        .filter_map(|e| {
-            let item = e.path.strip_prefix(ITEMS)?.strip_suffix(".json")?;
-            Some((item.to_string(), e.sha256.clone()))
-        })
-        .collect();
+    let files = manifest.files.iter();
+    let served = super::served_items(files.map(|e| (e.path.as_str(), e.sha256.as_str())));
     let audit = old.audit_tip.as_ref().and_then(|t| t.hash.clone());
     let ledger_id = old.ledger_id.clone().unwrap_or_default();
     let revision = revision_entry(&ledger_id, id, &digest, audit.as_deref());

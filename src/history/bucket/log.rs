@@ -13,10 +13,7 @@ use crate::ledger::Ledger;
 use crate::output::manifest::{Entry, Manifest};
 use crate::site::Site;
 use crate::targets::DeployError;
-use std::collections::{BTreeMap, HashMap};
-
-const ITEMS: &str = ".well-known/fencepost/items/";
-const LOG: &str = ".well-known/fencepost/log/";
+use std::collections::HashMap;
 
 /// The root to point at for `chosen`: on a site without a log, its own; else a new root of
 /// the same revision with the log brought to it (see the module doc).
@@ -48,17 +45,11 @@ pub(super) async fn root_for(
     have.extend(files.iter().map(|(k, v)| (k.clone(), v.clone())));
     let mut sorted: Vec<&RemoteEntry> = files
         .values()
-        .filter(|e| !e.path.starts_with(LOG))
+        .filter(|e| !e.path.starts_with(log::LOG_DIR))
         .collect();
     sorted.sort_by(|a, b| a.path.cmp(&b.path));
     let digest = log::files_digest_of(sorted.iter().map(|e| (e.path.as_str(), e.sha256.as_str())));
-    let served: BTreeMap<String, String> = sorted
-        .iter()
-        .filter_map(|e| {
-            let item = e.path.strip_prefix(ITEMS)?.strip_suffix(".json")?;
-            Some((item.to_string(), e.sha256.clone()))
-        })
-        .collect();
+    let served = log::served_items(sorted.iter().map(|e| (e.path.as_str(), e.sha256.as_str())));
     let id = &chosen.root.id;
     let audit = ledger.read(|tx| crate::ledger::audit::tip_at_revision(tx, id.revision))?;
     let ledger_id = chosen.root.ledger_id.clone().unwrap_or_default();
