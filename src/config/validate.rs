@@ -76,12 +76,14 @@ impl Config {
                 "abfss://",
                 "file:///",
                 "memory://",
+                "d1+https://",
+                "d1+http://",
             ];
             if !(url.starts_with("postgres://")
                 || url.starts_with("postgresql://")
                 || bucket.iter().any(|b| url.starts_with(b)))
             {
-                let why = "must be a postgres:// URL, or an object store's (s3://bucket/prefix, gs://, az://, file:///folder) for a ledger kept in a bucket (for a SQLite ledger, set ledger.path)";
+                let why = "must be a postgres:// URL, or an object store's (s3://bucket/prefix, gs://, az://, file:///folder) for a ledger kept in a bucket, or d1+https://HOST for one in Cloudflare D1 behind fencepost's proxy Worker (for a SQLite ledger, set ledger.path)";
                 return Err(invalid("ledger.url", crate::ledger::redact(url), why));
             }
         }

@@ -207,7 +207,7 @@ impl Conn {
             replica::image(Some(&self.replica), name, &path, seq + 1)?;
             let bytes = read(&path)?;
             let _ = std::fs::remove_file(&path);
-            match self.log.create_entry(seq + 1, bytes.clone())? {
+            match self.log.create_entry(seq + 1, bytes.clone(), None)? {
                 Some(stamp) => self.restore_entry(name, &bytes, &stamp)?,
                 None => self.catch_up(name)?,
             }
@@ -276,8 +276,9 @@ pub(super) fn commit(
     };
     let bytes = entry::encode(seq + 1, log.writer(), &body);
     let size = bytes.len();
+    let revision = replica::publication_revision_in(&tx, name)?;
     crate::fail_point!("ledger.bucket.before_log_entry");
-    let Some(stamp) = log.create_entry(seq + 1, bytes)? else {
+    let Some(stamp) = log.create_entry(seq + 1, bytes, revision)? else {
         return Ok(None);
     };
     crate::fail_point!("ledger.bucket.after_log_entry");

@@ -10,8 +10,9 @@ pub enum Location {
     Sqlite(PathBuf),
     /// A `postgres://` or `postgresql://` URL (TLS when it says `sslmode=require`).
     Postgres(String),
-    /// A ledger kept in object storage (`s3://bucket/prefix`, `gs://…`, `az://…`,
-    /// `file:///absolute/folder`), with its local cache (a replica this host may lose).
+    /// A ledger kept as a log: in object storage (`s3://bucket/prefix`, `gs://…`, `az://…`,
+    /// `file:///absolute/folder`) or in a Cloudflare D1 database behind fencepost's proxy
+    /// Worker (`d1+https://HOST[/path]`), with its local cache (a replica this host may lose).
     Bucket {
         url: String,
         cache: PathBuf,
@@ -35,6 +36,12 @@ impl Location {
         if text.starts_with("postgres://") || text.starts_with("postgresql://") {
             return Ok(Location::Postgres(text.to_string()));
         }
+        if text.starts_with("d1+https://") || text.starts_with("d1+http://") {
+            return Ok(Location::Bucket {
+                url: text.to_string(),
+                cache: root.join(CACHE_DIR),
+            });
+        }
         if let Some(scheme) = url_scheme(text).filter(|s| BUCKET_SCHEMES.contains(s)) {
             if scheme == "file" && !text.starts_with("file:///") {
                 return Err(LedgerError::Location(format!(
@@ -49,7 +56,7 @@ impl Location {
         if let Some(scheme) = url_scheme(text) {
             // Only the scheme is shown: a mistyped URL may hold a password anywhere after it.
             return Err(LedgerError::Location(format!(
-                "{scheme}:… looks like a URL but not a PostgreSQL one (scheme {scheme:?}): a shared ledger is named by a postgres:// or postgresql:// URL, in lower case, one in a bucket by s3://, gs://, az:// or file:///, and a SQLite ledger by a path (write ./{scheme}… for a file whose name has a colon). Nothing was created"
+                "{scheme}:… looks like a URL but not a PostgreSQL one (scheme {scheme:?}): a shared ledger is named by a postgres:// or postgresql:// URL, in lower case, one in a bucket by s3://, gs://, az:// or file:///, one in Cloudflare D1 by d1+https://, and a SQLite ledger by a path (write ./{scheme}… for a file whose name has a colon). Nothing was created"
             )));
         }
         Ok(Location::Sqlite(root.join(text)))

@@ -137,6 +137,23 @@ fn ledger_id_on(conn: &Connection, name: &str) -> Result<Option<String>, LedgerE
     .map_err(sql_err(name, "reading the ledger's id"))
 }
 
+/// The publication revision inside a recorded transaction (read, not recorded): what a D1
+/// log keeps beside the entry for the edge.
+pub(in crate::ledger) fn publication_revision_in(
+    tx: &SqliteTx<'_>,
+    name: &str,
+) -> Result<Option<i64>, LedgerError> {
+    use rusqlite::OptionalExtension;
+    tx.tx
+        .query_row(
+            "SELECT publication_revision FROM site_state WHERE id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql_err(name, "reading the publication revision"))
+}
+
 /// The audit chain as the replica holds it: (seq, current_hash), in order.
 pub(in crate::ledger) fn audit_chain(
     conn: &Conn,
