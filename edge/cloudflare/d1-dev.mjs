@@ -4,7 +4,7 @@
 // limits — kept in DIR across restarts.
 //
 //   node edge/cloudflare/d1-dev.mjs --port P --persist DIR [--token T]
-//        [--crash-before-batch N] [--crash-after-batch N]
+//        [--crash-before-batch N] [--crash-after-batch N] [--watch-stdin]
 //
 // Prints one JSON line {"listening": "http://127.0.0.1:P", "token": "…"} once the proxy
 // answers; point fencepost at it with ledger.url = "d1+http://127.0.0.1:P" and
@@ -13,6 +13,9 @@
 //
 // GET /__fencepost/d1-stats answers {"batches", "statements", "bytes"} received so far (the
 // benchmark counts requests per publish with it).
+//
+// --watch-stdin: stop when stdin closes (the tests' handle, so a test process that dies
+// leaves no server behind).
 //
 // Tests only: --crash-before-batch N kills this process group (node and workerd) when the
 // N-th batch that writes the log arrives, before D1 sees it; --crash-after-batch N lets D1
@@ -29,13 +32,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 function usage(why) {
   process.stderr.write(
-    `d1-dev.mjs: ${why}\nusage: node edge/cloudflare/d1-dev.mjs --port P --persist DIR [--token T] [--crash-before-batch N] [--crash-after-batch N]\n`,
+    `d1-dev.mjs: ${why}\nusage: node edge/cloudflare/d1-dev.mjs --port P --persist DIR [--token T] [--crash-before-batch N] [--crash-after-batch N] [--watch-stdin]\n`,
   );
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { port: null, persist: null, token: null, crashBefore: 0, crashAfter: 0 };
+  const o = { port: null, persist: null, token: null, crashBefore: 0, crashAfter: 0, watchStdin: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -47,6 +50,7 @@ function parseArgs(argv) {
     else if (a === "--token") o.token = value();
     else if (a === "--crash-before-batch") o.crashBefore = Number(value());
     else if (a === "--crash-after-batch") o.crashAfter = Number(value());
+    else if (a === "--watch-stdin") o.watchStdin = true;
     else usage(`unknown argument ${a}`);
   }
   if (o.port === null || !/^\d+$/.test(o.port) || Number(o.port) > 65535) usage("--port P is required");
@@ -140,10 +144,14 @@ server.listen(Number(o.port), "127.0.0.1", () => {
   process.stdout.write(JSON.stringify({ listening: `http://127.0.0.1:${port}`, token }) + "\n");
 });
 
-for (const sig of ["SIGINT", "SIGTERM"]) {
-  process.on(sig, async () => {
-    server.close();
-    await mf.dispose();
-    process.exit(0);
-  });
+async function stop() {
+  server.close();
+  await mf.dispose();
+  process.exit(0);
+}
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, stop);
+if (o.watchStdin) {
+  process.stdin.on("end", stop);
+  process.stdin.on("close", stop);
+  process.stdin.resume();
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
 mod bucket_sites;
+mod d1;
 mod edge;
 mod http;
 mod moto;
@@ -17,6 +18,7 @@ mod pg;
 mod revisions;
 #[allow(unused_imports)]
 pub use bucket_sites::*;
+pub use d1::*;
 pub use edge::*;
 pub use http::*;
 pub use moto::*;
@@ -38,11 +40,20 @@ pub fn bin() -> PathBuf {
 pub fn fencepost() -> std::process::Command {
     let mut c = std::process::Command::new(bin());
     c.env("FENCEPOST_ALLOW_FUTURE_NOW", "1");
+    // The token of every test D1 proxy (a site on another engine never reads it).
+    c.env("FENCEPOST_D1_TOKEN", D1_TOKEN);
     c
 }
 
 pub struct TestSite {
     pub dir: tempfile::TempDir,
+}
+
+impl Drop for TestSite {
+    /// A site on a test D1 ledger stops its proxy with it.
+    fn drop(&mut self) {
+        stop_d1_for(self.dir.path());
+    }
 }
 
 impl TestSite {

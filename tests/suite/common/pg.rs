@@ -320,6 +320,9 @@ pub enum Backend {
     /// A ledger kept in object storage: a log in a `file://` folder (the same engine as on
     /// S3; the racing and crash tests run it against moto).
     Bucket,
+    /// A ledger kept in Cloudflare D1: the log engine through the proxy Worker, in workerd
+    /// under miniflare with a local D1 (`edge/cloudflare/d1-dev.mjs`), one per site.
+    D1,
 }
 
 impl TestSite {
@@ -331,6 +334,10 @@ impl TestSite {
             Backend::Postgres => s.set_ledger_url(&pg().database()),
             Backend::Bucket => {
                 let url = format!("file://{}", s.path(".bucket/ledger").display());
+                s.set_ledger_url(&url);
+            }
+            Backend::D1 => {
+                let url = serve_d1_for(s.root());
                 s.set_ledger_url(&url);
             }
             Backend::Sqlite => {}
@@ -421,7 +428,7 @@ impl TestSite {
     /// ledger's empty stat columns). Everything else is observed through `observe.rs`.
     pub fn query_i64(&self, sql: &str) -> i64 {
         match self.ledger_url() {
-            Some(url) if url.starts_with("file://") => {
+            Some(url) if url.starts_with("file://") || url.starts_with("d1+") => {
                 self.replica().query_row(sql, [], |r| r.get(0)).unwrap()
             }
             Some(url) => Pg::client(&url).query_one(sql, &[]).unwrap().get(0),
@@ -433,7 +440,7 @@ impl TestSite {
     /// fencepost's rules, for the tests of what fencepost does about one.
     pub fn execute(&self, sql: &str) {
         match self.ledger_url() {
-            Some(url) if url.starts_with("file://") => {
+            Some(url) if url.starts_with("file://") || url.starts_with("d1+") => {
                 let site = fencepost::site::Site::open(self.root()).unwrap();
                 site.open_ledger().unwrap().execute_unchecked(sql).unwrap();
             }

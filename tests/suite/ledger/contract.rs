@@ -14,7 +14,8 @@ use fencepost::ledger::{items, public, Ledger, Location};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-/// Generates `mod sqlite { #[test] fn name() }`, `mod postgres { … }` and `mod bucket { … }`
+/// Generates `mod sqlite { #[test] fn name() }`, `mod postgres { … }`, `mod bucket { … }` and
+/// `mod d1 { … }`
 /// for each test body `fn name(b: Backend)`.
 macro_rules! conformance {
     ($($name:ident),* $(,)?) => {
@@ -26,6 +27,9 @@ macro_rules! conformance {
         }
         mod bucket {
             $(#[test] fn $name() { super::$name(super::Backend::Bucket) })*
+        }
+        mod d1 {
+            $(#[test] fn $name() { super::$name(super::Backend::D1) })*
         }
     };
 }
@@ -954,6 +958,7 @@ fn a_newer_schema_is_refused_and_left_untouched(b: Backend) {
         Backend::Postgres => s.execute("UPDATE fencepost_schema SET version = 99"),
         // A newer binary migrates a bucket ledger with an entry: the whole database.
         Backend::Bucket => newer_binarys_migration_entry(&s),
+        Backend::D1 => newer_binarys_migration_entry_in_d1(&s),
     }
     let err = s.failing(&["publish", "--now", NOW]);
     assert!(err.contains("newer than this fencepost"), "{err}");
@@ -965,6 +970,18 @@ fn a_newer_schema_is_refused_and_left_untouched(b: Backend) {
     let version = match b {
         Backend::Sqlite => s.query_i64("PRAGMA user_version"),
         Backend::Postgres => s.query_i64("SELECT version FROM fencepost_schema"),
+        Backend::D1 => {
+            // The newest entry is still the newer binary's, and nothing followed it.
+            let head = with_d1(s.root(), |d| d.rows("SELECT seq FROM fp_head", vec![]));
+            let seq = head[0]["seq"].as_i64().unwrap();
+            let writer = with_d1(s.root(), |d| {
+                d.rows(
+                    "SELECT writer FROM fp_log WHERE seq = ?1 AND part = 0",
+                    vec![seq.into()],
+                )
+            });
+            return assert_eq!(writer[0]["writer"], "a-newer-fencepost");
+        }
         Backend::Bucket => {
             let log = s.path(".bucket/ledger/log");
             let last = std::fs::read_dir(&log)
@@ -1013,6 +1030,43 @@ fn newer_binarys_migration_entry(s: &TestSite) {
     .unwrap();
     drop(n);
     std::fs::rename(staged, image).unwrap();
+}
+
+/// [`newer_binarys_migration_entry`] in a D1 log: the image as the next entry's parts, the
+/// head moved, in one batch — as a newer fencepost would commit it.
+fn newer_binarys_migration_entry_in_d1(s: &TestSite) {
+    use base64::Engine as _;
+    let replica = s.replica_file();
+    let seq = with_d1(s.root(), |d| d.rows("SELECT seq FROM fp_head", vec![]))[0]["seq"]
+        .as_i64()
+        .unwrap();
+    let staged = s.path(".d1-staged.sqlite");
+    let c = rusqlite::Connection::open(&replica).unwrap();
+    c.execute(&format!("VACUUM INTO '{}'", staged.display()), [])
+        .unwrap();
+    let n = rusqlite::Connection::open(&staged).unwrap();
+    n.execute_batch(&format!(
+        "PRAGMA journal_mode = DELETE; PRAGMA user_version = 99; UPDATE fp_replica SET seq = {};",
+        seq + 1
+    ))
+    .unwrap();
+    drop(n);
+    let bytes = std::fs::read(&staged).unwrap();
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let sha = fencepost::digest::sha256_hex(&bytes);
+    with_d1(s.root(), |d| {
+        d.batch(&[
+            (
+                "UPDATE fp_head SET seq = ?1 WHERE id = 1",
+                vec![(seq + 1).into()],
+            ),
+            (
+                "INSERT INTO fp_log (seq, part, parts, bytes, sha256, writer, data) VALUES (?1, 0, 1, ?2, ?3, 'a-newer-fencepost', ?4)",
+                vec![(seq + 1).into(), bytes.len().into(), sha.into(), data.into()],
+            ),
+        ])
+        .unwrap();
+    });
 }
 
 /// Under READ COMMITTED an in-statement guard reads its statement's snapshot and locks
