@@ -193,6 +193,16 @@ impl Ledger {
         !matches!(self.backend, Backend::Sqlite(_))
     }
 
+    /// The largest value the engine stores in one field, when it has a limit of its own:
+    /// 2,000,000 bytes on D1 (a page body past it is refused at publish, named, before it
+    /// reaches the ledger). `None` elsewhere.
+    pub fn value_limit(&self) -> Option<usize> {
+        match &self.backend {
+            Backend::Bucket(conn) => conn.value_limit(),
+            Backend::Sqlite(_) | Backend::Postgres(_) => None,
+        }
+    }
+
     /// Runs `f` in one write transaction and commits it. On PostgreSQL, a transaction the
     /// server aborted to break a deadlock or a serialisation conflict runs again from the
     /// start (so `f` must not change anything outside the transaction).

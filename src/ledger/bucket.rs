@@ -140,6 +140,11 @@ pub struct LogCheck {
 }
 
 impl Conn {
+    /// The largest value its store keeps in one field (D1's), if it has one.
+    pub(super) fn value_limit(&self) -> Option<usize> {
+        self.log.value_limit()
+    }
+
     /// Replays the whole log into a throw-away replica beside this one, from its first entry
     /// and without snapshots, and compares the audit chain it gives with this replica's; checks
     /// every snapshot against the log's record of it.

@@ -172,6 +172,39 @@ pub(super) fn line_of_key(site: &Site, rel: &str, key: &str) -> Option<usize> {
         .and_then(|fm| content::key_line(fm, key))
 }
 
+/// Moves every file read whose body is larger than the ledger stores in one value (D1's
+/// 2,000,000 bytes) to the broken files: its item held as it is, named with the way out,
+/// everything else going ahead. Checked on the Markdown, before anything is rendered or
+/// written. (The log itself could carry a larger page — its entries travel in parts — but
+/// every row of a ledger on D1 stays a row D1 could hold, so its pages can move into D1's own
+/// tables, for the edge to read, without refusing old ones: see `docs/deploy.md`.)
+pub(super) fn hold_oversized(ledger: &Ledger, scan: &mut Scan) {
+    let Some(limit) = ledger.value_limit() else {
+        return;
+    };
+    let (big, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut scan.read)
+        .into_iter()
+        .partition(|f| f.item.body.len() > limit);
+    scan.read = kept;
+    for f in big {
+        let why = format!(
+            "the body is {} bytes, more than the ledger ({}) stores in one value ({limit} bytes, D1's limit): split the page, or move large media out of the Markdown into files beside it",
+            f.item.body.len(),
+            ledger.name()
+        );
+        let path = PathBuf::from(&f.path);
+        scan.broken.push(held(
+            f,
+            ContentError::Invalid {
+                path,
+                line: None,
+                key: "(body)".into(),
+                why,
+            },
+        ));
+    }
+}
+
 /// A file refused because its URL is taken: named with the line of its `id` key.
 fn refused(site: &Site, f: content::ReadFile, url: String, what: String) -> Broken {
     let line = line_of_key(site, &f.path, "id");

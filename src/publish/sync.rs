@@ -164,6 +164,7 @@ pub(super) fn read_tree(
     let plain = super::claims::check_plain_pages(site, &mut scan);
     super::claims::hold_taken_urls(site, ledger, &mut scan, &plain)?;
     super::aliases::hold_taken_aliases(site, ledger, &mut scan, &plain)?;
+    super::claims::hold_oversized(ledger, &mut scan);
     Ok(Tree { scan, cache, local })
 }
 

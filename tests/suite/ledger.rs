@@ -1,6 +1,7 @@
-//! The ledger (`src/ledger/`): its contract on SQLite, PostgreSQL and the bucket, and how a
+//! The ledger (`src/ledger/`): its contract on SQLite, PostgreSQL, the bucket and D1, and how a
 //! ledger is opened, created and refused.
 mod contract;
+mod d1;
 mod due;
 mod in_bucket;
 mod opening;

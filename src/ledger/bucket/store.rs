@@ -46,6 +46,14 @@ impl Log {
         }
     }
 
+    /// The largest value the store keeps in one field: D1's, none for an object store.
+    pub(in crate::ledger) fn value_limit(&self) -> Option<usize> {
+        match self {
+            Log::Objects(_) => None,
+            Log::D1(_) => Some(d1::VALUE_BYTES),
+        }
+    }
+
     /// A short name for this store's replica file.
     pub(in crate::ledger) fn short_id(&self) -> String {
         on_store!(self, s => s.short_id())

@@ -70,12 +70,14 @@ impl D1Server {
                 }
             }
         });
-        let addr = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| {
-            panic!(
-                "the D1 proxy did not start; its log:\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            )
-        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the D1 proxy did not start; its log:\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                )
+            });
         D1Server {
             child,
             addr,
@@ -123,7 +125,12 @@ impl D1Server {
     }
 
     /// A POST with any token (or none).
-    pub fn post(&self, path: &str, body: &Value, token: Option<&str>) -> Result<Value, (u16, Value)> {
+    pub fn post(
+        &self,
+        path: &str,
+        body: &Value,
+        token: Option<&str>,
+    ) -> Result<Value, (u16, Value)> {
         let mut req = ureq::post(&format!("{}{path}", self.addr));
         if let Some(t) = token {
             req = req.set("Authorization", &format!("Bearer {t}"));
@@ -131,13 +138,19 @@ impl D1Server {
         match req.send_json(body.clone()) {
             Ok(r) => Ok(r.into_json().unwrap()),
             Err(ureq::Error::Status(code, r)) => Err((code, r.into_json().unwrap_or(Value::Null))),
-            Err(e) => panic!("the D1 proxy at {} did not answer: {e}; its log:\n{}", self.addr, self.log()),
+            Err(e) => panic!(
+                "the D1 proxy at {} did not answer: {e}; its log:\n{}",
+                self.addr,
+                self.log()
+            ),
         }
     }
 
     /// Rows of one query.
     pub fn rows(&self, sql: &str, params: Vec<Value>) -> Vec<Value> {
-        let v = self.batch(&[(sql, params)]).unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        let v = self
+            .batch(&[(sql, params)])
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
         v["results"][0]["rows"].as_array().unwrap().clone()
     }
 
@@ -191,4 +204,18 @@ pub fn stop_d1_for(root: &Path) {
         .ok()
         .and_then(|mut all| all.as_mut().and_then(|m| m.remove(root)));
     drop(server);
+}
+
+/// Restarts the D1 server of the site at `root` — on the same port and data, with `extra`
+/// flags (`--crash-after-batch N`) — after stopping the one running (or reaping a crashed
+/// one).
+pub fn restart_d1_for(root: &Path, extra: &[&str]) {
+    let mut all = SERVERS.lock().unwrap();
+    let map = all.get_or_insert_with(HashMap::new);
+    let old = map
+        .remove(root)
+        .expect("this site's ledger is not on a test D1 server");
+    let (persist, port) = (old.persist.clone(), old.port());
+    drop(old);
+    map.insert(root.to_path_buf(), D1Server::start(&persist, port, extra));
 }

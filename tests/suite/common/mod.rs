@@ -393,7 +393,10 @@ impl TestSite {
             .filter_entry(|e| {
                 let name = e.file_name().to_string_lossy();
                 e.depth() != 1
-                    || !(name == ".fencepost" || name == "public" || name.starts_with(".bucket"))
+                    || !(name == ".fencepost"
+                        || name == "public"
+                        || name == ".d1"
+                        || name.starts_with(".bucket"))
             })
         {
             let e = e.unwrap();
