@@ -6,7 +6,7 @@
 //
 //   node edge/cloudflare/dev.mjs --bucket file:///ABS/DIR [--prefix P] --port N
 //        [--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--bucket-timeout-ms MS]
-//        [--bucket-delay-ms MS] [--stats]
+//        [--bucket-delay-ms MS] [--stats] [--ledger-d1 DIR]
 //
 // --port 0 takes a free port. Prints one JSON line {"listening":"127.0.0.1:N"} on stdout once
 // the bucket is filled and the Worker answers, then one {"synced":…} line per change it
@@ -15,6 +15,8 @@
 // --bucket-timeout-ms sets BUCKET_TIMEOUT_MS. --bucket-delay-ms (tests) makes the Worker's R2
 // binding slow: every read answers that much later (a small module wraps the binding; the
 // Worker is run unchanged).
+// --ledger-d1 DIR binds, as LEDGER, the local D1 that `d1-dev.mjs --persist DIR` keeps (a D1
+// ledger's database): the Worker then reads the ledger's publication revision with the pointer.
 
 import { Miniflare } from "miniflare";
 import { createHash } from "node:crypto";
@@ -27,13 +29,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 function usage(why) {
   process.stderr.write(
     `dev.mjs: ${why}\nusage: node edge/cloudflare/dev.mjs --bucket file:///ABS/DIR [--prefix P] --port N ` +
-      `[--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--bucket-timeout-ms MS] [--bucket-delay-ms MS] [--shard-memory-bytes N] [--stats]\n`,
+      `[--pointer-ttl-ms MS] [--pointer-hot-ms MS] [--bucket-timeout-ms MS] [--bucket-delay-ms MS] [--shard-memory-bytes N] [--stats] [--ledger-d1 DIR]\n`,
   );
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { bucket: null, prefix: "", port: null, ttl: null, hot: null, timeout: null, delay: 0, shards: null, stats: false };
+  const o = { bucket: null, prefix: "", port: null, ttl: null, hot: null, timeout: null, delay: 0, shards: null, stats: false, ledgerD1: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -49,6 +51,7 @@ function parseArgs(argv) {
     else if (a === "--bucket-delay-ms") o.delay = Number(value());
     else if (a === "--shard-memory-bytes") o.shards = value();
     else if (a === "--stats") o.stats = true;
+    else if (a === "--ledger-d1") o.ledgerD1 = path.resolve(value());
     else usage(`unknown argument ${a}`);
   }
   if (!o.bucket) usage("--bucket is required");
@@ -223,11 +226,15 @@ const script =
         ],
       }
     : { modules: true, scriptPath: path.join(here, "worker.js") };
+// Module paths are named from here, not from the caller's directory (which may be anywhere).
+script.modulesRoot = here;
 const mf = new Miniflare({
   ...script,
   // As wrangler.toml has it: the runtime's behaviour, moved forward on purpose.
   compatibilityDate: "2025-06-01",
   r2Buckets: ["SITE"],
+  // The same database id and folder as d1-dev.mjs: the D1 ledger's own database.
+  ...(o.ledgerD1 ? { d1Databases: { LEDGER: "fencepost-ledger" }, d1Persist: path.join(o.ledgerD1, "d1") } : {}),
   bindings,
   host: "127.0.0.1",
   port: Number(o.port),

@@ -20,6 +20,11 @@
  *   streamed, are cut off short of their length).
  * - The pointer, a root, a shard or a blob that cannot be read is a plain 503 with no-store:
  *   never a stale 200. A root built from another ledger than the pointer names is a 503.
+ * - With a D1 binding `LEDGER` (the database a D1 ledger lives in: `d1+https://…`, see
+ *   ledger-proxy.js), the pointer's read also reads the ledger's publication revision
+ *   (`fp_site_state`), within BUCKET_TIMEOUT_MS and with the same 503 when it fails; every
+ *   answer says it in `x-ledger-revision`, and while the ledger is ahead of the pointer (a
+ *   change is public and its deploy is on its way) the pointer is re-read every POINTER_HOT_MS.
  * - Only GET and HEAD; the request path is checked the way `serve` checks it (the runtime has
  *   already resolved `.` and `..` segments, as the URL standard says and as `serve` does).
  *
@@ -62,6 +67,8 @@ const isolate = {
   pointer: null,
   /** @type {Promise<Live> | null} the one pointer read in flight */
   reading: null,
+  /** @type {number | null} the D1 ledger's publication revision, as last read with the pointer */
+  ledgerRevision: null,
   /** @type {Map<string, Live>} manifest sha256 → live revision */
   roots: new Map(),
   /** @type {Map<string, number>} path → shard index */
@@ -79,7 +86,7 @@ const isolate = {
   /** @type {Map<string, Promise<any>>} one fetch per object at a time */
   flights: new Map(),
   /** R2 reads by kind, for the benchmark's "reads per 1,000 requests" (EDGE_STATS = "1"). */
-  reads: { pointer: 0, root: 0, shard: 0, blob: 0 },
+  reads: { pointer: 0, root: 0, shard: 0, blob: 0, ledger: 0 },
   /** Lookups in caches.default that found the object (else it was read from R2). */
   cacheHits: 0,
   requests: 0,
@@ -285,8 +292,10 @@ async function current(s, env, ctx, url) {
   const readAt = Date.now();
   const reading = readPointer(s, env, ctx, url)
     .then(
-      ({ live, nextChangeAt }) => {
-        isolate.pointer = { validUntil: readAt + ttl(s, nextChangeAt, Date.now()), live };
+      ({ live, nextChangeAt, behind, ledgerRevision }) => {
+        const valid = ttl(s, nextChangeAt, Date.now());
+        isolate.pointer = { validUntil: readAt + (behind ? Math.min(valid, s.hotMs) : valid), live };
+        isolate.ledgerRevision = ledgerRevision;
         return live;
       },
       (e) => {
@@ -312,13 +321,16 @@ async function current(s, env, ctx, url) {
  */
 async function readPointer(s, env, ctx, url) {
   isolate.reads.pointer += 1;
-  const body = await bucket(s, "reading the pointer", async () => {
-    const obj = await env.SITE.get(key(s, "current"));
-    if (obj === null) {
-      throw new Unavailable("no revision to serve: the bucket has no pointer yet; run `fencepost deploy`");
-    }
-    return obj.text();
-  });
+  const [body, ledgerRevision] = await Promise.all([
+    bucket(s, "reading the pointer", async () => {
+      const obj = await env.SITE.get(key(s, "current"));
+      if (obj === null) {
+        throw new Unavailable("no revision to serve: the bucket has no pointer yet; run `fencepost deploy`");
+      }
+      return obj.text();
+    }),
+    readLedgerRevision(s, env),
+  ]);
   let p;
   try {
     p = JSON.parse(body);
@@ -330,7 +342,30 @@ async function readPointer(s, env, ctx, url) {
   }
   const nextChangeAt = typeof p.next_change_at === "string" ? Date.parse(p.next_change_at) : null;
   const live = await root(s, env, ctx, url, p.manifest, p.ledger_id ?? null);
-  return { live, nextChangeAt };
+  const behind = ledgerRevision !== null && Number(p.revision) < ledgerRevision;
+  return { live, nextChangeAt, behind, ledgerRevision };
+}
+
+/**
+ * The D1 ledger's publication revision (`null` without a `LEDGER` binding): what the seed's
+ * Worker reads on its request path, under the rules of an R2 read.
+ * @param {Settings} s @param {Record<string, any>} env @returns {Promise<number | null>}
+ */
+async function readLedgerRevision(s, env) {
+  if (!env.LEDGER) return null;
+  isolate.reads.ledger += 1;
+  const row = await bucket(s, "reading the ledger's publication revision from D1", async () => {
+    try {
+      return await env.LEDGER.prepare("SELECT publication_revision FROM fp_site_state WHERE id = 1").first();
+    } catch (e) {
+      throw new Unavailable(`the D1 ledger could not be read: ${e instanceof Error ? e.message : e}`);
+    }
+  });
+  const r = row ? Number(row.publication_revision) : NaN;
+  if (!Number.isSafeInteger(r)) {
+    throw new Unavailable("the D1 bound as LEDGER holds no fencepost ledger (no fp_site_state row): bind the database ledger.url names, or remove the binding");
+  }
+  return r;
 }
 
 /**
@@ -635,6 +670,7 @@ export async function respond(req, env, ctx) {
       "content-type": e.content_type,
       "x-content-type-options": "nosniff",
       "x-revision": live.name,
+      ...(isolate.ledgerRevision === null ? {} : { "x-ledger-revision": String(isolate.ledgerRevision) }),
       "cache-control": e.cache === "immutable" ? IMMUTABLE : REVALIDATE,
     });
     if (e.content_type.startsWith("image/svg+xml")) headers.set("content-security-policy", SVG_CSP);

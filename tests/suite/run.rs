@@ -292,8 +292,18 @@ fn twenty_items_go_live_at_their_instants_on_the_local_origin() {
 
 #[test]
 fn two_hosts_on_one_postgres_ledger_publish_each_item_once_and_both_serve_it() {
+    two_hosts_on_one_shared_ledger_publish_each_item_once_and_both_serve_it(Backend::Postgres);
+}
+
+/// The same on D1, where `run` polls (no NOTIFY): a catch-up is one request.
+#[test]
+fn two_hosts_on_one_d1_ledger_publish_each_item_once_and_both_serve_it() {
+    two_hosts_on_one_shared_ledger_publish_each_item_once_and_both_serve_it(Backend::D1);
+}
+
+fn two_hosts_on_one_shared_ledger_publish_each_item_once_and_both_serve_it(backend: Backend) {
     let _t = timing();
-    let a = TestSite::on(Backend::Postgres);
+    let a = TestSite::on(backend);
     let b = TestSite::new();
     b.share_ledger_of(&a);
     let ra = Running::start(&a, &["--serve", "127.0.0.1:0"], &[]);

@@ -380,3 +380,48 @@ fn fencepost_killed_at_each_commit_step_on_d1_is_finished_by_the_next_run() {
     }
     assert!(killed >= 8, "only {killed} kills");
 }
+
+/// The edge Worker bound to the ledger's D1 (`LEDGER`) reads its publication revision with
+/// the pointer: every answer says it, it runs ahead of the deployed revision until the deploy
+/// lands, and a database that holds no ledger is a 503 with no-store, never a 200.
+#[test]
+fn the_edge_reads_the_d1_ledgers_revision_with_its_pointer() {
+    let s = TestSite::on(Backend::D1);
+    s.item(1, "2026-11-01");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let bucket = s.path(".bucket/www");
+    let to = format!("file://{}", bucket.display());
+    s.json(&["deploy", "--to", &to, "--now", NOW]);
+    let persist = with_d1(s.root(), |d| d.persist.clone());
+    let dir = persist.display().to_string();
+    let edge = Edge::start(&bucket, "", &["--pointer-ttl-ms", "0", "--ledger-d1", &dir]);
+    let r = edge.get("/answers/1/");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-ledger-revision"), Some("1"));
+    assert!(r.header("x-revision").unwrap().starts_with("1-"));
+
+    s.item(2, "2026-11-02");
+    s.json(&["publish", "--build", "--now", NOW]);
+    let r = edge.get("/answers/1/");
+    assert_eq!(r.header("x-ledger-revision"), Some("2"), "the ledger moved");
+    assert!(
+        r.header("x-revision").unwrap().starts_with("1-"),
+        "not deployed yet"
+    );
+    assert_eq!(edge.get("/answers/2/").status, 404);
+    s.json(&["deploy", "--to", &to, "--now", NOW]);
+    edge.wait_pointer(&bucket);
+    let r = edge.get("/answers/2/");
+    assert_eq!(r.status, 200);
+    assert!(r.header("x-revision").unwrap().starts_with("2-"));
+    drop(edge);
+
+    // Bound to a D1 that holds no ledger: a 503, not a page without its revision.
+    let empty = s.path(".d1-empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let dir = empty.display().to_string();
+    let edge = Edge::start(&bucket, "", &["--pointer-ttl-ms", "0", "--ledger-d1", &dir]);
+    let r = edge.get("/answers/1/");
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert_eq!(r.header("cache-control"), Some("no-store"));
+}

@@ -211,6 +211,24 @@ fn the_wrangler_example_binds_what_the_worker_reads() {
         );
     }
     assert!(worker.contains("env.SITE.get("));
+    // The ledger proxy's own section: its module, the D1 binding `DB`, its vars.
+    let proxy = &w["env"]["ledger-proxy"];
+    let main = proxy["main"].as_str().unwrap();
+    let code = std::fs::read_to_string(edge_dir().join(main)).unwrap();
+    assert_eq!(proxy["d1_databases"][0]["binding"].as_str(), Some("DB"));
+    assert!(code.contains("env.DB.batch("));
+    for var in ["MAX_REQUEST_BYTES"] {
+        assert!(proxy["vars"].get(var).is_some(), "{var} missing");
+        assert!(
+            code.contains(&format!("env.{var}")),
+            "the proxy does not read {var}"
+        );
+    }
+    assert!(code.contains("env.LEDGER_TOKEN"));
+    assert!(
+        proxy.get("r2_buckets").is_none(),
+        "the proxy reads no bucket"
+    );
 }
 
 /// A site with one public page, deployed to a folder bucket: (the site, the bucket).
