@@ -8,6 +8,7 @@
 //! ```text
 //! fp_head        (id = 1, seq)                     the newest entry: the commit's compare-and-set
 //! fp_log         (seq, part, parts, bytes, sha256, writer, data)   entries, base64, in parts
+//! fp_staged      (writer, seq, part, …)            parts of an entry larger than one batch
 //! fp_snapshots   (seq, part, parts, bytes, sha256, data)           snapshots, the same way
 //! fp_site_state  (id = 1, publication_revision, log_seq)           what the edge Worker reads
 //! ```
@@ -27,16 +28,19 @@
 //! 100,000 bytes and 100 bound parameters, a value of at most 2,000,000 bytes (entries and
 //! snapshots are cut into parts of 1,400,000 bytes, base64-encoded), integers within 2^53
 //! (they travel as JSON numbers), and a batch within the proxy's request bound
-//! ([`BATCH_BYTES`]; an entry that cannot fit one batch is refused, never split — its parts
-//! must land together).
+//! ([`BATCH_BYTES`]). An entry larger than one batch (a `ledger copy` into D1, a first publish
+//! of thousands of pages) is split: its parts go ahead into `fp_staged`, a batch at a time,
+//! and the commit batch moves them into `fp_log` — after checking, inside the batch, that
+//! every part is there — with the head, so the entry lands whole or not at all.
 //!
 //! **Time is the Worker's**: every answer carries the Worker's `Date.now()` at the batch, so
 //! a runner measures its clock against Cloudflare's as it does against a bucket's
 //! `Last-Modified` (see [`crate::ledger::bucket::clock`]), to the millisecond.
 
-use super::{Skew, Stamp, SNAPSHOTS_KEPT};
+mod log;
+
+use super::{Skew, Stamp};
 use crate::ledger::LedgerError;
-use base64::Engine as _;
 use serde_json::{json, Value as Json};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -67,6 +71,7 @@ const TABLES: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS fp_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL CHECK (seq >= 0))",
     "INSERT OR IGNORE INTO fp_head (id, seq) VALUES (1, 0)",
     "CREATE TABLE IF NOT EXISTS fp_log (seq INTEGER NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL, bytes INTEGER NOT NULL, sha256 TEXT NOT NULL, writer TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (seq, part), CHECK (part >= 0 AND part < parts)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS fp_staged (writer TEXT NOT NULL, seq INTEGER NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL, bytes INTEGER NOT NULL, sha256 TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (writer, seq, part)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS fp_snapshots (seq INTEGER NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL, bytes INTEGER NOT NULL, sha256 TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (seq, part), CHECK (part >= 0 AND part < parts)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS fp_site_state (id INTEGER PRIMARY KEY CHECK (id = 1), publication_revision INTEGER NOT NULL, log_seq INTEGER NOT NULL)",
 ];
@@ -95,6 +100,7 @@ pub(in crate::ledger) struct D1 {
 }
 
 /// One statement of a batch.
+#[derive(Clone)]
 struct St {
     sql: String,
     params: Vec<Json>,
@@ -213,42 +219,7 @@ impl D1 {
 
     /// The request's bytes, refused by name when D1 or the proxy would refuse it.
     fn encode(&self, what: &str, stmts: &[St]) -> Result<Vec<u8>, LedgerError> {
-        for s in stmts {
-            let refuse = |why: String| self.location(what, &format!("{why}; nothing was sent"));
-            if s.sql.len() > STATEMENT_BYTES {
-                return Err(refuse(format!(
-                    "a statement of {} bytes is longer than D1 takes ({STATEMENT_BYTES})",
-                    s.sql.len()
-                )));
-            }
-            if s.params.len() > PARAMS {
-                return Err(refuse(format!(
-                    "a statement with {} parameters is more than D1 binds ({PARAMS})",
-                    s.params.len()
-                )));
-            }
-            for p in &s.params {
-                match p {
-                    Json::String(t) if t.len() > VALUE_BYTES => {
-                        return Err(refuse(format!("a value of {} bytes is larger than D1 stores ({VALUE_BYTES})", t.len())))
-                    }
-                    Json::Number(n) if n.as_i64().is_none_or(|i| !(-JSON_INT..=JSON_INT).contains(&i)) => {
-                        return Err(refuse(format!("the integer {n} is past 2^53, which D1 carries as a JSON number and would round")))
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let body: Vec<Json> = stmts
-            .iter()
-            .map(|s| json!({"sql": s.sql, "params": s.params}))
-            .collect();
-        let bytes = serde_json::to_vec(&json!({ "statements": body }))
-            .map_err(|e| LedgerError::Internal(format!("encoding a D1 batch: {e}")))?;
-        if bytes.len() > BATCH_BYTES {
-            return Err(self.location(what, &format!("the batch is {} bytes, more than the proxy takes in one request ({BATCH_BYTES}); nothing was sent", bytes.len())));
-        }
-        Ok(bytes)
+        encode(stmts).map_err(|why| self.location(what, &format!("{why}; nothing was sent")))
     }
 
     fn send(&self, body: &[u8]) -> Result<Answer, Failed> {
@@ -328,284 +299,6 @@ impl D1 {
             host_ms: answered_ms,
         }))
     }
-
-    pub(super) fn list_from(&self, seq: i64) -> Result<Vec<Stamp>, LedgerError> {
-        let from = seq.max(1);
-        let answer = self.run(
-            "listing the log",
-            vec![
-                st("SELECT seq, bytes, sha256 FROM fp_log WHERE seq >= ?1 AND part = 0 ORDER BY seq", vec![json!(from)]),
-                st(READ_PARTS_RANGE, vec![json!(seq + 1), json!(seq + READ_AHEAD)]),
-            ],
-        )?;
-        let mut results = answer.results.into_iter();
-        let listed = results.next().unwrap_or_default();
-        let stamps = listed
-            .iter()
-            .map(|r| {
-                stamp_of(r).ok_or_else(|| {
-                    self.location("listing the log", "a row without seq, bytes or sha256")
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let ahead = self.assemble("fp_log", results.next().unwrap_or_default())?;
-        *self.read_ahead.borrow_mut() = ahead;
-        Ok(stamps)
-    }
-
-    pub(super) fn head_entry(&self, seq: i64) -> Result<Option<Stamp>, LedgerError> {
-        let answer = self.run(
-            "reading the log",
-            vec![st(
-                "SELECT seq, bytes, sha256 FROM fp_log WHERE seq = ?1 AND part = 0",
-                vec![json!(seq)],
-            )],
-        )?;
-        Ok(answer
-            .results
-            .into_iter()
-            .flatten()
-            .next()
-            .as_ref()
-            .and_then(stamp_of))
-    }
-
-    pub(super) fn entries(
-        &self,
-        seqs: &[i64],
-    ) -> Result<Vec<Option<(Vec<u8>, Stamp)>>, LedgerError> {
-        let mut have = std::mem::take(&mut *self.read_ahead.borrow_mut());
-        let missing: Vec<i64> = seqs
-            .iter()
-            .copied()
-            .filter(|s| !have.contains_key(s))
-            .collect();
-        for chunk in missing.chunks(READ_AHEAD as usize) {
-            let stmts = chunk
-                .iter()
-                .map(|s| st(READ_PARTS_RANGE, vec![json!(s), json!(s)]))
-                .collect();
-            let answer = self.run("reading the log", stmts)?;
-            have.extend(self.assemble("fp_log", answer.results.into_iter().flatten().collect())?);
-        }
-        Ok(seqs.iter().map(|s| have.remove(s)).collect())
-    }
-
-    /// Whole entries (or snapshots) from their parts' rows, each checked against its length
-    /// and digest; one with a part missing is left out (a snapshot still being written), one
-    /// whose bytes do not match is refused by name.
-    fn assemble(
-        &self,
-        table: &str,
-        rows: Vec<serde_json::Map<String, Json>>,
-    ) -> Result<HashMap<i64, (Vec<u8>, Stamp)>, LedgerError> {
-        let mut parts: std::collections::BTreeMap<i64, Vec<serde_json::Map<String, Json>>> =
-            Default::default();
-        for r in rows {
-            let Some(seq) = r.get("seq").and_then(Json::as_i64) else {
-                continue;
-            };
-            parts.entry(seq).or_default().push(r);
-        }
-        let mut out = HashMap::new();
-        for (seq, rows) in parts {
-            let Some(stamp) = stamp_of(&rows[0]) else {
-                continue;
-            };
-            let want = rows[0].get("parts").and_then(Json::as_i64).unwrap_or(0);
-            let whole = rows.len() as i64 == want
-                && rows
-                    .iter()
-                    .enumerate()
-                    .all(|(i, r)| r.get("part").and_then(Json::as_i64) == Some(i as i64));
-            if !whole {
-                continue;
-            }
-            let mut bytes = Vec::with_capacity(stamp.bytes as usize);
-            for r in &rows {
-                let data = r.get("data").and_then(Json::as_str).unwrap_or("");
-                let raw = base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| {
-                    self.location(&format!("reading {table} {seq}"), &format!("a part is not base64 ({e}): the row was written by something other than fencepost"))
-                })?;
-                bytes.extend_from_slice(&raw);
-            }
-            let digest = crate::digest::sha256_hex(&bytes);
-            if bytes.len() as u64 != stamp.bytes || Some(&digest) != stamp.etag.as_ref() {
-                return Err(LedgerError::Log {
-                    ledger: self.name.clone(),
-                    problem: format!(
-                        "{table} {seq} in {} is damaged: its parts give {} bytes with sha256 {digest}, where its row records {} bytes with sha256 {}. It was changed after it was written; restore the database from D1's Time Travel (`wrangler d1 time-travel restore`). Nothing was written",
-                        self.name, bytes.len(), stamp.bytes, stamp.etag.as_deref().unwrap_or("-")
-                    ),
-                });
-            }
-            out.insert(seq, (bytes, stamp));
-        }
-        Ok(out)
-    }
-
-    pub(super) fn create_entry(
-        &self,
-        seq: i64,
-        bytes: Vec<u8>,
-        revision: Option<i64>,
-    ) -> Result<Option<Stamp>, LedgerError> {
-        let stamp = Stamp {
-            seq,
-            bytes: bytes.len() as u64,
-            etag: Some(crate::digest::sha256_hex(&bytes)),
-        };
-        let what = format!("writing log entry {seq}");
-        let mut stmts = vec![st(
-            "UPDATE fp_head SET seq = CASE WHEN seq = ?1 THEN ?2 ELSE -1 END WHERE id = 1",
-            vec![json!(seq - 1), json!(seq)],
-        )];
-        stmts.extend(parts_of(&bytes).into_iter().enumerate().map(|(i, (part, parts))| {
-            st(
-                "INSERT INTO fp_log (seq, part, parts, bytes, sha256, writer, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                vec![json!(seq), json!(i), json!(parts), json!(stamp.bytes), json!(stamp.etag), json!(self.writer), json!(part)],
-            )
-        }));
-        if let Some(r) = revision {
-            stmts.push(st(
-                "INSERT INTO fp_site_state (id, publication_revision, log_seq) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET publication_revision = excluded.publication_revision, log_seq = excluded.log_seq",
-                vec![json!(r), json!(seq)],
-            ));
-        }
-        match self.batch(&what, stmts) {
-            Ok(_) => Ok(Some(stamp)),
-            Err(Failed::Constraint(why)) => {
-                // Another writer's entry — or this one's, whose first answer was lost.
-                let there = self.run(
-                    &what,
-                    vec![st(
-                        "SELECT writer, sha256 FROM fp_log WHERE seq = ?1 AND part = 0",
-                        vec![json!(seq)],
-                    )],
-                )?;
-                let row = there.results.into_iter().flatten().next();
-                let mine = row.as_ref().is_some_and(|r| {
-                    r.get("writer").and_then(Json::as_str) == Some(self.writer.as_str())
-                        && r.get("sha256").and_then(Json::as_str) == stamp.etag.as_deref()
-                });
-                if mine {
-                    tracing::debug!(ledger = %self.name, seq, "the batch was refused with this writer's own entry there: its first answer was lost");
-                    return Ok(Some(stamp));
-                }
-                tracing::debug!(ledger = %self.name, seq, why, "another writer took the entry");
-                Ok(None)
-            }
-            Err(e) => Err(self.failed(&what, e)),
-        }
-    }
-
-    pub(super) fn snapshots(&self) -> Result<Vec<i64>, LedgerError> {
-        let answer = self.run(
-            "listing snapshots",
-            vec![st(
-                "SELECT seq FROM fp_snapshots WHERE part = 0 ORDER BY seq",
-                vec![],
-            )],
-        )?;
-        Ok(answer
-            .results
-            .into_iter()
-            .flatten()
-            .filter_map(|r| r.get("seq").and_then(Json::as_i64))
-            .collect())
-    }
-
-    pub(super) fn snapshot(&self, seq: i64) -> Result<Option<Vec<u8>>, LedgerError> {
-        let answer = self.run(
-            &format!("reading snapshot {seq}"),
-            vec![st(
-                "SELECT seq, part, parts, bytes, sha256, data FROM fp_snapshots WHERE seq = ?1 ORDER BY part",
-                vec![json!(seq)],
-            )],
-        )?;
-        let rows = answer.results.into_iter().flatten().collect();
-        Ok(self
-            .assemble("fp_snapshots", rows)?
-            .remove(&seq)
-            .map(|(b, _)| b))
-    }
-
-    /// Parts go in batches within [`BATCH_BYTES`], the first alone deciding who writes it: a
-    /// snapshot with a part missing is not whole, and no reader takes it.
-    pub(super) fn put_snapshot(&self, seq: i64, bytes: Vec<u8>) -> Result<bool, LedgerError> {
-        let (size, sha) = (bytes.len(), crate::digest::sha256_hex(&bytes));
-        let what = format!("writing snapshot {seq}");
-        let rows: Vec<St> = parts_of(&bytes)
-            .into_iter()
-            .enumerate()
-            .map(|(i, (part, parts))| {
-                st(
-                    "INSERT INTO fp_snapshots (seq, part, parts, bytes, sha256, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    vec![json!(seq), json!(i), json!(parts), json!(size), json!(sha), json!(part)],
-                )
-            })
-            .collect();
-        let per_batch = (BATCH_BYTES / (PART_BYTES * 2)).max(1);
-        let mut batches = Vec::new();
-        let mut rows = rows.into_iter().peekable();
-        while rows.peek().is_some() {
-            batches.push(rows.by_ref().take(per_batch).collect::<Vec<_>>());
-        }
-        for (i, batch) in batches.into_iter().enumerate() {
-            match self.batch(&what, batch) {
-                Ok(_) => {}
-                Err(Failed::Constraint(_)) if i == 0 => {
-                    return Ok(self.snapshot(seq)?.is_some_and(|there| there == bytes));
-                }
-                Err(e) => return Err(self.failed(&what, e)),
-            }
-        }
-        Ok(true)
-    }
-
-    pub(super) fn prune_snapshots(&self, newest: i64) -> Result<(), LedgerError> {
-        let all = self.snapshots()?;
-        let old: Vec<i64> = all
-            .iter()
-            .copied()
-            .filter(|s| *s <= newest)
-            .rev()
-            .skip(SNAPSHOTS_KEPT)
-            .collect();
-        if old.is_empty() {
-            return Ok(());
-        }
-        let stmts = old
-            .iter()
-            .map(|s| st("DELETE FROM fp_snapshots WHERE seq = ?1", vec![json!(s)]))
-            .collect();
-        self.run("pruning snapshots", stmts).map(drop)
-    }
-}
-
-/// Every part of the entries from `?1` to `?2`, in order.
-const READ_PARTS_RANGE: &str = "SELECT seq, part, parts, bytes, sha256, data FROM fp_log WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq, part";
-
-/// `bytes` in base64 parts of at most [`PART_BYTES`] raw bytes, each with the count of parts.
-fn parts_of(bytes: &[u8]) -> Vec<(String, usize)> {
-    let chunks: Vec<&[u8]> = if bytes.is_empty() {
-        vec![&[][..]]
-    } else {
-        bytes.chunks(PART_BYTES).collect()
-    };
-    let n = chunks.len();
-    chunks
-        .into_iter()
-        .map(|c| (base64::engine::general_purpose::STANDARD.encode(c), n))
-        .collect()
-}
-
-fn stamp_of(r: &serde_json::Map<String, Json>) -> Option<Stamp> {
-    Some(Stamp {
-        seq: r.get("seq")?.as_i64()?,
-        bytes: r.get("bytes")?.as_u64()?,
-        etag: Some(r.get("sha256")?.as_str()?.to_string()),
-    })
 }
 
 fn parse_answer(v: &Json) -> Option<Answer> {
@@ -624,6 +317,55 @@ fn parse_answer(v: &Json) -> Option<Answer> {
         results,
         now_ms: v["now"].as_i64()?,
     })
+}
+
+/// A batch as the proxy takes it, or why D1 or the proxy would refuse it.
+fn encode(stmts: &[St]) -> Result<Vec<u8>, String> {
+    for s in stmts {
+        if s.sql.len() > STATEMENT_BYTES {
+            return Err(format!(
+                "a statement of {} bytes is longer than D1 takes ({STATEMENT_BYTES})",
+                s.sql.len()
+            ));
+        }
+        if s.params.len() > PARAMS {
+            return Err(format!(
+                "a statement with {} parameters is more than D1 binds ({PARAMS})",
+                s.params.len()
+            ));
+        }
+        for p in &s.params {
+            match p {
+                Json::String(t) if t.len() > VALUE_BYTES => {
+                    return Err(format!(
+                        "a value of {} bytes is larger than D1 stores ({VALUE_BYTES})",
+                        t.len()
+                    ))
+                }
+                Json::Number(n)
+                    if n.as_i64().is_none_or(|i| !(-JSON_INT..=JSON_INT).contains(&i)) =>
+                {
+                    return Err(format!(
+                        "the integer {n} is past 2^53, which D1 carries as a JSON number and would round"
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+    let body: Vec<Json> = stmts
+        .iter()
+        .map(|s| json!({"sql": s.sql, "params": s.params}))
+        .collect();
+    let bytes = serde_json::to_vec(&json!({ "statements": body }))
+        .map_err(|e| format!("encoding a D1 batch: {e}"))?;
+    if bytes.len() > BATCH_BYTES {
+        return Err(format!(
+            "the batch is {} bytes, more than the proxy takes in one request ({BATCH_BYTES})",
+            bytes.len()
+        ));
+    }
+    Ok(bytes)
 }
 
 /// `d1+https://HOST[/path]` → `https://HOST[/path]/batch`; plain http only to this host
@@ -670,12 +412,33 @@ mod tests {
             .contains("credentials"));
     }
 
+    /// Guards: D1's limits refused by name before a request leaves (issue 51).
     #[test]
-    fn parts_cover_the_bytes_within_d1s_value_limit() {
-        let bytes = vec![7u8; PART_BYTES * 2 + 5];
-        let parts = parts_of(&bytes);
-        assert_eq!(parts.len(), 3);
-        assert!(parts.iter().all(|(p, n)| p.len() <= VALUE_BYTES && *n == 3));
-        assert_eq!(parts_of(&[]).len(), 1);
+    fn a_batch_past_d1s_limits_is_refused_by_name_before_it_is_sent() {
+        let ok = st("SELECT ?1", vec![json!(1)]);
+        assert!(encode(&[ok]).is_ok());
+        let long = st(
+            &format!("SELECT 1 -- {}", "x".repeat(STATEMENT_BYTES)),
+            vec![],
+        );
+        assert!(encode(&[long])
+            .unwrap_err()
+            .contains("longer than D1 takes"));
+        let many = st("SELECT 1", vec![json!(1); PARAMS + 1]);
+        assert!(encode(&[many])
+            .unwrap_err()
+            .contains("more than D1 binds (100)"));
+        let big = st("SELECT ?1", vec![json!("x".repeat(VALUE_BYTES + 1))]);
+        assert!(encode(&[big])
+            .unwrap_err()
+            .contains("larger than D1 stores (2000000)"));
+        let wide = st("SELECT ?1", vec![json!(JSON_INT + 1)]);
+        assert!(encode(&[wide]).unwrap_err().contains("past 2^53"));
+        let batch: Vec<St> = (0..20)
+            .map(|_| st("SELECT ?1", vec![json!("x".repeat(VALUE_BYTES))]))
+            .collect();
+        assert!(encode(&batch)
+            .unwrap_err()
+            .contains("more than the proxy takes"));
     }
 }
