@@ -1,6 +1,8 @@
 //! The ledger: the single source of truth for what is public, on SQLite (one host, the
-//! default), PostgreSQL (shared by publishers on many hosts) or a bucket (a log of
-//! create-if-absent entries in object storage, replayed into a local SQLite replica).
+//! default), PostgreSQL (shared by publishers on many hosts), a bucket (a log of
+//! create-if-absent entries in object storage, replayed into a local SQLite replica) or
+//! Cloudflare D1 (the same log, in D1 tables behind fencepost's proxy Worker, each commit one
+//! batch guarded by the head's compare-and-set).
 //!
 //! Callers see one contract: a [`Ledger`] runs whole transactions ([`Ledger::write`],
 //! [`Ledger::read`], [`Ledger::snapshot`]) whose statements are named and kept per dialect
@@ -15,7 +17,8 @@
 //!   ([`lease::lock`]: `SELECT … FOR UPDATE`, zero rows = lease lost) and keeps the guards too;
 //!   audit appends lock the revision row first, so the chain's order is the commit order;
 //!   a transaction PostgreSQL aborts to break a deadlock or a serialisation conflict runs again.
-//! - A bucket: SQLite's rules in the replica; a write commits only as the log's next entry.
+//! - A bucket or D1: SQLite's rules in the replica; a write commits only as the log's next
+//!   entry (see `bucket` and its store, `bucket/store/d1.rs` for D1).
 //!
 //! The submodules hold the operations, grouped by table: [`lease`], [`items`], [`pages`]
 //! (the publish commit batch), [`audit`], [`images`], [`results`], [`status`], [`deploys`].
