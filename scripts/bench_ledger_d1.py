@@ -36,7 +36,7 @@ class D1:
         self.p = subprocess.Popen(
             ["node", os.path.join(bench_edge.edge_dir(b), "d1-dev.mjs"), "--port", "0", "--persist", folder,
              "--token", TOKEN, "--watch-stdin"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(folder + ".log", "w"), start_new_session=True)
         line = json.loads(self.p.stdout.readline())
         self.addr = line["listening"]
         self.url = "d1+" + self.addr
@@ -166,7 +166,7 @@ def bench_ledger_d1(b, sizes):
         for engine in ["sqlite", "postgres", "bucket", "d1"]:
             for runners in [1, 4]:
                 if engine == "d1":
-                    d1 = D1(b, os.path.join(b.TMPFS, f"ld1-race-d1-{runners}"))
+                    d1 = D1(b, os.path.join(b.TMPFS, f"ld1-d1-race-{runners}"))
                     servers.append(d1)
                     ledger = d1.url
                 else:

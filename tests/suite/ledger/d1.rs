@@ -429,3 +429,56 @@ fn the_edge_reads_the_d1_ledgers_revision_with_its_pointer() {
     assert_eq!(r.status, 503, "{}", r.text());
     assert_eq!(r.header("cache-control"), Some("no-store"));
 }
+
+/// A D1 ledger an older fencepost began (schema 12, before the transparency tables) is
+/// migrated by this one with an entry — the whole database, migrated — and keeps its data; a
+/// fresh runner reads it at the new schema.
+#[test]
+fn an_older_schemas_d1_ledger_is_migrated_by_an_entry_and_keeps_its_data() {
+    use base64::Engine as _;
+    let s = TestSite::on(Backend::D1);
+    let image = s.path(".old.sqlite");
+    {
+        let c = rusqlite::Connection::open(&image).unwrap();
+        for sql in &fencepost::ledger::schema::SQLITE[..12] {
+            c.execute_batch(sql).unwrap();
+        }
+        c.execute_batch(
+            "PRAGMA user_version = 12;
+             UPDATE site_state SET publication_revision = 7 WHERE id = 1;
+             CREATE TABLE fp_replica (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, snapshot_seq INTEGER NOT NULL DEFAULT 0);
+             INSERT INTO fp_replica (id, seq, snapshot_seq) VALUES (1, 1, 0);
+             PRAGMA journal_mode = DELETE;",
+        )
+        .unwrap();
+    }
+    let bytes = std::fs::read(&image).unwrap();
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let sha = fencepost::digest::sha256_hex(&bytes);
+    // What the older binary's first command sent: the tables, then entry 1 with the head.
+    with_d1(s.root(), |d| {
+        d.batch(&[
+            ("CREATE TABLE IF NOT EXISTS fp_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL CHECK (seq >= 0))", vec![]),
+            ("INSERT OR IGNORE INTO fp_head (id, seq) VALUES (1, 0)", vec![]),
+            ("CREATE TABLE IF NOT EXISTS fp_log (seq INTEGER NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL, bytes INTEGER NOT NULL, sha256 TEXT NOT NULL, writer TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (seq, part), CHECK (part >= 0 AND part < parts)) WITHOUT ROWID", vec![]),
+            ("UPDATE fp_head SET seq = CASE WHEN seq = 0 THEN 1 ELSE -1 END WHERE id = 1", vec![]),
+            (
+                "INSERT INTO fp_log (seq, part, parts, bytes, sha256, writer, data) VALUES (1, 0, 1, ?1, ?2, 'an-older-fencepost', ?3)",
+                vec![bytes.len().into(), sha.into(), data.into()],
+            ),
+        ])
+        .unwrap();
+    });
+    assert_eq!(s.status()["revision"], 7);
+    assert_eq!(head(&s), 2, "one migration entry");
+    assert_eq!(
+        s.query_i64("PRAGMA user_version"),
+        fencepost::ledger::schema::SQLITE_LATEST
+    );
+    let fresh = s.checkout();
+    assert_eq!(fresh.status()["revision"], 7);
+    s.item(1, "2026-11-01");
+    s.publish(NOW);
+    assert_eq!(fresh.checkout().status()["revision"], 8);
+    s.cmd(&["verify"]).assert().success();
+}
