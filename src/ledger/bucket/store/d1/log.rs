@@ -179,29 +179,35 @@ impl D1 {
         };
         match self.batch(&what, stmts) {
             Ok(_) => Ok(Some(stamp)),
-            Err(Failed::Constraint(why)) => {
-                // Another writer's entry — or this one's, whose first answer was lost.
-                let there = self.run(
-                    &what,
-                    vec![st(
-                        "SELECT writer, sha256 FROM fp_log WHERE seq = ?1 AND part = 0",
-                        vec![json!(seq)],
-                    )],
-                )?;
-                let row = there.results.into_iter().flatten().next();
-                let mine = row.as_ref().is_some_and(|r| {
-                    r.get("writer").and_then(Json::as_str) == Some(self.writer.as_str())
-                        && r.get("sha256").and_then(Json::as_str) == stamp.etag.as_deref()
-                });
-                if mine {
+            // Another writer's entry — or this one's, whose first answer was lost.
+            Err(Failed::Constraint(why)) => match self.is_mine(&what, &stamp)? {
+                true => {
                     tracing::debug!(ledger = %self.name, seq, "the batch was refused with this writer's own entry there: its first answer was lost");
-                    return Ok(Some(stamp));
+                    Ok(Some(stamp))
                 }
-                tracing::debug!(ledger = %self.name, seq, why, "another writer took the entry");
-                Ok(None)
-            }
+                false => {
+                    tracing::debug!(ledger = %self.name, seq, why, "another writer took the entry");
+                    Ok(None)
+                }
+            },
             Err(e) => Err(self.failed(&what, e)),
         }
+    }
+
+    /// Whether the entry at `stamp.seq` is this writer's: its id and digest there.
+    fn is_mine(&self, what: &str, stamp: &Stamp) -> Result<bool, LedgerError> {
+        let there = self.run(
+            what,
+            vec![st(
+                "SELECT writer, sha256 FROM fp_log WHERE seq = ?1 AND part = 0",
+                vec![json!(stamp.seq)],
+            )],
+        )?;
+        let row = there.results.into_iter().flatten().next();
+        Ok(row.as_ref().is_some_and(|r| {
+            r.get("writer").and_then(Json::as_str) == Some(self.writer.as_str())
+                && r.get("sha256").and_then(Json::as_str) == stamp.etag.as_deref()
+        }))
     }
 
     /// One `INSERT` into `table` per part of entry `seq`.
