@@ -119,7 +119,10 @@ fn the_function_count_sees_a_long_function() {
 /// writes (the contrast fencepost's guard is tested against), a ledger with a schema from the
 /// future (which fencepost refuses to open) — on a bucket ledger, the newest image in its log —
 /// and a shared ledger's stat columns, which stay empty.
-const SQL_READS_ALLOWED: &[(&str, usize)] = &[("ledger/contract.rs", 6)];
+/// (`ledger/d1.rs` and contract.rs's D1 arms read D1's own log tables — `fp_head`, `fp_log`,
+/// `fp_site_state`, `fp_staged` — the store a D1 ledger is kept in, as the bucket tests list
+/// a bucket's objects: not the ledger's tables.)
+const SQL_READS_ALLOWED: &[(&str, usize)] = &[("ledger/contract.rs", 9), ("ledger/d1.rs", 7)];
 
 #[test]
 fn tests_observe_the_ledger_through_its_api_not_sql() {
