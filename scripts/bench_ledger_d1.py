@@ -17,11 +17,11 @@ checkouts; on SQLite, 4 processes on one site): wall time, each item published o
 Target (issue 51): 4 racing publishers publish 1,000 items in under 30 s on D1; a one-item
 publish makes O(1) requests whatever the ledger's size.
 """
-import json, os, shutil, statistics, subprocess, sys, time, urllib.request
+import json, os, shutil, statistics, subprocess, sys, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_edge  # noqa: E402  (ensure_miniflare)
-from bench_ledger import checkout, new_item, timed  # noqa: E402
+from bench_ledger import checkout, new_item, race_sites, timed  # noqa: E402
 
 TOKEN = "bench-d1-token"
 
@@ -108,19 +108,8 @@ def race(b, c, engine, env, ledger, runners):
     else:
         sites = [checkout(b, site, f"{site}-{i}") for i in range(runners)]
         env = dict(env, FENCEPOST_LEDGER=ledger)
-    t0 = time.monotonic()
-    procs = [subprocess.Popen([b.FP, "--site", s, "publish", "--json", "--now", b.NOW], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, env=env) for s in sites]
-    outs = [p.communicate() for p in procs]
-    dt = time.monotonic() - t0
-    for p, (o, e) in zip(procs, outs):
-        if p.returncode != 0:
-            sys.exit(f"{engine}: a racing runner failed:\n{e.decode()[-3000:]}")
-    ids = [i for o, _ in outs for i in json.loads(o)["published"]]
-    _, out = timed(b, ["--site", sites[0], "status", "--json"], env)
-    status = json.loads(out)
-    assert len(ids) == len(set(ids)) == status["revision"] == 1000, (len(ids), len(set(ids)), status["revision"])
-    subprocess.run([b.FP, "--site", sites[0], "verify"], check=True, stdout=subprocess.DEVNULL, env=env)
+    dt, distinct, _ = race_sites(b, sites, env)
+    assert distinct == 1000, distinct
     return dt
 
 

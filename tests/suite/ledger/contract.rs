@@ -1010,8 +1010,6 @@ fn a_newer_schema_is_refused_and_left_untouched(b: Backend) {
 /// Writes, as the next entry of a bucket ledger's log, what a newer fencepost's migration
 /// would: the whole database, at schema 99.
 fn newer_binarys_migration_entry(s: &TestSite) {
-    let replica = s.replica_file();
-    let c = rusqlite::Connection::open(&replica).unwrap();
     // The newest entry's number is its file name (entries are 20-digit, zero-padded).
     let seq: i64 = std::fs::read_dir(s.path(".bucket/ledger/log"))
         .unwrap()
@@ -1019,39 +1017,32 @@ fn newer_binarys_migration_entry(s: &TestSite) {
         .max()
         .unwrap();
     let image = s.path(&format!(".bucket/ledger/log/{:020}", seq + 1));
-    let staged = s.path(".bucket/staged.sqlite");
+    std::fs::rename(schema_99_image(s, seq + 1), image).unwrap();
+}
+
+/// The replica as a newer fencepost's migration would leave it: schema 99, standing at
+/// entry `seq`. Returns the image file.
+fn schema_99_image(s: &TestSite, seq: i64) -> std::path::PathBuf {
+    let c = rusqlite::Connection::open(s.replica_file()).unwrap();
+    let staged = s.path(".staged-99.sqlite");
     c.execute(&format!("VACUUM INTO '{}'", staged.display()), [])
         .unwrap();
     let n = rusqlite::Connection::open(&staged).unwrap();
     n.execute_batch(&format!(
-        "PRAGMA journal_mode = DELETE; PRAGMA user_version = 99; UPDATE fp_replica SET seq = {};",
-        seq + 1
+        "PRAGMA journal_mode = DELETE; PRAGMA user_version = 99; UPDATE fp_replica SET seq = {seq};"
     ))
     .unwrap();
-    drop(n);
-    std::fs::rename(staged, image).unwrap();
+    staged
 }
 
 /// [`newer_binarys_migration_entry`] in a D1 log: the image as the next entry's parts, the
 /// head moved, in one batch — as a newer fencepost would commit it.
 fn newer_binarys_migration_entry_in_d1(s: &TestSite) {
     use base64::Engine as _;
-    let replica = s.replica_file();
     let seq = with_d1(s.root(), |d| d.rows("SELECT seq FROM fp_head", vec![]))[0]["seq"]
         .as_i64()
         .unwrap();
-    let staged = s.path(".d1-staged.sqlite");
-    let c = rusqlite::Connection::open(&replica).unwrap();
-    c.execute(&format!("VACUUM INTO '{}'", staged.display()), [])
-        .unwrap();
-    let n = rusqlite::Connection::open(&staged).unwrap();
-    n.execute_batch(&format!(
-        "PRAGMA journal_mode = DELETE; PRAGMA user_version = 99; UPDATE fp_replica SET seq = {};",
-        seq + 1
-    ))
-    .unwrap();
-    drop(n);
-    let bytes = std::fs::read(&staged).unwrap();
+    let bytes = std::fs::read(schema_99_image(s, seq + 1)).unwrap();
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let sha = fencepost::digest::sha256_hex(&bytes);
     with_d1(s.root(), |d| {
