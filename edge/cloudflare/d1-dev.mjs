@@ -4,7 +4,7 @@
 // limits — kept in DIR across restarts.
 //
 //   node edge/cloudflare/d1-dev.mjs --port P --persist DIR [--token T]
-//        [--crash-before-batch N] [--crash-after-batch N] [--watch-stdin]
+//        [--crash-before-batch N] [--crash-after-batch N] [--drop-answer-batch N] [--watch-stdin]
 //
 // Prints one JSON line {"listening": "http://127.0.0.1:P", "token": "…"} once the proxy
 // answers; point fencepost at it with ledger.url = "d1+http://127.0.0.1:P" and
@@ -19,7 +19,9 @@
 //
 // Tests only: --crash-before-batch N kills this process group (node and workerd) when the
 // N-th batch that writes the log arrives, before D1 sees it; --crash-after-batch N lets D1
-// run it, then kills the group before the answer leaves — "a proxy killed mid-request".
+// run it, then kills the group before the answer leaves — "a proxy killed mid-request";
+// --drop-answer-batch N lets D1 run the N-th, then closes the connection without an answer and
+// goes on serving — "a lost response".
 
 import { Miniflare } from "miniflare";
 import { randomBytes } from "node:crypto";
@@ -32,13 +34,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 function usage(why) {
   process.stderr.write(
-    `d1-dev.mjs: ${why}\nusage: node edge/cloudflare/d1-dev.mjs --port P --persist DIR [--token T] [--crash-before-batch N] [--crash-after-batch N] [--watch-stdin]\n`,
+    `d1-dev.mjs: ${why}\nusage: node edge/cloudflare/d1-dev.mjs --port P --persist DIR [--token T] [--crash-before-batch N] [--crash-after-batch N] [--drop-answer-batch N] [--watch-stdin]\n`,
   );
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { port: null, persist: null, token: null, crashBefore: 0, crashAfter: 0, watchStdin: false };
+  const o = { port: null, persist: null, token: null, crashBefore: 0, crashAfter: 0, dropAnswer: 0, watchStdin: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -50,6 +52,7 @@ function parseArgs(argv) {
     else if (a === "--token") o.token = value();
     else if (a === "--crash-before-batch") o.crashBefore = Number(value());
     else if (a === "--crash-after-batch") o.crashAfter = Number(value());
+    else if (a === "--drop-answer-batch") o.dropAnswer = Number(value());
     else if (a === "--watch-stdin") o.watchStdin = true;
     else usage(`unknown argument ${a}`);
   }
@@ -131,6 +134,10 @@ const server = http.createServer(async (req, res) => {
     });
     const out = Buffer.from(await answer.arrayBuffer());
     if (commit && writes === o.crashAfter) crash();
+    if (commit && writes === o.dropAnswer) {
+      req.socket.destroy();
+      return;
+    }
     res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" });
     res.end(out);
   } catch (e) {

@@ -472,3 +472,39 @@ fn an_older_schemas_d1_ledger_is_migrated_by_an_entry_and_keeps_its_data() {
     assert_eq!(fresh.checkout().status()["revision"], 8);
     s.cmd(&["verify"]).assert().success();
 }
+
+/// A batch D1 ran whose answer never came back (the connection closed on it): fencepost
+/// sends it again, the head refuses the second, and the entry there — this writer's id and
+/// digest — is taken for its commit: the run succeeds, each item once, at each commit of a
+/// publish in turn.
+#[test]
+fn a_lost_answer_is_resolved_by_reading_back_the_writers_own_entry() {
+    for n in [1, 2, 3, 4] {
+        let s = TestSite::on(Backend::D1);
+        s.item(1, "2026-11-01");
+        s.publish(NOW);
+        s.item(2, "2026-11-02").item(3, "2026-11-03");
+        restart_d1_for(s.root(), &["--drop-answer-batch", &n.to_string()]);
+        let out = s
+            .cmd(&["publish", "--json", "--now", NOW])
+            .env("FENCEPOST_LOG", "fencepost=debug")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "batch {n}: {err}");
+        assert!(
+            err.contains("its first answer was lost"),
+            "batch {n}: the entry was read back: {err}"
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut published = ids(&r, "published");
+        published.sort();
+        assert_eq!(published, vec![2, 3], "batch {n}: {r}");
+        assert!(
+            with_d1(s.root(), |d| d.running()),
+            "the proxy went on serving"
+        );
+        assert_eq!(s.status()["revision"], 3);
+        published_once_each(&s, &[1, 2, 3]);
+    }
+}
