@@ -1,8 +1,9 @@
 //! The bucket engine: the whole ledger kept in object storage, as a log of immutable entries,
 //! so a stateless CI runner needs no database server. The same engine keeps a ledger in
 //! Cloudflare D1, with D1 as the log's store (see `store/d1.rs`: a commit is one D1 batch
-//! whose head compare-and-set fails it as a whole when another writer came first). A runner holds only a cache — a SQLite
-//! replica under `.fencepost/ledger-cache/` — which it may lose at any moment.
+//! whose head compare-and-set fails it as a whole when another writer came first). A runner
+//! holds only a cache — a SQLite replica under `.fencepost/ledger-cache/` — which it may lose
+//! at any moment.
 //!
 //! ```text
 //! <prefix>/log/00000000000000000001            the first entry: a whole new ledger (image)

@@ -177,7 +177,7 @@ pub(super) fn line_of_key(site: &Site, rel: &str, key: &str) -> Option<usize> {
 /// everything else going ahead. Checked on the Markdown, before anything is rendered or
 /// written. (The log itself could carry a larger page — its entries travel in parts — but
 /// every row of a ledger on D1 stays a row D1 could hold, so its pages can move into D1's own
-/// tables, for the edge to read, without refusing old ones: see `docs/deploy.md`.)
+/// tables, for the edge to read, without refusing old ones: see `docs/ledger.md`.)
 pub(super) fn hold_oversized(ledger: &Ledger, scan: &mut Scan) {
     let Some(limit) = ledger.value_limit() else {
         return;
