@@ -333,11 +333,10 @@ fn database_clock(site_dir: &std::path::Path, decides: bool) -> anyhow::Result<C
     let Ok(site) = Site::open(site_dir) else {
         return Ok(Clock::System);
     };
-    let bucket = matches!(
-        site.ledger_location(),
-        Ok(fencepost::ledger::Location::Bucket { .. })
-    );
-    if bucket && !decides {
+    let costly = site
+        .ledger_location()
+        .is_ok_and(|l| l.clock_costs_a_write());
+    if costly && !decides {
         return Ok(Clock::System);
     }
     site.decision_clock().map_err(|e| match e {

@@ -131,8 +131,9 @@ pub fn exists(location: &Location) -> Result<bool, LedgerError> {
 }
 
 /// Blocks, calling `on_change` each time another process commits a new publication revision,
-/// until the connection fails (an error) — on a shared PostgreSQL ledger. A SQLite ledger has
-/// no such channel: returns `Ok(false)` at once (its processes share one host and poll).
+/// until the connection fails (an error) — on a shared PostgreSQL ledger. A ledger with no
+/// such channel (SQLite, a bucket, D1: [`Location::notifies_changes`] is false) returns
+/// `Ok(false)` at once: its processes poll.
 pub fn listen_for_changes(
     location: &Location,
     on_change: &(dyn Fn() + Sync),

@@ -62,6 +62,18 @@ impl Location {
         Ok(Location::Sqlite(root.join(text)))
     }
 
+    /// Whether other hosts' commits reach this one as they happen (PostgreSQL's NOTIFY);
+    /// elsewhere a `run` polls.
+    pub fn notifies_changes(&self) -> bool {
+        matches!(self, Location::Postgres(_))
+    }
+
+    /// Whether reading the ledger's clock costs a write to its store (a bucket's probe
+    /// object, a D1 batch): commands that only show then read none.
+    pub fn clock_costs_a_write(&self) -> bool {
+        matches!(self, Location::Bucket { .. })
+    }
+
     /// How errors and logs name it: a path, or the URL without its password.
     pub fn display(&self) -> String {
         match self {

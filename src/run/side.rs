@@ -247,7 +247,7 @@ fn listen(site: &Site, waker: Arc<Waker>) {
     let Ok(location) = site.ledger_location() else {
         return;
     };
-    if !matches!(location, crate::ledger::Location::Postgres(_)) {
+    if !location.notifies_changes() {
         return;
     }
     std::thread::spawn(move || {
