@@ -92,15 +92,8 @@ async fn upload_root(
     }
     manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
     let split = layout::split(&manifest);
-    for s in &split.shards {
-        remote
-            .create(
-                &Remote::shard_key(&s.sha256),
-                s.bytes.clone(),
-                Some("application/json"),
-            )
-            .await?;
-    }
+    let shards: Vec<&layout::Object> = split.shards.iter().collect();
+    crate::targets::objects::upload_shards(remote, &shards).await?;
     let root = &split.root;
     remote
         .create(

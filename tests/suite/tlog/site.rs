@@ -83,25 +83,14 @@ fn verify_since(s: &TestSite, url: &str, vkey: &str, since: &Path) -> Value {
 /// path order, as `path NUL hex-sha256 LF`.
 fn files_digest(dir: &Path) -> String {
     use sha2::{Digest, Sha256};
-    let mut files: Vec<(String, String)> = walkdir::WalkDir::new(dir)
+    let mut files: Vec<(String, String)> = tree(dir)
         .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e
-                .path()
-                .strip_prefix(dir)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let sha = fencepost::digest::sha256_hex(&std::fs::read(e.path()).unwrap());
-            (rel, sha)
-        })
         .filter(|(rel, _)| {
             !rel.starts_with(".well-known/fencepost/log/")
                 && rel != "manifest.json"
                 && rel != "manifest.idx"
         })
+        .map(|(rel, bytes)| (rel, fencepost::digest::sha256_hex(&bytes)))
         .collect();
     files.sort();
     let mut h = Sha256::new();
