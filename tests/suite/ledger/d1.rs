@@ -147,6 +147,19 @@ fn d1s_limits_hold_by_parts_and_by_name() {
         invalid[0]["error"].as_str().unwrap().contains("2000000"),
         "{r}"
     );
+    // What the public sees after the build: the others live, the held one nowhere.
+    s.build(&[]);
+    let live = s.current_dir();
+    for id in [1, 3, 4, 5] {
+        assert!(
+            live.join(format!("answers/{id}/index.html")).exists(),
+            "{id}"
+        );
+    }
+    assert!(!live.join("answers/2/index.html").exists());
+    assert!(!std::fs::read_to_string(live.join("answers/index.html"))
+        .unwrap()
+        .contains("/answers/2/"));
     // Three bodies of 1.9 MB went in one commit: an entry in parts, read back whole.
     let parts = with_d1(s.root(), |d| {
         d.rows("SELECT max(parts) AS p FROM fp_log", vec![])
