@@ -37,6 +37,7 @@ pub mod templates;
 pub mod terms;
 pub mod transparency;
 pub mod view;
+mod warm;
 pub mod xml;
 pub mod zola;
 
@@ -59,6 +60,7 @@ use sink::DirSink;
 use snapshot::Rendered;
 use source::Source;
 pub use source::TreeCache;
+pub use warm::Warm;
 
 pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildError> {
     run_with_progress(site, clock, opts, &|_, _| {})
@@ -72,9 +74,21 @@ pub fn run_with_progress(
     opts: &Options,
     progress: Progress<'_>,
 ) -> Result<Report, BuildError> {
+    run_warm(site, clock, opts, progress, &mut Warm::default())
+}
+
+/// [`run_with_progress`] for a process that builds again and again: what `warm` kept of the
+/// last build (see `warm.rs`) is used, and this build's kept for the next.
+pub fn run_warm(
+    site: &Site,
+    clock: &Clock,
+    opts: &Options,
+    progress: Progress<'_>,
+    warm: &mut Warm,
+) -> Result<Report, BuildError> {
     let mut attempt = 1;
     loop {
-        match build_once(site, clock, opts, progress) {
+        match build_once(site, clock, opts, progress, warm) {
             Err(BuildError::LogMoved { revision }) if attempt < 5 => {
                 tracing::info!(
                     revision,
@@ -95,8 +109,9 @@ fn build_once(
     clock: &Clock,
     opts: &Options,
     progress: Progress<'_>,
+    warm: &mut Warm,
 ) -> Result<Report, BuildError> {
-    let mut build = Build::open(site, clock, opts, progress)?;
+    let mut build = Build::open(site, clock, opts, progress, warm)?;
     let mut ledger = site.open_ledger()?;
     let mut reuse = build.look_back(&mut ledger)?;
     let snap = ledger.snapshot()?;
@@ -141,6 +156,8 @@ struct Build<'a> {
     fingerprint: String,
     /// The transparency log's signing key, when the site keeps a log (never in a preview).
     signer: Option<crate::tlog::note::LogSigner>,
+    /// What a long-lived process keeps between builds.
+    warm: &'a mut Warm,
 }
 
 /// What the plan made: the revision's id, its templates and files, and what it left out.
@@ -176,6 +193,7 @@ impl<'a> Build<'a> {
         clock: &'a Clock,
         opts: &'a Options,
         progress: Progress<'a>,
+        warm: &'a mut Warm,
     ) -> Result<Build<'a>, BuildError> {
         let phases = Phases::start();
         let dest = Destination::open(site, opts.preview)?;
@@ -195,17 +213,19 @@ impl<'a> Build<'a> {
             inputs,
             fingerprint,
             signer,
+            warm,
         })
     }
 
     /// Checks the output against the ledger's revision, and starts reading what the previous
     /// revision holds (and linking its files early) while the snapshot is read.
-    fn look_back(&self, ledger: &mut Ledger) -> Result<Reuse, BuildError> {
+    fn look_back(&mut self, ledger: &mut Ledger) -> Result<Reuse, BuildError> {
         let at = match self.dest.public() {
             Some(public) => Some(snapshot::ledger_revision(ledger, public)?),
             None => None,
         };
-        Reuse::start(&self.dest, self.opts.full, at, &self.fingerprint)
+        let (full, fingerprint) = (self.opts.full, &self.fingerprint);
+        Reuse::start(&self.dest, full, at, fingerprint, self.warm)
     }
 
     /// The revision the snapshot would make, if it is built complete already.
@@ -234,7 +254,8 @@ impl<'a> Build<'a> {
 
     /// What is rendered: the ledger's public pages at the snapshot, or the content tree.
     fn read(&mut self, snap: &Snapshot<'_>) -> Result<Source, BuildError> {
-        let source = snapshot::read_source(self.site, snap, &self.dest, self.clock)?;
+        let warm = (&mut *self.warm, self.signer.is_some());
+        let source = snapshot::read_source(self.site, snap, &self.dest, self.clock, warm)?;
         self.phases.mark("snapshot");
         crate::fail_point!("build.after_snapshot");
         Ok(source)
@@ -382,7 +403,7 @@ impl<'a> Build<'a> {
     fn put_in_place(mut self, done: Done) -> Result<Report, BuildError> {
         let (id, reused) = (&done.plan.id, done.rendered.reused);
         let manifest = done.manifest;
-        let next_change_at = done.source.next_change_at;
+        let (next_change_at, pages_read) = (done.source.next_change_at, done.source.pages_read);
         let now = self.clock.now();
         let staging = done.staged.staging;
         let logged = self.signer.is_some();
@@ -392,6 +413,10 @@ impl<'a> Build<'a> {
         self.phases.mark("manifest and rename");
         let dir = self.dest.dir(id);
         let report = snapshot::report(&manifest, dir, reused, pointer, next_change_at, done.broken);
+        let manifest = match self.dest.public() {
+            Some(public) => self.warm.built(public.revision_dir(id), manifest),
+            None => Some(manifest),
+        };
         let large = (
             done.source,
             done.plan.files,
@@ -403,6 +428,7 @@ impl<'a> Build<'a> {
         Ok(Report {
             abandoned_removed: self.dest.tidied(),
             early_links: done.staged.early_links,
+            pages_read,
             left_out: done.plan.left_out,
             ..report
         })

@@ -200,7 +200,10 @@ pub fn run(
     });
 
     // 3. Cycles.
-    let mut memory = cycle::Memory::default();
+    let mut memory = cycle::Memory {
+        warm: crate::build::Warm::keeping(),
+        ..Default::default()
+    };
     let mut reasons = vec![Reason::Start];
     let mut number = 0u64;
     loop {

@@ -114,6 +114,7 @@ pub(super) fn point_to_built(
         left_out: Vec::new(),
         abandoned_removed: 0,
         early_links: 0,
+        pages_read: 0,
     })
 }
 
@@ -144,12 +145,14 @@ pub(super) fn read_source(
     snap: &Snapshot<'_>,
     dest: &Destination,
     clock: &Clock,
+    (warm, logged): (&mut super::Warm, bool),
 ) -> Result<Source, BuildError> {
     if dest.is_preview() {
         let mut cache = TreeCache::default();
         tree_source(site, snap.revision()?, clock.now(), &mut cache)
     } else {
-        ledger_source(snap, site, clock.now())
+        let rows = warm.pages(snap, logged)?;
+        ledger_source(snap, rows, site, clock.now())
     }
 }
 
@@ -257,5 +260,6 @@ pub(super) fn report(
         left_out: Vec::new(),
         abandoned_removed: 0,
         early_links: 0,
+        pages_read: 0,
     }
 }

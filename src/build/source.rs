@@ -27,6 +27,8 @@ pub(super) struct Source {
     pub(super) next_change_at: Option<Instant>,
     /// Bodies already in memory (preview); the ledger build fetches them in chunks.
     pub(super) bodies: HashMap<i64, Arc<str>>,
+    /// Page rows read from the ledger for this source (see `warm.rs`); 0 for a preview.
+    pub(super) pages_read: usize,
 }
 
 pub(super) fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) -> Option<CopyInput> {
@@ -78,11 +80,11 @@ fn place(coll: &Collection, id: &str, day: Option<NaiveDate>, due: Instant) -> (
 
 pub(super) fn ledger_source(
     snap: &ledger::Snapshot<'_>,
+    (rows, pages_read): (Vec<ledger::public::PublicPage>, usize),
     site: &Site,
     now: Instant,
 ) -> Result<Source, BuildError> {
     let revision = snap.revision()?;
-    let rows = snap.pages()?;
     let next_change_at = snap.next_change(now)?;
     let store = site.image_store();
     let colls = &site.collections;
@@ -124,6 +126,7 @@ pub(super) fn ledger_source(
         images: images.into_values().collect(),
         next_change_at,
         bodies: HashMap::new(),
+        pages_read,
     })
 }
 
@@ -390,6 +393,7 @@ pub(super) fn tree_source(
         images: images.into_values().collect(),
         next_change_at,
         bodies,
+        pages_read: 0,
     })
 }
 

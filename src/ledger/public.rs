@@ -59,6 +59,21 @@ impl Interned {
 /// Every page, in table order (the build orders them per collection), withdrawn ones
 /// flagged: callers other than a notice page's must skip those.
 pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
+    read_pages(tx, "public.pages", &[])
+}
+
+/// The pages changed after revision `since` (written by a public change of a later
+/// revision), as [`pages`] gives them: with the pages of revision `since`, the pages of this
+/// snapshot (no page row is ever deleted).
+pub fn pages_since(tx: &Tx<'_>, since: i64) -> Result<Vec<PublicPage>, LedgerError> {
+    read_pages(tx, "public.pages_since", args! { "since" => since })
+}
+
+fn read_pages(
+    tx: &Tx<'_>,
+    statement: &'static str,
+    args: crate::ledger::db::Args<'_>,
+) -> Result<Vec<PublicPage>, LedgerError> {
     // Most pages share a handful of collection names, and many share their fields (a price):
     // one allocation each.
     let (mut names, mut datas, mut term_sets) = (
@@ -66,7 +81,7 @@ pub fn pages(tx: &Tx<'_>) -> Result<Vec<PublicPage>, LedgerError> {
         Interned::default(),
         Interned::default(),
     );
-    tx.rows("public.pages", &[])?
+    tx.rows(statement, args)?
         .into_iter()
         .map(|mut r| {
             let collection = names.get(r.take(11)?);

@@ -28,6 +28,11 @@ impl Snapshot<'_> {
         public::pages(&self.tx)
     }
 
+    /// The pages changed after revision `since` (see [`public::pages_since`]).
+    pub fn pages_since(&self, since: i64) -> Result<Vec<public::PublicPage>, LedgerError> {
+        public::pages_since(&self.tx, since)
+    }
+
     /// The next scheduled change the snapshot knows, as of `now` (see `public.next_change`).
     pub fn next_change(
         &self,

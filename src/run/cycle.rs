@@ -26,6 +26,8 @@ pub struct Memory {
     pub not_live: Vec<Lag>,
     /// Revisions built since the last gc.
     pub uncollected: usize,
+    /// The last build's pages and manifest, so the next build reads only what changed.
+    pub warm: crate::build::Warm,
 }
 
 pub struct Inputs<'a> {
@@ -152,7 +154,8 @@ fn lags(published: &crate::publish::Report) -> Vec<Lag> {
 
 fn build(i: &Inputs<'_>, site: &Site, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
     let t = std::time::Instant::now();
-    let b = crate::build::run(site, i.clock, &crate::build::Options::default())
+    let opts = crate::build::Options::default();
+    let b = crate::build::run_warm(site, i.clock, &opts, &|_, _| {}, &mut mem.warm)
         .map_err(|e| (Step::Build, e.to_string()))?;
     r.durations_ms.build = Some(t.elapsed().as_millis() as u64);
     mem.built = Some(b.id.clone());

@@ -15,6 +15,8 @@ use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod warm;
+
 /// The embargo-lag bound the tests hold a small site to (the target at 10,000 items
 /// is 1 s; `scripts/bench run` measures the figures).
 const TARGET: Duration = Duration::from_millis(1000);

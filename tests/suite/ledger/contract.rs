@@ -52,7 +52,11 @@ conformance!(
     a_ledger_refuses_another_sites_commands_before_they_write,
     a_page_due_after_the_ledgers_own_clock_is_not_written,
     the_transparency_log_reads_back_the_tree_it_appended,
+    the_pages_since_a_revision_bring_its_pages_to_the_snapshots,
 );
+
+mod since;
+use since::the_pages_since_a_revision_bring_its_pages_to_the_snapshots;
 
 /// Issue 50: the transparency log's tables on every engine. A commitment to a pending item's
 /// JSON is recorded once per JSON (the same JSON keeps its salt); a commit batch records the

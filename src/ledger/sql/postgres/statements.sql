@@ -298,6 +298,17 @@ SELECT p.item_id, p.title, p.day, p.data, p.indexable, p.image_sha256,
        (SELECT t.json_digest FROM tlog_items t WHERE t.item_id = p.item_id)
 FROM pages p;
 
+-- name: public.pages_since
+-- The pages a public change touched after revision :since (every change stamps its pages
+-- with the revision it made, and no page row is ever deleted): what a build that kept the
+-- pages of revision :since reads to have this snapshot's.
+SELECT p.item_id, p.title, p.day, p.data, p.indexable, p.image_sha256,
+       (SELECT img.content_type FROM images img WHERE img.sha256 = p.image_sha256 LIMIT 1),
+       p.content_hash, p.revision, p.first_published_at, p.updated_at, p.collection,
+       p.item_key, p.due_at, p.withdrawn, p.summary_html, p.terms, p.notice,
+       (SELECT t.json_digest FROM tlog_items t WHERE t.item_id = p.item_id)
+FROM pages p WHERE p.revision > :since;
+
 ------------------------------------------------------------------------------ deploys
 
 -- name: deploys.insert
