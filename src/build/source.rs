@@ -117,7 +117,7 @@ pub(super) fn ledger_source(
         list.push(page_input(coll, ci, r, image_url));
     }
     refuse_orphans(&orphans, site)?;
-    pages.par_sort_unstable_by(|a, b| a.order().cmp(&b.order()));
+    let pages = PageInput::in_order(pages);
     notices.sort_by(|a, b| a.order().cmp(&b.order()));
     Ok(Source {
         revision,
@@ -385,7 +385,7 @@ pub(super) fn tree_source(
         bodies.insert(row as i64, t.body_html.clone());
         pages.push(page);
     }
-    pages.sort_by(|a, b| a.order().cmp(&b.order()));
+    let pages = PageInput::in_order(pages);
     Ok(Source {
         revision,
         pages,

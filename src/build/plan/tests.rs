@@ -497,3 +497,33 @@ fn weighted_docs() -> (Collections, Vec<PageInput>) {
     pages.sort_by(|a, b| a.order().cmp(&b.order()));
     (cs, pages)
 }
+
+/// `PageInput::in_order` (each page moved once) orders as sorting the pages themselves does,
+/// across collections, dates, weights and ties broken by id; the plan's files come sorted by
+/// path.
+#[test]
+fn pages_and_files_in_order_as_a_sort_of_the_values_gives_them() {
+    let cs = collections(
+        "[collections.news]\nid = \"integer\"\n[collections.docs]\nid = \"integer\"\nsort_by = \"weight\"\n",
+    );
+    let mut pages: Vec<PageInput> = (0..300)
+        .map(|i| {
+            let coll = (i * 7 % 3 == 0) as usize;
+            let mut p = page(&cs, coll, (i * 37 % 300) + 1, "2026-01-01", i * 13 % 50);
+            if coll == 1 {
+                p.weight = Some([1, 2, i64::MAX][i as usize % 3]);
+            }
+            p
+        })
+        .collect();
+    pages.dedup_by_key(|p| (p.coll, p.view.id.clone()));
+    let ids = |ps: &[PageInput]| -> Vec<(usize, String)> {
+        ps.iter().map(|p| (p.coll, p.view.id.text())).collect()
+    };
+    let mut sorted = pages.clone();
+    sorted.sort_by(|a, b| a.order().cmp(&b.order()));
+    let ordered = PageInput::in_order(pages);
+    assert_eq!(ids(&ordered), ids(&sorted));
+    let files = planned_for(&cs, &ordered);
+    assert!(files.windows(2).all(|w| w[0].path < w[1].path));
+}
