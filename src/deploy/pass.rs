@@ -147,22 +147,23 @@ async fn resume_pending(
         return Ok(ControlFlow::Break(busy(target, &op, wanted)));
     };
     let now = ctx.clock.now();
-    if op.attempts >= i64::from(ctx.site.config.deploy.max_attempts) {
-        // Every attempt so far ended without recording why (crashed, killed): park it.
-        ledger.write(|tx| deploys::park(tx, &op.id, &held, now))?;
-        claim::release(ledger, ctx.clock, &held);
-        return Ok(ControlFlow::Continue(None));
-    }
-    if !ledger.write(|tx| deploys::count_attempt(tx, &op.id, &held, now))? {
-        claim::release(ledger, ctx.clock, &held);
-        return Ok(ControlFlow::Break(Turn::Wait(skipped(target, &op))));
-    }
-    tracing::info!(operation = %op.id, step = op.step.as_str(), "resuming a deploy");
-    let r = saga::execute(ledger, ctx, op, held, true, None).await?;
-    Ok(match r.outcome {
-        Outcome::Failed => ControlFlow::Break(Turn::Done(r)),
-        _ => ControlFlow::Continue(Some(r)),
+    claim::holding(ledger, ctx.clock, held, async |ledger, held| {
+        if op.attempts >= i64::from(ctx.site.config.deploy.max_attempts) {
+            // Every attempt so far ended without recording why (crashed, killed): park it.
+            ledger.write(|tx| deploys::park(tx, &op.id, held, now))?;
+            return Ok(ControlFlow::Continue(None));
+        }
+        if !ledger.write(|tx| deploys::count_attempt(tx, &op.id, held, now))? {
+            return Ok(ControlFlow::Break(Turn::Wait(skipped(target, &op))));
+        }
+        tracing::info!(operation = %op.id, step = op.step.as_str(), "resuming a deploy");
+        let r = saga::execute(ledger, ctx, op, held, true, None).await?;
+        Ok(match r.outcome {
+            Outcome::Failed => ControlFlow::Break(Turn::Done(r)),
+            _ => ControlFlow::Continue(Some(r)),
+        })
     })
+    .await
 }
 
 /// Against the live pointer: the report when there is nothing to do (this revision live, a
@@ -273,17 +274,19 @@ async fn freeze_and_execute(
     let plan_json = serde_json::to_string(&plan).expect("plans serialise");
     let now = ctx.clock.now();
     let key = &ctx.remote.key;
-    if !ledger.write(|tx| deploys::insert(tx, &id, key, &plan_json, &held, now))? {
-        // Another deployer planned first (the partial unique index): the next pass decides.
-        claim::release(ledger, ctx.clock, &held);
-        return Ok(Turn::Wait(waiting()));
-    }
-    crate::fail_point!("deploy.after_plan");
-    let op = ledger
-        .read(|tx| deploys::get(tx, &id))?
-        .expect("just inserted");
-    let report = saga::execute(ledger, ctx, op, held, false, Some(split)).await?;
-    Ok(Turn::Done(report))
+    claim::holding(ledger, ctx.clock, held, async |ledger, held| {
+        if !ledger.write(|tx| deploys::insert(tx, &id, key, &plan_json, held, now))? {
+            // Another deployer planned first (the partial unique index): the next pass decides.
+            return Ok(Turn::Wait(waiting()));
+        }
+        crate::fail_point!("deploy.after_plan");
+        let op = ledger
+            .read(|tx| deploys::get(tx, &id))?
+            .expect("just inserted");
+        let report = saga::execute(ledger, ctx, op, held, false, Some(split)).await?;
+        Ok(Turn::Done(report))
+    })
+    .await
 }
 
 /// A decided rollback whose receipt was not written yet: written now (if the lease is free).
@@ -292,9 +295,10 @@ async fn finish_rollback(ledger: &mut Ledger, ctx: &Ctx<'_>) -> Result<(), Deplo
         return Ok(());
     };
     if let Some(held) = ctx.take_lease(ledger)? {
-        let done = receipt::finish(ledger, ctx.clock, ctx.remote, &op, &held).await;
-        claim::release(ledger, ctx.clock, &held);
-        done?;
+        claim::holding(ledger, ctx.clock, held, async |ledger, held| {
+            receipt::finish(ledger, ctx.clock, ctx.remote, &op, held).await
+        })
+        .await?;
     }
     Ok(())
 }

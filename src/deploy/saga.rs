@@ -31,7 +31,8 @@ use futures_util::StreamExt;
 use std::collections::HashSet;
 use std::path::Path;
 
-/// Runs an operation's remaining steps; a failure is recorded (and parks the operation after
+/// Runs an operation's remaining steps, holding the target's lease (its caller gives it back,
+/// through `claim::holding`); a failure is recorded (and parks the operation after
 /// `deploy.max_attempts`), and reported as the outcome `failed`.
 /// `fresh`: the split the plan was just made from (a resumed operation reads and checks it
 /// again).
@@ -39,7 +40,7 @@ pub(super) async fn execute(
     ledger: &mut Ledger,
     ctx: &Ctx<'_>,
     op: Op,
-    held: Lease,
+    held: &mut Lease,
     resumed: bool,
     fresh: Option<layout::Split>,
 ) -> Result<Report, DeployError> {
@@ -48,7 +49,6 @@ pub(super) async fn execute(
     let mut report = Report::of_plan(&ctx.remote.url, &plan, Outcome::Deployed);
     report.operation = Some(op.id.clone());
     report.resumed = resumed;
-    let mut held = held;
     let mut run = Run {
         ledger,
         ctx,
@@ -56,16 +56,12 @@ pub(super) async fn execute(
         plan: &plan,
         resumed,
     };
-    match run.steps(&mut held, &mut report, fresh).await {
-        Ok(()) => {
-            claim::release(run.ledger, ctx.clock, &held);
-            Ok(report)
-        }
+    match run.steps(held, &mut report, fresh).await {
+        Ok(()) => Ok(report),
         Err(DeployError::Interrupted) => {
             // Not a failed attempt: the cursor stands where it stood, and the lease is free
             // for the next run to resume it at once.
             tracing::info!(operation = %op.id, "deploy interrupted on request; the next run resumes it");
-            claim::release(run.ledger, ctx.clock, &held);
             report.outcome = Outcome::Interrupted;
             report.error = Some(DeployError::Interrupted.to_string());
             Ok(report)
@@ -77,8 +73,7 @@ pub(super) async fn execute(
             let max = ctx.site.config.deploy.max_attempts;
             let _ = run
                 .ledger
-                .write(|tx| deploys::record_failure(tx, &op.id, &msg, max, &held, now));
-            claim::release(run.ledger, ctx.clock, &held);
+                .write(|tx| deploys::record_failure(tx, &op.id, &msg, max, held, now));
             report.outcome = Outcome::Failed;
             report.error = Some(msg);
             Ok(report)

@@ -256,20 +256,22 @@ async fn repair_round(
     let id = uuid::Uuid::new_v4().simple().to_string();
     let plan_json = serde_json::to_string(&plan).expect("plans serialise");
     let now = ctx.clock.now();
-    if !ledger.write(|tx| deploys::insert(tx, &id, &remote.key, &plan_json, &held, now))? {
-        claim::release(ledger, ctx.clock, &held);
-        return Err(DeployError::store(
-            remote,
-            "repairing",
-            "another deploy of this target is pending; let it finish (fencepost deploy) and repair again",
-        ));
-    }
-    let op = ledger
-        .read(|tx| deploys::get(tx, &id))?
-        .expect("just inserted");
-    let mut r = saga::execute(ledger, ctx, op, held, false, Some(split)).await?;
-    if matches!(r.outcome, Outcome::AlreadyDeployed | Outcome::Deployed) {
-        r.outcome = Outcome::Repaired;
-    }
-    Ok(r)
+    claim::holding(ledger, ctx.clock, held, async |ledger, held| {
+        if !ledger.write(|tx| deploys::insert(tx, &id, &remote.key, &plan_json, held, now))? {
+            return Err(DeployError::store(
+                remote,
+                "repairing",
+                "another deploy of this target is pending; let it finish (fencepost deploy) and repair again",
+            ));
+        }
+        let op = ledger
+            .read(|tx| deploys::get(tx, &id))?
+            .expect("just inserted");
+        let mut r = saga::execute(ledger, ctx, op, held, false, Some(split)).await?;
+        if matches!(r.outcome, Outcome::AlreadyDeployed | Outcome::Deployed) {
+            r.outcome = Outcome::Repaired;
+        }
+        Ok(r)
+    })
+    .await
 }

@@ -70,8 +70,9 @@ fn with_target<T>(
         let owner = OwnerId::random();
         let claim = claim::Claim::new(&remote, &owner, &site.config.deploy);
         let held = claim.take_waiting(&mut ledger, clock, what).await?;
-        let result = f(&mut ledger, &remote, &held, &ours).await;
-        claim::release(&mut ledger, clock, &held);
-        result
+        claim::holding(&mut ledger, clock, held, async |ledger, held| {
+            f(ledger, &remote, held, &ours).await
+        })
+        .await
     })
 }

@@ -122,8 +122,22 @@ pub fn parked_blocking(
         .find(|op| op_revision(op) >= revision))
 }
 
+/// Runs `f` holding `held`, then gives the lease back whatever `f` returned — the one place a
+/// deploy, a repair or a rollback's receipt releases its lease (a renewal inside `f` changes
+/// the lease given back). A process killed inside `f` releases nothing: the lease expires.
+pub async fn holding<T>(
+    ledger: &mut Ledger,
+    clock: &Clock,
+    mut held: Lease,
+    f: impl AsyncFnOnce(&mut Ledger, &mut Lease) -> T,
+) -> T {
+    let out = f(ledger, &mut held).await;
+    release(ledger, clock, &held);
+    out
+}
+
 /// Releases a lease; a failure only delays the next run until the lease expires.
-pub fn release(ledger: &mut Ledger, clock: &Clock, held: &Lease) {
+fn release(ledger: &mut Ledger, clock: &Clock, held: &Lease) {
     let now = clock.now();
     if let Err(e) = ledger.write(|tx| lease::release(tx, held, now)) {
         tracing::warn!(error = %e, "could not release the deploy lease; it expires by itself");
