@@ -26,19 +26,19 @@ mod zola_templates;
 
 use std::path::Path;
 
-pub use plan::{From, ImportError, Plan, Report, Unconverted};
+pub use plan::{Dialect, ImportError, Plan, Report, Unconverted};
 
 /// Imports the site at `src` into a new site at `dst`.
 pub fn import(
-    from: From,
+    from: Dialect,
     src: &Path,
     dst: &Path,
     now: crate::clock::Instant,
 ) -> Result<Report, ImportError> {
     write::refuse_non_empty(dst)?;
     let mut plan = match from {
-        From::Hugo => hugo::plan(src, now)?,
-        From::Zola => zola::plan(src, now)?,
+        Dialect::Hugo => hugo::plan(src, now)?,
+        Dialect::Zola => zola::plan(src, now)?,
     };
     write::starter_files(&mut plan);
     plan.report.from = Some(from);

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
     /// Where the site comes from: hugo or zola.
-    from: fencepost::import::From,
+    from: fencepost::import::Dialect,
     /// The Hugo or Zola site (its folder, with hugo.toml/config.toml).
     src: PathBuf,
     /// Folder for the new fencepost site: absent or empty (an import is never mixed into an

@@ -3,7 +3,7 @@
 //! `static/`. See [`super`] for the steps and `docs/hugo.md` for the key mapping.
 
 use super::front::{id_of, instant, url_path, ymd};
-use super::plan::{files_under, read_text, ImportError, Plan};
+use super::plan::{files_under, read_text, Dialect, ImportError, Plan};
 use super::section::Section;
 use super::source::{patterns, Config, Page};
 use crate::content::{front_matter_table, split_front_matter};
@@ -46,7 +46,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         table,
         taxonomies,
         permalinks,
-        zola: false,
+        dialect: Dialect::Hugo,
         content_dir,
         root_posts: String::new(),
         slugify_paths: false,
@@ -170,9 +170,9 @@ pub(super) fn plan_with(
     now: crate::clock::Instant,
 ) -> Result<Plan, ImportError> {
     config.root_posts = root_posts(src, &config);
-    let templates = match config.zola {
-        true => super::zola_templates::read(src, &config, &mut plan)?,
-        false => None,
+    let templates = match config.dialect {
+        Dialect::Zola => super::zola_templates::read(src, &config, &mut plan)?,
+        Dialect::Hugo => None,
     };
     config.keep_templates = templates.is_some();
     let (mut pages, sections) = collect(src, &config, &mut plan)?;
@@ -225,9 +225,9 @@ pub(super) fn plan_with(
         plan.put(&format!("static/{rel}"), bytes);
         plan.report.static_files += 1;
     }
-    let own: &[&str] = match config.zola {
-        true => &["templates", "themes", "sass"],
-        false => &["layouts", "themes", "assets", "data", "i18n", "archetypes"],
+    let own: &[&str] = match config.dialect {
+        Dialect::Zola => &["templates", "themes", "sass"],
+        Dialect::Hugo => &["layouts", "themes", "assets", "data", "i18n", "archetypes"],
     };
     for dir in own
         .iter()
@@ -235,7 +235,7 @@ pub(super) fn plan_with(
     {
         if src.join(dir).is_dir() && !files_under(src, dir, &mut plan).is_empty() {
             plan.report.skip(&format!("{dir}/"), None, dir, match *dir {
-                "layouts" | "themes" if !config.zola => "Go templates cannot be ported: the starter templates (templates/) were written instead; port what you need by hand",
+                "layouts" | "themes" if config.dialect == Dialect::Hugo => "Go templates cannot be ported: the starter templates (templates/) were written instead; port what you need by hand",
                 "templates" | "themes" => "Zola's templates are written for Zola's variables: the starter templates (templates/) were written instead; port what you need by hand",
                 _ => "the generator's own folder: fencepost has no counterpart",
             });
@@ -316,7 +316,7 @@ fn collect(
         let Some((mut table, body)) = read_front(&file, &text, plan) else {
             continue;
         };
-        if config.zola {
+        if config.dialect == Dialect::Zola {
             super::dialect::normalize(&mut table);
         }
         let body_line = text[..text.len() - body.len()].matches('\n').count() + 1;
@@ -389,7 +389,7 @@ fn section_of(
         .any(|k| table.contains_key(*k));
     let at_root = parts.len() == 1 || (bundle && parts.len() == 2);
     if at_root {
-        let blog = config.zola && dated;
+        let blog = config.dialect == Dialect::Zola && dated;
         return (blog.then(|| config.root_posts.clone()), stem);
     }
     let one_segment = table

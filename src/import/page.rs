@@ -3,7 +3,7 @@
 //! or a plain page.
 
 use super::front::{self, alias, instant, item_text};
-use super::plan::{files_under, ImportError, Plan};
+use super::plan::{files_under, Dialect, ImportError, Plan};
 use super::shortcodes;
 use super::source::{Config, Page};
 use std::collections::BTreeMap;
@@ -72,9 +72,9 @@ pub(super) fn convert_body(
             .or_else(|| urls.get(&format!("{t}.md")))
             .cloned()
     };
-    let (out, unconverted) = match config.zola {
-        false => shortcodes::convert(body, &url_of),
-        true => super::zola_body::convert(body, &url_of),
+    let (out, unconverted) = match config.dialect {
+        Dialect::Hugo => shortcodes::convert(body, &url_of),
+        Dialect::Zola => super::zola_body::convert(body, &url_of),
     };
     for u in &unconverted {
         let at = line + u.line - 1;
@@ -178,7 +178,7 @@ fn item_front(
 /// Its place where its collection sorts by weight (Hugo's weight 0 is no weight).
 fn weight(config: &Config, p: &Page) -> Option<i64> {
     match p.table.get("weight").and_then(|w| w.as_integer()) {
-        Some(0) if !config.zola => None,
+        Some(0) if config.dialect == Dialect::Hugo => None,
         w => w,
     }
 }

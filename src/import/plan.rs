@@ -31,20 +31,21 @@ pub enum ImportError {
     },
 }
 
-/// Where a site comes from.
+/// Where a site comes from: the generator whose dialect (front matter, shortcodes, config,
+/// URLs) it is written in. `import --from` and the report's `from` name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum From {
+pub enum Dialect {
     Hugo,
     Zola,
 }
 
-impl std::str::FromStr for From {
+impl std::str::FromStr for Dialect {
     type Err = String;
-    fn from_str(s: &str) -> Result<From, String> {
+    fn from_str(s: &str) -> Result<Dialect, String> {
         match s {
-            "hugo" => Ok(From::Hugo),
-            "zola" => Ok(From::Zola),
+            "hugo" => Ok(Dialect::Hugo),
+            "zola" => Ok(Dialect::Zola),
             other => Err(format!("{other:?}: import takes hugo or zola")),
         }
     }
@@ -64,7 +65,7 @@ pub struct Unconverted {
 /// What `import` did (`--json`: this object).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
-    pub from: Option<From>,
+    pub from: Option<Dialect>,
     pub source: PathBuf,
     pub site: PathBuf,
     /// Collection names, one per section.

@@ -8,7 +8,7 @@
 //!   a search index (Zola's `build_search_index`), math and a table of contents in the
 //!   templates: fencepost has no counterpart, so each is reported, never silently dropped.
 
-use super::plan::Plan;
+use super::plan::{Dialect, Plan};
 use super::source::Config;
 
 /// `[markdown]` for the imported site (empty when the defaults already render as the source
@@ -28,12 +28,12 @@ pub(super) fn markdown(config: &Config, plan: &mut Plan) -> String {
             .cloned()
     };
     let yes = |v: Option<toml::Value>| v.and_then(|v| v.as_bool()) == Some(true);
-    let unsafe_html = match config.zola {
-        true => true,
-        false => yes(value(&["markup", "goldmark", "renderer"], "unsafe")),
+    let unsafe_html = match config.dialect {
+        Dialect::Zola => true,
+        Dialect::Hugo => yes(value(&["markup", "goldmark", "renderer"], "unsafe")),
     };
     let mut lost = Vec::new();
-    if config.zola {
+    if config.dialect == Dialect::Zola {
         if yes(value(&["markdown"], "render_emoji")) {
             lost.push(("markdown.render_emoji", "fencepost renders no emoji shortcodes: `:smile:` stays as written; type the emoji itself"));
         }

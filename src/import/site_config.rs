@@ -1,6 +1,7 @@
 //! `fencepost.toml` for an imported site.
 
 use super::front::url_path;
+use super::plan::Dialect;
 use super::section::Section;
 use super::source::{collection_name, new_pattern, patterns, Config, Page};
 use super::zola_templates::Kind;
@@ -140,7 +141,7 @@ fn author(t: &toml::Table) -> Option<String> {
 /// feed file name says `rss`.
 fn rss(config: &Config) -> bool {
     let t = &config.table;
-    if !config.zola {
+    if config.dialect == Dialect::Hugo {
         let disabled = t.get("disableKinds").and_then(|v| v.as_array());
         return !disabled.is_some_and(|d| {
             d.iter()
@@ -179,9 +180,9 @@ fn collection_extras(config: &Config, colls: &Collections<'_>, s: &str, pages: &
         )),
         None => {}
     }
-    let weighted = match config.zola {
-        true => section.is_some_and(|x| x.by_weight),
-        false => pages
+    let weighted = match config.dialect {
+        Dialect::Zola => section.is_some_and(|x| x.by_weight),
+        Dialect::Hugo => pages
             .iter()
             .filter(|p| p.section.as_deref() == Some(s))
             .any(|p| {

@@ -10,8 +10,8 @@ pub(super) struct Config {
     pub(super) table: toml::Table,
     pub(super) taxonomies: Vec<String>,
     pub(super) permalinks: BTreeMap<String, String>,
-    /// Zola's site (its front matter and shortcodes differ; see `zola.rs`).
-    pub(super) zola: bool,
+    /// Whose site it is (Zola's front matter, shortcodes and config differ; see `zola.rs`).
+    pub(super) dialect: super::plan::Dialect,
     /// The folder of the default language's content, source-relative: `content`, or what
     /// Hugo's `contentDir` (top level or the default language's) says.
     pub(super) content_dir: String,

@@ -5,7 +5,7 @@
 //! walk and the writing are Hugo's (`hugo.rs`); what differs is read here.
 
 use super::hugo;
-use super::plan::{ImportError, Plan};
+use super::plan::{Dialect, ImportError, Plan};
 use super::source::Config;
 use crate::content::{front_matter_table, Format};
 use std::collections::BTreeMap;
@@ -56,7 +56,7 @@ pub fn plan(src: &Path, now: crate::clock::Instant) -> Result<Plan, ImportError>
         table,
         taxonomies,
         permalinks: BTreeMap::new(),
-        zola: true,
+        dialect: Dialect::Zola,
         content_dir: "content".to_string(),
         root_posts: String::new(),
         keep_templates: false,
