@@ -4,6 +4,8 @@
 //! change to fencepost; a site and ledger made by the release before collections keep their
 //! output byte for byte; broken files hold back only their own item.
 
+mod release;
+
 use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -451,104 +453,6 @@ fn config_mistakes_are_named_before_anything_is_written() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("publish.timezone"));
-}
-
-/// The expected output of `tests/fixtures/previous_release`, as `sha256sum` lines.
-fn expected(name: &str) -> String {
-    std::fs::read_to_string(fixture_dir("previous_release").join(name)).unwrap()
-}
-
-fn output_hashes(s: &TestSite) -> String {
-    let dir = s.current_dir();
-    let mut files: Vec<String> = walkdir::WalkDir::new(&dir)
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.path().strip_prefix(&dir).unwrap().display().to_string())
-        .filter(|p| p != "manifest.json" && p != "manifest.idx")
-        .collect();
-    files.sort_by(|a, b| format!("./{a}").cmp(&format!("./{b}")));
-    files
-        .iter()
-        .map(|p| {
-            let bytes = std::fs::read(dir.join(p)).unwrap();
-            use sha2::Digest;
-            format!("{}  ./{p}\n", hex::encode(sha2::Sha256::digest(&bytes)))
-        })
-        .collect()
-}
-
-/// Every file as the release before made it, but `atom.xml`: issue 21 made the feed valid
-/// Atom (RFC 4287: a feed author, `published`, typed links), so its bytes changed on purpose,
-/// to the hash given (the same entries; `tests/site_features.rs` validates it). And the
-/// sitemaps: issue 36 made an entry's `lastmod` the item's own date (when it was due, or its
-/// last change after that), not the day a publisher committed it; `as_written.rs` holds that.
-/// (The 2029 feed changed with it too: the items published late there are dated by their
-/// due instants now, not by that publish.)
-fn same_but_the_feed(now: &str, before: &str, feed_now: &str) {
-    let strip = |t: &str| -> String {
-        t.lines()
-            .filter(|l| !l.ends_with("  ./atom.xml") && !l.contains("  ./sitemaps/"))
-            .map(|l| format!("{l}\n"))
-            .collect()
-    };
-    assert_eq!(strip(now), strip(before));
-    assert!(now.contains(&format!("{feed_now}  ./atom.xml\n")), "{now}");
-}
-
-/// A site and ledger made by the release before collections (the demo at 2027-06-01, built
-/// into `expected-*.txt` by that release, published on to 2029 by it for the second file):
-/// this release keeps every page byte for byte and every revision, and the chain verifies.
-fn the_previous_release_keeps_its_output(b: Backend) {
-    let dir = tempfile::tempdir().unwrap();
-    copy_tree(&fixture_dir("previous_release/site"), dir.path());
-    let s = TestSite { dir };
-    if b == Backend::Postgres {
-        std::fs::remove_file(s.path(".fencepost/ledger.sqlite")).unwrap();
-        let url = pg().database();
-        let dump =
-            std::fs::read_to_string(fixture_dir("previous_release/postgres-ledger.sql")).unwrap();
-        Pg::client(&url).batch_execute(&dump).unwrap();
-        s.set_ledger_url(&url);
-    }
-    let r = s.publish("2027-06-01T00:00:00Z");
-    assert!(r["published"].as_array().unwrap().is_empty(), "{r}");
-    assert_eq!(r["revision"], 35);
-    let built = build_at(&s, "2027-06-01T00:00:00Z", &[]);
-    assert_eq!(built["revision"], 35);
-    same_but_the_feed(
-        &output_hashes(&s),
-        &expected("expected-2027-06-01.txt"),
-        "a3747b42f41a15315b80624d6450df93d8a8fc8f3792b353c128c167e639b967",
-    );
-    s.cmd(&["verify"]).assert().success();
-    // Items published from here on get heading ids by default (issue 21); with them off,
-    // this release renders new items exactly as the release before did.
-    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
-    s.write(
-        "fencepost.toml",
-        &format!("{cfg}\n[markdown]\nheading_ids = false\n"),
-    );
-    let r = s.publish("2029-01-01T00:00:00Z");
-    assert_eq!(r["published"], serde_json::json!([36, 37, 38, 39, 40]));
-    let built = build_at(&s, "2029-01-01T00:00:00Z", &[]);
-    assert_eq!(built["revision"], 40);
-    same_but_the_feed(
-        &output_hashes(&s),
-        &expected("expected-2029-01-01.txt"),
-        "866fbfe90dd1acd3c363e9f4b3c6909a5cbf1220d062f9468dd31d717c47865e",
-    );
-    s.cmd(&["verify"]).assert().success();
-}
-
-#[test]
-fn the_previous_release_keeps_its_output_on_sqlite() {
-    the_previous_release_keeps_its_output(Backend::Sqlite);
-}
-
-#[test]
-fn the_previous_release_keeps_its_output_on_postgres() {
-    the_previous_release_keeps_its_output(Backend::Postgres);
 }
 
 /// `fencepost init --starter …`: each starter publishes, builds (no broken link) and serves

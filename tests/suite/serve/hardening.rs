@@ -158,7 +158,8 @@ fn slow_readers_from_many_addresses_cannot_hold_every_slot() {
             let (addr, stop, in_position) = (srv.addr.clone(), stop.clone(), in_position.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let Ok(mut c) = super::connect_from([127, 0, 1, k], &addr, Some(4096)) else {
+                    let Ok(mut c) = super::slow::connect_from([127, 0, 1, k], &addr, Some(4096))
+                    else {
                         std::thread::sleep(Duration::from_millis(50));
                         continue;
                     };
