@@ -43,9 +43,8 @@ pub mod zola;
 
 use crate::clock::Clock;
 use crate::ledger::{Ledger, Snapshot};
+use crate::output::id::RevisionId;
 use crate::output::manifest::Manifest;
-pub use crate::output::memory::{MemoryFile, MemorySite};
-use crate::output::revision::RevisionId;
 use crate::output::revision::Staging;
 use crate::site::Site;
 use destination::Destination;

@@ -19,8 +19,7 @@ pub mod plain;
 pub mod scan;
 pub mod yaml;
 
-pub use crate::digest::sha256_hex;
-pub use crate::item::{CachedFile, FileStat, ItemName};
+use crate::item::ItemName;
 pub use item::{guess_due, parse_item, Item};
 pub use scan::{
     list_item_files, list_item_paths, owner, read_item, scan_listed, unclaimed, Broken, Listing,

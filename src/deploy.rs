@@ -23,25 +23,23 @@
 //! deploying older work); stop at a parked operation; decide against the live pointer; plan,
 //! freeze, carry out.
 
-pub use crate::bucket::layout;
 mod log;
 mod pass;
-pub use crate::bucket::remote;
 mod saga;
 pub mod verify;
 
 // The target as every operation on it sees it (its name, owner, lease, objects, receipts).
 use crate::targets::claim;
-pub use crate::targets::{runtime, DeployError, Outcome, Plan, Repair};
+use crate::targets::{runtime, DeployError, Outcome, Plan, Repair};
 
+use crate::bucket::remote::Remote;
 use crate::clock::Clock;
 use crate::ledger::deploys;
 use crate::ledger::lease::OwnerId;
 use crate::ledger::Ledger;
+use crate::output::id::RevisionId;
 use crate::output::pointer::PointerOutcome;
-use crate::output::revision::RevisionId;
 use crate::site::Site;
-use remote::Remote;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Default)]

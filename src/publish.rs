@@ -31,14 +31,16 @@ pub mod sync;
 
 use crate::clock::{Clock, Instant};
 use crate::content::{ContentError, ImageSource};
+use crate::item::ItemId;
 use crate::item::{ItemName, Shown};
-use crate::ledger::items::{self, ItemId, ItemView, State};
+use crate::ledger::items::Action;
+use crate::ledger::items::{self, ItemView, State};
 use crate::ledger::lease::{self, Lease, OwnerId};
 use crate::ledger::pages::Commit;
 use crate::ledger::{self, Ledger, LedgerError};
 use crate::site::Site;
 use batch::Batch;
-use decide::{Action, Plan};
+use decide::Plan;
 pub use drafts::Draft;
 pub use held::held;
 pub use hosts::host_name;

@@ -5,8 +5,8 @@
 //! same local manifest always gives the same bytes, which is what lets a resumed deploy
 //! verify its frozen plan instead of re-planning.
 
+use crate::output::id::RevisionId;
 use crate::output::manifest::{CacheClass, Manifest};
-use crate::output::revision::RevisionId;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};

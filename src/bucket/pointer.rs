@@ -2,8 +2,8 @@
 //! ledger that owns it, a rollback's hold, the roots retired from it. Pure data and rules;
 //! `remote.rs` moves it by compare-and-set.
 
+use crate::output::id::RevisionId;
 use crate::output::manifest::AuditAnchor;
-use crate::output::revision::RevisionId;
 use serde::{Deserialize, Serialize};
 
 /// The pointer object: which revision the target serves.

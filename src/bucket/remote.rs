@@ -15,7 +15,7 @@
 //! is the one the user gave, which carries none.
 
 pub use super::pointer::{RemotePointer, RetiredRoot, RETIRED_KEPT};
-pub use crate::store::names::{canonical, redact_userinfo, shown, target_key};
+use crate::store::names::{canonical, redact_userinfo, shown, target_key};
 
 use super::BucketError;
 use futures_util::StreamExt;

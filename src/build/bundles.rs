@@ -4,10 +4,11 @@
 //! since it was published is left out and named (`left_out`), never shipped unpublished.
 
 use super::page::PageInput;
-use super::plan::{url_to_path, CopySource, ResourceInput};
+use super::plan::{CopySource, ResourceInput};
 use super::report::LeftOut;
 use crate::config::collections::Collections;
 use crate::content::bundle;
+use crate::content::claims::url_to_path;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -69,7 +70,7 @@ fn checked(root: &Path, r: &bundle::Resource) -> Result<Vec<u8>, String> {
             r.path
         )
     })?;
-    if crate::content::sha256_hex(&bytes) != r.sha256 {
+    if crate::digest::sha256_hex(&bytes) != r.sha256 {
         return Err(format!(
             "{} has changed since it was published: run `fencepost publish` to publish the change",
             r.path

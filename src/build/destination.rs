@@ -4,10 +4,11 @@
 
 use super::report::BuildError;
 use crate::clock::Instant;
+use crate::output::id::RevisionId;
 use crate::output::manifest::Manifest;
 use crate::output::pointer::PointerOutcome;
 use crate::output::public::{PreviewDir, Public};
-use crate::output::revision::{RevisionId, Staging};
+use crate::output::revision::Staging;
 use crate::site::Site;
 use std::path::PathBuf;
 

@@ -70,7 +70,7 @@ pub fn preview_in_memory(
     };
     Ok((
         MemorySite {
-            id: crate::output::revision::RevisionId::new(revision, inputs.fingerprints.whole),
+            id: crate::output::id::RevisionId::new(revision, inputs.fingerprints.whole),
             files,
         },
         report,

@@ -51,7 +51,7 @@ impl PageInput {
     /// copies), so the order is found over small keys and each page is moved once.
     pub fn in_order(pages: Vec<PageInput>) -> Vec<PageInput> {
         use rayon::prelude::*;
-        let mut keys: Vec<((usize, i64, i64, &IdView), u32)> = (pages.iter().enumerate())
+        let mut keys: Vec<_> = (pages.iter().enumerate())
             .map(|(i, p)| (p.order(), i as u32))
             .collect();
         keys.par_sort_unstable();

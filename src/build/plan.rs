@@ -20,6 +20,7 @@ use super::view::{
 use crate::clock::Instant;
 use crate::config::collections::{Collection, Collections, SortBy};
 use crate::config::BuildConfig;
+use crate::content::claims::url_to_path;
 use crate::output::manifest::CacheClass;
 use keys::{entries_key, key, link};
 pub use keys::{hash_item, item_key};
@@ -159,9 +160,6 @@ pub fn item_view(pages: &[PageInput], i: usize) -> ItemPage {
         .map(|j| link(&pages[j].view));
     v
 }
-
-/// Maps a site URL (`/a/b/`) to its file in the revision (`a/b/index.html`).
-pub use crate::content::claims::url_to_path;
 
 /// Date order, oldest first — (due instant, collection, id) — of the pages `which`, as
 /// indices into `pages`. Never the order publishers committed them in: a fresh ledger on a

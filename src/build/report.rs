@@ -3,10 +3,10 @@
 //! the build imports it, and it imports none of them.
 
 use crate::clock::Instant;
-use crate::content::{self, ContentError};
+use crate::content::ContentError;
 use crate::ledger::LedgerError;
+use crate::output::id::RevisionId;
 use crate::output::pointer;
-use crate::output::revision::RevisionId;
 use crate::output::OutputError;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -130,7 +130,7 @@ pub struct Report {
 }
 
 pub(super) fn content_key(s: &str) -> String {
-    content::sha256_hex(s.as_bytes())
+    crate::digest::sha256_hex(s.as_bytes())
 }
 
 /// Logs how long each phase took (at `-v`).

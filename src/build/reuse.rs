@@ -6,8 +6,9 @@
 use super::destination::Destination;
 use super::prelink::{Early, Prelinked};
 use super::report::BuildError;
+use crate::output::id::RevisionId;
 use crate::output::manifest::Manifest;
-use crate::output::revision::{RevisionId, Staging};
+use crate::output::revision::Staging;
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 

@@ -6,7 +6,6 @@ use super::plan::{CopySource, Job, Planned};
 use super::render::{body_ids, Renderer};
 use super::report::{io, BuildError, Progress};
 use super::{links, prelink};
-use crate::content;
 use crate::output::manifest::{self, Entry, Manifest};
 use crate::output::memory::{MemoryFile, MemorySite};
 use rayon::prelude::*;
@@ -221,7 +220,7 @@ impl Sink for DirSink<'_> {
                 } else {
                     Vec::new()
                 };
-                (content::sha256_hex(&out), out.len() as u64, links)
+                (crate::digest::sha256_hex(&out), out.len() as u64, links)
             }
         };
         Ok(Stored::New(Entry {
@@ -264,7 +263,7 @@ impl Sink for MemorySink<'_> {
             p.path.clone(),
             MemoryFile {
                 key: p.key.clone(),
-                sha256: content::sha256_hex(&bytes),
+                sha256: crate::digest::sha256_hex(&bytes),
                 bytes: Arc::new(bytes),
                 content_type: manifest::content_type(&p.path),
             },

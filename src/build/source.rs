@@ -240,7 +240,7 @@ pub(super) struct TreeItem {
 /// save re-reads one file, not the whole tree. Keyed by path, checked against the file's stat.
 #[derive(Default)]
 pub struct TreeCache {
-    pub(super) files: HashMap<String, (content::FileStat, Arc<TreeItem>)>,
+    pub(super) files: HashMap<String, (crate::item::FileStat, Arc<TreeItem>)>,
     /// A file watcher reports every change ([`TreeCache::invalidate`]), so cached files need
     /// no stat: a rebuild only lists names.
     pub trust_invalidations: bool,
@@ -266,7 +266,7 @@ fn preview_image(site: &Site, item: &content::Item) -> Option<(Option<CopyInput>
         Some(ImageSource::Remote(url)) => Some((None, url.clone())),
         Some(src @ ImageSource::Local(img_rel)) => match crate::images::load_local(site, img_rel) {
             Ok((bytes, content_type)) => {
-                let sha = content::sha256_hex(&bytes);
+                let sha = crate::digest::sha256_hex(&bytes);
                 let c = CopyInput {
                     path: format!("images/{sha}.{}", crate::images::extension(content_type)),
                     sha256: sha,
@@ -330,7 +330,7 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
             withdrawn_at: None,
             terms: item.terms.as_str().into(),
             data: item.data.as_str().into(),
-            content_hash: content::sha256_hex(&hashed),
+            content_hash: crate::digest::sha256_hex(&hashed),
             row: 0,
         },
         first_published_at: due,
@@ -403,7 +403,7 @@ pub(super) fn tree_source(
 fn tree_files(
     site: &Site,
     cache: &TreeCache,
-) -> Result<Vec<(String, content::FileStat)>, BuildError> {
+) -> Result<Vec<(String, crate::item::FileStat)>, BuildError> {
     if !cache.trust_invalidations || cache.files.is_empty() {
         let listing = content::list_item_files(&site.root, &site.collections)?;
         if let Some(b) = listing.broken.into_iter().next() {
@@ -411,7 +411,7 @@ fn tree_files(
         }
         return Ok(listing.files);
     }
-    let unknown = content::FileStat {
+    let unknown = crate::item::FileStat {
         size: -1,
         changed_ns: -1,
         ino: -1,
@@ -437,9 +437,9 @@ impl TreeCache {
     fn refresh(
         &mut self,
         site: &Site,
-        files: &[(String, content::FileStat)],
+        files: &[(String, crate::item::FileStat)],
     ) -> Result<(), BuildError> {
-        let fresh: Vec<(String, content::FileStat, TreeItem)> = files
+        let fresh: Vec<(String, crate::item::FileStat, TreeItem)> = files
             .par_iter()
             .filter(|(rel, stat)| self.files.get(rel).is_none_or(|(s, _)| s != stat))
             .map(|(rel, stat)| read_tree_item(site, rel).map(|t| (rel.clone(), *stat, t)))
@@ -551,7 +551,7 @@ pub(super) fn static_copies(site: &Site) -> Result<Vec<CopyInput>, BuildError> {
             let bytes = std::fs::read(&src).map_err(io(&src))?;
             Ok(CopyInput {
                 path: rel.trim_start_matches("static/").to_string(),
-                sha256: content::sha256_hex(&bytes),
+                sha256: crate::digest::sha256_hex(&bytes),
                 source: CopySource::Bytes(Arc::new(bytes)),
                 immutable_url: false,
             })

@@ -112,7 +112,7 @@ pub(super) fn fill_item_json(
 
 /// The revision the log is brought up to.
 pub(super) struct At<'a> {
-    pub(super) id: &'a crate::output::revision::RevisionId,
+    pub(super) id: &'a crate::output::id::RevisionId,
     pub(super) ledger_id: &'a str,
     pub(super) audit_tip: Option<&'a str>,
     pub(super) now: crate::clock::Instant,

@@ -1,5 +1,6 @@
 use super::Ctx;
-use fencepost::deploy::{self, Outcome, Report};
+use fencepost::deploy::{self, Report};
+use fencepost::targets::Outcome;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 

@@ -2,7 +2,7 @@
 //! `{"error": {"message", "kind", …}}` naming the file, line, key, URL, item or ledger where
 //! the error has one.
 
-use fencepost::{bucket, build, config, content, deploy, ledger, output, publish};
+use fencepost::{bucket, build, config, content, ledger, output, publish, targets};
 use serde_json::{json, Map, Value};
 
 /// The message, then each cause the message does not already say (many errors carry their
@@ -32,7 +32,7 @@ pub(crate) fn kind(e: &anyhow::Error) -> &'static str {
         "build"
     } else if e.downcast_ref::<ledger::LedgerError>().is_some() {
         "ledger"
-    } else if e.downcast_ref::<deploy::DeployError>().is_some() {
+    } else if e.downcast_ref::<targets::DeployError>().is_some() {
         "deploy"
     } else if e.downcast_ref::<bucket::BucketError>().is_some() {
         "bucket"
@@ -63,7 +63,7 @@ fn locate(cause: &(dyn std::error::Error + 'static), to: &mut Map<String, Value>
         at.config(e)
     } else if let Some(e) = cause.downcast_ref::<content::ContentError>() {
         at.content(e)
-    } else if let Some(e) = cause.downcast_ref::<deploy::DeployError>() {
+    } else if let Some(e) = cause.downcast_ref::<targets::DeployError>() {
         at.deploy(e)
     } else if let Some(e) = cause.downcast_ref::<bucket::BucketError>() {
         at.bucket(e)
@@ -155,8 +155,8 @@ impl Where<'_> {
         }
     }
 
-    fn deploy(&mut self, e: &deploy::DeployError) {
-        use deploy::DeployError::*;
+    fn deploy(&mut self, e: &targets::DeployError) {
+        use targets::DeployError::*;
         match e {
             Backwards { target, .. }
             | Replaced { target, .. }

@@ -52,8 +52,8 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
 
 /// `verify --to URL`: the bucket's live root checked object by object.
 fn bucket(ctx: &Ctx, url: &str) -> anyhow::Result<ExitCode> {
-    let remote = fencepost::deploy::remote::Remote::open(url)?;
-    let c = fencepost::deploy::runtime()?.block_on(fencepost::deploy::verify::check(&remote))?;
+    let remote = fencepost::bucket::remote::Remote::open(url)?;
+    let c = fencepost::targets::runtime()?.block_on(fencepost::deploy::verify::check(&remote))?;
     ctx.emit(&c, || {
         let head = format!(
             "{}: live {} (manifest {}): {} shard(s), {} blob(s)",

@@ -9,7 +9,8 @@
 //! one audit entry), as an edit to its text is. Only the folder's own files are resources
 //! (not hidden ones, not `.md` files, which are items, not sub-folders).
 
-use super::{sha256_hex, ContentError};
+use super::ContentError;
+use crate::digest::sha256_hex;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

@@ -9,9 +9,10 @@
 mod links;
 
 use super::item::{guess_name, parse_item, Item};
-use super::{relative, sha256_hex, ContentError};
+use super::{relative, ContentError};
 use crate::clock::Instant;
 use crate::config::collections::{Collection, Collections};
+use crate::digest::sha256_hex;
 use crate::item::{CachedFile, FileStat, FolderStats, ItemName};
 use links::{check_collection_dir, check_linked};
 use rayon::prelude::*;

@@ -3,8 +3,9 @@
 //! reader who saved the live checkpoint must never be shown a log that shrank or was
 //! rewritten: the check runs before anything is uploaded.
 
-use super::remote::{Remote, RemotePointer};
-use super::{layout, DeployError};
+use super::DeployError;
+use crate::bucket::layout;
+use crate::bucket::remote::{Remote, RemotePointer};
 use crate::tlog::check::Source;
 use std::path::{Path, PathBuf};
 

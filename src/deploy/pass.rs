@@ -2,16 +2,18 @@
 //! decide against the live pointer and plan, freeze and carry out this revision — each a
 //! named step. `deploy::run_on` repeats passes while another run deploys older work.
 
-use super::remote::{Remote, RemotePointer};
 use super::saga::{self, missing_blobs};
-use super::{layout, Ctx, DeployError, Options, Outcome, Plan, Report};
+use super::{Ctx, DeployError, Options, Outcome, Plan, Report};
+use crate::bucket::layout;
+use crate::bucket::remote::{Remote, RemotePointer};
 use crate::clock::Instant;
 use crate::ledger::deploys::{self, Op};
 use crate::ledger::Ledger;
+use crate::output::id::RevisionId;
 use crate::output::manifest::Manifest;
 use crate::output::pointer::{self, Decision, PointerOutcome};
 use crate::output::public::Public;
-use crate::output::revision::{RevisionId, REVISIONS};
+use crate::output::revision::REVISIONS;
 use crate::output::OutputError;
 use crate::site::Site;
 use crate::targets::{claim, receipt};

@@ -11,9 +11,9 @@
 //! - Past the pointer step, a resumed operation checks that the pointer still names its root
 //!   (or that something newer replaced it); a move that was lost is made again.
 
-use super::layout;
-use super::remote::{Remote, RemotePointer};
 use super::{Ctx, DeployError, Outcome, Plan, Report};
+use crate::bucket::layout;
+use crate::bucket::remote::{Remote, RemotePointer};
 use crate::ledger::deploys::{self, Op, Step};
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::public;

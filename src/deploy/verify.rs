@@ -6,14 +6,14 @@
 //! plan and carries it out like any deploy (journaled, under the target's lease): corrupt
 //! objects are removed, then everything missing goes up again from the local revision.
 
-use super::layout;
-use super::remote::Remote;
 use super::saga;
 use super::{Ctx, DeployError, Outcome, Plan, Repair, Report};
+use crate::bucket::layout;
+use crate::bucket::remote::Remote;
 use crate::ledger::deploys;
 use crate::ledger::Ledger;
+use crate::output::id::RevisionId;
 use crate::output::manifest::Manifest;
-use crate::output::revision::RevisionId;
 use crate::output::revision::REVISIONS;
 use crate::targets::claim;
 use crate::targets::objects::{list_names, read_shard, shard_names};

@@ -13,7 +13,6 @@ use crate::clock::Clock;
 use crate::ledger::lease::{Lease, OwnerId};
 use crate::ledger::Ledger;
 use crate::site::Site;
-pub use crate::targets::objects::{read_entries, read_shard};
 use crate::targets::{claim, runtime, DeployError};
 pub use gc::{gc, RemoteGc};
 pub use rollback::{rollback, RemoteRollback};

@@ -57,7 +57,7 @@ pub struct Op {
     pub kind: String,
     pub status: String,
     pub step: Step,
-    /// The frozen plan (JSON; see `deploy::Plan`).
+    /// The frozen plan (JSON; see `targets::Plan`).
     #[serde(skip)]
     pub plan: String,
     pub attempts: i64,

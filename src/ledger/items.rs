@@ -6,8 +6,7 @@
 
 use crate::args;
 use crate::clock::Instant;
-pub use crate::item::ItemId;
-use crate::item::{CachedFile, FileStat, ItemName};
+use crate::item::{CachedFile, FileStat, ItemId, ItemName};
 use crate::ledger::db::{join, Row, Step};
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{LedgerError, Tx};

@@ -27,10 +27,10 @@
 
 use crate::args;
 use crate::clock::Instant;
+use crate::item::ItemId;
 use crate::item::ItemName;
 use crate::ledger::audit::AuditAction;
 use crate::ledger::db::{join, Args, Step};
-use crate::ledger::items::ItemId;
 use crate::ledger::items::{Action, State};
 use crate::ledger::lease::{self, Lease};
 use crate::ledger::{LedgerError, Tx};

@@ -3,7 +3,7 @@
 
 use crate::args;
 use crate::clock::Instant;
-use crate::ledger::items::ItemId;
+use crate::item::ItemId;
 use crate::ledger::{LedgerError, Tx};
 use std::sync::Arc;
 

@@ -47,11 +47,11 @@ impl Snapshot<'_> {
     }
 
     /// The item's JSON for the transparency log.
-    pub fn item_json(&self, id: super::items::ItemId) -> Result<Option<String>, LedgerError> {
+    pub fn item_json(&self, id: crate::item::ItemId) -> Result<Option<String>, LedgerError> {
         super::transparency::json(&self.tx, id)
     }
 
-    pub fn body(&self, id: super::items::ItemId) -> Result<Option<String>, LedgerError> {
+    pub fn body(&self, id: crate::item::ItemId) -> Result<Option<String>, LedgerError> {
         public::body(&self.tx, id)
     }
 }

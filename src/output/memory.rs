@@ -16,6 +16,6 @@ pub struct MemoryFile {
 /// A whole preview site in memory (watch mode): path → file.
 #[derive(Debug, Clone, Default)]
 pub struct MemorySite {
-    pub id: crate::output::revision::RevisionId,
+    pub id: crate::output::id::RevisionId,
     pub files: HashMap<String, MemoryFile>,
 }

@@ -222,7 +222,7 @@ pub fn read(public: &Path) -> Result<Option<Pointer>, OutputError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    match name.parse::<revision::RevisionId>() {
+    match name.parse::<super::id::RevisionId>() {
         Ok(id) => Ok(Some(Pointer::new(id))),
         Err(_) => Err(OutputError::Manifest {
             path: link,

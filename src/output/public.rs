@@ -4,9 +4,10 @@
 //! where a revision lives, staging one, moving the pointer, the rollback journal. Nothing
 //! else takes `public/` as a bare path, so "whose output is this" is asked in one place.
 
+use super::id::RevisionId;
 use super::manifest::Manifest;
 use super::pointer::{self, Pointer, RollbackJournal, Swap};
-use super::revision::{self, RevisionId, Staging, REVISIONS};
+use super::revision::{self, Staging, REVISIONS};
 use super::{io_err, OutputError};
 use crate::clock::Instant;
 use std::path::{Path, PathBuf};

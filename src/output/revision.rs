@@ -2,6 +2,7 @@
 //! place only when complete. A temporary directory whose lock nobody holds belongs to a
 //! build that died; the next build removes it.
 
+use super::id::RevisionId;
 use super::manifest::{self, Manifest};
 use super::{io_err, OutputError};
 use std::fs::File;
@@ -9,8 +10,6 @@ use std::path::{Path, PathBuf};
 
 pub const REVISIONS: &str = "revisions";
 const TMP_PREFIX: &str = ".tmp-";
-
-pub use super::id::RevisionId;
 
 /// A complete revision directory: named `<R>-<B>` and holding its manifest.
 pub fn is_complete(dir: &Path) -> bool {

@@ -2,13 +2,15 @@
 //! the slow work outside any transaction, then one commit that releases the leases. Each step
 //! is a method of [`Batch`]; [`Batch::run`] is their list.
 
-use super::decide::{self, Action, Plan};
+use super::decide::{self, Plan};
 use super::{image, prepare, Claimed, Failed, Options, Prepared, PublishError, Report};
 use crate::clock::{Clock, Instant};
 use crate::content::ImageSource;
+use crate::item::ItemId;
 use crate::item::{ItemName, Shown};
 use crate::ledger::db::Step;
-use crate::ledger::items::{self, Claim, ItemId, ItemView};
+use crate::ledger::items::Action;
+use crate::ledger::items::{self, Claim, ItemView};
 use crate::ledger::lease::{self, Lease, OwnerId};
 use crate::ledger::pages::{self, Commit, Outcome};
 use crate::ledger::Ledger;

@@ -4,7 +4,7 @@
 //! ledger, which then knew publishing's rules).
 
 use crate::clock::Instant;
-pub use crate::ledger::items::Action;
+use crate::ledger::items::Action;
 use crate::ledger::items::{ItemView, State};
 
 /// What a publish run decides for an item: an [`Action`] (which the ledger's commit batch

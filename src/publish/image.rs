@@ -4,7 +4,8 @@
 //! and retried by the next run.
 
 use crate::clock::Clock;
-use crate::content::{sha256_hex, ImageSource};
+use crate::content::ImageSource;
+use crate::digest::sha256_hex;
 use crate::images::{blob_path, load_local_bytes as read_local, sniff, NOT_AN_IMAGE};
 use crate::ledger::images::{self, StoredImage};
 use crate::ledger::lease::OwnerId;

@@ -2,11 +2,11 @@
 //! file preflight saw, render it, apply the one-way rules (which the commit statement
 //! enforces again). Runs in parallel, outside any transaction.
 
-use super::decide::Action;
 use super::{image, Claimed, Prepared};
 use crate::clock::Instant;
 use crate::config::collections::{Collection, OnWithdraw};
 use crate::content;
+use crate::ledger::items::Action;
 use crate::ledger::{
     self,
     pages::{Commit, PageFields},

@@ -83,7 +83,7 @@ fn invalid(b: &Broken, site: &Site) -> Invalid {
 /// id has no file, exactly as if its file had been removed.
 fn gone<'c>(
     site: &Site,
-    cache: &'c std::collections::HashMap<String, content::CachedFile>,
+    cache: &'c std::collections::HashMap<String, crate::item::CachedFile>,
     scan: &Scan,
 ) -> Vec<(&'c str, &'c ItemName)> {
     // Every known file listed and unchanged (each listed path is one cache entry): nothing is
@@ -115,7 +115,7 @@ fn gone<'c>(
 /// was made against, and this host's stats of a shared ledger.
 pub(super) struct Tree {
     pub(super) scan: Scan,
-    cache: HashMap<String, content::CachedFile>,
+    cache: HashMap<String, crate::item::CachedFile>,
     local: Option<super::stat_cache::Local>,
 }
 

@@ -4,7 +4,7 @@
 use super::wake::Reason;
 use super::{CycleReport, Lag, Step};
 use crate::clock::{Clock, Instant};
-use crate::output::revision::RevisionId;
+use crate::output::id::RevisionId;
 use crate::site::Site;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -172,7 +172,7 @@ fn deploy(
     mem: &mut Memory,
     r: &mut CycleReport,
 ) -> StepResult {
-    use crate::deploy::Outcome;
+    use crate::targets::Outcome;
     let t = std::time::Instant::now();
     let opts = crate::deploy::Options {
         to: site.config.deploy.to.clone(),

@@ -93,7 +93,7 @@ impl DeployError {
         DeployError::Bucket(crate::bucket::BucketError::Store {
             target: remote.url.clone(),
             what: what.to_string(),
-            message: crate::bucket::remote::redact_userinfo(&message.to_string()),
+            message: crate::store::names::redact_userinfo(&message.to_string()),
             retryable: false,
         })
     }

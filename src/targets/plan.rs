@@ -1,7 +1,7 @@
 //! The frozen plan of a deploy operation, as the ledger journals it: what the saga carries
 //! out, and what the target's claim reads to know which revision an operation holds.
 
-use crate::output::revision::RevisionId;
+use crate::output::id::RevisionId;
 use serde::{Deserialize, Serialize};
 
 /// The frozen plan of one operation.

@@ -7,7 +7,7 @@ use crate::bucket::remote::Remote;
 use crate::clock::Clock;
 use crate::ledger::deploys::{self, Step};
 use crate::ledger::{audit, Ledger};
-use crate::output::revision::RevisionId;
+use crate::output::id::RevisionId;
 use serde::{Deserialize, Serialize};
 
 /// The frozen plan of a rollback: which root the pointer goes to.

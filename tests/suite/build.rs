@@ -75,7 +75,7 @@ fn builds_a_complete_revision_and_points_to_it() {
     assert_eq!(indexed, listed);
     for f in m["files"].as_array().unwrap() {
         let bytes = &files[f["path"].as_str().unwrap()];
-        assert_eq!(f["sha256"], fencepost::content::sha256_hex(bytes));
+        assert_eq!(f["sha256"], fencepost::digest::sha256_hex(bytes));
         assert_eq!(f["bytes"], bytes.len());
         assert!(f["content_type"].is_string() && f["cache"].is_string());
     }
@@ -554,6 +554,6 @@ fn editing_a_static_file_in_place_never_changes_a_finished_revision() {
         .unwrap();
     assert_eq!(
         e["sha256"],
-        fencepost::content::sha256_hex(b"console.log(1);\n")
+        fencepost::digest::sha256_hex(b"console.log(1);\n")
     );
 }

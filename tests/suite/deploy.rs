@@ -9,8 +9,8 @@ mod runners;
 mod targets;
 
 use crate::common::*;
+use fencepost::bucket::remote::Remote;
 use fencepost::clock::{Clock, Instant};
-use fencepost::deploy::remote::Remote;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;

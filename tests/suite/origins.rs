@@ -497,7 +497,7 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
     std::fs::write(f.bucket.join(&key), &kept).unwrap();
     s3_put(&f.moto, &format!("www/{key}"), kept.clone());
     f.edge()
-        .wait_synced(&key, &fencepost::content::sha256_hex(&kept));
+        .wait_synced(&key, &fencepost::digest::sha256_hex(&kept));
     f.check(&[case("GET", &target, 200)], ALL);
 
     // A blob tampered in the bucket (one no origin has read yet) is never served: 503 on every
@@ -511,7 +511,7 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
     s3_put(&f.moto, &format!("www/objects/{sha}"), evil.clone());
     f.edge().wait_synced(
         &format!("objects/{sha}"),
-        &fencepost::content::sha256_hex(&evil),
+        &fencepost::digest::sha256_hex(&evil),
     );
     f.check(&[case("GET", "/robots.txt", 503)], BUCKETS);
     for &i in BUCKETS {
@@ -525,7 +525,7 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
     std::fs::write(f.bucket.join("current"), &garbage).unwrap();
     s3_put(&f.moto, "www/current", garbage.clone());
     f.edge()
-        .wait_synced("current", &fencepost::content::sha256_hex(&garbage));
+        .wait_synced("current", &fencepost::digest::sha256_hex(&garbage));
     let link = f.site.path("public/current");
     std::fs::remove_file(&link).unwrap();
     std::os::unix::fs::symlink("revisions/no-such-revision", &link).unwrap();

@@ -37,7 +37,7 @@ fn readers_never_see_a_mix_of_revisions_during_50_publish_build_rounds() {
                     let bytes = std::fs::read(dir.join(path))
                         .unwrap_or_else(|e| panic!("{path} in {dir:?}: {e}"));
                     assert_eq!(
-                        fencepost::content::sha256_hex(&bytes),
+                        fencepost::digest::sha256_hex(&bytes),
                         f["sha256"].as_str().unwrap(),
                         "{path} does not belong to {dir:?}"
                     );

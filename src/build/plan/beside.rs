@@ -1,7 +1,8 @@
 //! Files planned beside item pages, from what each page's data records: a redirect page at
 //! each of its aliases, and the files of its page bundle.
 
-use super::{key, planned, url_to_path, CacheClass, Inputs, Job, Planned};
+use super::{key, planned, CacheClass, Inputs, Job, Planned};
+use crate::content::claims::url_to_path;
 
 /// A redirect page at each alias of each public item (a collection that declared a field of
 /// its own named `aliases` has none: see `config/names.rs`).

@@ -3,9 +3,10 @@
 //! [`Pagination`].
 
 use super::keys::{entries_key, list_key};
-use super::{feeds, newest, planned, url_to_path, FeedOf, Inputs, Job, Planned};
+use super::{feeds, newest, planned, FeedOf, Inputs, Job, Planned};
 use crate::build::view::{ArchiveLink, ListIndexView, ListView};
 use crate::config::collections::{Collection, Pagination};
+use crate::content::claims::url_to_path;
 use crate::output::manifest::CacheClass;
 use rayon::prelude::*;
 use std::sync::Arc;

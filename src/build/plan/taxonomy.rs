@@ -5,10 +5,11 @@
 //! pages only.
 
 use super::keys::{key, term_key};
-use super::{feeds, planned, url_to_path, FeedOf, Inputs, Job, Planned, SITEMAP_CHUNK};
+use super::{feeds, planned, FeedOf, Inputs, Job, Planned, SITEMAP_CHUNK};
 use crate::build::terms;
 use crate::build::view::{TermLink, TermView};
 use crate::config::taxonomies::Taxonomy;
+use crate::content::claims::url_to_path;
 use crate::output::manifest::CacheClass;
 use rayon::prelude::*;
 

@@ -1,12 +1,13 @@
 //! `gc --to URL`: manifests beyond `--keep` removed from the bucket, with the objects no kept
 //! manifest references, under the target's lease.
 
-use super::{read_entries, revisions, with_target, HeldRevision};
+use super::{revisions, with_target, HeldRevision};
 use crate::bucket::remote::Remote;
 use crate::clock::{Clock, Instant};
 use crate::ledger::deploys;
 use crate::ledger::Ledger;
 use crate::site::Site;
+use crate::targets::objects::read_entries;
 use crate::targets::DeployError;
 use serde::Serialize;
 use std::collections::HashSet;

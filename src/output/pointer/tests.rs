@@ -124,8 +124,8 @@ mod decide {
 }
 
 mod json {
+    use crate::output::id::RevisionId;
     use crate::output::pointer::*;
-    use crate::output::revision::RevisionId;
 
     /// `current.json` is read by every stock static server setup and by the origins: its keys
     /// and their order are a contract.

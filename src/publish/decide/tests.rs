@@ -1,6 +1,7 @@
 use super::*;
+use crate::item::ItemId;
 use crate::item::ItemName;
-use crate::ledger::items::{ItemId, PageView};
+use crate::ledger::items::PageView;
 
 /// The decision as the tests read it: `view.plan(now)`.
 trait Plans {

@@ -6,7 +6,7 @@
 #![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 
 use crate::common::*;
-use fencepost::deploy::remote::Remote;
+use fencepost::bucket::remote::Remote;
 use serde_json::Value;
 use std::path::Path;
 
@@ -384,7 +384,7 @@ fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repair
         .unwrap();
     std::fs::remove_file(&shard).unwrap();
     let page = y.current_dir().join("answers/2/index.html");
-    let sha = fencepost::content::sha256_hex(&std::fs::read(&page).unwrap());
+    let sha = fencepost::digest::sha256_hex(&std::fs::read(&page).unwrap());
     std::fs::write(bucket.path().join("objects").join(&sha), "tampered").unwrap();
     let out = y.cmd(&["verify", "--to", &url, "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -405,7 +405,7 @@ fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repair
     // The shard that names a page gone, and that page's blob corrupted: the check cannot see
     // the blob until the shard is back, so the repair checks again and mends it too.
     let page = y.current_dir().join("answers/3/index.html");
-    let sha = fencepost::content::sha256_hex(&std::fs::read(&page).unwrap());
+    let sha = fencepost::digest::sha256_hex(&std::fs::read(&page).unwrap());
     let naming = std::fs::read_dir(bucket.path().join("manifests/shards"))
         .unwrap()
         .flatten()
@@ -487,7 +487,7 @@ fn a_resume_at_the_manifest_step_puts_back_a_blob_that_went_missing() {
     );
     assert_eq!(out.status.code(), Some(137));
     let page = s.current_dir().join("answers/1/index.html");
-    let sha = fencepost::content::sha256_hex(&std::fs::read(&page).unwrap());
+    let sha = fencepost::digest::sha256_hex(&std::fs::read(&page).unwrap());
     std::fs::remove_file(bucket.path().join("objects").join(&sha)).unwrap();
     let r = s.json(&["deploy", "--to", &url, "--now", "2026-12-01T00:05:01Z"]);
     assert_eq!(

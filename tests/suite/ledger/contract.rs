@@ -5,8 +5,8 @@
 //! moments, two connections).
 use crate::common::*;
 use fencepost::clock::Instant;
+use fencepost::item::ItemId;
 use fencepost::item::ItemName;
-use fencepost::ledger::items::ItemId;
 use fencepost::ledger::items::{Action, Claim, State};
 use fencepost::ledger::lease::{self, Fence, LeaseKey, OwnerId};
 use fencepost::ledger::pages::{self, Commit, DueCheck, Outcome, PageFields};

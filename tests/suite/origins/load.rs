@@ -50,7 +50,7 @@ fn under_load_while_ten_deploys_move_the_pointer_no_error_and_no_mixed_revision(
                         format!("/answers/{k}/")
                     };
                     let r = try_http(&addr, "GET", &target, &[]).unwrap();
-                    let sha = fencepost::content::sha256_hex(&r.body);
+                    let sha = fencepost::digest::sha256_hex(&r.body);
                     seen.lock().unwrap().push((
                         name,
                         target,

@@ -106,7 +106,7 @@ fn a_remote_image_is_fetched_exactly_once_and_a_404_is_retried() {
     let page = s.ledger_item("2").page.unwrap();
     assert_eq!(
         page.image_sha256.unwrap(),
-        fencepost::content::sha256_hex(&png)
+        fencepost::digest::sha256_hex(&png)
     );
 }
 
