@@ -6,7 +6,7 @@
 use crate::build::{self, TreeCache};
 use crate::clock::Clock;
 use crate::output::memory::MemorySite;
-use crate::serve::http::{Preview, Root};
+use crate::serve::preview::Preview;
 use crate::serve::ServeError;
 use crate::site::Site;
 use crate::watch::{self, Change, SiteWatch};
@@ -44,7 +44,7 @@ pub fn run(
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServeError> {
     let (preview, _watch) = start(site.clone(), clock)?;
-    crate::serve::run_root(site, clock, Root::Preview(preview), bind, ready)
+    crate::serve::run_root(site, clock, preview, bind, ready)
 }
 
 /// Builds the first preview, then rebuilds it on every change until the process ends.

@@ -8,11 +8,12 @@ pub mod bucket;
 pub mod http;
 mod limits;
 pub mod paths;
+pub mod preview;
 
 use crate::clock::Clock;
 use crate::site::Site;
 pub use http::Root;
-use http::{App, Origin};
+use http::{App, Local};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -54,8 +55,8 @@ async fn shutdown_signal(app: Arc<App>) {
     }
     tracing::info!("shutting down");
     // Open live-reload streams would otherwise keep the graceful shutdown waiting.
-    if let Root::Preview(p) = &app.root {
-        let _ = p.events.send("shutdown");
+    if let Some(events) = app.root.events() {
+        let _ = events.send("shutdown");
     }
 }
 
@@ -74,12 +75,12 @@ pub fn run(
 /// What an origin serves without a preview: `public/current`, or the bucket at `from`.
 pub fn origin(site: &Site, clock: Clock, from: Option<&str>) -> Result<Root, ServeError> {
     let Some(url) = from else {
-        return Ok(Root::Origin(Origin::new(site.public_dir())));
+        return Ok(Arc::new(Local::new(site.public_dir())));
     };
     let remote = crate::bucket::remote::Remote::open(url)?;
     refuse_ledger_prefix(site, &remote)?;
     let c = &site.config.serve;
-    Ok(Root::Bucket(Arc::new(bucket::BucketOrigin::new(
+    Ok(Arc::new(bucket::BucketOrigin::new(
         remote,
         clock,
         bucket::Settings {
@@ -88,7 +89,7 @@ pub fn origin(site: &Site, clock: Clock, from: Option<&str>) -> Result<Root, Ser
             blob_cache_bytes: c.blob_cache_bytes,
             bucket_timeout_ms: c.bucket_timeout_ms,
         },
-    ))))
+    )))
 }
 
 /// No origin serves a ledger: refused when `remote` overlaps the site's own bucket ledger,

@@ -518,3 +518,14 @@ pub async fn respond(
 
 #[cfg(test)]
 mod tests;
+
+impl super::http::Origin for BucketOrigin {
+    fn answer<'a>(
+        &'a self,
+        method: &'a Method,
+        path: &'a str,
+        headers: &'a HeaderMap,
+    ) -> futures_util::future::BoxFuture<'a, Response> {
+        Box::pin(respond(self, method, path, headers))
+    }
+}

@@ -1,7 +1,8 @@
-//! The HTTP layer. It serves whatever its root names — the revision `public/current` points
-//! to (origin), or the in-memory preview (watch mode) — and holds no build state.
+//! The HTTP layer: the [`Origin`] trait every origin answers through (the local one here,
+//! the bucket's in `bucket.rs`, the preview's in `preview.rs`), and the local origin. It holds
+//! no build state.
 //!
-//! Origin: every request reads the pointer (one `readlink`); the revision it names is cached
+//! The local origin ([`Local`]): every request reads the pointer (one `readlink`); the revision it names is cached
 //! per target, so a swap is noticed by the next request. A revision is opened in constant
 //! time: its files are looked up in `manifest.idx` by binary search (see
 //! [`crate::output::index`]), so the first request after a swap never waits for a
@@ -15,17 +16,15 @@ use super::answer::{
 use super::paths::{self, under_base, RequestPath, Under};
 use crate::clock::Clock;
 use crate::output::manifest::Manifest;
-use crate::output::memory::MemorySite;
 use crate::output::pointer::CURRENT;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use futures_util::future::BoxFuture;
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -33,9 +32,6 @@ use tokio::sync::broadcast;
 
 /// Where the reload script listens (watch mode only).
 pub const EVENTS_PATH: &str = "/__fencepost/events";
-
-/// The script that preview HTML responses carry: reload when the server says so.
-pub const RELOAD_SCRIPT: &str = "<script>/* fencepost live reload */(function(){var s=new EventSource(\"/__fencepost/events\");s.addEventListener(\"reload\",function(){location.reload();});})();</script>";
 
 /// Files up to this size are read whole (and kept in memory); larger ones are streamed from
 /// the opened file.
@@ -227,16 +223,16 @@ impl Revision {
 /// already parsed).
 const KEEP_REVISIONS: usize = 4;
 
-/// Follows `public/current`.
-pub struct Origin {
+/// The origin over `public/current`: follows the pointer.
+pub struct Local {
     public: PathBuf,
     /// Most recently used first: (link target, revision).
     cached: Mutex<Vec<(PathBuf, Arc<Revision>)>>,
 }
 
-impl Origin {
-    pub fn new(public: PathBuf) -> Origin {
-        Origin {
+impl Local {
+    pub fn new(public: PathBuf) -> Local {
+        Local {
             public,
             cached: Mutex::new(Vec::new()),
         }
@@ -286,42 +282,28 @@ impl Origin {
     }
 }
 
-/// The watch-mode preview: an in-memory site swapped whole after each rebuild.
-pub struct Preview {
-    pub site: RwLock<Arc<MemorySite>>,
-    /// The last rebuild's error, shown instead of pages until a good save.
-    pub error: RwLock<Option<String>>,
-    pub events: broadcast::Sender<&'static str>,
-}
+/// What answers a request under the site's path — the revision `public/current` points to
+/// ([`Local`]), a bucket's pointer (`bucket::BucketOrigin`), the editor's preview in memory
+/// (`preview::Preview`) — each for itself: the HTTP layer only finds the path under the base
+/// path, asks, and logs.
+pub trait Origin: Send + Sync + 'static {
+    /// The response to `method` on `path` (the request's path under the site's base path, not
+    /// yet parsed).
+    fn answer<'a>(
+        &'a self,
+        method: &'a Method,
+        path: &'a str,
+        headers: &'a HeaderMap,
+    ) -> BoxFuture<'a, Response>;
 
-impl Preview {
-    pub fn new(site: MemorySite, error: Option<String>) -> Preview {
-        Preview {
-            site: RwLock::new(Arc::new(site)),
-            error: RwLock::new(error),
-            events: broadcast::channel(16).0,
-        }
-    }
-
-    /// Installs a rebuilt site (or an error) and tells every open page to reload.
-    pub fn publish(&self, result: Result<MemorySite, String>) {
-        match result {
-            Ok(site) => {
-                *self.site.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(site);
-                *self.error.write().unwrap_or_else(|p| p.into_inner()) = None;
-            }
-            Err(e) => *self.error.write().unwrap_or_else(|p| p.into_inner()) = Some(e),
-        }
-        let _ = self.events.send("reload");
+    /// The reload events open pages listen to (`EVENTS_PATH`), for an origin that has them.
+    fn events(&self) -> Option<&broadcast::Sender<&'static str>> {
+        None
     }
 }
 
-pub enum Root {
-    Origin(Origin),
-    Preview(Arc<Preview>),
-    /// `serve --from URL`: the origin over a bucket's pointer.
-    Bucket(Arc<super::bucket::BucketOrigin>),
-}
+/// The origin a server answers from.
+pub type Root = Arc<dyn Origin>;
 
 pub struct App {
     pub root: Root,
@@ -333,7 +315,7 @@ pub struct App {
 
 pub fn router(app: Arc<App>) -> Router {
     Router::new()
-        .route(EVENTS_PATH, get(events))
+        .route(EVENTS_PATH, get(super::preview::events))
         .fallback(handle)
         .with_state(app)
 }
@@ -346,10 +328,7 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
     // served); large files are streamed through tokio.
     let resp = match under_base(&app.base_path, &raw) {
         Under::Site(path) => {
-            let resp = match &app.root {
-                Root::Bucket(b) => super::bucket::respond(b, &method, path, req.headers()).await,
-                _ => respond(&app, &method, path, req.headers()),
-            };
+            let resp = app.root.answer(&method, path, req.headers()).await;
             rebase_location(resp, &app.base_path)
         }
         Under::Root => redirect(&format!("{}/", app.base_path)),
@@ -370,22 +349,32 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
     resp
 }
 
-fn respond(app: &App, method: &Method, raw: &str, headers: &HeaderMap) -> Response {
+/// A GET or HEAD of a well-formed path: the path, and whether it is a HEAD; else the answer.
+pub(super) fn request(method: &Method, raw: &str) -> Result<(RequestPath, bool), Box<Response>> {
     if method != Method::GET && method != Method::HEAD {
-        return method_not_allowed();
+        return Err(Box::new(method_not_allowed()));
     }
-    let rp = match paths::parse(raw) {
-        Ok(p) => p,
-        Err(why) => return text(StatusCode::BAD_REQUEST, why.message()),
-    };
-    let head = method == Method::HEAD;
-    match &app.root {
-        Root::Origin(origin) => match origin.current() {
-            Ok(rev) => serve_origin(&rev, &rp, headers, head),
-            Err(why) => unavailable(&why),
-        },
-        Root::Preview(p) => serve_preview(p, &rp, headers, head),
-        Root::Bucket(_) => unreachable!("bucket requests are answered asynchronously"),
+    match paths::parse(raw) {
+        Ok(rp) => Ok((rp, method == Method::HEAD)),
+        Err(why) => Err(Box::new(text(StatusCode::BAD_REQUEST, why.message()))),
+    }
+}
+
+impl Origin for Local {
+    fn answer<'a>(
+        &'a self,
+        method: &'a Method,
+        path: &'a str,
+        headers: &'a HeaderMap,
+    ) -> BoxFuture<'a, Response> {
+        let resp = match request(method, path) {
+            Err(r) => *r,
+            Ok((rp, head)) => match self.current() {
+                Ok(rev) => serve_origin(&rev, &rp, headers, head),
+                Err(why) => unavailable(&why),
+            },
+        };
+        Box::pin(std::future::ready(resp))
     }
 }
 
@@ -407,7 +396,7 @@ pub(super) fn lookup(rp: &RequestPath, has: impl Fn(&str) -> bool) -> Lookup {
     }
 }
 
-fn common_headers(r: &mut Response, etag: &str, content_type: &str, revision: &str) {
+pub(super) fn common_headers(r: &mut Response, etag: &str, content_type: &str, revision: &str) {
     let h = r.headers_mut();
     safety_headers(h, content_type.as_bytes());
     if let Ok(v) = HeaderValue::from_str(etag) {
@@ -490,104 +479,4 @@ fn serve_origin(rev: &Revision, rp: &RequestPath, headers: &HeaderMap, head: boo
     r.headers_mut()
         .insert(header::CONTENT_LENGTH, HeaderValue::from(meta.bytes));
     finish(r)
-}
-
-fn escape_html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn inject_reload(html: &[u8]) -> Vec<u8> {
-    let s = String::from_utf8_lossy(html);
-    match s.rfind("</body>") {
-        Some(i) => format!("{}{RELOAD_SCRIPT}{}", &s[..i], &s[i..]).into_bytes(),
-        None => format!("{s}{RELOAD_SCRIPT}").into_bytes(),
-    }
-}
-
-fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool) -> Response {
-    let site = p.site.read().unwrap_or_else(|e| e.into_inner()).clone();
-    let error = p.error.read().unwrap_or_else(|e| e.into_inner()).clone();
-    let found = lookup(rp, |f| site.files.contains_key(f));
-    let wants_html = match &found {
-        Lookup::File(f) => f.ends_with(".html"),
-        _ => rp.trailing_slash || !rp.rel.contains('.'),
-    };
-    if let (Some(msg), true) = (error, wants_html) {
-        let page = format!(
-            "<!doctype html><html><head><meta charset=\"utf-8\"><title>Build error</title></head><body>\
-             <h1>fencepost could not rebuild the preview</h1><pre class=\"fencepost-error\">{}</pre>\
-             <p>Fix the file and save: this page reloads by itself.</p>{RELOAD_SCRIPT}</body></html>",
-            escape_html(&msg)
-        );
-        let mut r = (StatusCode::INTERNAL_SERVER_ERROR, page).into_response();
-        let h = r.headers_mut();
-        h.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/html; charset=utf-8"),
-        );
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        return r;
-    }
-    let (path, status) = match found {
-        Lookup::File(f) => (f, StatusCode::OK),
-        Lookup::AddSlash(to) => return redirect(&to),
-        Lookup::NotFound if site.files.contains_key("404.html") => {
-            ("404.html".to_string(), StatusCode::NOT_FOUND)
-        }
-        Lookup::NotFound => return text(StatusCode::NOT_FOUND, "not found"),
-    };
-    let f = &site.files[&path];
-    let etag = format!("\"{}\"", f.sha256);
-    let finish = |mut r: Response| {
-        common_headers(&mut r, &etag, f.content_type, "preview");
-        r.headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        r
-    };
-    if status == StatusCode::OK && etag_matches(headers, etag.as_bytes()) {
-        return finish(StatusCode::NOT_MODIFIED.into_response());
-    }
-    let bytes = if path.ends_with(".html") {
-        inject_reload(&f.bytes)
-    } else {
-        f.bytes.to_vec()
-    };
-    let len = bytes.len();
-    let mut r = Response::new(if head {
-        Body::empty()
-    } else {
-        Body::from(bytes)
-    });
-    *r.status_mut() = status;
-    r.headers_mut()
-        .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-    finish(r)
-}
-
-async fn events(State(app): State<Arc<App>>) -> Response {
-    let Root::Preview(p) = &app.root else {
-        return text(StatusCode::NOT_FOUND, "not found");
-    };
-    let rx = p.events.subscribe();
-    let hello = futures_util::stream::once(async {
-        Ok::<_, Infallible>(Event::default().event("ready").data("ready"))
-    });
-    let updates = futures_util::stream::unfold(rx, |mut rx| async move {
-        loop {
-            match rx.recv().await {
-                Ok("shutdown") | Err(broadcast::error::RecvError::Closed) => return None,
-                Ok(ev) => {
-                    return Some((Ok::<_, Infallible>(Event::default().event(ev).data(ev)), rx))
-                }
-                Err(broadcast::error::RecvError::Lagged(_)) => continue,
-            }
-        }
-    });
-    use futures_util::StreamExt;
-    Sse::new(hello.chain(updates))
-        .keep_alive(KeepAlive::default())
-        .into_response()
 }
