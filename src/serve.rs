@@ -7,13 +7,14 @@ pub mod beneath;
 pub mod bucket;
 pub mod http;
 mod limits;
+pub mod origin;
 pub mod paths;
 pub mod preview;
 
 use crate::clock::Clock;
 use crate::site::Site;
-pub use http::Root;
 use http::{App, Local};
+pub use origin::Root;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -519,7 +519,7 @@ pub async fn respond(
 #[cfg(test)]
 mod tests;
 
-impl super::http::Origin for BucketOrigin {
+impl super::origin::Origin for BucketOrigin {
     fn answer<'a>(
         &'a self,
         method: &'a Method,

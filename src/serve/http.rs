@@ -1,19 +1,18 @@
-//! The HTTP layer: the [`Origin`] trait every origin answers through (the local one here,
-//! the bucket's in `bucket.rs`, the preview's in `preview.rs`), and the local origin. It holds
-//! no build state.
+//! The HTTP layer: the router, which finds a request's path under the site's base path, asks
+//! the server's [`Origin`] (`origin.rs`; the local one here, the bucket's in `bucket.rs`, the
+//! preview's in `preview.rs`) and logs; and the local origin. It holds no build state.
 //!
-//! The local origin ([`Local`]): every request reads the pointer (one `readlink`); the revision it names is cached
-//! per target, so a swap is noticed by the next request. A revision is opened in constant
-//! time: its files are looked up in `manifest.idx` by binary search (see
-//! [`crate::output::index`]), so the first request after a swap never waits for a
-//! 100,000-entry manifest to be parsed (revisions built before the index are parsed whole). Only files the manifest lists are served,
-//! each from one opened file, so a response comes whole from one revision even if the pointer
-//! moves while it is being sent.
+//! The local origin ([`Local`]): every request reads the pointer (one `readlink`); the
+//! revision it names is cached per target, so a swap is noticed by the next request. A
+//! revision is opened in constant time: its files are looked up in `manifest.idx` by binary
+//! search (see [`crate::output::index`]), so the first request after a swap never waits for a
+//! 100,000-entry manifest to be parsed (revisions built before the index are parsed whole).
+//! Only files the manifest lists are served, each from one opened file, so a response comes
+//! whole from one revision even if the pointer moves while it is being sent.
 
-use super::answer::{
-    etag_matches, method_not_allowed, rebase_location, redirect, safety_headers, text, unavailable,
-};
-use super::paths::{self, under_base, RequestPath, Under};
+use super::answer::{etag_matches, rebase_location, redirect, safety_headers, text, unavailable};
+use super::origin::{lookup, request, Lookup, Origin, Root};
+use super::paths::{under_base, RequestPath, Under};
 use crate::clock::Clock;
 use crate::output::manifest::Manifest;
 use crate::output::pointer::CURRENT;
@@ -28,7 +27,6 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
-use tokio::sync::broadcast;
 
 /// Where the reload script listens (watch mode only).
 pub const EVENTS_PATH: &str = "/__fencepost/events";
@@ -282,29 +280,6 @@ impl Local {
     }
 }
 
-/// What answers a request under the site's path — the revision `public/current` points to
-/// ([`Local`]), a bucket's pointer (`bucket::BucketOrigin`), the editor's preview in memory
-/// (`preview::Preview`) — each for itself: the HTTP layer only finds the path under the base
-/// path, asks, and logs.
-pub trait Origin: Send + Sync + 'static {
-    /// The response to `method` on `path` (the request's path under the site's base path, not
-    /// yet parsed).
-    fn answer<'a>(
-        &'a self,
-        method: &'a Method,
-        path: &'a str,
-        headers: &'a HeaderMap,
-    ) -> BoxFuture<'a, Response>;
-
-    /// The reload events open pages listen to (`EVENTS_PATH`), for an origin that has them.
-    fn events(&self) -> Option<&broadcast::Sender<&'static str>> {
-        None
-    }
-}
-
-/// The origin a server answers from.
-pub type Root = Arc<dyn Origin>;
-
 pub struct App {
     pub root: Root,
     pub clock: Clock,
@@ -315,7 +290,7 @@ pub struct App {
 
 pub fn router(app: Arc<App>) -> Router {
     Router::new()
-        .route(EVENTS_PATH, get(super::preview::events))
+        .route(EVENTS_PATH, get(events))
         .fallback(handle)
         .with_state(app)
 }
@@ -349,17 +324,6 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
     resp
 }
 
-/// A GET or HEAD of a well-formed path: the path, and whether it is a HEAD; else the answer.
-pub(super) fn request(method: &Method, raw: &str) -> Result<(RequestPath, bool), Box<Response>> {
-    if method != Method::GET && method != Method::HEAD {
-        return Err(Box::new(method_not_allowed()));
-    }
-    match paths::parse(raw) {
-        Ok(rp) => Ok((rp, method == Method::HEAD)),
-        Err(why) => Err(Box::new(text(StatusCode::BAD_REQUEST, why.message()))),
-    }
-}
-
 impl Origin for Local {
     fn answer<'a>(
         &'a self,
@@ -375,38 +339,6 @@ impl Origin for Local {
             },
         };
         Box::pin(std::future::ready(resp))
-    }
-}
-
-/// What `rp` maps to in a set of files: the file, a redirect to add a slash, or not found.
-pub(super) enum Lookup {
-    File(String),
-    AddSlash(String),
-    NotFound,
-}
-
-pub(super) fn lookup(rp: &RequestPath, has: impl Fn(&str) -> bool) -> Lookup {
-    let file = rp.file();
-    if has(&file) {
-        Lookup::File(file)
-    } else if !rp.trailing_slash && has(&format!("{}/index.html", rp.rel)) {
-        Lookup::AddSlash(format!("/{}/", rp.rel))
-    } else {
-        Lookup::NotFound
-    }
-}
-
-pub(super) fn common_headers(r: &mut Response, etag: &str, content_type: &str, revision: &str) {
-    let h = r.headers_mut();
-    safety_headers(h, content_type.as_bytes());
-    if let Ok(v) = HeaderValue::from_str(etag) {
-        h.insert(header::ETAG, v);
-    }
-    if let Ok(v) = HeaderValue::from_str(content_type) {
-        h.insert(header::CONTENT_TYPE, v);
-    }
-    if let Ok(v) = HeaderValue::from_str(revision) {
-        h.insert("x-revision", v);
     }
 }
 
@@ -479,4 +411,13 @@ fn serve_origin(rev: &Revision, rp: &RequestPath, headers: &HeaderMap, head: boo
     r.headers_mut()
         .insert(header::CONTENT_LENGTH, HeaderValue::from(meta.bytes));
     finish(r)
+}
+
+/// The reload events of the origin's open pages, as server-sent events (404 where the origin
+/// has none: only the preview does).
+async fn events(State(app): State<Arc<App>>) -> Response {
+    match app.root.events() {
+        Some(events) => super::preview::reload_events(events),
+        None => text(StatusCode::NOT_FOUND, "not found"),
+    }
 }

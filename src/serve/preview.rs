@@ -4,11 +4,10 @@
 //! until the next good save. Never cached (`no-store`).
 
 use super::answer::{etag_matches, redirect, text};
-use super::http::{common_headers, lookup, request, App, Lookup, Origin};
+use super::origin::{common_headers, lookup, request, Lookup, Origin};
 use super::paths::RequestPath;
 use crate::output::memory::MemorySite;
 use axum::body::Body;
-use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -144,11 +143,9 @@ fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool)
     finish(r)
 }
 
-/// The reload events of the origin's open pages (404 where the origin has none).
-pub(super) async fn events(State(app): State<Arc<App>>) -> Response {
-    let Some(events) = app.root.events() else {
-        return text(StatusCode::NOT_FOUND, "not found");
-    };
+/// `events` as a stream of server-sent events: `ready` first, then each reload, until the
+/// server shuts down.
+pub(super) fn reload_events(events: &broadcast::Sender<&'static str>) -> Response {
     let rx = events.subscribe();
     let hello = futures_util::stream::once(async {
         Ok::<_, Infallible>(Event::default().event("ready").data("ready"))
