@@ -11,7 +11,7 @@
 //! whole from one revision even if the pointer moves while it is being sent.
 
 use super::answer::{etag_matches, rebase_location, redirect, safety_headers, text, unavailable};
-use super::origin::{lookup, request, Lookup, Origin, Root};
+use super::origin::{at_once, lookup, Lookup, Origin, Root};
 use super::paths::{under_base, RequestPath, Under};
 use crate::clock::Clock;
 use crate::output::manifest::Manifest;
@@ -331,14 +331,10 @@ impl Origin for Local {
         path: &'a str,
         headers: &'a HeaderMap,
     ) -> BoxFuture<'a, Response> {
-        let resp = match request(method, path) {
-            Err(r) => *r,
-            Ok((rp, head)) => match self.current() {
-                Ok(rev) => serve_origin(&rev, &rp, headers, head),
-                Err(why) => unavailable(&why),
-            },
-        };
-        Box::pin(std::future::ready(resp))
+        at_once(method, path, |rp, head| match self.current() {
+            Ok(rev) => serve_origin(&rev, &rp, headers, head),
+            Err(why) => unavailable(&why),
+        })
     }
 }
 

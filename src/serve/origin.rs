@@ -35,7 +35,7 @@ pub trait Origin: Send + Sync + 'static {
 pub type Root = Arc<dyn Origin>;
 
 /// A GET or HEAD of a well-formed path: the path, and whether it is a HEAD; else the answer.
-pub(super) fn request(method: &Method, raw: &str) -> Result<(RequestPath, bool), Box<Response>> {
+fn request(method: &Method, raw: &str) -> Result<(RequestPath, bool), Box<Response>> {
     if method != Method::GET && method != Method::HEAD {
         return Err(Box::new(method_not_allowed()));
     }
@@ -43,6 +43,20 @@ pub(super) fn request(method: &Method, raw: &str) -> Result<(RequestPath, bool),
         Ok(rp) => Ok((rp, method == Method::HEAD)),
         Err(why) => Err(Box::new(text(StatusCode::BAD_REQUEST, why.message()))),
     }
+}
+
+/// The answer of an origin that answers at once, from what it holds: `f` given the checked
+/// request (the path, and whether it is a HEAD), or the refusal [`request`] gives.
+pub(super) fn at_once<'a>(
+    method: &Method,
+    path: &str,
+    f: impl FnOnce(RequestPath, bool) -> Response,
+) -> BoxFuture<'a, Response> {
+    let resp = match request(method, path) {
+        Err(r) => *r,
+        Ok((rp, head)) => f(rp, head),
+    };
+    Box::pin(std::future::ready(resp))
 }
 
 /// What `rp` maps to in a set of files: the file, a redirect to add a slash, or not found.

@@ -4,7 +4,7 @@
 //! until the next good save. Never cached (`no-store`).
 
 use super::answer::{etag_matches, redirect, text};
-use super::origin::{common_headers, lookup, request, Lookup, Origin};
+use super::origin::{at_once, common_headers, lookup, Lookup, Origin};
 use super::paths::RequestPath;
 use crate::output::memory::MemorySite;
 use axum::body::Body;
@@ -56,11 +56,9 @@ impl Origin for Preview {
         path: &'a str,
         headers: &'a HeaderMap,
     ) -> BoxFuture<'a, Response> {
-        let resp = match request(method, path) {
-            Err(r) => *r,
-            Ok((rp, head)) => serve_preview(self, &rp, headers, head),
-        };
-        Box::pin(std::future::ready(resp))
+        at_once(method, path, |rp, head| {
+            serve_preview(self, &rp, headers, head)
+        })
     }
 
     fn events(&self) -> Option<&broadcast::Sender<&'static str>> {
