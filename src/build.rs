@@ -116,6 +116,7 @@ fn build_once(
     let snap = ledger.snapshot()?;
     let origin = snapshot::Origin::read(&snap)?;
     if let Some(built) = build.found_built(&snap)? {
+        build.keep_built(&snap, &built, &mut reuse)?;
         drop(snap);
         return build.point_to_built(built, &origin);
     }
@@ -172,6 +173,7 @@ struct Staged {
     staging: Staging,
     prelinked: Option<Prelinked>,
     early_links: usize,
+    linked_ahead: bool,
 }
 
 /// What the last step takes.
@@ -231,6 +233,18 @@ impl<'a> Build<'a> {
     fn found_built(&self, snap: &Snapshot<'_>) -> Result<Option<snapshot::Built>, BuildError> {
         let (full, now, logged) = (self.opts.full, self.clock.now(), self.signer.is_some());
         snapshot::already_built(snap, &self.dest, &self.fingerprint, full, now, logged)
+    }
+
+    /// What the next build of a long-lived process reads of that revision, kept (see
+    /// `warm.rs`).
+    fn keep_built(
+        &mut self,
+        snap: &Snapshot<'_>,
+        built: &snapshot::Built,
+        reuse: &mut Reuse,
+    ) -> Result<(), BuildError> {
+        let logged = self.signer.is_some();
+        (self.warm).found_built(snap, logged, built.dir(), reuse.kept())
     }
 
     /// Points to that revision (once it is known to be this ledger's); nothing is rendered.
@@ -313,6 +327,7 @@ impl<'a> Build<'a> {
             staging,
             prelinked,
             early_links,
+            linked_ahead: reuse.linked_ahead(),
         })
     }
 
@@ -427,6 +442,7 @@ impl<'a> Build<'a> {
         Ok(Report {
             abandoned_removed: self.dest.tidied(),
             early_links: done.staged.early_links,
+            linked_ahead: done.staged.linked_ahead,
             pages_read,
             left_out: done.plan.left_out,
             ..report

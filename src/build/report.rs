@@ -124,6 +124,9 @@ pub struct Report {
     /// Files of the previous revision hard-linked while the snapshot was read and the plan
     /// made (see `prelink.rs`), before the plan removed the ones it did not keep.
     pub early_links: usize,
+    /// Those links were made before this build began, between a long-lived process's
+    /// builds (`run`, see `Warm::link_ahead`), not while it ran.
+    pub linked_ahead: bool,
     /// Public page rows read from the ledger: every page, or only those changed since the
     /// revision a long-lived process (`run`) kept from its last build (see `warm.rs`).
     pub pages_read: usize,

@@ -26,6 +26,8 @@ pub(super) struct Reuse {
     /// would go on filling a folder nobody holds, and the next build's clean-up would race
     /// it.
     early: Option<(Early, Staging)>,
+    /// The early links were made ahead of this build (see `Warm::link_ahead`).
+    ahead: bool,
 }
 
 impl Reuse {
@@ -50,19 +52,33 @@ impl Reuse {
             let dir = dir.clone();
             std::thread::spawn(move || read_previous(dir))
         });
+        let mut ahead = false;
         let early = match (guess, &dir) {
-            (Some(guess), Some(prev)) if !looks_built && same_fingerprint(prev, fingerprint) => {
-                let staging = dest.stage(&guess)?;
-                let early = Early::start(prev.clone(), staging.path.clone());
-                Some((early, staging))
+            (_, _) if looks_built => None,
+            (Some(guess), Some(prev)) if same_fingerprint(prev, fingerprint) => {
+                match warm.ahead(Some(prev)) {
+                    Some(made) => {
+                        ahead = true;
+                        Some(made)
+                    }
+                    None => {
+                        let staging = dest.stage(&guess)?;
+                        let early = Early::start(prev.clone(), staging.path.clone());
+                        Some((early, staging))
+                    }
+                }
             }
-            _ => None,
+            _ => {
+                warm.ahead(None);
+                None
+            }
         };
         Ok(Reuse {
             dir,
             kept,
             reader,
             early,
+            ahead,
         })
     }
 
@@ -76,6 +92,16 @@ impl Reuse {
             Some(r) => r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
             None => read_previous(self.dir.clone()),
         }
+    }
+
+    /// The previous manifest kept in memory, unused (the revision was found built).
+    pub(super) fn kept(&mut self) -> Option<Previous> {
+        self.kept.take()
+    }
+
+    /// Whether the early links were made ahead of this build.
+    pub(super) fn linked_ahead(&self) -> bool {
+        self.ahead
     }
 
     /// The staging folder to render revision `id` into, with the early links the plan keeps

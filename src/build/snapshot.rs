@@ -52,6 +52,13 @@ pub(super) struct Built {
     next_change_at: Option<crate::clock::Instant>,
 }
 
+impl Built {
+    /// The revision's folder.
+    pub(super) fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+}
+
 /// The revision the snapshot would make, if it is built already (never for a preview or a
 /// `--full` build).
 pub(super) fn already_built(
@@ -114,6 +121,7 @@ pub(super) fn point_to_built(
         left_out: Vec::new(),
         abandoned_removed: 0,
         early_links: 0,
+        linked_ahead: false,
         pages_read: 0,
     })
 }
@@ -260,6 +268,7 @@ pub(super) fn report(
         left_out: Vec::new(),
         abandoned_removed: 0,
         early_links: 0,
+        linked_ahead: false,
         pages_read: 0,
     }
 }

@@ -60,6 +60,10 @@ pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
     if result.is_ok() {
         result = collect(&i, mem, &mut r);
     }
+    if result.is_ok() && !i.cancel.load(Ordering::Relaxed) {
+        // The next build's links, made while the loop waits for its instant.
+        mem.warm.link_ahead();
+    }
     if result.is_err() {
         let stranded = r.lags.iter().filter(|l| l.live_at.is_none()).cloned();
         mem.not_live.extend(stranded);

@@ -15,6 +15,7 @@ use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod ahead;
 mod health;
 mod hosts;
 mod instants;

@@ -99,6 +99,11 @@ fn a_run_builds_from_the_pages_it_kept_what_a_build_from_nothing_makes() {
         later.len() >= 3 && later.iter().all(|&n| (1..=2).contains(&n)),
         "{later:?}"
     );
+    // And each started from the live revision's files, linked between instants.
+    assert!(
+        builds[1..].iter().all(|b| b["linked_ahead"] == true),
+        "{builds:?}"
+    );
     // The same ledger, built from nothing in a copy of the site (its output left behind).
     let copy = tempfile::tempdir().unwrap();
     for e in std::fs::read_dir(s.root()).unwrap().map(Result::unwrap) {
