@@ -12,6 +12,43 @@ use crate::common::*;
 use predicates::str::contains;
 use serde_json::Value;
 
+/// The manifest of revision folder `dir` lists every file exactly, with true hashes and
+/// sizes; the index (the origin's lookup table) has one line per listed file, in path order.
+/// Returns the folder's files.
+fn the_manifest_lists_every_file(
+    dir: &std::path::Path,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let m = manifest(dir);
+    let files = tree(dir);
+    let listed: Vec<&str> = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    let on_disk: Vec<&str> = files
+        .keys()
+        .map(String::as_str)
+        .filter(|p| *p != "manifest.json" && *p != "manifest.idx")
+        .collect();
+    assert_eq!(listed, on_disk);
+    // The index (the origin's lookup table) has one line per listed file, in path order.
+    let idx = String::from_utf8(files["manifest.idx"].clone()).unwrap();
+    let mut lines = idx.lines();
+    assert_eq!(lines.next(), Some("fencepost-index 1"));
+    let indexed: Vec<String> = lines
+        .map(|l| serde_json::from_str(l.split('\t').next().unwrap()).unwrap())
+        .collect();
+    assert_eq!(indexed, listed);
+    for f in m["files"].as_array().unwrap() {
+        let bytes = &files[f["path"].as_str().unwrap()];
+        assert_eq!(f["sha256"], fencepost::digest::sha256_hex(bytes));
+        assert_eq!(f["bytes"], bytes.len());
+        assert!(f["content_type"].is_string() && f["cache"].is_string());
+    }
+    files
+}
+
 #[test]
 fn builds_a_complete_revision_and_points_to_it() {
     let s = site_with(5);
@@ -49,36 +86,7 @@ fn builds_a_complete_revision_and_points_to_it() {
                            "next_change_at": b["next_change_at"]})
     );
 
-    // The manifest lists every file exactly, with true hashes and sizes.
-    let dir = s.current_dir();
-    let m = manifest(&dir);
-    let files = tree(&dir);
-    let listed: Vec<&str> = m["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    let on_disk: Vec<&str> = files
-        .keys()
-        .map(String::as_str)
-        .filter(|p| *p != "manifest.json" && *p != "manifest.idx")
-        .collect();
-    assert_eq!(listed, on_disk);
-    // The index (the origin's lookup table) has one line per listed file, in path order.
-    let idx = String::from_utf8(files["manifest.idx"].clone()).unwrap();
-    let mut lines = idx.lines();
-    assert_eq!(lines.next(), Some("fencepost-index 1"));
-    let indexed: Vec<String> = lines
-        .map(|l| serde_json::from_str(l.split('\t').next().unwrap()).unwrap())
-        .collect();
-    assert_eq!(indexed, listed);
-    for f in m["files"].as_array().unwrap() {
-        let bytes = &files[f["path"].as_str().unwrap()];
-        assert_eq!(f["sha256"], fencepost::digest::sha256_hex(bytes));
-        assert_eq!(f["bytes"], bytes.len());
-        assert!(f["content_type"].is_string() && f["cache"].is_string());
-    }
+    let files = the_manifest_lists_every_file(&s.current_dir());
     for p in [
         "index.html",
         "answers/index.html",

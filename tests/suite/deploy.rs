@@ -5,6 +5,7 @@
 // their helpers go unused.
 #![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 
+mod cron;
 mod runners;
 mod targets;
 
@@ -15,11 +16,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-#[test]
-fn eight_racing_deployers_end_at_the_highest_revision_and_never_go_back() {
-    let s = site_with_revisions(8);
-    // Eight CI runners, each with its own checkout whose pointer names another revision.
-    let copies: Vec<tempfile::TempDir> = (1..=8)
+/// Eight checkouts of `s`, each pointing at another of its revisions (1 to 8).
+fn eight_checkouts(s: &TestSite) -> Vec<tempfile::TempDir> {
+    (1..=8)
         .map(|r| {
             let d = tempfile::tempdir().unwrap();
             assert!(std::process::Command::new("cp")
@@ -38,32 +37,44 @@ fn eight_racing_deployers_end_at_the_highest_revision_and_never_go_back() {
             assert_success(&out);
             d
         })
-        .collect();
+        .collect()
+}
+
+/// Watches the pointer at `url` until `done`: it never goes back. Returns how often it moved.
+fn pointer_watcher(
+    url: String,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let remote = Remote::open(&url).unwrap();
+        let rt = rt();
+        let mut seen = 0;
+        let mut moves = 0;
+        while !done.load(Ordering::SeqCst) {
+            if let Some((p, _)) = rt.block_on(remote.read_pointer()).unwrap() {
+                assert!(
+                    p.id.revision >= seen,
+                    "the pointer went back from {seen} to {}",
+                    p.id.revision
+                );
+                if p.id.revision > seen {
+                    moves += 1;
+                }
+                seen = p.id.revision;
+            }
+        }
+        moves
+    })
+}
+
+#[test]
+fn eight_racing_deployers_end_at_the_highest_revision_and_never_go_back() {
+    let s = site_with_revisions(8);
+    // Eight CI runners, each with its own checkout whose pointer names another revision.
+    let copies = eight_checkouts(&s);
     let url = format!("memory://{}", unique("race"));
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watcher = {
-        let (url, done) = (url.clone(), done.clone());
-        std::thread::spawn(move || {
-            let remote = Remote::open(&url).unwrap();
-            let rt = rt();
-            let mut seen = 0;
-            let mut moves = 0;
-            while !done.load(Ordering::SeqCst) {
-                if let Some((p, _)) = rt.block_on(remote.read_pointer()).unwrap() {
-                    assert!(
-                        p.id.revision >= seen,
-                        "the pointer went back from {seen} to {}",
-                        p.id.revision
-                    );
-                    if p.id.revision > seen {
-                        moves += 1;
-                    }
-                    seen = p.id.revision;
-                }
-            }
-            moves
-        })
-    };
+    let watcher = pointer_watcher(url.clone(), done.clone());
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
     let runs: Vec<_> = copies
         .iter()
@@ -111,6 +122,20 @@ fn bucket_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .into_iter()
         .filter(|(k, _)| k != "current.lock")
         .collect()
+}
+
+#[cfg(feature = "failpoints")]
+/// A folder bucket's objects, the pointer without what names one deploy: the operation that
+/// moved it (the receipt's subject) and the audit tip when it moved.
+fn without_operation(dir: &Path, point: &str) -> BTreeMap<String, Vec<u8>> {
+    let mut t = bucket_tree(dir);
+    let mut p: serde_json::Value = serde_json::from_slice(&t["current"]).unwrap();
+    assert!(p["operation"].is_string(), "{point}: {p}");
+    assert!(p["audit_tip"].is_object(), "{point}: {p}");
+    p.as_object_mut().unwrap().remove("operation");
+    p.as_object_mut().unwrap().remove("audit_tip");
+    t.insert("current".into(), serde_json::to_vec(&p).unwrap());
+    t
 }
 
 #[cfg(feature = "failpoints")]
@@ -180,16 +205,7 @@ fn a_crash_at_every_deploy_step_resumes_to_the_same_bucket() {
         // The pointer names the operation that moved it (the receipt's subject) and the
         // audit tip when it moved (both buckets are deployed from one ledger, one after the
         // other): those differ, everything else is the same.
-        let without_operation = |dir: &Path| {
-            let mut t = bucket_tree(dir);
-            let mut p: serde_json::Value = serde_json::from_slice(&t["current"]).unwrap();
-            assert!(p["operation"].is_string(), "{point}: {p}");
-            assert!(p["audit_tip"].is_object(), "{point}: {p}");
-            p.as_object_mut().unwrap().remove("operation");
-            p.as_object_mut().unwrap().remove("audit_tip");
-            t.insert("current".into(), serde_json::to_vec(&p).unwrap());
-            t
-        };
+        let without_operation = |dir: &Path| without_operation(dir, point);
         assert_same_tree(
             &without_operation(crashed.path()),
             &without_operation(clean.path()),
@@ -331,105 +347,6 @@ fn previews_and_backward_moves_are_refused() {
             );
         }
     }
-}
-
-#[test]
-fn two_cron_pipelines_publish_build_and_deploy_each_thing_once() {
-    let moto = Moto::start();
-    moto.bucket("cron");
-    let proxy = Proxy::start(&moto.endpoint, false);
-    let png = |n: u8| {
-        let mut b = b"\x89PNG\r\n\x1a\n".to_vec();
-        b.push(n);
-        b
-    };
-    let (base, hits) = image_server(
-        (1..=6u8)
-            .map(|i| {
-                let path: &'static str = Box::leak(format!("/{i}.png").into_boxed_str());
-                (path, 200, png(i))
-            })
-            .collect(),
-    );
-    let s = TestSite::new();
-    for i in 1..=6 {
-        s.item_with(
-            i,
-            &format!("2026-11-0{i}"),
-            &format!("image = \"{base}/{i}.png\"\n"),
-            &format!("Answer body for item {i}."),
-        );
-    }
-    s.publish("2026-11-01T00:00:00Z");
-    let pipeline = |now: String| {
-        let root = s.root().to_path_buf();
-        let env = Moto::env(&proxy.endpoint);
-        std::thread::spawn(move || {
-            let run = |args: &[&str]| {
-                let mut c = fencepost();
-                c.arg("--site")
-                    .arg(&root)
-                    .args(args)
-                    .args(["--json", "--now", &now]);
-                for (k, v) in &env {
-                    c.env(k, v);
-                }
-                let out = c.output().unwrap();
-                assert!(
-                    out.status.success(),
-                    "{args:?}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
-            };
-            let p = run(&["publish", "--build"]);
-            let d = run(&["deploy", "--to", "s3://cron/www"]);
-            (p, d)
-        })
-    };
-    let mut published = Vec::new();
-    for round in 1..=4 {
-        let now = format!("2026-12-0{round}T00:00:00Z");
-        let (a, b) = (pipeline(now.clone()), pipeline(now));
-        for (p, _) in [a.join().unwrap(), b.join().unwrap()] {
-            published.extend(ids(&p, "published"));
-        }
-    }
-    published.sort();
-    assert_eq!(published, vec![1, 2, 3, 4, 5, 6]);
-    assert_eq!(s.revision(), 6);
-    assert_eq!(hits.load(Ordering::SeqCst), 6, "each image fetched once");
-    // The bucket serves revision 6; every object was uploaded exactly once.
-    let puts = proxy.puts();
-    let mut per_key: BTreeMap<String, usize> = BTreeMap::new();
-    for p in puts
-        .iter()
-        .filter(|p| !p.contains("fencepost-probe") && !p.ends_with("/current"))
-    {
-        *per_key.entry(p.clone()).or_default() += 1;
-    }
-    assert!(per_key.values().all(|n| *n == 1), "{per_key:#?}");
-    // Two more pipelines at once: nothing to publish, nothing to upload.
-    let before = proxy.puts().len();
-    let (a, b) = (
-        pipeline("2026-12-09T00:00:00Z".into()),
-        pipeline("2026-12-09T00:00:00Z".into()),
-    );
-    for (p, d) in [a.join().unwrap(), b.join().unwrap()] {
-        assert!(ids(&p, "published").is_empty());
-        assert_eq!(d["blobs_uploaded"], 0, "{d}");
-    }
-    assert_eq!(
-        proxy.puts().len(),
-        before,
-        "the last two runs upload nothing"
-    );
-    let settings = Moto::settings(&moto.endpoint);
-    let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let remote = Remote::open_with("s3://cron/www", &settings).unwrap();
-    let (live, _) = rt().block_on(remote.read_pointer()).unwrap().unwrap();
-    assert_eq!(live.id.revision, 6);
-    s.cmd(&["verify"]).assert().success();
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! pointer; load while the pointer moves; the seeds' two racing pipelines read through the
 //! edge; and the edge's R2 reads with a warm cache.
 mod edge;
+mod faults;
 mod load;
 
 use crate::common::*;
@@ -91,7 +92,9 @@ fn deploy_both(s: &TestSite, bucket: &Path, moto: &Moto, now: &str) {
     );
 }
 
-fn four() -> Four {
+/// The features site with a transparency log, an SVG, a large file, aliases and a withdrawn
+/// advisory, published and built.
+fn features_site() -> TestSite {
     let s = fixture("features");
     let toml = std::fs::read_to_string(s.path("fencepost.toml"))
         .unwrap()
@@ -140,6 +143,11 @@ fn four() -> Four {
         ),
     );
     s.json(&["publish", "--build", "--now", BEFORE]);
+    s
+}
+
+fn four() -> Four {
+    let s = features_site();
     let moto = Moto::start();
     moto.bucket("site");
     let bucket = s.path("bucket");
@@ -256,8 +264,6 @@ const BUCKETS: &[usize] = &[1, 2, 3];
 
 /// The table: what every origin answers for the same revision.
 fn table(f: &Four) -> Vec<Case> {
-    let home = f.etag("index.html");
-    let not_found = f.etag("404.html");
     let immutable = f.site.current_dir().join("manifest.json");
     let m: Value = serde_json::from_slice(&std::fs::read(immutable).unwrap()).unwrap();
     let hashed = m["files"]
@@ -279,7 +285,7 @@ fn table(f: &Four) -> Vec<Case> {
     };
     let tile = log_file(".well-known/fencepost/log/tile/0/");
     let bundle = log_file(".well-known/fencepost/log/tile/entries/");
-    vec![
+    let mut cases = vec![
         // The transparency log: tiles immutable, the checkpoint revalidated, item JSON from
         // its reveal on (and nothing of an embargoed item).
         case("GET", "/.well-known/fencepost/log/checkpoint", 200),
@@ -317,7 +323,17 @@ fn table(f: &Four) -> Vec<Case> {
         case("GET", "/no/such/page/", 404),
         case("GET", "/posts/secret/", 404),
         case("HEAD", "/no/such/page/", 404),
-        // Conditional requests.
+    ];
+    cases.extend(conditional_cases(f));
+    cases.extend(refused_cases());
+    cases
+}
+
+/// Conditional requests, against the home page's and the 404 page's tags.
+fn conditional_cases(f: &Four) -> Vec<Case> {
+    let home = f.etag("index.html");
+    let not_found = f.etag("404.html");
+    vec![
         with(case("GET", "/", 304), "If-None-Match", &home),
         with(case("HEAD", "/", 304), "If-None-Match", &home),
         with(case("GET", "/", 304), "If-None-Match", &format!("W/{home}")),
@@ -329,6 +345,13 @@ fn table(f: &Four) -> Vec<Case> {
         with(case("GET", "/", 304), "If-None-Match", "*"),
         with(case("GET", "/", 200), "If-None-Match", "\"0000\""),
         with(case("GET", "/no/such/", 404), "If-None-Match", &not_found),
+    ]
+}
+
+/// Only GET and HEAD; traversal and encodings: dot segments resolve as the URL standard says
+/// (never above the root); what could mean something else once decoded is refused.
+fn refused_cases() -> Vec<Case> {
+    vec![
         // Only GET and HEAD.
         case("POST", "/", 405),
         case("PUT", "/posts/hello/", 405),
@@ -356,8 +379,17 @@ fn table(f: &Four) -> Vec<Case> {
 fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_move() {
     let f = four();
     f.check(&table(&f), ALL);
-    // The log every origin serves is the one log: `tlog verify` holds on each, with the same
-    // checkpoint; its tiles may be cached for good, its checkpoint never without asking.
+    every_origin_serves_the_one_log(&f);
+    an_alias_names_its_item(&f);
+    let after = a_move_is_seen_by_the_next_request(&f);
+    faults::a_missing_shard_is_a_503_never_a_404(&f, &after);
+    faults::a_tampered_blob_is_never_served(&f);
+    faults::an_unreadable_or_missing_pointer_is_a_503(&f);
+}
+
+/// The log every origin serves is the one log: `tlog verify` holds on each, with the same
+/// checkpoint; its tiles may be cached for good, its checkpoint never without asking.
+fn every_origin_serves_the_one_log(f: &Four) {
     let vkey = std::fs::read_to_string(f.site.path(".tlog-vkey")).unwrap();
     let mut checkpoints = BTreeSet::new();
     for o in &f.origins {
@@ -372,7 +404,7 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
     }
     assert_eq!(checkpoints.len(), 1);
     let o = &f.origins[0].addr;
-    let cases = table(&f);
+    let cases = table(f);
     let tile = &cases
         .iter()
         .find(|c| c.target.contains("/log/tile/0/"))
@@ -388,8 +420,11 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
         r.header("cache-control"),
         Some("public, max-age=0, must-revalidate")
     );
-    // An alias's 301 names its item (every origin alike, by the table's `location` check),
-    // and a static host gets a page that sends a browser there.
+}
+
+/// An alias's 301 names its item (every origin alike, by the table's `location` check), and a
+/// static host gets a page that sends a browser there.
+fn an_alias_names_its_item(f: &Four) {
     let r = try_http(&f.origins[0].addr, "GET", "/old/hello/", &[]).unwrap();
     assert_eq!(r.header("location"), Some("/posts/hello/"));
     let page = f.site.current_file("old/hello/index.html");
@@ -397,28 +432,31 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
         page.contains("http-equiv=\"refresh\"") && page.contains("rel=\"canonical\""),
         "{page}"
     );
+}
+
+/// The revision every origin names in `x-revision`.
+fn all_name(f: &Four, name: &str) {
+    for o in &f.origins {
+        let r = try_http(&o.addr, "GET", "/", &[]).unwrap();
+        assert_eq!(r.header("x-revision"), Some(name), "{}", o.name);
+    }
+}
+
+/// A pointer move between two requests: the next request sees the new revision. Returns the
+/// table after the move.
+fn a_move_is_seen_by_the_next_request(f: &Four) -> Vec<Case> {
     let first = f.site.current_dir();
     let first_name = first.file_name().unwrap().to_string_lossy().to_string();
     let old_home = f.etag("index.html");
     let old_about = f.etag("about/index.html");
-    for o in &f.origins {
-        let r = try_http(&o.addr, "GET", "/", &[]).unwrap();
-        assert_eq!(
-            r.header("x-revision"),
-            Some(first_name.as_str()),
-            "{}",
-            o.name
-        );
-    }
-
-    // A pointer move between two requests: the next request sees the new revision.
+    all_name(f, &first_name);
     f.site.json(&["publish", "--build", "--now", LAUNCH]);
     deploy_both(&f.site, &f.bucket, &f.moto, LAUNCH);
     f.edge().wait_pointer(&f.bucket);
     let second = f.site.current_dir();
     assert_ne!(first, second);
     let second_name = second.file_name().unwrap().to_string_lossy().to_string();
-    let mut after = table(&f);
+    let mut after = table(f);
     for c in after.iter_mut() {
         if c.target == "/posts/secret/" || c.target.ends_with("/items/posts/secret.json") {
             c.status = 200;
@@ -435,112 +473,12 @@ fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_mo
         with(case("GET", "/about/", 304), "If-None-Match", &old_about),
     ]);
     f.check(&after, ALL);
+    all_name(f, &second_name);
     for o in &f.origins {
         let r = try_http(&o.addr, "GET", "/", &[]).unwrap();
-        assert_eq!(
-            r.header("x-revision"),
-            Some(second_name.as_str()),
-            "{}",
-            o.name
-        );
         assert_ne!(r.header("etag"), Some(old_home.as_str()));
     }
-
-    // A manifest shard missing from the bucket (one no origin has read yet): 503 on every
-    // bucket origin for a path it holds, never a 404 that would say the page does not exist.
-    let requested: BTreeSet<u32> = after
-        .iter()
-        .chain(table(&f).iter())
-        .flat_map(|c| {
-            let p = c.target.split('?').next().unwrap().trim_start_matches('/');
-            [
-                p.to_string(),
-                format!("{p}index.html"),
-                format!("{p}/index.html"),
-                "404.html".into(),
-            ]
-        })
-        .map(|p| layout::shard_of(&p))
-        .collect();
-    let live = f.site.current_dir();
-    let unread = manifest_shas(&live)
-        .into_keys()
-        .filter(|p| p.ends_with(".html") && p != "robots.txt")
-        .find(|p| !requested.contains(&layout::shard_of(p)))
-        .expect("a page in a shard no request has read");
-    let root: Value = {
-        let p: Value =
-            serde_json::from_slice(&std::fs::read(f.bucket.join("current")).unwrap()).unwrap();
-        let m = p["manifest"].as_str().unwrap();
-        serde_json::from_slice(
-            &std::fs::read(f.bucket.join(format!("manifests/{m}.json"))).unwrap(),
-        )
-        .unwrap()
-    };
-    let shard = root["shards"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s[0].as_u64() == Some(u64::from(layout::shard_of(&unread))))
-        .unwrap()[1]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let key = format!("manifests/shards/{shard}.json");
-    let kept = std::fs::read(f.bucket.join(&key)).unwrap();
-    std::fs::remove_file(f.bucket.join(&key)).unwrap();
-    s3_delete(&f.moto, &format!("www/{key}"));
-    f.edge().wait_synced(&key, "");
-    let target = format!("/{}", unread.trim_end_matches("index.html"));
-    f.check(&[case("GET", &target, 503)], BUCKETS);
-    // Put back, it is served again (a failure is not remembered past the pointer's TTL).
-    std::fs::write(f.bucket.join(&key), &kept).unwrap();
-    s3_put(&f.moto, &format!("www/{key}"), kept.clone());
-    f.edge()
-        .wait_synced(&key, &fencepost::digest::sha256_hex(&kept));
-    f.check(&[case("GET", &target, 200)], ALL);
-
-    // A blob tampered in the bucket (one no origin has read yet) is never served: 503 on every
-    // bucket origin. (`serve` has no bucket: it serves the revision folder it built.)
-    let sha = f.entry("robots.txt")["sha256"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let evil = b"User-agent: *\nDisallow: /evil\n".to_vec();
-    std::fs::write(f.bucket.join(format!("objects/{sha}")), &evil).unwrap();
-    s3_put(&f.moto, &format!("www/objects/{sha}"), evil.clone());
-    f.edge().wait_synced(
-        &format!("objects/{sha}"),
-        &fencepost::digest::sha256_hex(&evil),
-    );
-    f.check(&[case("GET", "/robots.txt", 503)], BUCKETS);
-    for &i in BUCKETS {
-        let r = try_http(&f.origins[i].addr, "GET", "/robots.txt", &[]).unwrap();
-        assert!(!r.text().contains("evil"), "{}", f.origins[i].name);
-        assert_eq!(r.header("cache-control"), Some("no-store"));
-    }
-
-    // An unreadable pointer: 503 everywhere, never a stale 200.
-    let garbage = b"{ not a pointer".to_vec();
-    std::fs::write(f.bucket.join("current"), &garbage).unwrap();
-    s3_put(&f.moto, "www/current", garbage.clone());
-    f.edge()
-        .wait_synced("current", &fencepost::digest::sha256_hex(&garbage));
-    let link = f.site.path("public/current");
-    std::fs::remove_file(&link).unwrap();
-    std::os::unix::fs::symlink("revisions/no-such-revision", &link).unwrap();
-    f.check(
-        &[
-            case("GET", "/", 503),
-            case("GET", "/posts/hello/", 503),
-            case("HEAD", "/about/", 503),
-        ],
-        ALL,
-    );
-    // And a pointer that is missing altogether.
-    std::fs::remove_file(f.bucket.join("current")).unwrap();
-    f.edge().wait_synced("current", "");
-    f.check(&[case("GET", "/", 503)], &[0, 1, 3]);
+    after
 }
 
 fn s3_store(moto: &Moto) -> object_store::aws::AmazonS3 {

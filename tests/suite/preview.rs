@@ -202,60 +202,44 @@ fn watch_follows_folders_created_or_recreated_after_start() {
     });
 }
 
-#[test]
-fn watch_mode_rebuilds_on_save_and_shows_errors_until_fixed() {
-    use std::io::{BufRead, BufReader, Write};
-    let s = built_site();
-    s.item(3, "2026-12-25"); // embargoed: visible in the preview only
-    let srv = s.serve(&["--watch"]);
-    let page = srv.get("/answers/3/");
-    assert_eq!(page.status, 200);
-    assert!(page.text().contains("PREVIEW") && page.text().contains("Embargoed until"));
-    assert!(
-        page.text().contains("fencepost live reload"),
-        "preview HTML carries the reload script"
-    );
-    assert_eq!(page.header("x-revision"), Some("preview"));
-    assert_eq!(page.header("cache-control"), Some("no-store"));
-    for dir in ["public/preview", ".fencepost/preview"] {
-        assert!(!s.path(dir).exists(), "watch mode writes nothing to disk");
-    }
-    let revision_before = s.revision();
+/// The preview's reload events, read from `/__fencepost/events`.
+struct Events(std::io::BufReader<std::net::TcpStream>);
 
-    // Listen for reloads.
-    let mut events = std::net::TcpStream::connect(&srv.addr).unwrap();
-    events
-        .set_read_timeout(Some(Duration::from_secs(10)))
+impl Events {
+    fn listen(addr: &str) -> Events {
+        use std::io::Write;
+        let mut events = std::net::TcpStream::connect(addr).unwrap();
+        events
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            events,
+            "GET /__fencepost/events HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
         .unwrap();
-    write!(
-        events,
-        "GET /__fencepost/events HTTP/1.1\r\nHost: x\r\n\r\n"
-    )
-    .unwrap();
-    let mut events = BufReader::new(events);
-    let mut wait_event = |name: &str| {
+        Events(std::io::BufReader::new(events))
+    }
+
+    /// Waits for event `name`.
+    fn wait(&mut self, name: &str) {
+        use std::io::BufRead;
         let mut line = String::new();
         loop {
             line.clear();
-            events
+            (self.0)
                 .read_line(&mut line)
                 .unwrap_or_else(|e| panic!("waiting for {name}: {e}"));
             if line.trim() == format!("event: {name}") {
                 return;
             }
         }
-    };
-    wait_event("ready");
+    }
+}
 
-    let t0 = Instant::now();
-    s.item_with(1, "2026-11-01", "", "A freshly edited body.");
-    wait_event("reload");
-    assert!(srv
-        .get("/answers/1/")
-        .text()
-        .contains("A freshly edited body."));
-    assert!(t0.elapsed() < Duration::from_secs(5));
-
+/// A broken template, then a bad front matter: each an error page naming the file (and line)
+/// that reloads itself, until the next good save.
+fn errors_show_until_fixed(s: &TestSite, srv: &Server, events: &mut Events) {
+    let mut wait_event = |name: &str| events.wait(name);
     s.write("templates/answer.html", "{% extends \"base.html\" %}\n{% block content %}\n{{ page.title \n{% endblock content %}\n");
     wait_event("reload");
     let broken = srv.get("/answers/1/");
@@ -296,6 +280,41 @@ fn watch_mode_rebuilds_on_save_and_shows_errors_until_fixed() {
     s.item(2, "2026-11-02");
     wait_event("reload");
     assert_eq!(srv.get("/answers/2/").status, 200);
+}
+
+#[test]
+fn watch_mode_rebuilds_on_save_and_shows_errors_until_fixed() {
+    let s = built_site();
+    s.item(3, "2026-12-25"); // embargoed: visible in the preview only
+    let srv = s.serve(&["--watch"]);
+    let page = srv.get("/answers/3/");
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains("PREVIEW") && page.text().contains("Embargoed until"));
+    assert!(
+        page.text().contains("fencepost live reload"),
+        "preview HTML carries the reload script"
+    );
+    assert_eq!(page.header("x-revision"), Some("preview"));
+    assert_eq!(page.header("cache-control"), Some("no-store"));
+    for dir in ["public/preview", ".fencepost/preview"] {
+        assert!(!s.path(dir).exists(), "watch mode writes nothing to disk");
+    }
+    let revision_before = s.revision();
+
+    // Listen for reloads.
+    let mut events = Events::listen(&srv.addr);
+    events.wait("ready");
+
+    let t0 = Instant::now();
+    s.item_with(1, "2026-11-01", "", "A freshly edited body.");
+    events.wait("reload");
+    assert!(srv
+        .get("/answers/1/")
+        .text()
+        .contains("A freshly edited body."));
+    assert!(t0.elapsed() < Duration::from_secs(5));
+
+    errors_show_until_fixed(&s, &srv, &mut events);
 
     assert_eq!(
         s.revision(),

@@ -129,6 +129,66 @@ fn assert_version(out: &str) {
 /// The dry run: the release builds Linux (x86_64 and aarch64, static) and macOS (both chips),
 /// names each archive and checksum, and refuses a tag that is not Cargo.toml's version or a
 /// workflow that builds other targets than the recipe lists.
+/// Windows gets a .zip holding fencepost.exe, as binstall's override expects.
+fn windows_gets_a_zip_holding_the_exe(root: &Path) {
+    let out = tempfile::tempdir().unwrap();
+    let packaged = release(
+        root,
+        &[
+            "package",
+            "x86_64-pc-windows-msvc",
+            bin().to_str().unwrap(),
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert_success(&packaged);
+    let listing = Command::new("python3")
+        .args(["-m", "zipfile", "-l"])
+        .arg(out.path().join("fencepost-x86_64-pc-windows-msvc.zip"))
+        .output()
+        .unwrap();
+    assert_success(&listing);
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    assert!(
+        listing.contains("fencepost-x86_64-pc-windows-msvc/fencepost.exe"),
+        "{listing}"
+    );
+    assert!(out
+        .path()
+        .join("fencepost-x86_64-pc-windows-msvc.zip.sha256")
+        .exists());
+}
+
+/// A workflow that stopped building one of the targets is caught before anything builds.
+fn a_workflow_out_of_step_is_caught(root: &Path) {
+    let copy = tempfile::tempdir().unwrap();
+    for f in [
+        "Cargo.toml",
+        "scripts/release",
+        "scripts/installer.sh",
+        ".github/workflows/release.yml",
+    ] {
+        let to = copy.path().join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(root.join(f), &to).unwrap();
+    }
+    let workflow = copy.path().join(".github/workflows/release.yml");
+    let text = std::fs::read_to_string(&workflow).unwrap();
+    let dropped = text.replace(
+        "- target: aarch64-unknown-linux-musl",
+        "- target: i686-unknown-linux-musl",
+    );
+    assert_ne!(dropped, text);
+    std::fs::write(&workflow, dropped).unwrap();
+    let out = release(copy.path(), &["plan"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("i686-unknown-linux-musl") && err.contains("scripts/release lists"),
+        "{err}"
+    );
+}
+
 #[test]
 fn the_release_plan_names_every_artifact_and_refuses_a_recipe_out_of_step() {
     let root = repo_root();
@@ -157,33 +217,7 @@ fn the_release_plan_names_every_artifact_and_refuses_a_recipe_out_of_step() {
         windows["archive"], "fencepost-x86_64-pc-windows-msvc.zip",
         "{plan}"
     );
-    // Windows gets a .zip holding fencepost.exe, as binstall's override expects.
-    let out = tempfile::tempdir().unwrap();
-    let packaged = release(
-        &root,
-        &[
-            "package",
-            "x86_64-pc-windows-msvc",
-            bin().to_str().unwrap(),
-            out.path().to_str().unwrap(),
-        ],
-    );
-    assert_success(&packaged);
-    let listing = Command::new("python3")
-        .args(["-m", "zipfile", "-l"])
-        .arg(out.path().join("fencepost-x86_64-pc-windows-msvc.zip"))
-        .output()
-        .unwrap();
-    assert_success(&listing);
-    let listing = String::from_utf8_lossy(&listing.stdout);
-    assert!(
-        listing.contains("fencepost-x86_64-pc-windows-msvc/fencepost.exe"),
-        "{listing}"
-    );
-    assert!(out
-        .path()
-        .join("fencepost-x86_64-pc-windows-msvc.zip.sha256")
-        .exists());
+    windows_gets_a_zip_holding_the_exe(&root);
     assert_eq!(plan["installer"], "fencepost-installer.sh");
     let tag = format!("v{}", env!("CARGO_PKG_VERSION"));
     assert_success(&release(&root, &["plan", "--tag", &tag]));
@@ -191,33 +225,7 @@ fn the_release_plan_names_every_artifact_and_refuses_a_recipe_out_of_step() {
     assert!(!wrong.status.success());
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("does not name Cargo.toml's version"));
 
-    // A workflow that stopped building one of the targets is caught before anything builds.
-    let copy = tempfile::tempdir().unwrap();
-    for f in [
-        "Cargo.toml",
-        "scripts/release",
-        "scripts/installer.sh",
-        ".github/workflows/release.yml",
-    ] {
-        let to = copy.path().join(f);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(root.join(f), &to).unwrap();
-    }
-    let workflow = copy.path().join(".github/workflows/release.yml");
-    let text = std::fs::read_to_string(&workflow).unwrap();
-    let dropped = text.replace(
-        "- target: aarch64-unknown-linux-musl",
-        "- target: i686-unknown-linux-musl",
-    );
-    assert_ne!(dropped, text);
-    std::fs::write(&workflow, dropped).unwrap();
-    let out = release(copy.path(), &["plan"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("i686-unknown-linux-musl") && err.contains("scripts/release lists"),
-        "{err}"
-    );
+    a_workflow_out_of_step_is_caught(&root);
 }
 
 /// The installer, as the release renders it, downloads the archive for its target over HTTPS,
@@ -284,18 +292,9 @@ fn the_installer_installs_a_release_archive_and_refuses_a_tampered_one() {
     assert!(!elsewhere.path().join("bin/fencepost").exists());
 }
 
-/// `init --ci s3://… --base-url …` writes a workflow that runs as written: its `run:` steps,
-/// in a fresh clone on a fresh runner against an S3 server, with the install step pointed at
-/// the local release, publish, build and deploy the site; the second run restores the binary
-/// and the ledger's cache, installs nothing, publishes nothing again, and the bucket serves
-/// the site with its public address.
-#[test]
-fn the_workflow_init_ci_writes_runs_as_written_twice_and_the_bucket_serves_the_site() {
-    let release = LocalRelease::new();
-    let moto = Moto::start();
-    moto.bucket("site");
-    let dir = tempfile::tempdir().unwrap();
-    let site = dir.path().join("site");
+/// `init --ci` into a fresh folder under `dir`, committed to a new git repository: the site.
+fn site_from_init_ci(dir: &Path) -> std::path::PathBuf {
+    let site = dir.join("site");
     let out = Command::new(bin())
         .args([
             "init",
@@ -325,9 +324,12 @@ fn the_workflow_init_ci_writes_runs_as_written_twice_and_the_bucket_serves_the_s
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "a new site"]);
 
-    let workflow = std::fs::read_to_string(site.join(".github/workflows/publish.yml")).unwrap();
-    let published_at = format!("{}/releases/download/", env!("CARGO_PKG_REPOSITORY"));
-    assert!(workflow.contains(&published_at), "{workflow}");
+    site
+}
+
+/// A runner whose download of the release goes to `release`, with moto's address and its
+/// credentials as secrets; no fencepost on its PATH.
+fn runner_for(release: &LocalRelease, moto: &Moto, published_at: String) -> actions::Runner {
     let mut runner = actions::Runner::new();
     runner.rewrites.push((
         published_at,
@@ -348,15 +350,36 @@ fn the_workflow_init_ci_writes_runs_as_written_twice_and_the_bucket_serves_the_s
         );
     }
 
+    runner
+}
+
+/// What step `name` of run `r` printed.
+fn ran(r: &actions::RunReport, name: &str) -> String {
+    r.ran
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("{name} did not run: {r:#?}"))
+        .1
+        .clone()
+}
+
+/// `init --ci s3://… --base-url …` writes a workflow that runs as written: its `run:` steps,
+/// in a fresh clone on a fresh runner against an S3 server, with the install step pointed at
+/// the local release, publish, build and deploy the site; the second run restores the binary
+/// and the ledger's cache, installs nothing, publishes nothing again, and the bucket serves
+/// the site with its public address.
+#[test]
+fn the_workflow_init_ci_writes_runs_as_written_twice_and_the_bucket_serves_the_site() {
+    let release = LocalRelease::new();
+    let moto = Moto::start();
+    moto.bucket("site");
+    let dir = tempfile::tempdir().unwrap();
+    let site = site_from_init_ci(dir.path());
+    let workflow = std::fs::read_to_string(site.join(".github/workflows/publish.yml")).unwrap();
+    let published_at = format!("{}/releases/download/", env!("CARGO_PKG_REPOSITORY"));
+    assert!(workflow.contains(&published_at), "{workflow}");
+    let mut runner = runner_for(&release, &moto, published_at);
     let first = runner.run(&workflow, "publish", &site, 1);
-    let ran = |r: &actions::RunReport, name: &str| -> String {
-        r.ran
-            .iter()
-            .find(|(n, _)| n == name)
-            .unwrap_or_else(|| panic!("{name} did not run: {r:#?}"))
-            .1
-            .clone()
-    };
     ran(&first, "install fencepost");
     assert_version(&ran(&first, "fencepost --version"));
     let step = ran(&first, "publish, build and deploy what is due");

@@ -100,6 +100,114 @@ fn check_live(public: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// What the soak's threads share.
+#[derive(Clone)]
+struct Soak {
+    root: PathBuf,
+    stop: Arc<AtomicBool>,
+    failures: Arc<Mutex<Vec<String>>>,
+    checks: Arc<AtomicUsize>,
+    rounds: Arc<AtomicUsize>,
+}
+
+impl Soak {
+    fn going(&self) -> bool {
+        !self.stop.load(Ordering::Relaxed)
+    }
+
+    fn fail(&self, what: String) {
+        self.failures.lock().unwrap().push(what);
+    }
+}
+
+/// The editor: adds items, edits bodies, withdraws and restores.
+fn editor(soak: Soak, seed: u64) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut rng = Rng(seed);
+        let mut next_id = 21;
+        let mut edit = 0;
+        while soak.going() {
+            edit += 1;
+            let id = 1 + rng.below(next_id as u64 - 1) as i64;
+            let extra = match rng.below(6) {
+                0 => "withdrawn = true\n",
+                _ => "",
+            };
+            let (id, extra) = if rng.below(4) == 0 {
+                next_id += 1;
+                (next_id - 1, "")
+            } else {
+                (id, extra)
+            };
+            let text = format!(
+                "+++\nid = {id}\nday = 2026-11-01\ntitle = \"Item {id}\"\nprice = 4.99\n{extra}+++\n\n{}\n",
+                body(id, edit)
+            );
+            let path = soak.root.join(format!("content/answers/{id}.md"));
+            let tmp = soak.root.join(format!("content/answers/.{id}.md.tmp"));
+            std::fs::write(&tmp, text).unwrap();
+            std::fs::rename(&tmp, &path).unwrap(); // an editor's save-by-rename
+            std::thread::sleep(Duration::from_millis(60 + rng.below(80)));
+        }
+    })
+}
+
+/// A publisher that builds after each publish, or a builder (`args`), again and again.
+fn publisher(soak: Soak, args: &'static [&'static str]) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        while soak.going() {
+            let out = run(&soak.root, args);
+            if !out.status.success() {
+                let err = String::from_utf8_lossy(&out.stderr);
+                soak.fail(format!("{args:?} failed: {err}"));
+            }
+            soak.rounds.fetch_add(1, Ordering::Relaxed);
+        }
+    })
+}
+
+/// gc with no grace period (the harshest), and rollbacks to whatever exists.
+fn collector(soak: Soak, seed: u64) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut rng = Rng(seed.rotate_left(17) | 1);
+        while soak.going() {
+            let out = run(&soak.root, &["gc", "--keep", "1", "--grace-secs", "0"]);
+            if !out.status.success() {
+                soak.fail(format!(
+                    "gc failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            let revisions: Vec<String> = std::fs::read_dir(soak.root.join("public/revisions"))
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .filter(|n| !n.starts_with('.'))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !revisions.is_empty() && rng.below(3) == 0 {
+                let target = &revisions[rng.below(revisions.len() as u64) as usize];
+                // May fail (gc got there first); must never leave a dangling pointer.
+                let _ = run(&soak.root, &["rollback", target, "--now", NOW]);
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    })
+}
+
+/// The reader: the live revision is whole at every look.
+fn reader(soak: Soak) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        while soak.going() {
+            if let Err(e) = check_live(&soak.root.join("public")) {
+                soak.fail(e);
+            }
+            soak.checks.fetch_add(1, Ordering::Relaxed);
+        }
+    })
+}
+
 #[test]
 fn publishers_builders_gc_rollback_and_a_reader_hold_together() {
     let secs = soak_secs();
@@ -114,124 +222,32 @@ fn publishers_builders_gc_rollback_and_a_reader_hold_together() {
         s.item_with(id, "2026-11-01", "", &body(id, 0));
     }
     s.json(&["publish", "--build", "--now", NOW]);
-    let root: PathBuf = s.root().to_path_buf();
-    let public = root.join("public");
-    let stop = Arc::new(AtomicBool::new(false));
-    let failures: Arc<Mutex<Vec<String>>> = Arc::default();
-    let checks = Arc::new(AtomicUsize::new(0));
-    let rounds = Arc::new(AtomicUsize::new(0));
-    let mut threads = Vec::new();
-
-    // The editor: adds items, edits bodies, withdraws and restores.
-    {
-        let (root, stop) = (root.clone(), stop.clone());
-        threads.push(std::thread::spawn(move || {
-            let mut rng = Rng(seed);
-            let mut next_id = 21;
-            let mut edit = 0;
-            while !stop.load(Ordering::Relaxed) {
-                edit += 1;
-                let id = 1 + rng.below(next_id as u64 - 1) as i64;
-                let extra = match rng.below(6) {
-                    0 => "withdrawn = true\n",
-                    _ => "",
-                };
-                let (id, extra) = if rng.below(4) == 0 {
-                    next_id += 1;
-                    (next_id - 1, "")
-                } else {
-                    (id, extra)
-                };
-                let text = format!(
-                    "+++\nid = {id}\nday = 2026-11-01\ntitle = \"Item {id}\"\nprice = 4.99\n{extra}+++\n\n{}\n",
-                    body(id, edit)
-                );
-                let path = root.join(format!("content/answers/{id}.md"));
-                let tmp = root.join(format!("content/answers/.{id}.md.tmp"));
-                std::fs::write(&tmp, text).unwrap();
-                std::fs::rename(&tmp, &path).unwrap(); // an editor's save-by-rename
-                std::thread::sleep(Duration::from_millis(60 + rng.below(80)));
-            }
-        }));
-    }
-    // Two publishers that build after each publish, and one more builder.
-    for args in [
-        &["publish", "--build", "--now", NOW][..],
-        &["publish", "--build", "--now", NOW][..],
-        &["build", "--now", NOW][..],
-    ] {
-        let (root, stop, failures, rounds) =
-            (root.clone(), stop.clone(), failures.clone(), rounds.clone());
-        threads.push(std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                let out = run(&root, args);
-                if !out.status.success() {
-                    failures.lock().unwrap().push(format!(
-                        "{args:?} failed: {}",
-                        String::from_utf8_lossy(&out.stderr)
-                    ));
-                }
-                rounds.fetch_add(1, Ordering::Relaxed);
-            }
-        }));
-    }
-    // gc with no grace period (the harshest), and rollbacks to whatever exists.
-    {
-        let (root, stop, failures) = (root.clone(), stop.clone(), failures.clone());
-        threads.push(std::thread::spawn(move || {
-            let mut rng = Rng(seed.rotate_left(17) | 1);
-            while !stop.load(Ordering::Relaxed) {
-                let out = run(&root, &["gc", "--keep", "1", "--grace-secs", "0"]);
-                if !out.status.success() {
-                    failures.lock().unwrap().push(format!(
-                        "gc failed: {}",
-                        String::from_utf8_lossy(&out.stderr)
-                    ));
-                }
-                let revisions: Vec<String> = std::fs::read_dir(root.join("public/revisions"))
-                    .map(|d| {
-                        d.flatten()
-                            .map(|e| e.file_name().to_string_lossy().into_owned())
-                            .filter(|n| !n.starts_with('.'))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if !revisions.is_empty() && rng.below(3) == 0 {
-                    let target = &revisions[rng.below(revisions.len() as u64) as usize];
-                    // May fail (gc got there first); must never leave a dangling pointer.
-                    let _ = run(&root, &["rollback", target, "--now", NOW]);
-                }
-                std::thread::sleep(Duration::from_millis(30));
-            }
-        }));
-    }
-    // The reader.
-    {
-        let (public, stop, failures, checks) = (
-            public.clone(),
-            stop.clone(),
-            failures.clone(),
-            checks.clone(),
-        );
-        threads.push(std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                if let Err(e) = check_live(&public) {
-                    failures.lock().unwrap().push(e);
-                }
-                checks.fetch_add(1, Ordering::Relaxed);
-            }
-        }));
-    }
+    let soak = Soak {
+        root: s.root().to_path_buf(),
+        stop: Arc::default(),
+        failures: Arc::default(),
+        checks: Arc::default(),
+        rounds: Arc::default(),
+    };
+    const PUBLISH: &[&str] = &["publish", "--build", "--now", NOW];
+    let threads = [
+        editor(soak.clone(), seed),
+        publisher(soak.clone(), PUBLISH),
+        publisher(soak.clone(), PUBLISH),
+        publisher(soak.clone(), &["build", "--now", NOW]),
+        collector(soak.clone(), seed),
+        reader(soak.clone()),
+    ];
 
     let start = Wall::now();
-    while start.elapsed() < Duration::from_secs(secs) && failures.lock().unwrap().is_empty() {
+    while start.elapsed() < Duration::from_secs(secs) && soak.failures.lock().unwrap().is_empty() {
         std::thread::sleep(Duration::from_millis(100));
     }
-    stop.store(true, Ordering::Relaxed);
+    soak.stop.store(true, Ordering::Relaxed);
     for t in threads {
         t.join().unwrap();
     }
-    let failures = failures.lock().unwrap();
+    let failures = soak.failures.lock().unwrap();
     assert!(
         failures.is_empty(),
         "seed {seed}: {} failure(s), first: {}",
@@ -242,12 +258,12 @@ fn publishers_builders_gc_rollback_and_a_reader_hold_together() {
     s.json(&["publish", "--build", "--now", NOW]);
     let live = s.json(&["build", "--now", NOW]);
     assert_eq!(live["revision"].as_i64(), Some(s.revision()));
-    check_live(&public).unwrap();
+    check_live(&s.path("public")).unwrap();
     s.cmd(&["verify"]).assert().success();
-    eprintln!(
-        "soak: {} rounds of publish/build, {} reader checks, no failure",
-        rounds.load(Ordering::Relaxed),
-        checks.load(Ordering::Relaxed)
+    let (rounds, checks) = (
+        soak.rounds.load(Ordering::Relaxed),
+        soak.checks.load(Ordering::Relaxed),
     );
-    assert!(checks.load(Ordering::Relaxed) > 0 && rounds.load(Ordering::Relaxed) > 0);
+    eprintln!("soak: {rounds} rounds of publish/build, {checks} reader checks, no failure");
+    assert!(checks > 0 && rounds > 0);
 }

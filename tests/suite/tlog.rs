@@ -223,19 +223,17 @@ fn other_key() -> fencepost::tlog::note::KeyPair {
 /// HTTP end to end, proves it extends a checkpoint saved before, and fails, by name, on a JSON
 /// edited without a change entry, a tile changed, a log rewritten under the same key, another
 /// key; `tlog prove` proves the committed text.
-#[test]
-fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() {
+const ADVISORY: &[u8] =
+    br#"{"collection":"advisories","id":"fp-1","title":"Path traversal","body":"Fixed in 1.0.2."}"#;
+const UPDATED: &[u8] = br#"{"collection":"advisories","id":"fp-1","title":"Path traversal","body":"Fixed in 1.0.2 and 0.9.8."}"#;
+
+/// The entries of the advisory's log: a revision, the commitment to `ADVISORY`, its reveal
+/// and its update to `UPDATED`.
+fn advisory_log(salt: [u8; 32]) -> Vec<String> {
     use fencepost::tlog::entry::{commitment, ChangeKind, Entry};
-    use fencepost::tlog::note;
-    let keys = note::generate("example.org/advisories").unwrap();
-    let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
-    let site = tempfile::tempdir().unwrap();
-    let wk = site.path().join(".well-known/fencepost");
-    let json = br#"{"collection":"advisories","id":"fp-1","title":"Path traversal","body":"Fixed in 1.0.2."}"#;
-    let updated = br#"{"collection":"advisories","id":"fp-1","title":"Path traversal","body":"Fixed in 1.0.2 and 0.9.8."}"#;
-    let salt = [42u8; 32];
+    let (json, updated) = (ADVISORY, UPDATED);
     let hex = |c: char| c.to_string().repeat(64);
-    let entries: Vec<String> = [
+    [
         Entry::Revision {
             ledger: "L1".into(),
             revision: 1,
@@ -259,24 +257,41 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     ]
     .iter()
     .map(Entry::to_text)
-    .collect();
+    .collect()
+}
+
+/// `tlog verify --json <url> --vkey <vkey> <extra>`.
+fn verify(url: &str, vkey: &str, extra: &[&str]) -> std::process::Output {
+    fencepost()
+        .args(["tlog", "verify", "--json", url, "--vkey", vkey])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// A site's log as a build will publish it: a revision, the commitment to an embargoed
+/// advisory, its reveal, an update with the updated JSON served. `tlog verify` checks it over
+/// HTTP end to end, proves it extends a checkpoint saved before, and fails, by name, on a JSON
+/// edited without a change entry, a tile changed, a log rewritten under the same key, another
+/// key; `tlog prove` proves the committed text.
+#[test]
+fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() {
+    use fencepost::tlog::note;
+    let keys = note::generate("example.org/advisories").unwrap();
+    let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
+    let site = tempfile::tempdir().unwrap();
+    let wk = site.path().join(".well-known/fencepost");
+    let entries = advisory_log([42u8; 32]);
     let checkpoints = write_log(&wk.join("log"), &signer, &entries, &[2, 4]);
     std::fs::create_dir_all(wk.join("items/advisories")).unwrap();
     // Updated after its reveal, with a change entry: the JSON served now is the update.
-    std::fs::write(wk.join("items/advisories/fp-1.json"), updated).unwrap();
+    std::fs::write(wk.join("items/advisories/fp-1.json"), UPDATED).unwrap();
     let saved = site.path().join("saved-checkpoint");
     std::fs::write(&saved, &checkpoints[0]).unwrap();
 
     let (mut server, port) = file_server(site.path(), None);
     let url = format!("http://127.0.0.1:{port}/");
-    let verify = |extra: &[&str]| {
-        fencepost()
-            .args(["tlog", "verify", "--json", &url, "--vkey", &keys.vkey])
-            .args(extra)
-            .output()
-            .unwrap()
-    };
-    let out = verify(&["--since", saved.to_str().unwrap()]);
+    let out = verify(&url, &keys.vkey, &["--since", saved.to_str().unwrap()]);
     assert_success(&out);
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["size"], 4, "{report}");
@@ -288,17 +303,19 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     assert_eq!(report["changes"], serde_json::json!({"advisories/fp-1": 1}));
     assert_eq!(report["consistent_with"], 2);
     // The same from the folder.
-    let folder = fencepost()
-        .args(["tlog", "verify", "--json", site.path().to_str().unwrap()])
-        .args(["--vkey", &keys.vkey])
-        .output()
-        .unwrap();
-    assert_success(&folder);
+    assert_success(&verify(site.path().to_str().unwrap(), &keys.vkey, &[]));
+    the_proof_of_a_commitment_checks_offline(&url, &keys.vkey);
+    what_does_not_hold_is_named(&url, &keys, site.path(), &entries);
+    let _ = server.kill();
+    let _ = server.wait();
+}
 
-    // A proof of the advisory's commitment, checked offline with the key and its JSON.
+/// A proof of the advisory's commitment, checked offline with the key and its JSON.
+fn the_proof_of_a_commitment_checks_offline(url: &str, vkey: &str) {
+    let json = ADVISORY;
     let prove = |item: &str| {
         fencepost()
-            .args(["tlog", "prove", &url, item, "--vkey", &keys.vkey])
+            .args(["tlog", "prove", url, item, "--vkey", vkey])
             .output()
             .unwrap()
     };
@@ -312,14 +329,26 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     );
     let proof = fencepost::tlog::proof::Proof::parse(&text).unwrap();
     assert_eq!(proof.index, 1);
-    let (item, checkpoint) = proof.check_item(&keys.vkey, json).unwrap();
+    let (item, checkpoint) = proof.check_item(vkey, json).unwrap();
     assert_eq!((item.as_str(), checkpoint.size()), ("advisories/fp-1", 4));
-    assert!(proof.check_item(&keys.vkey, b"{}").is_err());
+    assert!(proof.check_item(vkey, b"{}").is_err());
     assert!(proof.check_item(&other_key().vkey, json).is_err());
     assert!(!prove("advisories/fp-2").status.success());
+}
 
+/// Another key, a log rewritten under the same key, a JSON edited without a change entry, a
+/// tile changed: each fails `tlog verify`, by name.
+fn what_does_not_hold_is_named(
+    url: &str,
+    keys: &fencepost::tlog::note::KeyPair,
+    site: &std::path::Path,
+    entries: &[String],
+) {
+    let signer = fencepost::tlog::note::LogSigner::from_skey(&keys.skey).unwrap();
+    let wk = site.join(".well-known/fencepost");
+    let (json, updated) = (ADVISORY, UPDATED);
     let failing = |extra: &[&str], want: &str| {
-        let out = verify(extra);
+        let out = verify(url, &keys.vkey, extra);
         assert!(!out.status.success(), "{want}");
         let err: Value = serde_json::from_slice(&out.stdout).unwrap();
         let message = err["error"]["message"].as_str().unwrap().to_string();
@@ -327,17 +356,14 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     };
     // Another key.
     let other = other_key();
-    let out = fencepost()
-        .args(["tlog", "verify", "--json", &url, "--vkey", &other.vkey])
-        .output()
-        .unwrap();
+    let out = verify(url, &other.vkey, &[]);
     assert!(!out.status.success());
     // A log rewritten under the same key: not an extension of the saved checkpoint.
     let forked = tempfile::tempdir().unwrap();
-    let mut rewritten = entries.clone();
+    let mut rewritten = entries.to_vec();
     rewritten[0] = rewritten[0].replace("revision 1", "revision 9");
     let fork = write_log(forked.path(), &signer, &rewritten, &[2]);
-    let fork_file = site.path().join("fork-checkpoint");
+    let fork_file = site.join("fork-checkpoint");
     std::fs::write(&fork_file, &fork[0]).unwrap();
     failing(
         &["--since", fork_file.to_str().unwrap()],
@@ -361,8 +387,6 @@ fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() 
     bytes[0] ^= 1;
     std::fs::write(&tile, bytes).unwrap();
     failing(&[], "Merkle");
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 /// The log of a daily answer committed to as `first`, revealed, then updated to `second`.

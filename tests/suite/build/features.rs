@@ -1,6 +1,8 @@
 //! Site features on `tests/fixtures/features`: taxonomies that follow their items' instants,
 //! withdrawal notices, valid Atom and RSS for every fixture site, markdown and template features,
 //! re-rendering after a markdown setting changes.
+mod tags;
+
 use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -68,143 +70,47 @@ fn keep_a_log(s: &TestSite) {
     s.write(".tlog-skey", &keys.skey);
 }
 
-#[test]
-fn a_tag_only_an_embargoed_item_uses_appears_at_its_instant_and_goes_at_its_expiry() {
-    let s = fixture("features");
-    keep_a_log(&s);
-    let runs = race_publish(&s, BEFORE, 3);
-    assert_eq!(
-        once(&runs, "published"),
-        [
-            "advisories/adv-1",
-            "advisories/adv-2",
-            "posts/hello",
-            "posts/second"
-        ]
-    );
-    assert_eq!(s.revision(), 4);
-    let b1 = build(&s, BEFORE, &[]);
-    assert_eq!(b1["next_change_at"], LAUNCH, "{b1}");
-    let d1 = dir_of(&b1);
-    assert!(d1.join(".well-known/fencepost/log/checkpoint").exists());
-    assert!(d1
-        .join(".well-known/fencepost/items/posts/hello.json")
-        .exists());
+/// Out of lists, feeds and sitemaps; its neighbour still there.
+fn a_withdrawn_advisory_is_out_of_every_list(d: &Path) {
+    for rel in [
+        "advisories/index.html",
+        "advisories/page/1/index.html",
+        "advisories/atom.xml",
+        "advisories/rss.xml",
+        "atom.xml",
+        "rss.xml",
+        "index.html",
+        "sitemaps/advisories-0.xml",
+        "sitemaps/pages.xml",
+    ] {
+        let text = read(d, rel);
+        assert!(
+            !text.contains("Timing leak") && !text.contains("adv-2"),
+            "{rel} lists the withdrawn advisory"
+        );
+    }
+    assert!(read(d, "advisories/index.html").contains("Buffer overrun"));
+}
 
-    // Before its instant: no file names the tag, the title or the id, and Rust (which the
-    // embargoed post also has) still counts 2.
-    assert_nothing_reveals(
-        "public/",
-        &files_under(&s.path("public/revisions")),
-        SECRETS,
-    );
-    let terms = read(&d1, "tags/index.html");
-    assert_eq!(count_of(&terms, "Rust"), Some(2), "{terms}");
-    assert_eq!(count_of(&terms, "Web"), Some(1), "{terms}");
-    assert_eq!(count_of(&terms, "Ünïcode"), Some(1), "{terms}");
-    assert!(
-        d1.join("tags/unicode/index.html").exists(),
-        "Unicode folds to ASCII"
-    );
-    let folder = tempfile::tempdir().unwrap();
-    let to_folder = format!("file://{}", folder.path().display());
-    s.json(&["deploy", "--to", &to_folder, "--now", BEFORE]);
-    assert_nothing_reveals("the folder bucket", &files_under(folder.path()), SECRETS);
+/// The notice answers 410 on the local origin and from S3, kept out of search engines.
+fn both_origins_answer_410(s: &TestSite) {
     let moto = Moto::start();
     moto.bucket("site");
     let env = Moto::env(&moto.endpoint);
     s.json_env(&["deploy", "--to", "s3://site/www", "--now", BEFORE], &env);
-    {
-        let local = s.serve(&[]);
-        let remote = s.serve_env(&["--from", "s3://site/www"], &env);
-        for srv in [&local, &remote] {
-            assert_eq!(srv.get("/tags/zeppelin/").status, 404);
-            assert_eq!(srv.get("/tags/zeppelin/atom.xml").status, 404);
-            assert_eq!(srv.get("/posts/secret/").status, 404);
-            for page in [
-                "/tags/",
-                "/tags/rust/",
-                "/tags/rust/atom.xml",
-                "/atom.xml",
-                "/rss.xml",
-                "/sitemaps/taxonomy-tags-0.xml",
-            ] {
-                let r = srv.get(page);
-                assert_eq!(r.status, 200, "{page}");
-                for secret in SECRETS {
-                    assert!(!r.text().contains(secret), "{page} reveals {secret}");
-                }
-            }
-        }
-    }
-
-    // At its instant, racing publishers publish it once; term page, index entry, count and
-    // feed entry all come in the one revision that publication made.
-    let runs = race_publish(&s, LAUNCH, 3);
-    assert_eq!(once(&runs, "published"), ["posts/secret"]);
-    assert_eq!(s.revision(), 5, "one publication, one revision");
-    let b2 = build(&s, LAUNCH, &[]);
-    assert_eq!(b2["revision"], 5);
-    assert_eq!(b2["next_change_at"], EXPIRY, "{b2}");
-    let d2 = dir_of(&b2);
-    let terms = read(&d2, "tags/index.html");
-    assert_eq!(count_of(&terms, "Zeppelin"), Some(1), "{terms}");
-    assert_eq!(count_of(&terms, "Rust"), Some(3), "{terms}");
-    assert_eq!(count_of(&terms, "Web"), Some(1), "{terms}");
-    assert!(read(&d2, "tags/zeppelin/index.html").contains("Zeppelin launch"));
-    let feed = read(&d2, "tags/zeppelin/atom.xml");
-    assert!(feed.contains("<title>Zeppelin launch</title>"), "{feed}");
-    assert!(read(&d2, "tags/rust/atom.xml").contains("Zeppelin launch"));
-    assert!(read(&d2, "posts/secret/index.html").contains("href=\"/tags/zeppelin/\""));
-    // Incremental: only what lists it was rendered, and the result is what a full build makes.
-    let rendered = b2["rendered"].as_u64().unwrap();
-    let reused = b2["reused"].as_u64().unwrap();
-    assert!(rendered < reused, "{b2}");
-    let incremental = tree(&d2);
-    std::fs::remove_dir_all(&d2).unwrap();
-    let full = build(&s, LAUNCH, &["--full"]);
-    assert_eq!(full["reused"], 0);
-    assert_same_tree(
-        &tree(&dir_of(&full)),
-        &incremental,
-        "incremental against full",
-    );
-    s.json_env(&["deploy", "--to", "s3://site/www", "--now", LAUNCH], &env);
-    {
-        let remote = s.serve_env(&["--from", "s3://site/www"], &env);
-        let r = remote.get("/tags/zeppelin/");
-        assert_eq!(r.status, 200);
-        assert!(r.text().contains("Zeppelin launch"));
-    }
-
-    // A second before its expiry nothing changes; at it, racing publishers withdraw it once,
-    // and the tag is gone everywhere in the one revision that made.
-    let r = s.publish("2026-12-04T23:59:59Z");
-    assert_eq!(r["withdrawn"], serde_json::json!([]), "{r}");
-    let runs = race_publish(&s, EXPIRY, 3);
-    assert_eq!(once(&runs, "withdrawn"), ["posts/secret"]);
-    assert_eq!(once(&runs, "expired"), ["posts/secret"]);
-    assert_eq!(s.revision(), 6, "one expiry, one revision");
-    let b3 = build(&s, EXPIRY, &[]);
-    assert_eq!(b3["revision"], 6);
-    assert!(b3["next_change_at"].is_null(), "{b3}");
-    let d3 = dir_of(&b3);
-    // After its expiry no page names it; the log keeps its history (its reveal, then its
-    // expiry): an append-only record of what was public is the log's point.
-    let mut files = files_under(&d3);
-    files.retain(|(name, _)| !name.contains("/.well-known/fencepost/log/"));
-    assert_nothing_reveals("the revision after the expiry", &files, SECRETS);
-    let bundle = files_under(&d3.join(".well-known/fencepost/log/tile/entries"));
-    let text = String::from_utf8_lossy(&bundle[0].1);
-    assert!(text.contains("item posts/secret\nchange expire"), "{text}");
-    let terms = read(&d3, "tags/index.html");
-    assert_eq!(count_of(&terms, "Rust"), Some(2), "{terms}");
-    assert_eq!(count_of(&terms, "Zeppelin"), None, "{terms}");
-    s.json_env(&["deploy", "--to", "s3://site/www", "--now", EXPIRY], &env);
+    let local = s.serve(&[]);
     let remote = s.serve_env(&["--from", "s3://site/www"], &env);
-    assert_eq!(remote.get("/tags/zeppelin/").status, 404);
-    assert_eq!(remote.get("/posts/secret/").status, 404);
-    s.cmd(&["verify"]).assert().success();
+    for srv in [&local, &remote] {
+        let r = srv.get("/advisories/adv-2/");
+        assert_eq!(r.status, 410, "{}", r.text());
+        assert!(r.text().contains("was withdrawn on"));
+        assert_eq!(r.header("x-robots-tag"), Some("noindex"));
+        assert_eq!(
+            r.header("cache-control"),
+            Some("public, max-age=0, must-revalidate")
+        );
+        assert_eq!(srv.get("/advisories/adv-1/").status, 200);
+    }
 }
 
 #[test]
@@ -241,44 +147,8 @@ fn a_withdrawn_advisory_keeps_a_notice_that_both_origins_answer_410() {
         .find(|f| f["path"] == "advisories/adv-2/index.html")
         .unwrap();
     assert_eq!(entry["cache"], "gone", "{entry}");
-    // Out of lists, feeds and sitemaps; its neighbour still there.
-    for rel in [
-        "advisories/index.html",
-        "advisories/page/1/index.html",
-        "advisories/atom.xml",
-        "advisories/rss.xml",
-        "atom.xml",
-        "rss.xml",
-        "index.html",
-        "sitemaps/advisories-0.xml",
-        "sitemaps/pages.xml",
-    ] {
-        let text = read(&d, rel);
-        assert!(
-            !text.contains("Timing leak") && !text.contains("adv-2"),
-            "{rel} lists the withdrawn advisory"
-        );
-    }
-    assert!(read(&d, "advisories/index.html").contains("Buffer overrun"));
-
-    let moto = Moto::start();
-    moto.bucket("site");
-    let env = Moto::env(&moto.endpoint);
-    s.json_env(&["deploy", "--to", "s3://site/www", "--now", BEFORE], &env);
-    let local = s.serve(&[]);
-    let remote = s.serve_env(&["--from", "s3://site/www"], &env);
-    for srv in [&local, &remote] {
-        let r = srv.get("/advisories/adv-2/");
-        assert_eq!(r.status, 410, "{}", r.text());
-        assert!(r.text().contains("was withdrawn on"));
-        assert_eq!(r.header("x-robots-tag"), Some("noindex"));
-        assert_eq!(
-            r.header("cache-control"),
-            Some("public, max-age=0, must-revalidate")
-        );
-        assert_eq!(srv.get("/advisories/adv-1/").status, 200);
-    }
-    drop((local, remote));
+    a_withdrawn_advisory_is_out_of_every_list(&d);
+    both_origins_answer_410(&s);
     // The file removed too: the notice stays (the page's row keeps it).
     std::fs::remove_file(s.path("content/advisories/adv-2.md")).unwrap();
     s.publish(BEFORE);
@@ -437,13 +307,9 @@ fn every_feed_of_every_fixture_site_is_valid_atom_or_rss() {
     feedparser_reads(&all);
 }
 
-#[test]
-fn markdown_and_template_features_render() {
-    let s = fixture("features");
-    s.publish(BEFORE);
-    let d = dir_of(&build(&s, BEFORE, &[]));
-    let hello = read(&d, "posts/hello/index.html");
-    // Highlighting: classes, escaped code; an unknown language stays plain code.
+/// Highlighting (classes, escaped code; an unknown language stays plain code); the summary,
+/// and no marker anywhere.
+fn highlighting_and_summaries_render(d: &Path, hello: &str) {
     assert!(
         hello.contains("<pre class=\"highlight\"><code class=\"language-rust\">"),
         "{hello}"
@@ -466,30 +332,31 @@ fn markdown_and_template_features_render() {
         ),
         "{hello}"
     );
-    assert!(read(&d, "posts/second/index.html").contains("no summary"));
-    let list = read(&d, "posts/index.html");
+    assert!(read(d, "posts/second/index.html").contains("no summary"));
+    let list = read(d, "posts/index.html");
     assert!(
         list.contains("<div class=\"summary\"><p>Why fences matter"),
         "{list}"
     );
-    assert!(
-        read(&d, "posts/atom.xml").contains("<summary type=\"html\">&lt;p&gt;Why fences matter")
-    );
-    for (name, bytes) in files_under(&d) {
+    assert!(read(d, "posts/atom.xml").contains("<summary type=\"html\">&lt;p&gt;Why fences matter"));
+    for (name, bytes) in files_under(d) {
         let t = String::from_utf8_lossy(&bytes);
         assert!(
             !t.contains("<!-- more -->") && !t.contains("&lt;!-- more"),
             "{name} shows the marker"
         );
     }
+}
+
+/// Heading ids, on items and plain pages; Tera's built-in filters; HTML in Markdown is text
+/// by default.
+fn ids_filters_and_html_as_text(d: &Path, hello: &str) {
     // Heading ids, on items and plain pages.
     assert!(
         hello.contains("<h2 id=\"getting-started\">Getting started</h2>"),
         "{hello}"
     );
-    assert!(
-        read(&d, "about/index.html").contains("<h1 id=\"about-this-site\">About this site</h1>")
-    );
+    assert!(read(d, "about/index.html").contains("<h1 id=\"about-this-site\">About this site</h1>"));
     // Tera's built-in filters: date and slugify. The date is the post's own (its
     // publish_at), not the day this test published it.
     assert!(hello.contains("<time>01 November 2026</time>"), "{hello}");
@@ -497,27 +364,17 @@ fn markdown_and_template_features_render() {
         hello.contains("<span class=\"slug\">hello-fences</span>"),
         "{hello}"
     );
-    assert!(read(&d, "tags/rust/index.html").contains(" 1 November 2026"));
+    assert!(read(d, "tags/rust/index.html").contains(" 1 November 2026"));
     // HTML in Markdown is text by default.
     assert!(
         hello.contains("Raw &lt;span class=\"raw\"&gt;html&lt;/span&gt; stays text here."),
         "{hello}"
     );
     assert!(!hello.contains("<span class=\"raw\">"));
-    // And every byte of them, against reviewed snapshots: what the checks above do not name
-    // must not change unseen either.
-    for path in [
-        "posts/hello/index.html",
-        "posts/index.html",
-        "posts/atom.xml",
-        "posts/rss.xml",
-        "tags/rust/index.html",
-        "about/index.html",
-    ] {
-        insta::assert_snapshot!(path.replace('/', "_"), read(&d, path));
-    }
+}
 
-    // `unsafe_html = true` passes it through, and heading ids can be turned off.
+/// `unsafe_html = true` passes HTML through, and heading ids can be turned off.
+fn unsafe_html_passes_through_and_ids_turn_off() {
     let t = fixture("features");
     let cfg = std::fs::read_to_string(t.path("fencepost.toml")).unwrap();
     t.write(
@@ -533,6 +390,29 @@ fn markdown_and_template_features_render() {
         "{hello}"
     );
     assert!(hello.contains("<h2>Getting started</h2>"), "{hello}");
+}
+
+#[test]
+fn markdown_and_template_features_render() {
+    let s = fixture("features");
+    s.publish(BEFORE);
+    let d = dir_of(&build(&s, BEFORE, &[]));
+    let hello = read(&d, "posts/hello/index.html");
+    highlighting_and_summaries_render(&d, &hello);
+    ids_filters_and_html_as_text(&d, &hello);
+    // And every byte of them, against reviewed snapshots: what the checks above do not name
+    // must not change unseen either.
+    for path in [
+        "posts/hello/index.html",
+        "posts/index.html",
+        "posts/atom.xml",
+        "posts/rss.xml",
+        "tags/rust/index.html",
+        "about/index.html",
+    ] {
+        insta::assert_snapshot!(path.replace('/', "_"), read(&d, path));
+    }
+    unsafe_html_passes_through_and_ids_turn_off();
 }
 
 #[test]

@@ -140,132 +140,30 @@ pub struct Proxy {
 
 impl Proxy {
     pub fn start(upstream: &str, strip_conditionals: bool) -> Proxy {
-        use std::io::{BufRead, Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        let upstream = upstream.trim_start_matches("http://").to_string();
-        let log: std::sync::Arc<std::sync::Mutex<Vec<(String, String, u16)>>> = Default::default();
-        let log2 = log.clone();
-        let delay_ms: std::sync::Arc<std::sync::atomic::AtomicU64> = Default::default();
-        let delay2 = delay_ms.clone();
-        let strip = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(strip_conditionals));
-        let strip2 = strip.clone();
-        let lose_answers: std::sync::Arc<std::sync::Mutex<(String, u32)>> = Default::default();
-        let lose2 = lose_answers.clone();
+        let shared = Shared {
+            upstream: upstream.trim_start_matches("http://").to_string(),
+            log: Default::default(),
+            delay_ms: Default::default(),
+            strip: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(strip_conditionals)),
+            lose_answers: Default::default(),
+        };
+        let proxy = Proxy {
+            endpoint,
+            log: shared.log.clone(),
+            delay_ms: shared.delay_ms.clone(),
+            strip: shared.strip.clone(),
+            lose_answers: shared.lose_answers.clone(),
+        };
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
-                let (upstream, log, delay) = (upstream.clone(), log2.clone(), delay2.clone());
-                let (strip, lose) = (strip2.clone(), lose2.clone());
-                std::thread::spawn(move || {
-                    let mut reader = std::io::BufReader::new(client.try_clone().unwrap());
-                    let mut client = client;
-                    // One request per connection: the answer says Connection: close.
-                    {
-                        let mut head = Vec::new();
-                        loop {
-                            let mut line = String::new();
-                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                                return;
-                            }
-                            let end = line == "\r\n";
-                            head.push(line);
-                            if end {
-                                break;
-                            }
-                        }
-                        let request_line = head[0].clone();
-                        let mut parts = request_line.split_whitespace();
-                        let method = parts.next().unwrap_or("").to_string();
-                        let path = parts.next().unwrap_or("").to_string();
-                        let len: usize = head
-                            .iter()
-                            .find_map(|l| {
-                                let (k, v) = l.split_once(':')?;
-                                k.eq_ignore_ascii_case("content-length")
-                                    .then(|| v.trim().parse().ok())?
-                            })
-                            .unwrap_or(0);
-                        let mut body = vec![0u8; len];
-                        if reader.read_exact(&mut body).is_err() {
-                            return;
-                        }
-                        let forwarded: String = head
-                            .iter()
-                            .filter(|l| {
-                                let k = l.split(':').next().unwrap_or("").to_ascii_lowercase();
-                                k != "connection"
-                                    && !(strip.load(std::sync::atomic::Ordering::SeqCst)
-                                        && (k == "if-match" || k == "if-none-match"))
-                            })
-                            .map(|l| {
-                                if l == "\r\n" {
-                                    "Connection: close\r\n\r\n".to_string()
-                                } else {
-                                    l.clone()
-                                }
-                            })
-                            .collect();
-                        let wait = delay.load(std::sync::atomic::Ordering::SeqCst);
-                        if wait > 0 {
-                            std::thread::sleep(std::time::Duration::from_millis(wait));
-                        }
-                        let Ok(mut up) = std::net::TcpStream::connect(&upstream) else {
-                            return;
-                        };
-                        if up.write_all(forwarded.as_bytes()).is_err()
-                            || up.write_all(&body).is_err()
-                        {
-                            return;
-                        }
-                        let mut response = Vec::new();
-                        let _ = up.read_to_end(&mut response);
-                        let status: u16 = String::from_utf8_lossy(&response)
-                            .split_whitespace()
-                            .nth(1)
-                            .and_then(|s| s.parse().ok())
-                            .unwrap_or(0);
-                        let lost = method == "PUT" && (200..300).contains(&status) && {
-                            let mut l = lose.lock().unwrap();
-                            let hit = l.1 > 0 && !l.0.is_empty() && path.contains(l.0.as_str());
-                            if hit {
-                                l.1 -= 1;
-                            }
-                            hit
-                        };
-                        log.lock().unwrap().push((method, path, status));
-                        if lost {
-                            let _ = client.write_all(
-                                b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                            );
-                            return;
-                        }
-                        // Tell the client this connection ends here, so it never reuses it.
-                        let split = response
-                            .windows(4)
-                            .position(|w| w == b"\r\n\r\n")
-                            .unwrap_or(response.len());
-                        let head_text = String::from_utf8_lossy(&response[..split]);
-                        let mut out: String = head_text
-                            .split("\r\n")
-                            .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
-                            .map(|l| format!("{l}\r\n"))
-                            .collect();
-                        out += "Connection: close\r\n";
-                        let mut bytes = out.into_bytes();
-                        bytes.extend_from_slice(&response[(split + 2).min(response.len())..]);
-                        let _ = client.write_all(&bytes);
-                    }
-                });
+                let shared = shared.clone();
+                std::thread::spawn(move || shared.handle(client));
             }
         });
-        Proxy {
-            endpoint,
-            log,
-            delay_ms,
-            strip,
-            lose_answers,
-        }
+        proxy
     }
 
     /// Successful PUTs of objects (not buckets), by key.
@@ -278,4 +176,148 @@ impl Proxy {
             .map(|(_, p, _)| p.split('?').next().unwrap_or("").to_string())
             .collect()
     }
+}
+
+/// What the proxy's connection threads share with its [`Proxy`].
+#[derive(Clone)]
+struct Shared {
+    upstream: String,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(String, String, u16)>>>,
+    delay_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    strip: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    lose_answers: std::sync::Arc<std::sync::Mutex<(String, u32)>>,
+}
+
+/// A request as read off the client: its head's lines (the blank one last) and its body.
+struct Request {
+    method: String,
+    path: String,
+    head: Vec<String>,
+    body: Vec<u8>,
+}
+
+impl Request {
+    fn read(reader: &mut impl std::io::BufRead) -> Option<Request> {
+        let mut head = Vec::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return None;
+            }
+            let end = line == "\r\n";
+            head.push(line);
+            if end {
+                break;
+            }
+        }
+        let mut parts = head[0].split_whitespace();
+        let method = parts.next().unwrap_or("").to_string();
+        let path = parts.next().unwrap_or("").to_string();
+        let len: usize = head
+            .iter()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse().ok())?
+            })
+            .unwrap_or(0);
+        let mut body = vec![0u8; len];
+        reader.read_exact(&mut body).ok()?;
+        Some(Request {
+            method,
+            path,
+            head,
+            body,
+        })
+    }
+}
+
+impl Shared {
+    /// One request per connection: the answer says Connection: close.
+    fn handle(&self, client: std::net::TcpStream) {
+        use std::io::Write;
+        let mut reader = std::io::BufReader::new(client.try_clone().unwrap());
+        let mut client = client;
+        let Some(req) = Request::read(&mut reader) else {
+            return;
+        };
+        let Some(response) = self.forward(&req) else {
+            return;
+        };
+        let status: u16 = String::from_utf8_lossy(&response)
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let lost = req.method == "PUT" && (200..300).contains(&status) && self.lose(&req.path);
+        self.log
+            .lock()
+            .unwrap()
+            .push((req.method, req.path, status));
+        if lost {
+            let _ = client.write_all(
+                b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+            return;
+        }
+        let _ = client.write_all(&closing(&response));
+    }
+
+    /// The request sent upstream (its conditionals stripped when asked, after the delay
+    /// asked for); the whole answer.
+    fn forward(&self, req: &Request) -> Option<Vec<u8>> {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let forwarded: String = (req.head.iter())
+            .filter(|l| {
+                let k = l.split(':').next().unwrap_or("").to_ascii_lowercase();
+                k != "connection"
+                    && !(self.strip.load(Ordering::SeqCst)
+                        && (k == "if-match" || k == "if-none-match"))
+            })
+            .map(|l| match l == "\r\n" {
+                true => "Connection: close\r\n\r\n".to_string(),
+                false => l.clone(),
+            })
+            .collect();
+        let wait = self.delay_ms.load(Ordering::SeqCst);
+        if wait > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(wait));
+        }
+        let mut up = std::net::TcpStream::connect(&self.upstream).ok()?;
+        up.write_all(forwarded.as_bytes()).ok()?;
+        up.write_all(&req.body).ok()?;
+        let mut response = Vec::new();
+        let _ = up.read_to_end(&mut response);
+        Some(response)
+    }
+
+    /// Whether the answer to an accepted PUT of `path` is to be lost (and counts it).
+    fn lose(&self, path: &str) -> bool {
+        let mut l = self.lose_answers.lock().unwrap();
+        let hit = l.1 > 0 && !l.0.is_empty() && path.contains(l.0.as_str());
+        if hit {
+            l.1 -= 1;
+        }
+        hit
+    }
+}
+
+/// `response` with its `Connection` header replaced by `close`, so the client never reuses
+/// the connection.
+fn closing(response: &[u8]) -> Vec<u8> {
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(response.len());
+    let head_text = String::from_utf8_lossy(&response[..split]);
+    let mut out: String = head_text
+        .split("\r\n")
+        .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+        .map(|l| format!("{l}\r\n"))
+        .collect();
+    out += "Connection: close\r\n";
+    let mut bytes = out.into_bytes();
+    bytes.extend_from_slice(&response[(split + 2).min(response.len())..]);
+    bytes
 }

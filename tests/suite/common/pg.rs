@@ -87,108 +87,31 @@ impl Pg {
         let bin = pg_bin_dir();
         let user = pg_user();
         let base = std::env::temp_dir();
-        // Clusters of test processes that died without cleaning up.
-        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(pid) = name.strip_prefix("fencepost-pg-") {
-                if pid
-                    .parse::<i32>()
-                    // SAFETY: kill with signal 0 only checks whether the process exists.
-                    .is_ok_and(|p| unsafe { libc::kill(p, 0) } != 0)
-                {
-                    let _ = std::fs::remove_dir_all(e.path());
-                }
-            }
-        }
+        remove_dead_clusters(&base);
         let dir = base.join(format!("fencepost-pg-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         if let Some((uid, gid)) = user {
             std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).unwrap();
         }
-        let data = dir.join("data");
-        let mut init = std::process::Command::new(bin.join("initdb"));
-        init.arg("-D")
-            .arg(&data)
-            .args([
-                "-A",
-                "trust",
-                "-U",
-                "fencepost",
-                "-E",
-                "UTF8",
-                "--no-sync",
-                "--locale=C",
-            ])
-            .stdout(Stdio::null());
-        as_pg_user(&mut init, user, false);
-        let out = init.output().expect("run initdb");
-        assert!(
-            out.status.success(),
-            "initdb failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let tls = test_tls(&dir, user);
-        // The role `tlsonly` may connect over TLS only: a test can tell TLS was used.
-        let hba = data.join("pg_hba.conf");
-        let rules = std::fs::read_to_string(&hba).unwrap();
-        std::fs::write(
-            &hba,
-            format!("hostnossl all tlsonly 127.0.0.1/32 reject\n{rules}"),
-        )
-        .unwrap();
+        let (data, tls) = init_cluster(&bin, &dir, user);
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (bin2, data2, dir2, tls) = (bin.clone(), data.clone(), dir.clone(), tls.clone());
-        std::thread::spawn(move || {
-            let mut c = std::process::Command::new(bin2.join("postgres"));
-            c.arg("-D")
-                .arg(&data2)
-                .args(["-p", &port.to_string(), "-k"])
-                .arg(&dir2)
-                .args([
-                    "-c",
-                    "listen_addresses=127.0.0.1",
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "synchronous_commit=off",
-                    "-c",
-                    "full_page_writes=off",
-                    "-c",
-                    "max_connections=300",
-                    "-c",
-                    "shared_buffers=64MB",
-                    "-c",
-                    "ssl=on",
-                ])
-                .arg("-c")
-                .arg(format!(
-                    "ssl_cert_file={}",
-                    tls.join("server.crt").display()
-                ))
-                .arg("-c")
-                .arg(format!("ssl_key_file={}", tls.join("server.key").display()))
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(dir2.join("server.log")).unwrap());
-            as_pg_user(&mut c, user, true);
-            let child = c.spawn();
-            let ok = child.is_ok();
-            tx.send(child.map(|_| ()).map_err(|e| e.to_string()))
-                .unwrap();
-            if ok {
-                // This thread must outlive every test: its exit signals the server.
-                loop {
-                    std::thread::park();
-                }
-            }
-        });
-        rx.recv().unwrap().expect("start postgres");
+        spawn_postgres(&bin, &data, &dir, &tls, port, user);
         let pg = Pg { port, dir };
+        pg.wait_until_up();
+        let mut c = ::postgres::Client::connect(&pg.url("postgres"), ::postgres::NoTls).unwrap();
+        c.batch_execute("CREATE ROLE tlsonly LOGIN SUPERUSER")
+            .unwrap();
+        pg
+    }
+
+    /// Waits (at most a minute) until the server takes connections.
+    fn wait_until_up(&self) {
+        let pg = self;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
             match ::postgres::Client::connect(&pg.url("postgres"), ::postgres::NoTls) {
@@ -203,10 +126,6 @@ impl Pg {
                 ),
             }
         }
-        let mut c = ::postgres::Client::connect(&pg.url("postgres"), ::postgres::NoTls).unwrap();
-        c.batch_execute("CREATE ROLE tlsonly LOGIN SUPERUSER")
-            .unwrap();
-        pg
     }
 
     /// The CA that signed the test server's certificate (for `sslrootcert`).
@@ -234,6 +153,122 @@ impl Pg {
     pub fn client(url: &str) -> ::postgres::Client {
         ::postgres::Client::connect(url, ::postgres::NoTls).unwrap()
     }
+}
+
+/// Removes the clusters of test processes that died without cleaning up.
+fn remove_dead_clusters(base: &Path) {
+    for e in std::fs::read_dir(base).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name.strip_prefix("fencepost-pg-") {
+            if pid
+                .parse::<i32>()
+                // SAFETY: kill with signal 0 only checks whether the process exists.
+                .is_ok_and(|p| unsafe { libc::kill(p, 0) } != 0)
+            {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
+/// A new cluster in `dir` (initdb, the test TLS files, the `tlsonly` rule): its data folder
+/// and TLS folder.
+fn init_cluster(bin: &Path, dir: &Path, user: Option<(u32, u32)>) -> (PathBuf, PathBuf) {
+    let data = dir.join("data");
+    let mut init = std::process::Command::new(bin.join("initdb"));
+    init.arg("-D")
+        .arg(&data)
+        .args([
+            "-A",
+            "trust",
+            "-U",
+            "fencepost",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--locale=C",
+        ])
+        .stdout(Stdio::null());
+    as_pg_user(&mut init, user, false);
+    let out = init.output().expect("run initdb");
+    assert!(
+        out.status.success(),
+        "initdb failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tls = test_tls(dir, user);
+    // The role `tlsonly` may connect over TLS only: a test can tell TLS was used.
+    let hba = data.join("pg_hba.conf");
+    let rules = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(
+        &hba,
+        format!("hostnossl all tlsonly 127.0.0.1/32 reject\n{rules}"),
+    )
+    .unwrap();
+    (data, tls)
+}
+
+/// Starts postgres on `port` from a thread that outlives every test (its exit signals the
+/// server).
+fn spawn_postgres(
+    bin: &Path,
+    data: &Path,
+    dir: &Path,
+    tls: &Path,
+    port: u16,
+    user: Option<(u32, u32)>,
+) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (bin2, data2, dir2, tls) = (
+        bin.to_path_buf(),
+        data.to_path_buf(),
+        dir.to_path_buf(),
+        tls.to_path_buf(),
+    );
+    std::thread::spawn(move || {
+        let mut c = std::process::Command::new(bin2.join("postgres"));
+        c.arg("-D")
+            .arg(&data2)
+            .args(["-p", &port.to_string(), "-k"])
+            .arg(&dir2)
+            .args([
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "fsync=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "full_page_writes=off",
+                "-c",
+                "max_connections=300",
+                "-c",
+                "shared_buffers=64MB",
+                "-c",
+                "ssl=on",
+            ])
+            .arg("-c")
+            .arg(format!(
+                "ssl_cert_file={}",
+                tls.join("server.crt").display()
+            ))
+            .arg("-c")
+            .arg(format!("ssl_key_file={}", tls.join("server.key").display()))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir2.join("server.log")).unwrap());
+        as_pg_user(&mut c, user, true);
+        let child = c.spawn();
+        let ok = child.is_ok();
+        tx.send(child.map(|_| ()).map_err(|e| e.to_string()))
+            .unwrap();
+        if ok {
+            // This thread must outlive every test: its exit signals the server.
+            loop {
+                std::thread::park();
+            }
+        }
+    });
+    rx.recv().unwrap().expect("start postgres");
 }
 
 /// A throw-away CA (`ca.crt`) and a certificate for 127.0.0.1 signed by it (`server.crt`,

@@ -116,6 +116,22 @@ fn two_runners_on_one_postgres_ledger_leave_the_bucket_at_the_ledgers_revision_e
     }
 }
 
+/// Every key under the bucket's folders with its time, and the pointer's bytes.
+fn bucket_state(remote: &Remote) -> (Vec<String>, Option<Vec<u8>>) {
+    let r = rt();
+    let mut keys: Vec<String> = Vec::new();
+    for dir in ["objects", "manifests", ".fencepost-probe"] {
+        keys.extend(
+            r.block_on(remote.list(dir))
+                .unwrap()
+                .into_iter()
+                .map(|(k, t)| format!("{dir}/{k}@{t}")),
+        );
+    }
+    keys.sort();
+    (keys, r.block_on(remote.get("current")).unwrap())
+}
+
 #[test]
 fn a_fresh_runner_with_its_own_ledger_is_refused_and_adopt_takes_the_bucket_over() {
     let moto = Moto::start();
@@ -142,20 +158,7 @@ fn a_fresh_runner_with_its_own_ledger_is_refused_and_adopt_takes_the_bucket_over
         fresh.item(i, &format!("2026-11-0{i}"));
     }
     fresh.json(&["publish", "--build", "--now", NOW]);
-    let state = || {
-        let r = rt();
-        let mut keys: Vec<String> = Vec::new();
-        for dir in ["objects", "manifests", ".fencepost-probe"] {
-            keys.extend(
-                r.block_on(remote.list(dir))
-                    .unwrap()
-                    .into_iter()
-                    .map(|(k, t)| format!("{dir}/{k}@{t}")),
-            );
-        }
-        keys.sort();
-        (keys, r.block_on(remote.get("current")).unwrap())
-    };
+    let state = || bucket_state(&remote);
     let before = state();
     let out = fresh
         .cmd(&["deploy", "--to", url, "--now", NOW])
@@ -180,32 +183,45 @@ fn a_fresh_runner_with_its_own_ledger_is_refused_and_adopt_takes_the_bucket_over
         assert_eq!(code, Some(1), "{args:?}");
     }
     assert_eq!(before, state());
-    // An explicit, audited takeover.
+    adopt_takes_the_bucket_over(&owner, &fresh, &remote, &env);
+}
+
+/// An explicit, audited takeover; the rollback never names a revision only the adopted
+/// ledger built; the old owner is now the stranger.
+fn adopt_takes_the_bucket_over(
+    owner: &TestSite,
+    fresh: &TestSite,
+    remote: &Remote,
+    env: &[(String, String)],
+) {
+    let url = "s3://own/www";
+    let ours = fresh.status()["ledger_id"].as_str().unwrap().to_string();
+    let theirs = owner.status()["ledger_id"].as_str().unwrap().to_string();
     let (code, r) = run(
         &fresh,
         &["deploy", "--to", url, "--adopt", "--now", NOW],
-        &env,
+        env,
     );
     assert_eq!(
         (code, r["outcome"].as_str()),
         (Some(0), Some("deployed")),
         "{r}"
     );
-    let live = pointer_of(&remote);
+    let live = pointer_of(remote);
     assert_eq!(live["ledger_id"], ours.as_str());
     assert_eq!(live["revision"], 4);
-    assert_eq!(audit_count(&fresh, "adopt"), 1);
+    assert_eq!(audit_count(fresh, "adopt"), 1);
     // Issue 47.7: a rollback never names a revision only the adopted ledger built (it used to
     // point this ledger's pointer at the other's root: 503 everywhere, rollback `deployed`).
-    let (code, r) = run(&fresh, &["rollback", "3", "--to", url, "--now", NOW], &env);
+    let (code, r) = run(fresh, &["rollback", "3", "--to", url, "--now", NOW], env);
     assert_eq!(code, Some(1), "{r}");
     assert!(
         r.to_string().contains(&format!("built by ledger {theirs}")),
         "{r}"
     );
-    assert_eq!(pointer_of(&remote)["revision"], 4);
+    assert_eq!(pointer_of(remote)["revision"], 4);
     // Now the old owner is the stranger.
-    let (code, _) = run(&owner, &["deploy", "--to", url, "--now", NOW], &env);
+    let (code, _) = run(owner, &["deploy", "--to", url, "--now", NOW], env);
     assert_eq!(code, Some(1));
 }
 
@@ -318,6 +334,63 @@ fn the_bucket_pointer_follows_a_new_embargo_without_a_new_revision() {
     assert!(leaks.is_empty(), "{leaks:?}");
 }
 
+/// The first shard (in the folder bucket at `bucket`) that names, or does not name, `page`.
+fn shard_naming(bucket: &Path, page: &str, names: bool) -> std::path::PathBuf {
+    std::fs::read_dir(bucket.join("manifests/shards"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::read_to_string(p).unwrap().contains(page) == names)
+        .unwrap()
+}
+
+/// Damage: a shard deleted, a blob corrupted — `verify` names both, `deploy --repair` mends
+/// both.
+fn a_missing_shard_and_a_corrupt_blob_are_named_and_repaired(
+    y: &TestSite,
+    bucket: &Path,
+    url: &str,
+) {
+    let ok = y.json(&["verify", "--to", url]);
+    assert_eq!(ok["ok"], true, "{ok}");
+    // A shard that does not list the page whose blob is corrupted below (a blob is found
+    // corrupt only through a shard that names it).
+    let shard = shard_naming(bucket, "answers/2/index.html", false);
+    std::fs::remove_file(&shard).unwrap();
+    let page = y.current_dir().join("answers/2/index.html");
+    let sha = fencepost::digest::sha256_hex(&std::fs::read(&page).unwrap());
+    std::fs::write(bucket.join("objects").join(&sha), "tampered").unwrap();
+    let out = y.cmd(&["verify", "--to", url, "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shard_sha = shard.file_stem().unwrap().to_string_lossy().to_string();
+    assert_eq!(
+        found["missing_shards"],
+        serde_json::json!([shard_sha]),
+        "{found}"
+    );
+    assert_eq!(found["corrupt_blobs"], serde_json::json!([sha]), "{found}");
+    let r = y.json(&["deploy", "--to", url, "--repair", "--now", NOW]);
+    assert_eq!(r["outcome"], "repaired", "{r}");
+    assert_eq!(y.json(&["verify", "--to", url])["ok"], true);
+    assert!(y.status()["deploys"].as_array().unwrap().is_empty());
+    serves_every_page(y, url);
+}
+
+/// The shard that names a page gone, and that page's blob corrupted: the check cannot see the
+/// blob until the shard is back, so the repair checks again and mends it too.
+fn a_blob_behind_a_missing_shard_is_repaired_too(y: &TestSite, bucket: &Path, url: &str) {
+    let page = y.current_dir().join("answers/3/index.html");
+    let sha = fencepost::digest::sha256_hex(&std::fs::read(&page).unwrap());
+    let naming = shard_naming(bucket, "answers/3/index.html", true);
+    std::fs::remove_file(&naming).unwrap();
+    std::fs::write(bucket.join("objects").join(&sha), "tampered").unwrap();
+    let r = y.json(&["deploy", "--to", url, "--repair", "--now", NOW]);
+    assert_eq!(r["outcome"], "repaired", "{r}");
+    assert_eq!(y.json(&["verify", "--to", url])["ok"], true);
+    serves_every_page(y, url);
+}
+
 #[test]
 fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repaired() {
     let x = TestSite::new();
@@ -367,61 +440,8 @@ fn a_stale_checkout_is_refused_after_its_build_was_replaced_and_damage_is_repair
     assert_eq!(pointer_of(&remote), moved, "no flip-flop");
     assert_eq!(x.audited("deploy"), 2);
 
-    // Damage: a shard deleted, a blob corrupted.
-    let ok = y.json(&["verify", "--to", &url]);
-    assert_eq!(ok["ok"], true, "{ok}");
-    // A shard that does not list the page whose blob is corrupted below (a blob is found
-    // corrupt only through a shard that names it).
-    let shard = std::fs::read_dir(bucket.path().join("manifests/shards"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            !std::fs::read_to_string(p)
-                .unwrap()
-                .contains("answers/2/index.html")
-        })
-        .unwrap();
-    std::fs::remove_file(&shard).unwrap();
-    let page = y.current_dir().join("answers/2/index.html");
-    let sha = fencepost::digest::sha256_hex(&std::fs::read(&page).unwrap());
-    std::fs::write(bucket.path().join("objects").join(&sha), "tampered").unwrap();
-    let out = y.cmd(&["verify", "--to", &url, "--json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let found: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let shard_sha = shard.file_stem().unwrap().to_string_lossy().to_string();
-    assert_eq!(
-        found["missing_shards"],
-        serde_json::json!([shard_sha]),
-        "{found}"
-    );
-    assert_eq!(found["corrupt_blobs"], serde_json::json!([sha]), "{found}");
-    let r = y.json(&["deploy", "--to", &url, "--repair", "--now", NOW]);
-    assert_eq!(r["outcome"], "repaired", "{r}");
-    assert_eq!(y.json(&["verify", "--to", &url])["ok"], true);
-    assert!(y.status()["deploys"].as_array().unwrap().is_empty());
-    serves_every_page(&y, &url);
-
-    // The shard that names a page gone, and that page's blob corrupted: the check cannot see
-    // the blob until the shard is back, so the repair checks again and mends it too.
-    let page = y.current_dir().join("answers/3/index.html");
-    let sha = fencepost::digest::sha256_hex(&std::fs::read(&page).unwrap());
-    let naming = std::fs::read_dir(bucket.path().join("manifests/shards"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            std::fs::read_to_string(p)
-                .unwrap()
-                .contains("answers/3/index.html")
-        })
-        .unwrap();
-    std::fs::remove_file(&naming).unwrap();
-    std::fs::write(bucket.path().join("objects").join(&sha), "tampered").unwrap();
-    let r = y.json(&["deploy", "--to", &url, "--repair", "--now", NOW]);
-    assert_eq!(r["outcome"], "repaired", "{r}");
-    assert_eq!(y.json(&["verify", "--to", &url])["ok"], true);
-    serves_every_page(&y, &url);
+    a_missing_shard_and_a_corrupt_blob_are_named_and_repaired(&y, bucket.path(), &url);
+    a_blob_behind_a_missing_shard_is_repaired_too(&y, bucket.path(), &url);
 }
 
 #[cfg(feature = "failpoints")]

@@ -143,6 +143,11 @@ fn import_reports_a_non_utf8_page_a_dot_url_and_index_html_aliases_and_publishes
 /// another page. Each site's own `publish` accepts it whole.
 #[test]
 fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_tags_publish_whole() {
+    a_zola_site_with_blank_lines_links_and_escapes_publishes_whole();
+    a_hugo_site_with_folded_tags_publishes_whole();
+}
+
+fn a_zola_site_with_blank_lines_links_and_escapes_publishes_whole() {
     let src = source(&[
         ("config.toml", "base_url = \"https://zola.example.org\"\ntitle = \"Docs\"\ntaxonomies = [{ name = \"theme-tags\" }]\n"),
         ("content/docs/_index.md", "\n+++\ntitle = \"Docs\"\n+++\n"),
@@ -202,8 +207,10 @@ fn a_zola_site_with_blank_lines_links_and_escapes_and_a_hugo_site_with_folded_ta
         .get("/docs/usage/")
         .text()
         .contains("href=\"/docs/install/\""));
+}
 
-    // Hugo folds tag case: `HTML` and `html` are one term, spelt as the first page did.
+/// Hugo folds tag case: `HTML` and `html` are one term, spelt as the first page did.
+fn a_hugo_site_with_folded_tags_publishes_whole() {
     let src = source(&[
         (
             "hugo.toml",

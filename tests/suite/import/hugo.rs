@@ -2,15 +2,10 @@
 //! and a YAML site with a bundle, a draft and an embargo — every old URL kept.
 use super::*;
 
-#[test]
-fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dst = tmp.path().join("site");
-    let r = import(tmp.path(), "hugo", &fixture_dir("import/hugo-basic"), &dst);
-    assert_eq!(r["items"], 5, "{r}");
-    assert_eq!(r["plain_pages"], 2, "{r}");
-    assert_eq!(r["collections"], serde_json::json!(["post"]), "{r}");
-    let skipped = not_converted(&r);
+/// What the report says it skipped (the menu, a shortcode, a headless bundle, the feeds'
+/// URLs), and the settings that came along.
+fn the_report_and_the_settings_of_hugos_example(r: &serde_json::Value, dst: &Path) {
+    let skipped = not_converted(r);
     assert!(
         skipped.contains(&("config.toml".into(), None, "[menu]".into())),
         "{r}"
@@ -35,39 +30,11 @@ fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
     assert_eq!(config["build"]["page_size"].as_integer(), Some(3));
     assert_eq!(config["feeds"], toml::Value::from(vec!["atom", "rss"]));
     assert!(r["shortcodes_converted"].as_i64().unwrap() >= 4, "{r}");
+}
 
-    // Again into the same folder: refused, nothing changed.
-    let before = tree(&dst);
-    let out = fencepost()
-        .args(["import", "hugo"])
-        .arg(fixture_dir("import/hugo-basic"))
-        .arg(&dst)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("is not empty"), "{said}");
-    assert_eq!(tree(&dst), before);
-
-    let s = site_at(&dst);
-    let p = s.json(&["publish", "--build", "--now", NOW]);
-    assert_eq!(p["published"].as_array().unwrap().len(), 5, "{p}");
-    assert_eq!(p["build"]["broken_links"], serde_json::json!([]), "{p}");
-    assert_no_shortcodes(&s);
-    // The paired inline shortcode's body (a `<style>` block: template code) went with it.
-    let emoji = s.current_file("post/emoji-support/index.html");
-    assert!(
-        !emoji.contains("emojify {") && !emoji.contains("&lt;style&gt;"),
-        "{emoji}"
-    );
-    let rich = s.current_file("post/rich-content/index.html");
-    assert!(
-        rich.contains("https://www.youtube-nocookie.com/embed/ZJthWmvUzzc"),
-        "{rich}"
-    );
-    // Every post at the URL Hugo gave it (/post/<file>/), an alias redirected, the home
-    // page newest first (by the posts' own dates).
-    let srv = s.serve(&[]);
+/// Every post at the URL Hugo gave it (/post/<file>/), an alias redirected, the home page
+/// newest first (by the posts' own dates).
+fn every_url_of_hugos_example_answers(srv: &Server) {
     for post in [
         "emoji-support",
         "markdown-syntax",
@@ -105,6 +72,48 @@ fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
         at("Rich Content") < at("Emoji Support"),
         "newest first: {home}"
     );
+}
+
+#[test]
+fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "hugo", &fixture_dir("import/hugo-basic"), &dst);
+    assert_eq!(r["items"], 5, "{r}");
+    assert_eq!(r["plain_pages"], 2, "{r}");
+    assert_eq!(r["collections"], serde_json::json!(["post"]), "{r}");
+    the_report_and_the_settings_of_hugos_example(&r, &dst);
+
+    // Again into the same folder: refused, nothing changed.
+    let before = tree(&dst);
+    let out = fencepost()
+        .args(["import", "hugo"])
+        .arg(fixture_dir("import/hugo-basic"))
+        .arg(&dst)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("is not empty"), "{said}");
+    assert_eq!(tree(&dst), before);
+
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 5, "{p}");
+    assert_eq!(p["build"]["broken_links"], serde_json::json!([]), "{p}");
+    assert_no_shortcodes(&s);
+    // The paired inline shortcode's body (a `<style>` block: template code) went with it.
+    let emoji = s.current_file("post/emoji-support/index.html");
+    assert!(
+        !emoji.contains("emojify {") && !emoji.contains("&lt;style&gt;"),
+        "{emoji}"
+    );
+    let rich = s.current_file("post/rich-content/index.html");
+    assert!(
+        rich.contains("https://www.youtube-nocookie.com/embed/ZJthWmvUzzc"),
+        "{rich}"
+    );
+    every_url_of_hugos_example_answers(&s.serve(&[]));
 }
 
 /// The example site of the Ananke theme (vendored, MIT): YAML front matter, its content

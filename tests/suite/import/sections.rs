@@ -9,8 +9,9 @@ const NOW: &str = "2026-12-01T00:00:00Z";
 
 /// Guards: issue 48 (points 2, 3, 8): a Zola site's section text, a section of subsections
 /// only, `sort_by = "weight"` and `paginate_by` all answer as Zola made them.
-#[test]
-fn a_zola_sites_sections_keep_their_text_their_order_and_their_page_numbers() {
+/// A Zola blog of five posts paginated by two, docs ordered by weight, and guides whose
+/// section holds only a subsection: (path, text) of each file.
+fn zola_sections() -> Vec<(String, String)> {
     let mut files = vec![
         ("config.toml".to_string(), "base_url = \"https://zola.example.org\"\ntitle = \"Docs\"\n".to_string()),
         ("content/blog/_index.md".into(), "+++\ntitle = \"The Blog\"\nsort_by = \"date\"\npaginate_by = 2\n+++\nWelcome to **the blog**.\n".into()),
@@ -31,6 +32,50 @@ fn a_zola_sites_sections_keep_their_text_their_order_and_their_page_numbers() {
             format!("+++\ntitle = \"{name}\"\nweight = {weight}\n+++\nAbout {name}.\n"),
         ));
     }
+    files
+}
+
+/// The posts `posts` appear on `page` in that order.
+fn order(page: &str, posts: &[u32]) {
+    let at: Vec<usize> = posts
+        .iter()
+        .map(|n| {
+            page.find(&format!("/blog/post-{n}/"))
+                .unwrap_or_else(|| panic!("post {n} not in {page}"))
+        })
+        .collect();
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "{posts:?} out of order in {page}"
+    );
+}
+
+/// The blog's list URL is page 1 (the two newest, and the section's text); page/2/ the next
+/// two, page/3/ the oldest; page/1/ redirects to the list URL.
+fn the_blog_is_numbered_from_the_newest(srv: &Server) {
+    let blog = srv.get("/blog/").text();
+    assert!(
+        blog.contains("Welcome to <strong>the blog</strong>."),
+        "{blog}"
+    );
+    assert!(blog.contains("<h1>The Blog</h1>"), "{blog}");
+    order(&blog, &[5, 4]);
+    assert!(!blog.contains("/blog/post-3/"), "{blog}");
+    assert!(
+        blog.contains("href=\"/blog/page/2/\""),
+        "an Older link: {blog}"
+    );
+    let two = srv.get("/blog/page/2/").text();
+    order(&two, &[3, 2]);
+    assert!(!two.contains("/blog/post-5/"), "{two}");
+    order(&srv.get("/blog/page/3/").text(), &[1]);
+    let one = srv.get("/blog/page/1/");
+    assert_eq!((one.status, one.header("location")), (301, Some("/blog/")));
+}
+
+#[test]
+fn a_zola_sites_sections_keep_their_text_their_order_and_their_page_numbers() {
+    let files = zola_sections();
     let files: Vec<(&str, &str)> = files
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_str()))
@@ -44,39 +89,7 @@ fn a_zola_sites_sections_keep_their_text_their_order_and_their_page_numbers() {
     assert_eq!(p["published"].as_array().unwrap().len(), 9, "{p}");
     assert_eq!(p["build"]["left_out"], serde_json::json!([]), "{p}");
     let srv = s.serve(&[]);
-    // The blog's list URL is page 1 (the two newest, and the section's text); page/2/ the
-    // next two, page/3/ the oldest; page/1/ redirects to the list URL.
-    let blog = srv.get("/blog/").text();
-    assert!(
-        blog.contains("Welcome to <strong>the blog</strong>."),
-        "{blog}"
-    );
-    assert!(blog.contains("<h1>The Blog</h1>"), "{blog}");
-    let order = |page: &str, posts: &[u32]| {
-        let at: Vec<usize> = posts
-            .iter()
-            .map(|n| {
-                page.find(&format!("/blog/post-{n}/"))
-                    .unwrap_or_else(|| panic!("post {n} not in {page}"))
-            })
-            .collect();
-        assert!(
-            at.windows(2).all(|w| w[0] < w[1]),
-            "{posts:?} out of order in {page}"
-        );
-    };
-    order(&blog, &[5, 4]);
-    assert!(!blog.contains("/blog/post-3/"), "{blog}");
-    assert!(
-        blog.contains("href=\"/blog/page/2/\""),
-        "an Older link: {blog}"
-    );
-    let two = srv.get("/blog/page/2/").text();
-    order(&two, &[3, 2]);
-    assert!(!two.contains("/blog/post-5/"), "{two}");
-    order(&srv.get("/blog/page/3/").text(), &[1]);
-    let one = srv.get("/blog/page/1/");
-    assert_eq!((one.status, one.header("location")), (301, Some("/blog/")));
+    the_blog_is_numbered_from_the_newest(&srv);
     // Docs read lightest first; each page's next is the heavier one.
     let docs = srv.get("/docs/").text();
     let at = |t: &str| docs.find(t).unwrap_or_else(|| panic!("{t}: {docs}"));

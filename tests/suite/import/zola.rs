@@ -5,18 +5,10 @@ use super::*;
 /// The Terminimal theme's own site (vendored, MIT), a Zola blog as people write one: posts in
 /// the root section, a `render = false` section of pages at `path = "about"`, the theme's own
 /// shortcodes, Tera templates.
-#[test]
-fn the_terminimal_zola_site_imports_its_root_blog_with_dates_tags_and_urls() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dst = tmp.path().join("site");
-    let src = fixture_dir("import/zola-terminimal");
-    let r = import(tmp.path(), "zola", &src, &dst);
-    assert_eq!(
-        (r["items"].as_i64(), r["plain_pages"].as_i64()),
-        (Some(5), Some(2)),
-        "{r}"
-    );
-    let skipped = not_converted(&r);
+/// The report names the theme's shortcodes it could not convert and nothing of its
+/// templates; the root section's `paginate_by = 2` is the posts' page size.
+fn the_terminimal_report_and_page_size(r: &Value, dst: &Path) {
+    let skipped = not_converted(r);
     for expected in [
         (
             "content/welcome-terminimal-theme.md".into(),
@@ -43,6 +35,20 @@ fn the_terminimal_zola_site_imports_its_root_blog_with_dates_tags_and_urls() {
         config["collections"]["posts"]["page_size"].as_integer(),
         Some(2)
     );
+}
+
+#[test]
+fn the_terminimal_zola_site_imports_its_root_blog_with_dates_tags_and_urls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let src = fixture_dir("import/zola-terminimal");
+    let r = import(tmp.path(), "zola", &src, &dst);
+    assert_eq!(
+        (r["items"].as_i64(), r["plain_pages"].as_i64()),
+        (Some(5), Some(2)),
+        "{r}"
+    );
+    the_terminimal_report_and_page_size(&r, &dst);
     let s = site_at(&dst);
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["published"].as_array().unwrap().len(), 5, "{p}");
@@ -133,9 +139,30 @@ fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
     let dst = tmp.path().join("site");
     let r = import(tmp.path(), "zola", &fixture, &dst);
     assert_eq!(r["items"], 46, "{r}");
-    // What is lost: the image shortcodes (the site's own templates), the settings and the
-    // sections' keys with no counterpart, each named. Nothing else (no false "no date" or "bundle file" lines).
-    let nc = not_converted(&r);
+    the_report_names_only_what_is_lost(&r);
+    // Zola passes HTML written in Markdown through: so does the imported site.
+    let toml = std::fs::read_to_string(dst.join("fencepost.toml")).unwrap();
+    assert!(
+        toml.contains("[markdown]\n") && toml.contains("unsafe_html = true"),
+        "{toml}"
+    );
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["published"].as_array().unwrap().len(), 46, "{p}");
+    assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
+    let old_urls = zola_old_urls(&fixture.join("content"));
+    assert_eq!(old_urls.len(), 46);
+    let srv = s.serve(&[]);
+    every_old_url_answers_without_zolas_syntax(&srv, &old_urls);
+    sections_that_redirect_keep_doing_so(&srv);
+    its_own_templates_render_every_page(&srv);
+}
+
+/// What is lost: the image shortcodes (the site's own templates), the settings and the
+/// sections' keys with no counterpart, each named. Nothing else (no false "no date" or
+/// "bundle file" lines).
+fn the_report_names_only_what_is_lost(r: &serde_json::Value) {
+    let nc = not_converted(r);
     for (file, _, what) in &nc {
         let image = what.starts_with("shortcode ") && file.ends_with("image-processing/index.md");
         let section = file.ends_with("/_index.md");
@@ -166,20 +193,12 @@ fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
             "{setting}: {r}"
         );
     }
-    // Zola passes HTML written in Markdown through: so does the imported site.
-    let toml = std::fs::read_to_string(dst.join("fencepost.toml")).unwrap();
-    assert!(
-        toml.contains("[markdown]\n") && toml.contains("unsafe_html = true"),
-        "{toml}"
-    );
-    let s = site_at(&dst);
-    let p = s.json(&["publish", "--build", "--now", NOW]);
-    assert_eq!(p["published"].as_array().unwrap().len(), 46, "{p}");
-    assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
-    let old_urls = zola_old_urls(&fixture.join("content"));
-    assert_eq!(old_urls.len(), 46);
-    let srv = s.serve(&[]);
-    for url in &old_urls {
+}
+
+/// Every page answers at the URL Zola gave it, with no raw front matter, `@/` link, invented
+/// link or Zola escape left in it.
+fn every_old_url_answers_without_zolas_syntax(srv: &Server, old_urls: &[String]) {
+    for url in old_urls {
         let r = srv.get(url);
         assert_eq!(r.status, 200, "{url}");
         let page = r.text();
@@ -200,8 +219,11 @@ fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
     for list in ["/themes/", "/theme-tags/"] {
         assert_eq!(srv.get(list).status, 200, "{list}");
     }
-    // Sections that redirect keep doing so, through a chain of them (`/documentation/` to
-    // `getting-started/`, which redirects to its overview).
+}
+
+/// Sections that redirect keep doing so, through a chain of them (`/documentation/` to
+/// `getting-started/`, which redirects to its overview).
+fn sections_that_redirect_keep_doing_so(srv: &Server) {
     for (section, to) in [
         (
             "/documentation/",
@@ -223,6 +245,11 @@ fn zolas_own_documentation_imports_publishes_and_keeps_every_url() {
             "{section}"
         );
     }
+}
+
+/// Its own templates render every page (`sort_by = "weight"` orders the sidebar), with no
+/// template code left, and its links resolved.
+fn its_own_templates_render_every_page(srv: &Server) {
     // `sort_by = "weight"`: each page's next is the next heavier one (overview 5,
     // installation 10, cli-usage 15, directory-structure 30, configuration 40).
     // Its own templates render every page: `documentation.html`'s sidebar lists each

@@ -243,6 +243,49 @@ fn a_hole_in_the_log_is_refused_by_name_and_verify_finds_it() {
 /// by the store's clock, so an item due in 5 h stays embargoed and the audit time is the
 /// store's. (It used to publish the item 5 h early and date the audit 6 h ahead.) `verify`
 /// names audit times that go backwards.
+/// The audit time of the publication is the store's, not the runner's.
+fn the_audit_time_is_the_stores(b: &Bucket) {
+    let (_, log, _) = b.run(&b.repo.checkout(), &["log", "--limit", "10"]);
+    let at = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "publish")
+        .unwrap()["at"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let at = chrono::DateTime::parse_from_rfc3339(&at).unwrap();
+    let off = (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
+        .num_seconds()
+        .abs();
+    assert!(
+        off < 120,
+        "the audit time is the store's, not the runner's: {at}"
+    );
+}
+
+/// A hand-given --now that goes back is named by verify, whose chain still holds.
+fn verify_names_audit_times_that_go_back(b: &Bucket) {
+    let (code, v, err) = b.run(
+        &b.repo.checkout(),
+        &["publish", "--now", "2026-11-20T00:00:00Z"],
+    );
+    assert_eq!(code, Some(0), "{v} {err}");
+    b.repo.item(3, "2026-11-10");
+    let (code, _, _) = b.run(
+        &b.repo.checkout(),
+        &["publish", "--now", "2026-11-20T00:00:00Z"],
+    );
+    assert_eq!(code, Some(0));
+    let (code, v, _) = b.run(&b.repo.checkout(), &["verify"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert!(
+        !v["times_backwards"].as_array().unwrap().is_empty(),
+        "an audit entry dated before the one it follows: {v}"
+    );
+}
+
 #[test]
 fn a_runner_whose_clock_is_hours_fast_decides_nothing_early() {
     let b = Bucket::new();
@@ -291,46 +334,12 @@ fn a_runner_whose_clock_is_hours_fast_decides_nothing_early() {
         vec![1],
         "item 2 is not due by the store's clock: {v}"
     );
-    let (_, log, _) = b.run(&b.repo.checkout(), &["log", "--limit", "10"]);
-    let at = log["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["action"] == "publish")
-        .unwrap()["at"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let at = chrono::DateTime::parse_from_rfc3339(&at).unwrap();
-    let off = (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
-        .num_seconds()
-        .abs();
-    assert!(
-        off < 120,
-        "the audit time is the store's, not the runner's: {at}"
-    );
+    the_audit_time_is_the_stores(&b);
     // An honest runner agrees.
     let (code, v, err) = b.run(&b.repo.checkout(), &["publish"]);
     assert_eq!(code, Some(0), "{v} {err}");
     assert!(ids_of(&v, "published").is_empty(), "{v}");
-    // A hand-given --now that goes back is named by verify, whose chain still holds.
-    let (code, v, err) = b.run(
-        &b.repo.checkout(),
-        &["publish", "--now", "2026-11-20T00:00:00Z"],
-    );
-    assert_eq!(code, Some(0), "{v} {err}");
-    b.repo.item(3, "2026-11-10");
-    let (code, _, _) = b.run(
-        &b.repo.checkout(),
-        &["publish", "--now", "2026-11-20T00:00:00Z"],
-    );
-    assert_eq!(code, Some(0));
-    let (code, v, _) = b.run(&b.repo.checkout(), &["verify"]);
-    assert_eq!(code, Some(0), "{v}");
-    assert!(
-        !v["times_backwards"].as_array().unwrap().is_empty(),
-        "an audit entry dated before the one it follows: {v}"
-    );
+    verify_names_audit_times_that_go_back(&b);
 }
 
 /// 46.4: a truncated or zeroed snapshot costs a fresh runner time, never the site: it falls

@@ -8,6 +8,74 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The reader: every item page through the edge, again and again until `stop`. A page may
+/// answer 200 only once the newest round begun (`started`, 1-based into `rounds`) could have
+/// published it, and never 404 again after. Returns the round each item was first seen in,
+/// and how many pages it read.
+fn edge_reader(
+    addr: String,
+    started: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    rounds: Vec<String>,
+) -> std::thread::JoinHandle<(BTreeMap<i64, usize>, usize)> {
+    std::thread::spawn(move || {
+        let mut first_seen: BTreeMap<i64, usize> = BTreeMap::new();
+        let mut reads = 0;
+        while !stop.load(Ordering::Relaxed) {
+            for i in 1..=8 {
+                let r = try_http(&addr, "GET", &format!("/answers/{i}/"), &[]).unwrap();
+                // The newest round begun when the answer came: nothing it could not have
+                // published may be visible.
+                let begun = started.load(Ordering::SeqCst);
+                reads += 1;
+                match r.status {
+                    200 => {
+                        let now = begun
+                            .checked_sub(1)
+                            .map(|k| rounds[k].as_str())
+                            .unwrap_or("2026-11-01T00:00:00Z");
+                        assert!(
+                            format!("2026-11-{:02}T00:10:00Z", i + 1).as_str() <= now,
+                            "item {i} visible before its instant (latest round: {now})"
+                        );
+                        first_seen.entry(i).or_insert(begun);
+                    }
+                    404 => assert!(
+                        !first_seen.contains_key(&i),
+                        "item {i} went back after it was live"
+                    ),
+                    other => panic!("item {i}: {other} through the edge"),
+                }
+            }
+        }
+        (first_seen, reads)
+    })
+}
+
+/// One pipeline, `publish --build && deploy --to url` at `now`, on a thread; its publish JSON.
+fn pipeline(root: std::path::PathBuf, now: String, url: String) -> std::thread::JoinHandle<Value> {
+    std::thread::spawn(move || {
+        let run = |args: &[&str]| {
+            let out = fencepost()
+                .arg("--site")
+                .arg(&root)
+                .args(args)
+                .args(["--json", "--now", &now])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice::<Value>(&out.stdout).unwrap()
+        };
+        let p = run(&["publish", "--build"]);
+        run(&["deploy", "--to", &url]);
+        p
+    })
+}
+
 /// The seeds' integration scenario, read through the edge: two `publish --build && deploy`
 /// pipelines at once, over several rounds of a clock that moves forward, one site and one
 /// bucket. A reader fetching every item page through the Worker all along sees each page
@@ -36,73 +104,17 @@ fn two_racing_pipelines_read_through_the_edge_each_page_once_at_its_instant_neve
     let edge = Edge::start(&bucket, "", &["--pointer-ttl-ms", "0"]);
     let started = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    let reader = {
-        let (addr, started, stop, rounds) = (
-            edge.addr.clone(),
-            started.clone(),
-            stop.clone(),
-            rounds.clone(),
-        );
-        std::thread::spawn(move || {
-            let mut first_seen: BTreeMap<i64, usize> = BTreeMap::new();
-            let mut reads = 0;
-            while !stop.load(Ordering::Relaxed) {
-                for i in 1..=8 {
-                    let r = try_http(&addr, "GET", &format!("/answers/{i}/"), &[]).unwrap();
-                    // The newest round begun when the answer came: nothing it could not have
-                    // published may be visible.
-                    let begun = started.load(Ordering::SeqCst);
-                    reads += 1;
-                    match r.status {
-                        200 => {
-                            let now = begun
-                                .checked_sub(1)
-                                .map(|k| rounds[k].as_str())
-                                .unwrap_or("2026-11-01T00:00:00Z");
-                            assert!(
-                                format!("2026-11-{:02}T00:10:00Z", i + 1).as_str() <= now,
-                                "item {i} visible before its instant (latest round: {now})"
-                            );
-                            first_seen.entry(i).or_insert(begun);
-                        }
-                        404 => assert!(
-                            !first_seen.contains_key(&i),
-                            "item {i} went back after it was live"
-                        ),
-                        other => panic!("item {i}: {other} through the edge"),
-                    }
-                }
-            }
-            (first_seen, reads)
-        })
-    };
+    let reader = edge_reader(
+        edge.addr.clone(),
+        started.clone(),
+        stop.clone(),
+        rounds.clone(),
+    );
     let mut published = Vec::new();
     for (k, now) in rounds.iter().enumerate() {
         started.store(k + 1, Ordering::SeqCst);
         let pipelines: Vec<_> = (0..2)
-            .map(|_| {
-                let (root, now, url) = (s.root().to_path_buf(), now.clone(), url.clone());
-                std::thread::spawn(move || {
-                    let run = |args: &[&str]| {
-                        let out = fencepost()
-                            .arg("--site")
-                            .arg(&root)
-                            .args(args)
-                            .args(["--json", "--now", &now])
-                            .output()
-                            .unwrap();
-                        assert!(
-                            out.status.success(),
-                            "{args:?}: {}",
-                            String::from_utf8_lossy(&out.stderr)
-                        );
-                        serde_json::from_slice::<Value>(&out.stdout).unwrap()
-                    };
-                    let p = run(&["publish", "--build"]);
-                    run(&["deploy", "--to", &url]);
-                    p
-                })
-            })
+            .map(|_| pipeline(s.root().to_path_buf(), now.clone(), url.clone()))
             .collect();
         for p in pipelines {
             published.extend(ids(&p.join().unwrap(), "published"));

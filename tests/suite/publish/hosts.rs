@@ -50,6 +50,24 @@ fn body(text: &str) -> String {
     format!("+++\nid = 1\nday = 2026-11-01\ntitle = \"One\"\nprice = 4.99\n+++\n\n{text}\n")
 }
 
+/// Every host's status names both hosts, in JSON and in words, and the way out.
+fn every_status_names_both_hosts(h: &Hosts) {
+    let st = h.b.status();
+    let p = &st["parked"][0];
+    assert_eq!(p["disagreement"]["ledger_host"], "host-b", "{st}");
+    assert_eq!(p["disagreement"]["other_host"], "host-a", "{st}");
+    assert_eq!(p["file"], "content/answers/1.md", "{st}");
+    let human = h.b.cmd(&["status", "--now", NOW]).output().unwrap();
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        human.contains("item 1 PARKED")
+            && human.contains("host host-b has it as")
+            && human.contains("host host-a has it as")
+            && human.contains("fencepost publish --retry 1"),
+        "{human}"
+    );
+}
+
 #[test]
 fn a_stale_checkout_never_writes_back_over_another_hosts_change() {
     let h = Hosts::new();
@@ -83,21 +101,7 @@ fn a_stale_checkout_never_writes_back_over_another_hosts_change() {
     assert_eq!(h.a.revision(), 2, "no flip");
     assert!(h.a.body("1").contains("second"));
 
-    // Every host's status names both.
-    let st = h.b.status();
-    let p = &st["parked"][0];
-    assert_eq!(p["disagreement"]["ledger_host"], "host-b", "{st}");
-    assert_eq!(p["disagreement"]["other_host"], "host-a", "{st}");
-    assert_eq!(p["file"], "content/answers/1.md", "{st}");
-    let human = h.b.cmd(&["status", "--now", NOW]).output().unwrap();
-    let human = String::from_utf8_lossy(&human.stdout);
-    assert!(
-        human.contains("item 1 PARKED")
-            && human.contains("host host-b has it as")
-            && human.contains("host host-a has it as")
-            && human.contains("fencepost publish --retry 1"),
-        "{human}"
-    );
+    every_status_names_both_hosts(&h);
     // B runs on: nothing published, no complaint of its own (its checkout is what the
     // ledger has).
     let (ok, r) = h.b(&[]);

@@ -112,6 +112,36 @@ fn a_soak_of_10000_cycles_keeps_rss_flat_and_leaks_no_file_descriptor() {
     assert_eq!(s.audited("publish"), lags.len());
 }
 
+/// The metrics `addr` serves, as text.
+fn scrape(addr: &str) -> String {
+    let resp = http(addr, "GET", "/metrics", &[]);
+    assert_eq!(resp.status, 200);
+    assert!(resp
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/plain"));
+    resp.text()
+}
+
+/// After the `first` failed cycle the next waits at least a second, and the one after twice
+/// that; what was built is served locally all the while.
+fn two_failures_back_off_doubling(r: &Running, first: &Value) {
+    let retry1: DateTime<Utc> = first["retry_at"].as_str().unwrap().parse().unwrap();
+    let ended1: DateTime<Utc> = first["ended_at"].as_str().unwrap().parse().unwrap();
+    assert!((retry1 - ended1).num_milliseconds() >= 900, "{first}");
+    // What was built is served locally all the while.
+    assert_eq!(http(&r.serve_addr(), "GET", "/answers/1/", &[]).status, 200);
+    let second = r.next_cycle(Duration::from_secs(30));
+    assert_eq!(second["woke_for"][0], "retry", "{second}");
+    assert_eq!(second["failed_step"], "deploy", "{second}");
+    let retry2: DateTime<Utc> = second["retry_at"].as_str().unwrap().parse().unwrap();
+    let ended2: DateTime<Utc> = second["ended_at"].as_str().unwrap().parse().unwrap();
+    assert!(
+        (retry2 - ended2).num_milliseconds() >= 1900,
+        "the back-off doubles: {second}"
+    );
+}
+
 #[test]
 fn a_bucket_down_backs_off_keeps_serving_and_says_so_in_the_log_and_the_metrics() {
     let _t = timing();
@@ -136,35 +166,14 @@ fn a_bucket_down_backs_off_keeps_serving_and_says_so_in_the_log_and_the_metrics(
         &env,
     );
     let metrics_addr = r.first["metrics"].as_str().unwrap().to_string();
-    let scrape = || {
-        let resp = http(&metrics_addr, "GET", "/metrics", &[]);
-        assert_eq!(resp.status, 200);
-        assert!(resp
-            .header("content-type")
-            .unwrap()
-            .starts_with("text/plain"));
-        resp.text()
-    };
+    let scrape = || scrape(&metrics_addr);
     let first = r.next_cycle(Duration::from_secs(30));
     assert_eq!(first["failed_step"], "deploy", "{first}");
     assert!(
         first["error"].as_str().is_some_and(|e| !e.is_empty()),
         "{first}"
     );
-    let retry1: DateTime<Utc> = first["retry_at"].as_str().unwrap().parse().unwrap();
-    let ended1: DateTime<Utc> = first["ended_at"].as_str().unwrap().parse().unwrap();
-    assert!((retry1 - ended1).num_milliseconds() >= 900, "{first}");
-    // What was built is served locally all the while.
-    assert_eq!(http(&r.serve_addr(), "GET", "/answers/1/", &[]).status, 200);
-    let second = r.next_cycle(Duration::from_secs(30));
-    assert_eq!(second["woke_for"][0], "retry", "{second}");
-    assert_eq!(second["failed_step"], "deploy", "{second}");
-    let retry2: DateTime<Utc> = second["retry_at"].as_str().unwrap().parse().unwrap();
-    let ended2: DateTime<Utc> = second["ended_at"].as_str().unwrap().parse().unwrap();
-    assert!(
-        (retry2 - ended2).num_milliseconds() >= 1900,
-        "the back-off doubles: {second}"
-    );
+    two_failures_back_off_doubling(&r, &first);
     let text = scrape();
     expect_metrics(
         &text,

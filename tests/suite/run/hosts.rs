@@ -206,6 +206,38 @@ fn run_on_a_shared_ledger_decides_by_the_database_clock_for_its_whole_life() {
 /// (before: 72 publications of it in 20 s). The host that would write back over the other's
 /// change parks the item, and says so in its cycle's JSON, `status` and both hosts'
 /// `/metrics`; once its checkout agrees, the item is released and nothing moves.
+/// A says, in a cycle's JSON, `status` and both hosts' `/metrics`, that its checkout
+/// disagrees with B's change; A serves B's text.
+fn the_disagreement_is_said_everywhere(a: &TestSite, ra: &Running, rb: &Running, cycles: &[Value]) {
+    let d = cycles
+        .iter()
+        .find_map(|c| {
+            c["publish"]["disagreed"]
+                .as_array()
+                .filter(|d| !d.is_empty())
+        })
+        .unwrap_or_else(|| panic!("A never said it disagrees: {cycles:?}"));
+    assert_eq!(d[0]["ledger_host"], "host-b", "{d:?}");
+    assert_eq!(d[0]["other_host"], "host-a", "{d:?}");
+    let page = http(&ra.serve_addr(), "GET", "/answers/1/", &[]).text();
+    assert!(page.contains("As B has it."), "{page}");
+    let st = a.status();
+    assert_eq!(
+        st["parked"][0]["disagreement"]["other_host"], "host-a",
+        "{st}"
+    );
+    for (r, ok) in [(ra, 0.0), (rb, 1.0)] {
+        let text = http(r.first["metrics"].as_str().unwrap(), "GET", "/metrics", &[]).text();
+        expect_metrics(
+            &text,
+            &[
+                ("fencepost_items_disagreeing", 1.0),
+                ("fencepost_last_cycle_ok", ok),
+            ],
+        );
+    }
+}
+
 #[test]
 fn hosts_whose_checkouts_differ_do_not_flip_flop() {
     let _t = timing();
@@ -243,33 +275,7 @@ fn hosts_whose_checkouts_differ_do_not_flip_flop() {
         rb.next_cycle(Duration::from_secs(30));
     }
     assert_eq!(a.revision(), 2, "one publication, one update, no flip-flop");
-    let d = cycles
-        .iter()
-        .find_map(|c| {
-            c["publish"]["disagreed"]
-                .as_array()
-                .filter(|d| !d.is_empty())
-        })
-        .unwrap_or_else(|| panic!("A never said it disagrees: {cycles:?}"));
-    assert_eq!(d[0]["ledger_host"], "host-b", "{d:?}");
-    assert_eq!(d[0]["other_host"], "host-a", "{d:?}");
-    let page = http(&ra.serve_addr(), "GET", "/answers/1/", &[]).text();
-    assert!(page.contains("As B has it."), "{page}");
-    let st = a.status();
-    assert_eq!(
-        st["parked"][0]["disagreement"]["other_host"], "host-a",
-        "{st}"
-    );
-    for (r, ok) in [(&ra, 0.0), (&rb, 1.0)] {
-        let text = http(r.first["metrics"].as_str().unwrap(), "GET", "/metrics", &[]).text();
-        expect_metrics(
-            &text,
-            &[
-                ("fencepost_items_disagreeing", 1.0),
-                ("fencepost_last_cycle_ok", ok),
-            ],
-        );
-    }
+    the_disagreement_is_said_everywhere(&a, &ra, &rb, &cycles);
     // A's checkout comes round to B's: released, and nothing is published again.
     a.write("content/answers/1.md", &text("B"));
     wait_for("the item released", || {

@@ -49,6 +49,31 @@ fn published(cycles: &[Value], key: &str) -> Vec<i64> {
         .collect()
 }
 
+/// A copy of site `s` without its output, built from nothing.
+fn built_from_nothing(s: &TestSite) -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(s.root()).unwrap().map(Result::unwrap) {
+        let to = copy.path().join(e.file_name());
+        match e.file_type().unwrap().is_dir() {
+            true if e.file_name() != "public" => copy_tree(&e.path(), &to),
+            true => {}
+            false => drop(std::fs::copy(e.path(), to).unwrap()),
+        }
+    }
+    let out = fencepost()
+        .arg("--site")
+        .arg(copy.path())
+        .args(["build", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    copy
+}
+
 #[test]
 fn a_run_builds_from_the_pages_it_kept_what_a_build_from_nothing_makes() {
     let _t = timing();
@@ -105,26 +130,7 @@ fn a_run_builds_from_the_pages_it_kept_what_a_build_from_nothing_makes() {
         "{builds:?}"
     );
     // The same ledger, built from nothing in a copy of the site (its output left behind).
-    let copy = tempfile::tempdir().unwrap();
-    for e in std::fs::read_dir(s.root()).unwrap().map(Result::unwrap) {
-        let to = copy.path().join(e.file_name());
-        match e.file_type().unwrap().is_dir() {
-            true if e.file_name() != "public" => copy_tree(&e.path(), &to),
-            true => {}
-            false => drop(std::fs::copy(e.path(), to).unwrap()),
-        }
-    }
-    let out = fencepost()
-        .arg("--site")
-        .arg(copy.path())
-        .args(["build", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let copy = built_from_nothing(&s);
     let (run_revision, run_files) = files_of(s.root());
     let (revision, files) = files_of(copy.path());
     assert_eq!(run_revision, s.revision());

@@ -135,9 +135,59 @@ pub(super) fn connect_from(
 /// then trickle the next head — from four peer addresses; real clients from another address
 /// are still served in under a second each. Used to be ~10 s (the header timeout), with
 /// resets. (Figures against nginx: `scripts/bench slow-clients`.)
+/// An attacker from `ip` on the origin at `addr`, until `stop`: a slow reader (a large file a
+/// byte at a time, reconnecting) or a trickler (one request answered, then the next head a
+/// byte at a time). Counts itself in `in_position` once the attack holds a slot.
+fn attacker(
+    ip: [u8; 4],
+    addr: String,
+    slow_reader: bool,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    in_position: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> std::thread::JoinHandle<()> {
+    use std::io::{Read, Write};
+    use std::sync::atomic::Ordering;
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            let Ok(mut c) = connect_from(ip, &addr, slow_reader.then_some(4096)) else {
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            };
+            let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+            if slow_reader {
+                let _ = c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+                let mut b = [0u8; 1];
+                let mut counted = false;
+                while !stop.load(Ordering::Relaxed) && matches!(c.read(&mut b), Ok(1)) {
+                    if !counted {
+                        in_position.fetch_add(1, Ordering::Relaxed);
+                        counted = true;
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            } else {
+                // One real request, read whole, then a head trickled byte by byte.
+                let _ = c.write_all(b"GET /answers/1/ HTTP/1.1\r\nHost: x\r\n\r\n");
+                let mut got = Vec::new();
+                let mut buf = [0u8; 8192];
+                while let Ok(k @ 1..) = c.read(&mut buf) {
+                    got.extend_from_slice(&buf[..k]);
+                    if got.windows(7).any(|w| w == b"</html>") {
+                        break;
+                    }
+                }
+                in_position.fetch_add(1, Ordering::Relaxed);
+                let _ = c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n");
+                while !stop.load(Ordering::Relaxed) && c.write_all(b"X").is_ok() {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            }
+        }
+    })
+}
+
 #[test]
 fn slow_clients_cannot_starve_real_ones() {
-    use std::io::{Read, Write};
     use std::sync::atomic::{AtomicBool, Ordering};
     let s = built_site();
     std::fs::create_dir_all(s.path("static")).unwrap();
@@ -165,44 +215,7 @@ fn slow_clients_cannot_starve_real_ones() {
     {
         for _ in 0..6 {
             let (addr, stop, in_position) = (srv.addr.clone(), stop.clone(), in_position.clone());
-            attackers.push(std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let slow_reader = n < 2;
-                    let Ok(mut c) = connect_from(ip, &addr, slow_reader.then_some(4096)) else {
-                        std::thread::sleep(Duration::from_millis(50));
-                        continue;
-                    };
-                    let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
-                    if slow_reader {
-                        let _ = c.write_all(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
-                        let mut b = [0u8; 1];
-                        let mut counted = false;
-                        while !stop.load(Ordering::Relaxed) && matches!(c.read(&mut b), Ok(1)) {
-                            if !counted {
-                                in_position.fetch_add(1, Ordering::Relaxed);
-                                counted = true;
-                            }
-                            std::thread::sleep(Duration::from_millis(200));
-                        }
-                    } else {
-                        // One real request, read whole, then a head trickled byte by byte.
-                        let _ = c.write_all(b"GET /answers/1/ HTTP/1.1\r\nHost: x\r\n\r\n");
-                        let mut got = Vec::new();
-                        let mut buf = [0u8; 8192];
-                        while let Ok(k @ 1..) = c.read(&mut buf) {
-                            got.extend_from_slice(&buf[..k]);
-                            if got.windows(7).any(|w| w == b"</html>") {
-                                break;
-                            }
-                        }
-                        in_position.fetch_add(1, Ordering::Relaxed);
-                        let _ = c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n");
-                        while !stop.load(Ordering::Relaxed) && c.write_all(b"X").is_ok() {
-                            std::thread::sleep(Duration::from_millis(200));
-                        }
-                    }
-                }
-            }));
+            attackers.push(attacker(ip, addr, n < 2, stop, in_position));
         }
     }
     // The attack under way on every slot before a real client comes (waited for, not slept).

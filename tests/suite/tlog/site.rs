@@ -127,8 +127,38 @@ fn a_sites_log_through_three_deploys_is_checked_by_tlog_scales_and_go_from_serve
     };
     deploy(BEFORE);
     let (c1, size1) = save_checkpoint(&s, "c1");
+    nothing_names_the_item_before_its_instant(&s, &bucket);
+
+    deploy("2026-12-02T09:00:00Z");
+    let (c2, size2) = save_checkpoint(&s, "c2");
+    let origin = s.serve(&["--from", &folder]);
+    let base = format!("http://{}/.well-known/fencepost", origin.addr);
+    the_reveal_opens_the_commitment_logged_before(&origin, &base, &keys.vkey, &c1, size1);
+
+    edit_and_withdraw(&s);
+    deploy("2026-12-06T00:00:00Z");
+    let olds = [c1.clone(), c2.clone()];
+    let entries = changes_are_logged(&origin, &base, &keys.vkey, &olds, size2);
+    verify_holds_and_the_last_entry_names_the_files(
+        &s,
+        &origin,
+        &keys.vkey,
+        (&c1, size1),
+        &entries,
+    );
+    let log = s.current_dir().join(".well-known/fencepost/log");
+    let go = checkers::run_go(&log, &keys.vkey, &[c1, c2]);
+    assert_success(&go);
+    assert!(String::from_utf8_lossy(&go.stdout).starts_with(&format!("ok {}", entries.len())));
+    drop(origin);
+    a_flipped_tile_is_never_served(&s, &bucket, &folder, &keys.vkey);
+}
+
+/// Before its instant nothing in `public/` or the bucket names the item (its commitment is
+/// blind).
+fn nothing_names_the_item_before_its_instant(s: &TestSite, bucket: &Path) {
     for needle in ["Zeppelin", "airship", "posts/secret", "secret.json"] {
-        for dir in [s.path("public"), bucket.clone()] {
+        for dir in [s.path("public"), bucket.to_path_buf()] {
             let found = holds_anywhere(&dir, needle);
             assert!(
                 found.is_none(),
@@ -136,12 +166,18 @@ fn a_sites_log_through_three_deploys_is_checked_by_tlog_scales_and_go_from_serve
             );
         }
     }
+}
 
-    deploy("2026-12-02T09:00:00Z");
-    let (c2, size2) = save_checkpoint(&s, "c2");
-    let origin = s.serve(&["--from", &folder]);
-    let base = format!("http://{}/.well-known/fencepost", origin.addr);
-    let entries = read_by_tlog_scales(&format!("{base}/log"), &keys.vkey, &[c1.clone()]);
+/// The reveal names the commitment logged a deploy earlier (in the log of checkpoint `c1`),
+/// and sha256(salt ‖ the JSON served) is that commitment.
+fn the_reveal_opens_the_commitment_logged_before(
+    origin: &Server,
+    base: &str,
+    vkey: &str,
+    c1: &Path,
+    size1: u64,
+) {
+    let entries = read_by_tlog_scales(&format!("{base}/log"), vkey, &[c1.to_path_buf()]);
     let (index, salt) = entries
         .iter()
         .find_map(|e| match e {
@@ -167,7 +203,10 @@ fn a_sites_log_through_three_deploys_is_checked_by_tlog_scales_and_go_from_serve
     let item: Value = serde_json::from_slice(&json.body).unwrap();
     assert_eq!(item["title"], "Zeppelin launch");
     assert_eq!(item["date"], "2026-12-02T09:00:00Z");
+}
 
+/// An edit of one item and the withdrawal of another, in the content.
+fn edit_and_withdraw(s: &TestSite) {
     let hello = std::fs::read_to_string(s.path("content/posts/hello.md")).unwrap();
     s.write(
         "content/posts/hello.md",
@@ -178,12 +217,18 @@ fn a_sites_log_through_three_deploys_is_checked_by_tlog_scales_and_go_from_serve
         "content/advisories/adv-1.md",
         &adv.replacen("severity", "withdrawn = true\nseverity", 1),
     );
-    deploy("2026-12-06T00:00:00Z");
-    let entries = read_by_tlog_scales(
-        &format!("{base}/log"),
-        &keys.vkey,
-        &[c1.clone(), c2.clone()],
-    );
+}
+
+/// The edit, the withdrawal and the expiry each logged as a change; the JSON served follows.
+/// Returns every entry of the log.
+fn changes_are_logged(
+    origin: &Server,
+    base: &str,
+    vkey: &str,
+    olds: &[PathBuf],
+    size2: u64,
+) -> Vec<Entry> {
+    let entries = read_by_tlog_scales(&format!("{base}/log"), vkey, olds);
     let changes: Vec<(String, ChangeKind)> = entries[size2 as usize..]
         .iter()
         .filter_map(|e| match e {
@@ -210,12 +255,24 @@ fn a_sites_log_through_three_deploys_is_checked_by_tlog_scales_and_go_from_serve
         404
     );
 
+    entries
+}
+
+/// `tlog verify --since c1` holds, and the last revision entry names the files the revision
+/// serves, recomputed from them.
+fn verify_holds_and_the_last_entry_names_the_files(
+    s: &TestSite,
+    origin: &Server,
+    vkey: &str,
+    (c1, size1): (&Path, u64),
+    entries: &[Entry],
+) {
     let verify = s.json(&[
         "tlog",
         "verify",
         &format!("http://{}/", origin.addr),
         "--vkey",
-        &keys.vkey,
+        vkey,
         "--since",
         c1.to_str().unwrap(),
     ]);
@@ -230,14 +287,10 @@ fn a_sites_log_through_three_deploys_is_checked_by_tlog_scales_and_go_from_serve
         panic!("the log ends with a revision entry");
     };
     assert_eq!(manifest, &files_digest(&s.current_dir()));
+}
 
-    let log = s.current_dir().join(".well-known/fencepost/log");
-    let go = checkers::run_go(&log, &keys.vkey, &[c1, c2]);
-    assert_success(&go);
-    assert!(String::from_utf8_lossy(&go.stdout).starts_with(&format!("ok {}", entries.len())));
-    drop(origin);
-
-    // One bit of a tile flipped in the bucket: the origin never serves it, the check fails.
+/// One bit of a tile flipped in the bucket: the origin never serves it, the check fails.
+fn a_flipped_tile_is_never_served(s: &TestSite, bucket: &Path, folder: &str, vkey: &str) {
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
             .unwrap();
@@ -258,13 +311,13 @@ fn a_sites_log_through_three_deploys_is_checked_by_tlog_scales_and_go_from_serve
     let mut bytes = std::fs::read(&blob).unwrap();
     bytes[0] ^= 1;
     std::fs::write(&blob, bytes).unwrap();
-    let origin = s.serve(&["--from", &folder]);
+    let origin = s.serve(&["--from", folder]);
     let failed = s.failing(&[
         "tlog",
         "verify",
         &format!("http://{}/", origin.addr),
         "--vkey",
-        &keys.vkey,
+        vkey,
     ]);
     assert!(failed.contains("tile"), "{failed}");
 }

@@ -36,11 +36,9 @@ pub(super) fn a_target_keyed_by_its_bare_name_goes_to_its_endpoints_key_once(b: 
     assert_eq!(targets, [bare, one]);
 }
 
-/// `ledger copy`: publish on SQLite, copy into an empty PostgreSQL database, carry on there.
-/// The first build from PostgreSQL, into an empty output folder, is byte-identical to the
-/// last one from SQLite; a second copy into the now non-empty database is refused.
-#[test]
-fn ledger_copy_moves_sqlite_to_a_bucket_to_postgres_and_the_build_stays_byte_identical() {
+/// A site with an image, a withdrawal, a pending item and a daily result, published on
+/// SQLite.
+fn site_to_copy() -> TestSite {
     let s = TestSite::new();
     s.write(
         "content/images/a.svg",
@@ -71,6 +69,28 @@ fn ledger_copy_moves_sqlite_to_a_bucket_to_postgres_and_the_build_stays_byte_ide
         "--guesses",
         "3",
     ]);
+    s
+}
+
+/// The status keys two copies of one ledger must agree on.
+fn same_status(a: &serde_json::Value, b: &serde_json::Value) {
+    for key in [
+        "revision",
+        "items",
+        "audit_entries",
+        "audit_tip",
+        "next_embargo_at",
+    ] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+}
+
+/// `ledger copy`: publish on SQLite, copy into an empty PostgreSQL database, carry on there.
+/// The first build from PostgreSQL, into an empty output folder, is byte-identical to the
+/// last one from SQLite; a second copy into the now non-empty database is refused.
+#[test]
+fn ledger_copy_moves_sqlite_to_a_bucket_to_postgres_and_the_build_stays_byte_identical() {
+    let s = site_to_copy();
     s.build(&[]);
     let before = tree(&s.current_dir());
     let sqlite_status = s.status();
@@ -82,15 +102,7 @@ fn ledger_copy_moves_sqlite_to_a_bucket_to_postgres_and_the_build_stays_byte_ide
     assert_eq!(r["tables"]["daily_results"], 1, "{r}");
     s.set_ledger_url(&bucket);
     let bucket_status = s.status();
-    for key in [
-        "revision",
-        "items",
-        "audit_entries",
-        "audit_tip",
-        "next_embargo_at",
-    ] {
-        assert_eq!(bucket_status[key], sqlite_status[key], "{key}");
-    }
+    same_status(&bucket_status, &sqlite_status);
     s.cmd(&["verify"]).assert().success();
     std::fs::rename(s.path("public"), s.path("public-from-sqlite")).unwrap();
     s.build(&[]);
@@ -115,15 +127,7 @@ fn ledger_copy_moves_sqlite_to_a_bucket_to_postgres_and_the_build_stays_byte_ide
 
     s.set_ledger_url(&url);
     let pg_status = s.status();
-    for key in [
-        "revision",
-        "items",
-        "audit_entries",
-        "audit_tip",
-        "next_embargo_at",
-    ] {
-        assert_eq!(pg_status[key], sqlite_status[key], "{key}");
-    }
+    same_status(&pg_status, &sqlite_status);
     s.cmd(&["verify"]).assert().success();
     // The same ledger id travelled: a fresh output folder gets the very same bytes.
     s.build(&[]);

@@ -271,25 +271,23 @@ pub(super) fn a_page_due_after_the_ledgers_own_clock_is_not_written(b: Backend) 
 /// fencepost's form (the lease row locked first) makes the takeover wait for the writer, so
 /// every fence-1 write commits before fence 2 exists, and a fence-1 writer that comes back
 /// after the takeover changes nothing.
-#[test]
-fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not() {
-    let s = TestSite::on(Backend::Postgres);
-    s.item(1, "2026-12-20").item(2, "2026-12-20");
-    s.publish(NOW);
-    let url = s.ledger_url().unwrap();
-    let loc = location(&s);
-    let t0 = at("2026-12-21T01:00:00Z");
-    let (live, expired) = (t0.plus_secs(59), t0.plus_secs(61));
-    let take_fresh = |id: i64, t: Instant| {
-        take(
-            &mut Ledger::open_at(&loc, Duration::from_secs(30)).unwrap(),
-            id,
-            t,
-        )
-    };
+/// Takes item `id`'s publication lease at `t` on a fresh connection to `loc`.
+fn take_fresh(loc: &Location, id: i64, t: Instant) -> Option<lease::Lease> {
+    take(
+        &mut Ledger::open_at(loc, Duration::from_secs(30)).unwrap(),
+        id,
+        t,
+    )
+}
 
-    // 1. The naive guard.
-    let a = take_fresh(1, t0).unwrap();
+/// The naive guard, on item 1: a fence-1 write commits after fence 2 was granted.
+fn the_naive_guard_lets_a_stale_fence_commit(
+    s: &TestSite,
+    loc: &Location,
+    (t0, live, expired): (Instant, Instant, Instant),
+) {
+    let url = s.ledger_url().unwrap();
+    let a = take_fresh(loc, 1, t0).unwrap();
     let mut writer = Pg::client(&url);
     let mut tx = writer.transaction().unwrap();
     let n = tx
@@ -303,7 +301,7 @@ fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not()
     assert_eq!(n, 1, "the guard passed while the lease was live");
     // The takeover is not held up by the open writer: nothing is locked.
     let started = std::time::Instant::now();
-    let b = take_fresh(1, expired).expect("the takeover succeeds at once");
+    let b = take_fresh(loc, 1, expired).expect("the takeover succeeds at once");
     assert_eq!(b.fence, Fence(2));
     assert!(started.elapsed() < Duration::from_secs(2));
     tx.commit().unwrap();
@@ -314,9 +312,15 @@ fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not()
         1,
         "the naive guard let a fence-1 write commit after fence 2 was granted"
     );
+}
 
-    // 2. fencepost's form, the same schedule on item 2.
-    let a = take_fresh(2, t0).unwrap();
+/// fencepost's form, the same schedule on item 2: the takeover waits for the writer.
+fn the_locked_guard_makes_the_takeover_wait(
+    s: &TestSite,
+    loc: &Location,
+    (t0, live, expired): (Instant, Instant, Instant),
+) {
+    let a = take_fresh(loc, 2, t0).unwrap();
     let (to_main, from_writer) = std::sync::mpsc::channel::<bool>();
     let (to_writer, from_main) = std::sync::mpsc::channel::<()>();
     let (wloc, wa) = (loc.clone(), a.clone());
@@ -357,7 +361,7 @@ fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not()
     assert_eq!(b.fence, Fence(2));
     // The fence-1 write committed before fence 2 existed; a fence-1 writer that comes back
     // now finds its lease lost and writes nothing.
-    let mut l = open(&s);
+    let mut l = open(s);
     assert!(!l
         .write(|tx| items::record_failure(tx, ItemId(2), "late fence 1", &a, 99, live))
         .unwrap());
@@ -367,4 +371,17 @@ fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not()
         ),
         1
     );
+}
+
+#[test]
+fn postgres_naive_guard_lets_a_stale_fence_commit_and_the_locked_form_does_not() {
+    let s = TestSite::on(Backend::Postgres);
+    s.item(1, "2026-12-20").item(2, "2026-12-20");
+    s.publish(NOW);
+    let loc = location(&s);
+    let t0 = at("2026-12-21T01:00:00Z");
+    let (live, expired) = (t0.plus_secs(59), t0.plus_secs(61));
+    let times = (t0, live, expired);
+    the_naive_guard_lets_a_stale_fence_commit(&s, &loc, times);
+    the_locked_guard_makes_the_takeover_wait(&s, &loc, times);
 }

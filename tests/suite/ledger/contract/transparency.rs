@@ -6,8 +6,46 @@ use super::*;
 /// JSON of the page it wrote; 300 entries appended in two transactions read back as the tree
 /// `tlog::tiles::Tree` makes of them — root and every tile, through the stored hashes alone —
 /// and a second writer of an index is refused.
-pub(super) fn the_transparency_log_reads_back_the_tree_it_appended(b: Backend) {
+/// 300 entries appended in two transactions read back as the tree `tlog::tiles::Tree` makes
+/// of them — root and every tile, through the stored hashes alone; a second writer of an
+/// index is refused.
+fn appended_entries_read_back_as_their_tree(l: &mut Ledger) {
     use fencepost::ledger::transparency::{self as tl, Hashes};
+    let entries: Vec<String> = (0..300)
+        .map(|i| format!("fencepost/test/v1\nindex {i}\n"))
+        .collect();
+    assert_eq!(l.write(|tx| tl::append(tx, &entries[..100])).unwrap(), 100);
+    assert_eq!(l.write(|tx| tl::append(tx, &entries[100..])).unwrap(), 300);
+    let tree = fencepost::tlog::tiles::Tree::of(&entries).unwrap();
+    let (root, tiles) = l
+        .read(|tx| {
+            let h = Hashes::new(tx);
+            let root = tlog_tiles::tree_hash(300, &h).map_err(|e| h.error(e))?;
+            let tiles: Vec<Vec<u8>> = tlog_tiles::Tile::new_tiles(8, 0, 300)
+                .iter()
+                .map(|t| t.read_data(&h).unwrap())
+                .collect();
+            Ok((root, tiles))
+        })
+        .unwrap();
+    assert_eq!(root, tree.root());
+    let want: Vec<Vec<u8>> = tree.tiles_since(0).into_iter().map(|(_, b)| b).collect();
+    assert_eq!(tiles, want);
+    assert_eq!(
+        l.read(|tx| tl::entries(tx, 298, 300)).unwrap(),
+        entries[298..].to_vec()
+    );
+    let again = l.write(|tx| {
+        tx.exec(
+            "tlog.append",
+            fencepost::args! { "idx" => 0i64, "entry" => "x", "hashes" => "" },
+        )
+    });
+    assert!(again.is_err(), "{again:?}");
+}
+
+pub(super) fn the_transparency_log_reads_back_the_tree_it_appended(b: Backend) {
+    use fencepost::ledger::transparency as tl;
     let s = TestSite::on(b);
     let source_hash = embargoed_item(&s);
     let mut l = open(&s);
@@ -56,35 +94,5 @@ pub(super) fn the_transparency_log_reads_back_the_tree_it_appended(b: Backend) {
         Some("aa".repeat(32).as_str())
     );
 
-    let entries: Vec<String> = (0..300)
-        .map(|i| format!("fencepost/test/v1\nindex {i}\n"))
-        .collect();
-    assert_eq!(l.write(|tx| tl::append(tx, &entries[..100])).unwrap(), 100);
-    assert_eq!(l.write(|tx| tl::append(tx, &entries[100..])).unwrap(), 300);
-    let tree = fencepost::tlog::tiles::Tree::of(&entries).unwrap();
-    let (root, tiles) = l
-        .read(|tx| {
-            let h = Hashes::new(tx);
-            let root = tlog_tiles::tree_hash(300, &h).map_err(|e| h.error(e))?;
-            let tiles: Vec<Vec<u8>> = tlog_tiles::Tile::new_tiles(8, 0, 300)
-                .iter()
-                .map(|t| t.read_data(&h).unwrap())
-                .collect();
-            Ok((root, tiles))
-        })
-        .unwrap();
-    assert_eq!(root, tree.root());
-    let want: Vec<Vec<u8>> = tree.tiles_since(0).into_iter().map(|(_, b)| b).collect();
-    assert_eq!(tiles, want);
-    assert_eq!(
-        l.read(|tx| tl::entries(tx, 298, 300)).unwrap(),
-        entries[298..].to_vec()
-    );
-    let again = l.write(|tx| {
-        tx.exec(
-            "tlog.append",
-            fencepost::args! { "idx" => 0i64, "entry" => "x", "hashes" => "" },
-        )
-    });
-    assert!(again.is_err(), "{again:?}");
+    appended_entries_read_back_as_their_tree(&mut l);
 }
