@@ -116,7 +116,7 @@ fn build_once(
     let snap = ledger.snapshot()?;
     let origin = snapshot::Origin::read(&snap)?;
     if let Some(built) = build.found_built(&snap)? {
-        build.keep_built(&snap, &built, &mut reuse)?;
+        build.keep_built(&snap, &built, &mut reuse);
         drop(snap);
         return build.point_to_built(built, &origin);
     }
@@ -237,14 +237,9 @@ impl<'a> Build<'a> {
 
     /// What the next build of a long-lived process reads of that revision, kept (see
     /// `warm.rs`).
-    fn keep_built(
-        &mut self,
-        snap: &Snapshot<'_>,
-        built: &snapshot::Built,
-        reuse: &mut Reuse,
-    ) -> Result<(), BuildError> {
+    fn keep_built(&mut self, snap: &Snapshot<'_>, built: &snapshot::Built, reuse: &mut Reuse) {
         let logged = self.signer.is_some();
-        (self.warm).found_built(snap, logged, built.dir(), reuse.kept())
+        (self.warm).found_built(snap, logged, built.dir(), reuse.kept());
     }
 
     /// Points to that revision (once it is known to be this ledger's); nothing is rendered.

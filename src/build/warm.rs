@@ -147,22 +147,27 @@ impl Warm {
     /// run's first cycle; a revision another process built): the snapshot's pages, and the
     /// folder's manifest — `kept` when it is that folder's, else read from disk. So the first
     /// instant after a run starts costs what the later ones do, not a read of everything.
+    /// Only a cache: what cannot be read now is read by the next build, and this one (which
+    /// renders nothing) does not fail for it.
     pub(super) fn found_built(
         &mut self,
         snap: &Snapshot<'_>,
         logged: bool,
         dir: &Path,
         kept: Option<(PathBuf, Manifest)>,
-    ) -> Result<(), BuildError> {
+    ) {
         if !self.keep {
-            return Ok(());
+            return;
         }
         if !logged {
-            self.catch_up(snap)?;
+            if let Err(e) = self.catch_up(snap) {
+                tracing::debug!(error = %e, "the pages are read by the next build");
+                self.pages = None;
+            }
         }
         // Stamped before it is read: a folder rebuilt in place meanwhile reads as changed.
         let Some(stamp) = Stamp::of(dir) else {
-            return Ok(());
+            return;
         };
         let manifest = match kept {
             Some((d, m)) if d == dir => m,
@@ -170,7 +175,7 @@ impl Warm {
                 Ok(m) => m,
                 Err(e) => {
                     tracing::debug!(error = %e, dir = %dir.display(), "its manifest is read by the next build");
-                    return Ok(());
+                    return;
                 }
             },
         };
@@ -179,7 +184,6 @@ impl Warm {
             stamp,
             manifest,
         });
-        Ok(())
     }
 
     /// The previous revision's manifest when it is the one kept for folder `dir` (and its

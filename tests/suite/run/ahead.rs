@@ -158,3 +158,40 @@ fn a_run_links_the_live_revision_ahead_and_its_next_build_starts_from_those_link
     assert_eq!(after["abandoned_removed"], 1, "{after}");
     assert!(staging(&s).is_empty());
 }
+
+/// A run started on a site built already (its first cycle finds the revision built) keeps
+/// what that revision holds: the first instant after the start reads only the pages that
+/// changed and starts from links made ahead, as every later one does.
+#[test]
+fn the_first_instant_after_a_start_reads_only_what_changed() {
+    let _t = timing();
+    let s = TestSite::new();
+    let past = format!(
+        "publish_at = {}\n",
+        rfc3339(Utc::now() - chrono::Duration::hours(1))
+    );
+    for id in 1..=3 {
+        s.item_with(id, &format!("2026-11-0{id}"), &past, &format!("Item {id}."));
+    }
+    s.json(&["publish", "--build"]);
+    item_at(&s, 4, Utc::now() + chrono::Duration::milliseconds(3000));
+    let r = Running::start_inside(&s, &["--serve", "127.0.0.1:0"]);
+    let start = next_build(&r);
+    assert_eq!(start["build"]["already_built"], true, "{start}");
+    let published = |c: &Value| {
+        (c["publish"]["published"].as_array().into_iter().flatten())
+            .any(|v| v.as_i64().or_else(|| v["item"].as_i64()) == Some(4))
+    };
+    let at = build_where(&r, published);
+    assert_eq!(at["build"]["pages_read"], 1, "{at}");
+    assert_eq!(at["build"]["linked_ahead"], true, "{at}");
+    assert!(s
+        .current_file("answers/4/index.html")
+        .contains("Body of item 4"));
+    let (status, _, _) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        staging(&s).is_empty(),
+        "a run that stops removes its folder"
+    );
+}
