@@ -92,29 +92,25 @@ pub(super) fn ledger_source(
     let mut pages = Vec::with_capacity(rows.len());
     let mut notices = Vec::new();
     let mut orphans: Vec<(String, String)> = Vec::new();
-    for r in rows {
-        let Some(ci) = colls.list.iter().position(|c| *c.name == *r.collection) else {
-            if !r.withdrawn {
-                orphans.push((r.collection.to_string(), r.key.to_string()));
+    // Each row's view on every core (~1.5 µs a page: its URL, dates and weight), then sorted
+    // into pages, notices and orphans in row order.
+    let viewed: Vec<Viewed> = (rows.into_par_iter())
+        .map(|r| view_row(colls, &store, r))
+        .collect();
+    for v in viewed {
+        match v {
+            Viewed::Orphan(coll, key) => orphans.push((coll, key)),
+            Viewed::Left => {}
+            Viewed::Page(input, copy, notice) => {
+                if let Some(c) = copy {
+                    images.insert(c.path.clone(), c);
+                }
+                match notice {
+                    true => notices.push(input),
+                    false => pages.push(input),
+                }
             }
-            continue;
-        };
-        let coll = &colls.list[ci];
-        // A notice where the collection keeps notices, and only for a page withdrawn while
-        // it did: switching `on_withdraw` to "notice" brings no removed page back.
-        if r.withdrawn && (coll.on_withdraw != OnWithdraw::Notice || r.notice == Some(false)) {
-            continue;
         }
-        let copy = page_image(&store, &r);
-        let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
-        if let Some(c) = copy {
-            images.insert(c.path.clone(), c);
-        }
-        let list = match r.withdrawn {
-            true => &mut notices,
-            false => &mut pages,
-        };
-        list.push(page_input(coll, ci, r, image_url));
     }
     refuse_orphans(&orphans, site)?;
     let pages = PageInput::in_order(pages);
@@ -128,6 +124,36 @@ pub(super) fn ledger_source(
         bodies: HashMap::new(),
         pages_read,
     })
+}
+
+/// What one public page row becomes.
+enum Viewed {
+    /// Of a collection fencepost.toml does not declare (collection, key): refused, unless
+    /// withdrawn.
+    Orphan(String, String),
+    /// Withdrawn where no notice is kept.
+    Left,
+    /// A page (or, when the flag is set, a withdrawal notice) and its image's copy.
+    Page(PageInput, Option<CopyInput>, bool),
+}
+
+fn view_row(colls: &Collections, store: &Path, r: ledger::public::PublicPage) -> Viewed {
+    let Some(ci) = colls.list.iter().position(|c| *c.name == *r.collection) else {
+        return match r.withdrawn {
+            true => Viewed::Left,
+            false => Viewed::Orphan(r.collection.to_string(), r.key.to_string()),
+        };
+    };
+    let coll = &colls.list[ci];
+    // A notice where the collection keeps notices, and only for a page withdrawn while it
+    // did: switching `on_withdraw` to "notice" brings no removed page back.
+    if r.withdrawn && (coll.on_withdraw != OnWithdraw::Notice || r.notice == Some(false)) {
+        return Viewed::Left;
+    }
+    let copy = page_image(store, &r);
+    let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
+    let notice = r.withdrawn;
+    Viewed::Page(page_input(coll, ci, r, image_url), copy, notice)
 }
 
 /// Public pages of collections fencepost.toml no longer declares: a renamed or mistyped
