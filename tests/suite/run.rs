@@ -165,6 +165,17 @@ fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// Items 1 to `n` ("Item <id>."), each due an hour ago.
+fn items_due_an_hour_ago(s: &TestSite, n: i64) {
+    let past = format!(
+        "publish_at = {}\n",
+        rfc3339(Utc::now() - chrono::Duration::hours(1))
+    );
+    for id in 1..=n {
+        s.item_with(id, &format!("2026-11-0{id}"), &past, &format!("Item {id}."));
+    }
+}
+
 /// `content/answers/<id>.md` due at `at` exactly (`publish_at`).
 fn item_at(s: &TestSite, id: i64, at: DateTime<Utc>) {
     s.item_with(

@@ -4,7 +4,7 @@
 //! build leaves it alone while the run holds it; links of a revision the output has moved on
 //! from (a template changed) are never used; a run killed meanwhile leaves a folder the next
 //! build removes.
-use super::{item_at, rfc3339, signal, timing, Running};
+use super::{item_at, items_due_an_hour_ago, signal, timing, Running};
 use crate::common::*;
 use chrono::Utc;
 use serde_json::Value;
@@ -81,14 +81,7 @@ fn everything(s: &TestSite) -> Vec<String> {
 fn a_run_links_the_live_revision_ahead_and_its_next_build_starts_from_those_links() {
     let _t = timing();
     let s = TestSite::new();
-    let now = Utc::now();
-    let past = format!(
-        "publish_at = {}\n",
-        rfc3339(now - chrono::Duration::hours(1))
-    );
-    for id in 1..=3 {
-        s.item_with(id, &format!("2026-11-0{id}"), &past, &format!("Item {id}."));
-    }
+    items_due_an_hour_ago(&s, 3);
     let r = Running::start_inside(&s, &["--serve", "127.0.0.1:0"]);
     let first = next_build(&r);
     assert_eq!(first["build"]["linked_ahead"], false, "{first}");
@@ -166,13 +159,7 @@ fn a_run_links_the_live_revision_ahead_and_its_next_build_starts_from_those_link
 fn the_first_instant_after_a_start_reads_only_what_changed() {
     let _t = timing();
     let s = TestSite::new();
-    let past = format!(
-        "publish_at = {}\n",
-        rfc3339(Utc::now() - chrono::Duration::hours(1))
-    );
-    for id in 1..=3 {
-        s.item_with(id, &format!("2026-11-0{id}"), &past, &format!("Item {id}."));
-    }
+    items_due_an_hour_ago(&s, 3);
     s.json(&["publish", "--build"]);
     item_at(&s, 4, Utc::now() + chrono::Duration::milliseconds(3000));
     let r = Running::start_inside(&s, &["--serve", "127.0.0.1:0"]);

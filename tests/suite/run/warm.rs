@@ -2,7 +2,7 @@
 //! from the ledger only the pages changed since. What it builds that way must be, file for
 //! file, what a build from nothing makes of the same ledger — through new items, an edit and
 //! an expiry (a withdrawal), each in a cycle of its own.
-use super::{item_at, rfc3339, timing, Running};
+use super::{item_at, items_due_an_hour_ago, rfc3339, timing, Running};
 use crate::common::*;
 use chrono::Utc;
 use serde_json::Value;
@@ -79,13 +79,11 @@ fn a_run_builds_from_the_pages_it_kept_what_a_build_from_nothing_makes() {
     let _t = timing();
     let s = TestSite::new();
     let now = Utc::now();
+    items_due_an_hour_ago(&s, 4);
     let past = format!(
         "publish_at = {}\n",
         rfc3339(now - chrono::Duration::hours(1))
     );
-    for id in 1..=4 {
-        s.item_with(id, &format!("2026-11-0{id}"), &past, &format!("Item {id}."));
-    }
     // Item 3 expires during the run (a withdrawal); items 5 and 6 go live during it.
     let expire = rfc3339(now + chrono::Duration::milliseconds(4500));
     s.item_with(
