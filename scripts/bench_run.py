@@ -18,7 +18,7 @@ the URL of each item due within 0.2 s and not live yet, and records its first 20
 does not grow when items are late (a thread per item did, and slowed the builds it timed). The run's own JSON lines give the
 split: commit lag (`lags[].lag_ms`) and the rest (build, deploy, the origin seeing the pointer).
 """
-import datetime, http.client, json, os, statistics, subprocess, sys, threading, time, urllib.request
+import datetime, http.client, json, os, shutil, statistics, subprocess, sys, threading, time, urllib.request
 
 ITEMS = int(os.environ.get("BENCH_RUN_ITEMS", "50"))
 
@@ -213,6 +213,9 @@ def bench_run(b, sizes):
                              "items": 5, "p50": 30_000 + work * 1000, "p99": 59_400 + work * 1000,
                              "max": 60_000 + work_max * 1000, "commit_p50": None, "live_p50": None,
                              "work": work}))
+            # The site holds some 60 revisions of n files now (the deploy burst's): gone, so a
+            # tmpfs with a bounded inode count (/dev/shm) is not left full for what runs next.
+            shutil.rmtree(site, ignore_errors=True)
     finally:
         moto.kill()
     print("\nEmbargo lag: due instant to the first 200 for the page (ms); 2 cores shared by the run, the origin, moto and the pollers\n")
