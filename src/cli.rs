@@ -22,8 +22,8 @@ mod verify;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use fencepost::clock::{Clock, Instant};
-use fencepost::site::Site;
+use fencepost_core::clock::{Clock, Instant};
+use fencepost_site::Site;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -302,7 +302,7 @@ fn refuse_future_now(t: Instant) -> anyhow::Result<()> {
     }
     anyhow::bail!(
         "--now {t} is {} ahead of this machine's clock: a command that writes the ledger would record publications that have not happened, and the next plain deploy would serve them early. To see the site as it will be then, run `fencepost build --preview --now {t}` (it writes nothing public); a test harness that simulates the calendar passes --allow-future-now (or sets FENCEPOST_ALLOW_FUTURE_NOW=1). Nothing was written",
-        fencepost::clock::human_ms(ahead_ms)
+        fencepost_core::clock::human_ms(ahead_ms)
     )
 }
 
@@ -340,7 +340,7 @@ fn database_clock(site_dir: &std::path::Path, decides: bool) -> anyhow::Result<C
         return Ok(Clock::System);
     }
     site.decision_clock().map_err(|e| match e {
-        fencepost::ledger::LedgerError::ClockSkew { .. } => anyhow::Error::new(e),
+        fencepost_ledger::LedgerError::ClockSkew { .. } => anyhow::Error::new(e),
         e => anyhow::anyhow!(
             "cannot read the shared ledger's clock ({e}): on a shared ledger every instant is the database's or the store's, never this host's; nothing was done. Try again when it answers"
         ),

@@ -3,13 +3,13 @@
 //! in memory by the build and served by the origin, and every open page is told to reload.
 //! It stands on `build` and `serve`, so neither origin depends on the build.
 
-use crate::build::{self, TreeCache};
-use crate::clock::Clock;
-use crate::output::memory::MemorySite;
-use crate::serve::preview::Preview;
-use crate::serve::ServeError;
-use crate::site::Site;
 use crate::watch::{self, Change, SiteWatch};
+use fencepost_build::{self as build, TreeCache};
+use fencepost_core::clock::Clock;
+use fencepost_output::memory::MemorySite;
+use fencepost_serve::preview::Preview;
+use fencepost_serve::ServeError;
+use fencepost_site::Site;
 use std::sync::Arc;
 
 fn rebuild(site: &Site, clock: &Clock, cache: &mut TreeCache, preview: &Preview) {
@@ -44,7 +44,7 @@ pub fn run(
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServeError> {
     let (preview, _watch) = start(site.clone(), clock)?;
-    crate::serve::run_root(site, clock, preview, bind, ready)
+    fencepost_serve::run_root(site, clock, preview, bind, ready)
 }
 
 /// Builds the first preview, then rebuilds it on every change until the process ends.

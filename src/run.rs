@@ -19,10 +19,10 @@ pub mod metrics;
 mod side;
 pub mod wake;
 
-use crate::clock::{Clock, Instant};
-use crate::item::Shown;
-use crate::ledger::lease::OwnerId;
-use crate::site::Site;
+use fencepost_core::clock::{Clock, Instant};
+use fencepost_core::item::Shown;
+use fencepost_ledger::lease::OwnerId;
+use fencepost_site::Site;
 use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -34,9 +34,9 @@ use wake::Reason;
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
+    Config(#[from] fencepost_config::ConfigError),
     #[error(transparent)]
-    Serve(#[from] crate::serve::ServeError),
+    Serve(#[from] fencepost_serve::ServeError),
     #[error("metrics: cannot listen on {addr}: {source} (choose another with --metrics)")]
     MetricsBind {
         addr: SocketAddr,
@@ -107,14 +107,14 @@ pub struct CycleReport {
     /// The ledger's publication revision after the cycle.
     pub revision: i64,
     /// What `fencepost publish --json` prints.
-    pub publish: Option<crate::publish::Report>,
+    pub publish: Option<fencepost_publish::Report>,
     /// What `fencepost build --json` prints (absent: nothing to build).
-    pub build: Option<crate::build::Report>,
+    pub build: Option<fencepost_build::Report>,
     /// What `fencepost deploy --json` prints (absent: not deploying, or nothing new).
-    pub deploy: Option<crate::deploy::Report>,
+    pub deploy: Option<fencepost_deploy::Report>,
     /// What `fencepost gc --json` prints, after a cycle that built (absent: nothing built, or
     /// `run.keep_revisions = 0`).
-    pub gc: Option<crate::history::local::GcReport>,
+    pub gc: Option<fencepost_deploy::history::local::GcReport>,
     pub durations_ms: Durations,
     /// The embargo lag of every item this cycle published.
     pub lags: Vec<Lag>,
@@ -201,7 +201,7 @@ pub fn run(
 
     // 3. Cycles.
     let mut memory = cycle::Memory {
-        warm: crate::build::Warm::keeping(),
+        warm: fencepost_build::Warm::keeping(),
         ..Default::default()
     };
     let mut reasons = vec![Reason::Start];
@@ -265,7 +265,7 @@ fn give_back(
             .and_then(|site| site.open_ledger().map_err(|e| e.to_string()))
             .and_then(|mut ledger| {
                 ledger
-                    .write(|tx| crate::ledger::lease::release_owner(tx, &owner, clock.now()))
+                    .write(|tx| fencepost_ledger::lease::release_owner(tx, &owner, clock.now()))
                     .map_err(|e| e.to_string())
             });
         match released {
@@ -281,7 +281,7 @@ fn give_back(
 fn schedule_retry(
     memory: &mut cycle::Memory,
     report: &CycleReport,
-    config: &crate::config::Config,
+    config: &fencepost_config::Config,
     now: Instant,
 ) -> Option<Instant> {
     let items_failed = report
@@ -306,8 +306,8 @@ fn parked(site_dir: &Path) -> Option<metrics::Parked> {
     let mut ledger = site.open_ledger().ok()?;
     ledger
         .read(|tx| {
-            let items = crate::ledger::items::parked(tx)?;
-            let ops = crate::ledger::deploys::unfinished(tx)?;
+            let items = fencepost_ledger::items::parked(tx)?;
+            let ops = fencepost_ledger::deploys::unfinished(tx)?;
             Ok(metrics::Parked {
                 items: items.len(),
                 disagreeing: items.iter().filter(|p| p.disagreement.is_some()).count(),

@@ -8,7 +8,7 @@
 //! ignored, and the re-arming of a recreated folder was written twice. Now what counts as a
 //! change, and how a replaced folder is followed, is decided here once.
 
-use crate::config::CONFIG_FILE;
+use fencepost_config::CONFIG_FILE;
 use notify::{RecursiveMode, Watcher};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
@@ -60,7 +60,7 @@ pub fn classify(root: &Path, path: &Path) -> Change {
             p.starts_with('.')
         }
     };
-    if crate::content::is_editor_temp(&name) || parts.iter().any(hidden) {
+    if fencepost_site::content::is_editor_temp(&name) || parts.iter().any(hidden) {
         return Change::Ignored;
     }
     match parts.first().map(String::as_str) {
@@ -94,7 +94,7 @@ impl Armed {
             let now = std::fs::metadata(&path)
                 .ok()
                 .filter(|m| m.is_dir())
-                .map(|m| crate::os::file_id(&m));
+                .map(|m| fencepost_core::os::file_id(&m));
             let before = self.0.get(dir).copied().flatten();
             if now == before {
                 continue;

@@ -1,5 +1,5 @@
 use super::Ctx;
-use fencepost::build::{self, Report};
+use fencepost_build::{self as build, Report};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
@@ -40,7 +40,7 @@ pub(super) fn human(r: &Report) -> String {
         )
     };
     out += &format!("  output: {}\n", r.path);
-    use fencepost::output::pointer::PointerOutcome;
+    use fencepost_output::pointer::PointerOutcome;
     out += &match r.pointer {
         PointerOutcome::Moved => "  public/current now points to it\n".to_string(),
         PointerOutcome::Unchanged => "  public/current already pointed to it\n".to_string(),
@@ -74,7 +74,7 @@ pub(super) fn human(r: &Report) -> String {
 
 /// Runs a build with a progress bar on a terminal.
 pub(super) fn with_bar(
-    site: &fencepost::site::Site,
+    site: &fencepost_site::Site,
     ctx: &Ctx,
     opts: &build::Options,
 ) -> Result<Report, build::BuildError> {

@@ -1,6 +1,6 @@
 use super::Ctx;
-use fencepost::deploy::{self, Report};
-use fencepost::targets::Outcome;
+use fencepost_deploy::targets::Outcome;
+use fencepost_deploy::{self as deploy, Report};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 

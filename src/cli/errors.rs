@@ -2,7 +2,14 @@
 //! `{"error": {"message", "kind", …}}` naming the file, line, key, URL, item or ledger where
 //! the error has one.
 
-use fencepost::{bucket, build, config, content, ledger, output, publish, targets};
+use fencepost_bucket as bucket;
+use fencepost_build as build;
+use fencepost_config as config;
+use fencepost_deploy::targets;
+use fencepost_ledger as ledger;
+use fencepost_output as output;
+use fencepost_publish as publish;
+use fencepost_site::content;
 use serde_json::{json, Map, Value};
 
 /// The message, then each cause the message does not already say (many errors carry their
@@ -26,7 +33,7 @@ pub(crate) fn kind(e: &anyhow::Error) -> &'static str {
     } else if e.downcast_ref::<publish::PublishError>().is_some() {
         "publish"
     } else if e.downcast_ref::<build::BuildError>().is_some()
-        || e.downcast_ref::<fencepost::history::HistoryError>()
+        || e.downcast_ref::<fencepost_deploy::history::HistoryError>()
             .is_some()
     {
         "build"

@@ -20,7 +20,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     if let Some(url) = &args.to {
         let url = &super::real_target(url)?;
-        let r = fencepost::history::bucket::gc(
+        let r = fencepost_deploy::history::bucket::gc(
             &site,
             &ctx.clock,
             url,
@@ -46,7 +46,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let r = fencepost::history::local::gc(
+    let r = fencepost_deploy::history::local::gc(
         &site,
         &ctx.clock,
         args.keep,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
     /// Where the site comes from: hugo or zola.
-    from: fencepost::import::Dialect,
+    from: fencepost_import::Dialect,
     /// The Hugo or Zola site (its folder, with hugo.toml/config.toml).
     src: PathBuf,
     /// Folder for the new fencepost site: absent or empty (an import is never mixed into an
@@ -14,7 +14,7 @@ pub(super) struct Args {
 }
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
-    let r = fencepost::import::import(args.from, &args.src, &args.dst, ctx.clock.now())?;
+    let r = fencepost_import::import(args.from, &args.src, &args.dst, ctx.clock.now())?;
     ctx.emit(&r, || {
         let mut out = format!(
             "imported {} items ({} drafts), {} plain pages, {} bundle files and {} static files into {}\n  collections: {}\n  taxonomies: {}\n  aliases: {}, shortcodes converted: {}, terms folded into another spelling: {}",

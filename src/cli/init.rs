@@ -9,7 +9,7 @@ pub(super) struct Args {
     /// The kind of site: answers (a daily game's answers, the default), advisories
     /// (security advisories public at their own instant) or posts (a blog or newsletter).
     #[arg(long, value_name = "KIND", default_value = "answers")]
-    starter: fencepost::init::Starter,
+    starter: fencepost_site::init::Starter,
     /// Set the site up for stateless CI: its ledger in the bucket at URL/ledger (no database
     /// server), its output deployed to URL/www, and a GitHub Actions workflow that publishes,
     /// builds and deploys (URL: s3://bucket/prefix, gs://…, az://…, file:///folder).
@@ -23,15 +23,15 @@ pub(super) struct Args {
 }
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
-    let setup = fencepost::init::Setup {
+    let setup = fencepost_site::init::Setup {
         starter: args.starter,
         ci: args.ci.clone(),
         base_url: args.base_url.clone(),
     };
-    let written = fencepost::init::scaffold_with(&args.dir, ctx.clock.now(), &setup)?;
+    let written = fencepost_site::init::scaffold_with(&args.dir, ctx.clock.now(), &setup)?;
     let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     let private = args.ci.as_deref().map(|url| {
-        let (ledger, site) = fencepost::init::ci::locations(url);
+        let (ledger, site) = fencepost_site::init::ci::locations(url);
         format!(
             "the ledger at {ledger} must never be public: its log and snapshots name every embargoed item, its instant and its image sources. Serve only {site} (a CDN or the Worker in front of that prefix; never a public bucket policy or website endpoint over the whole bucket), or move the ledger to a private bucket of its own (ledger.url)"
         )
@@ -73,11 +73,11 @@ fn local_base_url(args: &Args) -> Option<String> {
     let base_url = args
         .base_url
         .as_deref()
-        .unwrap_or(fencepost::init::LOCAL_BASE_URL);
-    (args.ci.is_some() && fencepost::config::is_local_url(base_url)).then(|| {
+        .unwrap_or(fencepost_site::init::LOCAL_BASE_URL);
+    (args.ci.is_some() && fencepost_config::is_local_url(base_url)).then(|| {
         format!(
             "base_url is still {base_url}: the deployed site's feeds, sitemap and robots.txt would point at this machine. Set base_url in {} to the site's public address (or run init with --base-url https://…); deploy --strict refuses until then",
-            args.dir.join(fencepost::config::CONFIG_FILE).display()
+            args.dir.join(fencepost_config::CONFIG_FILE).display()
         )
     })
 }

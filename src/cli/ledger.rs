@@ -1,5 +1,5 @@
 use super::Ctx;
-use fencepost::ledger::{Ledger, Location};
+use fencepost_ledger::{Ledger, Location};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -30,7 +30,7 @@ pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
     // A source that is not there is refused before anything opens it (which would begin a
     // new, empty ledger at a mistyped path or bucket URL).
     anyhow::ensure!(
-        fencepost::ledger::exists(&from)?,
+        fencepost_ledger::exists(&from)?,
         "ledger copy: there is no ledger at {} to copy (run `fencepost publish` first, or give --from)",
         from.display()
     );
@@ -42,7 +42,7 @@ pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
     let timeout = Duration::from_millis(site.config.ledger.busy_timeout_ms);
     let mut source = Ledger::open_at(&from, timeout)?;
     let mut target = Ledger::open_at(&to, timeout)?;
-    let r = fencepost::ledger::copy::copy(&mut source, &mut target)?;
+    let r = fencepost_ledger::copy::copy(&mut source, &mut target)?;
     ctx.emit(&r, || {
         let rows: usize = r.tables.values().sum();
         format!(

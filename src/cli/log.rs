@@ -1,8 +1,8 @@
 //! `fencepost log [--limit N]`: the audit trail, newest first, so no one needs SQL to read it.
 
 use super::Ctx;
-use fencepost::clock::Instant;
-use fencepost::ledger::audit;
+use fencepost_core::clock::Instant;
+use fencepost_ledger::audit;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]

@@ -23,7 +23,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     // against the ledger itself.
     let known: std::collections::HashSet<String> = if site.ledger_exists() {
         let read = site.open_ledger().and_then(|mut ledger| {
-            ledger.read(|tx| fencepost::ledger::items::keys_of(tx, &args.collection))
+            ledger.read(|tx| fencepost_ledger::items::keys_of(tx, &args.collection))
         });
         match read {
             Ok(ids) => ids.into_iter().collect(),
@@ -35,7 +35,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Default::default()
     };
-    let w = fencepost::content::new::create(
+    let w = fencepost_site::content::new::create(
         &site.root,
         &site.collections,
         &args.collection,

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
     /// Lease length in seconds (default: publish.lease_secs in the config, 180).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=fencepost::config::MAX_LEASE_SECS))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=fencepost_config::MAX_LEASE_SECS))]
     lease_secs: Option<u64>,
     /// Then build the new revision (as `fencepost build`); the JSON gains a "build" key.
     #[arg(long)]
@@ -30,17 +30,17 @@ pub(super) struct Args {
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let opts = options(&site, &args)?;
-    let r = fencepost::publish::run(&site, &ctx.clock, &opts)?;
+    let r = fencepost_publish::run(&site, &ctx.clock, &opts)?;
     if args.build && !r.skipped_locked.is_empty() {
         // Another publisher holds some due items: build after its commit, not before.
         let wait = site.config.deploy.wait_secs();
-        fencepost::publish::wait_for_items(&site, &ctx.clock, &r.skipped_ids, wait)?;
+        fencepost_publish::wait_for_items(&site, &ctx.clock, &r.skipped_ids, wait)?;
     }
     // A build that fails after a publish that committed: the publish report is still shown
     // (and returned in `--json`, with the build's error under "build_error"), so what went
     // public is never silent; the exit status is non-zero.
     let (built, build_error) = if args.build {
-        let o = fencepost::build::Options {
+        let o = fencepost_build::Options {
             strict: args.strict,
             ..Default::default()
         };
@@ -54,9 +54,9 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     #[derive(serde::Serialize)]
     struct Out<'a> {
         #[serde(flatten)]
-        publish: &'a fencepost::publish::Report,
+        publish: &'a fencepost_publish::Report,
         #[serde(skip_serializing_if = "Option::is_none")]
-        build: Option<&'a fencepost::build::Report>,
+        build: Option<&'a fencepost_build::Report>,
         #[serde(skip_serializing_if = "Option::is_none")]
         build_error: Option<serde_json::Value>,
     }
@@ -101,20 +101,17 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The run's options from the command line (`--retry` names parsed).
-fn options(
-    site: &fencepost::site::Site,
-    args: &Args,
-) -> anyhow::Result<fencepost::publish::Options> {
+fn options(site: &fencepost_site::Site, args: &Args) -> anyhow::Result<fencepost_publish::Options> {
     let mut retry = Vec::new();
     for r in &args.retry {
-        let name = fencepost::item::ItemName::parse(r, site.collections.only());
+        let name = fencepost_core::item::ItemName::parse(r, site.collections.only());
         retry.push(name.ok_or_else(|| {
             anyhow::anyhow!(
                 "--retry {r:?}: name an item as collection/id (`fencepost status` lists parked items)"
             )
         })?);
     }
-    Ok(fencepost::publish::Options {
+    Ok(fencepost_publish::Options {
         lease_secs: args.lease_secs.unwrap_or(site.config.publish.lease_secs),
         retry,
         owner: None,
@@ -124,8 +121,8 @@ fn options(
 }
 
 /// The run in human form: the revision, each list that is not empty, what was held back.
-fn human(r: &fencepost::publish::Report) -> String {
-    let ids = |v: &[fencepost::item::Shown]| {
+fn human(r: &fencepost_publish::Report) -> String {
+    let ids = |v: &[fencepost_core::item::Shown]| {
         v.iter()
             .map(|i| i.to_string())
             .collect::<Vec<_>>()

@@ -37,7 +37,7 @@ pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
         Outcome::Win => "win",
         Outcome::Loss => "loss",
     };
-    let r = fencepost::results::add(&site, &ctx.clock, puzzle, &session, outcome, guesses)?;
+    let r = fencepost_site::results::add(&site, &ctx.clock, puzzle, &session, outcome, guesses)?;
     ctx.emit(&r, || match (r.inserted, r.slot, r.reason) {
         (true, Some(slot), _) => format!("recorded in slot {slot}"),
         (_, Some(slot), _) => format!("not recorded: session already recorded in slot {slot}"),

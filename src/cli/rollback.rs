@@ -14,7 +14,8 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     if let Some(url) = &args.to {
         let url = &super::real_target(url)?;
-        let r = fencepost::history::bucket::rollback(&site, &ctx.clock, url, &args.revision)?;
+        let r =
+            fencepost_deploy::history::bucket::rollback(&site, &ctx.clock, url, &args.revision)?;
         ctx.emit(&r, || {
             if r.operation.is_none() {
                 return format!("{}: {} is live already; nothing moved", r.target, r.to);
@@ -28,7 +29,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let r = fencepost::history::local::rollback(&site, &ctx.clock, &args.revision)?;
+    let r = fencepost_deploy::history::local::rollback(&site, &ctx.clock, &args.revision)?;
     ctx.emit(&r, || {
         format!(
             "public/current: {} -> {} (recorded in the audit log)",

@@ -71,7 +71,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             .deploy
             .to
             .clone()
-            .ok_or(fencepost::targets::DeployError::NoTarget)?;
+            .ok_or(fencepost_deploy::targets::DeployError::NoTarget)?;
         super::real_target(&to)?;
     }
     let opts = run::Options {

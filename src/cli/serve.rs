@@ -22,9 +22,9 @@ pub(super) struct Args {
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     // Serving a bucket needs no site: outside a site folder, the defaults serve it.
-    let outside = !ctx.site_dir.join(fencepost::config::CONFIG_FILE).exists();
+    let outside = !ctx.site_dir.join(fencepost_config::CONFIG_FILE).exists();
     let site = match (outside, &args.from) {
-        (true, Some(_)) => fencepost::site::Site::unconfigured(&ctx.site_dir)?,
+        (true, Some(_)) => fencepost_site::Site::unconfigured(&ctx.site_dir)?,
         _ => ctx.site()?,
     };
     let root = site.root.display().to_string();
@@ -60,11 +60,11 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     match args.watch {
         true => fencepost::preview::run(site, ctx.clock, args.bind, ready)?,
         false => {
-            let opts = fencepost::serve::Options {
+            let opts = fencepost_serve::Options {
                 bind: args.bind,
                 from: args.from,
             };
-            fencepost::serve::run(site, ctx.clock, opts, ready)?
+            fencepost_serve::run(site, ctx.clock, opts, ready)?
         }
     }
     Ok(ExitCode::SUCCESS)

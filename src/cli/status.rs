@@ -1,5 +1,5 @@
 use super::Ctx;
-use fencepost::ledger::{self};
+use fencepost_ledger::{self as ledger};
 use std::process::ExitCode;
 
 pub(super) fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
@@ -17,7 +17,7 @@ pub(super) fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     // whether or not a publish ran since it broke.
     // A tree that cannot be read is said, not fatal: status is what an operator runs when
     // something is wrong.
-    let ((held, drafts), tree_error) = match fencepost::publish::held(&site, &ctx.clock) {
+    let ((held, drafts), tree_error) = match fencepost_publish::held(&site, &ctx.clock) {
         Ok(h) => (h, None),
         Err(e) => ((Vec::new(), Vec::new()), Some(e.to_string())),
     };
@@ -36,9 +36,9 @@ struct Out<'a> {
     #[serde(flatten)]
     status: &'a ledger::status::Status,
     /// Items held because a file of theirs is broken.
-    held: &'a [fencepost::publish::Held],
+    held: &'a [fencepost_publish::Held],
     /// Items kept out of everything public by `draft = true`.
-    drafts: &'a [fencepost::publish::Draft],
+    drafts: &'a [fencepost_publish::Draft],
     /// Why the content tree could not be read (then `held` is empty: unknown).
     #[serde(skip_serializing_if = "Option::is_none")]
     tree_error: Option<String>,
@@ -47,7 +47,7 @@ struct Out<'a> {
 /// The status in human form.
 fn human(o: &Out<'_>) -> String {
     let (s, held) = (o.status, o.held);
-    let show = |v: &serde_json::Value| fencepost::item::Shown(v.clone()).to_string();
+    let show = |v: &serde_json::Value| fencepost_core::item::Shown(v.clone()).to_string();
     let mut out = match s.ledger_id.is_empty() {
         true => {
             "no ledger yet: nothing has been published (`fencepost publish` makes it)\n".to_string()

@@ -78,7 +78,7 @@ pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
 }
 
 fn keygen(ctx: &Ctx, origin: &str) -> anyhow::Result<ExitCode> {
-    let keys = fencepost::tlog::note::generate(origin)?;
+    let keys = fencepost_tlog::note::generate(origin)?;
     let out = serde_json::json!({ "skey": keys.skey, "vkey": keys.vkey });
     ctx.emit(&out, || {
         format!(
@@ -99,13 +99,13 @@ fn verify(
     let source = Site::parse(url)?;
     let witnesses = witnesses
         .iter()
-        .map(|w| fencepost::tlog::witness::Witness::parse(w))
+        .map(|w| fencepost_tlog::witness::Witness::parse(w))
         .collect::<Result<Vec<_>, _>>()?;
     let saved = since
         .map(|p| std::fs::read(&p).map_err(|e| anyhow::anyhow!("--since {}: {e}", p.display())))
         .transpose()?;
     let report =
-        fencepost::tlog::check::check_witnessed(&source, vkey, saved.as_deref(), &witnesses)?;
+        fencepost_tlog::check::check_witnessed(&source, vkey, saved.as_deref(), &witnesses)?;
     ctx.emit(&report, || {
         let kinds: Vec<String> = report
             .entries
@@ -130,7 +130,7 @@ fn verify(
             text += &format!("\nit extends the log of {n} entries saved before");
         }
         for (name, time) in &report.witnessed {
-            let at = fencepost::clock::Instant(*time as i64 * 1000).rfc3339();
+            let at = fencepost_core::clock::Instant(*time as i64 * 1000).rfc3339();
             text += &format!("\ncosigned by {name} at {at}: the log held this much by then");
         }
         text
@@ -140,7 +140,7 @@ fn verify(
 
 fn prove(ctx: &Ctx, url: &str, item: &str, vkey: Option<&str>) -> anyhow::Result<ExitCode> {
     let source = Site::parse(url)?;
-    let proof = fencepost::tlog::check::prove(&source, item, vkey)?;
+    let proof = fencepost_tlog::check::prove(&source, item, vkey)?;
     let text = String::from_utf8_lossy(&proof.to_text()).into_owned();
     let out = serde_json::json!({ "item": item, "index": proof.index, "proof": text });
     ctx.emit(&out, || text.trim_end().to_string())?;
@@ -160,7 +160,7 @@ fn watch(ctx: &Ctx, url: &str, vkey: &str, state: &std::path::Path) -> anyhow::R
     // Anything that does not hold — a log that does not extend the saved checkpoint, an
     // item's JSON changed without a change entry — fails here, naming it, and nothing is
     // saved: the next run compares with the last checkpoint that held.
-    let report = fencepost::tlog::check::check(&source, vkey, saved.as_deref())?;
+    let report = fencepost_tlog::check::check(&source, vkey, saved.as_deref())?;
     write_state(&saved_path, report.checkpoint.as_bytes())?;
     let out = serde_json::json!({
         "size": report.size,
@@ -219,7 +219,7 @@ impl Site {
     }
 }
 
-impl fencepost::tlog::check::Source for Site {
+impl fencepost_tlog::check::Source for Site {
     fn get(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
         let mut bytes = Vec::new();
         match self {

@@ -16,7 +16,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         return bucket(ctx, &super::real_target(url)?);
     }
     let site = ctx.site()?;
-    let v = fencepost::history::verify::verify(&site)?;
+    let v = fencepost_deploy::history::verify::verify(&site)?;
     // Through a JSON value, as before the work moved into the library: the same bytes.
     ctx.emit(&serde_json::to_value(&v)?, || {
         let mut out = match &v.first_break {
@@ -52,8 +52,9 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
 
 /// `verify --to URL`: the bucket's live root checked object by object.
 fn bucket(ctx: &Ctx, url: &str) -> anyhow::Result<ExitCode> {
-    let remote = fencepost::bucket::remote::Remote::open(url)?;
-    let c = fencepost::targets::runtime()?.block_on(fencepost::deploy::verify::check(&remote))?;
+    let remote = fencepost_bucket::remote::Remote::open(url)?;
+    let c =
+        fencepost_deploy::targets::runtime()?.block_on(fencepost_deploy::verify::check(&remote))?;
     ctx.emit(&c, || {
         let head = format!(
             "{}: live {} (manifest {}): {} shard(s), {} blob(s)",

@@ -3,9 +3,9 @@
 
 use super::wake::Reason;
 use super::{CycleReport, Lag, Step};
-use crate::clock::{Clock, Instant};
-use crate::output::id::RevisionId;
-use crate::site::Site;
+use fencepost_core::clock::{Clock, Instant};
+use fencepost_output::id::RevisionId;
+use fencepost_site::Site;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,14 +20,14 @@ pub struct Memory {
     /// Failed cycles in a row.
     pub failures: u32,
     /// The configuration the last cycle read.
-    pub config: Option<crate::config::Config>,
+    pub config: Option<fencepost_config::Config>,
     /// Items published by a cycle whose build or deploy then failed: reported (`caught_up`)
     /// by the cycle that makes them live.
     pub not_live: Vec<Lag>,
     /// Revisions built since the last gc.
     pub uncollected: usize,
     /// The last build's pages and manifest, so the next build reads only what changed.
-    pub warm: crate::build::Warm,
+    pub warm: fencepost_build::Warm,
 }
 
 pub struct Inputs<'a> {
@@ -38,7 +38,7 @@ pub struct Inputs<'a> {
     pub number: u64,
     pub reasons: Vec<Reason>,
     /// The lease owner of this cycle's publish and deploy.
-    pub owner: crate::ledger::lease::OwnerId,
+    pub owner: fencepost_ledger::lease::OwnerId,
 }
 
 pub fn run(i: Inputs<'_>, mem: &mut Memory) -> CycleReport {
@@ -89,7 +89,7 @@ fn cycle_clock(site_dir: &Path, clock: &Clock) -> Result<Clock, (Step, String)> 
     }
     let site = Site::open(site_dir).map_err(|e| (Step::Config, e.to_string()))?;
     site.decision_clock().map_err(|e| match e {
-        crate::ledger::LedgerError::ClockSkew { .. } => (Step::Publish, e.to_string()),
+        fencepost_ledger::LedgerError::ClockSkew { .. } => (Step::Publish, e.to_string()),
         e => (
             Step::Publish,
             format!("cannot read the shared ledger's clock ({e}): nothing is decided by this host's clock"),
@@ -141,7 +141,7 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
 }
 
 /// Each item published this cycle, with how late after its due instant.
-fn lags(published: &crate::publish::Report) -> Vec<Lag> {
+fn lags(published: &fencepost_publish::Report) -> Vec<Lag> {
     published
         .published_at
         .iter()
@@ -158,8 +158,8 @@ fn lags(published: &crate::publish::Report) -> Vec<Lag> {
 
 fn build(i: &Inputs<'_>, site: &Site, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
     let t = std::time::Instant::now();
-    let opts = crate::build::Options::default();
-    let b = crate::build::run_warm(site, i.clock, &opts, &|_, _| {}, &mut mem.warm)
+    let opts = fencepost_build::Options::default();
+    let b = fencepost_build::run_warm(site, i.clock, &opts, &|_, _| {}, &mut mem.warm)
         .map_err(|e| (Step::Build, e.to_string()))?;
     r.durations_ms.build = Some(t.elapsed().as_millis() as u64);
     mem.built = Some(b.id.clone());
@@ -176,9 +176,9 @@ fn deploy(
     mem: &mut Memory,
     r: &mut CycleReport,
 ) -> StepResult {
-    use crate::targets::Outcome;
+    use fencepost_deploy::targets::Outcome;
     let t = std::time::Instant::now();
-    let opts = crate::deploy::Options {
+    let opts = fencepost_deploy::Options {
         to: site.config.deploy.to.clone(),
         cancel: Some(i.cancel.clone()),
         owner: Some(i.owner.clone()),
@@ -188,7 +188,7 @@ fn deploy(
         strict: false,
         ..Default::default()
     };
-    let d = crate::deploy::run(site, i.clock, &opts, &|_, _| {})
+    let d = fencepost_deploy::run(site, i.clock, &opts, &|_, _| {})
         .map_err(|e| (Step::Deploy, e.to_string()))?;
     r.durations_ms.deploy = Some(t.elapsed().as_millis() as u64);
     let (outcome, error) = (d.outcome, d.error.clone());
@@ -233,8 +233,9 @@ fn collect(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult 
         return Ok(());
     }
     let t = std::time::Instant::now();
-    let g = crate::history::local::gc(&site, i.clock, run.keep_revisions, run.gc_grace_secs)
-        .map_err(|e| (Step::Gc, e.to_string()))?;
+    let g =
+        fencepost_deploy::history::local::gc(&site, i.clock, run.keep_revisions, run.gc_grace_secs)
+            .map_err(|e| (Step::Gc, e.to_string()))?;
     r.durations_ms.gc = Some(t.elapsed().as_millis() as u64);
     r.gc = Some(g);
     mem.uncollected = 0;
@@ -259,9 +260,9 @@ pub fn should_collect(
     quiet || uncollected >= keep
 }
 
-fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step, String)> {
-    let err = |e: crate::publish::PublishError| (Step::Publish, e.to_string());
-    let opts = crate::publish::Options {
+fn publish(i: &Inputs<'_>, site: &Site) -> Result<fencepost_publish::Report, (Step, String)> {
+    let err = |e: fencepost_publish::PublishError| (Step::Publish, e.to_string());
+    let opts = fencepost_publish::Options {
         lease_secs: site.config.publish.lease_secs,
         retry: Vec::new(),
         owner: Some(i.owner.clone()),
@@ -270,10 +271,10 @@ fn publish(i: &Inputs<'_>, site: &Site) -> Result<crate::publish::Report, (Step,
         // --allow-withdraw-collection`.
         allow_withdraw_collection: Vec::new(),
     };
-    let report = crate::publish::run(site, i.clock, &opts).map_err(err)?;
+    let report = fencepost_publish::run(site, i.clock, &opts).map_err(err)?;
     if !report.skipped_locked.is_empty() {
         // Another publisher holds some due items: build after its commit (as publish --build).
-        crate::publish::wait_for_items(
+        fencepost_publish::wait_for_items(
             site,
             i.clock,
             &report.skipped_ids,

@@ -4,9 +4,9 @@
 use super::metrics::Metrics;
 use super::wake::Waker;
 use super::RunError;
-use crate::clock::Clock;
-use crate::site::Site;
 use crate::watch::SiteWatch;
+use fencepost_core::clock::Clock;
+use fencepost_site::Site;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,7 +110,7 @@ fn signals(
     give_back: Box<dyn FnOnce() + Send>,
 ) -> Result<(), RunError> {
     let _guard = rt.enter();
-    let mut stop = crate::os::StopSignals::new().map_err(|source| RunError::Io {
+    let mut stop = fencepost_core::os::StopSignals::new().map_err(|source| RunError::Io {
         what: "installing the signal handlers".into(),
         source,
     })?;
@@ -156,9 +156,9 @@ fn origin(
     let (tx, rx) = std::sync::mpsc::channel();
     let (err_tx, err_rx) = std::sync::mpsc::channel();
     let site = site.clone();
-    let root = crate::serve::origin(&site, clock, None).map_err(RunError::Serve)?;
+    let root = fencepost_serve::origin(&site, clock, None).map_err(RunError::Serve)?;
     let task = rt.spawn(async move {
-        let r = crate::serve::serve_until(
+        let r = fencepost_serve::serve_until(
             site,
             clock,
             root,
@@ -254,7 +254,7 @@ fn listen(site: &Site, waker: Arc<Waker>) {
         let mut wait = Duration::from_secs(1);
         loop {
             let on_change = || waker.ledger_changed();
-            match crate::ledger::listen_for_changes(&location, &on_change) {
+            match fencepost_ledger::listen_for_changes(&location, &on_change) {
                 Ok(_) => tracing::warn!("the ledger's change channel closed; reconnecting"),
                 Err(e) => {
                     tracing::warn!(error = %e, retry_secs = wait.as_secs(), "cannot listen for other hosts' changes; reconnecting")

@@ -6,7 +6,7 @@
 //! wake is computed again. The wait re-reads the clock at least every [`SLICE`], so a clock
 //! stepped forward past an instant is caught up within that slice, not after the old sleep.
 
-use crate::clock::{Clock, Instant};
+use fencepost_core::clock::{Clock, Instant};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 

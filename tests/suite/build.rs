@@ -1,4 +1,4 @@
-//! The build (`src/build/`): one ledger snapshot becomes `public/revisions/<R>-<B>/` — complete,
+//! The build (`crates/fencepost-build/src/`): one ledger snapshot becomes `public/revisions/<R>-<B>/` — complete,
 //! deterministic, incremental runs byte-identical to full ones, templates' and links' errors
 //! named, markdown rendered safely.
 mod collections;
@@ -42,7 +42,7 @@ fn the_manifest_lists_every_file(
     assert_eq!(indexed, listed);
     for f in m["files"].as_array().unwrap() {
         let bytes = &files[f["path"].as_str().unwrap()];
-        assert_eq!(f["sha256"], fencepost::digest::sha256_hex(bytes));
+        assert_eq!(f["sha256"], fencepost_core::digest::sha256_hex(bytes));
         assert_eq!(f["bytes"], bytes.len());
         assert!(f["content_type"].is_string() && f["cache"].is_string());
     }
@@ -562,6 +562,6 @@ fn editing_a_static_file_in_place_never_changes_a_finished_revision() {
         .unwrap();
     assert_eq!(
         e["sha256"],
-        fencepost::digest::sha256_hex(b"console.log(1);\n")
+        fencepost_core::digest::sha256_hex(b"console.log(1);\n")
     );
 }

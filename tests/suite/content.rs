@@ -1,4 +1,4 @@
-//! Content as people write it (`src/content/`): what is read, what is refused with file, line and
+//! Content as people write it (`crates/fencepost-site/src/content/`): what is read, what is refused with file, line and
 //! key, and what one bad file may never do to the others.
 mod as_written;
 mod bad_input;

@@ -1,4 +1,4 @@
-//! `fencepost deploy` (`src/deploy/`, `src/targets/`): a revision to a bucket as a resumable
+//! `fencepost deploy` (`crates/fencepost-deploy/src/`, `crates/fencepost-deploy/src/targets/`): a revision to a bucket as a resumable
 //! saga, against a folder and a real S3 server over HTTP (moto) — racing deployers, a crash at
 //! every step, parking and retry, only what changed uploaded.
 // The tests that crash processes at fail points need `--features failpoints`; without it
@@ -10,8 +10,8 @@ mod runners;
 mod targets;
 
 use crate::common::*;
-use fencepost::bucket::remote::Remote;
-use fencepost::clock::{Clock, Instant};
+use fencepost_bucket::remote::Remote;
+use fencepost_core::clock::{Clock, Instant};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -81,13 +81,13 @@ fn eight_racing_deployers_end_at_the_highest_revision_and_never_go_back() {
         .map(|d| {
             let (root, url, barrier) = (d.path().to_path_buf(), url.clone(), barrier.clone());
             std::thread::spawn(move || {
-                let site = fencepost::site::Site::open(&root).unwrap();
+                let site = fencepost_site::Site::open(&root).unwrap();
                 let clock = Clock::Fixed(Instant::parse_rfc3339(NOW).unwrap());
                 barrier.wait();
-                fencepost::deploy::run(
+                fencepost_deploy::run(
                     &site,
                     &clock,
-                    &fencepost::deploy::Options {
+                    &fencepost_deploy::Options {
                         to: Some(url),
                         ..Default::default()
                     },

@@ -1,6 +1,6 @@
 //! Docs that cannot rot (issue 24): every subcommand and flag `--help` shows, every
 //! `fencepost.toml` key the config accepts (asked of the binary itself: the keys its parser
-//! lists when it refuses an unknown one) and every fail point in `src/` appear in `docs/`;
+//! lists when it refuses an unknown one) and every fail point in `src/` and `crates/` appear in `docs/`;
 //! every relative link in the README, CONTRIBUTING, BENCHMARKS and `docs/` resolves.
 
 use crate::common::*;
@@ -176,10 +176,10 @@ fn every_config_key_the_parser_accepts_is_in_the_docs() {
     assert!(missing.is_empty(), "config keys not in docs/: {missing:#?}");
 }
 
-/// Every `fail_point!("name")` in `src/`.
+/// Every `fail_point!("name")` in `src/` and `crates/`.
 fn fail_points() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
-    let mut stack = vec![repo().join("src")];
+    let mut stack = vec![repo().join("src"), repo().join("crates")];
     while let Some(dir) = stack.pop() {
         for e in std::fs::read_dir(dir).unwrap().flatten() {
             let p = e.path();

@@ -1,4 +1,4 @@
-//! Rollback and gc on `public/` (`src/history/`): the pointer moves only to complete
+//! Rollback and gc on `public/` (`crates/fencepost-deploy/src/history/`): the pointer moves only to complete
 //! revisions, gc keeps what a build or a recent pointer needs, every rollback audited.
 // The tests that crash processes at fail points need `--features failpoints`; without it
 // their helpers go unused.

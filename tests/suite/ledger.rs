@@ -1,4 +1,4 @@
-//! The ledger (`src/ledger/`): its contract on SQLite, PostgreSQL, the bucket and D1, and how a
+//! The ledger (`crates/fencepost-ledger/src/`): its contract on SQLite, PostgreSQL, the bucket and D1, and how a
 //! ledger is opened, created and refused.
 mod contract;
 mod d1;

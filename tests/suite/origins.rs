@@ -12,7 +12,7 @@ mod faults;
 mod load;
 
 use crate::common::*;
-use fencepost::bucket::layout;
+use fencepost_bucket::layout;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -108,7 +108,7 @@ fn features_site() -> TestSite {
         "fencepost.toml",
         &format!("{toml}\n[serve]\npointer_ttl_ms = 0\n\n[transparency]\nlog = true\nskey_file = \".tlog-skey\"\n"),
     );
-    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
     s.write(".tlog-skey", &keys.skey);
     s.write(".tlog-vkey", &keys.vkey);
     s.write(

@@ -1,4 +1,4 @@
-//! `public/` (`src/output/`): one owner per command, the pointer swapped atomically and only
+//! `public/` (`crates/fencepost-output/src/`): one owner per command, the pointer swapped atomically and only
 //! forward, leftovers of killed work removed, readers never see a mix of revisions, output of
 //! another ledger refused.
 // The tests that crash processes at fail points need `--features failpoints`; without it
@@ -37,7 +37,7 @@ fn readers_never_see_a_mix_of_revisions_during_50_publish_build_rounds() {
                     let bytes = std::fs::read(dir.join(path))
                         .unwrap_or_else(|e| panic!("{path} in {dir:?}: {e}"));
                     assert_eq!(
-                        fencepost::digest::sha256_hex(&bytes),
+                        fencepost_core::digest::sha256_hex(&bytes),
                         f["sha256"].as_str().unwrap(),
                         "{path} does not belong to {dir:?}"
                     );

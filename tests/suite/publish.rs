@@ -1,4 +1,4 @@
-//! `fencepost publish` (`src/publish/`): due items recorded once, embargoed ones left, edits,
+//! `fencepost publish` (`crates/fencepost-publish/src/`): due items recorded once, embargoed ones left, edits,
 //! withdrawals and returns each one revision, one-way rules, results slots.
 // The tests that crash processes at fail points need `--features failpoints`; without it
 // their helpers go unused.
@@ -351,7 +351,9 @@ fn unchanged_files_are_not_read_again() {
     // A file changed within the racy window (2 s, by the later of its mtime and ctime, which
     // no tool can set back) is always re-read; past it, only a changed stat is.
     let past_racy_window = || {
-        std::thread::sleep(fencepost::content::RACY_WINDOW + std::time::Duration::from_millis(100))
+        std::thread::sleep(
+            fencepost_site::content::RACY_WINDOW + std::time::Duration::from_millis(100),
+        )
     };
     for id in 1..=20 {
         s.item(id, "2026-11-01");

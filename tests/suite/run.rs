@@ -7,7 +7,7 @@
 #![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 use crate::common::*;
 use chrono::{DateTime, SecondsFormat, Utc};
-use fencepost::ledger::items::State;
+use fencepost_ledger::items::State;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::BufRead;

@@ -1,4 +1,4 @@
-//! The local origin (`fencepost serve`, `src/serve/`): headers, conditional requests, caching
+//! The local origin (`fencepost serve`, `crates/fencepost-serve/src/`): headers, conditional requests, caching
 //! rules, pointer swaps mid-download, nothing outside the revision, slow clients.
 mod from_bucket;
 mod hardening;

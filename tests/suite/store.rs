@@ -1,9 +1,9 @@
-//! The object store contract (`src/store/`) on memory, a folder and S3 over HTTP: conditional
+//! The object store contract (`crates/fencepost-core/src/store/`) on memory, a folder and S3 over HTTP: conditional
 //! writes, listings, and refusal of a store that ignores them.
 use crate::common::*;
-use fencepost::bucket::remote::{Remote, RemotePointer};
-use fencepost::clock::Instant;
-use fencepost::output::id::RevisionId;
+use fencepost_bucket::remote::{Remote, RemotePointer};
+use fencepost_core::clock::Instant;
+use fencepost_output::id::RevisionId;
 
 fn pointer(revision: i64, manifest: &str) -> RemotePointer {
     RemotePointer::new(RevisionId::new(revision, "b"), manifest, Instant(0))

@@ -30,15 +30,15 @@ fn keygen_prints_a_key_pair_whose_verifier_opens_what_its_signer_signs() {
     // The key id is the same in both texts.
     assert_eq!(skey.split('+').nth(3), vkey.split('+').nth(1));
 
-    let signer = fencepost::tlog::note::LogSigner::from_skey(skey).unwrap();
-    let root = fencepost::tlog::Hash([1; 32]);
+    let signer = fencepost_tlog::note::LogSigner::from_skey(skey).unwrap();
+    let root = fencepost_tlog::Hash([1; 32]);
     let signed = signer.sign_checkpoint(3, root);
-    let checkpoint = fencepost::tlog::note::open_checkpoint(&signed, vkey).unwrap();
+    let checkpoint = fencepost_tlog::note::open_checkpoint(&signed, vkey).unwrap();
     assert_eq!(checkpoint.origin(), "example.org/advisories");
     let other = keygen("example.org/advisories");
     assert_ne!(other["skey"], keys["skey"]);
     assert!(
-        fencepost::tlog::note::open_checkpoint(&signed, other["vkey"].as_str().unwrap()).is_err()
+        fencepost_tlog::note::open_checkpoint(&signed, other["vkey"].as_str().unwrap()).is_err()
     );
 
     let out = fencepost()
@@ -119,14 +119,14 @@ mod checkers {
     }
 }
 
-/// The log's formats as written by `fencepost::tlog` — tiles, bundles, signed checkpoints —
+/// The log's formats as written by `fencepost_tlog` — tiles, bundles, signed checkpoints —
 /// grown in three steps (1, 273 and 600 entries: full and partial tiles on two levels) are read
 /// and checked by two verifiers fencepost did not write, Go's sumdb/tlog and tlog-scales: every
 /// entry comes back proven in the tree, each older checkpoint is consistent with the newest,
 /// and one flipped bit in a tile fails both.
 #[test]
 fn a_log_fencepost_writes_is_checked_by_go_and_by_tlog_scales() {
-    use fencepost::tlog::note;
+    use fencepost_tlog::note;
     let keys = note::generate("example.org/log").unwrap();
     let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -183,11 +183,11 @@ fn base64_of(bytes: &[u8]) -> String {
 /// signed checkpoint.
 fn write_log<E: AsRef<[u8]>>(
     log: &std::path::Path,
-    signer: &fencepost::tlog::note::LogSigner,
+    signer: &fencepost_tlog::note::LogSigner,
     entries: &[E],
     sizes: &[usize],
 ) -> Vec<Vec<u8>> {
-    use fencepost::tlog::tiles;
+    use fencepost_tlog::tiles;
     let write = |path: &str, bytes: &[u8]| {
         let p = log.join(path);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -214,8 +214,8 @@ fn write_log<E: AsRef<[u8]>>(
 }
 
 /// A key of the same name as the test logs', which is not theirs.
-fn other_key() -> fencepost::tlog::note::KeyPair {
-    fencepost::tlog::note::generate("example.org/advisories").unwrap()
+fn other_key() -> fencepost_tlog::note::KeyPair {
+    fencepost_tlog::note::generate("example.org/advisories").unwrap()
 }
 
 /// A site's log as a build will publish it: a revision, the commitment to an embargoed
@@ -230,7 +230,7 @@ const UPDATED: &[u8] = br#"{"collection":"advisories","id":"fp-1","title":"Path 
 /// The entries of the advisory's log: a revision, the commitment to `ADVISORY`, its reveal
 /// and its update to `UPDATED`.
 fn advisory_log(salt: [u8; 32]) -> Vec<String> {
-    use fencepost::tlog::entry::{commitment, ChangeKind, Entry};
+    use fencepost_tlog::entry::{commitment, ChangeKind, Entry};
     let (json, updated) = (ADVISORY, UPDATED);
     let hex = |c: char| c.to_string().repeat(64);
     [
@@ -252,7 +252,7 @@ fn advisory_log(salt: [u8; 32]) -> Vec<String> {
         Entry::Change {
             item: "advisories/fp-1".into(),
             change: ChangeKind::Update,
-            digest: fencepost::digest::sha256_hex(updated),
+            digest: fencepost_core::digest::sha256_hex(updated),
         },
     ]
     .iter()
@@ -276,7 +276,7 @@ fn verify(url: &str, vkey: &str, extra: &[&str]) -> std::process::Output {
 /// key; `tlog prove` proves the committed text.
 #[test]
 fn tlog_verify_checks_a_published_log_end_to_end_and_names_what_does_not_hold() {
-    use fencepost::tlog::note;
+    use fencepost_tlog::note;
     let keys = note::generate("example.org/advisories").unwrap();
     let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
     let site = tempfile::tempdir().unwrap();
@@ -327,7 +327,7 @@ fn the_proof_of_a_commitment_checks_offline(url: &str, vkey: &str) {
         "{}",
         String::from_utf8_lossy(&text)
     );
-    let proof = fencepost::tlog::proof::Proof::parse(&text).unwrap();
+    let proof = fencepost_tlog::proof::Proof::parse(&text).unwrap();
     assert_eq!(proof.index, 1);
     let (item, checkpoint) = proof.check_item(vkey, json).unwrap();
     assert_eq!((item.as_str(), checkpoint.size()), ("advisories/fp-1", 4));
@@ -340,11 +340,11 @@ fn the_proof_of_a_commitment_checks_offline(url: &str, vkey: &str) {
 /// tile changed: each fails `tlog verify`, by name.
 fn what_does_not_hold_is_named(
     url: &str,
-    keys: &fencepost::tlog::note::KeyPair,
+    keys: &fencepost_tlog::note::KeyPair,
     site: &std::path::Path,
     entries: &[String],
 ) {
-    let signer = fencepost::tlog::note::LogSigner::from_skey(&keys.skey).unwrap();
+    let signer = fencepost_tlog::note::LogSigner::from_skey(&keys.skey).unwrap();
     let wk = site.join(".well-known/fencepost");
     let (json, updated) = (ADVISORY, UPDATED);
     let failing = |extra: &[&str], want: &str| {
@@ -391,7 +391,7 @@ fn what_does_not_hold_is_named(
 
 /// The log of a daily answer committed to as `first`, revealed, then updated to `second`.
 fn answer_log(salt: &[u8; 32], first: &[u8], second: &[u8]) -> Vec<String> {
-    use fencepost::tlog::entry::{commitment, ChangeKind, Entry};
+    use fencepost_tlog::entry::{commitment, ChangeKind, Entry};
     [
         Entry::Commit {
             commit: commitment(salt, first),
@@ -404,7 +404,7 @@ fn answer_log(salt: &[u8; 32], first: &[u8], second: &[u8]) -> Vec<String> {
         Entry::Change {
             item: "answers/41".into(),
             change: ChangeKind::Update,
-            digest: fencepost::digest::sha256_hex(second),
+            digest: fencepost_core::digest::sha256_hex(second),
         },
     ]
     .iter()
@@ -418,7 +418,7 @@ fn answer_log(salt: &[u8; 32], first: &[u8], second: &[u8]) -> Vec<String> {
 /// nothing, so the next run still compares with the last checkpoint that held.
 #[test]
 fn tlog_watch_saves_what_held_and_reports_a_change_the_log_does_not_account_for() {
-    use fencepost::tlog::note;
+    use fencepost_tlog::note;
     let keys = note::generate("example.org/puzzles").unwrap();
     let signer = note::LogSigner::from_skey(&keys.skey).unwrap();
     let site = tempfile::tempdir().unwrap();
@@ -491,7 +491,7 @@ fn witness(name: &str) -> (String, impl Fn(&[u8], u64) -> Vec<u8>) {
     let pkcs8 = ring::signature::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
     let pair = ring::signature::Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
     let key: [u8; 32] = pair.public_key().as_ref().try_into().unwrap();
-    let id = fencepost::tlog::witness::key_id(name, &key);
+    let id = fencepost_tlog::witness::key_id(name, &key);
     let mut typed = vec![0x04];
     typed.extend_from_slice(&key);
     let vkey = format!("{name}+{}+{}", hex::encode(id), b64.encode(&typed));
@@ -499,7 +499,7 @@ fn witness(name: &str) -> (String, impl Fn(&[u8], u64) -> Vec<u8>) {
     let cosign = move |signed: &[u8], time: u64| {
         let text = std::str::from_utf8(signed).unwrap();
         let body = format!("{}\n", text.split_once("\n\n").unwrap().0);
-        let sig = pair.sign(&fencepost::tlog::witness::message(time, body.as_bytes()));
+        let sig = pair.sign(&fencepost_tlog::witness::message(time, body.as_bytes()));
         let mut raw = id.to_vec();
         raw.extend_from_slice(&time.to_be_bytes());
         raw.extend_from_slice(sig.as_ref());
@@ -514,8 +514,8 @@ fn witness(name: &str) -> (String, impl Fn(&[u8], u64) -> Vec<u8>) {
 /// another key, is refused by name.
 #[test]
 fn tlog_verify_checks_a_witness_cosignature_and_reports_its_time() {
-    let keys = fencepost::tlog::note::generate("example.org/puzzles").unwrap();
-    let signer = fencepost::tlog::note::LogSigner::from_skey(&keys.skey).unwrap();
+    let keys = fencepost_tlog::note::generate("example.org/puzzles").unwrap();
+    let signer = fencepost_tlog::note::LogSigner::from_skey(&keys.skey).unwrap();
     let site = tempfile::tempdir().unwrap();
     let wk = site.path().join(".well-known/fencepost");
     let (first, second) = (br#"{"answer":"12.99"}"#, br#"{"answer":"13.49"}"#);

@@ -66,7 +66,7 @@ fn keep_a_log(s: &TestSite) {
         "fencepost.toml",
         &format!("{toml}\n[transparency]\nlog = true\nskey_file = \".tlog-skey\"\n"),
     );
-    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
     s.write(".tlog-skey", &keys.skey);
 }
 

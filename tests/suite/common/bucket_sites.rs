@@ -1,6 +1,6 @@
 //! Sites with a folder or S3 bucket, shared by the deploy, history and origin tests.
 use super::*;
-use fencepost::bucket::remote::Remote;
+use fencepost_bucket::remote::Remote;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 
@@ -128,9 +128,11 @@ pub fn live_root_is_whole(rt: &tokio::runtime::Runtime, remote: &Remote) -> bool
         .block_on(remote.get(&Remote::root_key(&p.manifest)))
         .unwrap()
         .expect("the pointer names a manifest that is there");
-    let root: fencepost::bucket::layout::Root = serde_json::from_slice(&root_bytes).unwrap();
+    let root: fencepost_bucket::layout::Root = serde_json::from_slice(&root_bytes).unwrap();
     let entries = rt
-        .block_on(fencepost::targets::objects::read_entries(remote, &root))
+        .block_on(fencepost_deploy::targets::objects::read_entries(
+            remote, &root,
+        ))
         .unwrap();
     for e in entries {
         let bytes = rt
@@ -138,7 +140,7 @@ pub fn live_root_is_whole(rt: &tokio::runtime::Runtime, remote: &Remote) -> bool
             .unwrap()
             .unwrap_or_else(|| panic!("{} of revision {} is missing", e.path, p.id));
         assert!(
-            fencepost::bucket::layout::verified(&bytes, &e.sha256),
+            fencepost_bucket::layout::verified(&bytes, &e.sha256),
             "{}",
             e.path
         );

@@ -125,7 +125,7 @@ impl Edge {
     /// Waits until the folder's pointer, as it is now, is the bucket's.
     pub fn wait_pointer(&self, bucket: &Path) {
         let bytes = std::fs::read(bucket.join("current")).unwrap();
-        self.wait_synced("current", &fencepost::digest::sha256_hex(&bytes));
+        self.wait_synced("current", &fencepost_core::digest::sha256_hex(&bytes));
     }
 
     /// The Worker's own count of R2 reads (needs `--stats`).

@@ -4,20 +4,20 @@
 //! writer that skips the Rust rules, still write SQL: see `TestSite::ledger`.)
 
 use super::TestSite;
-use fencepost::ledger::items::{self, ItemView, State};
-use fencepost::ledger::{audit, lease, public, LedgerError, Tx};
+use fencepost_ledger::items::{self, ItemView, State};
+use fencepost_ledger::{audit, lease, public, LedgerError, Tx};
 
 impl TestSite {
     /// Runs `f` in one read transaction of the site's ledger.
     pub fn read<T>(&self, f: impl FnMut(&Tx<'_>) -> Result<T, LedgerError>) -> T {
-        let site = fencepost::site::Site::open(self.dir.path()).unwrap();
+        let site = fencepost_site::Site::open(self.dir.path()).unwrap();
         site.open_ledger().unwrap().read(f).unwrap()
     }
 
     /// Like [`TestSite::read`], but `None` while the ledger is still being created by a
     /// process that runs meanwhile.
     pub fn try_read<T>(&self, f: impl FnMut(&Tx<'_>) -> Result<T, LedgerError>) -> Option<T> {
-        let site = fencepost::site::Site::open(self.dir.path()).ok()?;
+        let site = fencepost_site::Site::open(self.dir.path()).ok()?;
         if !site.ledger_exists() {
             return None;
         }

@@ -476,7 +476,7 @@ impl TestSite {
     pub fn execute(&self, sql: &str) {
         match self.ledger_url() {
             Some(url) if url.starts_with("file://") || url.starts_with("d1+") => {
-                let site = fencepost::site::Site::open(self.root()).unwrap();
+                let site = fencepost_site::Site::open(self.root()).unwrap();
                 site.open_ledger().unwrap().execute_unchecked(sql).unwrap();
             }
             Some(url) => {

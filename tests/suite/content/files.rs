@@ -5,7 +5,7 @@
 #![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 
 use crate::common::*;
-use fencepost::ledger::items::State;
+use fencepost_ledger::items::State;
 use std::time::{Duration, Instant as Wall};
 
 // 7. Medium: an item file replaced by a symlink was treated as removed (and withdrawn).

@@ -6,7 +6,7 @@
 #![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 
 use crate::common::*;
-use fencepost::bucket::remote::Remote;
+use fencepost_bucket::remote::Remote;
 use serde_json::Value;
 use std::path::Path;
 
@@ -358,7 +358,7 @@ fn a_missing_shard_and_a_corrupt_blob_are_named_and_repaired(
     let shard = shard_naming(bucket, "answers/2/index.html", false);
     std::fs::remove_file(&shard).unwrap();
     let page = y.current_dir().join("answers/2/index.html");
-    let sha = fencepost::digest::sha256_hex(&std::fs::read(&page).unwrap());
+    let sha = fencepost_core::digest::sha256_hex(&std::fs::read(&page).unwrap());
     std::fs::write(bucket.join("objects").join(&sha), "tampered").unwrap();
     let out = y.cmd(&["verify", "--to", url, "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -381,7 +381,7 @@ fn a_missing_shard_and_a_corrupt_blob_are_named_and_repaired(
 /// blob until the shard is back, so the repair checks again and mends it too.
 fn a_blob_behind_a_missing_shard_is_repaired_too(y: &TestSite, bucket: &Path, url: &str) {
     let page = y.current_dir().join("answers/3/index.html");
-    let sha = fencepost::digest::sha256_hex(&std::fs::read(&page).unwrap());
+    let sha = fencepost_core::digest::sha256_hex(&std::fs::read(&page).unwrap());
     let naming = shard_naming(bucket, "answers/3/index.html", true);
     std::fs::remove_file(&naming).unwrap();
     std::fs::write(bucket.join("objects").join(&sha), "tampered").unwrap();
@@ -507,7 +507,7 @@ fn a_resume_at_the_manifest_step_puts_back_a_blob_that_went_missing() {
     );
     assert_eq!(out.status.code(), Some(137));
     let page = s.current_dir().join("answers/1/index.html");
-    let sha = fencepost::digest::sha256_hex(&std::fs::read(&page).unwrap());
+    let sha = fencepost_core::digest::sha256_hex(&std::fs::read(&page).unwrap());
     std::fs::remove_file(bucket.path().join("objects").join(&sha)).unwrap();
     let r = s.json(&["deploy", "--to", &url, "--now", "2026-12-01T00:05:01Z"]);
     assert_eq!(

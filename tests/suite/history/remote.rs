@@ -5,7 +5,7 @@
 #![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 
 use crate::common::*;
-use fencepost::bucket::remote::Remote;
+use fencepost_bucket::remote::Remote;
 use serde_json::Value;
 use std::path::Path;
 
@@ -107,7 +107,7 @@ fn a_rollback_to_an_incomplete_root_is_refused_naming_what_is_missing() {
             .join("index.html"),
     )
     .unwrap();
-    let sha = fencepost::digest::sha256_hex(&home1);
+    let sha = fencepost_core::digest::sha256_hex(&home1);
     std::fs::remove_file(bucket.path().join("objects").join(&sha)).unwrap();
     let before = tree(bucket.path());
     let out = s

@@ -4,13 +4,13 @@
 //! Concurrency uses separate OS processes (or, for two transactions held open at chosen
 //! moments, two connections).
 use crate::common::*;
-use fencepost::clock::Instant;
-use fencepost::item::ItemId;
-use fencepost::item::ItemName;
-use fencepost::ledger::items::{Action, Claim, State};
-use fencepost::ledger::lease::{self, Fence, LeaseKey, OwnerId};
-use fencepost::ledger::pages::{self, Commit, DueCheck, Outcome, PageFields};
-use fencepost::ledger::{items, public, Ledger, Location};
+use fencepost_core::clock::Instant;
+use fencepost_core::item::ItemId;
+use fencepost_core::item::ItemName;
+use fencepost_ledger::items::{Action, Claim, State};
+use fencepost_ledger::lease::{self, Fence, LeaseKey, OwnerId};
+use fencepost_ledger::pages::{self, Commit, DueCheck, Outcome, PageFields};
+use fencepost_ledger::{items, public, Ledger, Location};
 use std::collections::BTreeSet;
 use std::time::Duration;
 

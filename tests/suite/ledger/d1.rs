@@ -443,7 +443,7 @@ fn an_older_schemas_d1_ledger_is_migrated_by_an_entry_and_keeps_its_data() {
     let image = s.path(".old.sqlite");
     {
         let c = rusqlite::Connection::open(&image).unwrap();
-        for sql in &fencepost::ledger::schema::SQLITE[..12] {
+        for sql in &fencepost_ledger::schema::SQLITE[..12] {
             c.execute_batch(sql).unwrap();
         }
         c.execute_batch(
@@ -457,7 +457,7 @@ fn an_older_schemas_d1_ledger_is_migrated_by_an_entry_and_keeps_its_data() {
     }
     let bytes = std::fs::read(&image).unwrap();
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    let sha = fencepost::digest::sha256_hex(&bytes);
+    let sha = fencepost_core::digest::sha256_hex(&bytes);
     // What the older binary's first command sent: the tables, then entry 1 with the head.
     with_d1(s.root(), |d| {
         d.batch(&[
@@ -476,7 +476,7 @@ fn an_older_schemas_d1_ledger_is_migrated_by_an_entry_and_keeps_its_data() {
     assert_eq!(head(&s), 2, "one migration entry");
     assert_eq!(
         s.query_i64("PRAGMA user_version"),
-        fencepost::ledger::schema::SQLITE_LATEST
+        fencepost_ledger::schema::SQLITE_LATEST
     );
     let fresh = s.checkout();
     assert_eq!(fresh.status()["revision"], 7);

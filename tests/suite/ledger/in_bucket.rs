@@ -262,7 +262,7 @@ fn a_runner_stalled_past_its_lease_has_its_late_commit_refused_by_the_store() {
 /// interval, not the history; the store keeps two snapshots, not ten.
 #[test]
 fn after_a_thousand_commits_a_fresh_runner_reads_one_snapshot_and_a_short_tail() {
-    use fencepost::ledger::{Ledger, Location};
+    use fencepost_ledger::{Ledger, Location};
     let s = TestSite::new();
     let url = format!("file://{}", s.path(".bucket/ledger").display());
     let location = Location::parse(&url, s.root()).unwrap();

@@ -57,7 +57,7 @@ pub(super) fn a_missing_shard_is_a_503_never_a_404(f: &Four, after: &[Case]) {
     std::fs::write(f.bucket.join(&key), &kept).unwrap();
     s3_put(&f.moto, &format!("www/{key}"), kept.clone());
     f.edge()
-        .wait_synced(&key, &fencepost::digest::sha256_hex(&kept));
+        .wait_synced(&key, &fencepost_core::digest::sha256_hex(&kept));
     f.check(&[case("GET", &target, 200)], ALL);
 }
 
@@ -73,7 +73,7 @@ pub(super) fn a_tampered_blob_is_never_served(f: &Four) {
     s3_put(&f.moto, &format!("www/objects/{sha}"), evil.clone());
     f.edge().wait_synced(
         &format!("objects/{sha}"),
-        &fencepost::digest::sha256_hex(&evil),
+        &fencepost_core::digest::sha256_hex(&evil),
     );
     f.check(&[case("GET", "/robots.txt", 503)], BUCKETS);
     for &i in BUCKETS {
@@ -90,7 +90,7 @@ pub(super) fn an_unreadable_or_missing_pointer_is_a_503(f: &Four) {
     std::fs::write(f.bucket.join("current"), &garbage).unwrap();
     s3_put(&f.moto, "www/current", garbage.clone());
     f.edge()
-        .wait_synced("current", &fencepost::digest::sha256_hex(&garbage));
+        .wait_synced("current", &fencepost_core::digest::sha256_hex(&garbage));
     let link = f.site.path("public/current");
     std::fs::remove_file(&link).unwrap();
     std::os::unix::fs::symlink("revisions/no-such-revision", &link).unwrap();

@@ -23,7 +23,7 @@ fn reader(
                 format!("/answers/{k}/")
             };
             let r = try_http(&addr, "GET", &target, &[]).unwrap();
-            let sha = fencepost::digest::sha256_hex(&r.body);
+            let sha = fencepost_core::digest::sha256_hex(&r.body);
             seen.lock().unwrap().push((
                 name,
                 target,

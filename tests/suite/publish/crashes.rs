@@ -5,7 +5,7 @@
 #![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 
 use crate::common::*;
-use fencepost::ledger::items::{self, State};
+use fencepost_ledger::items::{self, State};
 
 fn processing(s: &TestSite) -> usize {
     let all = s.try_read(items::every_view).unwrap_or_default();

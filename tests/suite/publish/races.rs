@@ -5,7 +5,7 @@
 #![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 
 use crate::common::*;
-use fencepost::ledger::items::State;
+use fencepost_ledger::items::State;
 use std::sync::atomic::Ordering;
 
 /// What the publish job writes, as the ledger's API reads it back (every item with its

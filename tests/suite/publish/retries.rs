@@ -100,13 +100,13 @@ fn a_remote_image_is_fetched_exactly_once_and_a_404_is_retried() {
     assert_eq!(hits.load(Ordering::SeqCst), after_first + 1);
     let missing = format!("{base}/missing.png");
     let (state, attempts) = s
-        .read(|tx| fencepost::ledger::images::state(tx, &missing))
+        .read(|tx| fencepost_ledger::images::state(tx, &missing))
         .unwrap();
     assert_eq!((state.as_str(), attempts), ("failed", 2));
     let page = s.ledger_item("2").page.unwrap();
     assert_eq!(
         page.image_sha256.unwrap(),
-        fencepost::digest::sha256_hex(&png)
+        fencepost_core::digest::sha256_hex(&png)
     );
 }
 

@@ -84,7 +84,9 @@ fn an_edit_that_keeps_size_and_mtime_is_read() {
     let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     // Past the racy window (a wall-clock rule of the stat cache, not a guess at speed).
-    std::thread::sleep(fencepost::content::RACY_WINDOW + std::time::Duration::from_millis(100));
+    std::thread::sleep(
+        fencepost_site::content::RACY_WINDOW + std::time::Duration::from_millis(100),
+    );
     let f = std::fs::OpenOptions::new()
         .write(true)
         .truncate(true)

@@ -1,4 +1,4 @@
-//! Issue 52: a run keeps its last build's pages and manifest (`src/build/warm.rs`) and reads
+//! Issue 52: a run keeps its last build's pages and manifest (`crates/fencepost-build/src/warm.rs`) and reads
 //! from the ledger only the pages changed since. What it builds that way must be, file for
 //! file, what a build from nothing makes of the same ledger — through new items, an edit and
 //! an expiry (a withdrawal), each in a cycle of its own.

@@ -1,7 +1,7 @@
 //! The bucket origin (`serve --from`): follows deploys, refuses tampering and foreign roots,
 //! reads only what a request needs, times out plainly.
 use crate::common::*;
-use fencepost::bucket::remote::Remote;
+use fencepost_bucket::remote::Remote;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -358,7 +358,7 @@ fn large_files_stream_head_reads_no_body_and_a_corrupt_one_is_cut_off() {
         peak_kb / 1024
     );
     // Corrupt the blob in the bucket: the response is cut off before it is whole.
-    let sha = fencepost::digest::sha256_hex(&big);
+    let sha = fencepost_core::digest::sha256_hex(&big);
     let mut bad = big.clone();
     bad[40_000_000] ^= 1;
     std::fs::write(bucket.path().join("objects").join(&sha), &bad).unwrap();

@@ -4,13 +4,13 @@
 use super::checkers;
 use crate::common::*;
 use base64::Engine;
-use fencepost::tlog::entry::{commitment, ChangeKind, Entry};
+use fencepost_tlog::entry::{commitment, ChangeKind, Entry};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The features site keeping a log signed with `keys`: its posts committed to before their
 /// instant, its advisories revealed as they go public.
-pub fn logged_site(keys: &fencepost::tlog::note::KeyPair) -> TestSite {
+pub fn logged_site(keys: &fencepost_tlog::note::KeyPair) -> TestSite {
     let s = fixture("features");
     let toml = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
     let toml = toml
@@ -90,7 +90,7 @@ fn files_digest(dir: &Path) -> String {
                 && rel != "manifest.json"
                 && rel != "manifest.idx"
         })
-        .map(|(rel, bytes)| (rel, fencepost::digest::sha256_hex(&bytes)))
+        .map(|(rel, bytes)| (rel, fencepost_core::digest::sha256_hex(&bytes)))
         .collect();
     files.sort();
     let mut h = Sha256::new();
@@ -117,7 +117,7 @@ fn holds_anywhere(dir: &Path, needle: &str) -> Option<String> {
 /// `tlog verify --since` holds; and a tile tampered in the bucket fails it.
 #[test]
 fn a_sites_log_through_three_deploys_is_checked_by_tlog_scales_and_go_from_serve_from() {
-    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
     let s = logged_site(&keys);
     let bucket = s.path("bucket");
     let folder = format!("file://{}", bucket.display());
@@ -305,7 +305,7 @@ fn a_flipped_tile_is_never_served(s: &TestSite, bucket: &Path, folder: &str, vke
                 .starts_with(".well-known/fencepost/log/tile/0/")
         })
         .unwrap();
-    let blob = bucket.join(fencepost::bucket::remote::Remote::blob_key(
+    let blob = bucket.join(fencepost_bucket::remote::Remote::blob_key(
         tile["sha256"].as_str().unwrap(),
     ));
     let mut bytes = std::fs::read(&blob).unwrap();
@@ -326,7 +326,7 @@ fn a_flipped_tile_is_never_served(s: &TestSite, bucket: &Path, folder: &str, vke
 /// watch` exists for: the next build serves the new JSON, and the monitor names the item.
 #[test]
 fn tlog_watch_reports_an_item_changed_in_the_ledger_behind_the_logs_back() {
-    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
     let s = logged_site(&keys);
     s.json(&["publish", "--build", "--now", "2026-12-02T09:00:00Z"]);
     let origin = s.serve(&[]);
@@ -339,7 +339,7 @@ fn tlog_watch_reports_an_item_changed_in_the_ledger_behind_the_logs_back() {
 
     let forged =
         r#"{"collection":"posts","id":"hello","title":"Hello, fences","body":"Rewritten."}"#;
-    let digest = fencepost::digest::sha256_hex(forged.as_bytes());
+    let digest = fencepost_core::digest::sha256_hex(forged.as_bytes());
     let ledger = s.ledger();
     ledger
         .execute(
@@ -378,7 +378,7 @@ fn tlog_watch_reports_an_item_changed_in_the_ledger_behind_the_logs_back() {
 /// the live revision stays.
 #[test]
 fn a_deploy_whose_log_does_not_extend_the_buckets_is_refused() {
-    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
     let s = logged_site(&keys);
     let folder = format!("file://{}", s.path("bucket").display());
     s.json(&["publish", "--build", "--now", BEFORE]);
@@ -407,7 +407,7 @@ fn a_deploy_whose_log_does_not_extend_the_buckets_is_refused() {
 /// again with its shorter log.
 #[test]
 fn templates_changed_and_changed_back_never_take_the_log_back() {
-    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
     let s = logged_site(&keys);
     s.json(&["publish", "--build", "--now", BEFORE]);
     let (first, size1) = save_checkpoint(&s, "c1");
@@ -437,7 +437,7 @@ fn templates_changed_and_changed_back_never_take_the_log_back() {
 /// the JSON served is what the log vouches for; the next publication appends the way forward.
 #[test]
 fn a_rollback_appends_to_the_log_and_never_takes_it_back() {
-    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
     let s = logged_site(&keys);
     let first = s.json(&["publish", "--build", "--now", BEFORE]);
     let first = format!(
@@ -488,7 +488,7 @@ fn a_rollback_appends_to_the_log_and_never_takes_it_back() {
 /// extends that one in turn.
 #[test]
 fn a_bucket_rollback_appends_to_the_log_it_serves() {
-    let keys = fencepost::tlog::note::generate("example.org/features").unwrap();
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
     let s = logged_site(&keys);
     let folder = format!("file://{}", s.path("bucket").display());
     let first = s.json(&["publish", "--build", "--now", BEFORE]);

@@ -5,7 +5,7 @@ use super::*;
 /// Issue 35.5: rows a ledger keyed by a target's bare name before the endpoint was part of
 /// the key go to the first endpoint's key that asks, once, and never over rows of its own.
 pub(super) fn a_target_keyed_by_its_bare_name_goes_to_its_endpoints_key_once(b: Backend) {
-    use fencepost::ledger::deploys;
+    use fencepost_ledger::deploys;
     let s = TestSite::on(b);
     let mut l = open(&s);
     let (bare, one, two) = (

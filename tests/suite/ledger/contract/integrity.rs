@@ -206,7 +206,7 @@ fn newer_binarys_migration_entry_in_d1(s: &TestSite) {
         .unwrap();
     let bytes = std::fs::read(schema_99_image(s, seq + 1)).unwrap();
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-    let sha = fencepost::digest::sha256_hex(&bytes);
+    let sha = fencepost_core::digest::sha256_hex(&bytes);
     with_d1(s.root(), |d| {
         d.batch(&[
             (

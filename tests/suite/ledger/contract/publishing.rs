@@ -318,7 +318,7 @@ fn edits_withdrawals_and_removals_race_once_each(s: &TestSite, now: &str) {
     // This host's stat cache (in the ledger on SQLite, in a file of its own beside a shared
     // one) lets a rerun skip every unchanged file, once the files are older than the racy
     // window (a file modified within it is always read again).
-    std::thread::sleep(fencepost::content::RACY_WINDOW + Duration::from_millis(200));
+    std::thread::sleep(fencepost_site::content::RACY_WINDOW + Duration::from_millis(200));
     let r = s.publish(now);
     assert_eq!(r["files_read"], 0, "{r}");
     // The build reads the same ledger: 110 public pages.

@@ -1,9 +1,9 @@
-//! Issue 52: what a long-lived build reads instead of every page (`src/build/warm.rs`). On
+//! Issue 52: what a long-lived build reads instead of every page (`crates/fencepost-build/src/warm.rs`). On
 //! every engine, the pages a snapshot of revision R has are the pages of an earlier revision
 //! S with `public.pages_since(S)` laid over them by item — through a new item, an edit and a
 //! withdrawal.
 use crate::common::*;
-use fencepost::ledger::public::{self, PublicPage};
+use fencepost_ledger::public::{self, PublicPage};
 use std::collections::BTreeMap;
 
 fn by_item(rows: Vec<PublicPage>) -> BTreeMap<i64, PublicPage> {
@@ -18,7 +18,7 @@ pub(super) fn the_pages_since_a_revision_bring_its_pages_to_the_snapshots(b: Bac
     s.publish(NOW);
     let mut l = super::open(&s);
     let (at, before) = l
-        .read(|tx| Ok((fencepost::ledger::status::revision(tx)?, public::pages(tx)?)))
+        .read(|tx| Ok((fencepost_ledger::status::revision(tx)?, public::pages(tx)?)))
         .unwrap();
     assert_eq!((at, before.len()), (3, 3));
     assert!(l.read(|tx| public::pages_since(tx, at)).unwrap().is_empty());
@@ -29,7 +29,7 @@ pub(super) fn the_pages_since_a_revision_bring_its_pages_to_the_snapshots(b: Bac
     s.publish("2026-12-01T00:01:00Z");
     let (now_at, since, all) = l
         .read(|tx| {
-            let r = fencepost::ledger::status::revision(tx)?;
+            let r = fencepost_ledger::status::revision(tx)?;
             Ok((r, public::pages_since(tx, at)?, public::pages(tx)?))
         })
         .unwrap();

@@ -10,13 +10,13 @@ use super::*;
 /// of them — root and every tile, through the stored hashes alone; a second writer of an
 /// index is refused.
 fn appended_entries_read_back_as_their_tree(l: &mut Ledger) {
-    use fencepost::ledger::transparency::{self as tl, Hashes};
+    use fencepost_ledger::transparency::{self as tl, Hashes};
     let entries: Vec<String> = (0..300)
         .map(|i| format!("fencepost/test/v1\nindex {i}\n"))
         .collect();
     assert_eq!(l.write(|tx| tl::append(tx, &entries[..100])).unwrap(), 100);
     assert_eq!(l.write(|tx| tl::append(tx, &entries[100..])).unwrap(), 300);
-    let tree = fencepost::tlog::tiles::Tree::of(&entries).unwrap();
+    let tree = fencepost_tlog::tiles::Tree::of(&entries).unwrap();
     let (root, tiles) = l
         .read(|tx| {
             let h = Hashes::new(tx);
@@ -38,14 +38,14 @@ fn appended_entries_read_back_as_their_tree(l: &mut Ledger) {
     let again = l.write(|tx| {
         tx.exec(
             "tlog.append",
-            fencepost::args! { "idx" => 0i64, "entry" => "x", "hashes" => "" },
+            fencepost_ledger::args! { "idx" => 0i64, "entry" => "x", "hashes" => "" },
         )
     });
     assert!(again.is_err(), "{again:?}");
 }
 
 pub(super) fn the_transparency_log_reads_back_the_tree_it_appended(b: Backend) {
-    use fencepost::ledger::transparency as tl;
+    use fencepost_ledger::transparency as tl;
     let s = TestSite::on(b);
     let source_hash = embargoed_item(&s);
     let mut l = open(&s);

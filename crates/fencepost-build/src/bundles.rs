@@ -1,0 +1,80 @@
+//! The files of page bundles (see `content/bundle.rs`), copied beside their pages: only for
+//! pages in this revision (so an embargoed bundle's image is nowhere before its instant), and
+//! only when the file still has the bytes the ledger recorded for the page. A file edited
+//! since it was published is left out and named (`left_out`), never shipped unpublished.
+
+use super::page::PageInput;
+use super::plan::{CopySource, ResourceInput};
+use super::report::LeftOut;
+use fencepost_config::collections::Collections;
+use fencepost_site::content::bundle;
+use fencepost_site::content::claims::url_to_path;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Reads the resources of every page of `pages` that has some, checked against the ledger.
+pub(super) fn read(
+    root: &Path,
+    collections: &Collections,
+    pages: &[PageInput],
+    left_out: &mut Vec<LeftOut>,
+) -> Vec<ResourceInput> {
+    let mut out = Vec::new();
+    for p in pages {
+        let coll = &collections.list[p.coll];
+        if !p.view.data.contains("\"resources\"") || coll.fields.contains_key("resources") {
+            continue;
+        }
+        let of = format!("{}/{}", p.view.collection, p.view.id.text());
+        let page_path = url_to_path(&p.view.url);
+        let dir = page_path.rsplit_once('/').map_or("", |(d, _)| d);
+        for r in bundle::recorded(&p.view.data) {
+            let path = match dir {
+                "" => r.name.clone(),
+                d => format!("{d}/{}", r.name),
+            };
+            match checked(root, &r) {
+                Ok(bytes) => out.push(ResourceInput {
+                    of: of.clone(),
+                    path,
+                    source: CopySource::Bytes(Arc::new(bytes)),
+                    sha256: r.sha256,
+                }),
+                Err(why) => {
+                    tracing::error!(what = %of, path = %path, why = %why, "left out of this revision");
+                    left_out.push(LeftOut {
+                        what: format!("a file of the bundle {of}"),
+                        path: Some(path),
+                        why,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The resource's bytes, when its file still has the ones recorded.
+fn checked(root: &Path, r: &bundle::Resource) -> Result<Vec<u8>, String> {
+    let rel = Path::new(&r.path);
+    let inside = rel.starts_with("content")
+        && rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !inside {
+        return Err(format!("{} is not a file under content/", r.path));
+    }
+    let bytes = std::fs::read(root.join(rel)).map_err(|e| {
+        format!(
+            "{} cannot be read ({e}): restore it, or run `fencepost publish`",
+            r.path
+        )
+    })?;
+    if fencepost_core::digest::sha256_hex(&bytes) != r.sha256 {
+        return Err(format!(
+            "{} has changed since it was published: run `fencepost publish` to publish the change",
+            r.path
+        ));
+    }
+    Ok(bytes)
+}

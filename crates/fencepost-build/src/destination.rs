@@ -1,0 +1,127 @@
+//! Where a build to disk puts what it makes, chosen once by the caller: a revision of
+//! `public/` (owned by [`Public`], the pointer moved after), or the preview's folder outside
+//! it. Everything that differs between the two is here, so the driver asks no flag twice.
+
+use super::report::BuildError;
+use fencepost_core::clock::Instant;
+use fencepost_output::id::RevisionId;
+use fencepost_output::manifest::Manifest;
+use fencepost_output::pointer::PointerOutcome;
+use fencepost_output::public::{PreviewDir, Public};
+use fencepost_output::revision::Staging;
+use fencepost_site::Site;
+use std::path::PathBuf;
+
+/// Removes a folder of the same revision and inputs built before the site's log grew (its
+/// checkpoint differs from the one staged), unless it is live: renaming the new one into place
+/// would otherwise keep the old, and pointing to it would take the log back.
+fn replace_stale(public: &Public, staging: &Staging, id: &RevisionId) -> Result<(), BuildError> {
+    let dir = public.revision_dir(id);
+    let checkpoint = |d: &std::path::Path| {
+        let log = d.join(super::well_known::LOG_DIR);
+        std::fs::read(log.join("checkpoint")).ok()
+    };
+    let live = public.live().is_some_and(|p| p.dir == id.to_string());
+    if !live && dir.exists() && checkpoint(&dir) != checkpoint(&staging.path) {
+        tracing::info!(dir = %dir.display(), "replacing a folder of this revision built before the log grew");
+        fencepost_output::revision::remove(public.dir(), &id.to_string())?;
+    }
+    Ok(())
+}
+
+pub(super) enum Destination {
+    /// `public/revisions/<R>-<B>/`, then the pointer.
+    Revision(Public),
+    /// `.fencepost/preview/`: the content tree as it is now, embargoed items included.
+    Preview(PreviewDir),
+}
+
+impl Destination {
+    /// Opens the destination — once the ledger's location is known to be sound, so nothing
+    /// is written for a site that cannot build.
+    pub(super) fn open(site: &Site, preview: bool) -> Result<Destination, BuildError> {
+        site.ledger_location()?;
+        Ok(match preview {
+            true => {
+                // An older release's preview inside public/ goes first: it holds embargoed
+                // pages where a copy of public/ would carry them.
+                fencepost_output::public::remove_old_preview(&site.public_dir());
+                Destination::Preview(PreviewDir::open(&site.state_dir())?)
+            }
+            false => Destination::Revision(Public::open(site.public_dir())?),
+        })
+    }
+
+    pub(super) fn is_preview(&self) -> bool {
+        matches!(self, Destination::Preview(_))
+    }
+
+    /// `public/` when this build makes a revision of it.
+    pub(super) fn public(&self) -> Option<&Public> {
+        match self {
+            Destination::Revision(p) => Some(p),
+            Destination::Preview(_) => None,
+        }
+    }
+
+    /// Leftovers of dead builds removed when opening.
+    pub(super) fn tidied(&self) -> usize {
+        self.public().map_or(0, Public::tidied)
+    }
+
+    /// What this build reuses from: the live (or newest) revision; the last preview; nothing
+    /// for `--full`.
+    pub(super) fn previous(&self, full: bool) -> Option<PathBuf> {
+        match (full, self) {
+            (true, _) => None,
+            (false, Destination::Revision(p)) => p.newest(),
+            (false, Destination::Preview(d)) => Some(d.dir().to_path_buf()),
+        }
+    }
+
+    /// The folder of revision `id` here.
+    pub(super) fn dir(&self, id: &RevisionId) -> PathBuf {
+        match self {
+            Destination::Revision(p) => p.revision_dir(id),
+            Destination::Preview(d) => d.dir().to_path_buf(),
+        }
+    }
+
+    /// A staging folder for revision `id`.
+    pub(super) fn stage(&self, id: &RevisionId) -> Result<Staging, BuildError> {
+        Ok(match self {
+            Destination::Revision(p) => p.stage(&id.to_string())?,
+            Destination::Preview(d) => d.stage()?,
+        })
+    }
+
+    /// Puts the staged revision in place: a preview replaces the last one; a revision is
+    /// renamed into `revisions/` (unless another build finished it first) and the pointer
+    /// moved forward to it.
+    pub(super) fn put_in_place(
+        &mut self,
+        staging: Staging,
+        manifest: &Manifest,
+        id: &RevisionId,
+        now: Instant,
+        next_change_at: Option<Instant>,
+        logged: bool,
+    ) -> Result<PointerOutcome, BuildError> {
+        let public = match self {
+            Destination::Preview(d) => {
+                staging.replace(manifest, d.dir())?;
+                return Ok(PointerOutcome::None);
+            }
+            Destination::Revision(p) => p,
+        };
+        if logged {
+            replace_stale(public, &staging, id)?;
+        }
+        if !staging.finish(manifest, &id.to_string())? {
+            let dir = public.revision_dir(id);
+            tracing::info!(dir = %dir.display(), "another build finished this revision first");
+        }
+        let swap = public.advance(id, now, next_change_at)?;
+        Ok(PointerOutcome::from(&swap))
+    }
+}

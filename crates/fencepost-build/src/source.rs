@@ -1,0 +1,591 @@
+//! Where a build gets its pages from: the ledger's snapshot, or (previews) the content tree
+//! as it is now, parsed files kept between watch-mode rebuilds; and the site's other inputs
+//! (plain pages, static files).
+
+use super::fingerprint;
+use super::page::{date_of, CopyInput, CopySource, PageInput};
+use super::report::{io, BuildError};
+use super::view::{IdView, ItemPage, PlainView};
+use chrono::NaiveDate;
+use fencepost_config::collections::{Collection, Collections, IdKind, OnWithdraw};
+use fencepost_core::clock::Instant;
+use fencepost_ledger as ledger;
+use fencepost_site::content::{self, ContentError, ImageSource};
+use fencepost_site::Site;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Where a build gets its pages from.
+pub(super) struct Source {
+    pub(super) revision: i64,
+    pub(super) pages: Vec<PageInput>,
+    /// Withdrawn items of collections that keep a notice (`on_withdraw = "notice"`).
+    pub(super) notices: Vec<PageInput>,
+    pub(super) images: Vec<CopyInput>,
+    pub(super) next_change_at: Option<Instant>,
+    /// Bodies already in memory (preview); the ledger build fetches them in chunks.
+    pub(super) bodies: HashMap<i64, Arc<str>>,
+    /// Page rows read from the ledger for this source (see `warm.rs`); 0 for a preview.
+    pub(super) pages_read: usize,
+}
+
+pub(super) fn image_copy(store: &Path, sha: &str, content_type: Option<&str>) -> Option<CopyInput> {
+    let src = match content_type {
+        Some(ct) => fencepost_site::images::blob_path(store, sha, ct),
+        None => std::fs::read_dir(store.join(&sha[..2.min(sha.len())]))
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_stem().is_some_and(|s| s == sha))?,
+    };
+    let name = src.file_name()?.to_string_lossy().into_owned();
+    Some(CopyInput {
+        path: format!("images/{name}"),
+        source: CopySource::Blob(src),
+        sha256: sha.to_string(),
+        immutable_url: true,
+    })
+}
+
+/// A stored day, `YYYY-MM-DD` (`""` for none). Read digit by digit: it runs once per page
+/// of the site, and a format-string parse costs more than the rest of the page's row.
+fn parse_day(s: &str) -> Option<NaiveDate> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| {
+        b[r].iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    NaiveDate::from_ymd_opt(num(0..4)? as i32, num(5..7)?, num(8..10)?)
+}
+
+/// The id templates see: a number in an integer collection, else the slug.
+fn id_view(coll: &Collection, id: &str) -> IdView {
+    match (coll.id, id.parse::<i64>()) {
+        (IdKind::Integer, Ok(n)) => IdView::Number(n),
+        _ => IdView::Slug(id.into()),
+    }
+}
+
+/// An item's URL and the date it is ordered by: its day, or the date it was due.
+fn place(coll: &Collection, id: &str, day: Option<NaiveDate>, due: Instant) -> (String, NaiveDate) {
+    let date = coll.date_of(day, due);
+    (coll.item_url(id, Some(date)), date)
+}
+
+pub(super) fn ledger_source(
+    snap: &ledger::Snapshot<'_>,
+    (rows, pages_read): (Vec<ledger::public::PublicPage>, usize),
+    site: &Site,
+    now: Instant,
+) -> Result<Source, BuildError> {
+    let revision = snap.revision()?;
+    let next_change_at = snap.next_change(now)?;
+    let store = site.image_store();
+    let colls = &site.collections;
+    let mut images = HashMap::new();
+    let mut pages = Vec::with_capacity(rows.len());
+    let mut notices = Vec::new();
+    let mut orphans: Vec<(String, String)> = Vec::new();
+    // Each row's view on every core (~1.5 µs a page: its URL, dates and weight), then sorted
+    // into pages, notices and orphans in row order.
+    let viewed: Vec<Viewed> = (rows.into_par_iter())
+        .map(|r| view_row(colls, &store, r))
+        .collect();
+    for v in viewed {
+        match v {
+            Viewed::Orphan(coll, key) => orphans.push((coll, key)),
+            Viewed::Left => {}
+            Viewed::Page(input, copy, notice) => {
+                if let Some(c) = copy {
+                    images.insert(c.path.clone(), c);
+                }
+                match notice {
+                    true => notices.push(input),
+                    false => pages.push(input),
+                }
+            }
+        }
+    }
+    refuse_orphans(&orphans, site)?;
+    let pages = PageInput::in_order(pages);
+    notices.sort_by(|a, b| a.order().cmp(&b.order()));
+    Ok(Source {
+        revision,
+        pages,
+        notices,
+        images: images.into_values().collect(),
+        next_change_at,
+        bodies: HashMap::new(),
+        pages_read,
+    })
+}
+
+/// What one public page row becomes.
+enum Viewed {
+    /// Of a collection fencepost.toml does not declare (collection, key): refused, unless
+    /// withdrawn.
+    Orphan(String, String),
+    /// Withdrawn where no notice is kept.
+    Left,
+    /// A page (or, when the flag is set, a withdrawal notice) and its image's copy.
+    Page(PageInput, Option<CopyInput>, bool),
+}
+
+fn view_row(colls: &Collections, store: &Path, r: ledger::public::PublicPage) -> Viewed {
+    let Some(ci) = colls.list.iter().position(|c| *c.name == *r.collection) else {
+        return match r.withdrawn {
+            true => Viewed::Left,
+            false => Viewed::Orphan(r.collection.to_string(), r.key.to_string()),
+        };
+    };
+    let coll = &colls.list[ci];
+    // A notice where the collection keeps notices, and only for a page withdrawn while it
+    // did: switching `on_withdraw` to "notice" brings no removed page back.
+    if r.withdrawn && (coll.on_withdraw != OnWithdraw::Notice || r.notice == Some(false)) {
+        return Viewed::Left;
+    }
+    let copy = page_image(store, &r);
+    let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
+    let notice = r.withdrawn;
+    Viewed::Page(page_input(coll, ci, r, image_url), copy, notice)
+}
+
+/// Public pages of collections fencepost.toml no longer declares: a renamed or mistyped
+/// `[collections.X]` table would otherwise empty them from the live site while the ledger
+/// says they are public (`publish` refuses to withdraw them for the same reason). Refused,
+/// naming the collection and the fix; the pointer does not move.
+fn refuse_orphans(orphans: &[(String, String)], site: &Site) -> Result<(), BuildError> {
+    let Some((coll, key)) = orphans.first() else {
+        return Ok(());
+    };
+    let mut names: Vec<&str> = orphans.iter().map(|(c, _)| c.as_str()).collect();
+    names.dedup();
+    let declared: Vec<&str> = site.collections.list.iter().map(|c| &*c.name).collect();
+    Err(BuildError::PublicLeftOut {
+        count: orphans.len(),
+        first: format!("{coll}/{key}"),
+        more: match orphans.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        },
+        why: format!(
+            "fencepost.toml declares no collection {} (it declares: {}). If the table was renamed or mistyped, restore [collections.{}]; to take those pages down on purpose, `fencepost publish --allow-withdraw-collection {}` withdraws them (a public change of its own)",
+            names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", "),
+            declared.join(", "),
+            names[0],
+            names[0]
+        ),
+    })
+}
+
+/// The copy of a public page's image from the image store; a page whose image is missing
+/// there is rendered without it (logged).
+fn page_image(store: &Path, r: &ledger::public::PublicPage) -> Option<CopyInput> {
+    let sha = r.image_sha256.as_deref()?;
+    let c = image_copy(store, sha, r.image_content_type.as_deref());
+    if c.is_none() {
+        tracing::warn!(
+            item = %format!("{}/{}", r.collection, r.key),
+            sha,
+            "image missing from the store; page rendered without it"
+        );
+    }
+    c
+}
+
+/// A public page as the plan sees it.
+fn page_input(
+    coll: &Collection,
+    ci: usize,
+    r: ledger::public::PublicPage,
+    image_url: Option<String>,
+) -> PageInput {
+    let day = parse_day(&r.day);
+    let due = r.due_at.unwrap_or(r.first_published_at);
+    let (url, date) = place(coll, &r.key, day, due);
+    let changed = if r.updated_at > r.first_published_at {
+        r.updated_at.max(due)
+    } else {
+        due
+    };
+    let weight = PageInput::weight_of(coll, &r.data);
+    PageInput {
+        view: ItemPage {
+            id: id_view(coll, &r.key),
+            collection: r.collection.clone(),
+            url,
+            title: r.title,
+            day: day.map(|_| r.day),
+            image_url,
+            indexable: r.indexable,
+            published: date_of(r.first_published_at),
+            updated: date_of(r.updated_at),
+            date: due.rfc3339(),
+            lastmod: changed.rfc3339(),
+            prev: None,
+            next: None,
+            embargoed_until: None,
+            embargoed_until_local: None,
+            draft: false,
+            summary_html: r.summary_html.map(Arc::from),
+            withdrawn_at: r.withdrawn.then(|| r.updated_at.rfc3339()),
+            terms: r.terms,
+            data: r.data,
+            content_hash: r.content_hash,
+            row: r.id.0,
+        },
+        first_published_at: r.first_published_at,
+        updated_at: r.updated_at,
+        due,
+        changed,
+        coll: ci,
+        date,
+        weight,
+        json_digest: r.json_digest,
+    }
+}
+
+/// One parsed item file, kept between preview builds.
+pub(super) struct TreeItem {
+    pub(super) item: content::Item,
+    pub(super) body_html: Arc<str>,
+    /// The page as the plan needs it, built once when the file is read (`embargoed_until` is
+    /// filled in per rebuild, since it depends on the clock).
+    pub(super) page: PageInput,
+    /// Local image: (copy, URL); remote image: (None, URL).
+    pub(super) image: Option<(Option<CopyInput>, String)>,
+}
+
+/// Parsed item files of the content tree, kept between preview builds (watch mode) so a
+/// save re-reads one file, not the whole tree. Keyed by path, checked against the file's stat.
+#[derive(Default)]
+pub struct TreeCache {
+    pub(super) files: HashMap<String, (fencepost_core::item::FileStat, Arc<TreeItem>)>,
+    /// A file watcher reports every change ([`TreeCache::invalidate`]), so cached files need
+    /// no stat: a rebuild only lists names.
+    pub trust_invalidations: bool,
+}
+
+impl TreeCache {
+    /// Forgets one file (the watcher saw it change).
+    pub fn invalidate(&mut self, rel: &str) {
+        self.files.remove(rel);
+    }
+
+    /// Forgets everything (an image or other non-item file changed).
+    pub fn clear(&mut self) {
+        self.files.clear();
+    }
+}
+
+/// A preview item's image: a local one copied by its hash, a remote one linked as it is (one
+/// that cannot be read is left out, logged).
+fn preview_image(site: &Site, item: &content::Item) -> Option<(Option<CopyInput>, String)> {
+    match &item.image {
+        None => None,
+        Some(ImageSource::Remote(url)) => Some((None, url.clone())),
+        Some(src @ ImageSource::Local(img_rel)) => {
+            match fencepost_site::images::load_local(site, img_rel) {
+                Ok((bytes, content_type)) => {
+                    let sha = fencepost_core::digest::sha256_hex(&bytes);
+                    let c = CopyInput {
+                        path: format!(
+                            "images/{sha}.{}",
+                            fencepost_site::images::extension(content_type)
+                        ),
+                        sha256: sha,
+                        source: CopySource::Bytes(Arc::new(bytes)),
+                        immutable_url: true,
+                    };
+                    let url = format!("/{}", c.path);
+                    Some((Some(c), url))
+                }
+                Err(why) => {
+                    tracing::warn!(item = %item.name, image = src.key(), error = %why, "preview: image left out");
+                    None
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
+    let (ci, coll) = site
+        .collections
+        .list
+        .iter()
+        .enumerate()
+        .find(|(_, c)| content::owner(&site.collections, rel).is_some_and(|o| o.name == c.name))
+        .ok_or_else(|| ContentError::NoCollection {
+            path: rel.into(),
+            why: "belongs to no collection".into(),
+        })?;
+    let (item, _) = content::read_item(&site.root, rel, site.config.publish.max_item_bytes, coll)?;
+    let image = preview_image(site, &item);
+    let rendered = fencepost_site::markdown::render(&item.body, &site.config.markdown);
+    let body_html: Arc<str> = rendered.body_html.into();
+    let due = item.due;
+    let (url, date) = place(coll, &item.name.id, item.day, due);
+    let mut hashed = body_html.as_bytes().to_vec();
+    hashed.push(0);
+    hashed.extend_from_slice(item.data.as_bytes());
+    hashed.push(0);
+    hashed.extend_from_slice(item.terms.as_bytes());
+    hashed.push(0);
+    hashed.extend_from_slice(rendered.summary_html.as_deref().unwrap_or("").as_bytes());
+    let page = PageInput {
+        view: ItemPage {
+            id: id_view(coll, &item.name.id),
+            collection: item.name.collection.clone(),
+            url,
+            title: item.title.clone(),
+            day: item.day.map(|d| d.to_string()),
+            image_url: image.as_ref().map(|(_, url)| url.clone()),
+            indexable: item.indexable,
+            published: date_of(due),
+            updated: date_of(due),
+            date: due.rfc3339(),
+            lastmod: due.rfc3339(),
+            prev: None,
+            next: None,
+            embargoed_until: None,
+            embargoed_until_local: None,
+            draft: item.draft,
+            summary_html: rendered.summary_html.map(Arc::from),
+            withdrawn_at: None,
+            terms: item.terms.as_str().into(),
+            data: item.data.as_str().into(),
+            content_hash: fencepost_core::digest::sha256_hex(&hashed),
+            row: 0,
+        },
+        first_published_at: due,
+        updated_at: due,
+        due,
+        changed: due,
+        coll: ci,
+        date,
+        weight: PageInput::weight_of(coll, &item.data),
+        json_digest: None,
+    };
+    Ok(TreeItem {
+        item,
+        body_html,
+        page,
+        image,
+    })
+}
+
+/// The content tree as it is now: every item not withdrawn, embargoed ones included.
+pub(super) fn tree_source(
+    site: &Site,
+    revision: i64,
+    now: Instant,
+    cache: &mut TreeCache,
+) -> Result<Source, BuildError> {
+    let files = tree_files(site, cache)?;
+    cache.refresh(site, &files)?;
+    let mut images = HashMap::new();
+    let mut pages = Vec::new();
+    let mut bodies = HashMap::new();
+    let mut next_change_at: Option<Instant> = None;
+    for (row, (rel, _)) in files.iter().enumerate() {
+        let t = &cache.files[rel].1;
+        let item = &t.item;
+        if item.withdrawn || item.expire_at.is_some_and(|at| at <= now) {
+            continue;
+        }
+        let due = t.page.first_published_at;
+        let mut page = t.page.clone();
+        page.view.row = row as i64;
+        if due > now {
+            next_change_at = Some(next_change_at.map_or(due, |n| n.min(due)));
+            page.view.embargoed_until = Some(due.rfc3339());
+            let tz = site.collections.list[page.coll].timezone;
+            let local = due.to_datetime().with_timezone(&tz);
+            page.view.embargoed_until_local = Some(local.format("%Y-%m-%d %H:%M %Z").to_string());
+        }
+        if let Some((Some(c), _)) = &t.image {
+            images.insert(c.path.clone(), c.clone());
+        }
+        bodies.insert(row as i64, t.body_html.clone());
+        pages.push(page);
+    }
+    let pages = PageInput::in_order(pages);
+    Ok(Source {
+        revision,
+        pages,
+        notices: Vec::new(),
+        images: images.into_values().collect(),
+        next_change_at,
+        bodies,
+        pages_read: 0,
+    })
+}
+
+/// The item files of the tree with their stats. When a watcher reports every change, only
+/// names are listed and known files keep their cached stat. A folder that cannot be listed
+/// fails the preview.
+fn tree_files(
+    site: &Site,
+    cache: &TreeCache,
+) -> Result<Vec<(String, fencepost_core::item::FileStat)>, BuildError> {
+    if !cache.trust_invalidations || cache.files.is_empty() {
+        let listing = content::list_item_files(&site.root, &site.collections)?;
+        if let Some(b) = listing.broken.into_iter().next() {
+            return Err(b.error.into());
+        }
+        return Ok(listing.files);
+    }
+    let unknown = fencepost_core::item::FileStat {
+        size: -1,
+        changed_ns: -1,
+        ino: -1,
+    };
+    let (paths, broken) = content::list_item_paths(&site.root, &site.collections)?;
+    if let Some(b) = broken.into_iter().next() {
+        return Err(b.error.into());
+    }
+    let stat_of = |rel: &String| cache.files.get(rel).map_or(unknown, |(s, _)| *s);
+    Ok(paths
+        .iter()
+        .map(|p| {
+            let rel = content::relative(&site.root, p);
+            let stat = stat_of(&rel);
+            (rel, stat)
+        })
+        .collect())
+}
+
+impl TreeCache {
+    /// Reads the files that changed (in parallel), forgets the ones gone, and refuses two
+    /// files with one item name.
+    fn refresh(
+        &mut self,
+        site: &Site,
+        files: &[(String, fencepost_core::item::FileStat)],
+    ) -> Result<(), BuildError> {
+        let fresh: Vec<(String, fencepost_core::item::FileStat, TreeItem)> = files
+            .par_iter()
+            .filter(|(rel, stat)| self.files.get(rel).is_none_or(|(s, _)| s != stat))
+            .map(|(rel, stat)| read_tree_item(site, rel).map(|t| (rel.clone(), *stat, t)))
+            .collect::<Result<_, _>>()?;
+        for (rel, stat, t) in fresh {
+            self.files.insert(rel, (stat, Arc::new(t)));
+        }
+        let present: std::collections::HashSet<&String> = files.iter().map(|(r, _)| r).collect();
+        self.files.retain(|rel, _| present.contains(rel));
+        let mut seen = HashMap::new();
+        for (rel, _) in files {
+            let name = &self.files[rel].1.item.name;
+            if let Some(first) = seen.insert(name, rel) {
+                return Err(ContentError::DuplicateId {
+                    name: name.clone(),
+                    first: first.clone(),
+                    second: rel.clone(),
+                }
+                .into());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn days_parse_as_chrono_does() {
+    for d in ["2026-11-30", "0001-01-01", "9998-12-31", "2028-02-29"] {
+        assert_eq!(
+            parse_day(d),
+            NaiveDate::parse_from_str(d, "%Y-%m-%d").ok(),
+            "{d}"
+        );
+    }
+    for d in ["", "2026-11-3", "2026/11/30", "2027-02-29", "abcd-ef-gh"] {
+        assert_eq!(parse_day(d), None, "{d}");
+    }
+}
+
+/// The plain pages `content/*.md` that can be placed, and the ones left out (each named with
+/// why: `publish` reported it already; the rest of the site is built without it).
+pub(super) fn plain_pages(
+    files: &fingerprint::SiteFiles,
+    collections: &Collections,
+    markdown: &fencepost_config::MarkdownConfig,
+) -> (Vec<PlainView>, Vec<super::report::LeftOut>) {
+    let reserved = content::plain::reserved_names(collections);
+    let mut out = Vec::new();
+    let mut left_out = Vec::new();
+    for (rel, text) in &files.plain {
+        match content::plain::parse_plain(rel, text, &reserved) {
+            Ok(p) => out.push(PlainView {
+                url: p.url,
+                title: p.title.unwrap_or_else(|| p.slug.clone()),
+                indexable: p.indexable.unwrap_or(true),
+                date: p.date,
+                lastmod: p.lastmod,
+                aliases: p.aliases,
+                template: p.template.unwrap_or_else(|| "page.html".into()),
+                body_html: fencepost_site::markdown::render(&p.body, markdown).body_html,
+                slug: p.slug,
+            }),
+            Err(e) => left_out.push(super::report::LeftOut {
+                what: rel.clone(),
+                path: None,
+                why: e.to_string(),
+            }),
+        }
+    }
+    (out, left_out)
+}
+
+/// Each collection's list text (`list_text`, by collection index; None without one), and the
+/// ones left out (a text whose front matter is not a plain page's: named, the list is built
+/// without it).
+pub(super) fn list_texts(
+    files: &fingerprint::SiteFiles,
+    collections: &Collections,
+    markdown: &fencepost_config::MarkdownConfig,
+    left_out: &mut Vec<super::report::LeftOut>,
+) -> Vec<Option<super::view::ListText>> {
+    let text_of = |c: &fencepost_config::collections::Collection| {
+        let rel = format!("content/{}/{}", c.dir, c.list_text.as_ref()?);
+        let (rel, text) = files.list_texts.iter().find(|(r, _)| *r == rel)?;
+        match content::plain::parse_plain(rel, text, &[]) {
+            Ok(p) => Some(super::view::ListText {
+                title: p.title,
+                html: fencepost_site::markdown::render(&p.body, markdown).body_html,
+            }),
+            Err(e) => {
+                left_out.push(super::report::LeftOut {
+                    what: rel.clone(),
+                    path: None,
+                    why: e.to_string(),
+                });
+                None
+            }
+        }
+    };
+    collections.list.iter().map(text_of).collect()
+}
+
+pub(super) fn static_copies(site: &Site) -> Result<Vec<CopyInput>, BuildError> {
+    fingerprint::list_files(&site.root, "static", fingerprint::Hidden::Keep)?
+        .into_par_iter()
+        .map(|rel| {
+            let src = site.root.join(&rel);
+            let bytes = std::fs::read(&src).map_err(io(&src))?;
+            Ok(CopyInput {
+                path: rel.trim_start_matches("static/").to_string(),
+                sha256: fencepost_core::digest::sha256_hex(&bytes),
+                source: CopySource::Bytes(Arc::new(bytes)),
+                immutable_url: false,
+            })
+        })
+        .collect()
+}

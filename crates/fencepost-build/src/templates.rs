@@ -1,0 +1,127 @@
+//! Loading the site's tera templates (autoescape on for `.html`) with errors that name the
+//! file and line.
+
+use super::report::BuildError;
+use fencepost_config::collections::Collections;
+use std::path::Path;
+
+/// Templates every site must have, besides its collections' (see
+/// [`Collections::templates`]).
+pub const SITE: &[&str] = &["index.html", "page.html", "404.html"];
+
+/// Every template the site needs, sorted.
+pub fn required(collections: &Collections) -> Vec<String> {
+    let mut out = collections.templates();
+    out.extend(SITE.iter().map(|s| s.to_string()));
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `asset_url(path="style.css")`: the content-hashed URL of a static file.
+struct AssetUrl(std::collections::BTreeMap<String, String>);
+
+impl tera::Function for AssetUrl {
+    fn call(
+        &self,
+        args: &std::collections::HashMap<String, tera::Value>,
+    ) -> tera::Result<tera::Value> {
+        let path = args
+            .get("path")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| tera::Error::msg("asset_url needs path=\"file under static/\""))?;
+        let key = path.trim_start_matches('/');
+        match self.0.get(key) {
+            Some(url) => Ok(tera::Value::String(url.clone())),
+            None => Err(tera::Error::msg(format!(
+                "asset_url: there is no static/{key}"
+            ))),
+        }
+    }
+
+    fn is_safe(&self) -> bool {
+        true
+    }
+}
+
+pub struct Templates {
+    pub tera: tera::Tera,
+}
+
+/// The whole error chain in one line: tera puts the useful part (line, column, what was
+/// expected) in the sources.
+pub fn chain(e: &tera::Error) -> String {
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        src = s.source();
+    }
+    msg
+}
+
+impl Templates {
+    /// Compiles the templates read into `sources` ((name under templates/, text)), with the
+    /// function `asset_url(path=...)` answering from `assets` (path under static/ → hashed URL).
+    pub fn load(
+        root: &Path,
+        sources: &[(String, String)],
+        assets: &std::collections::BTreeMap<String, String>,
+        collections: &Collections,
+    ) -> Result<Templates, BuildError> {
+        let dir = root.join("templates");
+        let required = required(collections);
+        for name in &required {
+            if !sources.iter().any(|(n, _)| n == name) {
+                return Err(BuildError::MissingTemplate {
+                    name: name.clone(),
+                    dir: dir.clone(),
+                    required: required.join(", "),
+                });
+            }
+        }
+        let mut tera = tera::Tera::default();
+        tera.add_raw_templates(sources.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+            .map_err(|e| {
+                let message = chain(&e);
+                // Tera names the template in its message ("Failed to parse 'x.html'").
+                let named = sources
+                    .iter()
+                    .map(|(n, _)| n)
+                    .find(|n| message.contains(&format!("'{n}'")));
+                BuildError::Template {
+                    path: named.map_or(dir.clone(), |n| dir.join(n)),
+                    message,
+                }
+            })?;
+        tera.autoescape_on(vec![".html", ".htm", ".xml"]);
+        tera.register_function("asset_url", AssetUrl(assets.clone()));
+        Ok(Templates { tera })
+    }
+
+    pub fn render(
+        &self,
+        name: &str,
+        ctx: &tera::Context,
+        output: &str,
+    ) -> Result<Vec<u8>, BuildError> {
+        render_with(&self.tera, name, ctx, output)
+    }
+}
+
+/// Renders template `name` of `tera` into the file `output`, an error naming both.
+pub fn render_with(
+    tera: &tera::Tera,
+    name: &str,
+    ctx: &tera::Context,
+    output: &str,
+) -> Result<Vec<u8>, BuildError> {
+    tera.render(name, ctx)
+        .map(String::into_bytes)
+        .map_err(|e| BuildError::Render {
+            template: format!("templates/{name}"),
+            output: output.to_string(),
+            message: chain(&e),
+        })
+}

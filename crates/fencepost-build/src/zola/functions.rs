@@ -1,0 +1,189 @@
+//! Zola's template functions over one [`ZolaSite`]: `get_url`, `get_section`, `get_page`,
+//! `get_taxonomy_url` and `get_taxonomy`. Each answers from the public site only; one that
+//! names nothing there is an error naming what it looked for (Zola's own behaviour), or null
+//! where Zola takes `required = false`.
+
+use super::{split_path, ZolaSite, ZolaTerm};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+type Args = HashMap<String, Value>;
+
+/// A function needing the site, which is made after the functions are registered (the site
+/// holds the templates they are registered on): filled in by [`register`].
+#[derive(Clone)]
+struct Site(Arc<OnceLock<std::sync::Weak<ZolaSite>>>);
+
+impl Site {
+    fn get(&self) -> tera::Result<Arc<ZolaSite>> {
+        self.0
+            .get()
+            .and_then(|w| w.upgrade())
+            .ok_or_else(|| tera::Error::msg("the Zola site is not ready"))
+    }
+}
+
+fn text<'a>(args: &'a Args, name: &str, f: &str) -> tera::Result<&'a str> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| tera::Error::msg(format!("{f} needs {name}=\"…\"")))
+}
+
+fn flag(args: &Args, name: &str, default: bool) -> bool {
+    args.get(name).and_then(Value::as_bool).unwrap_or(default)
+}
+
+/// Registers the functions on `tera` and makes the site that holds it.
+pub(super) fn register(mut tera: tera::Tera, mut site: ZolaSite) -> Arc<ZolaSite> {
+    let cell = Site(Arc::new(OnceLock::new()));
+    let s = cell.clone();
+    tera.register_function("get_url", move |a: &Args| get_url(&*s.get()?, a));
+    let s = cell.clone();
+    tera.register_function("get_section", move |a: &Args| {
+        let path = text(a, "path", "get_section")?;
+        let z = s.get()?;
+        let (dir, _) = split_path(path);
+        match z.sections.contains_key(&dir) {
+            true => Ok(z.section_value(&dir, flag(a, "metadata_only", false))),
+            false => Err(tera::Error::msg(format!(
+                "get_section: there is no section {path:?}"
+            ))),
+        }
+    });
+    let s = cell.clone();
+    tera.register_function("get_page", move |a: &Args| {
+        let path = text(a, "path", "get_page")?;
+        s.get()?
+            .page_at(path)
+            .ok_or_else(|| tera::Error::msg(format!("get_page: there is no page {path:?}")))
+    });
+    let s = cell.clone();
+    tera.register_function("get_taxonomy_url", move |a: &Args| {
+        let (kind, name) = (
+            text(a, "kind", "get_taxonomy_url")?,
+            text(a, "name", "get_taxonomy_url")?,
+        );
+        let z = s.get()?;
+        let slug = fencepost_config::taxonomies::term_slug(name);
+        let found = z
+            .taxonomy(kind)
+            .and_then(|t| z.terms[t].iter().find(|x| x.slug == slug));
+        match (found, flag(a, "required", true)) {
+            (Some(t), _) => Ok(json!(t.url)),
+            (None, false) => Ok(Value::Null),
+            (None, true) => Err(tera::Error::msg(format!(
+                "get_taxonomy_url: no term {name:?} in {kind:?}"
+            ))),
+        }
+    });
+    let s = cell.clone();
+    tera.register_function("get_taxonomy", move |a: &Args| {
+        let kind = text(a, "kind", "get_taxonomy")?;
+        let z = s.get()?;
+        match (z.taxonomy(kind), flag(a, "required", true)) {
+            (Some(t), _) => Ok(z.taxonomy_value(t)),
+            (None, false) => Ok(Value::Null),
+            (None, true) => Err(tera::Error::msg(format!(
+                "get_taxonomy: no taxonomy {kind:?}"
+            ))),
+        }
+    });
+    site.tera = tera;
+    let site = Arc::new(site);
+    let _ = cell.0.set(Arc::downgrade(&site));
+    site
+}
+
+/// `get_url(path=…, trailing_slash=false)`: an `@/` path's page or section URL, else the
+/// site path (a full URL as it is). An `@/` page that is not public (embargoed, a draft, or
+/// no page at all) gives an empty string and a warning, never its URL: a template linking a
+/// page before its instant neither reveals it nor stops the site's build.
+fn get_url(z: &ZolaSite, a: &Args) -> tera::Result<Value> {
+    let path = text(a, "path", "get_url")?;
+    if path.starts_with("@/") {
+        let (dir, name) = split_path(path);
+        let url = match name {
+            Some(_) => z.page_at(path).and_then(|p| p.get("path").cloned()),
+            None => z
+                .sections
+                .contains_key(&dir)
+                .then(|| json!(section_url(&dir))),
+        };
+        return Ok(url.unwrap_or_else(|| {
+            tracing::warn!(
+                path,
+                "get_url: no public page or section at this path: an empty link"
+            );
+            json!("")
+        }));
+    }
+    if path.contains("://") {
+        return Ok(json!(path));
+    }
+    let mut url = format!("/{}", path.trim_start_matches('/'));
+    if flag(a, "trailing_slash", false) && !url.ends_with('/') {
+        url.push('/');
+    }
+    Ok(json!(url))
+}
+
+pub(super) fn section_url(dir: &str) -> String {
+    match dir {
+        "" => "/".to_string(),
+        d => format!("/{d}/"),
+    }
+}
+
+impl ZolaSite {
+    /// The index of taxonomy `kind`.
+    fn taxonomy(&self, kind: &str) -> Option<usize> {
+        let names = self.config["taxonomies"].as_array()?;
+        names.iter().position(|t| t["name"] == kind)
+    }
+
+    /// A term as Zola's templates see it.
+    pub(super) fn term_value(&self, t: &ZolaTerm) -> Value {
+        let pages: Vec<&Value> = t.pages.iter().map(|&i| &self.pages[i]).collect();
+        json!({ "name": t.name, "slug": t.slug, "permalink": t.url, "path": t.url, "pages": pages, "page_count": pages.len() })
+    }
+
+    /// `get_taxonomy`'s answer: the taxonomy and its terms.
+    pub(super) fn taxonomy_value(&self, ti: usize) -> Value {
+        let items: Vec<Value> = self.terms[ti].iter().map(|t| self.term_value(t)).collect();
+        json!({ "kind": self.config["taxonomies"][ti], "items": items })
+    }
+
+    /// The page `path` (`blog/a.md`, `@/blog/a/index.md`, `about.md`) names.
+    pub(super) fn page_at(&self, path: &str) -> Option<Value> {
+        let (dir, name) = split_path(path);
+        let name = name?;
+        if dir.is_empty() {
+            if let Some(p) = self.plain.get(&format!("/{name}/")) {
+                return Some(p.clone());
+            }
+        }
+        let s = self.sections.get(&dir)?;
+        s.pages
+            .iter()
+            .map(|&i| &self.pages[i])
+            .find(|p| p["slug"] == name.as_str())
+            .cloned()
+    }
+
+    /// A section as Zola's templates see it (without its pages when `metadata_only`).
+    pub(super) fn section_value(&self, dir: &str, metadata_only: bool) -> Value {
+        let s = &self.sections[dir];
+        let pages: Vec<&Value> = match metadata_only {
+            true => Vec::new(),
+            false => s.pages.iter().map(|&i| &self.pages[i]).collect(),
+        };
+        let url = section_url(dir);
+        json!({
+            "title": s.title, "content": s.content, "permalink": url, "path": url,
+            "pages": pages, "subsections": s.subsections, "extra": {}, "description": null,
+            "relative_path": format!("{}_index.md", url.trim_start_matches('/')),
+            "toc": [], "assets": [], "ancestors": [], "translations": [], "lang": "en",
+        })
+    }
+}

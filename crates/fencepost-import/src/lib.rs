@@ -1,0 +1,49 @@
+//! `fencepost import hugo|zola SRC DST`: a new fencepost site at DST from a Hugo or Zola
+//! site at SRC — its config, its sections as collections (URLs as its permalinks said, an
+//! alias wherever the new URL differs), its taxonomies, its content with front matter
+//! converted key by key, its page bundles, `static/`, and starter templates (Go and Zola
+//! templates cannot be ported) — with a report of what was converted and what was not, each
+//! with its file and line.
+//!
+//! The driver is a list of steps: read the source into a [`Plan`] (every file DST will hold,
+//! in memory), then write the plan into a fresh folder beside DST and rename it into place,
+//! so an import that fails leaves nothing half-written. DST must be absent or empty.
+
+mod dialect;
+mod front;
+pub mod hugo;
+mod page;
+mod plan;
+mod section;
+mod settings;
+mod shortcodes;
+mod site_config;
+mod source;
+mod write;
+pub mod zola;
+mod zola_body;
+mod zola_templates;
+
+use std::path::Path;
+
+pub use plan::{Dialect, ImportError, Plan, Report, Unconverted};
+
+/// Imports the site at `src` into a new site at `dst`.
+pub fn import(
+    from: Dialect,
+    src: &Path,
+    dst: &Path,
+    now: fencepost_core::clock::Instant,
+) -> Result<Report, ImportError> {
+    write::refuse_non_empty(dst)?;
+    let mut plan = match from {
+        Dialect::Hugo => hugo::plan(src, now)?,
+        Dialect::Zola => zola::plan(src, now)?,
+    };
+    write::starter_files(&mut plan);
+    plan.report.from = Some(from);
+    plan.report.source = src.to_path_buf();
+    plan.report.site = dst.to_path_buf();
+    write::all(dst, &plan.files)?;
+    Ok(plan.report)
+}

@@ -1,0 +1,222 @@
+//! A source section's own page (`_index.md`, Hugo's and Zola's alike) and what becomes of it.
+//!
+//! - Its `title` names the collection; `paginate_by` sizes its pages; Zola's
+//!   `sort_by = "weight"` is the collection's `sort_by` (Hugo orders by weight whenever a page
+//!   has one: see `site_config.rs`).
+//! - Its own text is the collection's `list_text` (`content/<collection>/_index.md`), shown on
+//!   the list URL, shortcodes and internal links converted as a page's are.
+//! - `redirect_to` (Zola): the section's URL becomes an alias of the page it names, so it
+//!   answers 301 there as it did; a section that redirects has no list page of its own.
+//! - A section with no page of its own (Zola's `/documentation/`, which only holds
+//!   subsections) keeps its URL as a plain page with its title and text where the URL has one
+//!   segment; deeper ones cannot be plain pages and are reported.
+//!
+//! Everything else it says is reported key by key. The root section's text (Zola's home page)
+//! is reported: the starter home page lists every collection.
+
+use super::front::item_text;
+use super::page::convert_body;
+use super::plan::Plan;
+use super::source::{collection_name, Config, Page};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a section's `_index.md` says that the import keeps.
+pub(super) struct Section {
+    /// The `_index.md` file, source-relative.
+    pub(super) file: String,
+    pub(super) title: Option<String>,
+    pub(super) page_size: Option<usize>,
+    /// Zola's `sort_by = "weight"`.
+    pub(super) by_weight: bool,
+    /// Zola's `redirect_to`, as a path of the site (`/documentation/overview/`).
+    pub(super) redirect_to: Option<String>,
+    /// The root section's (its text is the home page's).
+    pub(super) root: bool,
+    /// Zola's `render = false`: the section has no page of its own.
+    pub(super) unrendered: bool,
+    /// Its `template` and `page_template`, where the site's templates are kept.
+    pub(super) template: Option<String>,
+    pub(super) page_template: Option<String>,
+    pub(super) body: String,
+    pub(super) body_line: usize,
+}
+
+impl Section {
+    /// The section's list page is taken by a redirect to one of its pages.
+    pub(super) fn redirects(&self) -> bool {
+        self.redirect_to.is_some()
+    }
+}
+
+/// Reads a section's `_index.md` (`root`: the content folder's own), reporting key by key
+/// what its collection cannot keep.
+pub(super) fn read(
+    config: &Config,
+    (file, body_line): (&str, usize),
+    table: &toml::Table,
+    body: &str,
+    root: bool,
+    plan: &mut Plan,
+) -> Section {
+    let kept = |k: &str, v: &toml::Value| {
+        matches!(
+            k,
+            "title" | "paginate_by" | "draft" | "redirect_to" | "render"
+        ) || (k == "sort_by" && matches!(v.as_str(), Some("date") | Some("weight")))
+            || (config.keep_templates && matches!(k, "template" | "page_template"))
+    };
+    let text_of = |k: &str| table.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    for (k, v) in table.iter().filter(|(k, v)| !kept(k, v)) {
+        let why = match k.as_str() {
+            "aliases" => "a section's list page keeps its URL; its aliases were not imported".to_string(),
+            "sort_by" => format!("a collection is listed by date or by weight: sort_by = {v} is not kept (it is listed newest first)"),
+            "template" | "page_template" => "templates are not ported: the starter templates render this section".to_string(),
+            "weight" => "sections are not ordered by weight: the starter home page lists collections by name".to_string(),
+            _ => "a section's front matter has no counterpart in a collection: not kept".to_string(),
+        };
+        plan.report.skip(file, None, k, &why);
+    }
+    if root && !body.trim().is_empty() {
+        plan.report.skip(file, None, "section text", "the root section's text is the source's home page: the starter home page lists every collection instead (put the text in templates/index.html)");
+    }
+    let redirect_to = table
+        .get("redirect_to")
+        .and_then(|v| v.as_str())
+        .map(|t| site_path(config, t));
+    Section {
+        file: file.to_string(),
+        title: table
+            .get("title")
+            .and_then(|v| v.as_str())
+            .map(str::to_string),
+        page_size: table
+            .get("paginate_by")
+            .and_then(|v| v.as_integer())
+            .filter(|n| *n > 0)
+            .map(|n| n as usize),
+        by_weight: table.get("sort_by").and_then(|v| v.as_str()) == Some("weight"),
+        redirect_to,
+        root,
+        unrendered: table.get("render").and_then(|v| v.as_bool()) == Some(false),
+        template: text_of("template"),
+        page_template: text_of("page_template"),
+        body: body.to_string(),
+        body_line,
+    }
+}
+
+/// A `redirect_to` as a path of the site: relative to its root, or a URL under its base URL;
+/// another site's URL stays as written.
+fn site_path(config: &Config, to: &str) -> String {
+    let base = ["base_url", "baseURL", "baseurl"]
+        .iter()
+        .find_map(|k| config.table.get(*k).and_then(|v| v.as_str()))
+        .unwrap_or_default()
+        .trim_end_matches('/');
+    let path = match to.strip_prefix(base).filter(|_| !base.is_empty()) {
+        Some(rest) => rest,
+        None if to.contains("://") => return to.to_string(),
+        None => to,
+    };
+    let path = path.trim_matches('/');
+    match path.is_empty() {
+        true => "/".to_string(),
+        false => format!("/{path}/"),
+    }
+}
+
+/// Each section's `redirect_to` made an alias of the page it names (before the pages are
+/// written), or reported where it names none.
+pub(super) fn redirect(sections: &BTreeMap<String, Section>, pages: &mut [Page], plan: &mut Plan) {
+    let spelling = fencepost_site::content::claims::page_spelling;
+    for (name, s) in sections.iter().filter(|(_, s)| !s.root) {
+        let Some(to) = final_target(sections, s) else {
+            continue;
+        };
+        let target = pages
+            .iter_mut()
+            .find(|p| spelling(&p.old_url) == spelling(to));
+        let Some(page) = target else {
+            let why = format!("the section redirects to {to}, which is no page the import wrote: add the redirect from /{name}/ at your host");
+            plan.report.skip(&s.file, None, "redirect_to", &why);
+            continue;
+        };
+        let from = toml::Value::String(format!("/{name}/"));
+        match page.table.get_mut("aliases") {
+            Some(toml::Value::Array(a)) => a.push(from),
+            Some(toml::Value::String(one)) => {
+                let one = toml::Value::String(one.clone());
+                page.table
+                    .insert("aliases".into(), toml::Value::Array(vec![one, from]));
+            }
+            _ => {
+                page.table
+                    .insert("aliases".into(), toml::Value::Array(vec![from]));
+            }
+        }
+    }
+}
+
+/// Where a section's `redirect_to` leads: through sections that redirect in turn (Zola's
+/// `/documentation/` to `/documentation/getting-started/`, which redirects to its overview
+/// page), at most as many steps as there are sections.
+fn final_target<'a>(sections: &'a BTreeMap<String, Section>, s: &'a Section) -> Option<&'a String> {
+    let mut to = s.redirect_to.as_ref()?;
+    for _ in 0..sections.len() {
+        let name = to.trim_matches('/');
+        match sections
+            .get(name)
+            .and_then(|next| next.redirect_to.as_ref())
+        {
+            Some(next) => to = next,
+            None => break,
+        }
+    }
+    Some(to)
+}
+
+/// Each section's text: its collection's `list_text` where it has pages, a plain page at its
+/// URL where it has none and the URL has one segment; else reported. Returns the sections
+/// whose collection has a `list_text`.
+pub(super) fn write_texts(
+    config: &Config,
+    sections: &BTreeMap<String, Section>,
+    with_pages: &BTreeSet<String>,
+    urls: &BTreeMap<String, String>,
+    plan: &mut Plan,
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let written = |s: &&Section| !s.root && !s.redirects() && !s.unrendered;
+    for (name, s) in sections.iter().filter(|(_, s)| written(s)) {
+        let has_text = !s.body.trim().is_empty();
+        let own = with_pages.contains(name);
+        if !own && name.contains('/') {
+            let why = format!("a section without pages of its own: /{name}/ is not a page of the new site (a nested section's URL cannot be a plain page); link its subsections instead");
+            plan.report.skip(&s.file, None, "section", &why);
+            continue;
+        }
+        if own && !has_text && s.title.is_none() {
+            continue;
+        }
+        let body = convert_body(config, (&s.file, s.body_line), &s.body, urls, plan);
+        let mut front = toml::Table::new();
+        if let Some(t) = &s.title {
+            front.insert("title".into(), toml::Value::String(t.clone()));
+        }
+        let text = item_text(&front, &body);
+        match own {
+            true => {
+                plan.put(
+                    &format!("content/{}/_index.md", collection_name(name)),
+                    text,
+                );
+                out.insert(name.clone());
+            }
+            false => {
+                plan.put(&format!("content/{name}.md"), text);
+                plan.report.plain_pages += 1;
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,140 @@
+//! A Zola site's own templates, kept: Zola writes Tera, as fencepost does, so the site's
+//! `templates/` (over its theme's, `themes/<theme>/templates/`) are copied as they are and
+//! the new site renders them with Zola's variables (`[build] templates = "zola"`, see
+//! `build/zola.rs`). Each collection renders its pages with its section's `page_template`
+//! (or the one `template` all its pages name, or `page.html`) and its list with the section's
+//! `template` (or `section.html`; the root section's with `index.html`); each taxonomy with
+//! `<name>/single.html` and `<name>/list.html`. A template fencepost needs that the site
+//! lacks (Zola has built-in ones) is written as a plain one and reported.
+//!
+//! All or nothing: where any template calls a function fencepost's Zola mode does not have
+//! (`load_data`, `resize_image`, …) or a filter Zola adds that Tera lacks, no template is
+//! kept — each use is reported with its file and line, and the starter templates are written,
+//! so the site still publishes whole. Shortcode templates (`templates/shortcodes/`) are not
+//! copied: shortcodes are converted or reported page by page.
+
+use super::plan::{files_under, read_text, ImportError, Plan};
+use super::source::Config;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Zola filters Tera does not have, which fencepost's Zola mode does not add.
+const MISSING_FILTERS: &[&str] = &[
+    "base64_encode",
+    "base64_decode",
+    "regex_replace",
+    "num_format",
+];
+
+/// The templates to keep (name under `templates/` → text), or None (each reason reported)
+/// when the site has none or one of them cannot run.
+pub(super) fn read(
+    src: &Path,
+    config: &Config,
+    plan: &mut Plan,
+) -> Result<Option<BTreeMap<String, String>>, ImportError> {
+    let mut dirs = Vec::new();
+    if let Some(theme) = config.table.get("theme").and_then(|v| v.as_str()) {
+        dirs.push(format!("themes/{theme}/templates"));
+    }
+    dirs.push("templates".to_string());
+    let mut out = BTreeMap::new();
+    for dir in &dirs {
+        if !src.join(dir).is_dir() {
+            continue;
+        }
+        for (rel, path) in files_under(src, dir, plan) {
+            if rel.starts_with("shortcodes/") || !rel.ends_with(".html") {
+                continue;
+            }
+            out.insert(rel, (format!("{dir}/"), read_text(&path)?));
+        }
+    }
+    if out.is_empty() {
+        return Ok(None);
+    }
+    let mut blocked = false;
+    for (rel, (dir, text)) in &out {
+        for (n, line) in text.lines().enumerate() {
+            let functions = fencepost_config::TemplateDialect::ZOLA_MISSING_FUNCTIONS
+                .iter()
+                .filter(|f| line.contains(&format!("{f}(")));
+            let filters = MISSING_FILTERS.iter().filter(|f| {
+                line.split('|')
+                    .skip(1)
+                    .any(|after| after.trim_start().starts_with(**f))
+            });
+            for name in functions.chain(filters) {
+                blocked = true;
+                let why = format!("`{name}` is one Zola has and fencepost's Zola mode does not: none of the site's templates were kept (the starter templates were written instead); rewrite what calls it, then set [build] templates = \"zola\" and copy the templates in");
+                plan.report
+                    .skip(&format!("{dir}{rel}"), Some(n + 1), name, &why);
+            }
+        }
+    }
+    Ok((!blocked).then(|| {
+        out.into_iter()
+            .map(|(rel, (_, text))| (rel, text))
+            .collect()
+    }))
+}
+
+/// What a template fencepost needs is, for its plain stand-in.
+#[derive(Clone, Copy)]
+pub(super) enum Kind {
+    Page,
+    Section,
+    Home,
+    Term,
+    Terms,
+    NotFound,
+}
+
+/// Writes the kept templates, and a plain one for each of `needed` the site lacks (reported).
+pub(super) fn write(
+    templates: &BTreeMap<String, String>,
+    needed: &[(String, Kind)],
+    plan: &mut Plan,
+) {
+    for (rel, text) in templates {
+        plan.put(&format!("templates/{rel}"), text.as_bytes());
+    }
+    let mut done = Vec::new();
+    for (name, kind) in needed {
+        if templates.contains_key(name) || done.contains(name) {
+            continue;
+        }
+        done.push(name.clone());
+        plan.put(&format!("templates/{name}"), stand_in(*kind));
+        let why = "the site has no such template (Zola has a built-in one): a plain one was written; style it as the others";
+        plan.report
+            .skip(&format!("templates/{name}"), None, "template", why);
+    }
+}
+
+/// A plain template with Zola's variables.
+fn stand_in(kind: Kind) -> String {
+    let body = match kind {
+        Kind::Page => "<h1>{{ page.title }}</h1>\n{{ page.content | safe }}",
+        Kind::Section | Kind::Home => "<h1>{{ section.title }}</h1>\n{{ section.content | safe }}\n<ul>{% if paginator %}{% set shown = paginator.pages %}{% else %}{% set shown = section.pages %}{% endif %}{% for p in shown %}\n<li><a href=\"{{ p.permalink | safe }}\">{{ p.title }}</a></li>{% endfor %}\n</ul>\n{% if paginator.next %}<a href=\"{{ paginator.next | safe }}\">Older</a>{% endif %}{% if paginator.previous %} <a href=\"{{ paginator.previous | safe }}\">Newer</a>{% endif %}",
+        Kind::Term => "<h1>{{ term.name }}</h1>\n<ul>{% for p in term.pages %}\n<li><a href=\"{{ p.permalink | safe }}\">{{ p.title }}</a></li>{% endfor %}\n</ul>",
+        Kind::Terms => "<h1>{{ taxonomy.name }}</h1>\n<ul>{% for t in terms %}\n<li><a href=\"{{ t.permalink | safe }}\">{{ t.name }}</a> ({{ t.page_count }})</li>{% endfor %}\n</ul>",
+        Kind::NotFound => "<h1>Not found</h1>\n<p><a href=\"/\">{{ config.title }}</a></p>",
+    };
+    format!("<!doctype html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>{{{{ config.title }}}}</title></head>\n<body>\n{body}\n</body>\n</html>\n")
+}
+
+/// The template a section's pages render with: its `page_template`, else the one
+/// `template` every page of it names, else `page.html`.
+pub(super) fn page_template(
+    section_page_template: Option<&str>,
+    pages_templates: &[Option<&str>],
+) -> String {
+    if let Some(t) = section_page_template {
+        return t.to_string();
+    }
+    match pages_templates.first() {
+        Some(Some(t)) if pages_templates.iter().all(|x| x == &Some(*t)) => t.to_string(),
+        _ => "page.html".to_string(),
+    }
+}

@@ -1,0 +1,360 @@
+//! `manifest.idx`: the manifest's file list as one sorted line per file, so that a reader
+//! finds a path by binary search over the file, without parsing the whole manifest.
+//!
+//! The origin opens a new revision's index in constant time instead of parsing a
+//! 100,000-entry `manifest.json` on the first request after a pointer swap; each lookup
+//! reads a few short stretches of a file the page cache already holds. It is written beside
+//! the manifest, before it (a complete revision has both), and is not served or deployed.
+//!
+//! Format, after the line `fencepost-index 1`: per file, sorted by path (bytes),
+//! `<path as a JSON string>\t<sha256>\t<bytes>\t<cache class>\t<content type>\n`, and for a
+//! redirect a sixth field, `\t<location as a JSON string>`. A JSON string holds no raw tab or
+//! newline, and the other fields are fixed-alphabet.
+
+use super::manifest::{CacheClass, Manifest};
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+pub const FILE: &str = "manifest.idx";
+const HEADER: &[u8] = b"fencepost-index 1\n";
+
+/// One file of the revision, as the index records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub path: String,
+    pub sha256: String,
+    pub bytes: u64,
+    pub cache: CacheClass,
+    pub content_type: String,
+    /// A redirect's target (see [`super::manifest::Entry::location`]).
+    pub location: Option<String>,
+}
+
+fn class_name(c: CacheClass) -> &'static str {
+    match c {
+        CacheClass::Home => "home",
+        CacheClass::Content => "content",
+        CacheClass::Asset => "asset",
+        CacheClass::Immutable => "immutable",
+        CacheClass::Gone => "gone",
+        CacheClass::Redirect => "redirect",
+    }
+}
+
+fn class_of(s: &str) -> Option<CacheClass> {
+    Some(match s {
+        "home" => CacheClass::Home,
+        "content" => CacheClass::Content,
+        "asset" => CacheClass::Asset,
+        "immutable" => CacheClass::Immutable,
+        "gone" => CacheClass::Gone,
+        "redirect" => CacheClass::Redirect,
+        _ => return None,
+    })
+}
+
+/// The index of `m` (whose files are sorted by path, as every manifest's are), its lines made
+/// in parallel chunks.
+pub fn to_bytes(m: &Manifest) -> Vec<u8> {
+    use rayon::prelude::*;
+    let mut files: Vec<_> = m.files.iter().collect();
+    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    let chunks: Vec<Vec<u8>> = files
+        .par_chunks(4096)
+        .map(|chunk| {
+            let mut out = Vec::with_capacity(chunk.len() * 160);
+            for e in chunk {
+                serde_json::to_writer(&mut out, &e.path).expect("strings serialise");
+                for field in [
+                    e.sha256.as_str(),
+                    &e.bytes.to_string(),
+                    class_name(e.cache),
+                    &e.content_type.replace(['\t', '\n', '\r'], " "),
+                ] {
+                    out.push(b'\t');
+                    out.extend_from_slice(field.as_bytes());
+                }
+                if let Some(location) = &e.location {
+                    out.push(b'\t');
+                    serde_json::to_writer(&mut out, location).expect("strings serialise");
+                }
+                out.push(b'\n');
+            }
+            out
+        })
+        .collect();
+    let mut out = Vec::with_capacity(HEADER.len() + chunks.iter().map(Vec::len).sum::<usize>());
+    out.extend_from_slice(HEADER);
+    for c in chunks {
+        out.extend_from_slice(&c);
+    }
+    out
+}
+
+/// An open index.
+pub struct Index {
+    file: File,
+    len: u64,
+}
+
+fn corrupt(why: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("{FILE}: {why}"))
+}
+
+impl Index {
+    /// Opens the index in `dir`; `None` when the revision has none (built before indexes).
+    pub fn open(dir: &Path) -> io::Result<Option<Index>> {
+        let file = match File::open(dir.join(FILE)) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        Index::from_file(file).map(Some)
+    }
+
+    pub fn from_file(file: File) -> io::Result<Index> {
+        let len = file.metadata()?.len();
+        let mut head = vec![0; HEADER.len()];
+        if len < HEADER.len() as u64 {
+            return Err(corrupt("too short"));
+        }
+        fencepost_core::os::read_exact_at(&file, &mut head, 0)?;
+        if head != HEADER {
+            return Err(corrupt("not a fencepost index (version 1)"));
+        }
+        Ok(Index { file, len })
+    }
+
+    /// The first line start at or after `at` (`at` itself when it follows a newline).
+    fn line_start(&self, at: u64) -> io::Result<u64> {
+        let mut pos = at - 1;
+        let mut buf = [0u8; 512];
+        while pos < self.len {
+            let n = fencepost_core::os::read_at(&self.file, &mut buf, pos)?;
+            if n == 0 {
+                break;
+            }
+            if let Some(i) = buf[..n].iter().position(|&b| b == b'\n') {
+                return Ok(pos + i as u64 + 1);
+            }
+            pos += n as u64;
+        }
+        Ok(self.len)
+    }
+
+    /// The line starting at `at`, without its newline, and where the next one starts.
+    fn line(&self, at: u64) -> io::Result<(Vec<u8>, u64)> {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 512];
+        let mut pos = at;
+        while pos < self.len {
+            let n = fencepost_core::os::read_at(&self.file, &mut buf, pos)?;
+            if n == 0 {
+                break;
+            }
+            if let Some(i) = buf[..n].iter().position(|&b| b == b'\n') {
+                out.extend_from_slice(&buf[..i]);
+                return Ok((out, pos + i as u64 + 1));
+            }
+            out.extend_from_slice(&buf[..n]);
+            pos += n as u64;
+        }
+        Err(corrupt("the last line has no newline"))
+    }
+
+    /// The record for `path`, if the revision has that file.
+    pub fn get(&self, path: &str) -> io::Result<Option<Record>> {
+        let (mut lo, mut hi) = (HEADER.len() as u64, self.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let mut start = if mid == lo { lo } else { self.line_start(mid)? };
+            if start >= hi {
+                // No line starts in [mid, hi): look at the one at lo.
+                start = lo;
+            }
+            let (line, next) = self.line(start)?;
+            let record = parse(&line)?;
+            match record.path.as_bytes().cmp(path.as_bytes()) {
+                std::cmp::Ordering::Equal => return Ok(Some(record)),
+                std::cmp::Ordering::Less => lo = next,
+                std::cmp::Ordering::Greater => hi = start,
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Every path the index in `dir` lists, in its (byte) order; `None` when the revision has no
+/// index. One read of the file, no per-line allocation but the path itself.
+pub fn paths(dir: &Path) -> io::Result<Option<Vec<String>>> {
+    let Some(bytes) = read_whole(dir)? else {
+        return Ok(None);
+    };
+    let body = &bytes[HEADER.len()..];
+    let mut out = Vec::with_capacity(body.len() / 128);
+    for line in body.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let field = line
+            .split(|&b| b == b'\t')
+            .next()
+            .filter(|f| f.len() >= 2 && f[0] == b'"' && f[f.len() - 1] == b'"')
+            .ok_or_else(|| corrupt("a line's path is not a JSON string"))?;
+        let inner = &field[1..field.len() - 1];
+        let path = if inner.contains(&b'\\') {
+            serde_json::from_slice(field)
+                .map_err(|_| corrupt("a line's path is not a JSON string"))?
+        } else {
+            String::from_utf8(inner.to_vec()).map_err(|_| corrupt("a line is not UTF-8"))?
+        };
+        out.push(path);
+    }
+    Ok(Some(out))
+}
+
+/// How many files the index in `dir` lists; `None` when the revision has none.
+pub fn count(dir: &Path) -> io::Result<Option<usize>> {
+    Ok(read_whole(dir)?.map(|b| b[HEADER.len()..].iter().filter(|&&c| c == b'\n').count()))
+}
+
+/// The whole index in `dir`, its header checked; `None` when the revision has none.
+fn read_whole(dir: &Path) -> io::Result<Option<Vec<u8>>> {
+    let bytes = match std::fs::read(dir.join(FILE)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !bytes.starts_with(HEADER) {
+        return Err(corrupt("not a fencepost index (version 1)"));
+    }
+    Ok(Some(bytes))
+}
+
+fn parse(line: &[u8]) -> io::Result<Record> {
+    let text = std::str::from_utf8(line).map_err(|_| corrupt("a line is not UTF-8"))?;
+    let mut f = text.splitn(6, '\t');
+    let mut next = || f.next().ok_or_else(|| corrupt("a line has too few fields"));
+    let path: String =
+        serde_json::from_str(next()?).map_err(|_| corrupt("a line's path is not a JSON string"))?;
+    let sha256 = next()?.to_string();
+    let bytes = next()?
+        .parse()
+        .map_err(|_| corrupt("a line's size is not a number"))?;
+    let cache = class_of(next()?).ok_or_else(|| corrupt("a line's cache class is unknown"))?;
+    let content_type = next()?.to_string();
+    let location = match f.next() {
+        None => None,
+        Some(l) => Some(
+            serde_json::from_str(l)
+                .map_err(|_| corrupt("a line's location is not a JSON string"))?,
+        ),
+    };
+    Ok(Record {
+        path,
+        sha256,
+        bytes,
+        cache,
+        content_type,
+        location,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::Entry;
+
+    fn entry(path: &str) -> Entry {
+        Entry {
+            path: path.into(),
+            sha256: format!("{:064x}", path.len()),
+            bytes: path.len() as u64,
+            content_type: super::super::manifest::content_type(path).into(),
+            cache: if path.starts_with("images/") {
+                CacheClass::Immutable
+            } else {
+                CacheClass::Content
+            },
+            max_age: 0,
+            location: None,
+            key: String::new(),
+            links: Vec::new(),
+        }
+    }
+
+    fn index_of(paths: &[&str]) -> (tempfile::TempDir, Index) {
+        let mut files: Vec<Entry> = paths.iter().map(|p| entry(p)).collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let m = Manifest::of_files(files);
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(FILE), to_bytes(&m)).unwrap();
+        let i = Index::open(d.path()).unwrap().unwrap();
+        (d, i)
+    }
+
+    #[test]
+    fn finds_every_path_and_nothing_else() {
+        let mut paths: Vec<String> = (0..5000)
+            .map(|i| format!("answers/{i}/index.html"))
+            .collect();
+        paths.extend([
+            "index.html".into(),
+            "404.html".into(),
+            "images/ab.webp".into(),
+            "odd \"name\"\twith tab/ü.html".into(),
+            "a".repeat(3000),
+        ]);
+        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let (_d, idx) = index_of(&refs);
+        for p in &paths {
+            let r = idx
+                .get(p)
+                .unwrap()
+                .unwrap_or_else(|| panic!("{p} not found"));
+            assert_eq!(&r.path, p);
+            assert_eq!(r.bytes, p.len() as u64);
+        }
+        for missing in [
+            "",
+            "answers/5000/index.html",
+            "answers/",
+            "zzz",
+            "answers/1/index.htm",
+            "0",
+        ] {
+            assert_eq!(idx.get(missing).unwrap(), None, "{missing:?}");
+        }
+        assert_eq!(
+            idx.get("images/ab.webp").unwrap().unwrap().cache,
+            CacheClass::Immutable
+        );
+        // The whole list, in byte order, escapes undone.
+        let mut sorted = paths.clone();
+        sorted.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        assert_eq!(super::paths(_d.path()).unwrap().unwrap(), sorted);
+        assert_eq!(super::count(_d.path()).unwrap(), Some(sorted.len()));
+    }
+
+    #[test]
+    fn empty_and_single_entry_indexes() {
+        let (_d, idx) = index_of(&[]);
+        assert_eq!(idx.get("index.html").unwrap(), None);
+        let (_d, idx) = index_of(&["index.html"]);
+        assert!(idx.get("index.html").unwrap().is_some());
+        assert_eq!(idx.get("a").unwrap(), None);
+        assert_eq!(idx.get("z").unwrap(), None);
+    }
+
+    #[test]
+    fn a_file_that_is_not_an_index_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(FILE), "{}").unwrap();
+        assert!(Index::open(d.path()).is_err());
+        assert!(super::paths(d.path()).is_err());
+        assert!(super::paths(tempfile::tempdir().unwrap().path())
+            .unwrap()
+            .is_none());
+        assert!(Index::open(tempfile::tempdir().unwrap().path())
+            .unwrap()
+            .is_none());
+    }
+}

@@ -1,0 +1,380 @@
+//! `manifest.json`: every file of a revision with its sha256, size, content type and cache
+//! rule, plus the build's own bookkeeping (the inputs key that decides reuse, and a page's
+//! internal links for the link check).
+
+use super::id::RevisionId;
+use super::{io_err, OutputError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+pub const FILE: &str = "manifest.json";
+
+/// How caches may keep a file. A URL that names a file by its path is answered differently
+/// by the next revision, and no purge reaches every edge: every cache must revalidate it
+/// (`max-age=0, must-revalidate` with its strong ETag, so a revalidation is a cheap 304). Only
+/// a URL that names its bytes — a content hash in the name — may be kept long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheClass {
+    /// The home page: revalidated; changes with every publication.
+    Home,
+    /// Every other page, list, feed, sitemap and 404: revalidated.
+    Content,
+    /// A static file under its own path: revalidated.
+    Asset,
+    /// A URL that names its bytes (`/images/<sha256>.<ext>`, a fingerprinted static file):
+    /// `public, max-age=31536000, immutable`.
+    Immutable,
+    /// A withdrawn item's notice page (`on_withdraw = "notice"`): revalidated, and served
+    /// with status 410 Gone by every origin.
+    Gone,
+    /// An alias of an item (its old URL): an HTML page that sends a browser on (for a static
+    /// host), answered by every origin as a 301 to the entry's `location`; revalidated.
+    Redirect,
+}
+
+/// A year: the lifetime of a URL that names its bytes.
+pub const IMMUTABLE_MAX_AGE: u64 = 31_536_000;
+
+impl CacheClass {
+    /// Seconds any cache (browser, CDN) may keep the response without revalidating it.
+    pub fn max_age(self) -> u64 {
+        match self {
+            CacheClass::Immutable => IMMUTABLE_MAX_AGE,
+            _ => 0,
+        }
+    }
+
+    /// The `Cache-Control` value every response of this class carries.
+    pub fn cache_control(self) -> &'static str {
+        match self {
+            CacheClass::Immutable => "public, max-age=31536000, immutable",
+            _ => "public, max-age=0, must-revalidate",
+        }
+    }
+
+    /// Whether what the URL shows can change at the next embargo end (pages do; a static
+    /// file's or an image's bytes do not).
+    pub fn capped_by_embargo(self) -> bool {
+        matches!(
+            self,
+            CacheClass::Home | CacheClass::Content | CacheClass::Gone | CacheClass::Redirect
+        )
+    }
+
+    /// The status a URL of this class is answered with: 410 for a withdrawal notice.
+    pub fn status(self) -> u16 {
+        match self {
+            CacheClass::Gone => 410,
+            CacheClass::Redirect => 301,
+            _ => 200,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Path inside the revision, `/`-separated, no leading slash.
+    pub path: String,
+    pub sha256: String,
+    pub bytes: u64,
+    pub content_type: String,
+    pub cache: CacheClass,
+    /// Seconds any cache may keep the file without revalidating (0, or a year for a URL that
+    /// names its bytes).
+    pub max_age: u64,
+    /// Hash of everything that went into the file; equal keys mean equal bytes.
+    pub key: String,
+    /// Site-internal links of an HTML page, as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<String>,
+    /// A redirect's target, a site URL (`/answers/3/`): what every origin answers it with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "ManifestIn")]
+pub struct Manifest {
+    /// `R` and `B`. In JSON, `revision` comes first and `build` after `audit_tip`: a contract
+    /// (manifests on disk are read by every origin and hashed as bytes), kept by
+    /// `ManifestOut` and `ManifestIn` below.
+    pub id: RevisionId,
+    /// The ledger the revision was built from (absent in manifests older than the field).
+    pub ledger_id: Option<String>,
+    /// The audit chain's tip when the revision's snapshot was read: `verify` checks that the
+    /// chain still holds it.
+    pub audit_tip: Option<AuditAnchor>,
+    pub preview: bool,
+    /// (page, link) pairs whose target is not in this revision.
+    pub broken_links: Vec<(String, String)>,
+    pub files: Vec<Entry>,
+}
+
+/// A manifest's JSON as written, field by field in the contract's order, borrowing the
+/// manifest (a big one is never copied to be written).
+#[derive(Serialize)]
+struct ManifestOut<'a> {
+    revision: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ledger_id: Option<&'a String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audit_tip: Option<&'a AuditAnchor>,
+    build: &'a str,
+    preview: bool,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    broken_links: &'a [(String, String)],
+    files: &'a [Entry],
+}
+
+impl Serialize for Manifest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ManifestOut {
+            revision: self.id.revision,
+            ledger_id: self.ledger_id.as_ref(),
+            audit_tip: self.audit_tip.as_ref(),
+            build: &self.id.fingerprint,
+            preview: self.preview,
+            broken_links: &self.broken_links,
+            files: &self.files,
+        }
+        .serialize(s)
+    }
+}
+
+/// A manifest's JSON as read (older manifests lack `ledger_id`, `audit_tip` and
+/// `broken_links`).
+#[derive(Deserialize)]
+struct ManifestIn {
+    revision: i64,
+    #[serde(default)]
+    ledger_id: Option<String>,
+    #[serde(default)]
+    audit_tip: Option<AuditAnchor>,
+    build: String,
+    preview: bool,
+    #[serde(default)]
+    broken_links: Vec<(String, String)>,
+    files: Vec<Entry>,
+}
+
+impl From<ManifestIn> for Manifest {
+    fn from(m: ManifestIn) -> Manifest {
+        Manifest {
+            id: RevisionId::new(m.revision, m.build),
+            ledger_id: m.ledger_id,
+            audit_tip: m.audit_tip,
+            preview: m.preview,
+            broken_links: m.broken_links,
+            files: m.files,
+        }
+    }
+}
+
+/// An audit chain position: entry `seq` with hash `hash` (seq 0: the empty chain).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditAnchor {
+    pub seq: i64,
+    pub hash: Option<String>,
+}
+
+impl Manifest {
+    pub fn read(dir: &Path) -> Result<Manifest, OutputError> {
+        let path = dir.join(FILE);
+        let bytes = std::fs::read(&path).map_err(io_err(&path))?;
+        serde_json::from_slice(&bytes).map_err(|e| OutputError::Manifest {
+            path,
+            message: e.to_string(),
+        })
+    }
+
+    /// Reads only the ledger id of the manifest in `dir` (without its file list).
+    pub fn read_ledger_id(dir: &Path) -> Result<Option<String>, OutputError> {
+        #[derive(Deserialize)]
+        struct Head {
+            #[serde(default)]
+            ledger_id: Option<String>,
+        }
+        let path = dir.join(FILE);
+        let bytes = std::fs::read(&path).map_err(io_err(&path))?;
+        let head: Head = serde_json::from_slice(&bytes).map_err(|e| OutputError::Manifest {
+            path,
+            message: e.to_string(),
+        })?;
+        Ok(head.ledger_id)
+    }
+
+    /// The manifest as JSON (one line). Byte for byte what `serde_json::to_vec` gives, but
+    /// the file list (`files` is the last field) is serialised in parallel chunks.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        use rayon::prelude::*;
+        let mut out = serde_json::to_vec(&self.clone_without_files()).expect("manifests serialise");
+        // `..."files":[]}`: open the array again and splice the entries in.
+        debug_assert!(out.ends_with(b"[]}"));
+        out.truncate(out.len() - 2);
+        let chunks: Vec<Vec<u8>> = self
+            .files
+            .par_chunks(4096)
+            .map(|chunk| {
+                let mut buf = Vec::with_capacity(chunk.len() * 256);
+                for (i, e) in chunk.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    serde_json::to_writer(&mut buf, e).expect("entries serialise");
+                }
+                buf
+            })
+            .collect();
+        for (i, c) in chunks.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(c);
+        }
+        out.extend_from_slice(b"]}\n");
+        out
+    }
+
+    fn clone_without_files(&self) -> Manifest {
+        Manifest {
+            id: self.id.clone(),
+            ledger_id: self.ledger_id.clone(),
+            audit_tip: self.audit_tip.clone(),
+            preview: self.preview,
+            broken_links: self.broken_links.clone(),
+            files: Vec::new(),
+        }
+    }
+
+    pub fn find(&self, path: &str) -> Option<&Entry> {
+        self.files
+            .binary_search_by(|e| e.path.as_str().cmp(path))
+            .ok()
+            .map(|i| &self.files[i])
+    }
+}
+
+/// Content type by file extension.
+pub fn content_type(path: &str) -> &'static str {
+    let ext = path
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "json" => "application/json",
+        "xml" => "application/xml",
+        "txt" => "text/plain; charset=utf-8",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "avif" => "image/avif",
+        "ico" => "image/x-icon",
+        "woff2" => "font/woff2",
+        "woff" => "font/woff",
+        "pdf" => "application/pdf",
+        "wasm" => "application/wasm",
+        _ => "application/octet-stream",
+    }
+}
+
+impl Manifest {
+    /// A revision-1 manifest of build `b` over `files`: what the tests of the crates that
+    /// read manifests (bucket, build) start from.
+    pub fn of_files(files: Vec<Entry>) -> Manifest {
+        Manifest {
+            id: RevisionId::new(1, "b"),
+            ledger_id: None,
+            audit_tip: None,
+            preview: false,
+            broken_links: Vec::new(),
+            files,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A manifest's JSON is a contract (every origin reads it, and the previous release's
+    /// manifests must still read): its keys in this order, the optional ones left out when
+    /// empty, and what is read writes back the same bytes.
+    #[test]
+    fn a_manifests_json_keeps_its_keys_in_their_order() {
+        let m = Manifest {
+            id: RevisionId::new(3, "b1"),
+            ledger_id: Some("L".into()),
+            audit_tip: Some(AuditAnchor {
+                seq: 2,
+                hash: Some("h".into()),
+            }),
+            preview: false,
+            broken_links: vec![("a/index.html".into(), "/x/".into())],
+            files: vec![],
+        };
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            json,
+            r#"{"revision":3,"ledger_id":"L","audit_tip":{"seq":2,"hash":"h"},"build":"b1","preview":false,"broken_links":[["a/index.html","/x/"]],"files":[]}"#
+        );
+        assert_eq!(serde_json::from_str::<Manifest>(&json).unwrap(), m);
+        // One from before ledger ids, audit tips and the link check.
+        let old = r#"{"revision":1,"build":"b","preview":true,"files":[]}"#;
+        let m = serde_json::from_str::<Manifest>(old).unwrap();
+        assert_eq!(m.id, RevisionId::new(1, "b"));
+        assert_eq!(serde_json::to_string(&m).unwrap(), old);
+    }
+
+    #[test]
+    fn the_parallel_serialisation_is_serde_json_byte_for_byte() {
+        let entry = |i: usize| Entry {
+            path: format!("answers/{i}/index.html"),
+            sha256: format!("{i:064x}"),
+            bytes: i as u64,
+            content_type: "text/html; charset=utf-8".into(),
+            cache: if i.is_multiple_of(3) {
+                CacheClass::Immutable
+            } else {
+                CacheClass::Content
+            },
+            max_age: 0,
+            location: None,
+            key: format!("k\"{i}\\"),
+            links: (0..i % 4).map(|l| format!("/answers/{l}/")).collect(),
+        };
+        for n in [0, 1, 4095, 4096, 4097, 10_000] {
+            let m = Manifest {
+                id: RevisionId::new(7, "b"),
+                ledger_id: Some("id".into()),
+                audit_tip: Some(AuditAnchor { seq: 3, hash: None }),
+                preview: false,
+                broken_links: vec![("a.html".into(), "/b/".into())],
+                files: (0..n).map(entry).collect(),
+            };
+            let mut want = serde_json::to_vec(&m).unwrap();
+            want.push(b'\n');
+            assert!(m.to_bytes() == want, "{n} entries");
+        }
+    }
+
+    /// Manifests written before the schedule left the revision (issue 18) still read; the
+    /// instants they carried are dropped, and a manifest written now carries none.
+    #[test]
+    fn an_old_manifest_with_schedule_instants_reads_and_a_new_one_has_none() {
+        let old =
+            br#"{"revision":2,"build":"b","preview":false,"next_change_at":"2026-12-02T00:10:00Z",
+            "files":[{"path":"index.html","sha256":"00","bytes":1,"content_type":"text/html",
+            "cache":"home","max_age":0,"cache_until":"2026-12-02T00:10:00Z","key":"k"}]}"#;
+        let m: Manifest = serde_json::from_slice(old).unwrap();
+        assert_eq!(m.files.len(), 1);
+        let again = String::from_utf8(m.to_bytes()).unwrap();
+        assert!(!again.contains("2026-12-02"), "{again}");
+        assert!(!again.contains("next_change_at") && !again.contains("cache_until"));
+    }
+}

@@ -1,0 +1,166 @@
+//! The editor's preview as an origin (`serve --watch`): an in-memory site swapped whole after
+//! each rebuild, every HTML page carrying a script that reloads it when the server says so
+//! (server-sent events at `EVENTS_PATH`), and a rebuild's error shown in place of pages
+//! until the next good save. Never cached (`no-store`).
+
+use super::answer::{etag_matches, redirect, text};
+use super::origin::{at_once, common_headers, lookup, Lookup, Origin};
+use super::paths::RequestPath;
+use axum::body::Body;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use fencepost_output::memory::MemorySite;
+use futures_util::future::BoxFuture;
+use std::convert::Infallible;
+use std::sync::{Arc, RwLock};
+use tokio::sync::broadcast;
+
+/// The script that preview HTML responses carry: reload when the server says so.
+pub const RELOAD_SCRIPT: &str = "<script>/* fencepost live reload */(function(){var s=new EventSource(\"/__fencepost/events\");s.addEventListener(\"reload\",function(){location.reload();});})();</script>";
+
+/// The watch-mode preview: an in-memory site swapped whole after each rebuild.
+pub struct Preview {
+    pub site: RwLock<Arc<MemorySite>>,
+    /// The last rebuild's error, shown instead of pages until a good save.
+    pub error: RwLock<Option<String>>,
+    pub events: broadcast::Sender<&'static str>,
+}
+
+impl Preview {
+    pub fn new(site: MemorySite, error: Option<String>) -> Preview {
+        Preview {
+            site: RwLock::new(Arc::new(site)),
+            error: RwLock::new(error),
+            events: broadcast::channel(16).0,
+        }
+    }
+
+    /// Installs a rebuilt site (or an error) and tells every open page to reload.
+    pub fn publish(&self, result: Result<MemorySite, String>) {
+        match result {
+            Ok(site) => {
+                *self.site.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(site);
+                *self.error.write().unwrap_or_else(|p| p.into_inner()) = None;
+            }
+            Err(e) => *self.error.write().unwrap_or_else(|p| p.into_inner()) = Some(e),
+        }
+        let _ = self.events.send("reload");
+    }
+}
+
+impl Origin for Preview {
+    fn answer<'a>(
+        &'a self,
+        method: &'a Method,
+        path: &'a str,
+        headers: &'a HeaderMap,
+    ) -> BoxFuture<'a, Response> {
+        at_once(method, path, |rp, head| {
+            serve_preview(self, &rp, headers, head)
+        })
+    }
+
+    fn events(&self) -> Option<&broadcast::Sender<&'static str>> {
+        Some(&self.events)
+    }
+}
+
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn inject_reload(html: &[u8]) -> Vec<u8> {
+    let s = String::from_utf8_lossy(html);
+    match s.rfind("</body>") {
+        Some(i) => format!("{}{RELOAD_SCRIPT}{}", &s[..i], &s[i..]).into_bytes(),
+        None => format!("{s}{RELOAD_SCRIPT}").into_bytes(),
+    }
+}
+
+fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool) -> Response {
+    let site = p.site.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let error = p.error.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let found = lookup(rp, |f| site.files.contains_key(f));
+    let wants_html = match &found {
+        Lookup::File(f) => f.ends_with(".html"),
+        _ => rp.trailing_slash || !rp.rel.contains('.'),
+    };
+    if let (Some(msg), true) = (error, wants_html) {
+        let page = format!(
+            "<!doctype html><html><head><meta charset=\"utf-8\"><title>Build error</title></head><body>\
+             <h1>fencepost could not rebuild the preview</h1><pre class=\"fencepost-error\">{}</pre>\
+             <p>Fix the file and save: this page reloads by itself.</p>{RELOAD_SCRIPT}</body></html>",
+            escape_html(&msg)
+        );
+        let mut r = (StatusCode::INTERNAL_SERVER_ERROR, page).into_response();
+        let h = r.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        return r;
+    }
+    let (path, status) = match found {
+        Lookup::File(f) => (f, StatusCode::OK),
+        Lookup::AddSlash(to) => return redirect(&to),
+        Lookup::NotFound if site.files.contains_key("404.html") => {
+            ("404.html".to_string(), StatusCode::NOT_FOUND)
+        }
+        Lookup::NotFound => return text(StatusCode::NOT_FOUND, "not found"),
+    };
+    let f = &site.files[&path];
+    let etag = format!("\"{}\"", f.sha256);
+    let finish = |mut r: Response| {
+        common_headers(&mut r, &etag, f.content_type, "preview");
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        r
+    };
+    if status == StatusCode::OK && etag_matches(headers, etag.as_bytes()) {
+        return finish(StatusCode::NOT_MODIFIED.into_response());
+    }
+    let bytes = if path.ends_with(".html") {
+        inject_reload(&f.bytes)
+    } else {
+        f.bytes.to_vec()
+    };
+    let len = bytes.len();
+    let mut r = Response::new(if head {
+        Body::empty()
+    } else {
+        Body::from(bytes)
+    });
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    finish(r)
+}
+
+/// `events` as a stream of server-sent events: `ready` first, then each reload, until the
+/// server shuts down.
+pub(super) fn reload_events(events: &broadcast::Sender<&'static str>) -> Response {
+    let rx = events.subscribe();
+    let hello = futures_util::stream::once(async {
+        Ok::<_, Infallible>(Event::default().event("ready").data("ready"))
+    });
+    let updates = futures_util::stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok("shutdown") | Err(broadcast::error::RecvError::Closed) => return None,
+                Ok(ev) => {
+                    return Some((Ok::<_, Infallible>(Event::default().event(ev).data(ev)), rx))
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            }
+        }
+    });
+    use futures_util::StreamExt;
+    Sse::new(hello.chain(updates))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
