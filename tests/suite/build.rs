@@ -7,6 +7,7 @@ mod features;
 mod habits;
 mod markdown;
 mod reuse;
+mod saved;
 
 use crate::common::*;
 use predicates::str::contains;

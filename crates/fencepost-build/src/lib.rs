@@ -68,13 +68,19 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildEr
 
 /// [`run`], telling `progress` how far the render has come; started again (from a new
 /// snapshot) when a publish moved the ledger on while the build wrote its transparency log.
+/// The public page rows are read from what the last one-shot build saved when they are
+/// still this ledger's (`warm/saved.rs`; never with `--full`, which reads every row).
 pub fn run_with_progress(
     site: &Site,
     clock: &Clock,
     opts: &Options,
     progress: Progress<'_>,
 ) -> Result<Report, BuildError> {
-    run_warm(site, clock, opts, progress, &mut Warm::default())
+    let mut warm = match opts.full || opts.preview {
+        true => Warm::default(),
+        false => Warm::saved_in(&site.state_dir()),
+    };
+    run_warm(site, clock, opts, progress, &mut warm)
 }
 
 /// [`run_with_progress`] for a process that builds again and again: what `warm` kept of the

@@ -15,9 +15,12 @@
 //!   length and modification time); a folder rebuilt in place or a previous revision that is
 //!   not that folder (another host built meanwhile) is read from disk.
 //!
-//! Rejected: keeping the same on disk for `publish --build` from cron. A file of 100,000 page
-//! rows costs about what the ledger read costs (the rows must be decoded and allocated either
-//! way); what a process can keep in memory it need not decode at all.
+//! A one-shot build (`build`, `publish --build` from cron) keeps the pages on disk instead
+//! (`warm/saved.rs`): decoded and allocated again each time, but without SQLite's records and
+//! lookups they read in about a fifth of the ledger's time. (An earlier note here guessed the
+//! file would cost what the ledger read costs; measured, it does not.)
+
+mod saved;
 
 use super::prelink::Early;
 use super::report::BuildError;
@@ -37,6 +40,10 @@ pub struct Warm {
     pages: Option<Pages>,
     built: Option<Built>,
     ahead: Option<Ahead>,
+    /// Where a one-shot build keeps its pages between processes (see `warm/saved.rs`).
+    saved: Option<PathBuf>,
+    /// The write of those pages under way; dropped last, so a build waits for it.
+    writing: Option<saved::Writing>,
 }
 
 /// The files of revision folder `from` linked into a staging folder ahead of the next build
@@ -99,14 +106,27 @@ impl Warm {
         }
     }
 
+    /// A cache for a one-shot build: the page rows saved in `state_dir` by the last build
+    /// (see `warm/saved.rs`), nothing kept in memory.
+    pub fn saved_in(state_dir: &Path) -> Warm {
+        Warm {
+            saved: Some(state_dir.join(saved::FILE)),
+            ..Warm::default()
+        }
+    }
+
     /// The public pages of the snapshot, and how many rows were read for them: what changed
-    /// since the kept revision merged into the kept pages, or every page. Kept for the next
-    /// build when this one keeps (`logged`: a site with a transparency log never does).
+    /// since the kept (or saved) revision merged into those pages, or every page. Kept for the
+    /// next build when this one keeps or saves (`logged`: a site with a transparency log
+    /// never does).
     pub(super) fn pages(
         &mut self,
         snap: &Snapshot<'_>,
         logged: bool,
     ) -> Result<(Vec<PublicPage>, usize), BuildError> {
+        if let Some(path) = self.saved.clone().filter(|_| !self.keep && !logged) {
+            return self.saved_pages(&path, snap);
+        }
         if !self.keep || logged {
             self.pages = None;
             let rows = snap.pages()?;
@@ -117,6 +137,36 @@ impl Warm {
         // A copy for the build to consume (100,000 rows: ~45 ms on one core), on every core.
         let rows =
             (self.pages.as_ref()).map_or_else(Vec::new, |p| p.rows.par_iter().cloned().collect());
+        Ok((rows, read))
+    }
+
+    /// The pages saved at `path` brought to the snapshot's revision (or every page read), and
+    /// saved again when they moved.
+    fn saved_pages(
+        &mut self,
+        path: &Path,
+        snap: &Snapshot<'_>,
+    ) -> Result<(Vec<PublicPage>, usize), BuildError> {
+        let origin = saved::Origin::of(snap)?;
+        let (rows, read, moved) = match saved::load(path, snap, &origin) {
+            Some((at, mut rows)) => {
+                let changed = snap.pages_since(at)?;
+                let read = changed.len();
+                tracing::debug!(since = at, read, "pages saved by the last build");
+                merge_by_id(&mut rows, changed);
+                (rows, read, at != origin.at())
+            }
+            None => {
+                let mut rows = snap.pages()?;
+                rows.sort_by_key(|r| r.id.0);
+                let read = rows.len();
+                (rows, read, true)
+            }
+        };
+        if moved || read > 0 {
+            self.writing = None;
+            self.writing = saved::save(path.to_path_buf(), &origin, &rows);
+        }
         Ok((rows, read))
     }
 
@@ -254,6 +304,24 @@ impl Warm {
         }
         fencepost_core::drop_later(a);
         None
+    }
+}
+
+/// `changed` rows merged into `rows` (sorted by item id, and left so): each in its item's
+/// place, or added.
+fn merge_by_id(rows: &mut Vec<PublicPage>, changed: Vec<PublicPage>) {
+    let mut added = false;
+    for row in changed {
+        match rows.binary_search_by_key(&row.id.0, |r| r.id.0) {
+            Ok(i) => rows[i] = row,
+            Err(_) => {
+                rows.push(row);
+                added = true;
+            }
+        }
+    }
+    if added {
+        rows.sort_by_key(|r| r.id.0);
     }
 }
 

@@ -24,6 +24,11 @@ impl Snapshot<'_> {
         status::anchor(&self.tx)
     }
 
+    /// The audit chain's hash at entry `seq`, if the chain holds it.
+    pub fn audit_hash_at(&self, seq: i64) -> Result<Option<String>, LedgerError> {
+        super::audit::hash_at(&self.tx, seq)
+    }
+
     pub fn pages(&self) -> Result<Vec<public::PublicPage>, LedgerError> {
         public::pages(&self.tx)
     }

@@ -6,25 +6,7 @@ use super::{item_at, items_due_an_hour_ago, rfc3339, timing, Running};
 use crate::common::*;
 use chrono::Utc;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-
-/// `(path, sha256)` of every file of the live revision's manifest.
-fn files_of(site: &std::path::Path) -> (i64, BTreeMap<String, String>) {
-    let m: Value =
-        serde_json::from_slice(&std::fs::read(site.join("public/current/manifest.json")).unwrap())
-            .unwrap();
-    let files = m["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            let s = |k: &str| f[k].as_str().unwrap().to_string();
-            (s("path"), s("sha256"))
-        })
-        .collect();
-    (m["revision"].as_i64().unwrap(), files)
-}
 
 /// Cycles until `done` holds of them all (at most 30 s).
 fn cycles_until(r: &Running, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
@@ -47,31 +29,6 @@ fn published(cycles: &[Value], key: &str) -> Vec<i64> {
         .flat_map(|c| c["publish"][key].as_array().cloned().unwrap_or_default())
         .map(|v| v.as_i64().or_else(|| v["item"].as_i64()).unwrap_or(-1))
         .collect()
-}
-
-/// A copy of site `s` without its output, built from nothing.
-fn built_from_nothing(s: &TestSite) -> tempfile::TempDir {
-    let copy = tempfile::tempdir().unwrap();
-    for e in std::fs::read_dir(s.root()).unwrap().map(Result::unwrap) {
-        let to = copy.path().join(e.file_name());
-        match e.file_type().unwrap().is_dir() {
-            true if e.file_name() != "public" => copy_tree(&e.path(), &to),
-            true => {}
-            false => drop(std::fs::copy(e.path(), to).unwrap()),
-        }
-    }
-    let out = fencepost()
-        .arg("--site")
-        .arg(copy.path())
-        .args(["build", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    copy
 }
 
 #[test]

@@ -1,0 +1,113 @@
+//! Issue 52: a one-shot build (`build`, `publish --build`) reads the public page rows the last
+//! one saved (`.fencepost/build-pages.bin`, `crates/fencepost-build/src/warm/saved.rs`) and
+//! from the ledger only the rows changed since. What it builds that way is, file for file,
+//! what a build from nothing makes; a file that is torn, garbled or of another history is
+//! read as absent (every row from the ledger).
+use crate::common::*;
+
+const SAVED: &str = ".fencepost/build-pages.bin";
+
+fn pages_read(report: &serde_json::Value) -> i64 {
+    report["pages_read"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{report}"))
+}
+
+/// What the live revision holds is what a build from nothing makes of the same ledger.
+fn assert_as_from_nothing(s: &TestSite) {
+    let copy = built_from_nothing(s);
+    let (revision, files) = files_of(s.root());
+    assert_eq!((revision, files), files_of(copy.path()));
+}
+
+#[test]
+fn a_build_reads_the_saved_rows_and_only_those_changed_since() {
+    let s = site_with(4);
+    s.publish(NOW);
+    assert_eq!(pages_read(&s.build(&[])), 4);
+    assert!(s.path(SAVED).is_file());
+    // A new item and an edit: two rows changed.
+    s.item(5, "2026-11-05");
+    s.item_with(2, "2026-11-02", "", "Item 2, edited.");
+    s.publish(NOW);
+    assert_eq!(pages_read(&s.build(&[])), 2);
+    assert!(s
+        .current_file("answers/2/index.html")
+        .contains("Item 2, edited."));
+    assert_as_from_nothing(&s);
+    // As cron runs it: publish and build in one process.
+    s.item(6, "2026-11-06");
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(pages_read(&r["build"]), 1, "{r}");
+    assert!(s.path("public/current/answers/6/index.html").is_file());
+    assert_as_from_nothing(&s);
+    // `--full` trusts nothing a build left: every row.
+    s.item(7, "2026-11-07");
+    s.publish(NOW);
+    assert_eq!(pages_read(&s.build(&["--full"])), 7);
+}
+
+#[test]
+fn a_torn_or_garbled_file_is_read_as_absent() {
+    let s = site_with(3);
+    s.publish(NOW);
+    s.build(&[]);
+    let saved = s.path(SAVED);
+    // Torn: the first half of the file.
+    let bytes = std::fs::read(&saved).unwrap();
+    std::fs::write(&saved, &bytes[..bytes.len() / 2]).unwrap();
+    s.item(4, "2026-11-04");
+    s.publish(NOW);
+    assert_eq!(pages_read(&s.build(&[])), 4);
+    // Garbled: one byte of a row changed, the length kept.
+    let mut bytes = std::fs::read(&saved).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x20;
+    std::fs::write(&saved, &bytes).unwrap();
+    s.item(5, "2026-11-05");
+    s.publish(NOW);
+    assert_eq!(pages_read(&s.build(&[])), 5);
+    // Each of those builds saved a good file again.
+    s.item(6, "2026-11-06");
+    s.publish(NOW);
+    assert_eq!(pages_read(&s.build(&[])), 1);
+    assert_as_from_nothing(&s);
+}
+
+/// The ledger's files, copied aside or back (with its journal, if one is left).
+fn copy_ledger(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().map(Result::unwrap) {
+        let name = e.file_name();
+        if name.to_string_lossy().starts_with("ledger.sqlite") {
+            std::fs::copy(e.path(), to.join(name)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn rows_saved_from_a_history_the_ledger_no_longer_has_are_not_used() {
+    let s = site_with(1);
+    s.publish(NOW);
+    s.build(&[]);
+    let backup = tempfile::tempdir().unwrap();
+    copy_ledger(&s.path(".fencepost"), backup.path());
+    // Revision 2 publishes item 2; its build saves the rows of revision 2.
+    s.item(2, "2026-11-02");
+    s.publish(NOW);
+    s.build(&[]);
+    // The ledger restored from the backup (revision 1), and moved on along another history:
+    // items 3 and 4, revisions 2 and 3. The saved rows (revision 2, with item 2) are of a
+    // revision the ledger has, but not of its history.
+    copy_ledger(backup.path(), &s.path(".fencepost"));
+    std::fs::remove_file(s.path("content/answers/2.md")).unwrap();
+    s.item(3, "2026-11-03");
+    s.publish(NOW);
+    s.item(4, "2026-11-04");
+    s.publish(NOW);
+    assert_eq!(s.revision(), 3);
+    assert_eq!(pages_read(&s.build(&[])), 3);
+    assert!(!s.path("public/current/answers/2/index.html").exists());
+    assert!(s.path("public/current/answers/3/index.html").is_file());
+    assert_as_from_nothing(&s);
+}
