@@ -148,13 +148,14 @@ impl Warm {
         snap: &Snapshot<'_>,
     ) -> Result<(Vec<PublicPage>, usize), BuildError> {
         let origin = saved::Origin::of(snap)?;
-        let (rows, read, moved) = match saved::load(path, snap, &origin) {
+        let (rows, read, save) = match saved::load(path, snap, &origin) {
             Some((at, mut rows)) => {
                 let changed = snap.pages_since(at)?;
                 let read = changed.len();
                 tracing::debug!(since = at, read, "pages saved by the last build");
                 merge_by_id(&mut rows, changed);
-                (rows, read, at != origin.at())
+                let save = read > saved::STALE_ROWS.max(rows.len() / 100);
+                (rows, read, save)
             }
             None => {
                 let mut rows = snap.pages()?;
@@ -163,7 +164,7 @@ impl Warm {
                 (rows, read, true)
             }
         };
-        if moved || read > 0 {
+        if save {
             self.writing = None;
             self.writing = saved::save(path.to_path_buf(), &origin, &rows);
         }

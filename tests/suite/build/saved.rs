@@ -35,10 +35,11 @@ fn a_build_reads_the_saved_rows_and_only_those_changed_since() {
         .current_file("answers/2/index.html")
         .contains("Item 2, edited."));
     assert_as_from_nothing(&s);
-    // As cron runs it: publish and build in one process.
+    // As cron runs it: publish and build in one process. The file is not written again for
+    // a few rows: the build reads every row changed since it (items 2, 5 and 6).
     s.item(6, "2026-11-06");
     let r = s.json(&["publish", "--build", "--now", NOW]);
-    assert_eq!(pages_read(&r["build"]), 1, "{r}");
+    assert_eq!(pages_read(&r["build"]), 3, "{r}");
     assert!(s.path("public/current/answers/6/index.html").is_file());
     assert_as_from_nothing(&s);
     // `--full` trusts nothing a build left: every row.
@@ -67,7 +68,7 @@ fn a_torn_or_garbled_file_is_read_as_absent() {
     s.item(5, "2026-11-05");
     s.publish(NOW);
     assert_eq!(pages_read(&s.build(&[])), 5);
-    // Each of those builds saved a good file again.
+    // Each of those builds, finding no good file, read every row and saved them again.
     s.item(6, "2026-11-06");
     s.publish(NOW);
     assert_eq!(pages_read(&s.build(&[])), 1);
@@ -92,10 +93,12 @@ fn rows_saved_from_a_history_the_ledger_no_longer_has_are_not_used() {
     s.build(&[]);
     let backup = tempfile::tempdir().unwrap();
     copy_ledger(&s.path(".fencepost"), backup.path());
-    // Revision 2 publishes item 2; its build saves the rows of revision 2.
+    // Revision 2 publishes item 2; its build saves the rows of revision 2 (a build that
+    // finds no file reads every row and saves them).
     s.item(2, "2026-11-02");
     s.publish(NOW);
-    s.build(&[]);
+    std::fs::remove_file(s.path(SAVED)).unwrap();
+    assert_eq!(pages_read(&s.build(&[])), 2);
     // The ledger restored from the backup (revision 1), and moved on along another history:
     // items 3 and 4, revisions 2 and 3. The saved rows (revision 2, with item 2) are of a
     // revision the ledger has, but not of its history.
@@ -109,5 +112,22 @@ fn rows_saved_from_a_history_the_ledger_no_longer_has_are_not_used() {
     assert_eq!(pages_read(&s.build(&[])), 3);
     assert!(!s.path("public/current/answers/2/index.html").exists());
     assert!(s.path("public/current/answers/3/index.html").is_file());
+    assert_as_from_nothing(&s);
+}
+
+#[test]
+fn the_file_is_written_again_once_many_rows_changed_since_it() {
+    let s = site_with(2);
+    s.publish(NOW);
+    assert_eq!(pages_read(&s.build(&[])), 2);
+    // 1,001 new items: past what a build reads before it writes the file again.
+    for id in 3..=1003 {
+        s.item(id, "2026-11-20");
+    }
+    s.publish(NOW);
+    assert_eq!(pages_read(&s.build(&[])), 1001);
+    s.item(1004, "2026-11-21");
+    s.publish(NOW);
+    assert_eq!(pages_read(&s.build(&[])), 1);
     assert_as_from_nothing(&s);
 }
