@@ -126,5 +126,5 @@ pub struct ResourceInput {
 
 /// A page's date as templates show it (`2026-12-02`).
 pub(super) fn date_of(t: Instant) -> String {
-    t.to_datetime().date_naive().to_string()
+    t.day_string()
 }

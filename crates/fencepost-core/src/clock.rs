@@ -25,13 +25,95 @@ impl Instant {
         ))
     }
 
+    /// `YYYY-MM-DDTHH:MM:SS[.mmm]Z`, as chrono writes it (`SecondsFormat::AutoSi`, `Z`).
+    /// Written digit by digit for the years 0–9999: a build writes three or four of these
+    /// for each of a site's pages, and chrono's formatter took ~250 ns each (a tenth of a
+    /// one-item build's page views at 100,000 pages). Other years take chrono's way.
     pub fn rfc3339(self) -> String {
-        self.to_datetime()
-            .to_rfc3339_opts(SecondsFormat::AutoSi, true)
+        match self.civil() {
+            Some(c) => c.rfc3339(),
+            None => self
+                .to_datetime()
+                .to_rfc3339_opts(SecondsFormat::AutoSi, true),
+        }
+    }
+
+    /// The UTC calendar day, `YYYY-MM-DD` (chrono's `NaiveDate` display), the same way.
+    pub fn day_string(self) -> String {
+        match self.civil() {
+            Some(c) => c.day(),
+            None => self.to_datetime().date_naive().to_string(),
+        }
+    }
+
+    /// The UTC calendar fields of a year 0–9999 (days to a civil date: Howard Hinnant's
+    /// `civil_from_days`).
+    fn civil(self) -> Option<Civil> {
+        let (days, ms) = (self.0.div_euclid(86_400_000), self.0.rem_euclid(86_400_000));
+        let z = days + 719_468;
+        let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        (0..=9999).contains(&year).then_some(Civil {
+            year,
+            month,
+            day,
+            ms,
+        })
     }
 
     pub fn plus_secs(self, secs: u64) -> Self {
         Instant(self.0.saturating_add((secs as i64).saturating_mul(1000)))
+    }
+}
+
+/// A calendar date and the milliseconds into it, of a year 0–9999.
+struct Civil {
+    year: i64,
+    month: i64,
+    day: i64,
+    ms: i64,
+}
+
+impl Civil {
+    fn day(&self) -> String {
+        let mut b = Vec::with_capacity(10);
+        digits(&mut b, self.year, 4);
+        b.push(b'-');
+        digits(&mut b, self.month, 2);
+        b.push(b'-');
+        digits(&mut b, self.day, 2);
+        String::from_utf8(b).expect("ASCII digits")
+    }
+
+    fn rfc3339(&self) -> String {
+        let mut b = self.day().into_bytes();
+        let secs = self.ms / 1000;
+        for (sep, n) in [
+            (b'T', secs / 3600),
+            (b':', secs / 60 % 60),
+            (b':', secs % 60),
+        ] {
+            b.push(sep);
+            digits(&mut b, n, 2);
+        }
+        if self.ms % 1000 != 0 {
+            b.push(b'.');
+            digits(&mut b, self.ms % 1000, 3);
+        }
+        b.push(b'Z');
+        String::from_utf8(b).expect("ASCII digits")
+    }
+}
+
+/// `n` (0 ≤ n < 10^width) in `width` decimal digits, zero-padded.
+fn digits(b: &mut Vec<u8>, n: i64, width: u32) {
+    for p in (0..width).rev() {
+        b.push(b'0' + (n / 10_i64.pow(p) % 10) as u8);
     }
 }
 
@@ -138,6 +220,50 @@ mod tests {
         assert_eq!(t.rfc3339(), "2026-11-29T23:10:00Z");
         assert_eq!(Instant::parse_rfc3339(&t.rfc3339()).unwrap(), t);
         assert_eq!(t.plus_secs(180).0 - t.0, 180_000);
+    }
+
+    /// The digit-by-digit forms are chrono's, byte for byte: every day of 1900–2199 and every
+    /// 97th day of years 0–9999 (a prime step, so each month and leap day comes round), each
+    /// at a moment with and without milliseconds and at its last millisecond; 200,000 instants
+    /// spread over the range; the years either side of it (chrono's own forms).
+    #[test]
+    fn rfc3339_and_day_string_are_what_chrono_writes() {
+        let chrono_forms = |t: Instant| {
+            let dt = t.to_datetime();
+            (
+                dt.to_rfc3339_opts(SecondsFormat::AutoSi, true),
+                dt.date_naive().to_string(),
+            )
+        };
+        let at = |s: &str| Instant::parse_rfc3339(s).unwrap().0;
+        let check = |moment: i64| {
+            let i = Instant(moment);
+            assert_eq!((i.rfc3339(), i.day_string()), chrono_forms(i), "{moment}");
+        };
+        let (first, last) = (at("0000-01-01T00:00:00Z"), at("9999-12-31T23:59:59.999Z"));
+        let day = 86_400_000;
+        for (from, to, step) in [
+            (at("1900-01-01T00:00:00Z"), at("2200-01-01T00:00:00Z"), day),
+            (first, last, 97 * day),
+        ] {
+            let mut t = from;
+            while t < to {
+                for moment in [t, t + 45_296_007, t + day - 1] {
+                    check(moment);
+                }
+                t += step;
+            }
+        }
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            check(first + (x % (last - first) as u64) as i64);
+        }
+        for outside in [first - 1, last + 1, i64::MIN, i64::MAX, -62_198_755_200_001] {
+            check(outside);
+        }
     }
 
     #[test]
