@@ -17,7 +17,7 @@
 //!
 //! A one-shot build (`build`, `publish --build` from cron) keeps the pages on disk instead
 //! (`warm/saved.rs`): decoded and allocated again each time, but without SQLite's records and
-//! lookups they read in about a fifth of the ledger's time. (An earlier note here guessed the
+//! lookups they read in about a quarter of the ledger's time. (An earlier note here guessed the
 //! file would cost what the ledger read costs; measured, it does not.)
 
 mod saved;

@@ -2,9 +2,9 @@
 //! (`<state dir>/build-pages.bin`, beside the stat cache): what `warm.rs` keeps in memory for
 //! `run`, kept for `publish --build` from cron or a `build` after each publish. The next
 //! build reads the file, then from the ledger only the pages changed since
-//! (`public.pages_since`), not every page row: at 100,000 items the file reads in a fraction
-//! of the ledger's full read (BENCHMARKS.md), whose rows pass through SQLite's records, two
-//! lookups each and the ledger's generic rows.
+//! (`public.pages_since`), not every page row: at 100,000 items the file reads in about a
+//! quarter of the ledger's full read (BENCHMARKS.md), whose rows pass through SQLite's
+//! records, two lookups each and the ledger's generic rows.
 //!
 //! Only ever a cache, verified before use; anything off and the build reads every page from
 //! the ledger, as it did before the file existed:
@@ -19,10 +19,10 @@
 //!
 //! Written after a full read, and again once the rows changed since the file's revision pass
 //! [`STALE_ROWS`] (or 1% of the rows): until then each build reads those few from the ledger
-//! and writes nothing, so a one-item build's cost does not grow with the site. The bytes are
-//! made on the build's thread (~25 ms at 100,000 rows), hashed and written on another,
-//! joined before the build returns; atomically (a temporary file renamed over the old), so a
-//! reader sees the old file or the new one.
+//! and writes nothing (reading the file itself still grows with the site). The bytes are made
+//! on the build's thread (~25 ms at 100,000 rows), hashed and written on another, joined
+//! before the build returns; atomically (a temporary file renamed over the old), so a reader
+//! sees the old file or the new one.
 //!
 //! Rejected: JSON (a parse of 100,000 rows costs what the ledger read does); the page views
 //! instead of the rows (they depend on the config and on the image store, so the cache
