@@ -17,6 +17,11 @@
 //! - the transparency log's size: a site that keeps a log never saves (its rows carry item
 //!   digests builds write, unstamped), and one that turned it on and off again reads anew.
 //!
+//! The digest guards against accidents, not against a forger: the file sits in the site's
+//! state folder, trusted as the site's templates and content are (whoever can write there can
+//! change what the site renders anyway). It holds only public pages: nothing embargoed is in
+//! the ledger's page rows, and it is never under `public/`.
+//!
 //! Written after a full read, and again once the rows changed since the file's revision pass
 //! [`STALE_ROWS`] (or 1% of the rows): until then each build reads those few from the ledger
 //! and writes nothing (reading the file itself still grows with the site). The bytes are made
