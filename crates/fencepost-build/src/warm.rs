@@ -309,19 +309,19 @@ impl Warm {
 }
 
 /// `changed` rows merged into `rows` (sorted by item id, and left so): each in its item's
-/// place, or added.
+/// place, or added. Added rows wait until every changed row was looked up: an item can go
+/// public after items with later ids (it was known, embargoed, first), and one pushed early
+/// would unsort what the next lookup searches.
 fn merge_by_id(rows: &mut Vec<PublicPage>, changed: Vec<PublicPage>) {
-    let mut added = false;
+    let mut added = Vec::new();
     for row in changed {
         match rows.binary_search_by_key(&row.id.0, |r| r.id.0) {
             Ok(i) => rows[i] = row,
-            Err(_) => {
-                rows.push(row);
-                added = true;
-            }
+            Err(_) => added.push(row),
         }
     }
-    if added {
+    if !added.is_empty() {
+        rows.append(&mut added);
         rows.sort_by_key(|r| r.id.0);
     }
 }
