@@ -57,6 +57,13 @@ fn class_of(s: &str) -> Option<CacheClass> {
 /// The index of `m` (whose files are sorted by path, as every manifest's are), its lines made
 /// in parallel chunks.
 pub fn to_bytes(m: &Manifest) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_to(m, &mut out).expect("a Vec takes every write");
+    out
+}
+
+/// [`to_bytes`] written to `out` chunk by chunk, not gathered into one buffer first.
+pub fn write_to(m: &Manifest, out: &mut impl std::io::Write) -> std::io::Result<()> {
     use rayon::prelude::*;
     let mut files: Vec<_> = m.files.iter().collect();
     files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
@@ -84,12 +91,11 @@ pub fn to_bytes(m: &Manifest) -> Vec<u8> {
             out
         })
         .collect();
-    let mut out = Vec::with_capacity(HEADER.len() + chunks.iter().map(Vec::len).sum::<usize>());
-    out.extend_from_slice(HEADER);
+    out.write_all(HEADER)?;
     for c in chunks {
-        out.extend_from_slice(&c);
+        out.write_all(&c)?;
     }
-    out
+    Ok(())
 }
 
 /// An open index.
