@@ -29,7 +29,6 @@ use fencepost_ledger::Snapshot;
 use fencepost_output::manifest::{self, Manifest};
 use fencepost_output::revision::Staging;
 use rayon::prelude::*;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// What one build leaves the next (see the module doc). `Warm::default()` keeps nothing:
@@ -55,13 +54,12 @@ struct Ahead {
     staging: Staging,
 }
 
-/// The public pages of revision `at` of ledger `ledger_id`, in the ledger's row order, with
-/// where each item's row is.
+/// The public pages of revision `at` of ledger `ledger_id`, sorted by item id (so a changed
+/// row finds its item's by binary search, [`merge_by_id`]).
 struct Pages {
     ledger_id: String,
     at: i64,
     rows: Vec<PublicPage>,
-    position: HashMap<i64, usize>,
 }
 
 /// The manifest of the revision folder `dir`, as its `manifest.json` (`stamp`) holds it.
@@ -158,8 +156,7 @@ impl Warm {
                 (rows, read, save)
             }
             None => {
-                let mut rows = snap.pages()?;
-                rows.sort_by_key(|r| r.id.0);
+                let rows = by_id(snap.pages()?);
                 let read = rows.len();
                 (rows, read, true)
             }
@@ -181,13 +178,21 @@ impl Warm {
                 let changed = snap.pages_since(p.at)?;
                 let read = changed.len();
                 tracing::debug!(since = p.at, read, "pages kept from the last build");
-                p.merge(changed, at);
+                merge_by_id(&mut p.rows, changed);
+                p.at = at;
                 (p, read)
             }
             None => {
-                let rows = snap.pages()?;
+                let rows = by_id(snap.pages()?);
                 let read = rows.len();
-                (Pages::new(ledger_id, at, rows), read)
+                (
+                    Pages {
+                        ledger_id,
+                        at,
+                        rows,
+                    },
+                    read,
+                )
             }
         };
         self.pages = Some(pages);
@@ -308,6 +313,12 @@ impl Warm {
     }
 }
 
+/// Rows in item-id order (SQLite gives them so already; PostgreSQL in table order).
+fn by_id(mut rows: Vec<PublicPage>) -> Vec<PublicPage> {
+    rows.sort_by_key(|r| r.id.0);
+    rows
+}
+
 /// `changed` rows merged into `rows` (sorted by item id, and left so): each in its item's
 /// place, or added. Added rows wait until every changed row was looked up: an item can go
 /// public after items with later ids (it was known, embargoed, first), and one pushed early
@@ -323,40 +334,5 @@ fn merge_by_id(rows: &mut Vec<PublicPage>, changed: Vec<PublicPage>) {
     if !added.is_empty() {
         rows.append(&mut added);
         rows.sort_by_key(|r| r.id.0);
-    }
-}
-
-impl Pages {
-    fn new(ledger_id: String, at: i64, rows: Vec<PublicPage>) -> Pages {
-        let position = rows.iter().enumerate().map(|(i, r)| (r.id.0, i)).collect();
-        Pages {
-            ledger_id,
-            at,
-            rows,
-            position,
-        }
-    }
-
-    /// The pages at revision `at`: each changed row in its item's place, new items in item
-    /// order (the order a full read gives on SQLite).
-    fn merge(&mut self, changed: Vec<PublicPage>, at: i64) {
-        let mut added = false;
-        for row in changed {
-            match self.position.get(&row.id.0) {
-                Some(&i) => self.rows[i] = row,
-                None => {
-                    self.position.insert(row.id.0, self.rows.len());
-                    self.rows.push(row);
-                    added = true;
-                }
-            }
-        }
-        if added {
-            self.rows.sort_by_key(|r| r.id.0);
-            self.position = (self.rows.iter().enumerate())
-                .map(|(i, r)| (r.id.0, i))
-                .collect();
-        }
-        self.at = at;
     }
 }

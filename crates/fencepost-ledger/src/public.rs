@@ -41,13 +41,14 @@ pub struct PublicPage {
     pub json_digest: Option<String>,
 }
 
-/// Equal strings shared: one allocation for each distinct text.
+/// Equal strings shared: one allocation for each distinct text (also the build's saved page
+/// rows, read back from a file).
 #[derive(Default)]
-struct Interned(std::collections::HashSet<Arc<str>>);
+pub struct Interned(std::collections::HashSet<Arc<str>>);
 
 impl Interned {
-    fn get(&mut self, s: String) -> Arc<str> {
-        if let Some(a) = self.0.get(s.as_str()) {
+    pub fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.0.get(s) {
             return a.clone();
         }
         let a: Arc<str> = s.into();
@@ -84,14 +85,14 @@ fn read_pages(
     tx.rows(statement, args)?
         .into_iter()
         .map(|mut r| {
-            let collection = names.get(r.take(11)?);
+            let collection = names.get(&r.take::<String>(11)?);
             Ok(PublicPage {
                 id: ItemId(r.get(0)?),
                 collection,
                 key: r.take::<String>(12)?,
                 title: r.take(1)?,
                 day: r.take(2)?,
-                data: datas.get(r.take(3)?),
+                data: datas.get(&r.take::<String>(3)?),
                 indexable: r.get(4)?,
                 image_sha256: r.take(5)?,
                 image_content_type: r.take(6)?,
@@ -102,7 +103,7 @@ fn read_pages(
                 due_at: r.get::<Option<i64>>(13)?.map(Instant),
                 withdrawn: r.get(14)?,
                 summary_html: r.take(15)?,
-                terms: term_sets.get(r.take(16)?),
+                terms: term_sets.get(&r.take::<String>(16)?),
                 notice: r.get(17)?,
                 json_digest: r.take(18)?,
             })
