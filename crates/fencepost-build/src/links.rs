@@ -10,30 +10,37 @@ const URL_ATTRIBUTES: &[&str] = &["href", "src", "action", "poster", "srcset"];
 fn url_attributes(html: &str) -> Vec<(&'static str, std::ops::Range<usize>)> {
     let b = html.as_bytes();
     let mut out = Vec::new();
-    let mut i = 0;
     let mut in_tag = false;
-    while i + 1 < b.len() {
-        match b[i] {
+    // Only `<`, `>` and `=` matter between attributes: jump from one to the next (memchr's
+    // vector search) rather than looking at every byte of the page.
+    let mut i = 0;
+    while let Some(at) = memchr::memchr3(b'<', b'>', b'=', &b[i..]) {
+        let j = i + at;
+        i = j + 1;
+        match b[j] {
             b'<' => in_tag = true,
             b'>' => in_tag = false,
-            _ => {}
-        }
-        let quote = b[i + 1];
-        if in_tag && b[i] == b'=' && (quote == b'"' || quote == b'\'') {
-            let name = URL_ATTRIBUTES.iter().find(|n| {
-                b[..i].ends_with(n.as_bytes())
-                    && (i == n.len() || b[i - n.len() - 1].is_ascii_whitespace())
-            });
-            if let Some(name) = name {
-                let start = i + 2;
-                let Some(len) = b[start..].iter().position(|&c| c == quote) else {
-                    break;
+            _ => {
+                let Some(&quote) = b.get(j + 1).filter(|q| matches!(q, b'"' | b'\'')) else {
+                    continue;
                 };
-                out.push((*name, start..start + len));
-                i = start + len;
+                if !in_tag {
+                    continue;
+                }
+                let name = URL_ATTRIBUTES.iter().find(|n| {
+                    b[..j].ends_with(n.as_bytes())
+                        && (j == n.len() || b[j - n.len() - 1].is_ascii_whitespace())
+                });
+                if let Some(name) = name {
+                    let start = j + 2;
+                    let Some(len) = memchr::memchr(quote, &b[start..]) else {
+                        break;
+                    };
+                    out.push((*name, start..start + len));
+                    i = start + len + 1;
+                }
             }
         }
-        i += 1;
     }
     out
 }
@@ -185,6 +192,92 @@ pub fn resolves(link: &str, exists: impl Fn(&str) -> bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte-at-a-time scan `url_attributes` replaced, kept as its specification.
+    fn url_attributes_byte_by_byte(html: &str) -> Vec<(&'static str, std::ops::Range<usize>)> {
+        let b = html.as_bytes();
+        let (mut out, mut i, mut in_tag) = (Vec::new(), 0, false);
+        while i + 1 < b.len() {
+            match b[i] {
+                b'<' => in_tag = true,
+                b'>' => in_tag = false,
+                _ => {}
+            }
+            let quote = b[i + 1];
+            if in_tag && b[i] == b'=' && (quote == b'"' || quote == b'\'') {
+                let name = URL_ATTRIBUTES.iter().find(|n| {
+                    b[..i].ends_with(n.as_bytes())
+                        && (i == n.len() || b[i - n.len() - 1].is_ascii_whitespace())
+                });
+                if let Some(name) = name {
+                    let start = i + 2;
+                    let Some(len) = b[start..].iter().position(|&c| c == quote) else {
+                        break;
+                    };
+                    out.push((*name, start..start + len));
+                    i = start + len;
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn the_attribute_scan_finds_what_the_byte_by_byte_scan_found() {
+        let pieces = [
+            "<",
+            ">",
+            "=",
+            "\"",
+            "'",
+            " ",
+            "\n",
+            "href",
+            "src",
+            "srcset",
+            "xhref",
+            "a",
+            "/x/",
+            "<a href=\"/a/\">",
+            "<img src='/i.png'>",
+            "=\"",
+            "='",
+            "é",
+            "&amp;",
+            "<p>t</p>",
+        ];
+        let fixed = [
+            "",
+            "=",
+            "href=\"/a/\"",
+            "<a href=\"/a/\"",
+            "<a href=\"/a/",
+            "<a class=\"a>b\" href=\"/c/\">",
+            "<a title='x=\"/y/\"' href='/z/'>",
+            "<a\thref=\"/t/\"><img src=\"\">",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut random = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let generated = (0..20_000).map(|_| {
+            let n = random() % 24;
+            (0..n)
+                .map(|_| pieces[(random() % pieces.len() as u64) as usize])
+                .collect::<String>()
+        });
+        for html in fixed.iter().map(|s| s.to_string()).chain(generated) {
+            assert_eq!(
+                url_attributes(&html),
+                url_attributes_byte_by_byte(&html),
+                "{html:?}"
+            );
+        }
+    }
 
     #[test]
     fn links_in_escaped_text_are_no_links() {

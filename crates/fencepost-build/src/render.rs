@@ -257,7 +257,7 @@ impl Renderer<'_> {
         if self.base_path.is_empty() || !out.ends_with(".html") {
             return html;
         }
-        super::links::rebase(&String::from_utf8_lossy(&html), &self.base_path).into_bytes()
+        super::links::rebase(&fencepost_core::text::lossy(&html), &self.base_path).into_bytes()
     }
 
     /// A page body with the site's base path in front of its root-relative URLs (a feed

@@ -8,6 +8,7 @@ pub mod digest;
 pub mod item;
 pub mod os;
 pub mod store;
+pub mod text;
 
 /// Frees `value` on a thread of its own. A run over 100,000 files ends holding a few million
 /// small allocations (paths, keys, rows) whose freeing took 40-100 ms on the command's

@@ -321,7 +321,7 @@ fn query_on(
                 ValueRef::Integer(i) => Value::Int(i),
                 ValueRef::Real(f) => Value::Int(f as i64),
                 ValueRef::Text(t) | ValueRef::Blob(t) => {
-                    Value::Text(String::from_utf8_lossy(t).into_owned())
+                    Value::Text(fencepost_core::text::lossy(t).into_owned())
                 }
             });
         }
