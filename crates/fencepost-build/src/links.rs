@@ -27,22 +27,35 @@ fn url_attributes(html: &str) -> Vec<(&'static str, std::ops::Range<usize>)> {
                 if !in_tag {
                     continue;
                 }
-                let name = URL_ATTRIBUTES.iter().find(|n| {
-                    b[..j].ends_with(n.as_bytes())
-                        && (j == n.len() || b[j - n.len() - 1].is_ascii_whitespace())
-                });
-                if let Some(name) = name {
+                if let Some(name) = url_attribute_before(b, j) {
                     let start = j + 2;
                     let Some(len) = memchr::memchr(quote, &b[start..]) else {
                         break;
                     };
-                    out.push((*name, start..start + len));
+                    out.push((name, start..start + len));
                     i = start + len + 1;
                 }
             }
         }
     }
     out
+}
+
+/// The URL attribute whose name ends at `eq` (an `=`), when the name stands alone: at the
+/// start or after whitespace (`data-href=` and `xhref=` are not `href=`). The letters before
+/// `eq` are taken as one run and matched whole, with no comparison per candidate name.
+fn url_attribute_before(b: &[u8], eq: usize) -> Option<&'static str> {
+    let start = b[..eq]
+        .iter()
+        .rposition(|c| !c.is_ascii_alphabetic())
+        .map_or(0, |p| p + 1);
+    if start > 0 && !b[start - 1].is_ascii_whitespace() {
+        return None;
+    }
+    URL_ATTRIBUTES
+        .iter()
+        .copied()
+        .find(|n| n.as_bytes() == &b[start..eq])
 }
 
 /// `href`, `src`, `action` and `poster` values that point inside the site, without their
@@ -178,7 +191,10 @@ fn decode_entities(v: &str) -> String {
 
 /// The file a link needs: `/a/` → `a/index.html`; `/a` → `a` or `a/index.html`.
 pub fn resolves(link: &str, exists: impl Fn(&str) -> bool) -> bool {
-    let decoded = link.replace("%20", " ");
+    let decoded = match link.contains("%20") {
+        true => std::borrow::Cow::Owned(link.replace("%20", " ")),
+        false => std::borrow::Cow::Borrowed(link),
+    };
     let p = decoded.trim_start_matches('/');
     if p.is_empty() {
         return exists("index.html");
@@ -246,6 +262,11 @@ mod tests {
             "é",
             "&amp;",
             "<p>t</p>",
+            "data-",
+            "\t",
+            "H",
+            "action",
+            "poster",
         ];
         let fixed = [
             "",

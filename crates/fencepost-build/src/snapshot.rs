@@ -17,7 +17,7 @@ use fencepost_output::manifest::{self, Entry, Manifest};
 use fencepost_output::pointer::PointerOutcome;
 use fencepost_output::public::Public;
 use fencepost_site::Site;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -167,8 +167,9 @@ pub(super) fn read_source(
 /// Every file of a revision as rendered or reused, sorted by path.
 pub(super) struct Rendered {
     pub(super) entries: Vec<Entry>,
-    /// Paths rendered anew (not reused): their links are always checked.
-    pub(super) fresh: HashSet<String>,
+    /// Whether each entry (same index) was rendered anew, not reused: its links are always
+    /// checked.
+    pub(super) fresh: Vec<bool>,
     pub(super) reused: usize,
 }
 
@@ -201,19 +202,16 @@ pub(super) fn render(
 
 /// The manifest entries of what was rendered, kept ones moved out of the previous manifest.
 pub(super) fn entries(outputs: Vec<(Stored, bool)>, mut prev: Option<&mut Previous>) -> Rendered {
-    let mut entries = Vec::with_capacity(outputs.len());
-    let mut fresh = HashSet::new();
-    let mut reused = 0;
-    for (stored, was_reused) in outputs {
-        let e = stored.into_entry(prev.as_mut().map(|(_, m)| m));
-        if was_reused {
-            reused += 1;
-        } else {
-            fresh.insert(e.path.clone());
-        }
-        entries.push(e);
+    let mut pairs: Vec<(Entry, bool)> = outputs
+        .into_iter()
+        .map(|(stored, reused)| (stored.into_entry(prev.as_mut().map(|(_, m)| m)), !reused))
+        .collect();
+    // The plan is in path order already; sorted here so nothing downstream relies on that.
+    if !pairs.is_sorted_by(|a, b| a.0.path <= b.0.path) {
+        pairs.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
     }
-    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    let (entries, fresh): (Vec<Entry>, Vec<bool>) = pairs.into_iter().unzip();
+    let reused = fresh.iter().filter(|f| !**f).count();
     Rendered {
         entries,
         fresh,
