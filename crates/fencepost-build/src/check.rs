@@ -31,11 +31,7 @@ pub(super) fn link_check(
 /// Internal links that resolve to no file of the revision. A reused page is re-checked only
 /// when some path of the previous revision is gone, or it had broken links there: otherwise
 /// its links resolve exactly as they did.
-fn check_links(
-    entries: &[Entry],
-    fresh: &[bool],
-    prev: Option<&Manifest>,
-) -> Vec<BrokenLink> {
+fn check_links(entries: &[Entry], fresh: &[bool], prev: Option<&Manifest>) -> Vec<BrokenLink> {
     // Every page has a handful of links: at 100,000 pages some 700,000 lookups, cheaper in a
     // set of the revision's paths (built in a few milliseconds) than as binary searches over
     // the sorted entries (each ~17 string comparisons that miss the cache: the check took
@@ -66,7 +62,9 @@ fn check_links(
     entries
         .par_iter()
         .zip(fresh)
-        .filter(|(e, fresh)| something_removed || **fresh || broken_before.contains(e.path.as_str()))
+        .filter(|(e, fresh)| {
+            something_removed || **fresh || broken_before.contains(e.path.as_str())
+        })
         .flat_map_iter(|(e, _)| {
             e.links
                 .iter()

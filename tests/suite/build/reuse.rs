@@ -25,6 +25,30 @@ fn a_reused_page_whose_old_file_was_pruned_is_rendered_with_its_body() {
     assert_revision_whole(&revision_dir(&s, &second));
 }
 
+/// The same where no other page needs that body: more items than the feeds hold, the pruned
+/// one the oldest. The bodies of a chunk are fetched before its reuse is tried, for the
+/// files expected reused (`Sink::has`) left out; one that could not be had is fetched after.
+#[test]
+fn a_pruned_page_no_feed_holds_is_rendered_with_its_body() {
+    let s = TestSite::new();
+    for i in 1..=25 {
+        s.item(i, &format!("2026-11-{i:02}"));
+    }
+    s.publish(NOW);
+    let first = s.build(&[]);
+    std::fs::remove_file(revision_dir(&s, &first).join("answers/1/index.html")).unwrap();
+    s.item(26, "2026-11-26");
+    s.publish(NOW);
+    let second = s.build(&[]);
+    let dir = revision_dir(&s, &second);
+    assert_revision_whole(&dir);
+    let feed = std::fs::read_to_string(dir.join("atom.xml")).unwrap();
+    assert!(
+        !feed.contains("Answer body for item 1."),
+        "the feed holds item 1: {feed}"
+    );
+}
+
 // 3. Medium: a static file or template saved during a build.
 
 #[cfg(feature = "failpoints")]
