@@ -62,13 +62,13 @@ pub(super) enum Made<'a> {
 /// The pipeline ([`render_all`]) is the same for both.
 pub(super) trait Sink: Sync {
     type File: Send;
-    /// The previous output's file for `p` if its key is the same, made part of this output
-    /// (hard-linked, or shared); `None` when there is none or it cannot be had (its source
-    /// gone): then `p` is rendered after all.
-    fn reuse(&self, p: &Planned) -> Option<Self::File>;
-    /// Whether the previous output has a file for `p` with its key — what [`Sink::reuse`]
-    /// looks for, without making it part of this output (so it may still fail to be had).
-    fn has(&self, p: &Planned) -> bool;
+    /// Where the previous output has a file for `p` with its key (for a revision, its index
+    /// in the previous manifest) — found, not yet made part of this output.
+    fn find(&self, p: &Planned) -> Option<usize>;
+    /// The previous output's file for `p`, found at `at` ([`Sink::find`]), made part of this
+    /// output (hard-linked, or shared); `None` when it cannot be had (its source gone): then
+    /// `p` is rendered after all.
+    fn reuse(&self, p: &Planned, at: usize) -> Option<Self::File>;
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<Self::File, BuildError>;
 }
 
@@ -77,8 +77,9 @@ pub(super) trait Sink: Sync {
 /// render and store in parallel. Returns each file with whether it was reused.
 ///
 /// The bodies come from the snapshot, whose connection is this thread's: while the pool
-/// renders one chunk, this thread fetches the next chunk's (those of every file the sink
-/// does not [`Sink::has`]), so the pool is not left idle during each fetch. A file that was
+/// renders one chunk, this thread fetches the next chunk's (those of every file whose
+/// previous one the sink did not [`Sink::find`]; every file is looked for once, in parallel,
+/// before the first chunk), so the pool is not left idle during each fetch. A file that was
 /// expected to be reused and could not be (its old file gone) has its bodies fetched before
 /// its chunk renders.
 pub(super) fn render_all<S: Sink>(
@@ -103,14 +104,21 @@ pub(super) fn render_all<S: Sink>(
     let mut done = 0u64;
     progress(done, total);
     let mut out = Vec::with_capacity(planned.len());
-    let chunks: Vec<&[Planned]> = planned.chunks(CHUNK).collect();
-    let wanted = |chunk: &[Planned]| body_ids_of(chunk.iter().filter(|p| !sink.has(p)), renderer);
+    let found: Vec<Option<usize>> = planned.par_iter().map(|p| sink.find(p)).collect();
+    let chunks: Vec<(&[Planned], &[Option<usize>])> =
+        planned.chunks(CHUNK).zip(found.chunks(CHUNK)).collect();
+    let wanted = |(chunk, found): (&[Planned], &[Option<usize>])| {
+        let unfound = chunk.iter().zip(found).filter(|(_, f)| f.is_none());
+        body_ids_of(unfound.map(|(p, _)| p), renderer)
+    };
     let mut fetched = match chunks.first() {
-        Some(first) => bodies(&wanted(first))?,
+        Some(first) => bodies(&wanted(*first))?,
         None => Bodies::new(),
     };
-    for (k, chunk) in chunks.iter().enumerate() {
-        let reused: Vec<Option<S::File>> = chunk.par_iter().map(|p| sink.reuse(p)).collect();
+    for (k, &(chunk, found)) in chunks.iter().enumerate() {
+        let reused: Vec<Option<S::File>> = (chunk.par_iter().zip(found))
+            .map(|(p, at)| at.and_then(|at| sink.reuse(p, at)))
+            .collect();
         let rendered = chunk.iter().zip(&reused).filter(|(_, r)| r.is_none());
         let mut missing = body_ids_of(rendered.map(|(p, _)| p), renderer);
         missing.retain(|id| !fetched.contains_key(id));
@@ -123,7 +131,7 @@ pub(super) fn render_all<S: Sink>(
             let fetched = &fetched;
             let results = &mut results;
             s.spawn(move |_| *results = render_chunk(chunk, reused, fetched, sink, renderer));
-            next = chunks.get(k + 1).map(|c| bodies(&wanted(c)));
+            next = chunks.get(k + 1).map(|c| bodies(&wanted(*c)));
         });
         for r in results {
             out.push(r?);
@@ -227,9 +235,16 @@ impl Stored {
 impl Sink for DirSink<'_> {
     type File = Stored;
 
-    fn reuse(&self, p: &Planned) -> Option<Stored> {
-        let (dir, m) = self.prev?;
-        let index = same_key(m, p)?;
+    fn find(&self, p: &Planned) -> Option<usize> {
+        let (_, m) = self.prev?;
+        m.files
+            .binary_search_by(|e| e.path.as_str().cmp(&p.path))
+            .ok()
+            .filter(|&i| m.files[i].key == p.key)
+    }
+
+    fn reuse(&self, p: &Planned, index: usize) -> Option<Stored> {
+        let (dir, _) = self.prev?;
         if !self.prelinked.is_some_and(|l| l.contains(&p.path)) {
             let dst = place(self.staging, &p.path).ok()?;
             // A missing source (a file pruned, or the whole revision garbage-collected since
@@ -240,10 +255,6 @@ impl Sink for DirSink<'_> {
             index,
             cache: p.cache,
         })
-    }
-
-    fn has(&self, p: &Planned) -> bool {
-        self.prev.is_some_and(|(_, m)| same_key(m, p).is_some())
     }
 
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<Stored, BuildError> {
@@ -291,14 +302,6 @@ impl Sink for DirSink<'_> {
     }
 }
 
-/// The index of `p`'s path in the previous manifest, when its key there is `p`'s.
-fn same_key(m: &Manifest, p: &Planned) -> Option<usize> {
-    m.files
-        .binary_search_by(|e| e.path.as_str().cmp(&p.path))
-        .ok()
-        .filter(|&i| m.files[i].key == p.key)
-}
-
 /// Watch mode's preview in memory: reuse shares the previous preview's bytes.
 pub(super) struct MemorySink<'a> {
     pub(super) prev: Option<&'a MemorySite>,
@@ -307,15 +310,14 @@ pub(super) struct MemorySink<'a> {
 impl Sink for MemorySink<'_> {
     type File = (String, MemoryFile);
 
-    fn reuse(&self, p: &Planned) -> Option<(String, MemoryFile)> {
-        let f = self.prev?.files.get(&p.path).filter(|f| f.key == p.key)?;
-        Some((p.path.clone(), f.clone()))
+    fn find(&self, p: &Planned) -> Option<usize> {
+        let f = self.prev?.files.get(&p.path)?;
+        (f.key == p.key).then_some(0)
     }
 
-    fn has(&self, p: &Planned) -> bool {
-        self.prev
-            .and_then(|prev| prev.files.get(&p.path))
-            .is_some_and(|f| f.key == p.key)
+    fn reuse(&self, p: &Planned, _: usize) -> Option<(String, MemoryFile)> {
+        let f = self.prev?.files.get(&p.path)?;
+        Some((p.path.clone(), f.clone()))
     }
 
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<(String, MemoryFile), BuildError> {
