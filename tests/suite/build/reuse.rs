@@ -10,36 +10,17 @@ use crate::common::*;
 
 #[test]
 fn a_reused_page_whose_old_file_was_pruned_is_rendered_with_its_body() {
-    let s = TestSite::new();
-    for i in 1..=3 {
-        s.item(i, &format!("2026-11-0{i}"));
-    }
-    s.publish(NOW);
-    let first = s.build(&[]);
-    // Someone prunes a file of the live revision (the manifest still lists it).
-    std::fs::remove_file(revision_dir(&s, &first).join("answers/1/index.html")).unwrap();
-    s.item(4, "2026-11-04");
-    s.publish(NOW);
-    let second = s.build(&[]);
+    let (s, second) = items_then_one_more_with_the_first_pruned(3);
     assert!(second["rendered"].as_u64().unwrap() >= 2, "{second}");
     assert_revision_whole(&revision_dir(&s, &second));
 }
 
 /// The same where no other page needs that body: more items than the feeds hold, the pruned
-/// one the oldest. The bodies of a chunk are fetched before its reuse is tried, for the
-/// files expected reused (`Sink::has`) left out; one that could not be had is fetched after.
+/// one the oldest. The bodies of a chunk are read before its reuse is tried, for the files
+/// not found in the previous revision (`Sink::find`); one found but not had is read after.
 #[test]
 fn a_pruned_page_no_feed_holds_is_rendered_with_its_body() {
-    let s = TestSite::new();
-    for i in 1..=25 {
-        s.item(i, &format!("2026-11-{i:02}"));
-    }
-    s.publish(NOW);
-    let first = s.build(&[]);
-    std::fs::remove_file(revision_dir(&s, &first).join("answers/1/index.html")).unwrap();
-    s.item(26, "2026-11-26");
-    s.publish(NOW);
-    let second = s.build(&[]);
+    let (s, second) = items_then_one_more_with_the_first_pruned(25);
     let dir = revision_dir(&s, &second);
     assert_revision_whole(&dir);
     let feed = std::fs::read_to_string(dir.join("atom.xml")).unwrap();
@@ -47,6 +28,22 @@ fn a_pruned_page_no_feed_holds_is_rendered_with_its_body() {
         !feed.contains("Answer body for item 1."),
         "the feed holds item 1: {feed}"
     );
+}
+
+/// Items 1..=n published and built; someone prunes item 1's file from the live revision (the
+/// manifest still lists it); item n + 1 published and built. Returns the second build.
+fn items_then_one_more_with_the_first_pruned(n: i64) -> (TestSite, serde_json::Value) {
+    let s = TestSite::new();
+    for i in 1..=n {
+        s.item(i, &format!("2026-11-{i:02}"));
+    }
+    s.publish(NOW);
+    let first = s.build(&[]);
+    std::fs::remove_file(revision_dir(&s, &first).join("answers/1/index.html")).unwrap();
+    s.item(n + 1, &format!("2026-11-{:02}", n + 1));
+    s.publish(NOW);
+    let second = s.build(&[]);
+    (s, second)
 }
 
 // 3. Medium: a static file or template saved during a build.
