@@ -33,9 +33,9 @@ pub(super) fn link_check(
 /// its links resolve exactly as they did.
 fn check_links(entries: &[Entry], fresh: &[bool], prev: Option<&Manifest>) -> Vec<BrokenLink> {
     // Every page has a handful of links: at 100,000 pages some 700,000 lookups, cheaper in a
-    // set of the revision's paths (built in a few milliseconds) than as binary searches over
-    // the sorted entries (each ~17 string comparisons that miss the cache: the check took
-    // ~180 ms of both cores). "Was anything removed" stays one merge walk of two sorted lists.
+    // set of the revision's paths than as binary searches over the sorted entries (each ~17
+    // string comparisons that miss the cache): the check, the set's making included, 175 → 85
+    // ms. "Was anything removed" stays one merge walk of two sorted lists.
     let paths: HashSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
     let exists = |p: &str| paths.contains(p);
     let something_removed = prev.is_none_or(|m| {
