@@ -204,6 +204,26 @@ fn a_new_ledger_beside_another_ledgers_output_is_refused() {
     assert_eq!(s.current_dir(), live);
 }
 
+/// The same when the other ledger's revision has the number of one built already: the folder
+/// found built names its ledger in the head of its manifest (read without the file list),
+/// and that is not this one.
+#[test]
+fn a_revision_found_built_from_another_ledger_is_not_pointed_to() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    s.publish(NOW);
+    let ours = s.build(&[]);
+    for f in ["ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm"] {
+        let _ = std::fs::remove_file(s.path(&format!(".fencepost/{f}")));
+    }
+    put_foreign_ledger(&s, 1);
+    let out = s.cmd(&["build", "--now", NOW, "--json"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("another ledger"), "{err}");
+    assert_eq!(s.current_dir(), revision_dir(&s, &ours));
+}
+
 /// Puts a ledger published elsewhere (items 1..=n) in `s`'s ledger's place.
 fn put_foreign_ledger(s: &TestSite, n: i64) {
     let other = TestSite::new();
