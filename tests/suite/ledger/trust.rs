@@ -313,9 +313,7 @@ fn a_runner_whose_clock_is_hours_fast_decides_nothing_early() {
     let (code, v, _) = run_env(&runner, &["publish", "--build"], &fast);
     assert_eq!(code, Some(1), "{v}");
     let m = message(&v);
-    // The skew said is the middle of what the store's stamps allow, which have a resolution
-    // of one second: 6 h give or take a second ("5 h 59 min 59 s" when the host's sub-second
-    // part was near zero, as it once was in CI).
+    // The middle of what the store's one-second stamps allow: 6 h, give or take a second.
     assert!(
         (m.contains("6 h 0 min") || m.contains("5 h 59 min"))
             && m.contains("fast")
