@@ -310,6 +310,7 @@ pub(super) struct MemorySink<'a> {
 impl Sink for MemorySink<'_> {
     type File = (String, MemoryFile);
 
+    /// Found by path in a map: the position returned is unused (`reuse` looks the path up).
     fn find(&self, p: &Planned) -> Option<usize> {
         let f = self.prev?.files.get(&p.path)?;
         (f.key == p.key).then_some(0)
