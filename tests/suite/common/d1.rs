@@ -30,10 +30,41 @@ pub struct D1Server {
 /// The servers of the sites alive, by site root.
 static SERVERS: Mutex<Option<HashMap<PathBuf, D1Server>>> = Mutex::new(None);
 
+/// The servers, even after a test panicked holding them: one test's failure is its own,
+/// not every later D1 test's (a poisoned lock would fail them all).
+fn servers() -> std::sync::MutexGuard<'static, Option<HashMap<PathBuf, D1Server>>> {
+    SERVERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl D1Server {
     /// Starts the proxy over the D1 kept in `persist`, on `port` (0: a free one), with
     /// `extra` flags (`--crash-after-batch N`), and waits until it answers.
     pub fn start(persist: &Path, port: u16, extra: &[&str]) -> D1Server {
+        Self::try_start(persist, port, extra)
+            .unwrap_or_else(|log| panic!("the D1 proxy did not start; its log:\n{log}"))
+    }
+
+    /// Starts the proxy again on the `port` it had: another process may hold that port a
+    /// while (an outgoing connection's ephemeral port, another test's listener), so a start
+    /// refused with EADDRINUSE is tried again for up to a minute.
+    pub fn restart_on(persist: &Path, port: u16, extra: &[&str]) -> D1Server {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            match Self::try_start(persist, port, extra) {
+                Ok(server) => return server,
+                Err(log) if log.contains("EADDRINUSE") && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(250))
+                }
+                Err(log) => {
+                    panic!("the D1 proxy did not start again on port {port}; its log:\n{log}")
+                }
+            }
+        }
+    }
+
+    /// Starts the proxy; `Err` with its log when it exits or stays silent for a minute
+    /// before listening.
+    fn try_start(persist: &Path, port: u16, extra: &[&str]) -> Result<D1Server, String> {
         let dir = edge_dir();
         assert!(
             dir.join("node_modules/miniflare").exists(),
@@ -69,20 +100,30 @@ impl D1Server {
                     }
                 }
             }
+            // stdout closed: the process is gone; dropping `tx` tells the waiter at once.
         });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| {
-                panic!(
-                    "the D1 proxy did not start; its log:\n{}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                )
-            });
-        D1Server {
+        // Waits for the line, or for node to exit first (workerd may keep stdout open).
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let addr = loop {
+            match rx.recv_timeout(Duration::from_millis(200)) {
+                Ok(addr) => break Some(addr),
+                Err(_) if child.try_wait().unwrap().is_some() => break None,
+                Err(_) if std::time::Instant::now() >= deadline => break None,
+                Err(_) => {}
+            }
+        };
+        let mut server = D1Server {
             child,
-            addr,
+            addr: addr.clone().unwrap_or_default(),
             persist: persist.to_path_buf(),
             log,
+        };
+        match addr {
+            Some(_) => Ok(server),
+            None => {
+                server.kill();
+                Err(server.log())
+            }
         }
     }
 
@@ -179,9 +220,7 @@ impl Drop for D1Server {
 pub fn serve_d1_for(root: &Path) -> String {
     let server = D1Server::start(&root.join(".d1"), 0, &[]);
     let url = server.url();
-    SERVERS
-        .lock()
-        .unwrap()
+    servers()
         .get_or_insert_with(HashMap::new)
         .insert(root.to_path_buf(), server);
     url
@@ -189,7 +228,7 @@ pub fn serve_d1_for(root: &Path) -> String {
 
 /// Runs `f` on the D1 server of the site at `root`.
 pub fn with_d1<T>(root: &Path, f: impl FnOnce(&mut D1Server) -> T) -> T {
-    let mut all = SERVERS.lock().unwrap();
+    let mut all = servers();
     let server = all
         .as_mut()
         .and_then(|m| m.get_mut(root))
@@ -199,10 +238,7 @@ pub fn with_d1<T>(root: &Path, f: impl FnOnce(&mut D1Server) -> T) -> T {
 
 /// Stops the D1 server of the site at `root`, if it has one.
 pub fn stop_d1_for(root: &Path) {
-    let server = SERVERS
-        .lock()
-        .ok()
-        .and_then(|mut all| all.as_mut().and_then(|m| m.remove(root)));
+    let server = servers().as_mut().and_then(|m| m.remove(root));
     drop(server);
 }
 
@@ -210,12 +246,15 @@ pub fn stop_d1_for(root: &Path) {
 /// flags (`--crash-after-batch N`) — after stopping the one running (or reaping a crashed
 /// one).
 pub fn restart_d1_for(root: &Path, extra: &[&str]) {
-    let mut all = SERVERS.lock().unwrap();
-    let map = all.get_or_insert_with(HashMap::new);
-    let old = map
-        .remove(root)
+    let old = servers()
+        .as_mut()
+        .and_then(|m| m.remove(root))
         .expect("this site's ledger is not on a test D1 server");
     let (persist, port) = (old.persist.clone(), old.port());
     drop(old);
-    map.insert(root.to_path_buf(), D1Server::start(&persist, port, extra));
+    // Not under the lock: a start may wait for its port.
+    let server = D1Server::restart_on(&persist, port, extra);
+    servers()
+        .get_or_insert_with(HashMap::new)
+        .insert(root.to_path_buf(), server);
 }

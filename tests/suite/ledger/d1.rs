@@ -521,3 +521,23 @@ fn a_lost_answer_is_resolved_by_reading_back_the_writers_own_entry() {
         published_once_each(&s, &[1, 2, 3]);
     }
 }
+
+/// The harness's own restart: a proxy brought back on its port while another process holds
+/// that port a while (what made eight D1 tests fail together once in CI) waits for the port
+/// and starts on it, rather than failing.
+#[test]
+fn a_proxy_restarted_on_a_port_held_a_while_starts_once_it_is_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = holder.local_addr().unwrap().port();
+    let freed = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        drop(holder);
+    });
+    let started = std::time::Instant::now();
+    let server = D1Server::restart_on(&dir.path().join(".d1"), port, &[]);
+    freed.join().unwrap();
+    assert_eq!(server.port(), port);
+    assert!(started.elapsed() >= std::time::Duration::from_secs(2));
+    assert!(server.stats()["batches"].is_number(), "{}", server.stats());
+}
