@@ -288,6 +288,30 @@ fn a_decided_expiry_is_carried_out_while_the_file_is_broken() {
     assert_eq!(r["invalid"][0]["file"], "content/answers/1.md", "{r}");
 }
 
+/// A published item with a scheduled expiry still to come is unchanged on the next run like
+/// any other: `unchanged` counts every item left as it is, and once only.
+#[test]
+fn an_item_with_an_expiry_to_come_counts_as_unchanged() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01").item(2, "2026-11-02");
+    s.item_with(
+        3,
+        "2026-11-03",
+        "expire_at = 2027-01-31T00:00:00Z\n",
+        "Gone in January.",
+    );
+    let mut published = ids(&s.publish(NOW), "published");
+    published.sort();
+    assert_eq!(published, [1, 2, 3]);
+    let r = s.publish("2026-12-01T00:05:00Z");
+    assert_eq!(r["unchanged"], 3, "{r}");
+    // An edit to another item: that one is updated, the other two stay unchanged.
+    s.item_with(1, "2026-11-01", "", "Edited.");
+    let r = s.publish("2026-12-01T00:10:00Z");
+    assert_eq!(ids(&r, "updated"), [1], "{r}");
+    assert_eq!(r["unchanged"], 2, "{r}");
+}
+
 /// Guards: credentials in an endpoint URL never reach output, logs or errors.
 ///
 /// Issue 35.10: credentials in `AWS_ENDPOINT_URL` are never echoed, in a deploy's report,
