@@ -95,35 +95,51 @@ impl Pg {
             std::os::unix::fs::chown(&dir, Some(uid), Some(gid)).unwrap();
         }
         let (data, tls) = init_cluster(&bin, &dir, user);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        spawn_postgres(&bin, &data, &dir, &tls, port, user);
-        let pg = Pg { port, dir };
-        pg.wait_until_up();
+        // A port found free is handed to the server, which binds it a moment later: another
+        // process may take it between the two. The server then exits at once, and is started
+        // again on another port (five tries), rather than failing every PostgreSQL test.
+        let mut tries = 0;
+        let pg = loop {
+            tries += 1;
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            spawn_postgres(&bin, &data, &dir, &tls, port, user);
+            let pg = Pg {
+                port,
+                dir: dir.clone(),
+            };
+            match pg.wait_until_up() {
+                Ok(()) => break pg,
+                Err(log) if tries < 5 => eprintln!("PostgreSQL lost port {port}:\n{log}"),
+                Err(log) => panic!("PostgreSQL lost its port five times over:\n{log}"),
+            }
+        };
         let mut c = ::postgres::Client::connect(&pg.url("postgres"), ::postgres::NoTls).unwrap();
         c.batch_execute("CREATE ROLE tlsonly LOGIN SUPERUSER")
             .unwrap();
         pg
     }
 
-    /// Waits (at most a minute) until the server takes connections.
-    fn wait_until_up(&self) {
+    /// Waits (at most a minute) until the server takes connections; `Err` with its log when
+    /// it could not listen on its port (taken by another process meanwhile).
+    fn wait_until_up(&self) -> Result<(), String> {
         let pg = self;
+        let log = || std::fs::read_to_string(pg.dir.join("server.log")).unwrap_or_default();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
             match ::postgres::Client::connect(&pg.url("postgres"), ::postgres::NoTls) {
-                Ok(_) => break,
+                Ok(_) => return Ok(()),
+                Err(_) if log().contains("could not create any TCP/IP sockets") => {
+                    return Err(log())
+                }
                 Err(e) if std::time::Instant::now() < deadline => {
                     let _ = e;
                     std::thread::sleep(std::time::Duration::from_millis(100));
                 }
-                Err(e) => panic!(
-                    "the test PostgreSQL did not come up: {e}\n{}",
-                    std::fs::read_to_string(pg.dir.join("server.log")).unwrap_or_default()
-                ),
+                Err(e) => panic!("the test PostgreSQL did not come up: {e}\n{}", log()),
             }
         }
     }
