@@ -288,8 +288,10 @@ fn a_decided_expiry_is_carried_out_while_the_file_is_broken() {
     assert_eq!(r["invalid"][0]["file"], "content/answers/1.md", "{r}");
 }
 
-/// A published item with a scheduled expiry still to come is unchanged on the next run like
-/// any other: `unchanged` counts every item left as it is, and once only.
+/// Guards: a published item with an expiry still to come is counted unchanged, once.
+///
+/// Issue 52 (found measuring publish's count): `unchanged` left such an item out of the
+/// published count and subtracted it again as a candidate, so it came out short by them.
 #[test]
 fn an_item_with_an_expiry_to_come_counts_as_unchanged() {
     let s = TestSite::new();
