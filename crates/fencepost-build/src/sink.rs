@@ -62,13 +62,16 @@ pub(super) enum Made<'a> {
 /// The pipeline ([`render_all`]) is the same for both.
 pub(super) trait Sink: Sync {
     type File: Send;
-    /// Where the previous output has a file for `p` with its key (for a revision, its index
-    /// in the previous manifest) — found, not yet made part of this output.
-    fn find(&self, p: &Planned) -> Option<usize>;
-    /// The previous output's file for `p`, found at `at` ([`Sink::find`]), made part of this
+    /// What [`Sink::find`] found of the previous output: for a revision, the file's index in
+    /// the previous manifest; for the preview, the file itself.
+    type Found: Send + Sync;
+    /// The previous output's file for `p` with its key, found — not yet made part of this
+    /// output.
+    fn find(&self, p: &Planned) -> Option<Self::Found>;
+    /// The previous output's file for `p`, as [`Sink::find`] found it, made part of this
     /// output (hard-linked, or shared); `None` when it cannot be had (its source gone): then
     /// `p` is rendered after all.
-    fn reuse(&self, p: &Planned, at: usize) -> Option<Self::File>;
+    fn reuse(&self, p: &Planned, found: &Self::Found) -> Option<Self::File>;
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<Self::File, BuildError>;
 }
 
@@ -104,10 +107,10 @@ pub(super) fn render_all<S: Sink>(
     let mut done = 0u64;
     progress(done, total);
     let mut out = Vec::with_capacity(planned.len());
-    let found: Vec<Option<usize>> = planned.par_iter().map(|p| sink.find(p)).collect();
-    let chunks: Vec<(&[Planned], &[Option<usize>])> =
+    let found: Vec<Option<S::Found>> = planned.par_iter().map(|p| sink.find(p)).collect();
+    let chunks: Vec<(&[Planned], &[Option<S::Found>])> =
         planned.chunks(CHUNK).zip(found.chunks(CHUNK)).collect();
-    let wanted = |(chunk, found): (&[Planned], &[Option<usize>])| {
+    let wanted = |(chunk, found): (&[Planned], &[Option<S::Found>])| {
         let unfound = chunk.iter().zip(found).filter(|(_, f)| f.is_none());
         body_ids_of(unfound.map(|(p, _)| p), renderer)
     };
@@ -117,7 +120,7 @@ pub(super) fn render_all<S: Sink>(
     };
     for (k, &(chunk, found)) in chunks.iter().enumerate() {
         let reused: Vec<Option<S::File>> = (chunk.par_iter().zip(found))
-            .map(|(p, at)| at.and_then(|at| sink.reuse(p, at)))
+            .map(|(p, f)| f.as_ref().and_then(|f| sink.reuse(p, f)))
             .collect();
         let rendered = chunk.iter().zip(&reused).filter(|(_, r)| r.is_none());
         let mut missing = body_ids_of(rendered.map(|(p, _)| p), renderer);
@@ -234,6 +237,7 @@ impl Stored {
 
 impl Sink for DirSink<'_> {
     type File = Stored;
+    type Found = usize;
 
     fn find(&self, p: &Planned) -> Option<usize> {
         let (_, m) = self.prev?;
@@ -243,7 +247,7 @@ impl Sink for DirSink<'_> {
             .filter(|&i| m.files[i].key == p.key)
     }
 
-    fn reuse(&self, p: &Planned, index: usize) -> Option<Stored> {
+    fn reuse(&self, p: &Planned, &index: &usize) -> Option<Stored> {
         let (dir, _) = self.prev?;
         if !self.prelinked.is_some_and(|l| l.contains(&p.path)) {
             let dst = place(self.staging, &p.path).ok()?;
@@ -307,18 +311,16 @@ pub(super) struct MemorySink<'a> {
     pub(super) prev: Option<&'a MemorySite>,
 }
 
-impl Sink for MemorySink<'_> {
+impl<'a> Sink for MemorySink<'a> {
     type File = (String, MemoryFile);
+    type Found = &'a MemoryFile;
 
-    /// Found by path in a map: the position returned is unused (`reuse` looks the path up).
-    fn find(&self, p: &Planned) -> Option<usize> {
-        let f = self.prev?.files.get(&p.path)?;
-        (f.key == p.key).then_some(0)
+    fn find(&self, p: &Planned) -> Option<&'a MemoryFile> {
+        self.prev?.files.get(&p.path).filter(|f| f.key == p.key)
     }
 
-    fn reuse(&self, p: &Planned, _: usize) -> Option<(String, MemoryFile)> {
-        let f = self.prev?.files.get(&p.path)?;
-        Some((p.path.clone(), f.clone()))
+    fn reuse(&self, p: &Planned, found: &&'a MemoryFile) -> Option<(String, MemoryFile)> {
+        Some((p.path.clone(), (*found).clone()))
     }
 
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<(String, MemoryFile), BuildError> {
