@@ -11,6 +11,8 @@ use super::db::Value;
 use super::{audit, status, Ledger, LedgerError, Tx};
 
 /// The tables, parents before children, with their columns and the key to read them in.
+/// `items.page_hash` is not copied: the target's triggers set it from each page as the pages
+/// are written (it is a copy of `pages.source_hash`, see `0014_candidates.sql`).
 const TABLES: &[(&str, &[&str], &str)] = &[
     (
         "job_leases",

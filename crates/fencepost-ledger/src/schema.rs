@@ -23,6 +23,7 @@ pub const SQLITE: &[&str] = &[
     include_str!("sql/sqlite/0011_hosts.sql"),
     include_str!("sql/sqlite/0012_site_id.sql"),
     include_str!("sql/sqlite/0013_transparency.sql"),
+    include_str!("sql/sqlite/0014_candidates.sql"),
 ];
 
 pub const POSTGRES: &[&str] = &[
@@ -37,6 +38,7 @@ pub const POSTGRES: &[&str] = &[
     include_str!("sql/postgres/0009_hosts.sql"),
     include_str!("sql/postgres/0010_site_id.sql"),
     include_str!("sql/postgres/0011_transparency.sql"),
+    include_str!("sql/postgres/0012_candidates.sql"),
 ];
 
 /// The schema versions this binary writes.

@@ -410,6 +410,32 @@ mod tests {
         }
     }
 
+    /// Every publish reads the candidates from their partial index, not from every item
+    /// (issue 52, `0014_candidates.sql`): the statement's condition must stay the index's.
+    #[test]
+    fn the_candidates_are_read_from_their_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.sqlite");
+        drop(crate::Ledger::open(&path, Duration::from_secs(1)).unwrap());
+        let c = Connection::open(&path).unwrap();
+        let text = &crate::db::Dialect::Sqlite
+            .statement("items.candidates")
+            .unwrap()
+            .text;
+        let mut plan = c.prepare(&format!("EXPLAIN QUERY PLAN {text}")).unwrap();
+        let steps: Vec<String> = plan
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(|s| s.unwrap())
+            .collect();
+        assert!(
+            steps
+                .iter()
+                .any(|s| s == "SCAN i USING INDEX items_candidates"),
+            "{steps:?}"
+        );
+    }
+
     /// A ledger frozen at schema 1 (as fencepost 0.1 left it) gains an id on upgrade and
     /// keeps its revision.
     #[test]

@@ -53,8 +53,11 @@ conformance!(
     a_page_due_after_the_ledgers_own_clock_is_not_written,
     the_transparency_log_reads_back_the_tree_it_appended,
     the_pages_since_a_revision_bring_its_pages_to_the_snapshots,
+    the_candidates_are_the_items_not_published_and_current,
 );
 
+mod candidates;
+use candidates::the_candidates_are_the_items_not_published_and_current;
 mod engines;
 use engines::*;
 mod integrity;

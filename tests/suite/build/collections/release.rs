@@ -48,7 +48,8 @@ fn same_but_the_feed(now: &str, before: &str, feed_now: &str) {
 /// A site and ledger made by the release before collections (the demo at 2027-06-01, built
 /// into `expected-*.txt` by that release, published on to 2029 by it for the second file):
 /// this release keeps every page byte for byte and every revision, and the chain verifies.
-fn the_previous_release_keeps_its_output(b: Backend) {
+/// A copy of the site and ledger the release before made, on `b`'s engine.
+fn previous_release(b: Backend) -> TestSite {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(&fixture_dir("previous_release/site"), dir.path());
     let s = TestSite { dir };
@@ -60,9 +61,37 @@ fn the_previous_release_keeps_its_output(b: Backend) {
         Pg::client(&url).batch_execute(&dump).unwrap();
         s.set_ledger_url(&url);
     }
+    s
+}
+
+/// How many items a publish reads as possibly due (`items.candidates`), and how many the
+/// ledger holds that are not published (the candidates they must be).
+fn candidates_and_unpublished(s: &TestSite) -> (usize, i64) {
+    let location = match s.ledger_url() {
+        Some(url) => fencepost_ledger::Location::parse(&url, s.root()).unwrap(),
+        None => fencepost_ledger::Location::Sqlite(s.path(".fencepost/ledger.sqlite")),
+    };
+    let mut l =
+        fencepost_ledger::Ledger::open_at(&location, std::time::Duration::from_secs(30)).unwrap();
+    let candidates = l.read(fencepost_ledger::items::candidate_views).unwrap();
+    let items = &s.json(&["status"])["items"];
+    let unpublished = ["failed", "pending", "processing", "withdrawn"]
+        .iter()
+        .map(|k| items[k].as_i64().unwrap())
+        .sum();
+    (candidates.len(), unpublished)
+}
+
+fn the_previous_release_keeps_its_output(b: Backend) {
+    let s = previous_release(b);
     let r = s.publish("2027-06-01T00:00:00Z");
     assert!(r["published"].as_array().unwrap().is_empty(), "{r}");
     assert_eq!(r["revision"], 35);
+    // Opening the ledger migrated it to the page hash kept on each item (issue 52,
+    // `0014_candidates.sql`), filled in from the pages: no published item is read back as a
+    // candidate.
+    let (candidates, unpublished) = candidates_and_unpublished(&s);
+    assert_eq!(candidates as i64, unpublished);
     let built = build_at(&s, "2027-06-01T00:00:00Z", &[]);
     assert_eq!(built["revision"], 35);
     same_but_the_feed(
@@ -98,4 +127,29 @@ fn the_previous_release_keeps_its_output_on_sqlite() {
 #[test]
 fn the_previous_release_keeps_its_output_on_postgres() {
     the_previous_release_keeps_its_output(Backend::Postgres);
+}
+
+/// The migration fills in each item's page hash from its page: an edit of a page the release
+/// before published is then an update, at once (an item whose hash stayed empty would be read
+/// as a candidate every run and never as current).
+fn an_edit_after_the_migration_is_published(b: Backend) {
+    let s = previous_release(b);
+    s.publish("2027-06-01T00:00:00Z");
+    let file = s.path("content/answers/3.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("{text}\nEdited after the upgrade.\n")).unwrap();
+    let r = s.publish("2027-06-01T00:01:00Z");
+    assert_eq!(r["updated"], serde_json::json!([3]), "{r}");
+    let (candidates, unpublished) = candidates_and_unpublished(&s);
+    assert_eq!(candidates as i64, unpublished);
+}
+
+#[test]
+fn an_edit_after_the_migration_is_published_on_sqlite() {
+    an_edit_after_the_migration_is_published(Backend::Sqlite);
+}
+
+#[test]
+fn an_edit_after_the_migration_is_published_on_postgres() {
+    an_edit_after_the_migration_is_published(Backend::Postgres);
 }

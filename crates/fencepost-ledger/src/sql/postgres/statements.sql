@@ -122,14 +122,14 @@ UPDATE items SET publish_at = :publish_at WHERE id = :id AND state <> 'published
   AND publish_at <> :publish_at;
 
 -- name: items.candidates
--- Every item except those published and current, in table order (the caller sorts them
--- into due order: cheaper than visiting every item in index order).
+-- Every item except those published and current, from the partial index that holds exactly
+-- them (0012_candidates.sql: its condition is this one). The caller sorts them into due order.
 -- include: items.columns
 FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
 WHERE NOT (i.state = 'published' AND i.source_hash IS NOT NULL AND i.wants_withdrawn = 0
-           AND p.source_hash = i.source_hash AND i.expire_at IS NULL);
+           AND i.page_hash IS NOT DISTINCT FROM i.source_hash AND i.expire_at IS NULL);
 
 -- name: items.record_failure
 -- After :max_attempts attempts the item is parked.

@@ -98,14 +98,17 @@ SELECT id, collection, day, explicit_publish_at, publish_at FROM items WHERE sta
 UPDATE items SET publish_at = :publish_at WHERE id = :id AND state <> 'published';
 
 -- name: items.candidates
--- Every item except those published and current, in table order (the caller sorts them
--- into due order: cheaper than visiting every item in index order).
+-- Every item except those published and current, from the partial index that holds exactly
+-- them (0014_candidates.sql: its condition is this one, word for word), so a publish reads
+-- what may be due, not every item (a unit test in sqlite.rs holds the plan to the index; not
+-- forced with INDEXED BY, so a ledger whose index went missing is slower, never stopped). The
+-- caller sorts them into due order.
 -- include: items.columns
-FROM items i NOT INDEXED
+FROM items i
 LEFT JOIN pages p ON p.item_id = i.id
 LEFT JOIN images img ON img.source = i.image_source
 WHERE NOT (i.state = 'published' AND i.source_hash IS NOT NULL AND i.wants_withdrawn = 0
-           AND p.source_hash = i.source_hash AND i.expire_at IS NULL);
+           AND i.page_hash IS i.source_hash AND i.expire_at IS NULL);
 
 -- name: items.record_failure
 -- After :max_attempts attempts the item is parked.
