@@ -97,15 +97,6 @@ struct Row<'a> {
     json_digest: Option<&'a str>,
 }
 
-/// The file's body as read.
-#[derive(Deserialize)]
-struct Saved<'a> {
-    #[serde(borrow)]
-    head: Head<'a>,
-    #[serde(borrow)]
-    rows: Vec<Row<'a>>,
-}
-
 /// The same as written: each row made as it is serialised, not gathered first.
 #[derive(Serialize)]
 struct ToSave<'a> {
@@ -182,8 +173,10 @@ fn check(
     if Sha256::digest(body).as_slice() != digest {
         return Err("its digest does not match (a torn write)");
     }
-    let saved: Saved<'_> = postcard::from_bytes(body).map_err(|_| "undecodable")?;
-    let h = &saved.head;
+    // The head, then (only when it matches) the rows, each made a page as it is decoded.
+    let (head, rows): (Head<'_>, &[u8]) =
+        postcard::take_from_bytes(body).map_err(|_| "undecodable")?;
+    let h = &head;
     if h.version != env!("CARGO_PKG_VERSION") {
         return Err("written by another release");
     }
@@ -194,35 +187,69 @@ fn check(
     if same_history.as_deref() != Some(h.audit_hash) {
         return Err("the ledger's history differs (restored and moved on?)");
     }
-    Ok((h.at, rows_of(saved.rows)))
+    use serde::de::DeserializeSeed;
+    let mut de = postcard::Deserializer::from_bytes(rows);
+    // A row takes 16 bytes at the least: room for more than that is never reserved.
+    let pages = IntoPages(rows.len() / 16)
+        .deserialize(&mut de)
+        .map_err(|_| "undecodable")?;
+    Ok((h.at, pages))
 }
 
-/// The rows as pages, equal strings shared as the ledger's read shares them.
-fn rows_of(rows: Vec<Row<'_>>) -> Vec<PublicPage> {
-    let mut shared = Interned::default();
-    rows.into_iter()
-        .map(|r| PublicPage {
-            id: ItemId(r.id),
-            collection: shared.get(r.collection),
-            key: r.key.to_string(),
-            title: r.title.to_string(),
-            day: r.day.to_string(),
-            data: shared.get(r.data),
-            indexable: r.indexable,
-            image_sha256: r.image_sha256.map(str::to_string),
-            image_content_type: r.image_content_type.map(str::to_string),
-            content_hash: r.content_hash.to_string(),
-            revision: r.revision,
-            first_published_at: Instant(r.first_published_at),
-            updated_at: Instant(r.updated_at),
-            due_at: r.due_at.map(Instant),
-            withdrawn: r.withdrawn,
-            summary_html: r.summary_html.map(str::to_string),
-            terms: shared.get(r.terms),
-            notice: r.notice,
-            json_digest: r.json_digest.map(str::to_string),
-        })
-        .collect()
+/// The rows decoded straight into pages, equal strings shared as the ledger's read shares
+/// them: no list of borrowed rows is made first (at 100,000 rows ~20 MB, grown by doubling,
+/// every page of it faulted in on the build's main thread). Holds the most rows the bytes
+/// can hold.
+struct IntoPages(usize);
+
+impl<'de> serde::de::DeserializeSeed<'de> for IntoPages {
+    type Value = Vec<PublicPage>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for IntoPages {
+    type Value = Vec<PublicPage>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("page rows")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut shared = Interned::default();
+        let mut pages = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.0));
+        while let Some(row) = seq.next_element::<Row<'de>>()? {
+            pages.push(page_of(row, &mut shared));
+        }
+        Ok(pages)
+    }
+}
+
+/// One row as a page.
+fn page_of(r: Row<'_>, shared: &mut Interned) -> PublicPage {
+    PublicPage {
+        id: ItemId(r.id),
+        collection: shared.get(r.collection),
+        key: r.key.to_string(),
+        title: r.title.to_string(),
+        day: r.day.to_string(),
+        data: shared.get(r.data),
+        indexable: r.indexable,
+        image_sha256: r.image_sha256.map(str::to_string),
+        image_content_type: r.image_content_type.map(str::to_string),
+        content_hash: r.content_hash.to_string(),
+        revision: r.revision,
+        first_published_at: Instant(r.first_published_at),
+        updated_at: Instant(r.updated_at),
+        due_at: r.due_at.map(Instant),
+        withdrawn: r.withdrawn,
+        summary_html: r.summary_html.map(str::to_string),
+        terms: shared.get(r.terms),
+        notice: r.notice,
+        json_digest: r.json_digest.map(str::to_string),
+    }
 }
 
 fn row_of(p: &PublicPage) -> Row<'_> {
