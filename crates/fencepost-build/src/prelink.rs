@@ -27,6 +27,26 @@ pub(super) struct Prelinked {
     linked: Vec<bool>,
 }
 
+/// A walk along the early links' paths (see [`Prelinked::walk`]).
+pub(super) struct Walk<'a> {
+    of: &'a Prelinked,
+    at: usize,
+}
+
+impl Walk<'_> {
+    /// Whether `path` (no earlier, by bytes, than the path asked before) is linked.
+    pub(super) fn linked(&mut self, path: &str) -> bool {
+        let paths = &self.of.paths;
+        while paths
+            .get(self.at)
+            .is_some_and(|p| p.as_bytes() < path.as_bytes())
+        {
+            self.at += 1;
+        }
+        paths.get(self.at).is_some_and(|p| p == path) && self.of.linked[self.at]
+    }
+}
+
 /// The two folders links are made between: open descriptors on POSIX (`mkdirat`, `linkat`:
 /// a name or two resolved per file), paths elsewhere.
 struct Between {
@@ -253,6 +273,18 @@ impl Prelinked {
     /// Whether `path` is linked into the staging directory.
     pub(super) fn contains(&self, path: &str) -> bool {
         self.position(path).is_some_and(|i| self.linked[i])
+    }
+
+    /// Early links as given (`paths` sorted by bytes), for tests of what reads them.
+    #[cfg(test)]
+    pub(super) fn of(paths: Vec<String>, linked: Vec<bool>) -> Prelinked {
+        Prelinked { paths, linked }
+    }
+
+    /// [`Prelinked::contains`] for paths asked in order (by bytes), each answered by moving
+    /// along the sorted list rather than searching it.
+    pub(super) fn walk(&self) -> Walk<'_> {
+        Walk { of: self, at: 0 }
     }
 
     pub(super) fn count(&self) -> usize {

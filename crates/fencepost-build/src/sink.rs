@@ -68,6 +68,11 @@ pub(super) trait Sink: Sync {
     /// The previous output's file for `p` with its key, found — not yet made part of this
     /// output.
     fn find(&self, p: &Planned) -> Option<Self::Found>;
+    /// [`Sink::find`] of every planned file, in order; a sink may do better than one look-up
+    /// each.
+    fn find_all(&self, planned: &[Planned]) -> Vec<Option<Self::Found>> {
+        planned.par_iter().map(|p| self.find(p)).collect()
+    }
     /// The previous output's file for `p`, as [`Sink::find`] found it, made part of this
     /// output (hard-linked, or shared); `None` when it cannot be had (its source gone): then
     /// `p` is rendered after all.
@@ -107,7 +112,7 @@ pub(super) fn render_all<S: Sink>(
     let mut done = 0u64;
     progress(done, total);
     let mut out = Vec::with_capacity(planned.len());
-    let found: Vec<Option<S::Found>> = planned.par_iter().map(|p| sink.find(p)).collect();
+    let found: Vec<Option<S::Found>> = sink.find_all(planned);
     let chunks: Vec<(&[Planned], &[Option<S::Found>])> =
         planned.chunks(CHUNK).zip(found.chunks(CHUNK)).collect();
     let wanted = |(chunk, found): (&[Planned], &[Option<S::Found>])| {
@@ -235,21 +240,59 @@ impl Stored {
     }
 }
 
+/// The previous revision's file a planned file can reuse: its index in the previous manifest,
+/// and whether it is linked into the staging folder already (an early link).
+pub(super) struct Found {
+    index: usize,
+    linked: bool,
+}
+
 impl Sink for DirSink<'_> {
     type File = Stored;
-    type Found = usize;
+    type Found = Found;
 
-    fn find(&self, p: &Planned) -> Option<usize> {
+    fn find(&self, p: &Planned) -> Option<Found> {
         let (_, m) = self.prev?;
-        m.files
+        let index = (m
+            .files
             .binary_search_by(|e| e.path.as_str().cmp(&p.path))
-            .ok()
-            .filter(|&i| m.files[i].key == p.key)
+            .ok())
+        .filter(|&i| m.files[i].key == p.key)?;
+        let linked = self.prelinked.is_some_and(|l| l.contains(&p.path));
+        Some(Found { index, linked })
     }
 
-    fn reuse(&self, p: &Planned, &index: &usize) -> Option<Stored> {
+    /// One walk along the plan, the previous manifest and the early links, all three in path
+    /// order, in place of two binary searches per file (at 100,000 files ~40 ms of CPU, spent
+    /// while the early links want both cores). A plan or manifest out of order is looked up
+    /// file by file.
+    fn find_all(&self, planned: &[Planned]) -> Vec<Option<Found>> {
+        let Some((_, m)) = self.prev else {
+            return planned.iter().map(|_| None).collect();
+        };
+        let by_path = |a: &str, b: &str| a.as_bytes() <= b.as_bytes();
+        if !planned.is_sorted_by(|a, b| by_path(&a.path, &b.path))
+            || !m.files.is_sorted_by(|a, b| by_path(&a.path, &b.path))
+        {
+            return planned.par_iter().map(|p| self.find(p)).collect();
+        }
+        let mut at = 0;
+        let mut early = self.prelinked.map(prelink::Prelinked::walk);
+        let mut found = |p: &Planned| {
+            let path = p.path.as_bytes();
+            while m.files.get(at).is_some_and(|e| e.path.as_bytes() < path) {
+                at += 1;
+            }
+            (m.files.get(at)).filter(|e| e.path == p.path && e.key == p.key)?;
+            let linked = early.as_mut().is_some_and(|w| w.linked(&p.path));
+            Some(Found { index: at, linked })
+        };
+        planned.iter().map(&mut found).collect()
+    }
+
+    fn reuse(&self, p: &Planned, &Found { index, linked }: &Found) -> Option<Stored> {
         let (dir, _) = self.prev?;
-        if !self.prelinked.is_some_and(|l| l.contains(&p.path)) {
+        if !linked {
             let dst = place(self.staging, &p.path).ok()?;
             // A missing source (a file pruned, or the whole revision garbage-collected since
             // this build read its manifest) means the file is rendered after all.
@@ -338,5 +381,79 @@ impl<'a> Sink for MemorySink<'a> {
                 content_type: manifest::content_type(&p.path),
             },
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(path: &str, key: &str) -> Entry {
+        Entry {
+            path: path.into(),
+            sha256: String::new(),
+            bytes: 0,
+            content_type: String::new(),
+            cache: manifest::CacheClass::Content,
+            max_age: 0,
+            key: key.into(),
+            links: Vec::new(),
+            location: None,
+        }
+    }
+
+    /// The walk along plan, manifest and early links finds what a look-up of each file finds:
+    /// the same file, the same key, the same early link — through paths that sort differently
+    /// as bytes and as folders (`a-b` before `a/b`), files only one side has, changed keys.
+    #[test]
+    fn finding_every_file_in_one_walk_finds_what_each_look_up_finds() {
+        let mut paths: Vec<String> = (0..400)
+            .map(|i| match i % 5 {
+                0 => format!("a/{i}/index.html"),
+                1 => format!("a-{i}/index.html"),
+                2 => format!("a/{i}.xml"),
+                3 => format!("é/{i}/index.html"),
+                _ => format!("z{i}"),
+            })
+            .collect();
+        paths.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        let prev: Vec<Entry> = (paths.iter().enumerate())
+            .filter(|(i, _)| i % 7 != 3)
+            .map(|(i, p)| entry(p, &format!("k{}", i % 11)))
+            .collect();
+        let linked_paths: Vec<String> = prev.iter().map(|e| e.path.clone()).collect();
+        let linked: Vec<bool> = (0..linked_paths.len()).map(|i| i % 3 != 0).collect();
+        let prelinked = prelink::Prelinked::of(linked_paths, linked);
+        let planned: Vec<Planned> = (paths.iter().enumerate())
+            .filter(|(i, _)| i % 13 != 5)
+            .map(|(i, p)| Planned {
+                path: p.clone(),
+                job: Job::NotFound,
+                cache: manifest::CacheClass::Content,
+                key: format!("k{}", if i % 17 == 0 { 99 } else { i % 11 }),
+            })
+            .collect();
+        let prev = (PathBuf::from("prev"), Manifest::of_files(prev));
+        let sink = DirSink {
+            staging: Path::new("staging"),
+            prev: Some(&prev),
+            prelinked: Some(&prelinked),
+            base_path: "",
+        };
+        let walked = sink.find_all(&planned);
+        let looked: Vec<Option<Found>> = planned.iter().map(|p| sink.find(p)).collect();
+        let pairs = |v: &[Option<Found>]| -> Vec<Option<(usize, bool)>> {
+            v.iter()
+                .map(|f| f.as_ref().map(|f| (f.index, f.linked)))
+                .collect()
+        };
+        assert_eq!(pairs(&walked), pairs(&looked));
+        let found = walked.iter().flatten().count();
+        assert!(
+            found > 200 && found < planned.len(),
+            "{found} of {}",
+            planned.len()
+        );
+        assert!(walked.iter().flatten().any(|f| !f.linked));
     }
 }
