@@ -8,15 +8,13 @@ use fencepost_ledger::items;
 
 /// The ids [`items::candidate_views`] returns, sorted, and the published-and-current count.
 fn candidates(s: &TestSite) -> (Vec<i64>, usize) {
-    let mut l = super::open(s);
-    l.read(|tx| {
+    s.read(|tx| {
         let views = items::candidate_views(tx)?;
         let rest = items::count_published_current(tx, &views)?;
         let mut ids: Vec<i64> = views.iter().map(|v| v.id.0).collect();
         ids.sort();
         Ok((ids, rest))
     })
-    .unwrap()
 }
 
 pub(super) fn the_candidates_are_the_items_not_published_and_current(b: Backend) {
