@@ -234,6 +234,70 @@ impl Events {
             }
         }
     }
+
+    /// Waits for event `name` and returns its data.
+    fn wait_data(&mut self, name: &str) -> String {
+        use std::io::BufRead;
+        self.wait(name);
+        let mut line = String::new();
+        (self.0).read_line(&mut line).unwrap();
+        line.trim()
+            .strip_prefix("data: ")
+            .unwrap_or_else(|| panic!("{name} carries data: {line:?}"))
+            .to_string()
+    }
+}
+
+/// The generation a preview page was served at, from its reload script.
+fn generation_of(page: &str) -> String {
+    let at = page
+        .find("var g=\"")
+        .expect("the page carries its generation")
+        + 7;
+    page[at..at + page[at..].find('"').unwrap()].to_string()
+}
+
+/// Guards: a page that began listening only after a rebuild was announced (it was still
+/// loading, or its stream was reconnecting) kept showing the old build until the next save —
+/// the browser test failed so when the template was broken right after a reload.
+#[test]
+fn a_page_that_listens_after_a_rebuild_is_told_to_reload() {
+    let s = built_site();
+    let srv = s.serve(&["--watch"]);
+    let page = srv.get("/answers/1/").text();
+    let served_at = generation_of(&page);
+    let mut early = Events::listen(&srv.addr);
+    assert_eq!(
+        early.wait_data("ready"),
+        served_at,
+        "a page served now is current"
+    );
+
+    s.item_with(1, "2026-11-01", "", "Edited before the page listened.");
+    early.wait("reload");
+    // The page above, opening its stream only now: told at once that it is out of date.
+    let mut late = Events::listen(&srv.addr);
+    let now = late.wait_data("ready");
+    assert_ne!(
+        now, served_at,
+        "the late listener must learn it missed a rebuild"
+    );
+    // The page reloaded is current, so it does not reload again.
+    let reloaded = srv.get("/answers/1/").text();
+    assert!(
+        reloaded.contains("Edited before the page listened."),
+        "{reloaded}"
+    );
+    assert_eq!(generation_of(&reloaded), now);
+    // The error page carries its generation too.
+    s.write(
+        "templates/answer.html",
+        "{% block content %}{{ page.title \n",
+    );
+    late.wait("reload");
+    let broken = srv.get("/answers/1/");
+    assert_eq!(broken.status, 500);
+    assert_ne!(generation_of(&broken.text()), now);
 }
 
 /// A broken template, then a bad front matter: each an error page naming the file (and line)

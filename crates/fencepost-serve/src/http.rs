@@ -412,8 +412,8 @@ fn serve_origin(rev: &Revision, rp: &RequestPath, headers: &HeaderMap, head: boo
 /// The reload events of the origin's open pages, as server-sent events (404 where the origin
 /// has none: only the preview does).
 async fn events(State(app): State<Arc<App>>) -> Response {
-    match app.root.events() {
-        Some(events) => super::preview::reload_events(events),
+    match super::preview::reload_events(app.root.as_ref()) {
+        Some(events) => events,
         None => text(StatusCode::NOT_FOUND, "not found"),
     }
 }

@@ -29,6 +29,13 @@ pub trait Origin: Send + Sync + 'static {
     fn events(&self) -> Option<&broadcast::Sender<&'static str>> {
         None
     }
+
+    /// How many times what it serves was replaced, for an origin with [`Origin::events`]: the
+    /// first event a page receives names it, so a reload sent before the page listened is
+    /// not lost.
+    fn generation(&self) -> u64 {
+        0
+    }
 }
 
 /// The origin a server answers from.

@@ -2,6 +2,12 @@
 //! each rebuild, every HTML page carrying a script that reloads it when the server says so
 //! (server-sent events at `EVENTS_PATH`), and a rebuild's error shown in place of pages
 //! until the next good save. Never cached (`no-store`).
+//!
+//! Each install of a rebuild is a generation. A page carries the generation it was served
+//! at, and the event stream's first event (`ready`) names the current one: a page that
+//! subscribes only after a rebuild was announced (it was still loading, or its stream was
+//! reconnecting) sees the two differ and reloads, instead of showing the old build until the
+//! next save. A broadcast alone loses every reload sent before the page listens.
 
 use super::answer::{etag_matches, redirect, text};
 use super::origin::{at_once, common_headers, lookup, Lookup, Origin};
@@ -13,11 +19,19 @@ use axum::response::{IntoResponse, Response};
 use fencepost_output::memory::MemorySite;
 use futures_util::future::BoxFuture;
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use tokio::sync::broadcast;
 
-/// The script that preview HTML responses carry: reload when the server says so.
-pub const RELOAD_SCRIPT: &str = "<script>/* fencepost live reload */(function(){var s=new EventSource(\"/__fencepost/events\");s.addEventListener(\"reload\",function(){location.reload();});})();</script>";
+/// The script that preview HTML responses carry: reload when the server says so, or at once
+/// when the stream opens on a generation other than the page's.
+pub fn reload_script(generation: u64) -> String {
+    format!(
+        "<script>/* fencepost live reload */(function(){{var g=\"{generation}\",s=new EventSource(\"/__fencepost/events\");\
+         s.addEventListener(\"ready\",function(e){{if(e.data!==g)location.reload();}});\
+         s.addEventListener(\"reload\",function(){{location.reload();}});}})();</script>"
+    )
+}
 
 /// The watch-mode preview: an in-memory site swapped whole after each rebuild.
 pub struct Preview {
@@ -25,6 +39,9 @@ pub struct Preview {
     /// The last rebuild's error, shown instead of pages until a good save.
     pub error: RwLock<Option<String>>,
     pub events: broadcast::Sender<&'static str>,
+    /// How many rebuilds were installed: raised after the site or error is in place, read
+    /// before them, so a page never carries a generation newer than what it shows.
+    generation: AtomicU64,
 }
 
 impl Preview {
@@ -33,6 +50,7 @@ impl Preview {
             site: RwLock::new(Arc::new(site)),
             error: RwLock::new(error),
             events: broadcast::channel(16).0,
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -45,6 +63,7 @@ impl Preview {
             }
             Err(e) => *self.error.write().unwrap_or_else(|p| p.into_inner()) = Some(e),
         }
+        self.generation.fetch_add(1, Ordering::SeqCst);
         let _ = self.events.send("reload");
     }
 }
@@ -64,6 +83,10 @@ impl Origin for Preview {
     fn events(&self) -> Option<&broadcast::Sender<&'static str>> {
         Some(&self.events)
     }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
 }
 
 fn escape_html(s: &str) -> String {
@@ -73,15 +96,18 @@ fn escape_html(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn inject_reload(html: &[u8]) -> Vec<u8> {
+fn inject_reload(html: &[u8], generation: u64) -> Vec<u8> {
     let s = String::from_utf8_lossy(html);
+    let script = reload_script(generation);
     match s.rfind("</body>") {
-        Some(i) => format!("{}{RELOAD_SCRIPT}{}", &s[..i], &s[i..]).into_bytes(),
-        None => format!("{s}{RELOAD_SCRIPT}").into_bytes(),
+        Some(i) => format!("{}{script}{}", &s[..i], &s[i..]).into_bytes(),
+        None => format!("{s}{script}").into_bytes(),
     }
 }
 
 fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool) -> Response {
+    // Before the site: a rebuild installed in between makes the page reload once, never miss.
+    let generation = p.generation();
     let site = p.site.read().unwrap_or_else(|e| e.into_inner()).clone();
     let error = p.error.read().unwrap_or_else(|e| e.into_inner()).clone();
     let found = lookup(rp, |f| site.files.contains_key(f));
@@ -93,8 +119,9 @@ fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool)
         let page = format!(
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>Build error</title></head><body>\
              <h1>fencepost could not rebuild the preview</h1><pre class=\"fencepost-error\">{}</pre>\
-             <p>Fix the file and save: this page reloads by itself.</p>{RELOAD_SCRIPT}</body></html>",
-            escape_html(&msg)
+             <p>Fix the file and save: this page reloads by itself.</p>{}</body></html>",
+            escape_html(&msg),
+            reload_script(generation)
         );
         let mut r = (StatusCode::INTERNAL_SERVER_ERROR, page).into_response();
         let h = r.headers_mut();
@@ -125,7 +152,7 @@ fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool)
         return finish(StatusCode::NOT_MODIFIED.into_response());
     }
     let bytes = if path.ends_with(".html") {
-        inject_reload(&f.bytes)
+        inject_reload(&f.bytes, generation)
     } else {
         f.bytes.to_vec()
     };
@@ -141,12 +168,14 @@ fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool)
     finish(r)
 }
 
-/// `events` as a stream of server-sent events: `ready` first, then each reload, until the
-/// server shuts down.
-pub(super) fn reload_events(events: &broadcast::Sender<&'static str>) -> Response {
-    let rx = events.subscribe();
-    let hello = futures_util::stream::once(async {
-        Ok::<_, Infallible>(Event::default().event("ready").data("ready"))
+/// `events` as a stream of server-sent events: `ready` first, naming the current generation
+/// (read after subscribing, so a rebuild is either in it or announced after it), then each
+/// reload, until the server shuts down.
+pub(super) fn reload_events(origin: &dyn Origin) -> Option<Response> {
+    let rx = origin.events()?.subscribe();
+    let now = origin.generation().to_string();
+    let hello = futures_util::stream::once(async move {
+        Ok::<_, Infallible>(Event::default().event("ready").data(now))
     });
     let updates = futures_util::stream::unfold(rx, |mut rx| async move {
         loop {
@@ -160,7 +189,9 @@ pub(super) fn reload_events(events: &broadcast::Sender<&'static str>) -> Respons
         }
     });
     use futures_util::StreamExt;
-    Sse::new(hello.chain(updates))
-        .keep_alive(KeepAlive::default())
-        .into_response()
+    Some(
+        Sse::new(hello.chain(updates))
+            .keep_alive(KeepAlive::default())
+            .into_response(),
+    )
 }
