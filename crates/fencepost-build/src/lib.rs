@@ -348,6 +348,7 @@ impl<'a> Build<'a> {
         let renderer = Renderer::new(self.site, &plan.templates, pages, notices, preview);
         let sink = DirSink {
             staging: &staged.staging.path,
+            beneath: sink::Beneath::open(&staged.staging.path),
             prev: prev.as_ref(),
             prelinked: staged.prelinked.as_ref(),
             base_path: &renderer.base_path,

@@ -13,6 +13,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod beneath;
+pub(super) use beneath::Beneath;
+
 /// Puts a copied input at `dst` and returns its size: a blob is linked, bytes read when the
 /// build started are written as they are (see [`CopySource`]).
 pub(super) fn copy_input(source: &CopySource, dst: &Path) -> Result<u64, BuildError> {
@@ -195,6 +198,8 @@ fn render_chunk<S: Sink>(
 /// A revision directory being written: reuse hard-links from the previous revision.
 pub(super) struct DirSink<'a> {
     pub(super) staging: &'a Path,
+    /// `staging`, open: rendered files are written beneath it.
+    pub(super) beneath: Beneath,
     pub(super) prev: Option<&'a (PathBuf, Manifest)>,
     /// The previous revision's files already linked into `staging` (early links).
     pub(super) prelinked: Option<&'a prelink::Prelinked>,
@@ -309,13 +314,13 @@ impl Sink for DirSink<'_> {
             // Never write through an early link: that would change the previous revision.
             l.unlink(self.staging, &p.path)?;
         }
-        let dst = place(self.staging, &p.path)?;
         let (sha256, bytes, links) = match made {
             Made::Copy(source, sha256) => {
+                let dst = place(self.staging, &p.path)?;
                 (sha256.to_string(), copy_input(source, &dst)?, Vec::new())
             }
             Made::Rendered(out) => {
-                std::fs::write(&dst, &out).map_err(io(&dst))?;
+                self.beneath.write(&p.path, &out)?;
                 let links = if p.path.ends_with(".html") {
                     links::internal_links(
                         &fencepost_core::text::lossy(&out),
@@ -436,6 +441,7 @@ mod tests {
         let prev = (PathBuf::from("prev"), Manifest::of_files(prev));
         let sink = DirSink {
             staging: Path::new("staging"),
+            beneath: Beneath::open(Path::new("staging")),
             prev: Some(&prev),
             prelinked: Some(&prelinked),
             base_path: "",
