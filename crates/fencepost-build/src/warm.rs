@@ -322,7 +322,10 @@ fn by_id(mut rows: Vec<PublicPage>) -> Vec<PublicPage> {
 /// `changed` rows merged into `rows` (sorted by item id, and left so): each in its item's
 /// place, or added. Added rows wait until every changed row was looked up: an item can go
 /// public after items with later ids (it was known, embargoed, first), and one pushed early
-/// would unsort what the next lookup searches.
+/// would unsort what the next lookup searches. They are then merged in from the first place
+/// one goes: only the rows after it move (new items mostly have the latest ids, so mostly
+/// none do), where appending and sorting moved every row (~20 ms at 100,000, on the build's
+/// main thread).
 fn merge_by_id(rows: &mut Vec<PublicPage>, changed: Vec<PublicPage>) {
     let mut added = Vec::new();
     for row in changed {
@@ -331,8 +334,91 @@ fn merge_by_id(rows: &mut Vec<PublicPage>, changed: Vec<PublicPage>) {
             Err(_) => added.push(row),
         }
     }
-    if !added.is_empty() {
-        rows.append(&mut added);
-        rows.sort_by_key(|r| r.id.0);
+    let Some(first) = added.iter().map(|r| r.id.0).min() else {
+        return;
+    };
+    added.sort_by_key(|r| r.id.0);
+    let tail = rows.split_off(rows.partition_point(|r| r.id.0 < first));
+    rows.reserve(tail.len() + added.len());
+    let (mut tail, mut added) = (tail.into_iter().peekable(), added.into_iter().peekable());
+    loop {
+        let next = match (tail.peek(), added.peek()) {
+            (Some(t), Some(a)) if t.id.0 <= a.id.0 => tail.next(),
+            (_, Some(_)) => added.next(),
+            (Some(_), None) => tail.next(),
+            (None, None) => break,
+        };
+        rows.extend(next);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fencepost_core::clock::Instant;
+    use fencepost_core::item::ItemId;
+
+    fn page(id: i64, title: &str) -> PublicPage {
+        PublicPage {
+            id: ItemId(id),
+            collection: "c".into(),
+            key: id.to_string(),
+            title: title.to_string(),
+            day: String::new(),
+            data: "{}".into(),
+            indexable: true,
+            image_sha256: None,
+            image_content_type: None,
+            content_hash: String::new(),
+            revision: 1,
+            first_published_at: Instant(0),
+            updated_at: Instant(0),
+            due_at: None,
+            withdrawn: false,
+            summary_html: None,
+            terms: "".into(),
+            notice: None,
+            json_digest: None,
+        }
+    }
+
+    fn ids_titles(rows: &[PublicPage]) -> Vec<(i64, &str)> {
+        rows.iter().map(|r| (r.id.0, r.title.as_str())).collect()
+    }
+
+    #[test]
+    fn changed_rows_are_merged_in_id_order_wherever_they_go() {
+        let mut rows: Vec<PublicPage> = [1, 3, 5, 7].iter().map(|&i| page(i, "old")).collect();
+        // An edit, new items before, between and after the others, out of order.
+        let changed = vec![
+            page(9, "new"),
+            page(3, "edited"),
+            page(4, "new"),
+            page(0, "new"),
+        ];
+        merge_by_id(&mut rows, changed);
+        assert_eq!(
+            ids_titles(&rows),
+            [
+                (0, "new"),
+                (1, "old"),
+                (3, "edited"),
+                (4, "new"),
+                (5, "old"),
+                (7, "old"),
+                (9, "new")
+            ]
+        );
+        // New items after every other (the usual case) and nothing changed.
+        merge_by_id(&mut rows, vec![page(11, "new"), page(10, "new")]);
+        assert_eq!(
+            rows.iter().map(|r| r.id.0).collect::<Vec<_>>(),
+            [0, 1, 3, 4, 5, 7, 9, 10, 11]
+        );
+        merge_by_id(&mut rows, Vec::new());
+        assert_eq!(rows.len(), 9);
+        let mut empty = Vec::new();
+        merge_by_id(&mut empty, vec![page(2, "a"), page(1, "b")]);
+        assert_eq!(ids_titles(&empty), [(1, "b"), (2, "a")]);
     }
 }

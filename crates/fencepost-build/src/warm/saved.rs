@@ -219,7 +219,10 @@ impl<'de> serde::de::Visitor<'de> for IntoPages {
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut shared = Interned::default();
-        let mut pages = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.0));
+        // Room for the rows the next builds add before the file is written again, so merging
+        // them in moves no row (see `merge_by_id`).
+        let rows = seq.size_hint().unwrap_or(0).min(self.0);
+        let mut pages = Vec::with_capacity(rows + STALE_ROWS.max(rows / 100));
         while let Some(row) = seq.next_element::<Row<'de>>()? {
             pages.push(page_of(row, &mut shared));
         }
