@@ -202,15 +202,20 @@ pub(super) fn render(
 
 /// The manifest entries of what was rendered, kept ones moved out of the previous manifest.
 pub(super) fn entries(outputs: Vec<(Stored, bool)>, mut prev: Option<&mut Previous>) -> Rendered {
-    let mut pairs: Vec<(Entry, bool)> = outputs
-        .into_iter()
-        .map(|(stored, reused)| (stored.into_entry(prev.as_mut().map(|(_, m)| m)), !reused))
-        .collect();
-    // The plan is in path order already; sorted here so nothing downstream relies on that.
-    if !pairs.is_sorted_by(|a, b| a.0.path <= b.0.path) {
-        pairs.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
+    // Made side by side: each entry is moved once (at 100,000 files, pairs made and then
+    // unzipped moved ~20 MB twice on the build's main thread).
+    let mut entries = Vec::with_capacity(outputs.len());
+    let mut fresh = Vec::with_capacity(outputs.len());
+    for (stored, reused) in outputs {
+        entries.push(stored.into_entry(prev.as_mut().map(|(_, m)| m)));
+        fresh.push(!reused);
     }
-    let (entries, fresh): (Vec<Entry>, Vec<bool>) = pairs.into_iter().unzip();
+    // The plan is in path order already; sorted here so nothing downstream relies on that.
+    if !entries.is_sorted_by(|a, b| a.path <= b.path) {
+        let mut pairs: Vec<(Entry, bool)> = entries.into_iter().zip(fresh).collect();
+        pairs.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
+        (entries, fresh) = pairs.into_iter().unzip();
+    }
     let reused = fresh.iter().filter(|f| !**f).count();
     Rendered {
         entries,
