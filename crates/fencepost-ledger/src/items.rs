@@ -115,36 +115,37 @@ impl ItemView {
 /// The ledger's stat cache: path → id, source hash and the file's stat as last scanned.
 /// (A shared ledger answers without stats: each host keeps those; see publish::stat_cache.)
 pub fn stat_cache(tx: &Tx<'_>) -> Result<HashMap<String, CachedFile>, LedgerError> {
-    let rows = tx.rows("items.stat_cache", &[])?;
-    let mut out = HashMap::with_capacity(rows.len());
-    let mut names: HashMap<String, std::sync::Arc<str>> = HashMap::new();
-    for mut r in rows {
-        let collection: String = r.take(0)?;
-        // Most rows share a handful of collection names: one allocation each.
-        let collection = match names.get(collection.as_str()) {
-            Some(c) => std::sync::Arc::clone(c),
+    let mut out = HashMap::new();
+    // Most rows share a handful of collection names: one allocation each.
+    let mut names: Vec<std::sync::Arc<str>> = Vec::new();
+    let text = |c: &crate::each::Cell<'_>| -> Result<String, LedgerError> {
+        Ok(c.text()?.unwrap_or_default().to_string())
+    };
+    // Read in place: at 100,000 rows, a list of owned rows first was most of this read.
+    tx.each_row("items.stat_cache", &[], |r| {
+        let coll = r[0].text()?.unwrap_or_default();
+        let collection = match names.iter().find(|n| &***n == coll) {
+            Some(c) => c.clone(),
             None => {
-                let c: std::sync::Arc<str> = collection.into();
-                names.insert(c.to_string(), c.clone());
-                c
+                names.push(coll.into());
+                names[names.len() - 1].clone()
             }
         };
+        let id: std::sync::Arc<str> = r[1].text()?.unwrap_or_default().into();
         out.insert(
-            r.take::<String>(2)?,
+            text(&r[2])?,
             CachedFile {
-                name: ItemName {
-                    collection,
-                    id: r.take::<String>(1)?.into(),
-                },
-                source_hash: r.take(3)?,
+                name: ItemName { collection, id },
+                source_hash: text(&r[3])?,
                 stat: FileStat {
-                    size: r.get::<Option<i64>>(4)?.unwrap_or(-1),
-                    changed_ns: r.get::<Option<i64>>(5)?.unwrap_or(-1),
-                    ino: r.get::<Option<i64>>(6)?.unwrap_or(-1),
+                    size: r[4].int()?.unwrap_or(-1),
+                    changed_ns: r[5].int()?.unwrap_or(-1),
+                    ino: r[6].int()?.unwrap_or(-1),
                 },
             },
         );
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 

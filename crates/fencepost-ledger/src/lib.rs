@@ -29,6 +29,7 @@ pub mod clock;
 pub mod copy;
 pub mod db;
 pub mod deploys;
+pub mod each;
 pub mod images;
 pub mod items;
 pub mod lease;

@@ -330,6 +330,44 @@ fn query_on(
     Ok(out)
 }
 
+/// Steps through a read-only query's rows, handing `f` each row's cells (text borrowed
+/// from SQLite's buffer) until it returns false. A statement that writes is refused: what a
+/// bucket ledger's replica records goes through [`query`].
+pub(super) fn each(
+    tx: &SqliteTx<'_>,
+    text: &str,
+    values: &[Value],
+    f: &mut dyn FnMut(&[super::each::Cell<'_>]) -> bool,
+) -> Result<(), DbError> {
+    use super::each::Cell;
+    let mut stmt = tx.tx.prepare_cached(text).map_err(db_error)?;
+    if !stmt.readonly() {
+        return Err(DbError {
+            kind: DbErrorKind::Other,
+            message: "each_row runs read-only statements only".into(),
+        });
+    }
+    let n = stmt.column_count();
+    let mut rows = stmt
+        .query(rusqlite::params_from_iter(bind(values)))
+        .map_err(db_error)?;
+    while let Some(r) = rows.next().map_err(db_error)? {
+        let mut cells = Vec::with_capacity(n);
+        for i in 0..n {
+            cells.push(match r.get_ref(i).map_err(db_error)? {
+                ValueRef::Null => Cell::Null,
+                ValueRef::Integer(i) => Cell::Int(i),
+                ValueRef::Real(f) => Cell::Int(f as i64),
+                ValueRef::Text(t) | ValueRef::Blob(t) => Cell::Text(fencepost_core::text::lossy(t)),
+            });
+        }
+        if !f(&cells) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn commit(tx: SqliteTx<'_>) -> Result<(), DbError> {
     tx.tx.commit().map_err(db_error)
 }

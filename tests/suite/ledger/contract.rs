@@ -54,10 +54,13 @@ conformance!(
     the_transparency_log_reads_back_the_tree_it_appended,
     the_pages_since_a_revision_bring_its_pages_to_the_snapshots,
     the_candidates_are_the_items_not_published_and_current,
+    rows_read_in_place_are_the_rows_read_owned,
 );
 
 mod candidates;
 use candidates::the_candidates_are_the_items_not_published_and_current;
+mod each;
+use each::rows_read_in_place_are_the_rows_read_owned;
 mod engines;
 use engines::*;
 mod integrity;
