@@ -52,6 +52,16 @@ impl<'a> From<&'a Value> for Cell<'a> {
     }
 }
 
+impl From<Cell<'_>> for Value {
+    fn from(c: Cell<'_>) -> Value {
+        match c {
+            Cell::Null => Value::Null,
+            Cell::Int(i) => Value::Int(i),
+            Cell::Text(t) => Value::Text(t.into_owned()),
+        }
+    }
+}
+
 impl Tx<'_> {
     /// Runs read-only query `name` and hands `f` each row's cells, in the statement's order.
     /// A statement that is not a plain `SELECT` is refused before it runs, on every engine:

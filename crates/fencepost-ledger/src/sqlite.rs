@@ -316,14 +316,7 @@ fn query_on(
     while let Some(r) = rows.next().map_err(db_error)? {
         let mut values = Vec::with_capacity(n);
         for i in 0..n {
-            values.push(match r.get_ref(i).map_err(db_error)? {
-                ValueRef::Null => Value::Null,
-                ValueRef::Integer(i) => Value::Int(i),
-                ValueRef::Real(f) => Value::Int(f as i64),
-                ValueRef::Text(t) | ValueRef::Blob(t) => {
-                    Value::Text(fencepost_core::text::lossy(t).into_owned())
-                }
-            });
+            values.push(Value::from(cell(r.get_ref(i).map_err(db_error)?)));
         }
         out.push(Row { statement, values });
     }
@@ -339,7 +332,6 @@ pub(super) fn each(
     values: &[Value],
     f: &mut dyn FnMut(&[super::each::Cell<'_>]) -> bool,
 ) -> Result<(), DbError> {
-    use super::each::Cell;
     let mut stmt = tx.tx.prepare_cached(text).map_err(db_error)?;
     if !stmt.readonly() {
         return Err(DbError {
@@ -354,18 +346,25 @@ pub(super) fn each(
     while let Some(r) = rows.next().map_err(db_error)? {
         let mut cells = Vec::with_capacity(n);
         for i in 0..n {
-            cells.push(match r.get_ref(i).map_err(db_error)? {
-                ValueRef::Null => Cell::Null,
-                ValueRef::Integer(i) => Cell::Int(i),
-                ValueRef::Real(f) => Cell::Int(f as i64),
-                ValueRef::Text(t) | ValueRef::Blob(t) => Cell::Text(fencepost_core::text::lossy(t)),
-            });
+            cells.push(cell(r.get_ref(i).map_err(db_error)?));
         }
         if !f(&cells) {
             break;
         }
     }
     Ok(())
+}
+
+/// One column of a row as the ledger reads it: text borrowed from SQLite's buffer (a blob
+/// as text, lossily), a real as an integer (the schema stores none).
+fn cell(v: ValueRef<'_>) -> super::each::Cell<'_> {
+    use super::each::Cell;
+    match v {
+        ValueRef::Null => Cell::Null,
+        ValueRef::Integer(i) => Cell::Int(i),
+        ValueRef::Real(f) => Cell::Int(f as i64),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Cell::Text(fencepost_core::text::lossy(t)),
+    }
 }
 
 pub(super) fn commit(tx: SqliteTx<'_>) -> Result<(), DbError> {
