@@ -59,6 +59,25 @@ impl PageInput {
         permute(pages, order)
     }
 
+    /// The pages held at places `at` of `slots`, in reading order, each moved out of its
+    /// slot once (by `take`), found by `page`: for pages held inside larger values, which
+    /// need not be moved into a list of their own first.
+    pub fn taken_in_order<T: Sync>(
+        slots: &mut [T],
+        at: Vec<u32>,
+        page: impl Fn(&T) -> Option<&PageInput>,
+        mut take: impl FnMut(&mut T) -> Option<PageInput>,
+    ) -> Vec<PageInput> {
+        use rayon::prelude::*;
+        let of = |i: u32| page(&slots[i as usize]).expect("a page's place");
+        let mut keys: Vec<_> = at.into_iter().map(|i| (of(i).order(), i)).collect();
+        keys.par_sort_unstable();
+        let order: Vec<u32> = keys.into_iter().map(|(_, i)| i).collect();
+        (order.into_iter())
+            .map(|i| take(&mut slots[i as usize]).expect("each page's place once"))
+            .collect()
+    }
+
     /// Its `weight` where its collection sorts by weight (from its data; `i64::MAX`
     /// without one), else None.
     pub fn weight_of(coll: &fencepost_config::collections::Collection, data: &str) -> Option<i64> {

@@ -10,6 +10,7 @@
 //! name, so the code that runs a statement is the same whichever engine answers it.
 
 use super::LedgerError;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -523,5 +524,57 @@ mod tests {
                 .unwrap(),
             vec![Value::Int(1), Value::Text("x".into())]
         );
+    }
+}
+
+/// One cell of a row read in place.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell<'a> {
+    Null,
+    Int(i64),
+    Text(Cow<'a, str>),
+}
+
+impl Cell<'_> {
+    /// The cell as text (`None` for NULL); an integer is not text.
+    pub fn text(&self) -> Result<Option<&str>, LedgerError> {
+        match self {
+            Cell::Null => Ok(None),
+            Cell::Text(t) => Ok(Some(t)),
+            Cell::Int(i) => Err(LedgerError::Internal(format!(
+                "expected text, found the integer {i}"
+            ))),
+        }
+    }
+
+    /// The cell as an integer (`None` for NULL).
+    pub fn int(&self) -> Result<Option<i64>, LedgerError> {
+        match self {
+            Cell::Null => Ok(None),
+            Cell::Int(i) => Ok(Some(*i)),
+            Cell::Text(t) => Err(LedgerError::Internal(format!(
+                "expected an integer, found the text {t:?}"
+            ))),
+        }
+    }
+}
+
+impl<'a> From<&'a Value> for Cell<'a> {
+    fn from(v: &'a Value) -> Cell<'a> {
+        match v {
+            Value::Null => Cell::Null,
+            Value::Int(i) => Cell::Int(*i),
+            Value::Text(t) => Cell::Text(Cow::Borrowed(t)),
+        }
+    }
+}
+
+impl From<Cell<'_>> for Value {
+    fn from(c: Cell<'_>) -> Value {
+        match c {
+            Cell::Null => Value::Null,
+            Cell::Int(i) => Value::Int(i),
+            Cell::Text(t) => Value::Text(t.into_owned()),
+        }
     }
 }

@@ -6,61 +6,9 @@
 //! stepped through; on PostgreSQL (whose client hands over whole rows anyway) the owned rows
 //! are lent cell by cell.
 
-use super::db::{Args, Value};
+use super::db::Args;
+pub use super::db::Cell;
 use super::{LedgerError, Tx, TxInner};
-use std::borrow::Cow;
-
-/// One cell of a row read in place.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell<'a> {
-    Null,
-    Int(i64),
-    Text(Cow<'a, str>),
-}
-
-impl Cell<'_> {
-    /// The cell as text (`None` for NULL); an integer is not text.
-    pub fn text(&self) -> Result<Option<&str>, LedgerError> {
-        match self {
-            Cell::Null => Ok(None),
-            Cell::Text(t) => Ok(Some(t)),
-            Cell::Int(i) => Err(LedgerError::Internal(format!(
-                "expected text, found the integer {i}"
-            ))),
-        }
-    }
-
-    /// The cell as an integer (`None` for NULL).
-    pub fn int(&self) -> Result<Option<i64>, LedgerError> {
-        match self {
-            Cell::Null => Ok(None),
-            Cell::Int(i) => Ok(Some(*i)),
-            Cell::Text(t) => Err(LedgerError::Internal(format!(
-                "expected an integer, found the text {t:?}"
-            ))),
-        }
-    }
-}
-
-impl<'a> From<&'a Value> for Cell<'a> {
-    fn from(v: &'a Value) -> Cell<'a> {
-        match v {
-            Value::Null => Cell::Null,
-            Value::Int(i) => Cell::Int(*i),
-            Value::Text(t) => Cell::Text(Cow::Borrowed(t)),
-        }
-    }
-}
-
-impl From<Cell<'_>> for Value {
-    fn from(c: Cell<'_>) -> Value {
-        match c {
-            Cell::Null => Value::Null,
-            Cell::Int(i) => Value::Int(i),
-            Cell::Text(t) => Value::Text(t.into_owned()),
-        }
-    }
-}
 
 impl Tx<'_> {
     /// Runs read-only query `name` and hands `f` each row's cells, in the statement's order.

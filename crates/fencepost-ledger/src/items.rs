@@ -118,7 +118,7 @@ pub fn stat_cache(tx: &Tx<'_>) -> Result<HashMap<String, CachedFile>, LedgerErro
     let mut out = HashMap::new();
     // Most rows share a handful of collection names: one allocation each.
     let mut names: Vec<std::sync::Arc<str>> = Vec::new();
-    let text = |c: &crate::each::Cell<'_>| -> Result<String, LedgerError> {
+    let text = |c: &crate::db::Cell<'_>| -> Result<String, LedgerError> {
         Ok(c.text()?.unwrap_or_default().to_string())
     };
     // Read in place: at 100,000 rows, a list of owned rows first was most of this read.

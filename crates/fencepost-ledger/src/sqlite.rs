@@ -330,7 +330,7 @@ pub(super) fn each(
     tx: &SqliteTx<'_>,
     text: &str,
     values: &[Value],
-    f: &mut dyn FnMut(&[super::each::Cell<'_>]) -> bool,
+    f: &mut dyn FnMut(&[super::db::Cell<'_>]) -> bool,
 ) -> Result<(), DbError> {
     let mut stmt = tx.tx.prepare_cached(text).map_err(db_error)?;
     if !stmt.readonly() {
@@ -357,8 +357,8 @@ pub(super) fn each(
 
 /// One column of a row as the ledger reads it: text borrowed from SQLite's buffer (a blob
 /// as text, lossily), a real as an integer (the schema stores none).
-fn cell(v: ValueRef<'_>) -> super::each::Cell<'_> {
-    use super::each::Cell;
+fn cell(v: ValueRef<'_>) -> super::db::Cell<'_> {
+    use super::db::Cell;
     match v {
         ValueRef::Null => Cell::Null,
         ValueRef::Integer(i) => Cell::Int(i),
