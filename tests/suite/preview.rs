@@ -273,8 +273,22 @@ fn a_page_that_listens_after_a_rebuild_is_told_to_reload() {
         "a page served now is current"
     );
 
+    let about = srv.get("/about/");
+    let about_tag = about.header("etag").unwrap().to_string();
     s.item_with(1, "2026-11-01", "", "Edited before the page listened.");
     early.wait("reload");
+    // A page the rebuild left alone, revalidated: its script names the new generation, so it
+    // is sent again (a 304 would keep the old one, and the page would reload without end).
+    let again = try_http(
+        &srv.addr,
+        "GET",
+        "/about/",
+        &[("If-None-Match", about_tag.as_str())],
+    )
+    .unwrap();
+    assert_eq!(again.status, 200, "{:?}", again.headers);
+    assert_ne!(again.header("etag"), Some(about_tag.as_str()));
+    assert_ne!(generation_of(&again.text()), generation_of(&about.text()));
     // The page above, opening its stream only now: told at once that it is out of date.
     let mut late = Events::listen(&srv.addr);
     let now = late.wait_data("ready");

@@ -141,7 +141,14 @@ fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool)
         Lookup::NotFound => return text(StatusCode::NOT_FOUND, "not found"),
     };
     let f = &site.files[&path];
-    let etag = format!("\"{}\"", f.sha256);
+    let html = path.ends_with(".html");
+    // An HTML page's bytes carry the generation its script names: so does its tag, or a
+    // revalidation after a rebuild that left the page alone would answer 304 and keep the old
+    // generation (and a strong tag would name two different bodies).
+    let etag = match html {
+        true => format!("\"{}-g{generation}\"", f.sha256),
+        false => format!("\"{}\"", f.sha256),
+    };
     let finish = |mut r: Response| {
         common_headers(&mut r, &etag, f.content_type, "preview");
         r.headers_mut()
@@ -151,7 +158,7 @@ fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool)
     if status == StatusCode::OK && etag_matches(headers, etag.as_bytes()) {
         return finish(StatusCode::NOT_MODIFIED.into_response());
     }
-    let bytes = if path.ends_with(".html") {
+    let bytes = if html {
         inject_reload(&f.bytes, generation)
     } else {
         f.bytes.to_vec()
