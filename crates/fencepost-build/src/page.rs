@@ -50,12 +50,7 @@ impl PageInput {
     /// them in place moved each one some twenty times (at 100,000 pages, a gigabyte of
     /// copies), so the order is found over small keys and each page is moved once.
     pub fn in_order(pages: Vec<PageInput>) -> Vec<PageInput> {
-        use rayon::prelude::*;
-        let mut keys: Vec<_> = (pages.iter().enumerate())
-            .map(|(i, p)| (p.order(), i as u32))
-            .collect();
-        keys.par_sort_unstable();
-        let order: Vec<u32> = keys.into_iter().map(|(_, i)| i).collect();
+        let order = reading_order((pages.iter()).zip(0..));
         permute(pages, order)
     }
 
@@ -68,11 +63,8 @@ impl PageInput {
         page: impl Fn(&T) -> Option<&PageInput>,
         mut take: impl FnMut(&mut T) -> Option<PageInput>,
     ) -> Vec<PageInput> {
-        use rayon::prelude::*;
         let of = |i: u32| page(&slots[i as usize]).expect("a page's place");
-        let mut keys: Vec<_> = at.into_iter().map(|i| (of(i).order(), i)).collect();
-        keys.par_sort_unstable();
-        let order: Vec<u32> = keys.into_iter().map(|(_, i)| i).collect();
+        let order = reading_order(at.into_iter().map(|i| (of(i), i)));
         (order.into_iter())
             .map(|i| take(&mut slots[i as usize]).expect("each page's place once"))
             .collect()
@@ -94,6 +86,15 @@ impl PageInput {
     }
 }
 
+/// The places of `pages` (each page with its place) in reading order
+/// ([`PageInput::order`]), found over small keys.
+fn reading_order<'a>(pages: impl Iterator<Item = (&'a PageInput, u32)>) -> Vec<u32> {
+    use rayon::prelude::*;
+    let mut keys: Vec<_> = pages.map(|(p, i)| (p.order(), i)).collect();
+    keys.par_sort_unstable();
+    keys.into_iter().map(|(_, i)| i).collect()
+}
+
 /// The elements of `v` in the order `order` names them (a permutation of its indices: the
 /// result's `k`th element is `v[order[k]]`): how large elements are sorted (the order found
 /// over small keys). In place, one cycle of the permutation at a time: an element already in
@@ -110,6 +111,8 @@ pub fn permute<T>(mut v: Vec<T>, mut order: Vec<u32>) -> Vec<T> {
         loop {
             let src = order[k] as usize;
             order[k] = k as u32;
+            // Back at the cycle's start: its last place is filled. (`src == k` only when
+            // `order` names an index twice: stop rather than go round for ever.)
             if src == start || src == k {
                 break;
             }

@@ -26,9 +26,9 @@ impl Tx<'_> {
                 "statement {name} is not a plain SELECT: each_row only reads"
             )));
         }
-        let values = stmt.bind(name, args)?;
         match &self.inner {
             TxInner::Sqlite(tx) => {
+                let values = stmt.bind(name, args)?;
                 let mut failed = None;
                 super::sqlite::each(tx, &stmt.text, &values, &mut |cells| {
                     f(cells).map_err(|e| failed = Some(e)).is_ok()

@@ -20,9 +20,7 @@ impl Beneath {
             #[cfg(unix)]
             fd: rustix::fs::open(
                 path,
-                rustix::fs::OFlags::RDONLY
-                    | rustix::fs::OFlags::DIRECTORY
-                    | rustix::fs::OFlags::CLOEXEC,
+                fencepost_core::item::lookup_dir_flags(),
                 rustix::fs::Mode::empty(),
             )
             .ok(),
