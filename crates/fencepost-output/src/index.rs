@@ -62,19 +62,48 @@ pub fn to_bytes(m: &Manifest) -> Vec<u8> {
     out
 }
 
+/// One line of the index: a file as the index records it, borrowed.
+pub struct Line<'a> {
+    pub path: &'a str,
+    pub sha256: &'a str,
+    pub bytes: u64,
+    pub cache: CacheClass,
+    pub content_type: &'a str,
+    pub location: Option<&'a str>,
+}
+
+impl<'a> Line<'a> {
+    pub fn of(e: &'a super::manifest::Entry) -> Line<'a> {
+        Line {
+            path: &e.path,
+            sha256: &e.sha256,
+            bytes: e.bytes,
+            cache: e.cache,
+            content_type: &e.content_type,
+            location: e.location.as_deref(),
+        }
+    }
+}
+
 /// [`to_bytes`] written to `out` chunk by chunk, not gathered into one buffer first.
 pub fn write_to(m: &Manifest, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let mut lines: Vec<Line<'_>> = m.files.iter().map(Line::of).collect();
+    lines.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    write_lines(&lines, out)
+}
+
+/// The index of `lines` (sorted by path, bytes), its lines made in parallel chunks.
+pub fn write_lines(lines: &[Line<'_>], out: &mut impl std::io::Write) -> std::io::Result<()> {
     use rayon::prelude::*;
-    let mut files: Vec<_> = m.files.iter().collect();
-    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    let chunks: Vec<Vec<u8>> = files
+    debug_assert!(lines.is_sorted_by(|a, b| a.path.as_bytes() <= b.path.as_bytes()));
+    let chunks: Vec<Vec<u8>> = lines
         .par_chunks(4096)
         .map(|chunk| {
             let mut out = Vec::with_capacity(chunk.len() * 160);
             for e in chunk {
-                serde_json::to_writer(&mut out, &e.path).expect("strings serialise");
+                serde_json::to_writer(&mut out, e.path).expect("strings serialise");
                 for field in [
-                    e.sha256.as_str(),
+                    e.sha256,
                     &e.bytes.to_string(),
                     class_name(e.cache),
                     &e.content_type.replace(['\t', '\n', '\r'], " "),
@@ -82,7 +111,7 @@ pub fn write_to(m: &Manifest, out: &mut impl std::io::Write) -> std::io::Result<
                     out.push(b'\t');
                     out.extend_from_slice(field.as_bytes());
                 }
-                if let Some(location) = &e.location {
+                if let Some(location) = e.location {
                     out.push(b'\t');
                     serde_json::to_writer(&mut out, location).expect("strings serialise");
                 }

@@ -13,6 +13,7 @@
 //!
 //! One [`public::Public`] per command owns `public/`; nothing else takes it as a bare path.
 
+pub mod carried;
 pub mod id;
 pub mod index;
 pub mod manifest;

@@ -185,6 +185,17 @@ pub struct Json {
 }
 
 impl Json {
+    /// The JSON of `head` (a manifest whose `files` are left out) with `chunks` as its files:
+    /// each chunk entries joined by commas.
+    pub(crate) fn new(head: &Manifest, chunks: Vec<Vec<u8>>) -> Json {
+        let mut head =
+            serde_json::to_vec(&head.clone_without_files()).expect("manifests serialise");
+        // `..."files":[]}`: open the array again and splice the entries in.
+        debug_assert!(head.ends_with(b"[]}"));
+        head.truncate(head.len() - 2);
+        Json { head, chunks }
+    }
+
     /// The bytes, in order: the head, the entries' chunks joined by commas, the close.
     pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
         out.write_all(&self.head)?;
@@ -247,11 +258,6 @@ impl Manifest {
     /// a copy of them all (and the buffer's growth) at the end of every build.
     pub fn to_json(&self) -> Json {
         use rayon::prelude::*;
-        let mut head =
-            serde_json::to_vec(&self.clone_without_files()).expect("manifests serialise");
-        // `..."files":[]}`: open the array again and splice the entries in.
-        debug_assert!(head.ends_with(b"[]}"));
-        head.truncate(head.len() - 2);
         let chunks = self
             .files
             .par_chunks(4096)
@@ -266,7 +272,7 @@ impl Manifest {
                 buf
             })
             .collect();
-        Json { head, chunks }
+        Json::new(self, chunks)
     }
 
     fn clone_without_files(&self) -> Manifest {

@@ -2,8 +2,9 @@
 //! place only when complete. A temporary directory whose lock nobody holds belongs to a
 //! build that died; the next build removes it.
 
+use super::carried::Listing;
 use super::id::RevisionId;
-use super::manifest::{self, Manifest};
+use super::manifest;
 use super::{io_err, OutputError};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -51,7 +52,7 @@ impl Staging {
 
     /// Writes the manifest, flushes the file system, and renames the directory to
     /// `revisions/<name>`. Returns false if another build finished the same revision first.
-    pub fn finish(mut self, manifest: &Manifest, name: &str) -> Result<bool, OutputError> {
+    pub fn finish(mut self, manifest: &dyn Listing, name: &str) -> Result<bool, OutputError> {
         write_manifest(&self.path, manifest)?;
         sync_filesystem(&self.path).map_err(io_err(&self.path))?;
         fencepost_core::fail_point!("build.before_rename");
@@ -85,7 +86,7 @@ impl Staging {
     /// `name` (set aside first, removed after): a folder re-issued with more than it had (a
     /// site's transparency log appended to by a rollback). Not for a live folder: between the
     /// two renames `name` does not exist.
-    pub fn replace_revision(self, manifest: &Manifest, name: &str) -> Result<(), OutputError> {
+    pub fn replace_revision(self, manifest: &dyn Listing, name: &str) -> Result<(), OutputError> {
         let revisions = self.path.parent().expect("under revisions/").to_path_buf();
         let dir = revisions.join(name);
         let aside = revisions.join(format!(
@@ -105,7 +106,7 @@ impl Staging {
     /// Writes the manifest and puts the directory at `target`, replacing what was there
     /// (used for the preview, which nothing points to). `target` is beside the staging
     /// folder (see [`Staging::create_in`]), so the renames stay on one file system.
-    pub fn replace(mut self, manifest: &Manifest, target: &Path) -> Result<(), OutputError> {
+    pub fn replace(mut self, manifest: &dyn Listing, target: &Path) -> Result<(), OutputError> {
         write_manifest(&self.path, manifest)?;
         let old = target.with_file_name(format!(".old-{}", uuid::Uuid::new_v4().simple()));
         let had_old = target.exists();
@@ -125,11 +126,11 @@ impl Staging {
 /// Each is written chunk by chunk, not gathered into one buffer first (a 100,000-file
 /// revision's manifest is ~40 MB: the copy and the buffer's growth were half of this step);
 /// the manifest's chunks are made while the index is written.
-fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), OutputError> {
+fn write_manifest(dir: &Path, manifest: &dyn Listing) -> Result<(), OutputError> {
     let ipath = dir.join(super::index::FILE);
     let mpath = dir.join(manifest::FILE);
     let (index, json) = rayon::join(
-        || File::create(&ipath).and_then(|mut f| super::index::write_to(manifest, &mut f)),
+        || File::create(&ipath).and_then(|mut f| manifest.write_index(&mut f)),
         || manifest.to_json(),
     );
     index.map_err(io_err(&ipath))?;

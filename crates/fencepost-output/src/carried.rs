@@ -1,0 +1,354 @@
+//! The previous revision's manifest as the next build reads it ([`Carried`]), and the manifest
+//! that build writes ([`Assembled`]): after one publish nearly every entry is the previous
+//! revision's, so neither is turned into owned values and back.
+//!
+//! Reading keeps the file's bytes and, per entry, its raw JSON and the fields a build looks at
+//! (path, key, cache class, and what `manifest.idx` lists), borrowed from those bytes when the
+//! JSON holds them unescaped. Writing copies a kept entry's raw JSON as it was when the
+//! previous revision was written by this same build (`raw_ok`: the same fingerprint, which
+//! names the fencepost version, so the same serialiser) and its cache class is unchanged;
+//! anything else is parsed whole and serialised, as before. At 100,000 entries (40 MB) the
+//! owned parse, the serialisation and the drop took 115–130 ms of one thread; the lazy read and
+//! the copy take 52–53 ms (`examples/manifest_read.rs`, BENCHMARKS.md).
+//!
+//! Rejected: the whole manifest as postcard in a cache file beside it (still every string
+//! allocated: ~20–30 ms saved, for another file to verify); the entries' strings inline
+//! (`compact_str`: parses slower — the JSON itself is the cost, not the allocations).
+
+use super::index::{self, Line};
+use super::manifest::{AuditAnchor, CacheClass, Entry, Json, Manifest};
+use super::{id::RevisionId, io_err, OutputError};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::ops::Range;
+use std::path::Path;
+
+/// A field of an entry: a stretch of the file (its JSON held it unescaped), or decoded.
+enum Text {
+    At(Range<usize>),
+    Own(Box<str>),
+}
+
+struct Row {
+    raw: Range<usize>,
+    path: Text,
+    key: Text,
+    sha256: Text,
+    content_type: Text,
+    location: Option<Text>,
+    bytes: u64,
+    cache: CacheClass,
+}
+
+#[derive(Deserialize)]
+struct FileIn<'a> {
+    revision: i64,
+    #[serde(default)]
+    ledger_id: Option<String>,
+    #[serde(default)]
+    audit_tip: Option<AuditAnchor>,
+    build: String,
+    preview: bool,
+    #[serde(default)]
+    broken_links: Vec<(String, String)>,
+    #[serde(borrow)]
+    files: Vec<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct RowIn<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+    #[serde(borrow)]
+    sha256: Cow<'a, str>,
+    bytes: u64,
+    #[serde(borrow)]
+    content_type: Cow<'a, str>,
+    cache: CacheClass,
+    #[serde(borrow)]
+    key: Cow<'a, str>,
+    #[serde(default, borrow)]
+    location: Option<Cow<'a, str>>,
+}
+
+/// A revision's `manifest.json`, read for the next build (see the module doc).
+pub struct Carried {
+    /// The file (JSON is UTF-8: checked once, so each field is a plain slice of it).
+    text: String,
+    /// Everything but the files (`files` is empty).
+    head: Manifest,
+    rows: Vec<Row>,
+    sorted: bool,
+}
+
+impl Carried {
+    pub fn read(dir: &Path) -> Result<Carried, OutputError> {
+        let path = dir.join(super::manifest::FILE);
+        let bytes = std::fs::read(&path).map_err(io_err(&path))?;
+        Carried::from_bytes(bytes).map_err(|message| OutputError::Manifest { path, message })
+    }
+
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Carried, String> {
+        let file_text = String::from_utf8(bytes).map_err(|e| e.to_string())?;
+        let base = file_text.as_ptr() as usize;
+        let at = |s: &str| {
+            let start = s.as_ptr() as usize - base;
+            start..start + s.len()
+        };
+        let text = |c: Cow<'_, str>| match c {
+            Cow::Borrowed(s) => Text::At(at(s)),
+            Cow::Owned(s) => Text::Own(s.into_boxed_str()),
+        };
+        let file: FileIn<'_> = serde_json::from_str(&file_text).map_err(|e| e.to_string())?;
+        let mut rows = Vec::with_capacity(file.files.len());
+        for raw in &file.files {
+            let r: RowIn<'_> = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+            rows.push(Row {
+                raw: at(raw.get()),
+                path: text(r.path),
+                key: text(r.key),
+                sha256: text(r.sha256),
+                content_type: text(r.content_type),
+                location: r.location.map(text),
+                bytes: r.bytes,
+                cache: r.cache,
+            });
+        }
+        let head = Manifest {
+            id: RevisionId::new(file.revision, file.build),
+            ledger_id: file.ledger_id,
+            audit_tip: file.audit_tip,
+            preview: file.preview,
+            broken_links: file.broken_links,
+            files: Vec::new(),
+        };
+        let mut c = Carried {
+            text: file_text,
+            head,
+            rows,
+            sorted: false,
+        };
+        c.sorted = (1..c.rows.len()).all(|i| c.path(i - 1).as_bytes() <= c.path(i).as_bytes());
+        Ok(c)
+    }
+
+    fn text<'a>(&'a self, t: &'a Text) -> &'a str {
+        match t {
+            Text::At(r) => &self.text[r.clone()],
+            Text::Own(s) => s,
+        }
+    }
+
+    /// The manifest without its files: id, ledger, audit tip, broken links.
+    pub fn head(&self) -> &Manifest {
+        &self.head
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Whether the entries are in path order (by bytes), as every manifest fencepost writes.
+    pub fn is_sorted(&self) -> bool {
+        self.sorted
+    }
+
+    pub fn path(&self, i: usize) -> &str {
+        self.text(&self.rows[i].path)
+    }
+
+    pub fn key(&self, i: usize) -> &str {
+        self.text(&self.rows[i].key)
+    }
+
+    pub fn sha256(&self, i: usize) -> &str {
+        self.text(&self.rows[i].sha256)
+    }
+
+    pub fn cache(&self, i: usize) -> CacheClass {
+        self.rows[i].cache
+    }
+
+    fn raw(&self, i: usize) -> &str {
+        &self.text[self.rows[i].raw.clone()]
+    }
+
+    /// Entry `i`, parsed whole.
+    pub fn entry(&self, i: usize) -> Entry {
+        serde_json::from_str(self.raw(i)).expect("parsed once already")
+    }
+
+    /// The internal links of entry `i`.
+    pub fn links(&self, i: usize) -> Vec<String> {
+        #[derive(Deserialize)]
+        struct Links {
+            #[serde(default)]
+            links: Vec<String>,
+        }
+        let l: Links = serde_json::from_str(self.raw(i)).expect("parsed once already");
+        l.links
+    }
+
+    /// The index of the entry at `path`.
+    pub fn find(&self, path: &str) -> Option<usize> {
+        if !self.sorted {
+            return (0..self.len()).find(|&i| self.path(i) == path);
+        }
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.path(mid).as_bytes().cmp(path.as_bytes()) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    /// Every entry parsed, as [`Manifest::read`] gives it.
+    pub fn into_manifest(self) -> Manifest {
+        let files = (0..self.len()).map(|i| self.entry(i)).collect();
+        Manifest { files, ..self.head }
+    }
+}
+
+/// One file of the manifest a build writes: its own entry, or the previous revision's
+/// entry `index` kept with this revision's cache class.
+pub enum File {
+    New(Entry),
+    Kept { index: usize, cache: CacheClass },
+}
+
+/// The manifest a build writes, its kept entries still in the previous one's bytes.
+pub struct Assembled<'a> {
+    /// Everything but the files (`files` is empty).
+    pub head: Manifest,
+    /// In path order.
+    pub files: Vec<File>,
+    pub prev: Option<&'a Carried>,
+    /// Whether a kept entry's raw JSON is what this build would write (see the module doc).
+    pub raw_ok: bool,
+}
+
+impl Assembled<'_> {
+    pub fn path<'s>(&'s self, f: &'s File) -> &'s str {
+        match f {
+            File::New(e) => &e.path,
+            File::Kept { index, .. } => self.carried().path(*index),
+        }
+    }
+
+    fn carried(&self) -> &Carried {
+        self.prev
+            .expect("a kept file comes from the previous manifest")
+    }
+
+    fn kept_entry(&self, index: usize, cache: CacheClass) -> Entry {
+        let mut e = self.carried().entry(index);
+        e.cache = cache;
+        e.max_age = cache.max_age();
+        e
+    }
+
+    /// Every entry owned: a manifest as [`Manifest`] holds it (for what edits the file list,
+    /// the transparency log).
+    pub fn into_manifest(self) -> Manifest {
+        let files = (self.files.iter())
+            .map(|f| match f {
+                File::New(e) => e.clone(),
+                File::Kept { index, cache } => self.kept_entry(*index, *cache),
+            })
+            .collect();
+        Manifest { files, ..self.head }
+    }
+
+    /// The JSON, kept entries copied as they were where they can be.
+    pub fn to_json(&self) -> Json {
+        use rayon::prelude::*;
+        let chunks = (self.files.par_chunks(4096))
+            .map(|chunk| {
+                let mut buf = Vec::with_capacity(chunk.len() * 256);
+                for (i, f) in chunk.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    match f {
+                        File::New(e) => serde_json::to_writer(&mut buf, e),
+                        File::Kept { index, cache }
+                            if self.raw_ok && self.carried().cache(*index) == *cache =>
+                        {
+                            buf.extend_from_slice(self.carried().raw(*index).as_bytes());
+                            Ok(())
+                        }
+                        File::Kept { index, cache } => {
+                            serde_json::to_writer(&mut buf, &self.kept_entry(*index, *cache))
+                        }
+                    }
+                    .expect("entries serialise");
+                }
+                buf
+            })
+            .collect();
+        Json::new(&self.head, chunks)
+    }
+
+    /// `manifest.idx`'s lines, in path order.
+    pub fn index_lines(&self) -> Vec<Line<'_>> {
+        let mut lines: Vec<Line<'_>> = (self.files.iter())
+            .map(|f| match f {
+                File::New(e) => Line::of(e),
+                File::Kept { index, cache } => {
+                    let (c, r) = (self.carried(), &self.carried().rows[*index]);
+                    Line {
+                        path: c.text(&r.path),
+                        sha256: c.text(&r.sha256),
+                        bytes: r.bytes,
+                        cache: *cache,
+                        content_type: c.text(&r.content_type),
+                        location: r.location.as_ref().map(|l| c.text(l)),
+                    }
+                }
+            })
+            .collect();
+        if !lines.is_sorted_by(|a, b| a.path.as_bytes() <= b.path.as_bytes()) {
+            lines.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+        }
+        lines
+    }
+}
+
+/// What a revision folder's manifest and index are written from: a [`Manifest`], or what a
+/// build [`Assembled`].
+pub trait Listing: Sync {
+    fn to_json(&self) -> Json;
+    fn write_index(&self, out: &mut std::fs::File) -> std::io::Result<()>;
+}
+
+impl Listing for Manifest {
+    fn to_json(&self) -> Json {
+        Manifest::to_json(self)
+    }
+
+    fn write_index(&self, out: &mut std::fs::File) -> std::io::Result<()> {
+        index::write_to(self, out)
+    }
+}
+
+impl Listing for Assembled<'_> {
+    fn to_json(&self) -> Json {
+        Assembled::to_json(self)
+    }
+
+    fn write_index(&self, out: &mut std::fs::File) -> std::io::Result<()> {
+        index::write_lines(&self.index_lines(), out)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,162 @@
+use super::*;
+use crate::manifest::Entry;
+
+fn entry(path: &str, key: &str, cache: CacheClass) -> Entry {
+    Entry {
+        path: path.into(),
+        sha256: format!("{:064}", path.len()),
+        bytes: path.len() as u64,
+        content_type: crate::manifest::content_type(path).into(),
+        cache,
+        max_age: cache.max_age(),
+        key: key.into(),
+        links: if path.ends_with(".html") {
+            vec!["/".into(), format!("/{path}")]
+        } else {
+            Vec::new()
+        },
+        location: path.starts_with("old").then(|| "/new/\"q\"/".to_string()),
+    }
+}
+
+/// Paths that need escaping in JSON, paths that sort differently as bytes and as folders,
+/// non-ASCII, a redirect with a location.
+fn previous() -> Manifest {
+    let mut files: Vec<Entry> = [
+        "a-b/index.html",
+        "a/b/index.html",
+        "images/ab.png",
+        "old/index.html",
+        "q\"uote\\d/index.html",
+        "tab\there.txt",
+        "é/index.html",
+    ]
+    .iter()
+    .map(|p| entry(p, &format!("k-{p}"), CacheClass::Content))
+    .collect();
+    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    Manifest {
+        id: RevisionId::new(7, "fp"),
+        ledger_id: Some("L".into()),
+        audit_tip: Some(AuditAnchor {
+            seq: 7,
+            hash: Some("h".into()),
+        }),
+        preview: false,
+        broken_links: vec![("a/b/index.html".into(), "/nowhere/".into())],
+        files,
+    }
+}
+
+fn json(l: &impl Listing) -> Vec<u8> {
+    let mut out = Vec::new();
+    l.to_json().write_to(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn a_carried_manifest_reads_what_the_owned_parse_reads() {
+    let m = previous();
+    let c = Carried::from_bytes(m.to_bytes()).unwrap();
+    assert!(c.is_sorted());
+    assert_eq!(c.len(), m.files.len());
+    assert_eq!(c.head().id, m.id);
+    assert_eq!(c.head().broken_links, m.broken_links);
+    for (i, e) in m.files.iter().enumerate() {
+        assert_eq!(
+            (c.path(i), c.key(i), c.sha256(i)),
+            (&*e.path, &*e.key, &*e.sha256)
+        );
+        assert_eq!(c.cache(i), e.cache);
+        assert_eq!(&c.entry(i), e);
+        assert_eq!(c.links(i), e.links);
+        assert_eq!(c.find(&e.path), Some(i));
+    }
+    assert_eq!(c.find("a/index.html"), None);
+    assert_eq!(c.into_manifest(), m);
+}
+
+/// The manifest and index written from kept entries are byte for byte those of the owned
+/// manifest with the same entries — copied raw (same build), serialised again (another
+/// build's manifest, or a changed cache class), new entries among them.
+#[test]
+fn an_assembled_manifest_writes_the_bytes_the_owned_one_writes() {
+    let prev = previous();
+    let c = Carried::from_bytes(prev.to_bytes()).unwrap();
+    for raw_ok in [true, false] {
+        let mut files = Vec::new();
+        let mut owned = Vec::new();
+        for (i, e) in prev.files.iter().enumerate() {
+            match i {
+                1 => {
+                    let fresh = entry(&e.path, "changed", CacheClass::Content);
+                    files.push(File::New(fresh.clone()));
+                    owned.push(fresh);
+                }
+                2 => {
+                    files.push(File::Kept {
+                        index: i,
+                        cache: CacheClass::Immutable,
+                    });
+                    let mut e = e.clone();
+                    e.cache = CacheClass::Immutable;
+                    e.max_age = e.cache.max_age();
+                    owned.push(e);
+                }
+                _ => {
+                    files.push(File::Kept {
+                        index: i,
+                        cache: e.cache,
+                    });
+                    owned.push(e.clone());
+                }
+            }
+        }
+        let head = Manifest {
+            id: RevisionId::new(8, "fp"),
+            files: Vec::new(),
+            ..prev.clone()
+        };
+        let want = Manifest {
+            files: owned,
+            ..head.clone()
+        };
+        let a = Assembled {
+            head,
+            files,
+            prev: Some(&c),
+            raw_ok,
+        };
+        assert_eq!(json(&a), json(&want), "raw_ok {raw_ok}");
+        let mut idx = Vec::new();
+        index::write_lines(&a.index_lines(), &mut idx).unwrap();
+        assert_eq!(idx, index::to_bytes(&want));
+        let paths: Vec<&str> = a.files.iter().map(|f| a.path(f)).collect();
+        let want_paths: Vec<&str> = want.files.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, want_paths);
+        assert_eq!(a.into_manifest(), want);
+    }
+}
+
+/// Fields the JSON holds unescaped are read in place, not copied.
+#[test]
+fn unescaped_fields_are_borrowed_from_the_file() {
+    let c = Carried::from_bytes(previous().to_bytes()).unwrap();
+    let i = c.find("a/b/index.html").unwrap();
+    assert!(matches!(c.rows[i].path, Text::At(_)));
+    assert!(matches!(c.rows[i].key, Text::At(_)));
+    let q = c.find("q\"uote\\d/index.html").unwrap();
+    assert!(matches!(c.rows[q].path, Text::Own(_)));
+}
+
+/// A manifest out of path order (not one fencepost writes) is still looked up right.
+#[test]
+fn an_unsorted_manifest_is_searched_in_full() {
+    let mut m = previous();
+    m.files.reverse();
+    let c = Carried::from_bytes(m.to_bytes()).unwrap();
+    assert!(!c.is_sorted());
+    for (i, e) in m.files.iter().enumerate() {
+        assert_eq!(c.find(&e.path), Some(i));
+    }
+}
