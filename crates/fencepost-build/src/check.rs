@@ -4,9 +4,11 @@
 use super::links::resolves;
 use super::report::{BrokenLink, BuildError};
 use super::reuse::Previous;
-use super::snapshot::Rendered;
-use fencepost_output::manifest::{Entry, Manifest};
+use super::sink::Stored;
+use super::snapshot::{path_of, Rendered};
+use fencepost_output::carried::Carried;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// The broken internal links, logged; with `--strict` any is fatal (nothing is swapped).
@@ -30,33 +32,39 @@ pub(super) fn link_check(
 
 /// Internal links that resolve to no file of the revision. A reused page is re-checked only
 /// when some path of the previous revision is gone, or it had broken links there: otherwise
-/// its links resolve exactly as they did.
-fn check_links(entries: &[Entry], fresh: &[bool], prev: Option<&Manifest>) -> Vec<BrokenLink> {
+/// its links resolve exactly as they did. A kept page's links are read from the previous
+/// manifest only when it is checked.
+fn check_links(entries: &[Stored], fresh: &[bool], prev: Option<&Carried>) -> Vec<BrokenLink> {
     let something_removed = prev.is_none_or(|m| {
-        let mut now = entries.iter().map(|e| e.path.as_str()).peekable();
+        let mut now = entries.iter().map(|f| path_of(f, prev)).peekable();
         // The log's files are written after the check, and its partial tiles change names
         // with every entry: they are no page's link target.
-        m.files
-            .iter()
-            .filter(|f| !f.path.starts_with(super::well_known::LOG_DIR))
-            .any(|f| {
-                while now.next_if(|p| *p < f.path.as_str()).is_some() {}
-                now.peek() != Some(&f.path.as_str())
+        (0..m.len())
+            .map(|i| m.path(i))
+            .filter(|p| !p.starts_with(super::well_known::LOG_DIR))
+            .any(|p| {
+                while now.next_if(|n| *n < p).is_some() {}
+                now.peek() != Some(&p)
             })
     });
     let broken_before: HashSet<&str> = prev
         .map(|m| {
-            m.broken_links
-                .iter()
+            (m.head().broken_links.iter())
                 .map(|(page, _)| page.as_str())
                 .collect()
         })
         .unwrap_or_default();
-    let checked: Vec<&Entry> = (entries.iter().zip(fresh))
-        .filter(|(e, fresh)| {
-            something_removed || **fresh || broken_before.contains(e.path.as_str())
+    let checked: Vec<(&str, Cow<'_, [String]>)> = (entries.iter().zip(fresh))
+        .filter(|(f, fresh)| {
+            something_removed || **fresh || broken_before.contains(path_of(f, prev))
         })
-        .map(|(e, _)| e)
+        .map(|(f, _)| match f {
+            Stored::New(e) => (e.path.as_str(), Cow::Borrowed(e.links.as_slice())),
+            Stored::Kept { index, .. } => {
+                let m = prev.expect("a kept file comes from the previous manifest");
+                (m.path(*index), Cow::Owned(m.links(*index)))
+            }
+        })
         .collect();
     // Every page has a handful of links: when most pages are checked (a cold build, a path
     // gone), at 100,000 pages some 700,000 lookups, cheaper in a set of the revision's paths
@@ -65,27 +73,30 @@ fn check_links(entries: &[Entry], fresh: &[bool], prev: Option<&Manifest>) -> Ve
     // (one new item), the set itself was most of the check (~25 ms at 100,000 files, on the
     // build's main thread): their few links are searched for.
     // `entries` are in path order: `snapshot::entries` leaves them so.
-    debug_assert!(entries.is_sorted_by(|a, b| a.path <= b.path));
+    debug_assert!(entries.is_sorted_by(|a, b| path_of(a, prev) <= path_of(b, prev)));
     if checked.len() * 64 < entries.len() {
-        let exists = |p: &str| (entries.binary_search_by(|e| e.path.as_str().cmp(p))).is_ok();
+        let exists = |p: &str| (entries.binary_search_by(|f| path_of(f, prev).cmp(p))).is_ok();
         broken_in(&checked, &exists)
     } else {
-        let paths: HashSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+        let paths: HashSet<&str> = entries.iter().map(|f| path_of(f, prev)).collect();
         broken_in(&checked, &|p: &str| paths.contains(p))
     }
 }
 
 /// The links of `pages` that resolve to no file `exists` knows, in parallel: a site with
 /// taxonomies has a few hundred thousand links to check.
-fn broken_in(pages: &[&Entry], exists: &(dyn Fn(&str) -> bool + Sync)) -> Vec<BrokenLink> {
+fn broken_in(
+    pages: &[(&str, Cow<'_, [String]>)],
+    exists: &(dyn Fn(&str) -> bool + Sync),
+) -> Vec<BrokenLink> {
     pages
         .par_iter()
-        .flat_map_iter(|e| {
-            e.links
+        .flat_map_iter(|(page, links)| {
+            links
                 .iter()
                 .filter(|l| !resolves(l, exists))
                 .map(|l| BrokenLink {
-                    page: e.path.clone(),
+                    page: page.to_string(),
                     link: l.clone(),
                 })
         })
@@ -95,7 +106,7 @@ fn broken_in(pages: &[&Entry], exists: &(dyn Fn(&str) -> bool + Sync)) -> Vec<Br
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fencepost_output::manifest::CacheClass;
+    use fencepost_output::manifest::{CacheClass, Entry, Manifest};
 
     fn page(path: String, links: &[&str]) -> Entry {
         Entry {
@@ -142,13 +153,34 @@ mod tests {
         v
     }
 
+    /// The revision's files: the fresh ones its own, the rest kept from `prev` (whose links
+    /// the check then reads from the previous manifest's bytes).
+    fn files(entries: &[Entry], fresh: &[bool], prev: &Carried) -> Vec<Stored> {
+        (entries.iter().zip(fresh))
+            .map(|(e, fresh)| match (fresh, prev.find(&e.path)) {
+                (false, Some(index)) => Stored::Kept {
+                    index,
+                    cache: e.cache,
+                },
+                _ => Stored::New(e.clone()),
+            })
+            .collect()
+    }
+
+    fn carried(m: &Manifest) -> Carried {
+        Carried::from_bytes(m.to_bytes()).unwrap()
+    }
+
     #[test]
     fn a_few_pages_checked_by_search_find_what_every_page_checked_finds() {
         let (entries, fresh) = site();
         let mut prev = Manifest::of_files(entries.clone());
         prev.broken_links = vec![("p299/index.html".into(), "/p300/".into())];
+        let kept = carried(&prev);
+        let now = files(&entries, &fresh, &kept);
+        assert!(matches!(now[1], Stored::Kept { .. }));
         // Nothing gone: the fresh page and the one broken before are checked, by search.
-        let few = check_links(&entries, &fresh, Some(&prev));
+        let few = check_links(&now, &fresh, Some(&kept));
         assert_eq!(
             pairs(&few),
             [
@@ -156,18 +188,24 @@ mod tests {
                 ("p299/index.html", "/p300/")
             ]
         );
-        // A path gone: every page is checked, in a set; the same links are found.
+        // A path gone: every page is checked, in a set; the same links are found (the kept
+        // pages' links read from the previous manifest).
         let mut gone = prev.clone();
         gone.files.push(page("zz/index.html".into(), &[]));
-        let every = check_links(&entries, &fresh, Some(&gone));
+        let gone = carried(&gone);
+        let every = check_links(&files(&entries, &fresh, &gone), &fresh, Some(&gone));
         assert_eq!(pairs(&every), pairs(&few));
         // No previous revision: every page is checked.
-        assert_eq!(pairs(&check_links(&entries, &fresh, None)), pairs(&few));
+        let owned: Vec<Stored> = entries.iter().cloned().map(Stored::New).collect();
+        assert_eq!(pairs(&check_links(&owned, &fresh, None)), pairs(&few));
         // A page that was broken before and is no longer is not reported.
         let mut mended = entries.clone();
         mended[300].links = vec!["/".into()];
+        let mut fresh_mended = fresh.clone();
+        fresh_mended[300] = true;
+        let mended = files(&mended, &fresh_mended, &kept);
         assert_eq!(
-            pairs(&check_links(&mended, &fresh, Some(&prev))),
+            pairs(&check_links(&mended, &fresh_mended, Some(&kept))),
             [("p005/index.html", "/nowhere/")]
         );
     }

@@ -4,8 +4,8 @@
 
 use super::report::BuildError;
 use fencepost_core::clock::Instant;
+use fencepost_output::carried::Listing;
 use fencepost_output::id::RevisionId;
-use fencepost_output::manifest::Manifest;
 use fencepost_output::pointer::PointerOutcome;
 use fencepost_output::public::{PreviewDir, Public};
 use fencepost_output::revision::Staging;
@@ -101,7 +101,7 @@ impl Destination {
     pub(super) fn put_in_place(
         &mut self,
         staging: Staging,
-        manifest: &Manifest,
+        manifest: &dyn Listing,
         id: &RevisionId,
         now: Instant,
         next_change_at: Option<Instant>,

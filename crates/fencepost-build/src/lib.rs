@@ -46,7 +46,6 @@ use destination::Destination;
 use fencepost_core::clock::Clock;
 use fencepost_ledger::{Ledger, Snapshot};
 use fencepost_output::id::RevisionId;
-use fencepost_output::manifest::Manifest;
 use fencepost_output::revision::Staging;
 use fencepost_site::Site;
 use inputs::SiteInputs;
@@ -58,6 +57,7 @@ pub use report::{BrokenLink, BuildError, LeftOut, Options, Progress, Report};
 use reuse::{Previous, Reuse};
 use sink::DirSink;
 use snapshot::Rendered;
+use snapshot::Written;
 use source::Source;
 pub use source::TreeCache;
 pub use warm::Warm;
@@ -123,29 +123,30 @@ fn build_once(
     let snap = ledger.snapshot()?;
     let origin = snapshot::Origin::read(&snap)?;
     if let Some(built) = build.found_built(&snap)? {
-        build.keep_built(&snap, &built, &mut reuse);
+        build.keep_built(&snap, &built);
         drop(snap);
         return build.point_to_built(built, &origin);
     }
     let mut source = build.read(&snap)?;
     let mut plan = build.plan(&mut source)?;
-    let mut prev = build.previous(&mut reuse, &origin)?;
+    let prev = build.previous(&mut reuse, &origin)?;
     build.item_json(&mut plan, &snap, prev.as_ref())?;
     let staged = build.stage(&mut reuse, &plan)?;
-    let mut rendered = build.render(&plan, &staged, &source, &snap, &mut prev)?;
+    let mut rendered = build.render(&plan, &staged, &source, &snap, prev.as_ref())?;
     drop(snap);
     let broken = build.link_check(&rendered, prev.as_ref())?;
-    let mut manifest = build.manifest(&plan, &origin, &broken, &mut rendered);
-    build.write_log(&mut ledger, &mut manifest, &staged, prev.as_ref(), &origin)?;
-    build.put_in_place(Done {
+    let manifest = build.manifest(&plan, &origin, &broken, &mut rendered, prev.as_ref());
+    let manifest = build.write_log(&mut ledger, manifest, &staged, prev.as_ref(), &origin)?;
+    let report = build.put_in_place(Done {
         plan,
         staged,
         rendered,
         manifest,
         broken,
-        prev,
         source,
-    })
+    });
+    fencepost_core::drop_later(prev);
+    report
 }
 
 /// One build: what every step needs, a method per step in the order
@@ -184,13 +185,12 @@ struct Staged {
 }
 
 /// What the last step takes.
-struct Done {
+struct Done<'p> {
     plan: Plan,
     staged: Staged,
     rendered: Rendered,
-    manifest: Manifest,
+    manifest: Written<'p>,
     broken: Vec<BrokenLink>,
-    prev: Option<Previous>,
     source: Source,
 }
 
@@ -244,9 +244,9 @@ impl<'a> Build<'a> {
 
     /// What the next build of a long-lived process reads of that revision, kept (see
     /// `warm.rs`).
-    fn keep_built(&mut self, snap: &Snapshot<'_>, built: &snapshot::Built, reuse: &mut Reuse) {
+    fn keep_built(&mut self, snap: &Snapshot<'_>, built: &snapshot::Built) {
         let logged = self.signer.is_some();
-        (self.warm).found_built(snap, logged, built.dir(), reuse.kept());
+        (self.warm).found_built(snap, logged, built.dir());
     }
 
     /// Points to that revision (once it is known to be this ledger's); nothing is rendered.
@@ -299,7 +299,7 @@ impl<'a> Build<'a> {
     ) -> Result<Option<Previous>, BuildError> {
         let prev = reuse.previous();
         if let Some(public) = self.dest.public() {
-            let live = prev.as_ref().map(|(d, m)| (d.as_path(), m));
+            let live = prev.as_ref().map(|(d, m)| (d.as_path(), m.head()));
             public.live_is_from(&origin.ledger_id, live)?;
         }
         self.phases.mark("previous manifest");
@@ -341,7 +341,7 @@ impl<'a> Build<'a> {
         staged: &Staged,
         source: &Source,
         snap: &Snapshot<'_>,
-        prev: &mut Option<Previous>,
+        prev: Option<&Previous>,
     ) -> Result<Rendered, BuildError> {
         let (pages, notices) = (&source.pages, &source.notices);
         let preview = self.dest.is_preview();
@@ -349,12 +349,12 @@ impl<'a> Build<'a> {
         let sink = DirSink {
             staging: &staged.staging.path,
             beneath: sink::Beneath::open(&staged.staging.path),
-            prev: prev.as_ref(),
+            prev,
             prelinked: staged.prelinked.as_ref(),
             base_path: &renderer.base_path,
         };
         let outputs = snapshot::render(&renderer, &sink, &plan.files, source, snap, self.progress)?;
-        let rendered = snapshot::entries(outputs, prev.as_mut());
+        let rendered = snapshot::entries(outputs, prev);
         self.phases.mark("render and link");
         fencepost_core::fail_point!("build.after_render");
         Ok(rendered)
@@ -371,31 +371,37 @@ impl<'a> Build<'a> {
         Ok(broken)
     }
 
-    /// The revision's manifest, every rendered file's entry moved into it.
-    fn manifest(
+    /// The revision's manifest, every rendered file's entry moved into it (a kept one stays
+    /// in the previous manifest's bytes).
+    fn manifest<'p>(
         &self,
         plan: &Plan,
         origin: &snapshot::Origin,
         broken: &[BrokenLink],
         rendered: &mut Rendered,
-    ) -> Manifest {
+        prev: Option<&'p Previous>,
+    ) -> Written<'p> {
         let entries = std::mem::take(&mut rendered.entries);
-        snapshot::manifest(&plan.id, self.dest.is_preview(), origin, broken, entries)
+        let preview = self.dest.is_preview();
+        let m = snapshot::manifest(&plan.id, preview, origin, broken, entries, prev);
+        Written::Assembled(m)
     }
 
     /// The transparency log brought up to this revision, its files written beside it (see
     /// `transparency.rs`); nothing for a site without a log.
-    fn write_log(
+    fn write_log<'p>(
         &mut self,
         ledger: &mut Ledger,
-        manifest: &mut Manifest,
+        manifest: Written<'p>,
         staged: &Staged,
         prev: Option<&Previous>,
         origin: &snapshot::Origin,
-    ) -> Result<(), BuildError> {
+    ) -> Result<Written<'p>, BuildError> {
         let Some(signer) = &self.signer else {
-            return Ok(());
+            return Ok(manifest);
         };
+        // The log's files are spliced into the file list: every entry owned.
+        let mut manifest = manifest.into_manifest();
         let id = manifest.id.clone();
         let at = transparency::At {
             id: &id,
@@ -408,16 +414,17 @@ impl<'a> Build<'a> {
                 .collect(),
         };
         let revision = id.revision;
-        if !transparency::write_log(ledger, signer, &at, manifest, &staged.staging.path, prev)? {
+        let staging = &staged.staging.path;
+        if !transparency::write_log(ledger, signer, &at, &mut manifest, staging, prev)? {
             return Err(BuildError::LogMoved { revision });
         }
         self.phases.mark("transparency log");
-        Ok(())
+        Ok(Written::Owned(manifest))
     }
 
     /// The manifest written, the revision renamed into place and the pointer moved forward;
     /// the report. What is large is dropped on another thread.
-    fn put_in_place(mut self, done: Done) -> Result<Report, BuildError> {
+    fn put_in_place(mut self, done: Done<'_>) -> Result<Report, BuildError> {
         let (id, reused) = (&done.plan.id, done.rendered.reused);
         let manifest = done.manifest;
         let (next_change_at, pages_read) = (done.source.next_change_at, done.source.pages_read);
@@ -426,19 +433,17 @@ impl<'a> Build<'a> {
         let logged = self.signer.is_some();
         let pointer =
             self.dest
-                .put_in_place(staging, &manifest, id, now, next_change_at, logged)?;
+                .put_in_place(staging, manifest.listing(), id, now, next_change_at, logged)?;
         self.phases.mark("manifest and rename");
         let dir = self.dest.dir(id);
         let report = snapshot::report(&manifest, dir, reused, pointer, next_change_at, done.broken);
-        let manifest = match self.dest.public() {
-            Some(public) => self.warm.built(public.revision_dir(id), manifest),
-            None => Some(manifest),
-        };
+        if let Some(public) = self.dest.public() {
+            self.warm.built(public.revision_dir(id));
+        }
         let large = (
             done.source,
             done.plan.files,
-            manifest,
-            done.prev,
+            manifest.into_parts(),
             done.staged.prelinked,
         );
         fencepost_core::drop_later(large);

@@ -6,7 +6,7 @@ use super::plan::{CopySource, Job, Planned};
 use super::render::{body_ids, Renderer};
 use super::report::{io, BuildError, Progress};
 use super::{links, prelink};
-use fencepost_output::manifest::{self, Entry, Manifest};
+use fencepost_output::manifest::{self, Entry};
 use fencepost_output::memory::{MemoryFile, MemorySite};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -200,50 +200,17 @@ pub(super) struct DirSink<'a> {
     pub(super) staging: &'a Path,
     /// `staging`, open: rendered files are written beneath it.
     pub(super) beneath: Beneath,
-    pub(super) prev: Option<&'a (PathBuf, Manifest)>,
+    pub(super) prev: Option<&'a super::reuse::Previous>,
     /// The previous revision's files already linked into `staging` (early links).
     pub(super) prelinked: Option<&'a prelink::Prelinked>,
     /// The site's path under its host (`Config::base_path`): links are recorded without it.
     pub(super) base_path: &'a str,
 }
 
-/// What the directory sink made of one file.
-pub(super) enum Stored {
-    /// A file rendered or copied into this revision.
-    New(Entry),
-    /// The previous revision's file `index` (of its manifest) kept, with the cache fields
-    /// this revision gives it; its entry is moved out of the previous manifest afterwards
-    /// ([`Stored::into_entry`]) rather than copied 100,000 times.
-    Kept {
-        index: usize,
-        cache: manifest::CacheClass,
-    },
-}
-
-impl Stored {
-    /// The manifest entry; `prev` is the manifest `Kept` indexes into.
-    pub(super) fn into_entry(self, prev: Option<&mut Manifest>) -> Entry {
-        match self {
-            Stored::New(e) => e,
-            Stored::Kept { index, cache } => {
-                let old = &mut prev
-                    .expect("a kept file comes from the previous manifest")
-                    .files[index];
-                Entry {
-                    path: old.path.clone(),
-                    sha256: std::mem::take(&mut old.sha256),
-                    bytes: old.bytes,
-                    content_type: std::mem::take(&mut old.content_type),
-                    cache,
-                    max_age: cache.max_age(),
-                    key: std::mem::take(&mut old.key),
-                    links: std::mem::take(&mut old.links),
-                    location: old.location.take(),
-                }
-            }
-        }
-    }
-}
+/// What the directory sink made of one file: an entry of its own, or the previous revision's
+/// file `index` (of its manifest) kept, with the cache fields this revision gives it — its
+/// entry left in the previous manifest's bytes (see `fencepost_output::carried`).
+pub(super) use fencepost_output::carried::File as Stored;
 
 /// The previous revision's file a planned file can reuse: its index in the previous manifest,
 /// and whether it is linked into the staging folder already (an early link).
@@ -258,11 +225,7 @@ impl Sink for DirSink<'_> {
 
     fn find(&self, p: &Planned) -> Option<Found> {
         let (_, m) = self.prev?;
-        let index = (m
-            .files
-            .binary_search_by(|e| e.path.as_str().cmp(&p.path))
-            .ok())
-        .filter(|&i| m.files[i].key == p.key)?;
+        let index = m.find(&p.path).filter(|&i| m.key(i) == p.key)?;
         let linked = self.prelinked.is_some_and(|l| l.contains(&p.path));
         Some(Found { index, linked })
     }
@@ -276,19 +239,17 @@ impl Sink for DirSink<'_> {
             return planned.iter().map(|_| None).collect();
         };
         let by_path = |a: &str, b: &str| a.as_bytes() <= b.as_bytes();
-        if !planned.is_sorted_by(|a, b| by_path(&a.path, &b.path))
-            || !m.files.is_sorted_by(|a, b| by_path(&a.path, &b.path))
-        {
+        if !planned.is_sorted_by(|a, b| by_path(&a.path, &b.path)) || !m.is_sorted() {
             return planned.par_iter().map(|p| self.find(p)).collect();
         }
         let mut at = 0;
         let mut early = self.prelinked.map(prelink::Prelinked::walk);
         let mut found = |p: &Planned| {
             let path = p.path.as_bytes();
-            while m.files.get(at).is_some_and(|e| e.path.as_bytes() < path) {
+            while at < m.len() && m.path(at).as_bytes() < path {
                 at += 1;
             }
-            (m.files.get(at)).filter(|e| e.path == p.path && e.key == p.key)?;
+            (at < m.len() && m.path(at) == p.path && m.key(at) == p.key).then_some(())?;
             let linked = early.as_mut().is_some_and(|w| w.linked(&p.path));
             Some(Found { index: at, linked })
         };
@@ -438,7 +399,13 @@ mod tests {
                 key: format!("k{}", if i % 17 == 0 { 99 } else { i % 11 }),
             })
             .collect();
-        let prev = (PathBuf::from("prev"), Manifest::of_files(prev));
+        let prev = (
+            PathBuf::from("prev"),
+            fencepost_output::carried::Carried::from_bytes(
+                fencepost_output::manifest::Manifest::of_files(prev).to_bytes(),
+            )
+            .unwrap(),
+        );
         let sink = DirSink {
             staging: Path::new("staging"),
             beneath: Beneath::open(Path::new("staging")),

@@ -12,8 +12,9 @@ use super::source::{ledger_source, tree_source, Source, TreeCache};
 use fencepost_core::clock::Clock;
 use fencepost_core::item::ItemId;
 use fencepost_ledger::{Ledger, Snapshot};
+use fencepost_output::carried::{Assembled, Carried, Listing};
 use fencepost_output::id::RevisionId;
-use fencepost_output::manifest::{self, Entry, Manifest};
+use fencepost_output::manifest::{self, Manifest};
 use fencepost_output::pointer::PointerOutcome;
 use fencepost_output::public::Public;
 use fencepost_site::Site;
@@ -166,7 +167,7 @@ pub(super) fn read_source(
 
 /// Every file of a revision as rendered or reused, sorted by path.
 pub(super) struct Rendered {
-    pub(super) entries: Vec<Entry>,
+    pub(super) entries: Vec<Stored>,
     /// Whether each entry (same index) was rendered anew, not reused: its links are always
     /// checked.
     pub(super) fresh: Vec<bool>,
@@ -200,20 +201,22 @@ pub(super) fn render(
     render_all(planned, sink, renderer, &mut fetch, progress)
 }
 
-/// The manifest entries of what was rendered, kept ones moved out of the previous manifest.
-pub(super) fn entries(outputs: Vec<(Stored, bool)>, mut prev: Option<&mut Previous>) -> Rendered {
+/// The manifest entries of what was rendered, kept ones left in the previous manifest.
+pub(super) fn entries(outputs: Vec<(Stored, bool)>, prev: Option<&Previous>) -> Rendered {
     // Made side by side: each entry is moved once (at 100,000 files, pairs made and then
     // unzipped moved ~20 MB twice on the build's main thread).
     let mut entries = Vec::with_capacity(outputs.len());
     let mut fresh = Vec::with_capacity(outputs.len());
     for (stored, reused) in outputs {
-        entries.push(stored.into_entry(prev.as_mut().map(|(_, m)| m)));
+        entries.push(stored);
         fresh.push(!reused);
     }
     // The plan is in path order already; sorted here so nothing downstream relies on that.
-    if !entries.is_sorted_by(|a, b| a.path <= b.path) {
-        let mut pairs: Vec<(Entry, bool)> = entries.into_iter().zip(fresh).collect();
-        pairs.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
+    let prev = prev.map(|(_, c)| c);
+    let path = |f: &Stored| -> String { path_of(f, prev).to_string() };
+    if !entries.is_sorted_by(|a, b| path_of(a, prev) <= path_of(b, prev)) {
+        let mut pairs: Vec<(Stored, bool)> = entries.into_iter().zip(fresh).collect();
+        pairs.sort_by_cached_key(|(f, _)| path(f));
         (entries, fresh) = pairs.into_iter().unzip();
     }
     let reused = fresh.iter().filter(|f| !**f).count();
@@ -224,15 +227,27 @@ pub(super) fn entries(outputs: Vec<(Stored, bool)>, mut prev: Option<&mut Previo
     }
 }
 
-/// The manifest of a revision; a preview's names no ledger and no audit tip.
-pub(super) fn manifest(
+/// The path of a file of the revision; `prev` is the manifest a kept one indexes into.
+pub(super) fn path_of<'a>(f: &'a Stored, prev: Option<&'a Carried>) -> &'a str {
+    match f {
+        Stored::New(e) => &e.path,
+        Stored::Kept { index, .. } => prev
+            .expect("a kept file comes from the previous manifest")
+            .path(*index),
+    }
+}
+
+/// The manifest of a revision, its kept entries still the previous manifest's bytes; a
+/// preview's names no ledger and no audit tip.
+pub(super) fn manifest<'p>(
     id: &RevisionId,
     preview: bool,
     origin: &Origin,
     broken: &[BrokenLink],
-    entries: Vec<Entry>,
-) -> Manifest {
-    Manifest {
+    entries: Vec<Stored>,
+    prev: Option<&'p Previous>,
+) -> Assembled<'p> {
+    let head = Manifest {
         id: id.clone(),
         ledger_id: (!preview).then(|| origin.ledger_id.clone()),
         audit_tip: (!preview).then(|| manifest::AuditAnchor {
@@ -244,13 +259,65 @@ pub(super) fn manifest(
             .iter()
             .map(|b| (b.page.clone(), b.link.clone()))
             .collect(),
+        files: Vec::new(),
+    };
+    Assembled {
+        head,
         files: entries,
+        prev: prev.map(|(_, c)| c),
+        raw_ok: prev.is_some_and(|(d, _)| super::reuse::same_fingerprint(d, &id.fingerprint)),
+    }
+}
+
+/// The manifest a build writes: as assembled, or owned once the transparency log spliced its
+/// files in.
+pub(super) enum Written<'p> {
+    Assembled(Assembled<'p>),
+    Owned(Manifest),
+}
+
+impl Written<'_> {
+    /// Every entry owned, for what edits the file list.
+    pub(super) fn into_manifest(self) -> Manifest {
+        match self {
+            Written::Assembled(a) => a.into_manifest(),
+            Written::Owned(m) => m,
+        }
+    }
+
+    /// What it owns (not the previous manifest a kept entry is in), to be dropped elsewhere.
+    pub(super) fn into_parts(self) -> (Manifest, Vec<Stored>) {
+        match self {
+            Written::Assembled(a) => (a.head, a.files),
+            Written::Owned(m) => (m, Vec::new()),
+        }
+    }
+
+    pub(super) fn listing(&self) -> &dyn Listing {
+        match self {
+            Written::Assembled(a) => a,
+            Written::Owned(m) => m,
+        }
+    }
+
+    fn head(&self) -> &Manifest {
+        match self {
+            Written::Assembled(a) => &a.head,
+            Written::Owned(m) => m,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Written::Assembled(a) => a.files.len(),
+            Written::Owned(m) => m.files.len(),
+        }
     }
 }
 
 /// The report of a revision rendered and put in place, from its manifest.
 pub(super) fn report(
-    manifest: &Manifest,
+    manifest: &Written<'_>,
     dir: PathBuf,
     reused: usize,
     pointer: PointerOutcome,
@@ -258,15 +325,15 @@ pub(super) fn report(
     broken_links: Vec<BrokenLink>,
 ) -> Report {
     Report {
-        id: manifest.id.clone(),
+        id: manifest.head().id.clone(),
         path: dir.display().to_string(),
-        rendered: manifest.files.len() - reused,
+        rendered: manifest.len() - reused,
         reused,
         next_change_at,
         pointer,
         already_built: false,
-        preview: manifest.preview,
-        files: manifest.files.len(),
+        preview: manifest.head().preview,
+        files: manifest.len(),
         broken_links,
         left_out: Vec::new(),
         abandoned_removed: 0,

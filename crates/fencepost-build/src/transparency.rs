@@ -77,9 +77,7 @@ pub(super) fn fill_item_json(
         let Job::ItemJson { row, json, .. } = &mut p.job else {
             continue;
         };
-        let kept = prev
-            .and_then(|(_, m)| m.find(&p.path))
-            .is_some_and(|e| e.key == p.key);
+        let kept = prev.is_some_and(|(_, m)| m.find(&p.path).is_some_and(|i| m.key(i) == p.key));
         if !kept {
             *json = snap.item_json(ItemId(*row))?.map(Arc::from);
         }
@@ -160,9 +158,7 @@ fn write_files(
             }
             (None, Some((dir, m))) => {
                 sink::link_or_copy(&dir.join(&path), &dst)?;
-                m.find(&path)
-                    .expect("kept: in the previous manifest")
-                    .clone()
+                m.entry(m.find(&path).expect("kept: in the previous manifest"))
             }
             (None, None) => unreachable!("a file is kept only from a previous revision"),
         };

@@ -1,19 +1,21 @@
 //! What a long-lived process keeps between its builds (`fencepost run`, one build per
-//! instant): the ledger's public pages at the revision it built last, and that revision's
-//! manifest. The next build then reads from the ledger only the pages changed since
-//! (`public.pages_since`: every public change stamps the pages it wrote with the revision it
-//! made, and no page row is ever deleted), and takes the previous manifest from memory
-//! instead of parsing `manifest.json` again. At 100,000 items those two reads were ~0.4 of
-//! the ~1.9 CPU-seconds a one-item build took (BENCHMARKS.md).
+//! instant): the ledger's public pages at the revision it built last, and which folder that
+//! revision is (to link it ahead of the next build). The next build then reads from the
+//! ledger only the pages changed since (`public.pages_since`: every public change stamps the
+//! pages it wrote with the revision it made, and no page row is ever deleted).
 //!
-//! What is kept is only ever a cache of what is on disk and in the ledger, checked before use:
-//! - the pages belong to one ledger (its id) and one revision; a snapshot of another ledger,
-//!   or of an older revision, reads every page again. A site that keeps a transparency log
-//!   reads every page every time: the log's item digests are written by builds, not stamped
-//!   with a revision.
-//! - the manifest belongs to one revision folder and one `manifest.json` (its device, inode,
-//!   length and modification time); a folder rebuilt in place or a previous revision that is
-//!   not that folder (another host built meanwhile) is read from disk.
+//! What is kept is only ever a cache of what is in the ledger, checked before use: the pages
+//! belong to one ledger (its id) and one revision; a snapshot of another ledger, or of an
+//! older revision, reads every page again. A site that keeps a transparency log reads every
+//! page every time: the log's item digests are written by builds, not stamped with a
+//! revision.
+//!
+//! The previous revision's manifest is no longer kept: it was the parsed `manifest.json`,
+//! every entry's strings owned, sparing a parse of ~80 ms of CPU at 100,000 entries. Each
+//! build now reads it lazily from disk on a thread of its own (`fencepost_output::carried`,
+//! ~50 ms, beside the snapshot) and writes the new one mostly by copying the kept entries'
+//! bytes, where the kept copy had to be serialised whole again; and nothing has to prove a
+//! copy in memory is still the folder's file.
 //!
 //! A one-shot build (`build`, `publish --build` from cron) keeps the pages on disk instead
 //! (`warm/saved.rs`): decoded and allocated again each time, but without SQLite's records and
@@ -26,7 +28,6 @@ use super::prelink::Early;
 use super::report::BuildError;
 use fencepost_ledger::public::PublicPage;
 use fencepost_ledger::Snapshot;
-use fencepost_output::manifest::{self, Manifest};
 use fencepost_output::revision::Staging;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -37,7 +38,8 @@ use std::path::{Path, PathBuf};
 pub struct Warm {
     keep: bool,
     pages: Option<Pages>,
-    built: Option<Built>,
+    /// The revision folder built (or found built) last: what the next build reuses from.
+    built: Option<PathBuf>,
     ahead: Option<Ahead>,
     /// Where a one-shot build keeps its pages between processes (see `warm/saved.rs`).
     saved: Option<PathBuf>,
@@ -60,39 +62,6 @@ struct Pages {
     ledger_id: String,
     at: i64,
     rows: Vec<PublicPage>,
-}
-
-/// The manifest of the revision folder `dir`, as its `manifest.json` (`stamp`) holds it.
-struct Built {
-    dir: PathBuf,
-    stamp: Stamp,
-    manifest: Manifest,
-}
-
-/// What tells one `manifest.json` from another written in its place.
-#[derive(PartialEq, Eq)]
-struct Stamp {
-    id: (u64, u64),
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-}
-
-impl Stamp {
-    fn of(dir: &Path) -> Option<Stamp> {
-        let m = std::fs::metadata(dir.join(manifest::FILE)).ok()?;
-        #[cfg(unix)]
-        let id = {
-            use std::os::unix::fs::MetadataExt;
-            (m.dev(), m.ino())
-        };
-        #[cfg(not(unix))]
-        let id = (0, 0);
-        Some(Stamp {
-            id,
-            len: m.len(),
-            modified: m.modified().ok(),
-        })
-    }
 }
 
 impl Warm {
@@ -201,17 +170,10 @@ impl Warm {
 
     /// Keeps what the next build reads of revision folder `dir`, found built complete (a
     /// run's first cycle; a revision another process built): the snapshot's pages, and the
-    /// folder's manifest — `kept` when it is that folder's, else read from disk. So the first
-    /// instant after a run starts costs what the later ones do, not a read of everything.
-    /// Only a cache: what cannot be read now is read by the next build, and this one (which
-    /// renders nothing) does not fail for it.
-    pub(super) fn found_built(
-        &mut self,
-        snap: &Snapshot<'_>,
-        logged: bool,
-        dir: &Path,
-        kept: Option<(PathBuf, Manifest)>,
-    ) {
+    /// folder. So the first instant after a run starts costs what the later ones do, not a
+    /// read of everything. Only a cache: what cannot be read now is read by the next build,
+    /// and this one (which renders nothing) does not fail for it.
+    pub(super) fn found_built(&mut self, snap: &Snapshot<'_>, logged: bool, dir: &Path) {
         if !self.keep {
             return;
         }
@@ -221,50 +183,14 @@ impl Warm {
                 self.pages = None;
             }
         }
-        // Stamped before it is read: a folder rebuilt in place meanwhile reads as changed.
-        let Some(stamp) = Stamp::of(dir) else {
-            return;
-        };
-        let manifest = match kept {
-            Some((d, m)) if d == dir => m,
-            _ => match Manifest::read(dir) {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::debug!(error = %e, dir = %dir.display(), "its manifest is read by the next build");
-                    return;
-                }
-            },
-        };
-        self.built = Some(Built {
-            dir: dir.to_path_buf(),
-            stamp,
-            manifest,
-        });
+        self.built = Some(dir.to_path_buf());
     }
 
-    /// The previous revision's manifest when it is the one kept for folder `dir` (and its
-    /// `manifest.json` is still the file it was read from).
-    pub(super) fn previous(&mut self, dir: Option<&Path>) -> Option<(PathBuf, Manifest)> {
-        let b = self.built.take()?;
-        (Some(b.dir.as_path()) == dir && Stamp::of(&b.dir).as_ref() == Some(&b.stamp))
-            .then_some((b.dir, b.manifest))
-    }
-
-    /// Keeps the manifest just written into `dir`; gives it back when this cache keeps
-    /// nothing (the caller drops it).
-    pub(super) fn built(&mut self, dir: PathBuf, manifest: Manifest) -> Option<Manifest> {
-        if !self.keep {
-            return Some(manifest);
+    /// Remembers the folder just built, for the links made ahead of the next build.
+    pub(super) fn built(&mut self, dir: PathBuf) {
+        if self.keep {
+            self.built = Some(dir);
         }
-        let Some(stamp) = Stamp::of(&dir) else {
-            return Some(manifest);
-        };
-        self.built = Some(Built {
-            dir,
-            stamp,
-            manifest,
-        });
-        None
     }
 
     /// Starts linking the revision just built into a staging folder of its own, on a thread,
@@ -280,18 +206,18 @@ impl Warm {
         if !self.keep || self.ahead.is_some() {
             return;
         }
-        let Some(b) = &self.built else {
+        let Some(dir) = &self.built else {
             return;
         };
-        let (Some(revisions), Some(name)) = (b.dir.parent(), b.dir.file_name()) else {
+        let (Some(revisions), Some(name)) = (dir.parent(), dir.file_name()) else {
             return;
         };
         match Staging::create_in(revisions, &name.to_string_lossy()) {
             Ok(staging) => {
-                let early = Early::start(b.dir.clone(), staging.path.clone());
-                tracing::debug!(from = %b.dir.display(), "linking the live revision ahead of the next build");
+                let early = Early::start(dir.clone(), staging.path.clone());
+                tracing::debug!(from = %dir.display(), "linking the live revision ahead of the next build");
                 self.ahead = Some(Ahead {
-                    from: b.dir.clone(),
+                    from: dir.clone(),
                     early,
                     staging,
                 });

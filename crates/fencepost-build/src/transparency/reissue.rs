@@ -53,7 +53,7 @@ pub fn reissue(
         let to = crate::sink::place(&staging.path, &e.path)?;
         crate::sink::link_or_copy(&dir.join(&e.path), &to)?;
     }
-    let prev = (dir, old);
+    let prev = (dir.clone(), fencepost_output::carried::Carried::read(&dir)?);
     write_files(
         ledger,
         &signer,
