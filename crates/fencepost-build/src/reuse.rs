@@ -17,6 +17,8 @@ pub(super) type Previous = (PathBuf, Carried);
 
 pub(super) struct Reuse {
     dir: Option<PathBuf>,
+    /// The previous manifest a long-lived process read ahead (see `warm/kept.rs`).
+    kept: Option<Previous>,
     reader: Option<JoinHandle<Option<Previous>>>,
     /// The early links and the staging folder they go into. In this order: a tuple drops
     /// its first field first, so a build that ends early (its revision found built after
@@ -39,13 +41,14 @@ impl Reuse {
         warm: &mut super::Warm,
     ) -> Result<Reuse, BuildError> {
         let dir = dest.previous(full);
+        let kept = warm.previous(dir.as_deref());
         let guess = at.map(|at| RevisionId::new(at, fingerprint));
         let looks_built = !full
             && guess
                 .as_ref()
                 .zip(dest.public())
                 .is_some_and(|(g, p)| p.is_built(g));
-        let reader = (!looks_built).then(|| {
+        let reader = (!looks_built && kept.is_none()).then(|| {
             let dir = dir.clone();
             std::thread::spawn(move || read_previous(dir))
         });
@@ -72,15 +75,20 @@ impl Reuse {
         };
         Ok(Reuse {
             dir,
+            kept,
             reader,
             early,
             ahead,
         })
     }
 
-    /// The previous revision and its manifest: from the reader thread, or read now when the
-    /// ledger had moved on between the first look and the snapshot.
+    /// The previous revision and its manifest: read ahead by a long-lived process, from the
+    /// reader thread, or read now when the ledger had moved on between the first look and
+    /// the snapshot.
     pub(super) fn previous(&mut self) -> Option<Previous> {
+        if let Some(kept) = self.kept.take() {
+            return Some(kept);
+        }
         match self.reader.take() {
             Some(r) => r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
             None => read_previous(self.dir.clone()),

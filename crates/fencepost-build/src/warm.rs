@@ -10,24 +10,26 @@
 //! page every time: the log's item digests are written by builds, not stamped with a
 //! revision.
 //!
-//! The previous revision's manifest is no longer kept: it was the parsed `manifest.json`,
-//! every entry's strings owned, sparing a parse of ~80 ms of CPU at 100,000 entries. Each
-//! build now reads it lazily from disk on a thread of its own (`fencepost_output::carried`,
-//! ~50 ms, beside the snapshot) and writes the new one mostly by copying the kept entries'
-//! bytes, where the kept copy had to be serialised whole again; and nothing has to prove a
-//! copy in memory is still the folder's file.
+//! The previous revision's manifest is kept as read lazily (`fencepost_output::carried`), and
+//! read ahead: once a revision is in place, a thread reads its `manifest.json` while the
+//! process waits for the next instant (`warm/kept.rs`, which says how a stale one is told).
+//! It used to be the parsed manifest itself, every entry's strings owned, handed on in memory;
+//! a build now writes most of its manifest by copying the kept entries' bytes, which only a
+//! manifest read from its file has.
 //!
 //! A one-shot build (`build`, `publish --build` from cron) keeps the pages on disk instead
 //! (`warm/saved.rs`): decoded and allocated again each time, but without SQLite's records and
 //! lookups they read in about a quarter of the ledger's time. (An earlier note here guessed the
 //! file would cost what the ledger read costs; measured, it does not.)
 
+mod kept;
 mod saved;
 
 use super::prelink::Early;
 use super::report::BuildError;
 use fencepost_ledger::public::PublicPage;
 use fencepost_ledger::Snapshot;
+use fencepost_output::carried::Carried;
 use fencepost_output::revision::Staging;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -38,8 +40,9 @@ use std::path::{Path, PathBuf};
 pub struct Warm {
     keep: bool,
     pages: Option<Pages>,
-    /// The revision folder built (or found built) last: what the next build reuses from.
-    built: Option<PathBuf>,
+    /// The revision folder built (or found built) last, its manifest being read: what the
+    /// next build reuses from.
+    built: Option<kept::Kept>,
     ahead: Option<Ahead>,
     /// Where a one-shot build keeps its pages between processes (see `warm/saved.rs`).
     saved: Option<PathBuf>,
@@ -183,14 +186,21 @@ impl Warm {
                 self.pages = None;
             }
         }
-        self.built = Some(dir.to_path_buf());
+        self.built = Some(kept::Kept::read(dir.to_path_buf()));
     }
 
-    /// Remembers the folder just built, for the links made ahead of the next build.
+    /// Remembers the folder just built, for the links made ahead of the next build, and starts
+    /// reading its manifest for that build.
     pub(super) fn built(&mut self, dir: PathBuf) {
         if self.keep {
-            self.built = Some(dir);
+            self.built = Some(kept::Kept::read(dir));
         }
+    }
+
+    /// The previous revision's manifest when it is the one read for folder `dir` (and its
+    /// `manifest.json` is still the file that was read).
+    pub(super) fn previous(&mut self, dir: Option<&Path>) -> Option<(PathBuf, Carried)> {
+        self.built.take()?.take(dir)
     }
 
     /// Starts linking the revision just built into a staging folder of its own, on a thread,
@@ -206,7 +216,7 @@ impl Warm {
         if !self.keep || self.ahead.is_some() {
             return;
         }
-        let Some(dir) = &self.built else {
+        let Some(dir) = self.built.as_ref().map(|k| &k.dir) else {
             return;
         };
         let (Some(revisions), Some(name)) = (dir.parent(), dir.file_name()) else {
