@@ -115,7 +115,10 @@ impl ItemView {
 /// The ledger's stat cache: path → id, source hash and the file's stat as last scanned.
 /// (A shared ledger answers without stats: each host keeps those; see publish::stat_cache.)
 pub fn stat_cache(tx: &Tx<'_>) -> Result<HashMap<String, CachedFile>, LedgerError> {
-    let mut out = HashMap::new();
+    // Gathered first, then put in a map sized for them: grown insert by insert, the map
+    // rehashed every row it held at each doubling (~1.3% of a one-item publish and build's CPU
+    // at 100,000 items).
+    let mut out = Vec::new();
     // Most rows share a handful of collection names: one allocation each.
     let mut names: Vec<std::sync::Arc<str>> = Vec::new();
     let text = |c: &crate::db::Cell<'_>| -> Result<String, LedgerError> {
@@ -132,7 +135,7 @@ pub fn stat_cache(tx: &Tx<'_>) -> Result<HashMap<String, CachedFile>, LedgerErro
             }
         };
         let id: std::sync::Arc<str> = r[1].text()?.unwrap_or_default().into();
-        out.insert(
+        out.push((
             text(&r[2])?,
             CachedFile {
                 name: ItemName { collection, id },
@@ -143,10 +146,12 @@ pub fn stat_cache(tx: &Tx<'_>) -> Result<HashMap<String, CachedFile>, LedgerErro
                     ino: r[6].int()?.unwrap_or(-1),
                 },
             },
-        );
+        ));
         Ok(())
     })?;
-    Ok(out)
+    let mut map = HashMap::with_capacity(out.len());
+    map.extend(out);
+    Ok(map)
 }
 
 /// Counts of what [`sync`] changed.
