@@ -219,6 +219,12 @@ fn epoch_ns(secs: i64, nsec: i64) -> i64 {
     }
 }
 
+/// The stat cache: each file the ledger knows, by its path under the site. Every publish
+/// makes one of the whole tree and looks every listed path up in it, so it hashes with
+/// `foldhash` (a keyed, fast hash of the kind hashbrown uses by default) rather than std's
+/// SipHash: the paths are the site's own, and the map lives for one command.
+pub type StatCache = std::collections::HashMap<String, CachedFile, foldhash::fast::RandomState>;
+
 /// A file the ledger already knows: its item, stat and content hash as last scanned.
 #[derive(Debug, Clone)]
 pub struct CachedFile {

@@ -10,7 +10,6 @@ use crate::lease::{self, Lease};
 use crate::{LedgerError, Tx};
 use fencepost_core::clock::Instant;
 use fencepost_core::item::{CachedFile, FileStat, ItemId, ItemName};
-use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -114,7 +113,7 @@ impl ItemView {
 
 /// The ledger's stat cache: path → id, source hash and the file's stat as last scanned.
 /// (A shared ledger answers without stats: each host keeps those; see publish::stat_cache.)
-pub fn stat_cache(tx: &Tx<'_>) -> Result<HashMap<String, CachedFile>, LedgerError> {
+pub fn stat_cache(tx: &Tx<'_>) -> Result<fencepost_core::item::StatCache, LedgerError> {
     // Gathered first, then put in a map sized for them: grown insert by insert, the map
     // rehashed every row it held at each doubling (~1.3% of a one-item publish and build's CPU
     // at 100,000 items).
@@ -149,7 +148,8 @@ pub fn stat_cache(tx: &Tx<'_>) -> Result<HashMap<String, CachedFile>, LedgerErro
         ));
         Ok(())
     })?;
-    let mut map = HashMap::with_capacity(out.len());
+    let mut map =
+        fencepost_core::item::StatCache::with_capacity_and_hasher(out.len(), Default::default());
     map.extend(out);
     Ok(map)
 }

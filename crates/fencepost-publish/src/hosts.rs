@@ -26,11 +26,11 @@
 //! and a runner's checkout is the commit it was given. A SQLite ledger has one host.
 
 use super::stat_cache::Local;
-use fencepost_core::item::{CachedFile, ItemName};
+use fencepost_core::item::ItemName;
 use fencepost_ledger::items::hosts::{Candidate, Verdict};
 use fencepost_ledger::items::Seen;
 use fencepost_site::Site;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// This host's name in a shared ledger: `FENCEPOST_HOST` when set, else the machine's name
 /// and the site's folder (two checkouts on one machine are two hosts).
@@ -51,7 +51,7 @@ pub fn host_name(site: &Site) -> String {
 /// host's version of those is written.
 pub(super) fn candidates<'a>(
     local: Option<&Local>,
-    cache: &HashMap<String, CachedFile>,
+    cache: &fencepost_core::item::StatCache,
     seen: &[Seen<'a>],
     gone: &[(&'a str, &'a ItemName)],
     retry: &HashSet<ItemName>,

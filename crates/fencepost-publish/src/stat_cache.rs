@@ -9,10 +9,10 @@
 //! file another host changed is read again. Losing the file costs one full re-read, nothing
 //! more.
 
-use fencepost_core::item::{CachedFile, FileStat, ItemName};
+use fencepost_core::item::{FileStat, ItemName};
 use fencepost_site::content::ReadFile;
 use fencepost_site::Site;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 #[derive(serde::Serialize, serde::Deserialize, Default)]
@@ -49,7 +49,7 @@ impl Local {
     }
 
     /// Gives the ledger's entries this host's stats, where the source hash still agrees.
-    pub fn overlay(&self, cache: &mut HashMap<String, CachedFile>) {
+    pub fn overlay(&self, cache: &mut fencepost_core::item::StatCache) {
         for (path, c) in cache.iter_mut() {
             if let Some((size, changed_ns, ino, hash)) = self.file.files.get(path) {
                 if *hash == c.source_hash {
@@ -66,7 +66,7 @@ impl Local {
     /// Records this scan: the files it read, and the unchanged ones it kept.
     pub fn save(
         mut self,
-        cache: &HashMap<String, CachedFile>,
+        cache: &fencepost_core::item::StatCache,
         read: &[ReadFile],
         present: &HashSet<ItemName>,
     ) {

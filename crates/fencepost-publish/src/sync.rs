@@ -14,7 +14,7 @@ use fencepost_ledger::items::{self, Seen};
 use fencepost_ledger::{self as ledger, Ledger};
 use fencepost_site::content::{self, Broken, ContentError, Scan};
 use fencepost_site::Site;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// A file that cannot be read or does not validate, as the run reports it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -83,7 +83,7 @@ fn invalid(b: &Broken, site: &Site) -> Invalid {
 /// id has no file, exactly as if its file had been removed.
 fn gone<'c>(
     site: &Site,
-    cache: &'c std::collections::HashMap<String, fencepost_core::item::CachedFile>,
+    cache: &'c fencepost_core::item::StatCache,
     scan: &Scan,
 ) -> Vec<(&'c str, &'c ItemName)> {
     // Every known file listed and unchanged (each listed path is one cache entry): nothing is
@@ -115,7 +115,7 @@ fn gone<'c>(
 /// was made against, and this host's stats of a shared ledger.
 pub(super) struct Tree {
     pub(super) scan: Scan,
-    cache: HashMap<String, fencepost_core::item::CachedFile>,
+    cache: fencepost_core::item::StatCache,
     local: Option<super::stat_cache::Local>,
 }
 

@@ -13,7 +13,7 @@ use super::{relative, ContentError};
 use fencepost_config::collections::{Collection, Collections};
 use fencepost_core::clock::Instant;
 use fencepost_core::digest::sha256_hex;
-use fencepost_core::item::{CachedFile, FileStat, FolderStats, ItemName};
+use fencepost_core::item::{FileStat, FolderStats, ItemName};
 use links::{check_collection_dir, check_linked};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -323,7 +323,7 @@ pub fn scan_listed(
     root: &Path,
     collections: &Collections,
     listing: Listing,
-    cache: &HashMap<String, CachedFile>,
+    cache: &fencepost_core::item::StatCache,
     max_item_bytes: u64,
 ) -> Scan {
     let racy_after = SystemTime::now()
