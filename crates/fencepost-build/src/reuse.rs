@@ -1,7 +1,8 @@
 //! What a build reuses from, and the thread protocol that reads it while the snapshot is
-//! read: the previous revision's manifest (read lazily, `fencepost_output::carried`: ~50 ms
-//! for 100,000 entries) on another thread and, when that revision has this build's fingerprint, its files linked
-//! into the staging folder meanwhile (early links, see `prelink.rs`).
+//! read: the previous revision's manifest (read lazily, `fencepost_output::carried`: ~60 ms
+//! for 100,000 entries) on another thread and, when that revision has this build's
+//! fingerprint, its files linked into the staging folder meanwhile (early links, see
+//! `prelink.rs`).
 
 use super::destination::Destination;
 use super::prelink::{Early, Prelinked};

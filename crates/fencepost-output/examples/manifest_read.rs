@@ -1,34 +1,18 @@
-//! What reading a revision's `manifest.json` and writing its entries again cost, the way
-//! builds do it today (every entry parsed into an owned `Entry`, serialised again) against a
-//! lazy reading (each entry kept as its raw JSON, its path and key borrowed from it, unchanged
-//! entries copied as bytes) — the measurement behind BENCHMARKS.md's "2026-12-05, late
-//! morning". One thread, the binary's allocator; medians over the rounds after the first.
+//! What reading a revision's `manifest.json` and writing its entries again cost: owned (every
+//! entry parsed into an `Entry` and serialised again, as builds did before `carried.rs`)
+//! against lazy (`Carried::from_bytes`, then every entry kept and the manifest written from
+//! its bytes by `Assembled`) — the measurement behind BENCHMARKS.md's "2026-12-05, late
+//! morning". The binary's allocator; medians over the rounds after the first.
 //!
 //! `cargo run --release -p fencepost-output --example manifest_read -- DIR [ROUNDS]`, DIR a
 //! revision folder (`public/current`).
 
+use fencepost_output::carried::{Assembled, Carried, File};
 use fencepost_output::manifest::Manifest;
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-#[derive(Deserialize)]
-struct Lazy<'a> {
-    #[serde(borrow)]
-    files: Vec<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Keyed<'a> {
-    #[serde(borrow)]
-    path: Cow<'a, str>,
-    #[serde(borrow)]
-    key: Cow<'a, str>,
-}
 
 fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let t = Instant::now();
@@ -41,6 +25,13 @@ fn median(mut v: Vec<Duration>) -> f64 {
     v[v.len() / 2].as_secs_f64() * 1000.0
 }
 
+/// The JSON of the files only (the chunks joined as `manifest.json` joins them).
+fn files_json(json: fencepost_output::manifest::Json) -> Vec<u8> {
+    let mut out = Vec::new();
+    json.write_to(&mut out).expect("a Vec takes every write");
+    out
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let dir = args.next().expect("usage: manifest_read DIR [ROUNDS]");
@@ -48,11 +39,12 @@ fn main() {
         .next()
         .map_or(5, |r| r.parse().expect("ROUNDS is a number"));
     let path = std::path::Path::new(&dir).join(fencepost_output::manifest::FILE);
-    let names = ["read", "parse", "write", "drop", "raw", "keyed", "copy"];
+    let names = ["read", "parse", "write", "drop", "lazy read", "copy write"];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     for round in 0..=rounds {
         let (bytes, read) = timed(|| std::fs::read(&path).expect("manifest.json reads"));
         let (m, parse) = timed(|| serde_json::from_slice::<Manifest>(&bytes).expect("parses"));
+        // One thread, as the lazy side below (a build splits both into chunks on its pool).
         let (owned, write) = timed(|| {
             let mut out = Vec::with_capacity(bytes.len());
             for e in &m.files {
@@ -61,46 +53,38 @@ fn main() {
             }
             out
         });
-        let files = m.files.len();
+        let caches: Vec<_> = m.files.iter().map(|e| e.cache).collect();
         let (_, drop) = timed(|| std::mem::drop(m));
-        let (lazy, raw) = timed(|| serde_json::from_slice::<Lazy>(&bytes).expect("parses"));
-        let (sum, keyed) = timed(|| {
-            let mut sum = 0;
-            for r in &lazy.files {
-                let k: Keyed = serde_json::from_str(r.get()).expect("has a path and a key");
-                sum += k.path.len() + k.key.len();
-            }
-            sum
-        });
-        let (copied, copy) = timed(|| {
-            let mut out = Vec::with_capacity(bytes.len());
-            for r in &lazy.files {
-                out.extend_from_slice(r.get().as_bytes());
-                out.push(b',');
-            }
-            out
-        });
+        let mine = bytes.clone();
+        let (carried, lazy) = timed(|| Carried::from_bytes(mine).expect("parses"));
+        let files = (caches.iter().enumerate())
+            .map(|(index, &cache)| File::Kept { index, cache })
+            .collect();
+        let a = Assembled {
+            head: carried.head().clone(),
+            files,
+            prev: Some(&carried),
+            raw_ok: true,
+        };
+        let (copied, copy) = timed(|| files_json(a.to_json()));
         assert_eq!(
-            owned, copied,
-            "the copy is byte for byte what serialising gives"
+            copied, bytes,
+            "the copy is byte for byte the file it was read from"
         );
-        assert!(sum > 0 && lazy.files.len() == files);
+        assert!(!owned.is_empty());
         if round > 0 {
-            for (t, d) in times
-                .iter_mut()
-                .zip([read, parse, write, drop, raw, keyed, copy])
-            {
+            for (t, d) in times.iter_mut().zip([read, parse, write, drop, lazy, copy]) {
                 t.push(d);
             }
         }
     }
     let ms: Vec<f64> = times.into_iter().map(median).collect();
     for (n, t) in names.iter().zip(&ms) {
-        println!("{n:>6}: {t:7.1} ms");
+        println!("{n:>10}: {t:7.1} ms");
     }
     println!(
-        "owned parse + write + drop {:.1} ms; lazy raw + keyed + copy {:.1} ms",
+        "owned parse + write + drop {:.1} ms; lazy read + copy write {:.1} ms",
         ms[1] + ms[2] + ms[3],
-        ms[4] + ms[5] + ms[6]
+        ms[4] + ms[5]
     );
 }

@@ -8,16 +8,17 @@
 //! previous revision was written by this same build (`raw_ok`: the same fingerprint, which
 //! names the fencepost version, so the same serialiser) and its cache class is unchanged;
 //! anything else is parsed whole and serialised, as before. At 100,000 entries (40 MB) the
-//! owned parse, the serialisation and the drop took 115–130 ms of one thread; the lazy read and
-//! the copy take 52–53 ms (`examples/manifest_read.rs`, BENCHMARKS.md).
+//! owned parse, the serialisation and the drop took 111–115 ms; the lazy read and the
+//! manifest written from it take 75–83 ms (`examples/manifest_read.rs`, BENCHMARKS.md), and in
+//! a one-item build the CPU fell by ~60 ms.
 //!
 //! Rejected: the whole manifest as postcard in a cache file beside it (still every string
 //! allocated: ~20–30 ms saved, for another file to verify); the entries' strings inline
 //! (`compact_str`: parses slower — the JSON itself is the cost, not the allocations).
 
 use super::index::{self, Line};
-use super::manifest::{AuditAnchor, CacheClass, Entry, Json, Manifest};
-use super::{id::RevisionId, io_err, OutputError};
+use super::manifest::{CacheClass, Entry, Json, Manifest, ManifestIn};
+use super::{io_err, OutputError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -39,21 +40,6 @@ struct Row {
     location: Option<Text>,
     bytes: u64,
     cache: CacheClass,
-}
-
-#[derive(Deserialize)]
-struct FileIn<'a> {
-    revision: i64,
-    #[serde(default)]
-    ledger_id: Option<String>,
-    #[serde(default)]
-    audit_tip: Option<AuditAnchor>,
-    build: String,
-    preview: bool,
-    #[serde(default)]
-    broken_links: Vec<(String, String)>,
-    #[serde(borrow)]
-    files: Vec<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -100,9 +86,11 @@ impl Carried {
             Cow::Borrowed(s) => Text::At(at(s)),
             Cow::Owned(s) => Text::Own(s.into_boxed_str()),
         };
-        let file: FileIn<'_> = serde_json::from_str(&file_text).map_err(|e| e.to_string())?;
-        let mut rows = Vec::with_capacity(file.files.len());
-        for raw in &file.files {
+        let file: ManifestIn<&RawValue> =
+            serde_json::from_str(&file_text).map_err(|e| e.to_string())?;
+        let (head, files) = file.split();
+        let mut rows = Vec::with_capacity(files.len());
+        for raw in &files {
             let r: RowIn<'_> = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
             rows.push(Row {
                 raw: at(raw.get()),
@@ -115,14 +103,6 @@ impl Carried {
                 cache: r.cache,
             });
         }
-        let head = Manifest {
-            id: RevisionId::new(file.revision, file.build),
-            ledger_id: file.ledger_id,
-            audit_tip: file.audit_tip,
-            preview: file.preview,
-            broken_links: file.broken_links,
-            files: Vec::new(),
-        };
         let mut c = Carried {
             text: file_text,
             head,

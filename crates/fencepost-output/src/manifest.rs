@@ -94,7 +94,7 @@ pub struct Entry {
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(from = "ManifestIn")]
+#[serde(from = "ManifestIn<Entry>")]
 pub struct Manifest {
     /// `R` and `B`. In JSON, `revision` comes first and `build` after `audit_tip`: a contract
     /// (manifests on disk are read by every origin and hashed as bytes), kept by
@@ -143,9 +143,10 @@ impl Serialize for Manifest {
 }
 
 /// A manifest's JSON as read (older manifests lack `ledger_id`, `audit_tip` and
-/// `broken_links`).
+/// `broken_links`), its files as `F`: owned entries, or each entry's raw JSON
+/// (`carried.rs`).
 #[derive(Deserialize)]
-struct ManifestIn {
+pub(crate) struct ManifestIn<F> {
     revision: i64,
     #[serde(default)]
     ledger_id: Option<String>,
@@ -155,19 +156,28 @@ struct ManifestIn {
     preview: bool,
     #[serde(default)]
     broken_links: Vec<(String, String)>,
-    files: Vec<Entry>,
+    files: Vec<F>,
 }
 
-impl From<ManifestIn> for Manifest {
-    fn from(m: ManifestIn) -> Manifest {
-        Manifest {
-            id: RevisionId::new(m.revision, m.build),
-            ledger_id: m.ledger_id,
-            audit_tip: m.audit_tip,
-            preview: m.preview,
-            broken_links: m.broken_links,
-            files: m.files,
-        }
+impl<F> ManifestIn<F> {
+    /// The manifest without its files, and the files.
+    pub(crate) fn split(self) -> (Manifest, Vec<F>) {
+        let head = Manifest {
+            id: RevisionId::new(self.revision, self.build),
+            ledger_id: self.ledger_id,
+            audit_tip: self.audit_tip,
+            preview: self.preview,
+            broken_links: self.broken_links,
+            files: Vec::new(),
+        };
+        (head, self.files)
+    }
+}
+
+impl From<ManifestIn<Entry>> for Manifest {
+    fn from(m: ManifestIn<Entry>) -> Manifest {
+        let (head, files) = m.split();
+        Manifest { files, ..head }
     }
 }
 

@@ -1,6 +1,6 @@
 //! The manifest of the revision a long-lived process built last, read ahead of its next build:
 //! once the revision is in place, a thread reads its `manifest.json` lazily
-//! (`fencepost_output::carried`, ~50–60 ms at 100,000 entries) while the process waits for
+//! (`fencepost_output::carried`, ~60 ms at 100,000 entries) while the process waits for
 //! the next instant, so that build finds it read. Read on the next build's own reader thread
 //! instead, it sat on that build's path: `run`'s one-item builds at 100,000 took 374 → 408 ms
 //! at the median (15 cycles each, interleaved) without this.

@@ -1,5 +1,6 @@
 use super::*;
-use crate::manifest::Entry;
+use crate::id::RevisionId;
+use crate::manifest::{AuditAnchor, Entry};
 
 fn entry(path: &str, key: &str, cache: CacheClass) -> Entry {
     Entry {
