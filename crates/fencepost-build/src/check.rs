@@ -5,7 +5,7 @@ use super::links::resolves;
 use super::report::{BrokenLink, BuildError};
 use super::reuse::Previous;
 use super::sink::Stored;
-use super::snapshot::{path_of, Rendered};
+use super::snapshot::Rendered;
 use fencepost_output::carried::Carried;
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -36,7 +36,7 @@ pub(super) fn link_check(
 /// manifest only when it is checked.
 fn check_links(entries: &[Stored], fresh: &[bool], prev: Option<&Carried>) -> Vec<BrokenLink> {
     let something_removed = prev.is_none_or(|m| {
-        let mut now = entries.iter().map(|f| path_of(f, prev)).peekable();
+        let mut now = entries.iter().map(|f| f.path(prev)).peekable();
         // The log's files are written after the check, and its partial tiles change names
         // with every entry: they are no page's link target.
         (0..m.len())
@@ -55,9 +55,7 @@ fn check_links(entries: &[Stored], fresh: &[bool], prev: Option<&Carried>) -> Ve
         })
         .unwrap_or_default();
     let checked: Vec<(&str, Cow<'_, [String]>)> = (entries.iter().zip(fresh))
-        .filter(|(f, fresh)| {
-            something_removed || **fresh || broken_before.contains(path_of(f, prev))
-        })
+        .filter(|(f, fresh)| something_removed || **fresh || broken_before.contains(f.path(prev)))
         .map(|(f, _)| match f {
             Stored::New(e) => (e.path.as_str(), Cow::Borrowed(e.links.as_slice())),
             Stored::Kept { index, .. } => {
@@ -73,12 +71,12 @@ fn check_links(entries: &[Stored], fresh: &[bool], prev: Option<&Carried>) -> Ve
     // (one new item), the set itself was most of the check (~25 ms at 100,000 files, on the
     // build's main thread): their few links are searched for.
     // `entries` are in path order: `snapshot::entries` leaves them so.
-    debug_assert!(entries.is_sorted_by(|a, b| path_of(a, prev) <= path_of(b, prev)));
+    debug_assert!(entries.is_sorted_by(|a, b| a.path(prev) <= b.path(prev)));
     if checked.len() * 64 < entries.len() {
-        let exists = |p: &str| (entries.binary_search_by(|f| path_of(f, prev).cmp(p))).is_ok();
+        let exists = |p: &str| (entries.binary_search_by(|f| f.path(prev).cmp(p))).is_ok();
         broken_in(&checked, &exists)
     } else {
-        let paths: HashSet<&str> = entries.iter().map(|f| path_of(f, prev)).collect();
+        let paths: HashSet<&str> = entries.iter().map(|f| f.path(prev)).collect();
         broken_in(&checked, &|p: &str| paths.contains(p))
     }
 }

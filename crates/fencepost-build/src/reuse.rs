@@ -42,13 +42,16 @@ impl Reuse {
         warm: &mut super::Warm,
     ) -> Result<Reuse, BuildError> {
         let dir = dest.previous(full);
-        let kept = warm.previous(dir.as_deref());
         let guess = at.map(|at| RevisionId::new(at, fingerprint));
         let looks_built = !full
             && guess
                 .as_ref()
                 .zip(dest.public())
                 .is_some_and(|(g, p)| p.is_built(g));
+        // A revision found built reads nothing: what was read ahead stays for the next build.
+        let kept = (!looks_built)
+            .then(|| warm.previous(dir.as_deref()))
+            .flatten();
         let reader = (!looks_built && kept.is_none()).then(|| {
             let dir = dir.clone();
             std::thread::spawn(move || read_previous(dir))

@@ -12,7 +12,7 @@ use super::source::{ledger_source, tree_source, Source, TreeCache};
 use fencepost_core::clock::Clock;
 use fencepost_core::item::ItemId;
 use fencepost_ledger::{Ledger, Snapshot};
-use fencepost_output::carried::{Assembled, Carried, Listing};
+use fencepost_output::carried::{Assembled, Listing};
 use fencepost_output::id::RevisionId;
 use fencepost_output::manifest::{self, Manifest};
 use fencepost_output::pointer::PointerOutcome;
@@ -213,8 +213,8 @@ pub(super) fn entries(outputs: Vec<(Stored, bool)>, prev: Option<&Previous>) -> 
     }
     // The plan is in path order already; sorted here so nothing downstream relies on that.
     let prev = prev.map(|(_, c)| c);
-    let path = |f: &Stored| -> String { path_of(f, prev).to_string() };
-    if !entries.is_sorted_by(|a, b| path_of(a, prev) <= path_of(b, prev)) {
+    let path = |f: &Stored| -> String { f.path(prev).to_string() };
+    if !entries.is_sorted_by(|a, b| a.path(prev) <= b.path(prev)) {
         let mut pairs: Vec<(Stored, bool)> = entries.into_iter().zip(fresh).collect();
         pairs.sort_by_cached_key(|(f, _)| path(f));
         (entries, fresh) = pairs.into_iter().unzip();
@@ -224,16 +224,6 @@ pub(super) fn entries(outputs: Vec<(Stored, bool)>, prev: Option<&Previous>) -> 
         entries,
         fresh,
         reused,
-    }
-}
-
-/// The path of a file of the revision; `prev` is the manifest a kept one indexes into.
-pub(super) fn path_of<'a>(f: &'a Stored, prev: Option<&'a Carried>) -> &'a str {
-    match f {
-        Stored::New(e) => &e.path,
-        Stored::Kept { index, .. } => prev
-            .expect("a kept file comes from the previous manifest")
-            .path(*index),
     }
 }
 

@@ -186,7 +186,9 @@ impl Warm {
                 self.pages = None;
             }
         }
-        self.built = Some(kept::Kept::read(dir.to_path_buf()));
+        if self.built.as_ref().is_none_or(|k| k.dir != dir) {
+            self.built = Some(kept::Kept::read(dir.to_path_buf()));
+        }
     }
 
     /// Remembers the folder just built, for the links made ahead of the next build, and starts

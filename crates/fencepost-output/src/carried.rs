@@ -56,6 +56,37 @@ struct RowIn<'a> {
     key: Cow<'a, str>,
     #[serde(default, borrow)]
     location: Option<Cow<'a, str>>,
+    // Not kept, but required as `Entry` requires them, so that an entry read here always
+    // parses whole later (`Carried::entry`), as `Manifest::read` would have refused it.
+    #[allow(dead_code)]
+    max_age: u64,
+    #[allow(dead_code)]
+    #[serde(default)]
+    links: Strings,
+}
+
+/// A list of strings, checked without being kept.
+#[derive(Default)]
+struct Strings;
+
+impl<'de> Deserialize<'de> for Strings {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Strings, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Strings;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of strings")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Strings, A::Error> {
+                while seq.next_element::<Cow<'de, str>>()?.is_some() {}
+                Ok(Strings)
+            }
+        }
+        d.deserialize_seq(Visit)
+    }
 }
 
 /// A revision's `manifest.json`, read for the next build (see the module doc).
@@ -146,10 +177,6 @@ impl Carried {
         self.text(&self.rows[i].key)
     }
 
-    pub fn sha256(&self, i: usize) -> &str {
-        self.text(&self.rows[i].sha256)
-    }
-
     pub fn cache(&self, i: usize) -> CacheClass {
         self.rows[i].cache
     }
@@ -179,22 +206,9 @@ impl Carried {
         if !self.sorted {
             return (0..self.len()).find(|&i| self.path(i) == path);
         }
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.path(mid).as_bytes().cmp(path.as_bytes()) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(mid),
-            }
-        }
-        None
-    }
-
-    /// Every entry parsed, as [`Manifest::read`] gives it.
-    pub fn into_manifest(self) -> Manifest {
-        let files = (0..self.len()).map(|i| self.entry(i)).collect();
-        Manifest { files, ..self.head }
+        (self.rows)
+            .binary_search_by(|r| self.text(&r.path).as_bytes().cmp(path.as_bytes()))
+            .ok()
     }
 }
 
@@ -203,6 +217,18 @@ impl Carried {
 pub enum File {
     New(Entry),
     Kept { index: usize, cache: CacheClass },
+}
+
+impl File {
+    /// Its path; `prev` is the manifest a kept file indexes into.
+    pub fn path<'a>(&'a self, prev: Option<&'a Carried>) -> &'a str {
+        match self {
+            File::New(e) => &e.path,
+            File::Kept { index, .. } => prev
+                .expect("a kept file comes from the previous manifest")
+                .path(*index),
+        }
+    }
 }
 
 /// The manifest a build writes, its kept entries still in the previous one's bytes.
@@ -217,13 +243,6 @@ pub struct Assembled<'a> {
 }
 
 impl Assembled<'_> {
-    pub fn path<'s>(&'s self, f: &'s File) -> &'s str {
-        match f {
-            File::New(e) => &e.path,
-            File::Kept { index, .. } => self.carried().path(*index),
-        }
-    }
-
     fn carried(&self) -> &Carried {
         self.prev
             .expect("a kept file comes from the previous manifest")
