@@ -199,10 +199,19 @@ pub fn resolves(link: &str, exists: impl Fn(&str) -> bool) -> bool {
     if p.is_empty() {
         return exists("index.html");
     }
+    // The folder's `index.html` named in one buffer, not `format!` (a link check resolves
+    // some 700,000 links at 100,000 pages).
+    let index = |slash: &str| {
+        let mut f = String::with_capacity(p.len() + 11);
+        f.push_str(p);
+        f.push_str(slash);
+        f.push_str("index.html");
+        exists(&f)
+    };
     if p.ends_with('/') {
-        return exists(&format!("{p}index.html"));
+        return index("");
     }
-    exists(p) || exists(&format!("{p}/index.html"))
+    exists(p) || index("/")
 }
 
 #[cfg(test)]
