@@ -14,6 +14,10 @@ pub(super) struct Args {
     /// Collect the bucket at URL instead of public/.
     #[arg(long, value_name = "URL")]
     to: Option<String>,
+    /// Delete every revision beyond --keep (and the spare an earlier gc set aside), instead
+    /// of keeping the newest one removed whole as the spare the next build starts from.
+    #[arg(long)]
+    no_spare: bool,
 }
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
@@ -51,10 +55,11 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         &ctx.clock,
         args.keep,
         args.grace_secs.unwrap_or(300),
+        !args.no_spare,
     )?;
     ctx.emit(&r, || {
         format!(
-            "kept {} revision(s){}, removed {}: {}{}",
+            "kept {} revision(s){}, removed {}: {}{}{}",
             r.kept.len(),
             if r.in_grace.is_empty() {
                 String::new()
@@ -67,6 +72,10 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             },
             r.removed.len(),
             r.removed.join(", "),
+            match &r.spare {
+                Some(s) => format!(" ({s} set aside as the next build's spare)"),
+                None => String::new(),
+            },
             if r.abandoned_removed > 0 {
                 format!(
                     "; removed {} abandoned temporary folder(s)",

@@ -234,7 +234,14 @@ fn collect(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult 
     }
     let t = std::time::Instant::now();
     let g =
-        fencepost_deploy::history::local::gc(&site, i.clock, run.keep_revisions, run.gc_grace_secs)
+        // No spare: a run makes the next build's tree ahead while it waits (`link_ahead`).
+        fencepost_deploy::history::local::gc(
+            &site,
+            i.clock,
+            run.keep_revisions,
+            run.gc_grace_secs,
+            false,
+        )
             .map_err(|e| (Step::Gc, e.to_string()))?;
     r.durations_ms.gc = Some(t.elapsed().as_millis() as u64);
     r.gc = Some(g);

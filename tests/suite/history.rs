@@ -5,6 +5,7 @@
 #![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 
 mod remote;
+mod spare;
 mod verify;
 
 use crate::common::*;

@@ -256,7 +256,17 @@ fn leftovers_of_a_killed_gc_and_a_killed_swap_are_removed() {
     s.publish(NOW);
     s.build(&[]);
     let out = s.with_failpoints(
-        &["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW],
+        // No spare: the revision gc removes is deleted, through the trash.
+        &[
+            "gc",
+            "--keep",
+            "1",
+            "--grace-secs",
+            "0",
+            "--no-spare",
+            "--now",
+            NOW,
+        ],
         "gc.after_trash_rename=return",
     );
     assert_eq!(out.status.code(), Some(137));

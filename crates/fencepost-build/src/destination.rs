@@ -95,6 +95,15 @@ impl Destination {
         })
     }
 
+    /// [`Destination::stage`], starting from the spare `gc` set aside when there is one (a
+    /// revision's only: a preview has none); whether it did.
+    pub(super) fn stage_from_spare(&self, id: &RevisionId) -> Result<(Staging, bool), BuildError> {
+        Ok(match self {
+            Destination::Revision(p) => p.stage_from_spare(&id.to_string())?,
+            Destination::Preview(d) => (d.stage()?, false),
+        })
+    }
+
     /// Puts the staged revision in place: a preview replaces the last one; a revision is
     /// renamed into `revisions/` (unless another build finished it first) and the pointer
     /// moved forward to it.

@@ -182,6 +182,7 @@ struct Staged {
     prelinked: Option<Prelinked>,
     early_links: usize,
     linked_ahead: bool,
+    from_spare: bool,
 }
 
 /// What the last step takes.
@@ -330,6 +331,7 @@ impl<'a> Build<'a> {
             prelinked,
             early_links,
             linked_ahead: reuse.linked_ahead(),
+            from_spare: reuse.started_from_spare(),
         })
     }
 
@@ -451,6 +453,7 @@ impl<'a> Build<'a> {
             abandoned_removed: self.dest.tidied(),
             early_links: done.staged.early_links,
             linked_ahead: done.staged.linked_ahead,
+            from_spare: done.staged.from_spare,
             pages_read,
             left_out: done.plan.left_out,
             ..report

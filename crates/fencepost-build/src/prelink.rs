@@ -13,6 +13,8 @@
 //! The links are made relative to open directory descriptors (`mkdirat`, `linkat`), so the
 //! kernel walks two or three path components per file, not the whole absolute path.
 
+mod spare;
+
 use super::report::{io, BuildError};
 use fencepost_output::index;
 use std::collections::HashMap;
@@ -147,18 +149,21 @@ fn link_order(paths: &[String], folders: &[&str]) -> Vec<(u32, u32)> {
 
 /// Early links in progress on a thread of their own. Dropping it waits for them, so the
 /// staging directory is never removed while links are still being made in it.
-pub(super) struct Early(Option<std::thread::JoinHandle<Prelinked>>);
+pub(super) struct Early(Option<std::thread::JoinHandle<std::io::Result<Prelinked>>>);
 
 impl Early {
-    /// Starts linking `prev`'s files into `staging`.
-    pub(super) fn start(prev: PathBuf, staging: PathBuf) -> Early {
-        Early(Some(std::thread::spawn(move || {
-            Prelinked::link(&prev, &staging)
+    /// Starts linking `prev`'s files into `staging`: an empty folder, or (`spare`) the tree
+    /// of a revision gc set aside, changed where it differs (`prelink/spare.rs`).
+    pub(super) fn start(prev: PathBuf, staging: PathBuf, spare: bool) -> Early {
+        Early(Some(std::thread::spawn(move || match spare {
+            true => Prelinked::patch(&prev, &staging),
+            false => Ok(Prelinked::link(&prev, &staging)),
         })))
     }
 
-    /// The links, once all are made.
-    pub(super) fn wait(mut self) -> Prelinked {
+    /// The links, once all are made. An error: a spare could not be made into the previous
+    /// revision's tree nor cleared (the folder must not become a revision).
+    pub(super) fn wait(mut self) -> std::io::Result<Prelinked> {
         let h = self.0.take().expect("waited once");
         h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
     }

@@ -127,6 +127,10 @@ pub struct Report {
     /// Those links were made before this build began, between a long-lived process's
     /// builds (`run`, see `Warm::link_ahead`), not while it ran.
     pub linked_ahead: bool,
+    /// The staging folder was the spare `gc` set aside (a revision it took out whole), made
+    /// into the previous revision's tree by changing only the files that differ (see
+    /// `prelink/spare.rs`) instead of linked into an empty folder.
+    pub from_spare: bool,
     /// Public page rows read from the ledger: every page, or only those changed since the
     /// revision a long-lived process (`run`) kept from its last build (see `warm.rs`).
     pub pages_read: usize,

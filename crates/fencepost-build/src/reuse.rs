@@ -29,6 +29,9 @@ pub(super) struct Reuse {
     early: Option<(Early, Staging)>,
     /// The early links were made ahead of this build (see `Warm::link_ahead`).
     ahead: bool,
+    /// The staging folder is the spare gc set aside, made into the previous revision's tree
+    /// where it differs (`prelink/spare.rs`).
+    spare: bool,
 }
 
 impl Reuse {
@@ -56,7 +59,7 @@ impl Reuse {
             let dir = dir.clone();
             std::thread::spawn(move || read_previous(dir))
         });
-        let mut ahead = false;
+        let (mut ahead, mut spare) = (false, false);
         let early = match (guess, &dir) {
             (_, _) if looks_built => None,
             (Some(guess), Some(prev)) if same_fingerprint(prev, fingerprint) => {
@@ -66,8 +69,9 @@ impl Reuse {
                         Some(made)
                     }
                     None => {
-                        let staging = dest.stage(&guess)?;
-                        let early = Early::start(prev.clone(), staging.path.clone());
+                        let staging;
+                        (staging, spare) = dest.stage_from_spare(&guess)?;
+                        let early = Early::start(prev.clone(), staging.path.clone(), spare);
                         Some((early, staging))
                     }
                 }
@@ -83,6 +87,7 @@ impl Reuse {
             reader,
             early,
             ahead,
+            spare,
         })
     }
 
@@ -104,6 +109,11 @@ impl Reuse {
         self.ahead
     }
 
+    /// Whether the staging folder started as the spare gc set aside.
+    pub(super) fn started_from_spare(&self) -> bool {
+        self.spare
+    }
+
     /// The staging folder to render revision `id` into, with the early links the plan keeps
     /// (the rest removed) and how many were made.
     pub(super) fn staging(
@@ -115,7 +125,7 @@ impl Reuse {
         let Some((early, staging)) = self.early.take() else {
             return Ok((dest.stage(id)?, None, 0));
         };
-        let mut linked = early.wait();
+        let mut linked = early.wait().map_err(super::report::io(&staging.path))?;
         let made = linked.count();
         let removed =
             linked.remove_unplanned(&staging.path, planned.iter().map(|p| p.path.as_str()))?;

@@ -123,6 +123,7 @@ pub(super) fn point_to_built(
         abandoned_removed: 0,
         early_links: 0,
         linked_ahead: false,
+        from_spare: false,
         pages_read: 0,
     })
 }
@@ -329,6 +330,7 @@ pub(super) fn report(
         abandoned_removed: 0,
         early_links: 0,
         linked_ahead: false,
+        from_spare: false,
         pages_read: 0,
     }
 }

@@ -226,7 +226,7 @@ impl Warm {
         };
         match Staging::create_in(revisions, &name.to_string_lossy()) {
             Ok(staging) => {
-                let early = Early::start(dir.clone(), staging.path.clone());
+                let early = Early::start(dir.clone(), staging.path.clone(), false);
                 tracing::debug!(from = %dir.display(), "linking the live revision ahead of the next build");
                 self.ahead = Some(Ahead {
                     from: dir.clone(),

@@ -223,14 +223,33 @@ impl Index {
 /// Every path the index in `dir` lists, in its (byte) order; `None` when the revision has no
 /// index. One read of the file, no per-line allocation but the path itself.
 pub fn paths(dir: &Path) -> io::Result<Option<Vec<String>>> {
+    lines(dir, |path, _| Ok(path))
+}
+
+/// Every file the index in `dir` lists, as (path, sha256), in its (byte) order; `None` when
+/// the revision has no index.
+pub fn hashes(dir: &Path) -> io::Result<Option<Vec<(String, String)>>> {
+    lines(dir, |path, rest| {
+        let sha256 = rest
+            .split(|&b| b == b'\t')
+            .next()
+            .filter(|f| f.len() == 64 && f.iter().all(u8::is_ascii_hexdigit))
+            .ok_or_else(|| corrupt("a line's sha256 is not 64 hex digits"))?;
+        Ok((path, String::from_utf8_lossy(sha256).into_owned()))
+    })
+}
+
+/// Each line of the index in `dir` made one `T` by `f`, given its path (decoded) and the
+/// rest of the line after the path's tab.
+fn lines<T>(dir: &Path, f: impl Fn(String, &[u8]) -> io::Result<T>) -> io::Result<Option<Vec<T>>> {
     let Some(bytes) = read_whole(dir)? else {
         return Ok(None);
     };
     let body = &bytes[HEADER.len()..];
     let mut out = Vec::with_capacity(body.len() / 128);
     for line in body.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let field = line
-            .split(|&b| b == b'\t')
+        let mut fields = line.splitn(2, |&b| b == b'\t');
+        let field = fields
             .next()
             .filter(|f| f.len() >= 2 && f[0] == b'"' && f[f.len() - 1] == b'"')
             .ok_or_else(|| corrupt("a line's path is not a JSON string"))?;
@@ -241,7 +260,7 @@ pub fn paths(dir: &Path) -> io::Result<Option<Vec<String>>> {
         } else {
             String::from_utf8(inner.to_vec()).map_err(|_| corrupt("a line is not UTF-8"))?
         };
-        out.push(path);
+        out.push(f(path, fields.next().unwrap_or_default())?);
     }
     Ok(Some(out))
 }

@@ -220,6 +220,23 @@ impl Public {
         revision::remove(&self.dir, name)
     }
 
+    /// Takes complete revision `name` out of the revisions as the spare the next build starts
+    /// from (see [`revision::set_aside_as_spare`]). Only inside [`Public::locked`].
+    pub fn set_aside_as_spare(&self, name: &str) -> Result<(), OutputError> {
+        revision::set_aside_as_spare(&self.dir, name)
+    }
+
+    /// Removes the spare, if any (how many). Only inside [`Public::locked`].
+    pub fn remove_spares(&self) -> Result<usize, OutputError> {
+        revision::remove_spares(&self.dir)
+    }
+
+    /// A staging folder for revision `name` made from the spare when there is one (see
+    /// [`Staging::create_from_spare`]); whether it was.
+    pub fn stage_from_spare(&self, name: &str) -> Result<(Staging, bool), OutputError> {
+        Staging::create_from_spare(&self.dir, name)
+    }
+
     /// Revisions that were live until lately, with when they stopped (gc's grace period).
     pub fn retired(&self) -> Vec<pointer::Retired> {
         pointer::retired(&self.dir)

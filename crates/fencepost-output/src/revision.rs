@@ -34,16 +34,37 @@ impl Staging {
     /// A staging folder for `name` in `revisions` (a folder of its own: the preview's is the
     /// site's state folder).
     pub fn create_in(revisions: &Path, name: &str) -> Result<Staging, OutputError> {
+        let staging = Staging::locked_in(revisions, name)?;
+        std::fs::create_dir(&staging.path).map_err(io_err(&staging.path))?;
+        Ok(staging)
+    }
+
+    /// [`Staging::create`], the folder being `public`'s spare (see [`set_aside_as_spare`])
+    /// when there still is one: a tree of the revision it was, for the caller to make into
+    /// this one. Returns whether it took the spare (else the folder is empty). Taking it is
+    /// one rename: of builds and a gc reaching for the same spare, one gets it.
+    pub fn create_from_spare(public: &Path, name: &str) -> Result<(Staging, bool), OutputError> {
+        let staging = Staging::locked_in(&public.join(REVISIONS), name)?;
+        if let Some(spare) = spare(public) {
+            if std::fs::rename(&spare, &staging.path).is_ok() {
+                fencepost_core::fail_point!("build.after_spare_taken");
+                return Ok((staging, true));
+            }
+        }
+        std::fs::create_dir(&staging.path).map_err(io_err(&staging.path))?;
+        Ok((staging, false))
+    }
+
+    /// A staging folder's name in `revisions` and its lock, held; the folder not made yet.
+    fn locked_in(revisions: &Path, name: &str) -> Result<Staging, OutputError> {
         let revisions = revisions.to_path_buf();
         std::fs::create_dir_all(&revisions).map_err(io_err(&revisions))?;
         let tmp = format!("{TMP_PREFIX}{name}-{}", uuid::Uuid::new_v4().simple());
         let lock_path = revisions.join(format!("{tmp}.lock"));
         let lock = File::create(&lock_path).map_err(io_err(&lock_path))?;
         lock.lock().map_err(io_err(&lock_path))?;
-        let path = revisions.join(&tmp);
-        std::fs::create_dir(&path).map_err(io_err(&path))?;
         Ok(Staging {
-            path,
+            path: revisions.join(&tmp),
             lock_path,
             _lock: lock,
             done: false,
@@ -222,6 +243,66 @@ pub fn remove(public: &Path, name: &str) -> Result<(), OutputError> {
     std::fs::rename(&dir, &trash).map_err(io_err(&dir))?;
     fencepost_core::fail_point!("gc.after_trash_rename");
     std::fs::remove_dir_all(&trash).map_err(io_err(&trash))
+}
+
+/// A spare: a revision gc took out of `revisions/` whole instead of deleting it, for the next
+/// build to take as its staging folder and make into the new revision by changing only the
+/// files that differ (see `build/prelink.rs`), where an empty folder needs every folder made
+/// and every file linked again. Not a revision: no command lists, serves or rolls back to
+/// it. One at most.
+const SPARE_PREFIX: &str = ".spare-";
+
+/// Sets complete revision `name` aside as `public`'s spare, the spare before it removed.
+/// Call it holding the pointer lock (as [`remove`]).
+pub fn set_aside_as_spare(public: &Path, name: &str) -> Result<(), OutputError> {
+    remove_spares(public)?;
+    let dir = public.join(REVISIONS).join(name);
+    let spare = public.join(REVISIONS).join(format!("{SPARE_PREFIX}{name}"));
+    std::fs::rename(&dir, &spare).map_err(io_err(&dir))?;
+    fencepost_core::fail_point!("gc.after_spare_rename");
+    Ok(())
+}
+
+/// Removes `public`'s spares (renamed to trash first, as [`remove`] does); how many. A spare
+/// a build takes meanwhile is that build's. Call it holding the pointer lock.
+pub fn remove_spares(public: &Path) -> Result<usize, OutputError> {
+    let revisions = public.join(REVISIONS);
+    let mut removed = 0;
+    for spare in spares(public) {
+        let name = spare.file_name().unwrap_or_default().to_string_lossy();
+        let trash = revisions.join(format!(
+            "{TRASH_PREFIX}{}-{}",
+            name.trim_start_matches('.'),
+            uuid::Uuid::new_v4().simple()
+        ));
+        match std::fs::rename(&spare, &trash) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_err(&spare)(e)),
+        }
+        std::fs::remove_dir_all(&trash).map_err(io_err(&trash))?;
+        removed += 1;
+    }
+    Ok(removed)
+}
+
+/// `public`'s spare, if it has one.
+pub fn spare(public: &Path) -> Option<PathBuf> {
+    spares(public).into_iter().next()
+}
+
+fn spares(public: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(public.join(REVISIONS)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(SPARE_PREFIX))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
 }
 
 /// Removes what gc runs that died left behind (`revisions/.trash-*`). Call it holding the

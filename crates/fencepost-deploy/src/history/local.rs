@@ -71,16 +71,25 @@ pub struct GcReport {
     pub in_grace: Vec<String>,
     /// Temporary directories of dead builds, and leftovers of killed swaps and gc runs.
     pub abandoned_removed: usize,
+    /// The removed revision set aside whole as the spare the next build starts from (the
+    /// newest one removed; see `fencepost_output::revision::set_aside_as_spare`), instead of
+    /// deleted. Not a revision any more: it is in `removed` too.
+    pub spare: Option<String>,
 }
 
 /// Removes complete revisions beyond the newest `keep`, never the current one nor one that
 /// was live less than `grace_secs` ago (a static server or a reader may still be reading it),
-/// and the leftovers of builds, swaps and gc runs that died.
+/// and the leftovers of builds, swaps and gc runs that died. With `spare`, the newest of
+/// those it removes is set aside whole as the next build's spare (replacing the one before)
+/// rather than deleted: taking it out is one rename, and the next build changes only the
+/// files that differ instead of making every folder and link again. Without, any spare goes
+/// too.
 pub fn gc(
     site: &Site,
     clock: &Clock,
     keep: usize,
     grace_secs: u64,
+    spare: bool,
 ) -> Result<GcReport, HistoryError> {
     // Revisions an unfinished (pending or parked) deploy operation carries out: decided, so
     // they must stay until it is done or a person abandons it.
@@ -98,7 +107,10 @@ pub fn gc(
     let public = Public::open(site.public_dir())?;
     let now = clock.now();
     let report = public.locked(|current| {
-        let abandoned_removed = public.tidied() + public.remove_leftovers()?;
+        let mut abandoned_removed = public.tidied() + public.remove_leftovers()?;
+        if !spare {
+            abandoned_removed += public.remove_spares()?;
+        }
         let current = current.map(|p| p.dir);
         let grace_ms = i64::try_from(grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
         let recent: HashSet<String> = public
@@ -111,6 +123,7 @@ pub fn gc(
         let mut kept = Vec::new();
         let mut removed = Vec::new();
         let mut in_grace = Vec::new();
+        let mut set_aside = None;
         for (i, id) in public.complete()?.into_iter().enumerate() {
             let name = id.to_string();
             if i < keep || Some(&name) == current.as_ref() || needed.contains(&name) {
@@ -121,7 +134,13 @@ pub fn gc(
                 in_grace.push(name);
                 continue;
             }
-            public.remove(&name)?;
+            // Newest first: the first removed is the closest to the live revision.
+            if spare && set_aside.is_none() {
+                public.set_aside_as_spare(&name)?;
+                set_aside = Some(name.clone());
+            } else {
+                public.remove(&name)?;
+            }
             removed.push(name);
         }
         Ok(GcReport {
@@ -129,6 +148,7 @@ pub fn gc(
             removed,
             in_grace,
             abandoned_removed,
+            spare: set_aside,
         })
     })?;
     Ok(report)
