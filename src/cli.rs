@@ -231,6 +231,9 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
     // `run` measures the database clock again at every cycle and `serve` decides nothing by
     // the clock: for them a database away at start is no reason to stop.
     let soft = matches!(cli.command, Command::Run(_) | Command::Serve(_));
+    if !soft {
+        crate::keep_freed_memory();
+    }
     // Commands that only show what was decided decide nothing by the clock: on a bucket
     // ledger they need not write a probe to read the store's.
     let decides = !matches!(
