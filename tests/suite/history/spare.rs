@@ -4,28 +4,23 @@
 
 use crate::common::*;
 use predicates::str::contains;
+use sha2::Digest;
 use std::collections::BTreeMap;
 
 /// Every file in revision folder `dir` (but its manifest and index), with its SHA-256; and
 /// every file the manifest lists, with its own: a revision whole and with nothing else in it
 /// gives the same map twice.
 fn files_in(dir: &std::path::Path) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
-    let mut found = BTreeMap::new();
     for e in walkdir::WalkDir::new(dir).min_depth(1) {
         let e = e.unwrap();
-        let rel = e
-            .path()
-            .strip_prefix(dir)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        if e.file_type().is_dir() {
-            let empty = std::fs::read_dir(e.path()).unwrap().next().is_none();
-            assert!(!empty, "folder {rel} left empty in {}", dir.display());
-        } else if rel != "manifest.json" && rel != "manifest.idx" {
-            found.insert(rel, sha256_file(e.path()));
-        }
+        let empty = e.file_type().is_dir() && std::fs::read_dir(e.path()).unwrap().next().is_none();
+        assert!(!empty, "folder {} left empty", e.path().display());
     }
+    let found = tree(dir)
+        .into_iter()
+        .filter(|(rel, _)| rel != "manifest.json" && rel != "manifest.idx")
+        .map(|(rel, bytes)| (rel, hex::encode(sha2::Sha256::digest(bytes))))
+        .collect();
     let listed = manifest(dir)["files"]
         .as_array()
         .unwrap()
@@ -36,6 +31,20 @@ fn files_in(dir: &std::path::Path) -> (BTreeMap<String, String>, BTreeMap<String
         })
         .collect();
     (found, listed)
+}
+
+/// A site with items 1..=`n` and a revision built for each from the second on (the first
+/// revision holds items 1 and 2).
+fn built(n: i64) -> TestSite {
+    let s = site_with(2);
+    s.publish(NOW);
+    s.build(&[]);
+    for i in 3..=n {
+        s.item(i, &format!("2026-11-{i:02}"));
+        s.publish(NOW);
+        s.build(&[]);
+    }
+    s
 }
 
 fn spares(s: &TestSite) -> Vec<String> {
@@ -55,19 +64,12 @@ fn cold(s: &TestSite) -> BTreeMap<String, String> {
 
 #[test]
 fn gc_sets_the_newest_removed_revision_aside_and_the_next_build_starts_from_it() {
-    let s = site_with(3);
-    s.publish(NOW);
-    s.build(&[]);
-    for (i, day) in [(4, "2026-11-04"), (5, "2026-11-05")] {
-        s.item(i, day);
-        s.publish(NOW);
-        s.build(&[]);
-    }
+    let s = built(5);
     let gc = s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW]);
     let removed: Vec<&str> = (gc["removed"].as_array().unwrap().iter())
         .map(|r| r.as_str().unwrap())
         .collect();
-    assert_eq!(removed.len(), 2, "{gc}");
+    assert_eq!(removed.len(), 3, "{gc}");
     // The newest one removed is the spare (and counts as removed: it is no revision now).
     assert_eq!(gc["spare"], removed[0], "{gc}");
     assert_eq!(spares(&s), [format!(".spare-{}", removed[0])]);
@@ -104,12 +106,7 @@ fn gc_sets_the_newest_removed_revision_aside_and_the_next_build_starts_from_it()
 
 #[test]
 fn gc_without_a_spare_deletes_the_one_there_is_and_builds_start_empty() {
-    let s = site_with(2);
-    s.publish(NOW);
-    s.build(&[]);
-    s.item(3, "2026-11-03");
-    s.publish(NOW);
-    s.build(&[]);
+    let s = built(3);
     let gc = s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW]);
     assert!(gc["spare"].is_string(), "{gc}");
     assert_eq!(spares(&s).len(), 1);
@@ -137,12 +134,7 @@ fn gc_without_a_spare_deletes_the_one_there_is_and_builds_start_empty() {
 #[cfg(feature = "failpoints")]
 #[test]
 fn a_build_killed_after_taking_the_spare_leaves_the_next_build_whole() {
-    let s = site_with(2);
-    s.publish(NOW);
-    s.build(&[]);
-    s.item(3, "2026-11-03");
-    s.publish(NOW);
-    s.build(&[]);
+    let s = built(3);
     let served = s.current_dir();
     s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW]);
     s.item(4, "2026-11-04");
@@ -168,14 +160,7 @@ fn a_build_killed_after_taking_the_spare_leaves_the_next_build_whole() {
 #[cfg(feature = "failpoints")]
 #[test]
 fn a_gc_killed_after_setting_the_spare_aside_leaves_one_the_next_build_can_start_from() {
-    let s = site_with(2);
-    s.publish(NOW);
-    s.build(&[]);
-    for (i, day) in [(3, "2026-11-03"), (4, "2026-11-04")] {
-        s.item(i, day);
-        s.publish(NOW);
-        s.build(&[]);
-    }
+    let s = built(4);
     let gc = ["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW];
     let out = s.with_failpoints(&gc, "gc.after_spare_rename=return");
     assert_eq!(
