@@ -214,11 +214,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
     let serving = matches!(cli.command, Command::Serve(_));
     init_logging(cli.verbose.max(u8::from(serving)));
     if let Command::Completions { shell } = cli.command {
-        use clap::CommandFactory;
-        let mut script = Vec::new();
-        clap_complete::generate(shell, &mut Cli::command(), "fencepost", &mut script);
-        say(String::from_utf8_lossy(&script).trim_end());
-        return Ok(ExitCode::SUCCESS);
+        return Ok(completions(shell));
     }
     let uses_ledger = !matches!(
         cli.command,
@@ -288,6 +284,15 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         Command::Tlog { command } => tlog::run(&ctx, command),
         Command::Completions { .. } => unreachable!("answered before anything else"),
     }
+}
+
+/// `fencepost completions SHELL`: the shell's completion script on stdout.
+fn completions(shell: clap_complete::Shell) -> ExitCode {
+    use clap::CommandFactory;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "fencepost", &mut script);
+    say(String::from_utf8_lossy(&script).trim_end());
+    ExitCode::SUCCESS
 }
 
 /// How far ahead of this machine's clock a `--now` may be on a command that writes the
