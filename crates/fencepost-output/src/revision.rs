@@ -247,7 +247,7 @@ pub fn remove(public: &Path, name: &str) -> Result<(), OutputError> {
 
 /// A spare: a revision gc took out of `revisions/` whole instead of deleting it, for the next
 /// build to take as its staging folder and make into the new revision by changing only the
-/// files that differ (see `build/prelink.rs`), where an empty folder needs every folder made
+/// files that differ (see `fencepost-build`'s `prelink/spare.rs`), where an empty folder needs every folder made
 /// and every file linked again. Not a revision: no command lists, serves or rolls back to
 /// it. One at most.
 const SPARE_PREFIX: &str = ".spare-";
