@@ -20,6 +20,7 @@
 use super::super::plan::safe_rel;
 use super::{Between, Prelinked};
 use fencepost_output::{index, manifest};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::io;
 use std::path::Path;
@@ -42,10 +43,13 @@ impl Prelinked {
 
 /// `None`: the spare does not fit (its files are left as they are, for the caller to clear).
 fn patched(prev: &Path, staging: &Path) -> io::Result<Option<Prelinked>> {
-    let (Ok(Some(was)), Ok(Some(mut now))) = (index::hashes(staging), index::hashes(prev)) else {
+    let (Ok(Some(was)), Ok(Some(now))) = (index::read(staging), index::read(prev)) else {
         return Ok(None);
     };
-    let sorted = |v: &[(String, String)]| v.is_sorted_by(|a, b| a.0.as_bytes() < b.0.as_bytes());
+    let (Ok(was), Ok(mut now)) = (index::hashes_in(&was), index::hashes_in(&now)) else {
+        return Ok(None);
+    };
+    let sorted = |v: &[(Cow<str>, &[u8])]| v.is_sorted_by(|a, b| a.0.as_bytes() < b.0.as_bytes());
     if !sorted(&was) || !sorted(&now) || !was.iter().all(|(p, _)| safe_rel(p)) {
         return Ok(None);
     }
@@ -71,8 +75,8 @@ fn patched(prev: &Path, staging: &Path) -> io::Result<Option<Prelinked>> {
         match order {
             // Only the spare has it: it goes, and maybe its folders.
             Ordering::Less => {
-                remove(&staging.join(&was[i].0))?;
-                let mut p = was[i].0.as_str();
+                remove(&staging.join(&*was[i].0))?;
+                let mut p = &*was[i].0;
                 while let Some((parent, _)) = p.rsplit_once('/') {
                     emptied.push(parent);
                     p = parent;
@@ -88,7 +92,7 @@ fn patched(prev: &Path, staging: &Path) -> io::Result<Option<Prelinked>> {
                 if was[i].1 == now[j].1 {
                     linked[j] = true;
                 } else {
-                    remove(&staging.join(&now[j].0))?;
+                    remove(&staging.join(&*now[j].0))?;
                     to_link.push(j);
                 }
                 i += 1;
@@ -96,15 +100,9 @@ fn patched(prev: &Path, staging: &Path) -> io::Result<Option<Prelinked>> {
             }
         }
     }
-    // Deepest first; a folder that still holds something stays.
-    emptied
-        .sort_unstable_by(|a, b| (b.matches('/').count(), *b).cmp(&(a.matches('/').count(), *a)));
-    emptied.dedup();
-    for d in emptied {
-        let _ = std::fs::remove_dir(staging.join(d));
-    }
+    remove_emptied(staging, emptied);
     for j in to_link {
-        let path = now[j].0.as_str();
+        let path = &*now[j].0;
         // Nothing the spare's index does not list is ever in it; should something be there,
         // it goes, so no file is ever written through it later.
         remove(&staging.join(path))?;
@@ -116,9 +114,20 @@ fn patched(prev: &Path, staging: &Path) -> io::Result<Option<Prelinked>> {
         linked[j] = between.link(path);
     }
     Ok(Some(Prelinked {
-        paths: now.into_iter().map(|(p, _)| p).collect(),
+        paths: now.into_iter().map(|(p, _)| p.into_owned()).collect(),
         linked,
     }))
+}
+
+/// Removes the folders of `staging` that files were removed from, deepest first; a folder
+/// that still holds something stays.
+fn remove_emptied(staging: &Path, mut emptied: Vec<&str>) {
+    emptied
+        .sort_unstable_by(|a, b| (b.matches('/').count(), *b).cmp(&(a.matches('/').count(), *a)));
+    emptied.dedup();
+    for d in emptied {
+        let _ = std::fs::remove_dir(staging.join(d));
+    }
 }
 
 /// Removes file `path`; one already gone is fine.
