@@ -14,7 +14,7 @@ use fencepost_site::Site;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub(crate) fn ledger_source(
     snap: &ledger::Snapshot<'_>,
@@ -31,14 +31,15 @@ pub(crate) fn ledger_source(
     let mut orphans: Vec<(String, String)> = Vec::new();
     // Each row's view on every core (~1.5 µs a page: its URL, dates and weight), then sorted
     // into pages, notices and orphans in row order.
-    let mut viewed: Vec<Viewed> = (rows.into_par_iter())
-        .map(|r| view_row(colls, &store, r))
+    let mut viewed: Vec<Mutex<Viewed>> = (rows.into_par_iter())
+        .map(|r| Mutex::new(view_row(colls, &store, r)))
         .collect();
     // The pages stay where the views put them until they are moved once, in reading order
     // (a page is a few hundred bytes: moving each into a list of pages first, then sorting
     // that, moved 100,000 of them twice more and faulted in a fresh list each time).
     let mut at = Vec::with_capacity(viewed.len());
     for (i, v) in viewed.iter_mut().enumerate() {
+        let v = v.get_mut().unwrap_or_else(PoisonError::into_inner);
         match v {
             Viewed::Orphan(coll, key) => orphans.push((std::mem::take(coll), std::mem::take(key))),
             Viewed::Left => {}
