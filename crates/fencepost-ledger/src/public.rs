@@ -42,9 +42,10 @@ pub struct PublicPage {
 }
 
 /// Equal strings shared: one allocation for each distinct text (also the build's saved page
-/// rows, read back from a file).
+/// rows, read back from a file). Hashed with foldhash (keyed per process, as hashbrown's
+/// default), not SipHash: three lookups a row, of texts up to a page's fields long.
 #[derive(Default)]
-pub struct Interned(std::collections::HashSet<Arc<str>>);
+pub struct Interned(std::collections::HashSet<Arc<str>, foldhash::fast::RandomState>);
 
 impl Interned {
     pub fn get(&mut self, s: &str) -> Arc<str> {
