@@ -126,6 +126,20 @@ pub(super) fn entries_key(
     f.finish()
 }
 
+/// The key of a sitemap file: each (URL, date) it lists, as fields.
+pub(super) fn sitemap_key(
+    generated_fingerprint: &str,
+    urls: &[(String, Option<String>)],
+) -> String {
+    let mut f = Fields::new(generated_fingerprint, "sitemap");
+    f.field(&urls.len().to_string());
+    for (url, date) in urls {
+        f.field(url);
+        f.opt(date.as_deref());
+    }
+    f.finish()
+}
+
 type Neighbour<'a> = (&'a str, &'a str, Option<&'a str>);
 
 fn neighbour(v: &ItemPage) -> Neighbour<'_> {
