@@ -51,20 +51,13 @@ impl SiteInputs {
         site: &Site,
         source: &mut Source,
     ) -> Result<(templates::Templates, Vec<Planned>, Vec<LeftOut>), BuildError> {
-        // The templates are compiled (~1 ms at the demo's size, one thread) beside the plan.
-        let (templates, prepared) = rayon::join(
-            || {
-                let urls = &self.assets.urls;
-                templates::Templates::load(
-                    &site.root,
-                    &self.files.templates,
-                    urls,
-                    &site.collections,
-                )
-            },
-            || prepare(site, self, source),
-        );
-        let (templates, (planned, left_out)) = (templates?, prepared?);
+        let templates = templates::Templates::load(
+            &site.root,
+            &self.files.templates,
+            &self.assets.urls,
+            &site.collections,
+        )?;
+        let (planned, left_out) = prepare(site, self, source)?;
         Ok((templates, planned, left_out))
     }
 }
