@@ -5,7 +5,7 @@
 use super::view::{IdView, ItemPage};
 use fencepost_core::clock::Instant;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 /// One public item page, as the plan needs it.
 #[derive(Debug, Clone)]
@@ -52,37 +52,6 @@ impl PageInput {
     pub fn in_order(pages: Vec<PageInput>) -> Vec<PageInput> {
         let order = reading_order((pages.iter()).zip(0..));
         permute(pages, order)
-    }
-
-    /// The pages held at places `at` of `slots`, in reading order, each moved out of its
-    /// slot once (by `take`), found by `page`: for pages held inside larger values, which
-    /// need not be moved into a list of their own first. Moved on every core: each slot is
-    /// behind its own (never contended) lock so that the threads can take from any of them
-    /// (at 100,000 pages, moving them on one thread into a list faulted in page by page took
-    /// ~45 ms on the build's main thread).
-    pub fn taken_in_order<T: Send>(
-        slots: &mut [Mutex<T>],
-        at: Vec<u32>,
-        page: impl Fn(&T) -> Option<&PageInput>,
-        take: impl Fn(&mut T) -> Option<PageInput> + Sync,
-    ) -> Vec<PageInput> {
-        use rayon::prelude::*;
-        let order = {
-            let held: Vec<&T> = (slots.iter_mut())
-                .map(|m| &*m.get_mut().unwrap_or_else(PoisonError::into_inner))
-                .collect();
-            let of = |i: u32| page(held[i as usize]).expect("a page's place");
-            reading_order(at.into_iter().map(|i| (of(i), i)))
-        };
-        let slots = &*slots;
-        (order.into_par_iter())
-            .map(|i| {
-                let mut slot = slots[i as usize]
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                take(&mut slot).expect("each page's place once")
-            })
-            .collect()
     }
 
     /// Its `weight` where its collection sorts by weight (from its data; `i64::MAX`

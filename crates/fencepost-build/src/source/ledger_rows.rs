@@ -1,24 +1,26 @@
-//! The ledger's public page rows at a snapshot made the pages a build renders: each row
-//! viewed (its URL, dates, weight, image) on every core, the pages put in reading order, the
-//! withdrawal notices beside them, and a row of a collection fencepost.toml no longer declares
-//! refused by name.
+//! The ledger's public page rows at a snapshot made the pages a build renders: the rows put
+//! in their pages' reading order first (from small keys: collection, weight, date, id), then
+//! each viewed (its URL, dates, image) on every core straight into its place; the withdrawal
+//! notices beside them, and a row of a collection fencepost.toml no longer declares refused
+//! by name.
 
 use super::super::page::{date_of, CopyInput, PageInput};
 use super::super::report::BuildError;
-use super::super::view::ItemPage;
+use super::super::view::{IdView, ItemPage};
 use super::{id_view, image_copy, parse_day, place, Source};
 use fencepost_config::collections::{Collection, Collections, OnWithdraw};
 use fencepost_core::clock::Instant;
 use fencepost_ledger as ledger;
+use fencepost_ledger::public::PublicPage;
 use fencepost_site::Site;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 pub(crate) fn ledger_source(
     snap: &ledger::Snapshot<'_>,
-    (rows, pages_read): (Vec<ledger::public::PublicPage>, usize),
+    (rows, pages_read): (Vec<PublicPage>, usize),
     site: &Site,
     now: Instant,
 ) -> Result<Source, BuildError> {
@@ -26,37 +28,28 @@ pub(crate) fn ledger_source(
     let next_change_at = snap.next_change(now)?;
     let store = site.image_store();
     let colls = &site.collections;
-    let mut images = HashMap::new();
-    let mut notices = Vec::new();
-    let mut orphans: Vec<(String, String)> = Vec::new();
-    // Each row's view on every core (~1.5 µs a page: its URL, dates and weight), then sorted
-    // into pages, notices and orphans in row order.
-    let mut viewed: Vec<Mutex<Viewed>> = (rows.into_par_iter())
-        .map(|r| Mutex::new(view_row(colls, &store, r)))
+    let (mut rows, weights) = in_reading_order(colls, rows)?;
+    let others = rows.split_off(weights.len());
+    // Each page viewed on every core, in reading order, straight into its place in the list
+    // (a page is a few hundred bytes: viewed first and moved into order after, 100,000 of
+    // them were moved once more, and a list of views as large faulted in beside the pages).
+    let (pages, copies): (Vec<PageInput>, Vec<Option<CopyInput>>) = (rows.into_par_iter())
+        .zip(weights)
+        .map(|(r, (ci, weight))| view_page(&colls.list[ci], ci, &store, r, weight))
+        .unzip();
+    let mut images: HashMap<String, CopyInput> = (copies.into_iter().flatten())
+        .map(|c| (c.path.clone(), c))
         .collect();
-    // The pages stay where the views put them until they are moved once, in reading order
-    // (a page is a few hundred bytes: moving each into a list of pages first, then sorting
-    // that, moved 100,000 of them twice more and faulted in a fresh list each time).
-    let mut at = Vec::with_capacity(viewed.len());
-    for (i, v) in viewed.iter_mut().enumerate() {
-        let v = v.get_mut().unwrap_or_else(PoisonError::into_inner);
-        match v {
-            Viewed::Orphan(coll, key) => orphans.push((std::mem::take(coll), std::mem::take(key))),
-            Viewed::Left => {}
-            Viewed::Page(_, copy, notice) => {
-                let notice = *notice;
-                if let Some(c) = copy.take() {
-                    images.insert(c.path.clone(), c);
-                }
-                match notice {
-                    true => notices.extend(v.take_page()),
-                    false => at.push(i as u32),
-                }
-            }
+    let mut notices = Vec::new();
+    for r in others {
+        if let Place::Notice(ci) = place_of(colls, &r) {
+            let coll = &colls.list[ci];
+            let weight = PageInput::weight_of(coll, &r.data);
+            let (notice, copy) = view_page(coll, ci, &store, r, weight);
+            images.extend(copy.map(|c| (c.path.clone(), c)));
+            notices.push(notice);
         }
     }
-    refuse_orphans(&orphans, site)?;
-    let pages = PageInput::taken_in_order(&mut viewed, at, Viewed::page, Viewed::take_page);
     notices.sort_by(|a, b| a.order().cmp(&b.order()));
     Ok(Source {
         revision,
@@ -69,64 +62,102 @@ pub(crate) fn ledger_source(
     })
 }
 
-/// What one public page row becomes.
-enum Viewed {
-    /// Of a collection fencepost.toml does not declare (collection, key): refused, unless
-    /// withdrawn.
-    Orphan(String, String),
+/// Where one public page row goes.
+enum Place<'a> {
+    /// A page of collection `.0`, with its place in reading order ([`PageInput::order`],
+    /// its id borrowed) and its weight.
+    Page(usize, Key<'a>, Option<i64>),
+    /// The withdrawal notice of a page of collection `.0`.
+    Notice(usize),
     /// Withdrawn where no notice is kept.
     Left,
-    /// A page (or, when the flag is set, a withdrawal notice) and its image's copy.
-    Page(PageInput, Option<CopyInput>, bool),
+    /// Of a collection fencepost.toml does not declare: refused, unless withdrawn.
+    Orphan,
 }
 
-impl Viewed {
-    fn page(&self) -> Option<&PageInput> {
-        match self {
-            Viewed::Page(input, ..) => Some(input),
-            _ => None,
-        }
-    }
+/// [`PageInput::order`] of a row, before it is viewed: (collection, weight, signed due, id).
+type Key<'a> = (usize, i64, i64, IdKey<'a>);
 
-    /// The page, leaving [`Viewed::Left`] in its place.
-    fn take_page(&mut self) -> Option<PageInput> {
-        match std::mem::replace(self, Viewed::Left) {
-            Viewed::Page(input, ..) => Some(input),
-            _ => None,
-        }
-    }
+/// A page's collection (an index into the list) and weight, as [`PageInput`] holds them.
+type Weighed = (usize, Option<i64>);
+
+/// An id as [`IdView`] orders it (numbers first, by value; then slugs, by bytes), borrowed.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum IdKey<'a> {
+    Number(i64),
+    Slug(&'a str),
 }
 
-fn view_row(colls: &Collections, store: &Path, r: ledger::public::PublicPage) -> Viewed {
+fn place_of<'a>(colls: &Collections, r: &'a PublicPage) -> Place<'a> {
     let Some(ci) = colls.list.iter().position(|c| *c.name == *r.collection) else {
         return match r.withdrawn {
-            true => Viewed::Left,
-            false => Viewed::Orphan(r.collection.to_string(), r.key.to_string()),
+            true => Place::Left,
+            false => Place::Orphan,
         };
     };
     let coll = &colls.list[ci];
     // A notice where the collection keeps notices, and only for a page withdrawn while it
     // did: switching `on_withdraw` to "notice" brings no removed page back.
-    if r.withdrawn && (coll.on_withdraw != OnWithdraw::Notice || r.notice == Some(false)) {
-        return Viewed::Left;
+    if r.withdrawn {
+        return match coll.on_withdraw != OnWithdraw::Notice || r.notice == Some(false) {
+            true => Place::Left,
+            false => Place::Notice(ci),
+        };
     }
-    let copy = page_image(store, &r);
-    let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
-    let notice = r.withdrawn;
-    Viewed::Page(page_input(coll, ci, r, image_url), copy, notice)
+    let due = r.due_at.unwrap_or(r.first_published_at).0;
+    let id = match id_view(coll, &r.key) {
+        IdView::Number(n) => IdKey::Number(n),
+        IdView::Slug(_) => IdKey::Slug(&r.key),
+    };
+    let weight = PageInput::weight_of(coll, &r.data);
+    let key = match weight {
+        None => (ci, 0, due, id),
+        Some(w) => (ci, w, -due, id),
+    };
+    Place::Page(ci, key, weight)
+}
+
+/// The rows with the pages first, in reading order, then the rest in row order; and each
+/// page's (collection, weight), in the same order. A row of a collection fencepost.toml no
+/// longer declares is refused (see [`refuse_orphans`]).
+fn in_reading_order(
+    colls: &Collections,
+    rows: Vec<PublicPage>,
+) -> Result<(Vec<PublicPage>, Vec<Weighed>), BuildError> {
+    let (order, weights) = {
+        let places: Vec<Place<'_>> = rows.par_iter().map(|r| place_of(colls, r)).collect();
+        let orphans: Vec<(&str, &str)> = (places.iter().zip(&rows))
+            .filter(|(p, _)| matches!(p, Place::Orphan))
+            .map(|(_, r)| (&*r.collection, r.key.as_str()))
+            .collect();
+        refuse_orphans(&orphans, colls)?;
+        let mut keyed = Vec::with_capacity(places.len());
+        let mut rest = Vec::new();
+        for (i, p) in places.into_iter().enumerate() {
+            match p {
+                Place::Page(ci, key, weight) => keyed.push((key, i as u32, ci, weight)),
+                _ => rest.push(i as u32),
+            }
+        }
+        keyed.par_sort_unstable_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        let weights: Vec<Weighed> = keyed.iter().map(|k| (k.2, k.3)).collect();
+        let order: Vec<u32> = keyed.into_iter().map(|k| k.1).chain(rest).collect();
+        (order, weights)
+    };
+    Ok((super::super::page::permute(rows, order), weights))
 }
 
 /// Public pages of collections fencepost.toml no longer declares: a renamed or mistyped
 /// `[collections.X]` table would otherwise empty them from the live site while the ledger
 /// says they are public (`publish` refuses to withdraw them for the same reason). Refused,
 /// naming the collection and the fix; the pointer does not move.
-fn refuse_orphans(orphans: &[(String, String)], site: &Site) -> Result<(), BuildError> {
+fn refuse_orphans(orphans: &[(&str, &str)], colls: &Collections) -> Result<(), BuildError> {
     let Some((coll, key)) = orphans.first() else {
         return Ok(());
     };
-    let mut names: Vec<&str> = orphans.iter().map(|(c, _)| c.as_str()).collect();
+    let mut names: Vec<&str> = orphans.iter().map(|(c, _)| *c).collect();
     names.dedup();
-    let declared: Vec<&str> = site.collections.list.iter().map(|c| &*c.name).collect();
+    let declared: Vec<&str> = colls.list.iter().map(|c| &*c.name).collect();
     Err(BuildError::PublicLeftOut {
         count: orphans.len(),
         first: format!("{coll}/{key}"),
@@ -146,7 +177,7 @@ fn refuse_orphans(orphans: &[(String, String)], site: &Site) -> Result<(), Build
 
 /// The copy of a public page's image from the image store; a page whose image is missing
 /// there is rendered without it (logged).
-fn page_image(store: &Path, r: &ledger::public::PublicPage) -> Option<CopyInput> {
+fn page_image(store: &Path, r: &PublicPage) -> Option<CopyInput> {
     let sha = r.image_sha256.as_deref()?;
     let c = image_copy(store, sha, r.image_content_type.as_deref());
     if c.is_none() {
@@ -159,12 +190,26 @@ fn page_image(store: &Path, r: &ledger::public::PublicPage) -> Option<CopyInput>
     c
 }
 
-/// A public page as the plan sees it.
+/// A public page row viewed (or a withdrawn one, as its notice) and its image's copy.
+fn view_page(
+    coll: &Collection,
+    ci: usize,
+    store: &Path,
+    r: PublicPage,
+    weight: Option<i64>,
+) -> (PageInput, Option<CopyInput>) {
+    let copy = page_image(store, &r);
+    let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
+    (page_input(coll, ci, r, image_url, weight), copy)
+}
+
+/// A public page as the plan sees it; `weight` as [`PageInput::weight_of`] gives it.
 fn page_input(
     coll: &Collection,
     ci: usize,
-    r: ledger::public::PublicPage,
+    r: PublicPage,
     image_url: Option<String>,
+    weight: Option<i64>,
 ) -> PageInput {
     let day = parse_day(&r.day);
     let due = r.due_at.unwrap_or(r.first_published_at);
@@ -174,7 +219,6 @@ fn page_input(
     } else {
         due
     };
-    let weight = PageInput::weight_of(coll, &r.data);
     PageInput {
         view: ItemPage {
             id: id_view(coll, &r.key),
@@ -210,3 +254,6 @@ fn page_input(
         json_digest: r.json_digest,
     }
 }
+
+#[cfg(test)]
+mod tests;
