@@ -77,6 +77,7 @@ pub(super) fn with_bar(
     site: &fencepost_site::Site,
     ctx: &Ctx,
     opts: &build::Options,
+    warm: Option<build::Warm>,
 ) -> Result<Report, build::BuildError> {
     use std::io::IsTerminal;
     let bar = if std::io::stderr().is_terminal() && !ctx.json {
@@ -89,17 +90,21 @@ pub(super) fn with_bar(
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let r = build::run_with_progress(site, &ctx.clock, opts, &|done, total| {
+    let progress = |done, total| {
         bar.set_length(total);
         bar.set_position(done);
-    });
+    };
+    let r = match warm {
+        Some(mut warm) => build::run_warm(site, &ctx.clock, opts, &progress, &mut warm),
+        None => build::run_with_progress(site, &ctx.clock, opts, &progress),
+    };
     bar.finish_and_clear();
     r
 }
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
-    let r = with_bar(&site, ctx, &args.options())?;
+    let r = with_bar(&site, ctx, &args.options(), None)?;
     ctx.emit(&r, || {
         let mut s = human(&r);
         if !r.preview {

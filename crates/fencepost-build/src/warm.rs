@@ -46,6 +46,8 @@ pub struct Warm {
     ahead: Option<Ahead>,
     /// Where a one-shot build keeps its pages between processes (see `warm/saved.rs`).
     saved: Option<PathBuf>,
+    /// That file being read and decoded already.
+    saved_ahead: Option<saved::Ahead>,
     /// The write of those pages under way; dropped last, so a build waits for it.
     writing: Option<saved::Writing>,
 }
@@ -85,6 +87,18 @@ impl Warm {
         }
     }
 
+    /// As [`Warm::saved_in`], the file read and decoded from now on, on a thread of its own
+    /// (`publish --build` starts it before it publishes; the build checks the rows against
+    /// its snapshot as it would have after reading them itself).
+    pub fn saved_read_ahead(state_dir: &Path) -> Warm {
+        let path = state_dir.join(saved::FILE);
+        Warm {
+            saved_ahead: Some(saved::read_ahead(path.clone())),
+            saved: Some(path),
+            ..Warm::default()
+        }
+    }
+
     /// The public pages of the snapshot, and how many rows were read for them: what changed
     /// since the kept (or saved) revision merged into those pages, or every page. Kept for the
     /// next build when this one keeps or saves (`logged`: a site with a transparency log
@@ -118,7 +132,8 @@ impl Warm {
         snap: &Snapshot<'_>,
     ) -> Result<(Vec<PublicPage>, usize), BuildError> {
         let origin = saved::Origin::of(snap)?;
-        let (rows, read, save) = match saved::load(path, snap, &origin) {
+        let ahead = self.saved_ahead.take();
+        let (rows, read, save) = match saved::load(path, snap, &origin, ahead) {
             Some((at, mut rows)) => {
                 let changed = snap.pages_since(at)?;
                 let read = changed.len();

@@ -147,14 +147,22 @@ impl Origin {
 
 /// The rows the file at `path` holds and the revision they are of, when they are this
 /// ledger's (see the module doc); sorted by item id. `None` (logged at debug) for anything
-/// else: no file, another format, a torn write, another ledger or history.
+/// else: no file, another format, a torn write, another ledger or history. `ahead`: the
+/// file read and decoded already (see [`read_ahead`]).
 pub(super) fn load(
     path: &Path,
     snap: &Snapshot<'_>,
     now: &Origin,
+    ahead: Option<Ahead>,
 ) -> Option<(i64, Vec<PublicPage>)> {
-    let bytes = std::fs::read(path).ok()?;
-    let why = match check(&bytes, snap, now) {
+    let decoded = match ahead {
+        Some(a) => {
+            a.0.join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))?
+        }
+        None => decode(&std::fs::read(path).ok()?),
+    };
+    let why = match decoded.and_then(|found| found.fits(snap, now)) {
         Ok(found) => return Some(found),
         Err(why) => why,
     };
@@ -162,38 +170,76 @@ pub(super) fn load(
     None
 }
 
-fn check(
-    bytes: &[u8],
-    snap: &Snapshot<'_>,
-    now: &Origin,
-) -> Result<(i64, Vec<PublicPage>), &'static str> {
+/// The file read and decoded on a thread of its own, before the snapshot it is checked
+/// against is taken: `publish --build` starts it before it publishes, so that the rows are
+/// ready when its build begins (~7 ms of one core at 10,000 rows, ~60 ms at 100,000).
+pub(super) struct Ahead(JoinHandle<Option<Result<Found, &'static str>>>);
+
+/// Starts reading the file at `path` (see [`Ahead`]).
+pub(super) fn read_ahead(path: PathBuf) -> Ahead {
+    Ahead(std::thread::spawn(move || {
+        Some(decode(&std::fs::read(&path).ok()?))
+    }))
+}
+
+/// What a file holds, decoded: the rows and whose they are, not yet checked against a
+/// snapshot.
+pub(super) struct Found {
+    ledger_id: String,
+    at: i64,
+    audit_seq: i64,
+    audit_hash: String,
+    tlog_size: u64,
+    rows: Vec<PublicPage>,
+}
+
+impl Found {
+    /// The rows and their revision, when they are the snapshot's ledger's (the module doc).
+    fn fits(
+        self,
+        snap: &Snapshot<'_>,
+        now: &Origin,
+    ) -> Result<(i64, Vec<PublicPage>), &'static str> {
+        if self.ledger_id != now.ledger_id || self.at > now.at || self.tlog_size != now.tlog_size {
+            return Err("another ledger, a later revision or another transparency log");
+        }
+        let same_history = snap.audit_hash_at(self.audit_seq).ok().flatten();
+        if same_history.as_deref() != Some(self.audit_hash.as_str()) {
+            return Err("the ledger's history differs (restored and moved on?)");
+        }
+        Ok((self.at, self.rows))
+    }
+}
+
+/// The bytes of a file checked (magic, digest, release) and its rows decoded.
+fn decode(bytes: &[u8]) -> Result<Found, &'static str> {
     let body = bytes.strip_prefix(MAGIC).ok_or("another format")?;
     let split = body.len().checked_sub(32).ok_or("truncated")?;
     let (body, digest) = body.split_at(split);
     if Sha256::digest(body).as_slice() != digest {
         return Err("its digest does not match (a torn write)");
     }
-    // The head, then (only when it matches) the rows, each made a page as it is decoded.
-    let (head, rows): (Head<'_>, &[u8]) =
+    // The head, then (only when it is this release's) the rows, each made a page as it is
+    // decoded.
+    let (h, rows): (Head<'_>, &[u8]) =
         postcard::take_from_bytes(body).map_err(|_| "undecodable")?;
-    let h = &head;
     if h.version != env!("CARGO_PKG_VERSION") {
         return Err("written by another release");
-    }
-    if h.ledger_id != now.ledger_id || h.at > now.at || h.tlog_size != now.tlog_size {
-        return Err("another ledger, a later revision or another transparency log");
-    }
-    let same_history = snap.audit_hash_at(h.audit_seq).ok().flatten();
-    if same_history.as_deref() != Some(h.audit_hash) {
-        return Err("the ledger's history differs (restored and moved on?)");
     }
     use serde::de::DeserializeSeed;
     let mut de = postcard::Deserializer::from_bytes(rows);
     // A row takes 16 bytes at the least: room for more than that is never reserved.
-    let pages = IntoPages(rows.len() / 16)
+    let rows = IntoPages(rows.len() / 16)
         .deserialize(&mut de)
         .map_err(|_| "undecodable")?;
-    Ok((h.at, pages))
+    Ok(Found {
+        ledger_id: h.ledger_id.to_string(),
+        at: h.at,
+        audit_seq: h.audit_seq,
+        audit_hash: h.audit_hash.to_string(),
+        tlog_size: h.tlog_size,
+        rows,
+    })
 }
 
 /// The rows decoded straight into pages, equal strings shared as the ledger's read shares
