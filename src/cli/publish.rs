@@ -30,10 +30,10 @@ pub(super) struct Args {
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
     let opts = options(&site, &args)?;
-    // The page rows the last build saved are read and decoded while this run publishes.
-    let warm = args
-        .build
-        .then(|| fencepost_build::Warm::saved_read_ahead(&site.state_dir()));
+    // The page rows the last build saved, and the live revision's manifest, are read while
+    // this run publishes.
+    let warm = (args.build)
+        .then(|| fencepost_build::Warm::read_ahead(&site.state_dir(), &site.public_dir()));
     let r = fencepost_publish::run(&site, &ctx.clock, &opts)?;
     if args.build && !r.skipped_locked.is_empty() {
         // Another publisher holds some due items: build after its commit, not before.

@@ -87,14 +87,18 @@ impl Warm {
         }
     }
 
-    /// As [`Warm::saved_in`], the file read and decoded from now on, on a thread of its own
-    /// (`publish --build` starts it before it publishes; the build checks the rows against
-    /// its snapshot as it would have after reading them itself).
-    pub fn saved_read_ahead(state_dir: &Path) -> Warm {
+    /// As [`Warm::saved_in`], with that file read and decoded from now on, and the manifest
+    /// of the revision the next build reuses from (the live one, in `public_dir`) read, each
+    /// on a thread of its own: `publish --build` starts both before it publishes. The build
+    /// checks the rows against its snapshot as it would have after reading them itself, and
+    /// takes the manifest only while it is that folder's file (see `warm/kept.rs`).
+    pub fn read_ahead(state_dir: &Path, public_dir: &Path) -> Warm {
         let path = state_dir.join(saved::FILE);
+        let public = fencepost_output::public::Public::read(public_dir.to_path_buf());
         Warm {
             saved_ahead: Some(saved::read_ahead(path.clone())),
             saved: Some(path),
+            built: public.ok().and_then(|p| p.newest()).map(kept::Kept::read),
             ..Warm::default()
         }
     }
