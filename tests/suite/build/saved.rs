@@ -53,12 +53,26 @@ fn a_build_reads_the_saved_rows_and_only_those_changed_since() {
     assert_eq!(pages_read(&s.build(&["--full"])), 7);
 }
 
-#[test]
-fn a_torn_or_garbled_file_is_read_as_absent() {
+/// A site of three items, published and built (its rows saved), and the saved file's path.
+fn built_with_three() -> (TestSite, std::path::PathBuf) {
     let s = site_with(3);
     s.publish(NOW);
     s.build(&[]);
     let saved = s.path(SAVED);
+    (s, saved)
+}
+
+/// One byte in the middle of the file at `path` changed, its length kept.
+fn garble(path: &std::path::Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x20;
+    std::fs::write(path, &bytes).unwrap();
+}
+
+#[test]
+fn a_torn_or_garbled_file_is_read_as_absent() {
+    let (s, saved) = built_with_three();
     // Torn: the first half of the file.
     let bytes = std::fs::read(&saved).unwrap();
     std::fs::write(&saved, &bytes[..bytes.len() / 2]).unwrap();
@@ -66,10 +80,7 @@ fn a_torn_or_garbled_file_is_read_as_absent() {
     s.publish(NOW);
     assert_eq!(pages_read(&s.build(&[])), 4);
     // Garbled: one byte of a row changed, the length kept.
-    let mut bytes = std::fs::read(&saved).unwrap();
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0x20;
-    std::fs::write(&saved, &bytes).unwrap();
+    garble(&saved);
     s.item(5, "2026-11-05");
     s.publish(NOW);
     assert_eq!(pages_read(&s.build(&[])), 5);
@@ -83,10 +94,7 @@ fn a_torn_or_garbled_file_is_read_as_absent() {
 /// Guards: rows `publish --build` reads ahead (before it publishes) are checked as a build's own.
 #[test]
 fn rows_read_ahead_by_publish_build_are_checked_as_a_builds_own_read() {
-    let s = site_with(3);
-    s.publish(NOW);
-    s.build(&[]);
-    let saved = s.path(SAVED);
+    let (s, saved) = built_with_three();
     let publish_build = |id: i64| {
         s.item(id, &format!("2026-11-{id:02}"));
         let r = s.json(&["publish", "--build", "--now", NOW]);
@@ -94,10 +102,7 @@ fn rows_read_ahead_by_publish_build_are_checked_as_a_builds_own_read() {
         pages_read(&r["build"])
     };
     // Garbled: every row read; the file saved again is read ahead by the next run.
-    let mut bytes = std::fs::read(&saved).unwrap();
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0x20;
-    std::fs::write(&saved, &bytes).unwrap();
+    garble(&saved);
     assert_eq!(publish_build(4), 4);
     assert_eq!(publish_build(5), 1);
     // Another ledger's file (a site of the same items): not this ledger's rows.
