@@ -236,20 +236,27 @@ const TRASH_PREFIX: &str = ".trash-";
 /// complete, then deleted. Call it holding the pointer lock (the one `with_lock` in pointer.rs takes).
 pub fn remove(public: &Path, name: &str) -> Result<(), OutputError> {
     let dir = public.join(REVISIONS).join(name);
-    let trash = public.join(REVISIONS).join(format!(
-        "{TRASH_PREFIX}{name}-{}",
-        uuid::Uuid::new_v4().simple()
-    ));
-    std::fs::rename(&dir, &trash).map_err(io_err(&dir))?;
+    let trash = to_trash(&dir, name).map_err(io_err(&dir))?;
     fencepost_core::fail_point!("gc.after_trash_rename");
     std::fs::remove_dir_all(&trash).map_err(io_err(&trash))
 }
 
+/// Folder `dir` of `revisions/` renamed to a trash folder named after `label` (where it is
+/// deleted from: a folder half deleted never looks like what it was); the new path.
+fn to_trash(dir: &Path, label: &str) -> std::io::Result<PathBuf> {
+    let trash = dir.with_file_name(format!(
+        "{TRASH_PREFIX}{label}-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    std::fs::rename(dir, &trash)?;
+    Ok(trash)
+}
+
 /// A spare: a revision gc took out of `revisions/` whole instead of deleting it, for the next
 /// build to take as its staging folder and make into the new revision by changing only the
-/// files that differ (see `fencepost-build`'s `prelink/spare.rs`), where an empty folder needs every folder made
-/// and every file linked again. Not a revision: no command lists, serves or rolls back to
-/// it. One at most.
+/// files that differ (see `fencepost-build`'s `prelink/spare.rs`), where an empty folder
+/// needs every folder made and every file linked again. Not a revision: no command lists,
+/// serves or rolls back to it. One at most.
 const SPARE_PREFIX: &str = ".spare-";
 
 /// Sets complete revision `name` aside as `public`'s spare, the spare before it removed.
@@ -266,20 +273,14 @@ pub fn set_aside_as_spare(public: &Path, name: &str) -> Result<(), OutputError> 
 /// Removes `public`'s spares (renamed to trash first, as [`remove`] does); how many. A spare
 /// a build takes meanwhile is that build's. Call it holding the pointer lock.
 pub fn remove_spares(public: &Path) -> Result<usize, OutputError> {
-    let revisions = public.join(REVISIONS);
     let mut removed = 0;
     for spare in spares(public) {
         let name = spare.file_name().unwrap_or_default().to_string_lossy();
-        let trash = revisions.join(format!(
-            "{TRASH_PREFIX}{}-{}",
-            name.trim_start_matches('.'),
-            uuid::Uuid::new_v4().simple()
-        ));
-        match std::fs::rename(&spare, &trash) {
-            Ok(()) => {}
+        let trash = match to_trash(&spare, name.trim_start_matches('.')) {
+            Ok(trash) => trash,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(io_err(&spare)(e)),
-        }
+        };
         std::fs::remove_dir_all(&trash).map_err(io_err(&trash))?;
         removed += 1;
     }
