@@ -257,16 +257,7 @@ fn leftovers_of_a_killed_gc_and_a_killed_swap_are_removed() {
     s.build(&[]);
     let out = s.with_failpoints(
         // No spare: the revision gc removes is deleted, through the trash.
-        &[
-            "gc",
-            "--keep",
-            "1",
-            "--grace-secs",
-            "0",
-            "--no-spare",
-            "--now",
-            NOW,
-        ],
+        &GC_KEEP_1_NO_SPARE,
         "gc.after_trash_rename=return",
     );
     assert_eq!(out.status.code(), Some(137));

@@ -27,6 +27,21 @@ pub use revisions::*;
 
 /// Instants the tests use. Items are played on 2026-11-0N and due at 00:10 the next day.
 pub const NOW: &str = "2026-12-01T00:00:00Z";
+
+/// `gc` keeping only the newest revision, with no grace period, at [`NOW`].
+pub const GC_KEEP_1: [&str; 7] = ["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW];
+
+/// [`GC_KEEP_1`], every revision it removes deleted (none set aside as the spare).
+pub const GC_KEEP_1_NO_SPARE: [&str; 8] = [
+    "gc",
+    "--keep",
+    "1",
+    "--grace-secs",
+    "0",
+    "--no-spare",
+    "--now",
+    NOW,
+];
 /// Before the embargoed post's instant (the features fixture and the origins' table).
 pub const BEFORE: &str = NOW;
 

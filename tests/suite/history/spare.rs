@@ -55,6 +55,17 @@ fn spares(s: &TestSite) -> Vec<String> {
         .collect()
 }
 
+/// Builds, checks whether the build started from the spare, and that the live revision holds
+/// what its manifest lists and nothing else; the build's report, and its manifest's files and
+/// hashes.
+fn build_whole(s: &TestSite, from_spare: bool) -> (serde_json::Value, BTreeMap<String, String>) {
+    let b = s.build(&[]);
+    assert_eq!(b["from_spare"], from_spare, "{b}");
+    let (found, listed) = files_in(&s.current_dir());
+    assert_eq!(found, listed, "files beyond (or short of) the manifest");
+    (b, listed)
+}
+
 /// The revision a cold build of the same ledger makes: its files and their hashes.
 fn cold(s: &TestSite) -> BTreeMap<String, String> {
     std::fs::remove_dir_all(s.path("public")).unwrap();
@@ -65,7 +76,7 @@ fn cold(s: &TestSite) -> BTreeMap<String, String> {
 #[test]
 fn gc_sets_the_newest_removed_revision_aside_and_the_next_build_starts_from_it() {
     let s = built(5);
-    let gc = s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW]);
+    let gc = s.json(&GC_KEEP_1);
     let removed: Vec<&str> = (gc["removed"].as_array().unwrap().iter())
         .map(|r| r.as_str().unwrap())
         .collect();
@@ -91,12 +102,9 @@ fn gc_sets_the_newest_removed_revision_aside_and_the_next_build_starts_from_it()
     )
     .unwrap();
     s.publish(NOW);
-    let b = s.build(&[]);
-    assert_eq!(b["from_spare"], true, "{b}");
+    let (_, listed) = build_whole(&s, true);
     assert!(spares(&s).is_empty());
     assert_revision_whole(&s.current_dir());
-    let (found, listed) = files_in(&s.current_dir());
-    assert_eq!(found, listed, "files beyond (or short of) the manifest");
     assert_eq!(
         listed,
         cold(&s),
@@ -107,28 +115,16 @@ fn gc_sets_the_newest_removed_revision_aside_and_the_next_build_starts_from_it()
 #[test]
 fn gc_without_a_spare_deletes_the_one_there_is_and_builds_start_empty() {
     let s = built(3);
-    let gc = s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW]);
+    let gc = s.json(&GC_KEEP_1);
     assert!(gc["spare"].is_string(), "{gc}");
     assert_eq!(spares(&s).len(), 1);
-    let gc = s.json(&[
-        "gc",
-        "--keep",
-        "1",
-        "--grace-secs",
-        "0",
-        "--no-spare",
-        "--now",
-        NOW,
-    ]);
+    let gc = s.json(&GC_KEEP_1_NO_SPARE);
     assert!(gc["spare"].is_null(), "{gc}");
     assert_eq!(gc["abandoned_removed"], 1, "{gc}");
     assert!(spares(&s).is_empty());
     s.item(4, "2026-11-04");
     s.publish(NOW);
-    let b = s.build(&[]);
-    assert_eq!(b["from_spare"], false, "{b}");
-    let (found, listed) = files_in(&s.current_dir());
-    assert_eq!(found, listed);
+    build_whole(&s, false);
 }
 
 #[cfg(feature = "failpoints")]
@@ -136,7 +132,7 @@ fn gc_without_a_spare_deletes_the_one_there_is_and_builds_start_empty() {
 fn a_build_killed_after_taking_the_spare_leaves_the_next_build_whole() {
     let s = built(3);
     let served = s.current_dir();
-    s.json(&["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW]);
+    s.json(&GC_KEEP_1);
     s.item(4, "2026-11-04");
     s.publish(NOW);
     let out = s.with_failpoints(&["build", "--now", NOW], "build.after_spare_taken=return");
@@ -149,11 +145,8 @@ fn a_build_killed_after_taking_the_spare_leaves_the_next_build_whole() {
     assert_eq!(s.current_dir(), served, "the pointer must not move");
     assert!(spares(&s).is_empty(), "the dead build had taken it");
     // The next build clears the dead build's folder (the spare, half made) and starts empty.
-    let b = s.build(&[]);
+    let (b, listed) = build_whole(&s, false);
     assert_eq!(b["abandoned_removed"], 1, "{b}");
-    assert_eq!(b["from_spare"], false, "{b}");
-    let (found, listed) = files_in(&s.current_dir());
-    assert_eq!(found, listed);
     assert_eq!(listed, cold(&s));
 }
 
@@ -161,8 +154,7 @@ fn a_build_killed_after_taking_the_spare_leaves_the_next_build_whole() {
 #[test]
 fn a_gc_killed_after_setting_the_spare_aside_leaves_one_the_next_build_can_start_from() {
     let s = built(4);
-    let gc = ["gc", "--keep", "1", "--grace-secs", "0", "--now", NOW];
-    let out = s.with_failpoints(&gc, "gc.after_spare_rename=return");
+    let out = s.with_failpoints(&GC_KEEP_1, "gc.after_spare_rename=return");
     assert_eq!(
         out.status.code(),
         Some(137),
@@ -172,7 +164,7 @@ fn a_gc_killed_after_setting_the_spare_aside_leaves_one_the_next_build_can_start
     assert_eq!(spares(&s).len(), 1);
     // The next gc removes what the dead one had not: the newest of those is the spare now,
     // the one before deleted.
-    let again = s.json(&gc);
+    let again = s.json(&GC_KEEP_1);
     assert_eq!(again["removed"].as_array().unwrap().len(), 1, "{again}");
     assert_eq!(
         spares(&s),
@@ -180,9 +172,6 @@ fn a_gc_killed_after_setting_the_spare_aside_leaves_one_the_next_build_can_start
     );
     s.item(5, "2026-11-05");
     s.publish(NOW);
-    let b = s.build(&[]);
-    assert_eq!(b["from_spare"], true, "{b}");
-    let (found, listed) = files_in(&s.current_dir());
-    assert_eq!(found, listed);
+    let (_, listed) = build_whole(&s, true);
     assert_eq!(listed, cold(&s));
 }
