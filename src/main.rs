@@ -49,3 +49,19 @@ pub(crate) fn keep_freed_memory() {
     // SAFETY: sets one of mimalloc's global options, which it reads on each purge.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Guards: the option set is mimalloc's purge delay (1,000 ms by default), not a neighbour.
+    #[test]
+    fn the_option_kept_off_is_mimallocs_purge_delay() {
+        // SAFETY: reads one of mimalloc's global options.
+        let get = || unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        // v3's `options.c`: 1,000 ms; its neighbours default to 1 and 0.
+        assert_eq!(get(), 1000, "mimalloc's default purge delay");
+        keep_freed_memory();
+        assert_eq!(get(), -1);
+    }
+}
