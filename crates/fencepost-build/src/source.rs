@@ -68,9 +68,17 @@ fn parse_day(s: &str) -> Option<NaiveDate> {
 
 /// The id templates see: a number in an integer collection, else the slug.
 fn id_view(coll: &Collection, id: &str) -> IdView {
-    match (coll.id, id.parse::<i64>()) {
-        (IdKind::Integer, Ok(n)) => IdView::Number(n),
-        _ => IdView::Slug(id.into()),
+    match id_number(coll, id) {
+        Some(n) => IdView::Number(n),
+        None => IdView::Slug(id.into()),
+    }
+}
+
+/// The id as a number, in a collection of integer ids (else its view is the slug).
+fn id_number(coll: &Collection, id: &str) -> Option<i64> {
+    match coll.id {
+        IdKind::Integer => id.parse().ok(),
+        _ => None,
     }
 }
 

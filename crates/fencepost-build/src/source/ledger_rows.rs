@@ -6,8 +6,8 @@
 
 use super::super::page::{date_of, CopyInput, PageInput};
 use super::super::report::BuildError;
-use super::super::view::{IdView, ItemPage};
-use super::{id_view, image_copy, parse_day, place, Source};
+use super::super::view::ItemPage;
+use super::{id_number, id_view, image_copy, parse_day, place, Source};
 use fencepost_config::collections::{Collection, Collections, OnWithdraw};
 use fencepost_core::clock::Instant;
 use fencepost_ledger as ledger;
@@ -81,7 +81,7 @@ type Key<'a> = (usize, i64, i64, IdKey<'a>);
 /// A page's collection (an index into the list) and weight, as [`PageInput`] holds them.
 type Weighed = (usize, Option<i64>);
 
-/// An id as [`IdView`] orders it (numbers first, by value; then slugs, by bytes), borrowed.
+/// An id as [`crate::view::IdView`] orders it (numbers first, by value; then slugs, by bytes), borrowed.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 enum IdKey<'a> {
     Number(i64),
@@ -105,9 +105,9 @@ fn place_of<'a>(colls: &Collections, r: &'a PublicPage) -> Place<'a> {
         };
     }
     let due = r.due_at.unwrap_or(r.first_published_at).0;
-    let id = match id_view(coll, &r.key) {
-        IdView::Number(n) => IdKey::Number(n),
-        IdView::Slug(_) => IdKey::Slug(&r.key),
+    let id = match id_number(coll, &r.key) {
+        Some(n) => IdKey::Number(n),
+        None => IdKey::Slug(&r.key),
     };
     let weight = PageInput::weight_of(coll, &r.data);
     let key = match weight {
