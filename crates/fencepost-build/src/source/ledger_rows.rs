@@ -81,7 +81,8 @@ type Key<'a> = (usize, i64, i64, IdKey<'a>);
 /// A page's collection (an index into the list) and weight, as [`PageInput`] holds them.
 type Weighed = (usize, Option<i64>);
 
-/// An id as [`crate::view::IdView`] orders it (numbers first, by value; then slugs, by bytes), borrowed.
+/// An id as [`crate::view::IdView`] orders it (numbers first, by value; then slugs, by
+/// bytes), borrowed.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 enum IdKey<'a> {
     Number(i64),
