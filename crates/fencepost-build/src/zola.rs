@@ -161,7 +161,7 @@ impl<'a> Renderer<'a> {
         let mut texts = std::collections::HashMap::new();
         for p in planned {
             match &p.job {
-                Job::Plain(v) => plain.push(v),
+                Job::Plain(v) => plain.push(&**v),
                 Job::ListIndex(ci, v) => {
                     if let Some(t) = &v.text {
                         texts.insert(*ci, t.html.clone());

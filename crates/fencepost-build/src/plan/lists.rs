@@ -89,7 +89,7 @@ fn oldest_first(
     let k = entries_key(b, "list-index", &[&idx.latest], inp.pages, &extra);
     out.push(planned(
         url_to_path(&list_url),
-        Job::ListIndex(ci, idx),
+        Job::ListIndex(ci, Box::new(idx)),
         CacheClass::Content,
         k,
     ));
@@ -149,7 +149,7 @@ fn newest_first(
     let k = entries_key(b, "list-index", &[&idx.latest], inp.pages, &extra);
     out.push(planned(
         url_to_path(&list_url),
-        Job::ListIndex(ci, idx),
+        Job::ListIndex(ci, Box::new(idx)),
         CacheClass::Content,
         k,
     ));
@@ -169,7 +169,7 @@ fn list_page(inp: &Inputs<'_>, ci: usize, v: ListView) -> Planned {
     let key = list_key(inp.render_fingerprint, &v, inp.pages);
     planned(
         url_to_path(&v.url),
-        Job::List(ci, v),
+        Job::List(ci, Box::new(v)),
         CacheClass::Content,
         key,
     )

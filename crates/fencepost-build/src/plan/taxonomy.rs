@@ -106,7 +106,7 @@ fn term_pages(inp: &Inputs<'_>, ti: usize, tax: &Taxonomy, t: &terms::Term) -> V
             let k = term_key(inp.render_fingerprint, &v, inp.pages);
             planned(
                 url_to_path(&v.page_url),
-                Job::Term(v),
+                Job::Term(Box::new(v)),
                 CacheClass::Content,
                 k,
             )
