@@ -272,7 +272,13 @@ impl Assembled<'_> {
         use rayon::prelude::*;
         let chunks = (self.files.par_chunks(4096))
             .map(|chunk| {
-                let mut buf = Vec::with_capacity(chunk.len() * 256);
+                // Sized to what it will hold (a kept entry's JSON is known; a new one's is
+                // guessed): a buffer that doubles copies the ~1 MB written so far each time.
+                let size = |f: &File| match f {
+                    File::Kept { index, .. } => self.carried().raw(*index).len() + 1,
+                    File::New(_) => 1024,
+                };
+                let mut buf = Vec::with_capacity(chunk.iter().map(size).sum());
                 for (i, f) in chunk.iter().enumerate() {
                     if i > 0 {
                         buf.push(b',');
