@@ -99,6 +99,92 @@ pub struct Carried {
     sorted: bool,
 }
 
+/// The manifest's head and a row per entry. One pass over the JSON when it is written as
+/// fencepost writes it (compact, each entry's path first and unescaped): each entry's bytes
+/// then run from its `{"path":"` to the comma before the next one's, checked, not found by
+/// parsing every entry a second time as a raw value (which was half the read). Anything else
+/// (spaced, fields in another order, an escaped path) is read entry by entry as raw values.
+fn rows_of(text: &str) -> Result<(Manifest, Vec<Row>), String> {
+    let base = text.as_ptr() as usize;
+    let at = |s: &str| {
+        let start = s.as_ptr() as usize - base;
+        start..start + s.len()
+    };
+    let row = |r: RowIn<'_>, raw: Range<usize>| {
+        let text = |c: Cow<'_, str>| match c {
+            Cow::Borrowed(s) => Text::At(at(s)),
+            Cow::Owned(s) => Text::Own(s.into_boxed_str()),
+        };
+        Row {
+            raw,
+            path: text(r.path),
+            key: text(r.key),
+            sha256: text(r.sha256),
+            content_type: text(r.content_type),
+            location: r.location.map(text),
+            bytes: r.bytes,
+            cache: r.cache,
+        }
+    };
+    let file: ManifestIn<RowIn<'_>> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let (head, files) = file.split();
+    if let Some(raws) = compact_entries(text, &files, at) {
+        return Ok((
+            head,
+            files
+                .into_iter()
+                .zip(raws)
+                .map(|(r, raw)| row(r, raw))
+                .collect(),
+        ));
+    }
+    let file: ManifestIn<&RawValue> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let (head, files) = file.split();
+    let mut rows = Vec::with_capacity(files.len());
+    for raw in &files {
+        let r: RowIn<'_> = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+        rows.push(row(r, at(raw.get())));
+    }
+    Ok((head, rows))
+}
+
+/// Where each entry's JSON is in `text`, when every entry starts `{"path":"` right before its
+/// (borrowed) path and the entries are joined by bare commas; `None` otherwise.
+fn compact_entries(
+    text: &str,
+    files: &[RowIn<'_>],
+    at: impl Fn(&str) -> Range<usize>,
+) -> Option<Vec<Range<usize>>> {
+    const OPEN: &str = "{\"path\":\"";
+    let starts = (files.iter())
+        .map(|r| match &r.path {
+            Cow::Borrowed(p) => {
+                let start = at(p).start.checked_sub(OPEN.len())?;
+                text[start..].starts_with(OPEN).then_some(start)
+            }
+            Cow::Owned(_) => None,
+        })
+        .collect::<Option<Vec<usize>>>()?;
+    let bytes = text.as_bytes();
+    let mut raws = Vec::with_capacity(starts.len());
+    for (k, &start) in starts.iter().enumerate() {
+        let end = match starts.get(k + 1) {
+            // The comma before the next entry, right after this one's closing brace.
+            Some(&next) => (bytes[next - 1] == b',').then_some(next - 1)?,
+            // The last entry: the one entry parsed as a raw value, then the array's close.
+            None => {
+                let mut d = serde_json::Deserializer::from_str(&text[start..]);
+                let raw = <&RawValue>::deserialize(&mut d).ok()?;
+                let end = start + raw.get().len();
+                (bytes.get(end) == Some(&b']')).then_some(end)?
+            }
+        };
+        (end > start && bytes[end - 1] == b'}').then_some(())?;
+        raws.push(start..end);
+    }
+    Some(raws)
+}
+
 impl Carried {
     pub fn read(dir: &Path) -> Result<Carried, OutputError> {
         let path = dir.join(super::manifest::FILE);
@@ -108,32 +194,7 @@ impl Carried {
 
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Carried, String> {
         let file_text = String::from_utf8(bytes).map_err(|e| e.to_string())?;
-        let base = file_text.as_ptr() as usize;
-        let at = |s: &str| {
-            let start = s.as_ptr() as usize - base;
-            start..start + s.len()
-        };
-        let text = |c: Cow<'_, str>| match c {
-            Cow::Borrowed(s) => Text::At(at(s)),
-            Cow::Owned(s) => Text::Own(s.into_boxed_str()),
-        };
-        let file: ManifestIn<&RawValue> =
-            serde_json::from_str(&file_text).map_err(|e| e.to_string())?;
-        let (head, files) = file.split();
-        let mut rows = Vec::with_capacity(files.len());
-        for raw in &files {
-            let r: RowIn<'_> = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
-            rows.push(Row {
-                raw: at(raw.get()),
-                path: text(r.path),
-                key: text(r.key),
-                sha256: text(r.sha256),
-                content_type: text(r.content_type),
-                location: r.location.map(text),
-                bytes: r.bytes,
-                cache: r.cache,
-            });
-        }
+        let (head, rows) = rows_of(&file_text)?;
         let mut c = Carried {
             text: file_text,
             head,

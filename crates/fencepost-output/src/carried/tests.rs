@@ -175,3 +175,52 @@ fn what_the_owned_parse_refuses_the_lazy_read_refuses() {
         assert!(Carried::from_bytes(bad.into_bytes()).is_err());
     }
 }
+
+/// Guards: the one-pass read finds each entry's bytes exactly where fencepost's own compact
+/// JSON has them, and anything written otherwise is read entry by entry to the same rows.
+#[test]
+fn compact_spaced_and_reordered_manifests_read_the_same_entries() {
+    let mut m = previous();
+    // Unescaped paths only: the one-pass read's case (an escaped path is the other's).
+    m.files.retain(|e| !e.path.contains(['"', '\\', '\t']));
+    let compact = m.to_bytes();
+    let spaced = serde_json::to_vec_pretty(&m).unwrap();
+    let reordered = String::from_utf8(compact.clone())
+        .unwrap()
+        .replacen("{\"path\":\"a/b/index.html\",", "{", 1)
+        .replacen(
+            "\"links\":[\"/\",\"/a/b/index.html\"]",
+            "\"links\":[\"/\",\"/a/b/index.html\"],\"path\":\"a/b/index.html\"",
+            1,
+        )
+        .into_bytes();
+    assert_ne!(reordered, compact);
+    for (name, bytes, one_pass) in [
+        ("compact", compact, true),
+        ("spaced", spaced, false),
+        ("reordered", reordered, false),
+    ] {
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let (_, files) = serde_json::from_str::<ManifestIn<RowIn<'_>>>(text)
+            .unwrap()
+            .split();
+        let base = text.as_ptr() as usize;
+        let at = |s: &str| (s.as_ptr() as usize - base)..(s.as_ptr() as usize - base + s.len());
+        assert_eq!(
+            compact_entries(text, &files, at).is_some(),
+            one_pass,
+            "{name}"
+        );
+        let c = Carried::from_bytes(bytes.clone()).unwrap();
+        assert_eq!(c.len(), m.files.len(), "{name}");
+        for (i, e) in m.files.iter().enumerate() {
+            assert_eq!(
+                &serde_json::from_str::<Entry>(c.raw(i)).unwrap(),
+                e,
+                "{name} {i}"
+            );
+            assert_eq!((c.path(i), c.key(i)), (&*e.path, &*e.key), "{name}");
+            assert_eq!(c.links(i), e.links, "{name}");
+        }
+    }
+}
