@@ -6,6 +6,7 @@
 pub mod clock;
 pub mod digest;
 pub mod item;
+pub mod mapped;
 pub mod os;
 pub mod store;
 pub mod text;

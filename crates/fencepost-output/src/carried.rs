@@ -21,6 +21,7 @@ use super::manifest::{CacheClass, Entry, Json, Manifest, ManifestIn};
 use super::{io_err, OutputError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use fencepost_core::mapped::FileBytes;
 use std::borrow::Cow;
 use std::ops::Range;
 use std::path::Path;
@@ -91,8 +92,10 @@ impl<'de> Deserialize<'de> for Strings {
 
 /// A revision's `manifest.json`, read for the next build (see the module doc).
 pub struct Carried {
-    /// The file (JSON is UTF-8: checked once, so each field is a plain slice of it).
-    text: String,
+    /// The file, mapped (`fencepost_core::mapped`); checked as UTF-8 when read, and each
+    /// field's stretch again as it is taken (cheap: they are short, and only a file changed
+    /// in place under the build could fail it).
+    bytes: FileBytes,
     /// Everything but the files (`files` is empty).
     head: Manifest,
     rows: Vec<Row>,
@@ -188,15 +191,15 @@ fn compact_entries(
 impl Carried {
     pub fn read(dir: &Path) -> Result<Carried, OutputError> {
         let path = dir.join(super::manifest::FILE);
-        let bytes = std::fs::read(&path).map_err(io_err(&path))?;
+        let bytes = fencepost_core::mapped::read(&path).map_err(io_err(&path))?;
         Carried::from_bytes(bytes).map_err(|message| OutputError::Manifest { path, message })
     }
 
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<Carried, String> {
-        let file_text = String::from_utf8(bytes).map_err(|e| e.to_string())?;
-        let (head, rows) = rows_of(&file_text)?;
+    pub fn from_bytes(bytes: impl Into<FileBytes>) -> Result<Carried, String> {
+        let bytes = bytes.into();
+        let (head, rows) = rows_of(std::str::from_utf8(&bytes).map_err(|e| e.to_string())?)?;
         let mut c = Carried {
-            text: file_text,
+            bytes,
             head,
             rows,
             sorted: false,
@@ -207,7 +210,7 @@ impl Carried {
 
     fn text<'a>(&'a self, t: &'a Text) -> &'a str {
         match t {
-            Text::At(r) => &self.text[r.clone()],
+            Text::At(r) => self.str_at(r.clone()),
             Text::Own(s) => s,
         }
     }
@@ -243,7 +246,12 @@ impl Carried {
     }
 
     fn raw(&self, i: usize) -> &str {
-        &self.text[self.rows[i].raw.clone()]
+        self.str_at(self.rows[i].raw.clone())
+    }
+
+    /// The file's bytes in `r` (a field or an entry found when it was read), as text.
+    fn str_at(&self, r: Range<usize>) -> &str {
+        std::str::from_utf8(&self.bytes[r]).expect("manifest.json changed in place while read")
     }
 
     /// Entry `i`, parsed whole.

@@ -11,6 +11,7 @@
 //! redirect a sixth field, `\t<location as a JSON string>`. A JSON string holds no raw tab or
 //! newline, and the other fields are fixed-alphabet.
 
+use fencepost_core::mapped::FileBytes;
 use super::manifest::{CacheClass, Manifest};
 use std::borrow::Cow;
 use std::fs::File;
@@ -232,7 +233,7 @@ pub fn paths(dir: &Path) -> io::Result<Option<Vec<String>>> {
 
 /// The index file in `dir`, its header checked, for [`hashes_in`]; `None` when the revision
 /// has none.
-pub fn read(dir: &Path) -> io::Result<Option<Vec<u8>>> {
+pub fn read(dir: &Path) -> io::Result<Option<FileBytes>> {
     read_whole(dir)
 }
 
@@ -299,12 +300,13 @@ fn lines_of<'a, T>(
 
 /// How many files the index in `dir` lists; `None` when the revision has none.
 pub fn count(dir: &Path) -> io::Result<Option<usize>> {
-    Ok(read_whole(dir)?.map(|b| b[HEADER.len()..].iter().filter(|&&c| c == b'\n').count()))
+    Ok(read_whole(dir)?.map(|b| memchr::memchr_iter(b'\n', &b[HEADER.len()..]).count()))
 }
 
-/// The whole index in `dir`, its header checked; `None` when the revision has none.
-fn read_whole(dir: &Path) -> io::Result<Option<Vec<u8>>> {
-    let bytes = match std::fs::read(dir.join(FILE)) {
+/// The whole index in `dir` (mapped: `fencepost_core::mapped`), its header checked; `None`
+/// when the revision has none.
+fn read_whole(dir: &Path) -> io::Result<Option<FileBytes>> {
+    let bytes = match fencepost_core::mapped::read(&dir.join(FILE)) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),

@@ -160,7 +160,7 @@ pub(super) fn load(
             a.0.join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p))?
         }
-        None => decode(&std::fs::read(path).ok()?),
+        None => decode(&fencepost_core::mapped::read(path).ok()?),
     };
     let why = match decoded.and_then(|found| found.fits(snap, now)) {
         Ok(found) => return Some(found),
@@ -178,7 +178,7 @@ pub(super) struct Ahead(JoinHandle<Option<Result<Found, &'static str>>>);
 /// Starts reading the file at `path` (see [`Ahead`]).
 pub(super) fn read_ahead(path: PathBuf) -> Ahead {
     Ahead(std::thread::spawn(move || {
-        Some(decode(&std::fs::read(&path).ok()?))
+        Some(decode(&fencepost_core::mapped::read(&path).ok()?))
     }))
 }
 
