@@ -19,9 +19,9 @@
 use super::index::{self, Line};
 use super::manifest::{CacheClass, Entry, Json, Manifest, ManifestIn};
 use super::{io_err, OutputError};
+use fencepost_core::mapped::FileBytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use fencepost_core::mapped::FileBytes;
 use std::borrow::Cow;
 use std::ops::Range;
 use std::path::Path;
@@ -317,6 +317,63 @@ impl Assembled<'_> {
             .expect("a kept file comes from the previous manifest")
     }
 
+    /// Whether `f` is written as the previous manifest's bytes of it.
+    fn copies_raw(&self, f: &File) -> bool {
+        match f {
+            File::New(_) => false,
+            File::Kept { index, cache } => self.raw_ok && self.carried().cache(*index) == *cache,
+        }
+    }
+
+    /// The JSON written as it is made, for a manifest that is mostly the previous one's
+    /// entries (a build after one publish): each run of kept entries that lie side by side in
+    /// the previous file (commas and all) written straight from its mapped bytes, the rest
+    /// serialised through a small buffer. Made whole first, a 10,000-file manifest took ~5 MB
+    /// of fresh memory (~1,300 pages faulted in, zeroed and torn down) to write 4 MB.
+    fn stream_json(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::with_capacity(64 * 1024, out);
+        w.write_all(&Json::open(&self.head))?;
+        let mut run: Option<Range<usize>> = None;
+        for (i, f) in self.files.iter().enumerate() {
+            if let (true, File::Kept { index, .. }) = (self.copies_raw(f), f) {
+                let c = self.carried();
+                let r = c.rows[*index].raw.clone();
+                match &mut run {
+                    // The next entry of the previous file: the run takes its comma and it.
+                    Some(p) if p.end + 1 == r.start && c.bytes[p.end] == b',' => p.end = r.end,
+                    _ => {
+                        if let Some(p) = run.take() {
+                            w.write_all(&c.bytes[p])?;
+                        }
+                        if i > 0 {
+                            w.write_all(b",")?;
+                        }
+                        run = Some(r);
+                    }
+                }
+                continue;
+            }
+            if let Some(p) = run.take() {
+                w.write_all(&self.carried().bytes[p])?;
+            }
+            if i > 0 {
+                w.write_all(b",")?;
+            }
+            match f {
+                File::New(e) => serde_json::to_writer(&mut w, e)?,
+                File::Kept { index, cache } => {
+                    serde_json::to_writer(&mut w, &self.kept_entry(*index, *cache))?
+                }
+            }
+        }
+        if let Some(p) = run.take() {
+            w.write_all(&self.carried().bytes[p])?;
+        }
+        w.write_all(Json::CLOSE)?;
+        w.flush()
+    }
+
     fn kept_entry(&self, index: usize, cache: CacheClass) -> Entry {
         let mut e = self.carried().entry(index);
         e.cache = cache;
@@ -402,6 +459,12 @@ impl Assembled<'_> {
 pub trait Listing: Sync {
     fn to_json(&self) -> Json;
     fn write_index(&self, out: &mut std::fs::File) -> std::io::Result<()>;
+
+    /// The JSON written to `out`: made whole first ([`Listing::to_json`], on every core)
+    /// unless the listing can write it as it goes.
+    fn write_json(&self, out: &mut std::fs::File) -> std::io::Result<()> {
+        self.to_json().write_to(out)
+    }
 }
 
 impl Listing for Manifest {
@@ -417,6 +480,15 @@ impl Listing for Manifest {
 impl Listing for Assembled<'_> {
     fn to_json(&self) -> Json {
         Assembled::to_json(self)
+    }
+
+    fn write_json(&self, out: &mut std::fs::File) -> std::io::Result<()> {
+        let new = (self.files.iter()).filter(|f| !self.copies_raw(f)).count();
+        match new > self.files.len() / 8 {
+            // Mostly entries to serialise: on every core, as a cold build's.
+            true => self.to_json().write_to(out),
+            false => self.stream_json(out),
+        }
     }
 
     fn write_index(&self, out: &mut std::fs::File) -> std::io::Result<()> {

@@ -11,8 +11,8 @@
 //! redirect a sixth field, `\t<location as a JSON string>`. A JSON string holds no raw tab or
 //! newline, and the other fields are fixed-alphabet.
 
-use fencepost_core::mapped::FileBytes;
 use super::manifest::{CacheClass, Manifest};
+use fencepost_core::mapped::FileBytes;
 use std::borrow::Cow;
 use std::fs::File;
 use std::io;

@@ -198,13 +198,24 @@ impl Json {
     /// The JSON of `head` (a manifest whose `files` are left out) with `chunks` as its files:
     /// each chunk entries joined by commas.
     pub(crate) fn new(head: &Manifest, chunks: Vec<Vec<u8>>) -> Json {
+        Json {
+            head: Json::open(head),
+            chunks,
+        }
+    }
+
+    /// `head`'s JSON up to and with the `[` that opens its files.
+    pub(crate) fn open(head: &Manifest) -> Vec<u8> {
         let mut head =
             serde_json::to_vec(&head.clone_without_files()).expect("manifests serialise");
         // `..."files":[]}`: open the array again and splice the entries in.
         debug_assert!(head.ends_with(b"[]}"));
         head.truncate(head.len() - 2);
-        Json { head, chunks }
+        head
     }
+
+    /// What follows the last entry.
+    pub(crate) const CLOSE: &'static [u8] = b"]}\n";
 
     /// The bytes, in order: the head, the entries' chunks joined by commas, the close.
     pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
@@ -215,7 +226,7 @@ impl Json {
             }
             out.write_all(c)?;
         }
-        out.write_all(b"]}\n")
+        out.write_all(Json::CLOSE)
     }
 }
 

@@ -143,21 +143,20 @@ impl Staging {
     }
 }
 
-/// The index first, then the manifest: a directory with a manifest is complete, index and all.
-/// Each is written chunk by chunk, not gathered into one buffer first (a 100,000-file
-/// revision's manifest is ~40 MB: the copy and the buffer's growth were half of this step);
-/// the manifest's chunks are made while the index is written.
+/// The index and the manifest, side by side; the folder is renamed into place only after
+/// both are written (a directory with a manifest is complete, index and all). Each is written
+/// chunk by chunk or as it is made ([`Listing::write_json`]), not gathered into one buffer
+/// first (a 100,000-file revision's manifest is ~40 MB: the copy and the buffer's growth were
+/// half of this step).
 fn write_manifest(dir: &Path, manifest: &dyn Listing) -> Result<(), OutputError> {
     let ipath = dir.join(super::index::FILE);
     let mpath = dir.join(manifest::FILE);
     let (index, json) = rayon::join(
         || File::create(&ipath).and_then(|mut f| manifest.write_index(&mut f)),
-        || manifest.to_json(),
+        || File::create(&mpath).and_then(|mut f| manifest.write_json(&mut f)),
     );
     index.map_err(io_err(&ipath))?;
-    File::create(&mpath)
-        .and_then(|mut f| json.write_to(&mut f))
-        .map_err(io_err(&mpath))
+    json.map_err(io_err(&mpath))
 }
 
 impl Drop for Staging {

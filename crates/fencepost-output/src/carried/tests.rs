@@ -127,6 +127,9 @@ fn an_assembled_manifest_writes_the_bytes_the_owned_one_writes() {
             raw_ok,
         };
         assert_eq!(json(&a), json(&want), "raw_ok {raw_ok}");
+        let mut streamed = Vec::new();
+        a.stream_json(&mut streamed).unwrap();
+        assert_eq!(streamed, json(&want), "streamed, raw_ok {raw_ok}");
         let mut idx = Vec::new();
         index::write_lines(&a.index_lines(), &mut idx).unwrap();
         assert_eq!(idx, index::to_bytes(&want));
@@ -222,5 +225,78 @@ fn compact_spaced_and_reordered_manifests_read_the_same_entries() {
             assert_eq!((c.path(i), c.key(i)), (&*e.path, &*e.key), "{name}");
             assert_eq!(c.links(i), e.links, "{name}");
         }
+    }
+}
+
+/// Guards: a manifest written as it is made (runs of kept entries copied from the previous
+/// file) is byte for byte the one made whole, whichever entries are kept, removed or new.
+#[test]
+fn a_streamed_manifest_is_the_one_made_whole() {
+    let mut prev = previous();
+    prev.files.retain(|e| !e.path.contains(['"', '\\', '\t']));
+    prev.files
+        .extend((0..6).map(|i| entry(&format!("z/{i}.html"), "k", CacheClass::Content)));
+    let c = Carried::from_bytes(prev.to_bytes()).unwrap();
+    let n = prev.files.len();
+    // Each of: every entry kept; the first, a middle and the last removed; new ones between.
+    let plans: Vec<Vec<Option<usize>>> = vec![
+        (0..n).map(Some).collect(),
+        (1..n).map(Some).collect(),
+        (0..n).filter(|&i| i != 4).map(Some).collect(),
+        (0..n - 1).map(Some).collect(),
+        vec![
+            None,
+            Some(0),
+            Some(1),
+            None,
+            Some(3),
+            None,
+            Some(n - 1),
+            None,
+        ],
+        vec![None, None],
+        vec![],
+    ];
+    for plan in plans {
+        let mut files = Vec::new();
+        let mut owned = Vec::new();
+        for (k, p) in plan.iter().enumerate() {
+            match p {
+                Some(i) => {
+                    let e = &prev.files[*i];
+                    files.push(File::Kept {
+                        index: *i,
+                        cache: e.cache,
+                    });
+                    owned.push(e.clone());
+                }
+                None => {
+                    let e = entry(&format!("n/{k}.html"), "new", CacheClass::Content);
+                    files.push(File::New(e.clone()));
+                    owned.push(e);
+                }
+            }
+        }
+        let head = Manifest {
+            files: Vec::new(),
+            ..prev.clone()
+        };
+        let want = Manifest {
+            files: owned,
+            ..head.clone()
+        };
+        let a = Assembled {
+            head,
+            files,
+            prev: Some(&c),
+            raw_ok: true,
+        };
+        let mut streamed = Vec::new();
+        a.stream_json(&mut streamed).unwrap();
+        assert_eq!(
+            String::from_utf8(streamed).unwrap(),
+            String::from_utf8(json(&want)).unwrap(),
+            "{plan:?}"
+        );
     }
 }
