@@ -75,7 +75,9 @@ mod tests {
     #[test]
     fn large_files_are_mapped_small_ones_read_and_both_give_the_bytes() {
         let d = tempfile::tempdir().unwrap();
-        let big: Vec<u8> = (0..MAP_FROM as usize + 7).map(|i| (i % 251) as u8).collect();
+        let big: Vec<u8> = (0..MAP_FROM as usize + 7)
+            .map(|i| (i % 251) as u8)
+            .collect();
         std::fs::write(d.path().join("big"), &big).unwrap();
         std::fs::write(d.path().join("small"), b"small").unwrap();
         let b = read(&d.path().join("big")).unwrap();
