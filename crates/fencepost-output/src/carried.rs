@@ -159,16 +159,17 @@ fn compact_entries(
     at: impl Fn(&str) -> Range<usize>,
 ) -> Option<Vec<Range<usize>>> {
     const OPEN: &str = "{\"path\":\"";
+    let bytes = text.as_bytes();
+    // Compared as bytes: no slicing of the text at a place not yet known to be ASCII.
     let starts = (files.iter())
         .map(|r| match &r.path {
             Cow::Borrowed(p) => {
                 let start = at(p).start.checked_sub(OPEN.len())?;
-                text[start..].starts_with(OPEN).then_some(start)
+                bytes[start..].starts_with(OPEN.as_bytes()).then_some(start)
             }
             Cow::Owned(_) => None,
         })
         .collect::<Option<Vec<usize>>>()?;
-    let bytes = text.as_bytes();
     let mut raws = Vec::with_capacity(starts.len());
     for (k, &start) in starts.iter().enumerate() {
         let end = match starts.get(k + 1) {
