@@ -49,6 +49,33 @@ fn previous() -> Manifest {
     }
 }
 
+/// The next revision's manifest of `files` over `c` (read from `prev`), and the owned
+/// manifest of `owned` it must write.
+fn assembled<'c>(
+    prev: &Manifest,
+    c: &'c Carried,
+    files: Vec<File>,
+    owned: Vec<Entry>,
+    raw_ok: bool,
+) -> (Assembled<'c>, Manifest) {
+    let head = Manifest {
+        id: RevisionId::new(8, "fp"),
+        files: Vec::new(),
+        ..prev.clone()
+    };
+    let want = Manifest {
+        files: owned,
+        ..head.clone()
+    };
+    let a = Assembled {
+        head,
+        files,
+        prev: Some(c),
+        raw_ok,
+    };
+    (a, want)
+}
+
 fn json(l: &impl Listing) -> Vec<u8> {
     let mut out = Vec::new();
     l.to_json().write_to(&mut out).unwrap();
@@ -111,21 +138,7 @@ fn an_assembled_manifest_writes_the_bytes_the_owned_one_writes() {
                 }
             }
         }
-        let head = Manifest {
-            id: RevisionId::new(8, "fp"),
-            files: Vec::new(),
-            ..prev.clone()
-        };
-        let want = Manifest {
-            files: owned,
-            ..head.clone()
-        };
-        let a = Assembled {
-            head,
-            files,
-            prev: Some(&c),
-            raw_ok,
-        };
+        let (a, want) = assembled(&prev, &c, files, owned, raw_ok);
         assert_eq!(json(&a), json(&want), "raw_ok {raw_ok}");
         let mut streamed = Vec::new();
         a.stream_json(&mut streamed).unwrap();
@@ -277,20 +290,7 @@ fn a_streamed_manifest_is_the_one_made_whole() {
                 }
             }
         }
-        let head = Manifest {
-            files: Vec::new(),
-            ..prev.clone()
-        };
-        let want = Manifest {
-            files: owned,
-            ..head.clone()
-        };
-        let a = Assembled {
-            head,
-            files,
-            prev: Some(&c),
-            raw_ok: true,
-        };
+        let (a, want) = assembled(&prev, &c, files, owned, true);
         let mut streamed = Vec::new();
         a.stream_json(&mut streamed).unwrap();
         assert_eq!(
