@@ -361,18 +361,28 @@ impl Assembled<'_> {
             if i > 0 {
                 w.write_all(b",")?;
             }
-            match f {
-                File::New(e) => serde_json::to_writer(&mut w, e)?,
-                File::Kept { index, cache } => {
-                    serde_json::to_writer(&mut w, &self.kept_entry(*index, *cache))?
-                }
-            }
+            self.write_entry(f, &mut w)?;
         }
         if let Some(p) = run.take() {
             w.write_all(&self.carried().bytes[p])?;
         }
         w.write_all(Json::CLOSE)?;
         w.flush()
+    }
+
+    /// File `f`'s entry: the previous manifest's bytes of it where they are what this build
+    /// writes ([`Assembled::copies_raw`]), else serialised.
+    fn write_entry(&self, f: &File, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        match f {
+            File::Kept { index, .. } if self.copies_raw(f) => {
+                out.write_all(self.carried().raw(*index).as_bytes())
+            }
+            File::Kept { index, cache } => Ok(serde_json::to_writer(
+                out,
+                &self.kept_entry(*index, *cache),
+            )?),
+            File::New(e) => Ok(serde_json::to_writer(out, e)?),
+        }
     }
 
     fn kept_entry(&self, index: usize, cache: CacheClass) -> Entry {
@@ -410,19 +420,8 @@ impl Assembled<'_> {
                     if i > 0 {
                         buf.push(b',');
                     }
-                    match f {
-                        File::New(e) => serde_json::to_writer(&mut buf, e),
-                        File::Kept { index, cache }
-                            if self.raw_ok && self.carried().cache(*index) == *cache =>
-                        {
-                            buf.extend_from_slice(self.carried().raw(*index).as_bytes());
-                            Ok(())
-                        }
-                        File::Kept { index, cache } => {
-                            serde_json::to_writer(&mut buf, &self.kept_entry(*index, *cache))
-                        }
-                    }
-                    .expect("entries serialise");
+                    self.write_entry(f, &mut buf)
+                        .expect("entries serialise into memory");
                 }
                 buf
             })

@@ -225,16 +225,10 @@ impl Index {
 /// Every path the index in `dir` lists, in its (byte) order; `None` when the revision has no
 /// index. One read of the file, no per-line allocation but the path itself.
 pub fn paths(dir: &Path) -> io::Result<Option<Vec<String>>> {
-    let Some(bytes) = read_whole(dir)? else {
+    let Some(bytes) = read(dir)? else {
         return Ok(None);
     };
     lines_of(&bytes, |path, _| Ok(path.into_owned())).map(Some)
-}
-
-/// The index file in `dir`, its header checked, for [`hashes_in`]; `None` when the revision
-/// has none.
-pub fn read(dir: &Path) -> io::Result<Option<FileBytes>> {
-    read_whole(dir)
 }
 
 /// Every file the index bytes `bytes` (as [`read`] gives them) list, as (path, sha256 as its
@@ -300,12 +294,12 @@ fn lines_of<'a, T>(
 
 /// How many files the index in `dir` lists; `None` when the revision has none.
 pub fn count(dir: &Path) -> io::Result<Option<usize>> {
-    Ok(read_whole(dir)?.map(|b| memchr::memchr_iter(b'\n', &b[HEADER.len()..]).count()))
+    Ok(read(dir)?.map(|b| memchr::memchr_iter(b'\n', &b[HEADER.len()..]).count()))
 }
 
-/// The whole index in `dir` (mapped: `fencepost_core::mapped`), its header checked; `None`
-/// when the revision has none.
-fn read_whole(dir: &Path) -> io::Result<Option<FileBytes>> {
+/// The whole index in `dir` (mapped: `fencepost_core::mapped`), its header checked, for
+/// [`hashes_in`]; `None` when the revision has none.
+pub fn read(dir: &Path) -> io::Result<Option<FileBytes>> {
     let bytes = match fencepost_core::mapped::read(&dir.join(FILE)) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
