@@ -227,9 +227,10 @@ fn item_pages(inp: &Inputs<'_>) -> Vec<Planned> {
     let runs: Vec<std::ops::Range<usize>> = (0..inp.collections.list.len())
         .map(|ci| collection_range(inp.pages, ci))
         .collect();
-    // Room for every file planned after them (lists, feeds, aliases, bundles, copies, each
-    // item's JSON): the list is not grown by copying ~10,000 planned files into one twice
-    // the size (room never written is never touched).
+    // Room for what is planned after them (lists, feeds, aliases, bundles, copies, each
+    // item's JSON — rarely more than a second file a page): the list is then not grown by
+    // copying ~10,000 planned files into one twice the size (room never written is never
+    // touched).
     let room = 2 * inp.pages.len()
         + inp.notices.len()
         + inp.plain.len()
