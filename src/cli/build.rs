@@ -104,13 +104,7 @@ pub(super) fn with_bar(
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let site = ctx.site()?;
-    let opts = args.options();
-    // The page rows the last build saved (and the live revision's manifest) read on threads
-    // of their own while this process opens the site's inputs and its ledger, as `publish
-    // --build` reads them while it publishes. `--full` and `--preview` read neither.
-    let warm = (!opts.full && !opts.preview)
-        .then(|| build::Warm::read_ahead(&site.state_dir(), &site.public_dir()));
-    let r = with_bar(&site, ctx, &opts, warm)?;
+    let r = with_bar(&site, ctx, &args.options(), None)?;
     ctx.emit(&r, || {
         let mut s = human(&r);
         if !r.preview {
