@@ -150,21 +150,15 @@ pub enum RobotsFrom {
 /// The view of item page `i`, with its neighbours within its collection.
 pub fn item_view(pages: &[PageInput], i: usize) -> ItemPage {
     let mut v = pages[i].view.clone();
-    let (prev, next) = neighbours(pages, i);
-    v.prev = prev.map(link);
-    v.next = next.map(link);
+    let same = |j: usize| pages[j].coll == pages[i].coll;
+    v.prev = i
+        .checked_sub(1)
+        .filter(|&j| same(j))
+        .map(|j| link(&pages[j].view));
+    v.next = Some(i + 1)
+        .filter(|&j| j < pages.len() && same(j))
+        .map(|j| link(&pages[j].view));
     v
-}
-
-/// The pages before and after item page `i` within its collection.
-pub fn neighbours(pages: &[PageInput], i: usize) -> (Option<&ItemPage>, Option<&ItemPage>) {
-    let same = |j: &usize| pages[*j].coll == pages[i].coll;
-    let view = |j: usize| &pages[j].view;
-    let prev = i.checked_sub(1).filter(same).map(view);
-    let next = Some(i + 1)
-        .filter(|&j| j < pages.len() && same(&j))
-        .map(view);
-    (prev, next)
 }
 
 /// Date order, oldest first — (due instant, collection, id) — of the pages `which`, as

@@ -11,9 +11,6 @@ use fencepost_site::Site;
 use serde::Serialize;
 use std::sync::Arc;
 
-mod item;
-use item::{ItemContext, Neighbour, TermRef};
-
 /// Renders one planned file.
 #[derive(Clone)]
 pub(super) struct Renderer<'a> {
@@ -43,6 +40,25 @@ pub(super) struct Renderer<'a> {
 pub(super) trait OtherTemplates: Send + Sync {
     /// The page at `p` made by these templates, or `None` to leave it to fencepost's.
     fn render(&self, r: &Renderer<'_>, p: &Planned) -> Option<Result<Vec<u8>, BuildError>>;
+}
+
+/// `page` of an item template: the view, its body, and its fields and `extra` flattened in.
+#[derive(Serialize)]
+pub(super) struct ItemContext<'a> {
+    #[serde(flatten)]
+    pub(super) view: &'a ItemPage,
+    pub(super) body_html: &'a str,
+    /// `taxonomies.<name>`: each term's `name` and `url`.
+    pub(super) taxonomies: std::collections::BTreeMap<String, Vec<TermRef>>,
+    #[serde(flatten)]
+    pub(super) data: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A term as an item page links it.
+#[derive(Serialize)]
+pub(super) struct TermRef {
+    pub(super) name: String,
+    pub(super) url: String,
 }
 
 /// `term` of a term template.
@@ -157,23 +173,14 @@ impl Renderer<'_> {
         out
     }
 
-    /// `page` of an item (or notice) page of collection `coll`, with its neighbours.
-    fn item_page(
-        &self,
-        coll: usize,
-        v: &ItemPage,
-        (prev, next): (Option<Neighbour<'_>>, Option<Neighbour<'_>>),
-        body: &str,
-    ) -> serde_json::Value {
+    /// `page` of an item (or notice) page of collection `coll`.
+    fn item_context<'v>(&self, coll: usize, v: &'v ItemPage, body: &'v str) -> ItemContext<'v> {
         ItemContext {
             view: v,
-            prev,
-            next,
             body_html: body,
             taxonomies: self.taxonomies(coll, &v.terms),
             data: view::parse_data(&v.data),
         }
-        .into_value()
     }
 
     fn ctx(&self) -> tera::Context {
@@ -181,15 +188,7 @@ impl Renderer<'_> {
         c.insert("site", &self.site);
         c
     }
-}
 
-/// `c` with `key` set to `value`, moved in (`Context::insert` would copy it).
-fn put(c: &mut tera::Context, key: &str, value: serde_json::Value) {
-    let one = serde_json::Map::from_iter([(key.to_string(), value)]);
-    c.extend(tera::Context::from_value(serde_json::Value::Object(one)).expect("an object"));
-}
-
-impl Renderer<'_> {
     pub(super) fn render(
         &self,
         p: &Planned,
@@ -204,22 +203,17 @@ impl Renderer<'_> {
         let out = p.path.as_str();
         let template: &str = match &p.job {
             Job::Item(i) => {
-                let PageInput { view: v, coll, .. } = &self.pages[*i];
-                let b = body(v.row).ok_or_else(|| missing_body(v, out))?;
-                let (prev, next) = plan::neighbours(self.pages, *i);
-                let near = (prev.map(Neighbour::of_page), next.map(Neighbour::of_page));
-                put(&mut c, "page", self.item_page(*coll, v, near, &b));
-                &self.collections.list[*coll].template
+                let v = plan::item_view(self.pages, *i);
+                let b = body(v.row).ok_or_else(|| missing_body(&v, out))?;
+                let coll = self.pages[*i].coll;
+                c.insert("page", &self.item_context(coll, &v, &b));
+                &self.collections.list[coll].template
             }
             Job::Notice(i) => {
-                let PageInput { view: v, coll, .. } = &self.notices[*i];
-                let b = body(v.row).ok_or_else(|| missing_body(v, out))?;
-                let near = (
-                    v.prev.as_ref().map(Neighbour::of_link),
-                    v.next.as_ref().map(Neighbour::of_link),
-                );
-                put(&mut c, "page", self.item_page(*coll, v, near, &b));
-                &self.collections.list[*coll].withdrawn_template
+                let n = &self.notices[*i];
+                let b = body(n.view.row).ok_or_else(|| missing_body(&n.view, out))?;
+                c.insert("page", &self.item_context(n.coll, &n.view, &b));
+                &self.collections.list[n.coll].withdrawn_template
             }
             Job::Term(v) => self.term(v, &mut c),
             Job::Terms(ti, links) => self.terms(*ti, links, &mut c),

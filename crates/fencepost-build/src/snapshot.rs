@@ -20,6 +20,7 @@ use fencepost_output::public::Public;
 use fencepost_site::Site;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The ledger's revision now, after finishing a rollback that died between moving the pointer
 /// and writing its audit entry; refused when the live revision is ahead of it (this ledger is
@@ -190,7 +191,7 @@ pub(super) fn render(
         for &id in ids {
             let body = match source.bodies.get(&id) {
                 Some(b) => Some(b.clone()),
-                None => snap.body(ItemId(id))?,
+                None => snap.body(ItemId(id))?.map(Arc::from),
             };
             if let Some(b) = body {
                 out.insert(id, b);

@@ -119,22 +119,6 @@ pub fn body(tx: &Tx<'_>, id: ItemId) -> Result<Option<String>, LedgerError> {
         .transpose()
 }
 
-/// [`body`], shared: made straight from the database's buffer (the build reads every body
-/// of a cold build this way; through a row, each was copied twice more).
-pub fn shared_body(tx: &Tx<'_>, id: ItemId) -> Result<Option<Arc<str>>, LedgerError> {
-    let mut out = None;
-    tx.each_row("public.body", args! { "id" => id.0 }, |cells| {
-        out = cells
-            .first()
-            .map(|c| c.text())
-            .transpose()?
-            .flatten()
-            .map(Arc::from);
-        Ok(())
-    })?;
-    Ok(out)
-}
-
 /// The earliest embargo end among items that are present but not public (parked ones
 /// excepted). Computed from the ledger alone (no clock), so the same ledger always gives the
 /// same answer.

@@ -59,10 +59,7 @@ impl Snapshot<'_> {
         super::transparency::json(&self.tx, id)
     }
 
-    pub fn body(
-        &self,
-        id: fencepost_core::item::ItemId,
-    ) -> Result<Option<std::sync::Arc<str>>, LedgerError> {
-        public::shared_body(&self.tx, id)
+    pub fn body(&self, id: fencepost_core::item::ItemId) -> Result<Option<String>, LedgerError> {
+        public::body(&self.tx, id)
     }
 }
