@@ -28,7 +28,7 @@
 //! Written after a full read, and again once the rows changed since the file's revision pass
 //! [`STALE_ROWS`] (or 1% of the rows): until then each build reads those few from the ledger
 //! and writes nothing (reading the file itself still grows with the site). The bytes are made
-//! on the build's thread (~25 ms at 100,000 rows), hashed and written on another, joined
+//! on every core (~25 ms of CPU at 100,000 rows), hashed and written on another thread, joined
 //! before the build returns; atomically (a temporary file renamed over the old), so a reader
 //! sees the old file or the new one.
 //!
@@ -394,7 +394,7 @@ impl Drop for Writing {
 }
 
 /// Starts writing `rows` (sorted by item id), of the snapshot `origin` describes, to `path`:
-/// the bytes made here, hashed and written on another thread. Nothing is written for a
+/// the bytes made here (each chunk on a core of its own), hashed and written on another thread. Nothing is written for a
 /// ledger whose audit chain is empty (nothing to check a later read against).
 pub(super) fn save(path: PathBuf, origin: &Origin, rows: &[PublicPage]) -> Option<Writing> {
     let head = origin.head()?;
