@@ -91,6 +91,30 @@ fn a_torn_or_garbled_file_is_read_as_absent() {
     assert_as_from_nothing(&s);
 }
 
+/// Guards: a file the previous release saved (format 1) is read as absent once, the site built whole from the ledger, and the file saved anew is used by the next build.
+#[test]
+fn a_file_of_the_previous_format_is_read_as_absent_then_written_anew() {
+    let (s, saved) = built_with_three();
+    let bytes = std::fs::read(&saved).unwrap();
+    let magic = b"fencepost build pages 2\n";
+    assert!(bytes.starts_with(magic), "this release writes format 2");
+    let old = [
+        b"fencepost build pages 1\n".as_slice(),
+        &bytes[magic.len()..],
+    ]
+    .concat();
+    std::fs::write(&saved, old).unwrap();
+    s.item(4, "2026-11-04");
+    let r = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(pages_read(&r["build"]), 4, "{r}");
+    assert!(s.path("public/current/answers/4/index.html").is_file());
+    assert!(std::fs::read(&saved).unwrap().starts_with(magic));
+    s.item(5, "2026-11-05");
+    s.publish(NOW);
+    assert_eq!(pages_read(&s.build(&[])), 1);
+    assert_as_from_nothing(&s);
+}
+
 /// Guards: rows `publish --build` reads ahead (before it publishes) are checked as a build's own.
 #[test]
 fn rows_read_ahead_by_publish_build_are_checked_as_a_builds_own_read() {
