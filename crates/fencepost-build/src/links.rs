@@ -123,7 +123,12 @@ pub fn rebase(html: &str, base_path: &str) -> String {
         for s in starts {
             let rest = &value[s..];
             let at = s + (rest.len() - rest.trim_start().len());
-            let decoded = decode_entities(&value[at..value.len().min(at + 12)]);
+            // The value's start, cut between characters.
+            let mut end = value.len().min(at + 12);
+            while !value.is_char_boundary(end) {
+                end -= 1;
+            }
+            let decoded = decode_entities(&value[at..end]);
             if decoded.starts_with('/') && !decoded.starts_with("//") {
                 out.push_str(&html[last..range.start + at]);
                 out.push_str(&escaped);
@@ -175,18 +180,43 @@ fn resolve_relative(base: &str, rel: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-/// Undoes the entity escaping templates apply to attribute values.
-fn decode_entities(v: &str) -> String {
-    if !v.contains('&') {
-        return v.to_string();
+/// Undoes the entity escaping templates apply to attribute values (`&#x2F;` and `&#47;`,
+/// `&quot;`, `&#x27;`, `&lt;`, `&gt;`, `&amp;`), in one pass that borrows a value with no `&`
+/// (most of them). The same text as replacing each entity in turn with `&amp;` last: no
+/// entity is the start of another, none holds `&` after its first character, and none is
+/// made by decoding another — so `&amp;lt;` is `&lt;` either way.
+fn decode_entities(v: &str) -> std::borrow::Cow<'_, str> {
+    const ENTITIES: [(&str, &str); 7] = [
+        ("&#x2F;", "/"),
+        ("&#47;", "/"),
+        ("&quot;", "\""),
+        ("&#x27;", "'"),
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&amp;", "&"),
+    ];
+    let Some(first) = v.find('&') else {
+        return std::borrow::Cow::Borrowed(v);
+    };
+    let mut out = String::with_capacity(v.len());
+    out.push_str(&v[..first]);
+    let mut rest = &v[first..];
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match ENTITIES.iter().find(|(e, _)| rest.starts_with(e)) {
+            Some((e, ch)) => {
+                out.push_str(ch);
+                rest = &rest[e.len()..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
     }
-    v.replace("&#x2F;", "/")
-        .replace("&#47;", "/")
-        .replace("&quot;", "\"")
-        .replace("&#x27;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// The file a link needs: `/a/` → `a/index.html`; `/a` → `a` or `a/index.html`.
@@ -377,5 +407,43 @@ mod tests {
         assert!(resolves("/a", exists));
         assert!(resolves("/s.css", exists));
         assert!(!resolves("/missing/", exists));
+    }
+
+    /// Guards: the one-pass entity decoding gives what replacing each entity in turn gave
+    /// (`&amp;` last), for every entity next to every other, cut short, doubled and bare.
+    #[test]
+    fn entities_decode_as_the_replacements_in_turn_did() {
+        let in_turn = |v: &str| {
+            v.replace("&#x2F;", "/")
+                .replace("&#47;", "/")
+                .replace("&quot;", "\"")
+                .replace("&#x27;", "'")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&")
+        };
+        let pieces = [
+            "&#x2F;", "&#47;", "&quot;", "&#x27;", "&lt;", "&gt;", "&amp;", "&", "&am", "&#x2",
+            "amp;", "lt;", "a", "é", "/", "",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let v = format!("{a}{b}{c}");
+                    assert_eq!(decode_entities(&v), in_turn(&v), "{v:?}");
+                }
+            }
+        }
+    }
+
+    /// Guards: rebasing looks at the first characters of a URL without cutting one in two
+    /// (a value whose 12th byte is inside `é` panicked).
+    #[test]
+    fn a_url_of_multibyte_characters_is_rebased_whole() {
+        let html = r#"<a href="/abcdefghijé/x/">a</a><a href="éééééééé">b</a>"#;
+        assert_eq!(
+            rebase(html, "/p"),
+            r#"<a href="/p/abcdefghijé/x/">a</a><a href="éééééééé">b</a>"#
+        );
     }
 }

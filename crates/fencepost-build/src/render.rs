@@ -22,6 +22,9 @@ pub(super) struct Renderer<'a> {
     pub(super) author: String,
     pub(super) collections: &'a Collections,
     pub(super) site: SiteView,
+    /// A template context holding `site` alone, made once: each page's starts as its copy
+    /// (a copy of the value costs less than serializing the view again for every page).
+    pub(super) site_context: tera::Context,
     pub(super) base_url: String,
     /// `Config::base_path`: put in front of every root-relative URL of an HTML page.
     pub(super) base_path: String,
@@ -39,7 +42,7 @@ pub(super) struct Renderer<'a> {
 /// the renderer's site and pages.
 pub(super) trait OtherTemplates: Send + Sync {
     /// The page at `p` made by these templates, or `None` to leave it to fencepost's.
-    fn render(&self, r: &Renderer<'_>, p: &Planned) -> Option<Result<Vec<u8>, BuildError>>;
+    fn render(&self, r: &Renderer<'_>, p: &Planned) -> Option<Result<String, BuildError>>;
 }
 
 /// `page` of an item template: the view, its body, and its fields and `extra` flattened in.
@@ -112,18 +115,22 @@ impl<'a> Renderer<'a> {
         notices: &'a [PageInput],
         preview: bool,
     ) -> Renderer<'a> {
+        let view = SiteView {
+            title: site.config.title.clone(),
+            base_url: site.config.base_url.clone(),
+            preview,
+            extra: serde_json::to_value(&site.config.extra).unwrap_or_default(),
+        };
+        let mut site_context = tera::Context::new();
+        site_context.insert("site", &view);
         Renderer {
             templates,
             pages,
             notices,
             author: site.config.feed_author().to_string(),
             collections: &site.collections,
-            site: SiteView {
-                title: site.config.title.clone(),
-                base_url: site.config.base_url.clone(),
-                preview,
-                extra: serde_json::to_value(&site.config.extra).unwrap_or_default(),
-            },
+            site: view,
+            site_context,
             base_url: site.config.base_url.clone(),
             base_path: site.config.base_path(),
             rss: site.config.rss(),
@@ -184,16 +191,14 @@ impl Renderer<'_> {
     }
 
     fn ctx(&self) -> tera::Context {
-        let mut c = tera::Context::new();
-        c.insert("site", &self.site);
-        c
+        self.site_context.clone()
     }
 
     pub(super) fn render(
         &self,
         p: &Planned,
         body: &dyn Fn(i64) -> Option<Arc<str>>,
-    ) -> Result<Vec<u8>, BuildError> {
+    ) -> Result<String, BuildError> {
         if let Some(z) = &self.zola {
             if let Some(made) = z.render(self, p) {
                 return made.map(|html| self.rebased_page(html, &p.path));
@@ -227,17 +232,13 @@ impl Renderer<'_> {
             }
             Job::NotFound => "404.html",
             Job::Feed(f) => return self.feed(f, body, out),
-            Job::Sitemap(urls) => return Ok(xml::urlset(&self.base_url, urls).into_bytes()),
-            Job::SitemapIndex(files) => {
-                return Ok(xml::sitemap_index(&self.base_url, files).into_bytes())
-            }
-            Job::Robots(false) => return Ok(xml::robots(&self.base_url).into_bytes()),
+            Job::Sitemap(urls) => return Ok(xml::urlset(&self.base_url, urls)),
+            Job::SitemapIndex(files) => return Ok(xml::sitemap_index(&self.base_url, files)),
+            Job::Robots(false) => return Ok(xml::robots(&self.base_url)),
             Job::Robots(true) => "robots.txt",
-            Job::Alias { target } => {
-                return Ok(xml::redirect_page(&self.base_url, target).into_bytes())
-            }
+            Job::Alias { target } => return Ok(xml::redirect_page(&self.base_url, target)),
             Job::ItemJson { item, json, .. } => {
-                return json.as_ref().map(|j| j.as_bytes().to_vec()).ok_or_else(|| {
+                return json.as_ref().map(|j| j.to_string()).ok_or_else(|| {
                     BuildError::MissingBody {
                         item: item.clone(),
                         output: out.to_string(),
@@ -253,11 +254,11 @@ impl Renderer<'_> {
     }
 
     /// An HTML page with the site's base path in front of its root-relative URLs.
-    fn rebased_page(&self, html: Vec<u8>, out: &str) -> Vec<u8> {
+    fn rebased_page(&self, html: String, out: &str) -> String {
         if self.base_path.is_empty() || !out.ends_with(".html") {
             return html;
         }
-        super::links::rebase(&fencepost_core::text::lossy(&html), &self.base_path).into_bytes()
+        super::links::rebase(&html, &self.base_path)
     }
 
     /// A page body with the site's base path in front of its root-relative URLs (a feed
@@ -362,7 +363,7 @@ impl Renderer<'_> {
         f: &plan::FeedJob,
         body: &dyn Fn(i64) -> Option<Arc<str>>,
         out: &str,
-    ) -> Result<Vec<u8>, BuildError> {
+    ) -> Result<String, BuildError> {
         let bodies: Vec<Arc<str>> = f
             .entries
             .iter()
@@ -403,7 +404,7 @@ impl Renderer<'_> {
             true => xml::rss(&head, &list),
             false => xml::atom(&head, &list),
         };
-        Ok(xml.into_bytes())
+        Ok(xml)
     }
 }
 

@@ -55,8 +55,8 @@ pub(super) type Bodies = HashMap<i64, Arc<str>>;
 
 /// What the pipeline hands a sink for one planned file.
 pub(super) enum Made<'a> {
-    /// Rendered bytes.
-    Rendered(Vec<u8>),
+    /// Rendered text (kept as text: its links are read without checking it again).
+    Rendered(String),
     /// A file copied as is, with its sha256.
     Copy(&'a CopySource, &'a str),
 }
@@ -281,18 +281,14 @@ impl Sink for DirSink<'_> {
                 (sha256.to_string(), copy_input(source, &dst)?, Vec::new())
             }
             Made::Rendered(out) => {
-                self.beneath.write(&p.path, &out)?;
+                self.beneath.write(&p.path, out.as_bytes())?;
                 let links = if p.path.ends_with(".html") {
-                    links::internal_links(
-                        &fencepost_core::text::lossy(&out),
-                        &p.path,
-                        self.base_path,
-                    )
+                    links::internal_links(&out, &p.path, self.base_path)
                 } else {
                     Vec::new()
                 };
                 (
-                    fencepost_core::digest::sha256_hex(&out),
+                    fencepost_core::digest::sha256_hex(out.as_bytes()),
                     out.len() as u64,
                     links,
                 )
@@ -334,7 +330,7 @@ impl<'a> Sink for MemorySink<'a> {
 
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<(String, MemoryFile), BuildError> {
         let bytes = match made {
-            Made::Rendered(b) => b,
+            Made::Rendered(b) => b.into_bytes(),
             Made::Copy(CopySource::Bytes(b), _) => b.to_vec(),
             Made::Copy(CopySource::Blob(src), _) => std::fs::read(src).map_err(io(src))?,
         };

@@ -131,7 +131,7 @@ impl Templates {
         name: &str,
         ctx: &tera::Context,
         output: &str,
-    ) -> Result<Vec<u8>, BuildError> {
+    ) -> Result<String, BuildError> {
         render_with(&self.tera, name, ctx, output)
     }
 }
@@ -142,14 +142,12 @@ pub fn render_with(
     name: &str,
     ctx: &tera::Context,
     output: &str,
-) -> Result<Vec<u8>, BuildError> {
-    tera.render(name, ctx)
-        .map(String::into_bytes)
-        .map_err(|e| BuildError::Render {
-            template: format!("templates/{name}"),
-            output: output.to_string(),
-            message: chain(&e),
-        })
+) -> Result<String, BuildError> {
+    tera.render(name, ctx).map_err(|e| BuildError::Render {
+        template: format!("templates/{name}"),
+        output: output.to_string(),
+        message: chain(&e),
+    })
 }
 
 #[cfg(test)]

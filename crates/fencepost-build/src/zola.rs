@@ -179,7 +179,7 @@ impl<'a> Renderer<'a> {
 }
 
 impl OtherTemplates for ZolaSite {
-    fn render(&self, r: &Renderer<'_>, p: &Planned) -> Option<Result<Vec<u8>, BuildError>> {
+    fn render(&self, r: &Renderer<'_>, p: &Planned) -> Option<Result<String, BuildError>> {
         render(r, self, p)
     }
 }

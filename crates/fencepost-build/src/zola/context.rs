@@ -16,7 +16,7 @@ pub(crate) fn render(
     r: &Renderer<'_>,
     z: &ZolaSite,
     p: &Planned,
-) -> Option<Result<Vec<u8>, BuildError>> {
+) -> Option<Result<String, BuildError>> {
     let mut c = base_context(r, z, &p.path);
     let template = match &p.job {
         Job::Item(i) => {
