@@ -15,7 +15,8 @@ mod taxonomy;
 
 pub use super::page::{CopyInput, CopySource, PageInput, ResourceInput};
 use super::view::{
-    CollectionView, Entries, HomeView, IdView, ItemPage, ListIndexView, ListView, PlainView,
+    CollectionView, Entries, HomeView, IdView, ItemPage, LinkView, ListIndexView, ListView,
+    PlainView,
 };
 use fencepost_config::collections::{Collection, Collections, SortBy};
 use fencepost_config::BuildConfig;
@@ -148,17 +149,22 @@ pub enum RobotsFrom {
 }
 
 /// The view of item page `i`, with its neighbours within its collection.
+#[cfg(test)]
 pub fn item_view(pages: &[PageInput], i: usize) -> ItemPage {
     let mut v = pages[i].view.clone();
-    let same = |j: usize| pages[j].coll == pages[i].coll;
-    v.prev = i
-        .checked_sub(1)
-        .filter(|&j| same(j))
-        .map(|j| link(&pages[j].view));
-    v.next = Some(i + 1)
-        .filter(|&j| j < pages.len() && same(j))
-        .map(|j| link(&pages[j].view));
+    (v.prev, v.next) = neighbours(pages, i);
     v
+}
+
+/// Item page `i`'s neighbours within its collection: its `prev` and `next`.
+pub fn neighbours(pages: &[PageInput], i: usize) -> (Option<LinkView>, Option<LinkView>) {
+    let same = |j: usize| pages[j].coll == pages[i].coll;
+    let prev = i.checked_sub(1).filter(|&j| same(j));
+    let next = Some(i + 1).filter(|&j| j < pages.len() && same(j));
+    (
+        prev.map(|j| link(&pages[j].view)),
+        next.map(|j| link(&pages[j].view)),
+    )
 }
 
 /// Date order, oldest first — (due instant, collection, id) — of the pages `which`, as

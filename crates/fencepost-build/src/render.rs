@@ -4,7 +4,7 @@
 use super::page::PageInput;
 use super::plan::{self, Job, Planned};
 use super::report::BuildError;
-use super::view::{self, ItemPage, PlainView, SiteView};
+use super::view::{self, ItemPage, LinkView, PlainView, SiteView};
 use super::{templates, xml};
 use fencepost_config::collections::Collections;
 use fencepost_site::Site;
@@ -50,6 +50,10 @@ pub(super) trait OtherTemplates: Send + Sync {
 pub(super) struct ItemContext<'a> {
     #[serde(flatten)]
     pub(super) view: &'a ItemPage,
+    /// The page's neighbours, put in after the view's own `prev` and `next` (which the plan
+    /// leaves empty) and so in their place: the view is borrowed, not copied to hold them.
+    pub(super) prev: Option<LinkView>,
+    pub(super) next: Option<LinkView>,
     pub(super) body_html: &'a str,
     /// `taxonomies.<name>`: each term's `name` and `url`.
     pub(super) taxonomies: std::collections::BTreeMap<String, Vec<TermRef>>,
@@ -181,9 +185,17 @@ impl Renderer<'_> {
     }
 
     /// `page` of an item (or notice) page of collection `coll`.
-    fn item_context<'v>(&self, coll: usize, v: &'v ItemPage, body: &'v str) -> ItemContext<'v> {
+    fn item_context<'v>(
+        &self,
+        coll: usize,
+        v: &'v ItemPage,
+        (prev, next): (Option<LinkView>, Option<LinkView>),
+        body: &'v str,
+    ) -> ItemContext<'v> {
         ItemContext {
             view: v,
+            prev,
+            next,
             body_html: body,
             taxonomies: self.taxonomies(coll, &v.terms),
             data: view::parse_data(&v.data),
@@ -208,16 +220,17 @@ impl Renderer<'_> {
         let out = p.path.as_str();
         let template: &str = match &p.job {
             Job::Item(i) => {
-                let v = plan::item_view(self.pages, *i);
-                let b = body(v.row).ok_or_else(|| missing_body(&v, out))?;
-                let coll = self.pages[*i].coll;
-                c.insert("page", &self.item_context(coll, &v, &b));
+                let (v, coll) = (&self.pages[*i].view, self.pages[*i].coll);
+                let b = body(v.row).ok_or_else(|| missing_body(v, out))?;
+                let around = plan::neighbours(self.pages, *i);
+                c.insert("page", &self.item_context(coll, v, around, &b));
                 &self.collections.list[coll].template
             }
             Job::Notice(i) => {
                 let n = &self.notices[*i];
                 let b = body(n.view.row).ok_or_else(|| missing_body(&n.view, out))?;
-                c.insert("page", &self.item_context(n.coll, &n.view, &b));
+                let around = (n.view.prev.clone(), n.view.next.clone());
+                c.insert("page", &self.item_context(n.coll, &n.view, around, &b));
                 &self.collections.list[n.coll].withdrawn_template
             }
             Job::Term(v) => self.term(v, &mut c),
