@@ -13,21 +13,14 @@ pub fn escape(s: &str) -> String {
 /// [`escape`] appended to `out`: the stretches between special characters copied whole
 /// (each is ASCII, so never inside a multi-byte character).
 fn escape_into(out: &mut String, s: &str) {
-    let mut last = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let entity = match b {
-            b'&' => "&amp;",
-            b'<' => "&lt;",
-            b'>' => "&gt;",
-            b'"' => "&quot;",
-            b'\'' => "&apos;",
-            _ => continue,
-        };
-        out.push_str(&s[last..i]);
-        out.push_str(entity);
-        last = i + 1;
-    }
-    out.push_str(&s[last..]);
+    fencepost_core::text::escape_into(out, s, |b| match b {
+        b'&' => Some("&amp;"),
+        b'<' => Some("&lt;"),
+        b'>' => Some("&gt;"),
+        b'"' => Some("&quot;"),
+        b'\'' => Some("&apos;"),
+        _ => None,
+    });
 }
 
 /// `escape(&absolute(base_url, url))` appended to `out` (escaping commutes with joining).

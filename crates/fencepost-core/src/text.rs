@@ -21,6 +21,21 @@ pub fn lossy_owned(bytes: Vec<u8>) -> String {
     }
 }
 
+/// `s` appended to `out` with each byte `entity` names replaced by its entity, the runs
+/// between them copied whole. `entity` must name ASCII bytes only: then every cut falls
+/// between characters. The one loop behind XML's escaping and HTML's autoescaping.
+pub fn escape_into(out: &mut String, s: &str, entity: impl Fn(u8) -> Option<&'static str>) {
+    let mut plain = 0;
+    for (i, b) in s.bytes().enumerate() {
+        if let Some(e) = entity(b) {
+            out.push_str(&s[plain..i]);
+            out.push_str(e);
+            plain = i + 1;
+        }
+    }
+    out.push_str(&s[plain..]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
