@@ -148,14 +148,6 @@ pub enum RobotsFrom {
     Static,
 }
 
-/// The view of item page `i`, with its neighbours within its collection.
-#[cfg(test)]
-pub fn item_view(pages: &[PageInput], i: usize) -> ItemPage {
-    let mut v = pages[i].view.clone();
-    (v.prev, v.next) = neighbours(pages, i);
-    v
-}
-
 /// Item page `i`'s neighbours within its collection: its `prev` and `next`.
 pub fn neighbours(pages: &[PageInput], i: usize) -> (Option<LinkView>, Option<LinkView>) {
     let same = |j: usize| pages[j].coll == pages[i].coll;

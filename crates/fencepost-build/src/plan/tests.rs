@@ -4,6 +4,13 @@ use crate::view::LinkView;
 use fencepost_config::Config;
 use serde::Serialize;
 
+/// The view of item page `i` as its template sees it: with its neighbours.
+fn item_view(pages: &[PageInput], i: usize) -> ItemPage {
+    let mut v = pages[i].view.clone();
+    (v.prev, v.next) = neighbours(pages, i);
+    v
+}
+
 fn collections(text: &str) -> Collections {
     let c = Config::parse(text, std::path::Path::new("fencepost.toml")).unwrap();
     Collections::resolve(&c, std::path::Path::new("fencepost.toml")).unwrap()
