@@ -259,3 +259,39 @@ fn an_alias_onto_a_generated_url_is_held_at_publish_in_every_spelling() {
     assert_eq!(code, 0, "{b}");
     assert!(s.current_file("old/fine/index.html").contains("posts/fine"));
 }
+
+/// Guards: a site under a path rebases a URL with a multi-byte character near its start.
+///
+/// Performance round 5 (issue 52): `links::rebase` looked at a URL's first 12 bytes and
+/// panicked when the cut fell inside a character; `publish --build` of such a page stopped.
+#[test]
+fn a_url_with_a_multibyte_character_is_rebased_under_a_base_path() {
+    let s = fixture("features");
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace(
+            "base_url = \"http://localhost:8080/\"",
+            "base_url = \"http://localhost:8080/blog/\"",
+        ),
+    );
+    // The template puts the title in a URL: `/abcdefghij` then `é`, whose second byte is
+    // the URL's 12th.
+    let post = std::fs::read_to_string(s.path("templates/post.html")).unwrap();
+    s.write(
+        "templates/post.html",
+        &post.replacen(
+            "<h1>",
+            "<a href=\"/abcdefghij{{ page.title }}/\">t</a><h1>",
+            1,
+        ),
+    );
+    s.write(
+        "content/posts/accent.md",
+        "+++\ntitle = \"é\"\npublish_at = 2026-11-20T09:00:00Z\n+++\n\nCafé.\n",
+    );
+    let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
+    assert_eq!(code, 0, "{r}");
+    let page = std::fs::read_to_string(s.path("public/current/posts/accent/index.html")).unwrap();
+    assert!(page.contains("href=\"/blog/abcdefghijé/\""), "{page}");
+}
