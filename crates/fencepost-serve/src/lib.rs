@@ -10,6 +10,7 @@ mod limits;
 pub mod origin;
 pub mod paths;
 pub mod preview;
+mod workers;
 
 use fencepost_core::clock::Clock;
 use fencepost_site::Site;
@@ -141,7 +142,8 @@ pub fn run_root(
     bind: SocketAddr,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
-    let rt = runtime(tokio::runtime::Builder::new_multi_thread().worker_threads(2))?;
+    // Accepting and the signals only: connections are served on the workers (`workers.rs`).
+    let rt = runtime(&mut tokio::runtime::Builder::new_current_thread())?;
     rt.block_on(serve_until(site, clock, root, bind, ready, |app| {
         Box::pin(shutdown_signal(app))
     }))
@@ -169,7 +171,12 @@ pub async fn serve_until(
         .map_err(|source| ServeError::Bind { addr: bind, source })?;
     ready(addr);
     let limits = site.config.serve.clone();
-    accept_loop(listener, http::router(app.clone()), &limits, shutdown(app)).await;
+    let workers = workers::Workers::start().map_err(|source| ServeError::Io {
+        path: PathBuf::from("the serving threads"),
+        source,
+    })?;
+    let router = http::router(app.clone());
+    accept_loop(listener, router, &workers, &limits, shutdown(app)).await;
     Ok(())
 }
 
@@ -203,6 +210,7 @@ fn bind_deep(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListe
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     router: axum::Router,
+    workers: &workers::Workers,
     limits: &fencepost_config::ServeConfig,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
@@ -218,6 +226,7 @@ async fn accept_loop(
     let open = Arc::new(limits::OpenConnections::default());
     let stall = Duration::from_secs(limits.stall_secs);
     let served = Served {
+        workers,
         router: &router,
         http1: &http1,
         graceful: &graceful,
@@ -298,6 +307,8 @@ async fn make_room(
 
 /// What every connection is served with.
 struct Served<'a> {
+    /// The threads connections are served on (`workers.rs`).
+    workers: &'a workers::Workers,
     router: &'a axum::Router,
     http1: &'a hyper::server::conn::http1::Builder,
     graceful: &'a hyper_util::server::graceful::GracefulShutdown,
@@ -310,25 +321,82 @@ struct Served<'a> {
 }
 
 impl Served<'_> {
-    /// Serves one accepted connection on a task of its own, holding `permit` (and its place
-    /// in `peer`'s share) until it ends.
+    /// Serves one accepted connection on a task of its own, on one of the serving threads for
+    /// its whole life, holding `permit` (and its place in `peer`'s share) until it ends.
     fn connection(
         &self,
         stream: tokio::net::TcpStream,
         peer: std::net::IpAddr,
         permit: tokio::sync::OwnedSemaphorePermit,
     ) {
-        use hyper_util::rt::TokioIo;
         let _ = stream.set_nodelay(true);
+        // Taken off this runtime's reactor: the worker registers it with its own.
+        let stream = match stream.into_std() {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::debug!(error = %e, "accepted connection lost before it was served");
+                self.open.release(peer);
+                return;
+            }
+        };
         let held = Arc::new(limits::Held::default());
-        let stream = limits::MinRate::new(stream, self.min_send_rate, held.clone());
+        let answering = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let conn = Connection {
+            router: self.router.clone(),
+            http1: self.http1.clone(),
+            watcher: self.graceful.watcher(),
+            write_timeout: self.write_timeout,
+            min_send_rate: self.min_send_rate,
+            held: held.clone(),
+            answering: answering.clone(),
+        };
+        let id = self.open.next_id();
+        let open = self.open.clone();
+        // The task starts once it is listed, so its removal always follows its addition.
+        let (listed, is_listed) = tokio::sync::oneshot::channel::<()>();
+        // The address's share is given back however the task ends (aborted at capacity too).
+        let share = ShareBack(self.open.clone(), peer);
+        let task = self.workers.spawn(move || async move {
+            let _share = share;
+            let _ = is_listed.await;
+            conn.serve(stream).await;
+            open.remove(id);
+            drop(permit);
+        });
+        self.open
+            .add(id, peer, answering, held, task.abort_handle());
+        let _ = listed.send(());
+    }
+}
+
+/// One connection's HTTP/1 service, made on the worker that serves it.
+struct Connection {
+    router: axum::Router,
+    http1: hyper::server::conn::http1::Builder,
+    watcher: hyper_util::server::graceful::Watcher,
+    write_timeout: std::time::Duration,
+    min_send_rate: u64,
+    held: Arc<limits::Held>,
+    answering: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Connection {
+    async fn serve(self, stream: std::net::TcpStream) {
+        use hyper_util::rt::TokioIo;
+        let stream = match tokio::net::TcpStream::from_std(stream) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot serve an accepted connection");
+                return;
+            }
+        };
+        let stream = limits::MinRate::new(stream, self.min_send_rate, self.held);
         let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
         stream.set_write_timeout(Some(self.write_timeout));
-        let answering = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let service = {
             use hyper::service::Service as _;
-            let inner = hyper_util::service::TowerToHyperService::new(self.router.clone());
-            let answering = answering.clone();
+            let inner = hyper_util::service::TowerToHyperService::new(self.router);
+            let answering = self.answering;
             hyper::service::service_fn(move |req| {
                 let guard = limits::Answering::start(&answering);
                 let call = inner.call(req);
@@ -343,28 +411,9 @@ impl Served<'_> {
         let conn = self
             .http1
             .serve_connection(TokioIo::new(Box::pin(stream)), service);
-        let conn = self.graceful.watch(conn);
-        let id = self.open.next_id();
-        let open = self.open.clone();
-        // The task starts once it is listed, so its removal always follows its addition.
-        let (listed, is_listed) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let _ = is_listed.await;
-            if let Err(e) = conn.await {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-            open.remove(id);
-            drop(permit);
-        });
-        // The address's share is given back however the task ends (aborted at capacity too).
-        let share = ShareBack(self.open.clone(), peer);
-        let abort = task.abort_handle();
-        tokio::spawn(async move {
-            let _ = task.await;
-            drop(share);
-        });
-        self.open.add(id, peer, answering, held, abort);
-        let _ = listed.send(());
+        if let Err(e) = self.watcher.watch(conn).await {
+            tracing::debug!(error = %e, "connection ended with an error");
+        }
     }
 }
 
