@@ -48,7 +48,7 @@ fn rollback_and_gc() {
     let gc = s.json(&["gc", "--keep", "1", "--grace-secs", "0"]);
     assert_eq!(gc["removed"].as_array().unwrap().len(), 2, "{gc}");
     assert_eq!(gc["kept"].as_array().unwrap().len(), 2, "{gc}");
-    assert!(s.current_dir().join("manifest.json").exists());
+    assert!(s.current_dir().join(".fencepost/manifest.json").exists());
     s.cmd(&["rollback", "2"])
         .assert()
         .failure()

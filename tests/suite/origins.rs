@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// `static/manifest.json` of the features site: a web app's manifest.
+const WEB_MANIFEST: &str =
+    "{\"name\": \"Features\", \"start_url\": \"/\", \"display\": \"standalone\"}\n";
+
 /// Before `posts/secret`'s instant.
 const BEFORE: &str = "2026-12-01T00:00:00Z";
 
@@ -120,6 +124,9 @@ fn features_site() -> TestSite {
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
     std::fs::write(s.path("static/big.bin"), &big).unwrap();
+    // A web app's manifest, as documentation themes ship: a file of the site like any other
+    // (the revision's own manifest is in its `.fencepost/`, which no origin serves).
+    s.write("static/manifest.json", WEB_MANIFEST);
     // Old URLs: each answered 301 to its item; the embargoed item's is nowhere yet.
     for (post, aliases) in [
         ("hello", "[\"/old/hello/\", \"/2019/hello.html\"]"),
@@ -196,7 +203,7 @@ impl Four {
     /// The live revision's manifest entry for `path`.
     fn entry(&self, path: &str) -> Value {
         let m: Value = serde_json::from_slice(
-            &std::fs::read(self.site.current_dir().join("manifest.json")).unwrap(),
+            &std::fs::read(self.site.current_dir().join(".fencepost/manifest.json")).unwrap(),
         )
         .unwrap();
         m["files"]
@@ -264,7 +271,7 @@ const BUCKETS: &[usize] = &[1, 2, 3];
 
 /// The table: what every origin answers for the same revision.
 fn table(f: &Four) -> Vec<Case> {
-    let immutable = f.site.current_dir().join("manifest.json");
+    let immutable = f.site.current_dir().join(".fencepost/manifest.json");
     let m: Value = serde_json::from_slice(&std::fs::read(immutable).unwrap()).unwrap();
     let hashed = m["files"]
         .as_array()
@@ -310,6 +317,11 @@ fn table(f: &Four) -> Vec<Case> {
         case("GET", "/style.css", 200),
         case("GET", "/logo.svg", 200),
         case("GET", "/big.bin", 200),
+        case("GET", "/manifest.json", 200),
+        case("HEAD", "/manifest.json", 200),
+        case("GET", "/.fencepost/manifest.json", 404),
+        case("GET", "/.fencepost/manifest.idx", 404),
+        case("GET", "/.fencepost/", 404),
         case("HEAD", "/big.bin", 200),
         case("GET", "/old/hello/", 301),
         case("HEAD", "/old/hello/", 301),
@@ -345,6 +357,11 @@ fn conditional_cases(f: &Four) -> Vec<Case> {
         with(case("GET", "/", 304), "If-None-Match", "*"),
         with(case("GET", "/", 200), "If-None-Match", "\"0000\""),
         with(case("GET", "/no/such/", 404), "If-None-Match", &not_found),
+        with(
+            case("GET", "/manifest.json", 304),
+            "If-None-Match",
+            &f.etag("manifest.json"),
+        ),
     ]
 }
 
@@ -379,12 +396,31 @@ fn refused_cases() -> Vec<Case> {
 fn the_same_table_of_http_cases_on_every_origin_and_what_caches_need_across_a_move() {
     let f = four();
     f.check(&table(&f), ALL);
+    a_sites_own_manifest_is_served_as_written(&f);
     every_origin_serves_the_one_log(&f);
     an_alias_names_its_item(&f);
     let after = a_move_is_seen_by_the_next_request(&f);
     faults::a_missing_shard_is_a_503_never_a_404(&f, &after);
     faults::a_tampered_blob_is_never_served(&f);
     faults::an_unreadable_or_missing_pointer_is_a_503(&f);
+}
+
+/// The site's `static/manifest.json` is what every origin answers at `/manifest.json`, with
+/// its own ETag: the revision's bookkeeping never overwrites it (it once did, on disk).
+fn a_sites_own_manifest_is_served_as_written(f: &Four) {
+    let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(WEB_MANIFEST));
+    assert_eq!(f.etag("manifest.json"), format!("\"{sha}\""));
+    for o in &f.origins {
+        let r = http(&o.addr, "GET", "/manifest.json", &[]);
+        assert_eq!(r.text(), WEB_MANIFEST, "{}", o.name);
+        assert_eq!(
+            r.header("etag"),
+            Some(format!("\"{sha}\"").as_str()),
+            "{}",
+            o.name
+        );
+    }
+    assert_eq!(f.site.current_file("manifest.json"), WEB_MANIFEST);
 }
 
 /// The log every origin serves is the one log: `tlog verify` holds on each, with the same
@@ -516,7 +552,8 @@ type Seen = (&'static str, String, u16, Option<String>, String);
 /// Every file's sha256 in the revision folder `dir`, by path.
 fn manifest_shas(dir: &Path) -> BTreeMap<String, String> {
     let m: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(dir.join(".fencepost/manifest.json")).unwrap())
+            .unwrap();
     m["files"]
         .as_array()
         .unwrap()

@@ -28,7 +28,8 @@ fn readers_never_see_a_mix_of_revisions_during_50_publish_build_rounds() {
             while !stop.load(Ordering::Relaxed) {
                 let dir = std::fs::canonicalize(&current).expect("the pointer always resolves");
                 let m: serde_json::Value = serde_json::from_slice(
-                    &std::fs::read(dir.join("manifest.json")).expect("complete: manifest present"),
+                    &std::fs::read(dir.join(".fencepost/manifest.json"))
+                        .expect("complete: manifest present"),
                 )
                 .unwrap();
                 revisions.insert(m["revision"].as_i64().unwrap());
@@ -77,9 +78,10 @@ fn a_new_embargo_reaches_current_json_though_nothing_public_changed() {
     assert_eq!(r["build"]["next_change_at"], "2026-12-02T00:10:00Z");
     assert_eq!(current_json(&s)["next_change_at"], "2026-12-02T00:10:00Z");
     // The revision directory itself was not rewritten.
-    let m: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
-            .unwrap();
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(s.current_dir().join(".fencepost/manifest.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(m["next_change_at"], serde_json::Value::Null);
 }
 
@@ -320,7 +322,11 @@ fn a_new_ledger_beside_output_from_before_ledger_ids_is_refused_too() {
     let live = s.current_dir();
     let mut m = manifest(&live);
     m.as_object_mut().unwrap().remove("ledger_id");
-    std::fs::write(live.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    std::fs::write(
+        live.join(".fencepost/manifest.json"),
+        serde_json::to_vec(&m).unwrap(),
+    )
+    .unwrap();
     for f in ["ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm"] {
         let _ = std::fs::remove_file(s.path(&format!(".fencepost/{f}")));
     }
@@ -329,4 +335,88 @@ fn a_new_ledger_beside_output_from_before_ledger_ids_is_refused_too() {
     let err = s.failing(&["build", "--now", NOW]);
     assert!(err.contains("ahead of its ledger"), "{err}");
     assert_eq!(s.current_dir(), live);
+}
+
+/// A revision an earlier release wrote keeps its manifest and index at its root, where a
+/// site's own files now may be: it is still complete, served, reused by the next build, rolled
+/// back to and deployed. Every revision written now keeps them in its `.fencepost/`.
+#[test]
+fn a_revision_of_an_earlier_release_is_served_reused_and_rolled_back_to() {
+    let s = site_with(2);
+    s.publish(NOW);
+    let first = s.build(&[])["revision"].to_string();
+    let old = s.current_dir();
+    for f in ["manifest.json", "manifest.idx"] {
+        std::fs::rename(old.join(".fencepost").join(f), old.join(f)).unwrap();
+    }
+    std::fs::remove_dir(old.join(".fencepost")).unwrap();
+    let srv = s.serve(&[]);
+    let page = srv.get("/answers/1/");
+    assert_eq!(page.status, 200);
+    assert!(page.header("etag").is_some());
+    assert_eq!(
+        srv.get("/manifest.json").status,
+        404,
+        "its own, not the site's"
+    );
+    s.item(3, "2026-11-03");
+    s.publish(NOW);
+    let r = s.build(&[]);
+    assert!(r["reused"].as_u64().unwrap() > 0, "{r}");
+    let new = s.current_dir();
+    assert!(new.join(".fencepost/manifest.json").is_file());
+    assert!(!new.join("manifest.json").exists());
+    assert_eq!(
+        std::fs::read(new.join("answers/1/index.html")).unwrap(),
+        std::fs::read(old.join("answers/1/index.html")).unwrap()
+    );
+    let rb = s.json(&["rollback", &first, "--now", NOW]);
+    assert_eq!(rb["to"]["revision"].to_string(), first, "{rb}");
+    assert_eq!(s.current_dir(), old);
+    assert_eq!(srv.get("/answers/3/").status, 404);
+    let bucket = format!("file://{}", s.path("bucket").display());
+    let d = s.json(&["deploy", "--to", &bucket, "--now", NOW]);
+    assert_eq!(d["outcome"], "deployed", "{d}");
+}
+
+/// A file of `static/` where fencepost keeps its own files (`.fencepost/`) or its log
+/// (`.well-known/fencepost/`) is refused at publish by name and left out of the build, named
+/// again there; every item still goes out, and the revision's own manifest is its own.
+#[test]
+fn a_static_file_where_fencepost_keeps_its_own_is_refused_by_name() {
+    let s = site_with(1);
+    s.write("static/.fencepost/manifest.json", "{\"files\": []}");
+    s.write("static/.well-known/fencepost/log/checkpoint", "forged\n");
+    let out = s
+        .cmd(&["publish", "--build", "--json", "--now", NOW])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(HELD));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["published"], serde_json::json!([1]), "{r}");
+    let refused: Vec<&str> = (r["invalid"].as_array().unwrap().iter())
+        .map(|i| i["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "static/.fencepost/manifest.json",
+            "static/.well-known/fencepost/log/checkpoint"
+        ],
+        "{r}"
+    );
+    assert!(
+        r["invalid"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("move it"),
+        "{r}"
+    );
+    assert_eq!(r["build"]["left_out"].as_array().unwrap().len(), 2, "{r}");
+    let manifest = s.current_file(".fencepost/manifest.json");
+    assert!(manifest.contains("answers/1/index.html"), "{manifest}");
+    assert!(!s
+        .current_dir()
+        .join(".well-known/fencepost/log/checkpoint")
+        .exists());
 }

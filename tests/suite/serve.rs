@@ -37,9 +37,10 @@ fn a_revision_deleted_under_the_running_origin_is_a_503() {
 }
 
 fn manifest_entry(s: &TestSite, path: &str) -> serde_json::Value {
-    let m: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
-            .unwrap();
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(s.current_dir().join(".fencepost/manifest.json")).unwrap(),
+    )
+    .unwrap();
     m["files"]
         .as_array()
         .unwrap()
@@ -347,7 +348,7 @@ fn the_origin_finds_files_in_the_index_without_parsing_the_manifest() {
     s.item(3, "2026-11-03");
     s.json(&["publish", "--build", "--now", NOW]);
     let dir = s.current_dir();
-    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    let manifest = std::fs::read_to_string(dir.join(".fencepost/manifest.json")).unwrap();
     let m: serde_json::Value = serde_json::from_str(&manifest).unwrap();
     let sha = m["files"]
         .as_array()
@@ -358,7 +359,7 @@ fn the_origin_finds_files_in_the_index_without_parsing_the_manifest() {
         .as_str()
         .unwrap()
         .to_string();
-    std::fs::write(dir.join("manifest.json"), "not a manifest").unwrap();
+    std::fs::write(dir.join(".fencepost/manifest.json"), "not a manifest").unwrap();
     let r = srv.get("/answers/3/");
     assert_eq!(r.status, 200);
     assert!(r.header("x-revision").unwrap().starts_with("3-"));
@@ -366,8 +367,8 @@ fn the_origin_finds_files_in_the_index_without_parsing_the_manifest() {
     assert_eq!(srv.get("/answers/3").status, 301);
     assert_eq!(srv.get("/no/such/page/").status, 404);
     // Without an index (an older build), the manifest is what the origin reads.
-    std::fs::write(dir.join("manifest.json"), &manifest).unwrap();
-    std::fs::remove_file(dir.join("manifest.idx")).unwrap();
+    std::fs::write(dir.join(".fencepost/manifest.json"), &manifest).unwrap();
+    std::fs::remove_file(dir.join(".fencepost/manifest.idx")).unwrap();
     let srv2 = s.serve(&[]);
     let r = srv2.get("/answers/3/");
     assert_eq!(r.status, 200);
@@ -385,6 +386,9 @@ fn the_origin_never_serves_manifest_files() {
     for path in [
         "/manifest.json",
         "/manifest.idx",
+        "/.fencepost/manifest.json",
+        "/.fencepost/manifest.idx",
+        "/.fencepost/",
         "/current.json",
         "/../current.json",
     ] {

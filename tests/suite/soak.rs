@@ -53,7 +53,7 @@ fn check_live(public: &Path) -> Result<(), String> {
         return Ok(()); // nothing built yet
     };
     let dir = public.join(&target);
-    let manifest = match std::fs::read(dir.join("manifest.json")) {
+    let manifest = match std::fs::read(dir.join(".fencepost/manifest.json")) {
         Ok(m) => m,
         Err(_) => {
             // Gone since we read the pointer (a swap, then gc)? Only a pointer that still

@@ -40,8 +40,12 @@ pub const TEMPLATE_ONLY: &[&str] = &[
     "withdrawn_at",
 ];
 
-/// Names that a list page and the site's own files use at the top of the output.
-const RESERVED_TOP: &[&str] = &["images", "sitemaps", "revisions", "assets"];
+/// Names that a list page and the site's own files use at the top of the output
+/// (`.fencepost`: a revision's own files, `fencepost_output::own`).
+const RESERVED_TOP: &[&str] = &["images", "sitemaps", "revisions", "assets", ".fencepost"];
+
+/// Where a revision serves its transparency log and its items' JSON: fencepost's alone.
+pub const RESERVED_LOG: &str = "/.well-known/fencepost/";
 
 pub fn is_name(s: &str) -> bool {
     let mut b = s.bytes();
@@ -96,6 +100,11 @@ pub fn check_url(url: &str, item: bool) -> Result<(), String> {
         return Err(
             "may hold only letters, digits, `-`, `_`, `.`, `~` and `/` (no `..`, no `//`)".into(),
         );
+    }
+    if bare.starts_with(RESERVED_LOG) {
+        return Err(format!(
+            "starts with {RESERVED_LOG}, where the site's transparency log is served"
+        ));
     }
     if let Some(top) = bare.trim_start_matches('/').split('/').next() {
         if RESERVED_TOP.contains(&top) {

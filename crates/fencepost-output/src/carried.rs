@@ -191,7 +191,7 @@ fn compact_entries(
 
 impl Carried {
     pub fn read(dir: &Path) -> Result<Carried, OutputError> {
-        let path = dir.join(super::manifest::FILE);
+        let path = super::own::manifest(dir);
         let bytes = fencepost_core::mapped::read(&path).map_err(io_err(&path))?;
         Carried::from_bytes(bytes).map_err(|message| OutputError::Manifest { path, message })
     }

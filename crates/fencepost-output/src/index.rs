@@ -142,7 +142,7 @@ fn corrupt(why: &str) -> io::Error {
 impl Index {
     /// Opens the index in `dir`; `None` when the revision has none (built before indexes).
     pub fn open(dir: &Path) -> io::Result<Option<Index>> {
-        let file = match File::open(dir.join(FILE)) {
+        let file = match File::open(super::own::index(dir)) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
@@ -300,7 +300,7 @@ pub fn count(dir: &Path) -> io::Result<Option<usize>> {
 /// The whole index in `dir` (mapped: `fencepost_core::mapped`), its header checked, for
 /// [`hashes_in`]; `None` when the revision has none.
 pub fn read(dir: &Path) -> io::Result<Option<FileBytes>> {
-    let bytes = match fencepost_core::mapped::read(&dir.join(FILE)) {
+    let bytes = match fencepost_core::mapped::read(&super::own::index(dir)) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),

@@ -2,8 +2,9 @@
 //! pointer that names the one being served.
 //!
 //! ```text
-//! public/revisions/<R>-<B>/     a complete tree plus manifest.json (and manifest.idx, its
-//!                               file list sorted for lookups without a full parse)
+//! public/revisions/<R>-<B>/     a complete tree; in its .fencepost/ (no URL of the site can
+//!                               name it, `own.rs`) manifest.json and manifest.idx, its file
+//!                               list sorted for lookups without a full parse
 //! public/revisions/.tmp-*       a build in progress (never pointed to)
 //! public/current -> revisions/<R>-<B>   swapped with rename(2)
 //! public/current.json           {"revision": R, "build": B, "dir": "<R>-<B>"}
@@ -18,6 +19,7 @@ pub mod id;
 pub mod index;
 pub mod manifest;
 pub mod memory;
+pub mod own;
 pub mod pointer;
 pub mod public;
 pub mod revision;

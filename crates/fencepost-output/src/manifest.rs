@@ -232,7 +232,7 @@ impl Json {
 
 impl Manifest {
     pub fn read(dir: &Path) -> Result<Manifest, OutputError> {
-        let path = dir.join(FILE);
+        let path = super::own::manifest(dir);
         let bytes = std::fs::read(&path).map_err(io_err(&path))?;
         serde_json::from_slice(&bytes).map_err(|e| OutputError::Manifest {
             path,
@@ -246,7 +246,7 @@ impl Manifest {
     pub fn read_ledger_id(dir: &Path) -> Result<Option<String>, OutputError> {
         use std::io::Read;
         const HEAD: u64 = 64 * 1024;
-        let path = dir.join(FILE);
+        let path = super::own::manifest(dir);
         let mut head = Vec::new();
         let file = std::fs::File::open(&path).map_err(io_err(&path))?;
         file.take(HEAD)

@@ -18,4 +18,7 @@ pub struct MemoryFile {
 pub struct MemorySite {
     pub id: crate::id::RevisionId,
     pub files: HashMap<String, MemoryFile>,
+    /// Pages whose template failed for them alone (path → why): the preview answers their
+    /// URL with why, the rest of the site as rendered.
+    pub held: HashMap<String, String>,
 }

@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 pub const REVISIONS: &str = "revisions";
 const TMP_PREFIX: &str = ".tmp-";
 
-/// A complete revision directory: named `<R>-<B>` and holding its manifest.
+/// A complete revision directory: named `<R>-<B>` and holding its manifest (in its own
+/// folder, or at its root where an earlier release wrote it).
 pub fn is_complete(dir: &Path) -> bool {
-    dir.join(manifest::FILE).is_file()
+    super::own::manifest(dir).is_file()
 }
 
 /// A revision being written. Dropping it without [`Staging::finish`] removes it.
@@ -149,8 +150,11 @@ impl Staging {
 /// first (a 100,000-file revision's manifest is ~40 MB: the copy and the buffer's growth were
 /// half of this step).
 fn write_manifest(dir: &Path, manifest: &dyn Listing) -> Result<(), OutputError> {
-    let ipath = dir.join(super::index::FILE);
-    let mpath = dir.join(manifest::FILE);
+    let own = super::own::Layout::Own;
+    let folder = dir.join(super::own::DIR);
+    std::fs::create_dir_all(&folder).map_err(io_err(&folder))?;
+    let ipath = own.path(dir, super::index::FILE);
+    let mpath = own.path(dir, manifest::FILE);
     let (index, json) = rayon::join(
         || File::create(&ipath).and_then(|mut f| manifest.write_index(&mut f)),
         || File::create(&mpath).and_then(|mut f| manifest.write_json(&mut f)),

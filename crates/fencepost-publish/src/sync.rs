@@ -311,9 +311,22 @@ fn synced(site: &Site, scan: &Scan) -> Synced {
     for f in &unclaimed {
         tracing::warn!(file = %f, "belongs to no collection and is not a plain page (content/<name>.md): not published");
     }
+    let mut invalid: Vec<Invalid> = scan.broken.iter().map(|b| invalid(b, site)).collect();
+    // A file of static/ where fencepost keeps its own: no item to hold, the build leaves it out.
+    for (file, error) in content::claims::reserved_static(&site.root) {
+        tracing::warn!(file = %file, "refused: a path fencepost keeps for itself");
+        invalid.push(Invalid {
+            file,
+            line: None,
+            key: None,
+            error,
+            url: None,
+            item: None,
+        });
+    }
     Synced {
         held: scan.held().collect(),
-        invalid: scan.broken.iter().map(|b| invalid(b, site)).collect(),
+        invalid,
         files_read: scan.read.len(),
         unclaimed,
         held_items: Vec::new(),

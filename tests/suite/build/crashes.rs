@@ -35,7 +35,7 @@ fn a_build_crash_at_any_step_leaves_the_previous_revision_served() {
             served,
             "{point}: the pointer must not move"
         );
-        assert!(s.current_dir().join("manifest.json").exists());
+        assert!(s.current_dir().join(".fencepost/manifest.json").exists());
         // The next build succeeds and clears what the dead one left.
         let r = s.build(&[]);
         assert_eq!(r["revision"], n, "{point}");

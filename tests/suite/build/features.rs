@@ -139,7 +139,7 @@ fn a_withdrawn_advisory_keeps_a_notice_that_both_origins_answer_410() {
     assert!(notice.contains("Timing leak in login"), "{notice}");
     assert!(notice.contains("was withdrawn on"), "{notice}");
     assert!(notice.contains("noindex"), "{notice}");
-    let manifest: Value = serde_json::from_str(&read(&d, "manifest.json")).unwrap();
+    let manifest: Value = serde_json::from_str(&read(&d, ".fencepost/manifest.json")).unwrap();
     let entry = manifest["files"]
         .as_array()
         .unwrap()

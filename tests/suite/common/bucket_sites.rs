@@ -51,9 +51,10 @@ pub fn pointer_of(remote: &Remote) -> Value {
 
 /// Every page path of the live local revision (`index.html`, `answers/N/index.html`, …).
 pub fn pages_of(s: &TestSite) -> Vec<String> {
-    let m: Value =
-        serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
-            .unwrap();
+    let m: Value = serde_json::from_slice(
+        &std::fs::read(s.current_dir().join(".fencepost/manifest.json")).unwrap(),
+    )
+    .unwrap();
     m["files"]
         .as_array()
         .unwrap()

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub fn manifest(dir: &std::path::Path) -> Value {
-    serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
+    serde_json::from_slice(&std::fs::read(dir.join(".fencepost/manifest.json")).unwrap()).unwrap()
 }
 
 pub fn site_with(n: i64) -> TestSite {
@@ -63,9 +63,10 @@ pub fn built_site() -> TestSite {
 
 /// `(path, sha256)` of every file of the live revision's manifest.
 pub fn files_of(site: &std::path::Path) -> (i64, BTreeMap<String, String>) {
-    let m: Value =
-        serde_json::from_slice(&std::fs::read(site.join("public/current/manifest.json")).unwrap())
-            .unwrap();
+    let m: Value = serde_json::from_slice(
+        &std::fs::read(site.join("public/current/.fencepost/manifest.json")).unwrap(),
+    )
+    .unwrap();
     let files = m["files"]
         .as_array()
         .unwrap()

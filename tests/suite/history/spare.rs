@@ -18,7 +18,7 @@ fn files_in(dir: &std::path::Path) -> (BTreeMap<String, String>, BTreeMap<String
     }
     let found = tree(dir)
         .into_iter()
-        .filter(|(rel, _)| rel != "manifest.json" && rel != "manifest.idx")
+        .filter(|(rel, _)| !rel.starts_with(".fencepost/"))
         .map(|(rel, bytes)| (rel, hex::encode(sha2::Sha256::digest(bytes))))
         .collect();
     let listed = manifest(dir)["files"]

@@ -30,7 +30,7 @@ fn files(dir: &Path) -> Vec<String> {
         .map(Result::unwrap)
         .filter(|e| e.file_type().is_file())
         .map(|e| e.path().strip_prefix(dir).unwrap().display().to_string())
-        .filter(|p| p != "manifest.json" && p != "manifest.idx")
+        .filter(|p| !p.starts_with(".fencepost/"))
         .collect();
     out.sort();
     out

@@ -62,9 +62,10 @@ fn serve_from_a_bucket_follows_deploys_refuses_tampering_and_503s() {
     let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let remote = Remote::open_with("s3://origin/www", &settings).unwrap();
     let sha = {
-        let m: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
-                .unwrap();
+        let m: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(s.current_dir().join(".fencepost/manifest.json")).unwrap(),
+        )
+        .unwrap();
         m["files"]
             .as_array()
             .unwrap()

@@ -86,9 +86,7 @@ fn files_digest(dir: &Path) -> String {
     let mut files: Vec<(String, String)> = tree(dir)
         .into_iter()
         .filter(|(rel, _)| {
-            !rel.starts_with(".well-known/fencepost/log/")
-                && rel != "manifest.json"
-                && rel != "manifest.idx"
+            !rel.starts_with(".well-known/fencepost/log/") && !rel.starts_with(".fencepost/")
         })
         .map(|(rel, bytes)| (rel, fencepost_core::digest::sha256_hex(&bytes)))
         .collect();
@@ -291,9 +289,10 @@ fn verify_holds_and_the_last_entry_names_the_files(
 
 /// One bit of a tile flipped in the bucket: the origin never serves it, the check fails.
 fn a_flipped_tile_is_never_served(s: &TestSite, bucket: &Path, folder: &str, vkey: &str) {
-    let manifest: Value =
-        serde_json::from_slice(&std::fs::read(s.current_dir().join("manifest.json")).unwrap())
-            .unwrap();
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(s.current_dir().join(".fencepost/manifest.json")).unwrap(),
+    )
+    .unwrap();
     let tile = manifest["files"]
         .as_array()
         .unwrap()

@@ -19,7 +19,7 @@
 
 use super::super::plan::safe_rel;
 use super::{Between, Prelinked};
-use fencepost_output::{index, manifest};
+use fencepost_output::index;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::io;
@@ -58,8 +58,9 @@ fn patched(prev: &Path, staging: &Path) -> io::Result<Option<Prelinked>> {
     let Some(between) = Between::open(prev, staging) else {
         return Ok(None);
     };
-    // The spare's own manifest is no file of the new revision (the build writes its own).
-    for own in [index::FILE, manifest::FILE] {
+    // The spare's own files are no files of the new revision (the build writes its own),
+    // wherever the release that wrote the spare kept them.
+    for own in fencepost_output::own::Layout::of(staging).own_paths() {
         remove(&staging.join(own))?;
     }
     let mut linked = vec![false; now.len()];

@@ -11,7 +11,6 @@
 //! read from disk by the build as usual.
 
 use fencepost_output::carried::Carried;
-use fencepost_output::manifest;
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
@@ -25,7 +24,7 @@ struct Stamp {
 
 impl Stamp {
     fn of(dir: &Path) -> Option<Stamp> {
-        let m = std::fs::metadata(dir.join(manifest::FILE)).ok()?;
+        let m = std::fs::metadata(fencepost_output::own::manifest(dir)).ok()?;
         #[cfg(unix)]
         let id = {
             use std::os::unix::fs::MetadataExt;
@@ -90,7 +89,7 @@ mod tests {
         // As a build writes a revision's manifest: a new file, renamed into place.
         let tmp = dir.join("manifest.json.tmp");
         std::fs::write(&tmp, m.to_bytes()).unwrap();
-        std::fs::rename(&tmp, dir.join(manifest::FILE)).unwrap();
+        std::fs::rename(&tmp, dir.join(fencepost_output::manifest::FILE)).unwrap();
     }
 
     /// What was read ahead is handed on only for its folder, and only while that folder's

@@ -242,3 +242,43 @@ mod tests {
         assert_eq!(url_to_path("/atom.xml"), "atom.xml");
     }
 }
+
+/// The folders of `static/` whose files fencepost keeps for itself in every revision — its
+/// own files (`.fencepost/`, `fencepost_output::own`) and the transparency log's
+/// (`.well-known/fencepost/`) — with what each is for.
+pub const RESERVED: &[(&str, &str)] = &[
+    (
+        ".fencepost",
+        "a revision's own files (its manifest and index)",
+    ),
+    (
+        ".well-known/fencepost",
+        "the transparency log and its items' JSON",
+    ),
+];
+
+/// The files of `static/` (site-relative: `static/.fencepost/manifest.json`) under a folder
+/// fencepost keeps for itself ([`RESERVED`]), each with why: `publish` refuses them by name,
+/// and `build` leaves them out.
+pub fn reserved_static(root: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (dir, what) in RESERVED {
+        let base = root.join("static").join(dir);
+        if !base.exists() {
+            continue;
+        }
+        for e in walkdir::WalkDir::new(&base).sort_by_file_name() {
+            let Ok(e) = e else { continue };
+            if e.file_type().is_dir() {
+                continue;
+            }
+            let rel = e.path().strip_prefix(root).unwrap_or(e.path());
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            let why = format!(
+                "{rel}: static/{dir}/ is where every revision keeps {what}: no file of the site may be there (move it elsewhere under static/)"
+            );
+            out.push((rel, why));
+        }
+    }
+    out
+}

@@ -14,7 +14,7 @@ fn output_hashes(s: &TestSite) -> String {
         .flatten()
         .filter(|e| e.file_type().is_file())
         .map(|e| e.path().strip_prefix(&dir).unwrap().display().to_string())
-        .filter(|p| p != "manifest.json" && p != "manifest.idx")
+        .filter(|p| !p.starts_with(".fencepost/"))
         .collect();
     files.sort_by(|a, b| format!("./{a}").cmp(&format!("./{b}")));
     files
