@@ -27,6 +27,13 @@ use fencepost_site::Site;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The exit status of a command that did its work but held something back: a file that does
+/// not validate (`publish`'s `invalid`), a page whose template failed (`build`'s `held`), a
+/// page left out, a checkout another host disagrees with. Everything else went out (and was
+/// built); distinct from failure (1) so a CI job deploys what is due and still goes red at
+/// its end (the workflow `init --ci` writes does so). docs/commands.md, "Exit status".
+pub(crate) const EXIT_HELD: u8 = 3;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "fencepost",
@@ -348,7 +355,8 @@ fn database_clock(site_dir: &std::path::Path, decides: bool) -> anyhow::Result<C
         return Ok(Clock::System);
     }
     site.decision_clock().map_err(|e| match e {
-        fencepost_ledger::LedgerError::ClockSkew { .. } => anyhow::Error::new(e),
+        fencepost_ledger::LedgerError::ClockSkew { .. }
+        | fencepost_ledger::LedgerError::NoBucket { .. } => anyhow::Error::new(e),
         e => anyhow::anyhow!(
             "cannot read the shared ledger's clock ({e}): on a shared ledger every instant is the database's or the store's, never this host's; nothing was done. Try again when it answers"
         ),

@@ -121,6 +121,9 @@ pub struct CycleReport {
     /// Items an earlier cycle published whose build or deploy failed, live as of this cycle
     /// (each reported once here, with its whole lag).
     pub caught_up: Vec<Lag>,
+    /// The pages the live revision holds (their template failed for them alone; see
+    /// `fencepost_build::HeldPage`), read every cycle until they are fixed.
+    pub held_pages: Vec<fencepost_build::HeldPage>,
     /// The next scheduled change: the loop wakes then.
     pub next_change_at: Option<Instant>,
     pub failed_step: Option<Step>,
@@ -148,6 +151,7 @@ impl Default for CycleReport {
             durations_ms: Durations::default(),
             lags: Vec::new(),
             caught_up: Vec::new(),
+            held_pages: Vec::new(),
             next_change_at: None,
             failed_step: None,
             error: None,

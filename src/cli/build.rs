@@ -58,6 +58,17 @@ pub(super) fn human(r: &Report) -> String {
     for b in &r.broken_links {
         out += &format!("  broken link: {} -> {}\n", b.page, b.link);
     }
+    for h in &r.held_pages {
+        let kept = match h.previous_kept {
+            true => "its previous version stays live",
+            false => "left out: it answers 404 until fixed",
+        };
+        let template = h.template.as_deref().unwrap_or("its template");
+        out += &format!(
+            "  HELD: {} ({}, {template}): {kept}; everything else is built and live. {}\n",
+            h.path, h.what, h.why
+        );
+    }
     for l in &r.left_out {
         let at = l
             .path
@@ -115,10 +126,15 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         }
         s
     })?;
-    // A page left out: the rest of the site is live, but CI goes red.
-    Ok(if r.left_out.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    // A page left out or held: the rest of the site is live, but CI goes red.
+    Ok(exit(&r))
+}
+
+/// The exit status of a build that put its revision in place: success, or the held status
+/// when a page was left out or held.
+pub(super) fn exit(r: &Report) -> ExitCode {
+    match r.left_out.is_empty() && r.held_pages.is_empty() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(super::EXIT_HELD),
+    }
 }

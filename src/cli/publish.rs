@@ -92,14 +92,17 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("error: {}", super::errors::message(e));
         return Ok(ExitCode::FAILURE);
     }
-    // Broken files, a page the build left out or a checkout that disagrees with another
-    // host's: everything else went out (and was built), but CI goes red.
-    let left_out = built.as_ref().is_some_and(|b| !b.left_out.is_empty());
+    // Broken files, a page the build left out or held, or a checkout that disagrees with
+    // another host's: everything else went out (and was built), but CI goes red — by the
+    // held status, so a workflow deploys what went out before it fails.
+    let build_held = built
+        .as_ref()
+        .is_some_and(|b| super::build::exit(b) != ExitCode::SUCCESS);
     Ok(
-        if r.invalid.is_empty() && !left_out && r.disagreed.is_empty() {
+        if r.invalid.is_empty() && !build_held && r.disagreed.is_empty() {
             ExitCode::SUCCESS
         } else {
-            ExitCode::FAILURE
+            ExitCode::from(super::EXIT_HELD)
         },
     )
 }
@@ -156,6 +159,13 @@ fn human(r: &fencepost_publish::Report) -> String {
     if r.embargoed > 0 {
         let next = r.next_embargo_at.map(|t| t.rfc3339()).unwrap_or_default();
         out += &format!("  embargoed: {} (next at {next})\n", r.embargoed);
+        if let Some(at) = r.next_embargo_at {
+            // A second after the instant: the site as the public will see it then.
+            let after = fencepost_core::clock::Instant(at.0 + 1000).rfc3339();
+            out += &format!(
+                "  see it as it will be then (nothing public is written): fencepost build --preview --now {after}\n"
+            );
+        }
     }
     for i in &r.invalid {
         out += &format!(

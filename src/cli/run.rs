@@ -50,6 +50,9 @@ fn human(r: &CycleReport) -> String {
             out += &format!("\n  {} live {ms} ms after its instant", l.item);
         }
     }
+    for h in &r.held_pages {
+        out += &format!("\n  HELD: {} ({}): {}", h.path, h.what, h.why);
+    }
     if let Some(e) = &r.error {
         out += &format!("\n  FAILED: {e}");
         if let Some(t) = r.retry_at {

@@ -21,9 +21,11 @@ pub(super) fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         Ok(h) => (h, None),
         Err(e) => ((Vec::new(), Vec::new()), Some(e.to_string())),
     };
+    let held_pages = fencepost_build::held_in(&site.public_dir().join("current"));
     let out = Out {
         status: &s,
         held: &held,
+        held_pages: &held_pages,
         drafts: &drafts,
         tree_error,
     };
@@ -37,6 +39,8 @@ struct Out<'a> {
     status: &'a ledger::status::Status,
     /// Items held because a file of theirs is broken.
     held: &'a [fencepost_publish::Held],
+    /// Pages of the live revision whose template failed for them alone (the build held them).
+    held_pages: &'a [fencepost_build::HeldPage],
     /// Items kept out of everything public by `draft = true`.
     drafts: &'a [fencepost_publish::Draft],
     /// Why the content tree could not be read (then `held` is empty: unknown).
@@ -93,18 +97,7 @@ fn human(o: &Out<'_>) -> String {
         );
     }
     out += &deploys(s);
-    for h in held {
-        let when = match (h.due, h.due_at) {
-            (true, Some(t)) => format!("DUE since {t}"),
-            (true, None) => "due: cannot be told".to_string(),
-            (false, Some(t)) => format!("due at {t}"),
-            (false, None) => String::new(),
-        };
-        out += &format!(
-            "  item {} HELD ({when}): {}\n    fix {}, then publish\n",
-            h.id, h.error, h.file
-        );
-    }
+    out += &held_lines(held, o.held_pages);
     for f in s
         .failing
         .iter()
@@ -120,6 +113,31 @@ fn human(o: &Out<'_>) -> String {
     }
     if let Some(e) = &o.tree_error {
         out += &format!("  content cannot be read, so held items are unknown: {e}\n");
+    }
+    out
+}
+
+/// The items held by a broken file, and the live revision's pages held by their template.
+fn held_lines(held: &[fencepost_publish::Held], pages: &[fencepost_build::HeldPage]) -> String {
+    let mut out = String::new();
+    for h in held {
+        let when = match (h.due, h.due_at) {
+            (true, Some(t)) => format!("DUE since {t}"),
+            (true, None) => "due: cannot be told".to_string(),
+            (false, Some(t)) => format!("due at {t}"),
+            (false, None) => String::new(),
+        };
+        out += &format!(
+            "  item {} HELD ({when}): {}\n    fix {}, then publish\n",
+            h.id, h.error, h.file
+        );
+    }
+    for h in pages {
+        let template = h.template.as_deref().unwrap_or("its template");
+        out += &format!(
+            "  page {} ({}) HELD in the live revision: {}\n    fix {template}, then build\n",
+            h.path, h.what, h.why
+        );
     }
     out
 }

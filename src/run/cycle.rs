@@ -89,7 +89,8 @@ fn cycle_clock(site_dir: &Path, clock: &Clock) -> Result<Clock, (Step, String)> 
     }
     let site = Site::open(site_dir).map_err(|e| (Step::Config, e.to_string()))?;
     site.decision_clock().map_err(|e| match e {
-        fencepost_ledger::LedgerError::ClockSkew { .. } => (Step::Publish, e.to_string()),
+        fencepost_ledger::LedgerError::ClockSkew { .. }
+        | fencepost_ledger::LedgerError::NoBucket { .. } => (Step::Publish, e.to_string()),
         e => (
             Step::Publish,
             format!("cannot read the shared ledger's clock ({e}): nothing is decided by this host's clock"),
@@ -123,6 +124,11 @@ fn steps(i: &Inputs<'_>, mem: &mut Memory, r: &mut CycleReport) -> StepResult {
         .any(|w| matches!(w, Reason::Files | Reason::Start));
     if files || mem.built.as_ref().map(|b| b.revision) != Some(r.revision) {
         build(i, &site, mem, r)?;
+    }
+    // The live revision's held pages, said every cycle until they are fixed.
+    r.held_pages = fencepost_build::held_in(&site.public_dir().join("current"));
+    for h in &r.held_pages {
+        tracing::warn!(page = %h.path, what = %h.what, previous_kept = h.previous_kept, error = %h.why, "page HELD in the live revision: its template fails for it (fix the template; everything else is live)");
     }
     if !i.deploy {
         live(mem, r, i.clock.now());

@@ -35,6 +35,7 @@ pub struct Metrics {
     parked_items: Gauge,
     disagreeing_items: Gauge,
     held_items: Gauge,
+    held_pages: Gauge,
     parked_deploys: Gauge,
     revision: Gauge,
     last_cycle_ok: Gauge,
@@ -61,6 +62,7 @@ impl Metrics {
             parked_items: Gauge::default(),
             disagreeing_items: Gauge::default(),
             held_items: Gauge::default(),
+            held_pages: Gauge::default(),
             parked_deploys: Gauge::default(),
             revision: Gauge::default(),
             last_cycle_ok: Gauge::default(),
@@ -126,6 +128,11 @@ impl Metrics {
             m.held_items.clone(),
         );
         registry.register(
+            "pages_held",
+            "Pages of the live revision whose template fails for them (fencepost status names each); last_cycle_ok is 0 while one is",
+            m.held_pages.clone(),
+        );
+        registry.register(
             "parked_deploys",
             "Deploy operations parked after deploy.max_attempts failures",
             m.parked_deploys.clone(),
@@ -181,8 +188,10 @@ impl Metrics {
         if let Some(p) = &r.publish {
             self.held_items.set(p.held.len() as i64);
         }
-        self.last_cycle_ok
-            .set(i64::from(r.failed_step.is_none() && !holds_due));
+        self.held_pages.set(r.held_pages.len() as i64);
+        self.last_cycle_ok.set(i64::from(
+            r.failed_step.is_none() && !holds_due && r.held_pages.is_empty(),
+        ));
         if r.revision > 0 {
             self.revision.set(r.revision);
         }

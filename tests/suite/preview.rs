@@ -331,6 +331,11 @@ fn errors_show_until_fixed(s: &TestSite, srv: &Server, events: &mut Events) {
         broken.text().contains("fencepost live reload"),
         "the error page reloads itself too"
     );
+    assert!(broken.text().contains("white-space: pre-wrap"), "it wraps");
+    // Only the pages of that template are held: the home page renders.
+    let home = srv.get("/");
+    assert_eq!(home.status, 200);
+    assert!(home.text().contains("/answers/1/"), "{}", home.text());
 
     s.write(
         "templates/answer.html",

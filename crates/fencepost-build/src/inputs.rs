@@ -62,29 +62,6 @@ impl SiteInputs {
     }
 }
 
-/// What a planned file is, in words, for the error or the left-out entry that names it.
-fn what(p: &Planned, source: &Source) -> String {
-    match &p.job {
-        Job::Item(i) => {
-            let v = &source.pages[*i].view;
-            format!("item {}/{}", v.collection, v.id.text())
-        }
-        Job::List(..) | Job::ListIndex(..) => "a list page".into(),
-        Job::Term(v) => format!("a page of the term {:?}", v.name),
-        Job::Terms(..) => "a taxonomy's index of terms".into(),
-        Job::Notice(i) => {
-            let v = &source.notices[*i].view;
-            format!("the withdrawal notice of {}/{}", v.collection, v.id.text())
-        }
-        Job::Plain(v) => format!("plain page content/{}.md", v.slug),
-        Job::Copy { .. } => "a file of static/ (or the hashed copy of one)".into(),
-        Job::Home(_) => "the home page".into(),
-        Job::Alias { target } => format!("an alias of the page {target}"),
-        Job::Resource { of, .. } => format!("a file of the bundle {of}"),
-        _ => "a generated file".into(),
-    }
-}
-
 /// The item page (or notice) of a planned file, as (is a notice, index, first published).
 fn item_of(p: &Planned, source: &Source) -> Option<(bool, usize, fencepost_core::clock::Instant)> {
     match p.job {
@@ -92,6 +69,33 @@ fn item_of(p: &Planned, source: &Source) -> Option<(bool, usize, fencepost_core:
         Job::Notice(i) => Some((true, i, source.notices[i].first_published_at)),
         _ => None,
     }
+}
+
+/// The files of static/ the revision has: all but those where fencepost keeps its own
+/// (`publish` refused them by name), each of which is named as left out.
+fn statics_kept(
+    site: &Site,
+    inputs: &SiteInputs,
+    left_out: &mut Vec<LeftOut>,
+) -> Vec<super::plan::CopyInput> {
+    let reserved = fencepost_site::content::claims::reserved_static(&site.root);
+    let is_reserved = |c: &&super::plan::CopyInput| {
+        (reserved.iter()).any(|(r, _)| *r == format!("static/{}", c.path))
+    };
+    let kept = inputs
+        .statics
+        .iter()
+        .filter(|c| !is_reserved(c))
+        .cloned()
+        .collect();
+    for (file, why) in reserved {
+        left_out.push(LeftOut {
+            path: file.strip_prefix("static/").map(str::to_string),
+            what: file,
+            why,
+        });
+    }
+    kept
 }
 
 /// Plans every file of the site from `source`. One item's source never fails the revision:
@@ -113,7 +117,7 @@ fn prepare(
         &site.config.markdown,
         &mut left_out,
     );
-    let mut copies = inputs.statics.to_vec();
+    let mut copies = statics_kept(site, inputs, &mut left_out);
     copies.extend(inputs.assets.copies.iter().cloned());
     copies.extend(source.images.iter().cloned());
     let mut resources =
@@ -236,8 +240,8 @@ impl Placement {
             let why = match b {
                 Some(b) => format!(
                     "{} and {} both have this path: change a URL pattern in [collections], an id, or the file",
-                    what(a, source),
-                    what(b, source)
+                    a.what(&source.pages, &source.notices),
+                    b.what(&source.pages, &source.notices)
                 ),
                 None => "the path would leave the output folder or has a name too long for a file system".into(),
             };
@@ -261,7 +265,7 @@ impl Placement {
         let alias = [Some(a), b].into_iter().flatten().find(|p| droppable(p));
         if let Some(alias) = alias {
             if self.aliases.insert(alias.path.clone()) {
-                self.leave_out(what(alias, source), &alias.path, why);
+                self.leave_out(alias.what(&source.pages, &source.notices), &alias.path, why);
             }
             return Ok(());
         }
@@ -300,7 +304,7 @@ impl Placement {
             // A term's page whose path cannot be written (a slug from before terms were
             // bounded): that page alone is left out.
             None if b.is_none() && is_term_file(a) => {
-                self.leave_out(what(a, source), path, why);
+                self.leave_out(a.what(&source.pages, &source.notices), path, why);
                 self.files.insert(path.to_string());
             }
             None => {

@@ -53,7 +53,7 @@ pub use memory::{preview_in_memory, MemoryReport};
 use prelink::Prelinked;
 use render::Renderer;
 use report::Phases;
-pub use report::{BrokenLink, BuildError, LeftOut, Options, Progress, Report};
+pub use report::{BrokenLink, BuildError, HeldPage, LeftOut, Options, Progress, Report};
 use reuse::{Previous, Reuse};
 use sink::DirSink;
 use snapshot::Rendered;
@@ -61,6 +61,14 @@ use snapshot::Written;
 use source::Source;
 pub use source::TreeCache;
 pub use warm::Warm;
+
+/// The pages held in the revision at `dir` (`public/current`), as its build recorded them:
+/// what `status` and each cycle of `run` report while they stay held.
+pub fn held_in(dir: &std::path::Path) -> Vec<HeldPage> {
+    (fencepost_output::own::held(dir))
+        .and_then(|j| serde_json::from_slice(&j).ok())
+        .unwrap_or_default()
+}
 
 pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, BuildError> {
     run_with_progress(site, clock, opts, &|_, _| {})
@@ -134,7 +142,8 @@ fn build_once(
     let staged = build.stage(&mut reuse, &plan)?;
     let mut rendered = build.render(&plan, &staged, &source, &snap, prev.as_ref())?;
     drop(snap);
-    let broken = build.link_check(&rendered, prev.as_ref())?;
+    let mut broken = build.link_check(&rendered, prev.as_ref())?;
+    build.hold(&mut rendered, &mut broken, &staged, prev.as_ref())?;
     let manifest = build.manifest(&plan, &origin, &broken, &mut rendered, prev.as_ref());
     let manifest = build.write_log(&mut ledger, manifest, &staged, prev.as_ref(), &origin)?;
     let report = build.put_in_place(Done {
@@ -373,6 +382,43 @@ impl<'a> Build<'a> {
         Ok(broken)
     }
 
+    /// The held pages' previous versions that name a page this revision lacks (one it took
+    /// down, or a held page left out) are taken out again: a page held never shows again
+    /// what the public no longer has. Each is named as left out, its broken links dropped.
+    fn hold(
+        &mut self,
+        rendered: &mut Rendered,
+        broken: &mut Vec<BrokenLink>,
+        staged: &Staged,
+        prev: Option<&Previous>,
+    ) -> Result<(), BuildError> {
+        let manifest = prev.map(|(_, m)| m);
+        for h in rendered.held.iter_mut().filter(|h| h.previous_kept) {
+            let Some(b) = broken.iter().find(|b| b.page == h.path) else {
+                continue;
+            };
+            h.previous_kept = false;
+            h.why = format!(
+                "{}; its previous version was not kept either: it links to {}, which this revision does not have",
+                h.why, b.link
+            );
+            let at = (rendered.entries.iter()).position(|e| e.path(manifest) == h.path);
+            if let Some(at) = at {
+                rendered.entries.remove(at);
+                rendered.fresh.remove(at);
+            }
+            let file = staged.staging.path.join(&h.path);
+            std::fs::remove_file(&file).map_err(report::io(&file))?;
+            broken.retain(|b| b.page != h.path);
+        }
+        if !rendered.held.is_empty() {
+            let json = serde_json::to_vec_pretty(&rendered.held).expect("held pages serialise");
+            fencepost_output::own::write_held(&staged.staging.path, &json)?;
+        }
+        self.phases.mark("held pages");
+        Ok(())
+    }
+
     /// The revision's manifest, every rendered file's entry moved into it (a kept one stays
     /// in the previous manifest's bytes).
     fn manifest<'p>(
@@ -438,7 +484,16 @@ impl<'a> Build<'a> {
                 .put_in_place(staging, manifest.listing(), id, now, next_change_at, logged)?;
         self.phases.mark("manifest and rename");
         let dir = self.dest.dir(id);
-        let report = snapshot::report(&manifest, dir, reused, pointer, next_change_at, done.broken);
+        let held = done.rendered.held;
+        let kept = held.iter().filter(|h| h.previous_kept).count();
+        let report = snapshot::report(
+            &manifest,
+            dir,
+            reused + kept,
+            pointer,
+            next_change_at,
+            done.broken,
+        );
         if let Some(public) = self.dest.public() {
             self.warm.built(public.revision_dir(id));
         }
@@ -456,6 +511,7 @@ impl<'a> Build<'a> {
             from_spare: done.staged.from_spare,
             pages_read,
             left_out: done.plan.left_out,
+            held_pages: held,
             ..report
         })
     }

@@ -52,9 +52,17 @@ pub fn preview_in_memory(
             .collect())
     };
     let outputs = render_all(&planned, &sink, &renderer, &mut from_memory, &|_, _| {})?;
-    let mut files = HashMap::with_capacity(outputs.len());
+    let mut files = HashMap::with_capacity(outputs.files.len());
+    let held: HashMap<String, String> = (outputs.held.iter())
+        .map(|(h, _)| {
+            (
+                h.path.clone(),
+                format!("{} ({}): {}", h.path, h.what, h.why),
+            )
+        })
+        .collect();
     let (mut rendered, mut reused) = (0, 0);
-    for ((path, f), was_reused) in outputs {
+    for ((path, f), was_reused) in outputs.files {
         if was_reused {
             reused += 1;
         } else {
@@ -72,6 +80,7 @@ pub fn preview_in_memory(
         MemorySite {
             id: fencepost_output::id::RevisionId::new(revision, inputs.fingerprints.whole),
             files,
+            held,
         },
         report,
     ))

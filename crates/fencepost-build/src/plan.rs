@@ -110,6 +110,32 @@ pub struct Planned {
     pub key: String,
 }
 
+impl Planned {
+    /// What it is, in words, for the error, the left-out or the held entry that names it.
+    pub(crate) fn what(&self, pages: &[PageInput], notices: &[PageInput]) -> String {
+        let p = self;
+        match &p.job {
+            Job::Item(i) => {
+                let v = &pages[*i].view;
+                format!("item {}/{}", v.collection, v.id.text())
+            }
+            Job::List(..) | Job::ListIndex(..) => "a list page".into(),
+            Job::Term(v) => format!("a page of the term {:?}", v.name),
+            Job::Terms(..) => "a taxonomy's index of terms".into(),
+            Job::Notice(i) => {
+                let v = &notices[*i].view;
+                format!("the withdrawal notice of {}/{}", v.collection, v.id.text())
+            }
+            Job::Plain(v) => format!("plain page content/{}.md", v.slug),
+            Job::Copy { .. } => "a file of static/ (or the hashed copy of one)".into(),
+            Job::Home(_) => "the home page".into(),
+            Job::Alias { target } => format!("an alias of the page {target}"),
+            Job::Resource { of, .. } => format!("a file of the bundle {of}"),
+            _ => "a generated file".into(),
+        }
+    }
+}
+
 pub struct Inputs<'a> {
     /// Public items, sorted by [`PageInput::order`].
     pub pages: &'a [PageInput],

@@ -94,6 +94,27 @@ pub struct LeftOut {
     pub why: String,
 }
 
+/// A page whose template failed for it alone — a value it could not print, a filter given
+/// the wrong type, a template that does not parse (and the pages of every template that
+/// extends or imports it): held, never the revision. Its previous version stays live where
+/// the previous revision had one at its path and every internal link of it still resolves
+/// (so no page this revision took down is named again); otherwise it is left out. Every
+/// other page is built and put in place; the command exits with the held status.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct HeldPage {
+    /// The output path (`posts/2026/12/hello/index.html`).
+    pub path: String,
+    /// What it is: `item posts/hello`, `the home page`, ….
+    pub what: String,
+    /// The template it is rendered with (`templates/post.html`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+    /// Tera's error, whole (template, line, what failed).
+    pub why: String,
+    /// Its previous version is live in this revision (false: the page is absent).
+    pub previous_kept: bool,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct BrokenLink {
     pub page: String,
@@ -119,6 +140,9 @@ pub struct Report {
     pub broken_links: Vec<BrokenLink>,
     /// Pages left out of this revision, each named with why (see [`LeftOut`]).
     pub left_out: Vec<LeftOut>,
+    /// Pages whose template failed for them alone, each named with why and whether its
+    /// previous version stays live (see [`HeldPage`]).
+    pub held_pages: Vec<HeldPage>,
     /// Temporary directories of dead builds removed before this one.
     pub abandoned_removed: usize,
     /// Files of the previous revision hard-linked while the snapshot was read and the plan

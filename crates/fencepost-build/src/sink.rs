@@ -4,7 +4,7 @@
 
 use super::plan::{CopySource, Job, Planned};
 use super::render::{body_ids, Renderer};
-use super::report::{io, BuildError, Progress};
+use super::report::{io, BuildError, HeldPage, Progress};
 use super::{links, prelink};
 use fencepost_output::manifest::{self, Entry};
 use fencepost_output::memory::{MemoryFile, MemorySite};
@@ -81,6 +81,25 @@ pub(super) trait Sink: Sync {
     /// `p` is rendered after all.
     fn reuse(&self, p: &Planned, found: &Self::Found) -> Option<Self::File>;
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<Self::File, BuildError>;
+    /// The previous output's file at `p`'s path, whatever its key, made part of this output:
+    /// what stays of a page whose template failed for it (`None`: it had none, or the sink
+    /// keeps none — the preview shows the error instead).
+    fn keep_previous(&self, p: &Planned) -> Result<Option<Self::File>, BuildError>;
+}
+
+/// What the pipeline made of every planned file.
+pub(super) struct Outputs<F> {
+    /// Each file made or reused, with whether it was reused, in plan order.
+    pub(super) files: Vec<(F, bool)>,
+    /// The pages held (their template failed for them alone), each with its previous
+    /// version where the sink kept one.
+    pub(super) held: Vec<(HeldPage, Option<F>)>,
+}
+
+/// What became of one planned file.
+enum One<F> {
+    File(F, bool),
+    Held(HeldPage, Option<F>),
 }
 
 /// The render pipeline, a chunk at a time: reuse what the sink can, fetch the bodies of
@@ -99,7 +118,7 @@ pub(super) fn render_all<S: Sink>(
     renderer: &Renderer<'_>,
     bodies: &mut dyn FnMut(&[i64]) -> Result<Bodies, BuildError>,
     progress: Progress<'_>,
-) -> Result<Vec<(S::File, bool)>, BuildError> {
+) -> Result<Outputs<S::File>, BuildError> {
     const CHUNK: usize = 2048;
     // Zola's templates can reach every page's content: read every body once.
     let with_zola;
@@ -114,7 +133,10 @@ pub(super) fn render_all<S: Sink>(
     let total = planned.len() as u64;
     let mut done = 0u64;
     progress(done, total);
-    let mut out = Vec::with_capacity(planned.len());
+    let mut out = Outputs {
+        files: Vec::with_capacity(planned.len()),
+        held: Vec::new(),
+    };
     let found: Vec<Option<S::Found>> = sink.find_all(planned);
     let chunks: Vec<(&[Planned], &[Option<S::Found>])> =
         planned.chunks(CHUNK).zip(found.chunks(CHUNK)).collect();
@@ -145,7 +167,10 @@ pub(super) fn render_all<S: Sink>(
             next = chunks.get(k + 1).map(|c| bodies(&wanted(*c)));
         });
         for r in results {
-            out.push(r?);
+            match r? {
+                One::File(f, reused) => out.files.push((f, reused)),
+                One::Held(page, kept) => out.held.push((page, kept)),
+            }
         }
         if let Some(n) = next {
             fetched = n?;
@@ -175,14 +200,15 @@ fn body_ids_of<'p>(files: impl Iterator<Item = &'p Planned>, renderer: &Renderer
 /// rayon's own splitting; 207, 205, 216, 216 ms with pieces of 2, 8, 32, 128 pages.
 const RENDER_PIECE: usize = 8;
 
-/// One chunk rendered and stored in parallel, the reused files as they are.
+/// One chunk rendered and stored in parallel, the reused files as they are. A page whose
+/// template fails for it alone is held: its previous version kept where the sink has one.
 fn render_chunk<S: Sink>(
     chunk: &[Planned],
     reused: Vec<Option<S::File>>,
     fetched: &Bodies,
     sink: &S,
     renderer: &Renderer<'_>,
-) -> Vec<Result<(S::File, bool), BuildError>> {
+) -> Vec<Result<One<S::File>, BuildError>> {
     let body = |id: i64| fetched.get(&id).cloned();
     // Links and renders both in parallel: links into one big folder contend on its lock,
     // but measured at 100k pages two threads still beat one (1.6 s against 2.6 s).
@@ -191,18 +217,49 @@ fn render_chunk<S: Sink>(
         .zip(reused.into_par_iter())
         .with_max_len(RENDER_PIECE)
         .map(|(p, r)| match r {
-            Some(f) => Ok((f, true)),
+            Some(f) => Ok(One::File(f, true)),
             None => {
                 let made = match &p.job {
                     Job::Copy { source, sha256 } | Job::Resource { source, sha256, .. } => {
                         Made::Copy(source, sha256)
                     }
-                    _ => Made::Rendered(renderer.render(p, &body)?),
+                    _ => match renderer.render(p, &body) {
+                        Ok(text) => Made::Rendered(text),
+                        Err(BuildError::Render {
+                            template, message, ..
+                        }) => return held(p, template, message, sink, renderer),
+                        Err(e) => return Err(e),
+                    },
                 };
-                sink.store(p, made).map(|f| (f, false))
+                sink.store(p, made).map(|f| One::File(f, false))
             }
         })
         .collect()
+}
+
+/// Page `p`, whose template `template` failed for it with `why`: held, its previous version
+/// kept where the sink has one.
+fn held<S: Sink>(
+    p: &Planned,
+    template: String,
+    why: String,
+    sink: &S,
+    renderer: &Renderer<'_>,
+) -> Result<One<S::File>, BuildError> {
+    // What was at a withdrawal notice's URL before is the withdrawn item's own page.
+    let kept = match p.job {
+        Job::Notice(_) => None,
+        _ => sink.keep_previous(p)?,
+    };
+    tracing::warn!(page = %p.path, template = %template, error = %why, "page held: its template failed for it");
+    let page = HeldPage {
+        path: p.path.clone(),
+        what: p.what(renderer.pages, renderer.notices),
+        template: Some(template),
+        why,
+        previous_kept: kept.is_some(),
+    };
+    Ok(One::Held(page, kept))
 }
 
 /// A revision directory being written: reuse hard-links from the previous revision.
@@ -280,6 +337,26 @@ impl Sink for DirSink<'_> {
         })
     }
 
+    fn keep_previous(&self, p: &Planned) -> Result<Option<Stored>, BuildError> {
+        let Some((dir, m)) = self.prev else {
+            return Ok(None);
+        };
+        let Some(index) = m.find(&p.path) else {
+            return Ok(None);
+        };
+        // An early link of it is the previous revision's file already.
+        if !self.prelinked.is_some_and(|l| l.contains(&p.path)) {
+            let dst = place(self.staging, &p.path)?;
+            if link_or_copy(&dir.join(&p.path), &dst).is_err() {
+                return Ok(None);
+            }
+        }
+        Ok(Some(Stored::Kept {
+            index,
+            cache: p.cache,
+        }))
+    }
+
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<Stored, BuildError> {
         if let Some(l) = self.prelinked {
             // Never write through an early link: that would change the previous revision.
@@ -336,6 +413,11 @@ impl<'a> Sink for MemorySink<'a> {
 
     fn reuse(&self, p: &Planned, found: &&'a MemoryFile) -> Option<(String, MemoryFile)> {
         Some((p.path.clone(), (*found).clone()))
+    }
+
+    /// None: the editor sees why the page is held at its URL, not an older page.
+    fn keep_previous(&self, _: &Planned) -> Result<Option<(String, MemoryFile)>, BuildError> {
+        Ok(None)
     }
 
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<(String, MemoryFile), BuildError> {

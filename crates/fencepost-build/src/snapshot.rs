@@ -5,9 +5,9 @@
 
 use super::destination::Destination;
 use super::render::Renderer;
-use super::report::{BrokenLink, BuildError, Progress, Report};
+use super::report::{BrokenLink, BuildError, HeldPage, Progress, Report};
 use super::reuse::Previous;
-use super::sink::{render_all, Bodies, DirSink, Stored};
+use super::sink::{render_all, Bodies, DirSink, Outputs, Stored};
 use super::source::{ledger_source, tree_source, Source, TreeCache};
 use fencepost_core::clock::Clock;
 use fencepost_core::item::ItemId;
@@ -120,6 +120,8 @@ pub(super) fn point_to_built(
         files,
         broken_links: Vec::new(),
         left_out: Vec::new(),
+        // Held when it was built, and still: a rerun names them again (and exits so).
+        held_pages: super::held_in(&built.dir),
         abandoned_removed: 0,
         early_links: 0,
         linked_ahead: false,
@@ -170,9 +172,11 @@ pub(super) fn read_source(
 pub(super) struct Rendered {
     pub(super) entries: Vec<Stored>,
     /// Whether each entry (same index) was rendered anew, not reused: its links are always
-    /// checked.
+    /// checked (a held page's previous version's too).
     pub(super) fresh: Vec<bool>,
     pub(super) reused: usize,
+    /// The pages held (see `HeldPage`); the kept previous versions are among `entries`.
+    pub(super) held: Vec<HeldPage>,
 }
 
 /// Renders every planned file into the sink; bodies come from the source (a preview's, in
@@ -185,7 +189,7 @@ pub(super) fn render(
     source: &Source,
     snap: &Snapshot<'_>,
     progress: Progress<'_>,
-) -> Result<Vec<(Stored, bool)>, BuildError> {
+) -> Result<Outputs<Stored>, BuildError> {
     let mut fetch = |ids: &[i64]| -> Result<Bodies, BuildError> {
         let mut out = HashMap::with_capacity(ids.len());
         for &id in ids {
@@ -203,14 +207,24 @@ pub(super) fn render(
 }
 
 /// The manifest entries of what was rendered, kept ones left in the previous manifest.
-pub(super) fn entries(outputs: Vec<(Stored, bool)>, prev: Option<&Previous>) -> Rendered {
+pub(super) fn entries(outputs: Outputs<Stored>, prev: Option<&Previous>) -> Rendered {
     // Made side by side: each entry is moved once (at 100,000 files, pairs made and then
     // unzipped moved ~20 MB twice on the build's main thread).
-    let mut entries = Vec::with_capacity(outputs.len());
-    let mut fresh = Vec::with_capacity(outputs.len());
-    for (stored, reused) in outputs {
+    let n = outputs.files.len() + outputs.held.len();
+    let mut entries = Vec::with_capacity(n);
+    let mut fresh = Vec::with_capacity(n);
+    for (stored, reused) in outputs.files {
         entries.push(stored);
         fresh.push(!reused);
+    }
+    // A held page's previous version: its links are checked (see `Build::hold`).
+    let mut held = Vec::with_capacity(outputs.held.len());
+    for (page, kept) in outputs.held {
+        if let Some(stored) = kept {
+            entries.push(stored);
+            fresh.push(true);
+        }
+        held.push(page);
     }
     // The plan is in path order already; sorted here so nothing downstream relies on that.
     let prev = prev.map(|(_, c)| c);
@@ -225,6 +239,7 @@ pub(super) fn entries(outputs: Vec<(Stored, bool)>, prev: Option<&Previous>) -> 
         entries,
         fresh,
         reused,
+        held,
     }
 }
 
@@ -327,6 +342,7 @@ pub(super) fn report(
         files: manifest.len(),
         broken_links,
         left_out: Vec::new(),
+        held_pages: Vec::new(),
         abandoned_removed: 0,
         early_links: 0,
         linked_ahead: false,

@@ -3,6 +3,7 @@
 
 use super::report::BuildError;
 use fencepost_config::collections::Collections;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Templates every site must have, besides its collections' (see
@@ -64,6 +65,10 @@ fn escape_html(input: &str) -> String {
 
 pub struct Templates {
     pub tera: tera::Tera,
+    /// Templates that do not load — one that does not parse, and every template that
+    /// extends or imports one that does not load — each with why. A page rendered with one
+    /// is held (see `HeldPage`); the others load and render as usual.
+    pub broken: BTreeMap<String, String>,
 }
 
 /// The whole error chain in one line: tera puts the useful part (line, column, what was
@@ -82,6 +87,9 @@ pub fn chain(e: &tera::Error) -> String {
 impl Templates {
     /// Compiles the templates read into `sources` ((name under templates/, text)), with the
     /// function `asset_url(path=...)` answering from `assets` (path under static/ → hashed URL).
+    /// A template that does not parse is set aside with its error, and so is every template
+    /// that extends or imports it ([`Templates::broken`]): only the pages that use them are
+    /// held. A required template that is missing fails the whole build.
     pub fn load(
         root: &Path,
         sources: &[(String, String)],
@@ -99,24 +107,27 @@ impl Templates {
                 });
             }
         }
+        let broken = broken_of(sources);
         let mut tera = tera::Tera::default();
-        tera.add_raw_templates(sources.iter().map(|(n, t)| (n.as_str(), t.as_str())))
-            .map_err(|e| {
-                let message = chain(&e);
-                // Tera names the template in its message ("Failed to parse 'x.html'").
-                let named = sources
-                    .iter()
-                    .map(|(n, _)| n)
-                    .find(|n| message.contains(&format!("'{n}'")));
-                BuildError::Template {
-                    path: named.map_or(dir.clone(), |n| dir.join(n)),
-                    message,
-                }
-            })?;
+        let loading = (sources.iter())
+            .filter(|(n, _)| !broken.contains_key(n))
+            .map(|(n, t)| (n.as_str(), t.as_str()));
+        tera.add_raw_templates(loading).map_err(|e| {
+            let message = chain(&e);
+            // Tera names the template in its message ("Failed to parse 'x.html'").
+            let named = sources
+                .iter()
+                .map(|(n, _)| n)
+                .find(|n| message.contains(&format!("'{n}'")));
+            BuildError::Template {
+                path: named.map_or(dir.clone(), |n| dir.join(n)),
+                message,
+            }
+        })?;
         tera.autoescape_on(vec![".html", ".htm", ".xml"]);
         tera.set_escape_fn(escape_html);
         tera.register_function("asset_url", AssetUrl(assets.clone()));
-        Ok(Templates { tera })
+        Ok(Templates { tera, broken })
     }
 
     pub fn render(
@@ -125,7 +136,68 @@ impl Templates {
         ctx: &tera::Context,
         output: &str,
     ) -> Result<String, BuildError> {
-        render_with(&self.tera, name, ctx, output)
+        self.render_in(&self.tera, name, ctx, output)
+    }
+
+    /// [`Templates::render`] with `tera`, these templates with more functions (Zola's): a
+    /// template that does not load answers with why, not as one tera cannot find.
+    pub fn render_in(
+        &self,
+        tera: &tera::Tera,
+        name: &str,
+        ctx: &tera::Context,
+        output: &str,
+    ) -> Result<String, BuildError> {
+        if let Some(why) = self.broken.get(name) {
+            return Err(BuildError::Render {
+                template: format!("templates/{name}"),
+                output: output.to_string(),
+                message: why.clone(),
+            });
+        }
+        render_with(tera, name, ctx, output)
+    }
+}
+
+/// The templates of `sources` that cannot load, with why: each that does not parse, then —
+/// until none is added — each that extends or imports macros from one that cannot load or
+/// that is not there at all. A missing `include` is found when a page renders (tera resolves
+/// it then), and holds that page.
+pub(crate) fn broken_of(sources: &[(String, String)]) -> BTreeMap<String, String> {
+    let mut broken = BTreeMap::new();
+    let mut parsed = Vec::new();
+    for (name, text) in sources {
+        match tera::Template::new(name, None, text) {
+            Ok(t) => parsed.push(t),
+            Err(e) => {
+                broken.insert(name.clone(), format!("templates/{name}: {}", chain(&e)));
+            }
+        }
+    }
+    loop {
+        let before = broken.len();
+        for t in &parsed {
+            if broken.contains_key(&t.name) {
+                continue;
+            }
+            let needs = (t.parent.iter())
+                .map(|p| ("extends", p))
+                .chain(t.imported_macro_files.iter().map(|(f, _)| ("imports", f)));
+            for (how, other) in needs {
+                let why = match broken.get(other) {
+                    Some(why) => format!("it {how} {other}, which does not load: {why}"),
+                    None if !sources.iter().any(|(n, _)| n == other) => {
+                        format!("it {how} {other}, which is not in templates/")
+                    }
+                    None => continue,
+                };
+                broken.insert(t.name.clone(), format!("templates/{}: {why}", t.name));
+                break;
+            }
+        }
+        if broken.len() == before {
+            return broken;
+        }
     }
 }
 
@@ -183,5 +255,61 @@ mod tests {
         });
         c.insert("page", &page);
         assert_eq!(tera.render("t", &c).unwrap(), "T|slash|deep|tilde");
+    }
+
+    /// Guards: a template that does not parse sets aside itself and what extends or imports
+    /// it, with the first cause named; the rest load.
+    #[test]
+    fn a_template_that_does_not_parse_sets_aside_only_what_stands_on_it() {
+        let src = |n: &str, t: &str| (n.to_string(), t.to_string());
+        let sources = vec![
+            src("base.html", "<b>{% block c %}{% endblock c %}</b>"),
+            src("broken.html", "{% if %}"),
+            src(
+                "child.html",
+                "{% extends \"broken.html\" %}{% block c %}x{% endblock c %}",
+            ),
+            src("grandchild.html", "{% extends \"child.html\" %}"),
+            src("macros.html", "{% macro m() %}m{% endmacro m %}{{ oops"),
+            src("user.html", "{% import \"macros.html\" as x %}{{ x::m() }}"),
+            src("orphan.html", "{% extends \"nowhere.html\" %}"),
+            src(
+                "fine.html",
+                "{% extends \"base.html\" %}{% block c %}ok{% endblock c %}",
+            ),
+        ];
+        let broken = broken_of(&sources);
+        let names: Vec<&str> = broken.keys().map(|s| s.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "broken.html",
+                "child.html",
+                "grandchild.html",
+                "macros.html",
+                "orphan.html",
+                "user.html"
+            ]
+        );
+        assert!(
+            broken["grandchild.html"].contains("extends child.html"),
+            "{broken:?}"
+        );
+        assert!(
+            broken["grandchild.html"].contains("templates/broken.html"),
+            "{broken:?}"
+        );
+        assert!(
+            broken["orphan.html"].contains("not in templates/"),
+            "{broken:?}"
+        );
+        let mut tera = tera::Tera::default();
+        let ok = sources.iter().filter(|(n, _)| !broken.contains_key(n));
+        tera.add_raw_templates(ok.map(|(n, t)| (n.as_str(), t.as_str())))
+            .unwrap();
+        assert_eq!(
+            tera.render("fine.html", &tera::Context::new()).unwrap(),
+            "<b>ok</b>"
+        );
     }
 }

@@ -115,10 +115,18 @@ fn serve_preview(p: &Preview, rp: &RequestPath, headers: &HeaderMap, head: bool)
         Lookup::File(f) => f.ends_with(".html"),
         _ => rp.trailing_slash || !rp.rel.contains('.'),
     };
-    if let (Some(msg), true) = (error, wants_html) {
+    // A page held (its template failed for it alone) answers with why at its own URL.
+    let held = match (&found, lookup(rp, |f| site.held.contains_key(f))) {
+        (Lookup::NotFound, Lookup::File(f)) => site.held.get(&f).cloned(),
+        _ => None,
+    };
+    let error = error.filter(|_| wants_html).or(held);
+    if let Some(msg) = error {
+        // The message wraps: a template error is one long line.
         let page = format!(
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>Build error</title></head><body>\
-             <h1>fencepost could not rebuild the preview</h1><pre class=\"fencepost-error\">{}</pre>\
+             <h1>fencepost could not rebuild the preview</h1><pre class=\"fencepost-error\" \
+             style=\"white-space: pre-wrap; overflow-wrap: anywhere\">{}</pre>\
              <p>Fix the file and save: this page reloads by itself.</p>{}</body></html>",
             escape_html(&msg),
             reload_script(generation)

@@ -81,22 +81,25 @@ fn with_json_a_failure_is_one_object_naming_where_and_the_human_message_stays_on
     );
     assert!(stderr.contains("serve.pointer_hot_ms"), "{stderr}");
     s.write("fencepost.toml", &toml);
-    // A template that does not parse: the file.
+    // A template that does not parse holds the pages that use it (the held status, 3), each
+    // named with the file; the rest of the site is built.
     s.publish(NOW);
-    let page = std::fs::read_to_string(s.path("templates/page.html")).unwrap();
-    s.write("templates/page.html", "{% if %}");
+    let page = std::fs::read_to_string(s.path("templates/index.html")).unwrap();
+    s.write("templates/index.html", "{% if %}");
     let (code, v, stderr) = failing_json(&s, &["build", "--now", NOW]);
-    assert_eq!(code, Some(1), "{v}");
-    assert_eq!(v["error"]["kind"], "build", "{v}");
+    assert_eq!(code, Some(3), "{v}");
+    let held = &v["held_pages"][0];
+    assert_eq!(held["path"], "index.html", "{v}");
+    assert_eq!(held["template"], "templates/index.html", "{v}");
     assert!(
-        v["error"]["file"]
+        held["why"]
             .as_str()
             .unwrap()
-            .ends_with("templates/page.html"),
+            .contains("templates/index.html"),
         "{v}"
     );
-    assert!(stderr.contains("page.html"), "{stderr}");
-    s.write("templates/page.html", &page);
+    assert!(stderr.contains("index.html"), "{stderr}");
+    s.write("templates/index.html", &page);
     // A deploy target that cannot be: the URL.
     s.json(&["build", "--now", NOW]);
     let (code, v, _) = failing_json(

@@ -82,10 +82,10 @@ fn the_same_content_gives_the_same_site_whoever_published_it_when() {
     ] {
         assert!(ta.contains_key(want), "{want} not built: {names:?}");
     }
-    // Every file the public gets; `manifest.json` is the revision's own record (its ledger,
+    // Every file the public gets; `.fencepost/` holds the revision's own record (its ledger,
     // revision and audit tip), not a page.
     let text = |b: Option<&Vec<u8>>| b.map(|b| String::from_utf8_lossy(b).into_owned());
-    for path in ta.keys().filter(|p| *p != "manifest.json") {
+    for path in ta.keys().filter(|p| !p.starts_with(".fencepost/")) {
         let (x, y) = (text(ta.get(path)), text(tb.get(path)));
         assert!(x == y, "{path} differs:\n{x:?}\n---\n{y:?}");
     }
@@ -248,7 +248,7 @@ fn ids_that_differ_only_in_case_are_refused_by_name() {
         .cmd(&["publish", "--json", "--now", NOW])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(HELD));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let invalid = r["invalid"].as_array().unwrap();
     assert_eq!(invalid.len(), 2, "{r}");
@@ -434,7 +434,7 @@ fn a_time_in_a_dst_gap_is_refused_and_a_legacy_zone_is_warned_about() {
         .cmd(&["publish", "--json", "--now", NOW])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(HELD));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["invalid"][0]["key"], "publish_at", "{r}");
     let e = r["invalid"][0]["error"].as_str().unwrap();
@@ -486,7 +486,7 @@ fn yaml_front_matter_publishes_and_its_typos_read_as_tomls_do() {
         "---\nid: 5\nday: 2026-11-03\ntitle: [unclosed\n---\n",
     );
     s.item(6, "2026-11-03");
-    let r = publish_failing(&s, "2026-11-05T00:00:00Z");
+    let r = publish_held(&s, "2026-11-05T00:00:00Z");
     assert_eq!(ids(&r, "published"), vec![6], "{r}");
     let invalid = r["invalid"].as_array().unwrap();
     let of = |file: &str| {
@@ -548,7 +548,7 @@ fn page_bundles_are_items_named_by_their_folder_with_their_files_beside_them() {
         !current.join("posts/launch").exists(),
         "an embargoed bundle is nowhere"
     );
-    let manifest = std::fs::read_to_string(current.join("manifest.json")).unwrap();
+    let manifest = std::fs::read_to_string(current.join(".fencepost/manifest.json")).unwrap();
     assert!(!manifest.contains("launch"), "{manifest}");
     let srv = s.serve(&[]);
     let r = srv.get("/posts/trip/map.svg");
@@ -572,7 +572,7 @@ fn page_bundles_are_items_named_by_their_folder_with_their_files_beside_them() {
     let out = s.cmd(&["build", "--json", "--now", NOW]).output().unwrap();
     assert_eq!(
         out.status.code(),
-        Some(1),
+        Some(HELD),
         "a file left out fails the build's exit code"
     );
     let b: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

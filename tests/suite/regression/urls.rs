@@ -23,7 +23,7 @@ fn an_item_whose_url_the_site_keeps_is_held_at_publish() {
         "+++\nid = \"advisories\"\ntitle = \"T\"\npublish_at = 2026-11-20T09:00:00Z\n+++\nx\n",
     );
     let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
-    assert_eq!(code, 1, "{r}");
+    assert_eq!(code, HELD, "{r}");
     let invalid = r["invalid"].as_array().unwrap();
     let by_file = |f: &str| {
         invalid
@@ -97,7 +97,7 @@ fn an_item_never_takes_another_collections_url() {
     assert_eq!(names(&r, "published"), ["a/xy"]);
     item("b", "y");
     let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
-    assert_eq!(code, 1, "{r}");
+    assert_eq!(code, HELD, "{r}");
     assert_eq!(r["invalid"][0]["url"], "/n/xy/", "{r}");
     assert!(
         r["invalid"][0]["error"]
@@ -124,7 +124,7 @@ fn a_plain_page_that_does_not_read_is_named_and_left_out() {
         "+++\ntitle = \"Contact\"\ntitel = \"x\"\n+++\nHi\n",
     );
     let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
-    assert_eq!(code, 1, "{r}");
+    assert_eq!(code, HELD, "{r}");
     let bad = &r["invalid"][0];
     assert_eq!(
         (bad["file"].clone(), bad["line"].clone()),
@@ -137,7 +137,7 @@ fn a_plain_page_that_does_not_read_is_named_and_left_out() {
         "{r}"
     );
     let (code, b) = run_json(&s, &["build", "--now", BEFORE]);
-    assert_eq!(code, 1, "{b}");
+    assert_eq!(code, HELD, "{b}");
     assert_eq!(b["pointer"], "moved", "{b}");
     assert_eq!(b["left_out"][0]["what"], "content/contact.md", "{b}");
     assert!(s
@@ -157,7 +157,7 @@ fn a_term_too_long_for_a_file_name_is_refused_when_read() {
     let long = "word ".repeat(40);
     post(&s, "long-tag", &format!("tags = [\"{long}\"]\n"));
     let (code, r) = run_json(&s, &["publish", "--now", BEFORE]);
-    assert_eq!(code, 1, "{r}");
+    assert_eq!(code, HELD, "{r}");
     assert_eq!(r["invalid"][0]["file"], "content/posts/long-tag.md", "{r}");
     assert_eq!(r["invalid"][0]["key"], "tags", "{r}");
     assert!(
@@ -196,7 +196,7 @@ fn the_build_leaves_out_what_it_cannot_place_and_moves_the_pointer() {
     );
     post(&s, "later", "");
     let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
-    assert_eq!(code, 1, "{r}");
+    assert_eq!(code, HELD, "{r}");
     assert!(
         names(&r, "published").contains(&"posts/later".to_string()),
         "{r}"
@@ -238,7 +238,7 @@ fn an_alias_onto_a_generated_url_is_held_at_publish_in_every_spelling() {
     }
     post(&s, "fine", "aliases = [\"/old/fine/\"]\n");
     let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
-    assert_eq!(code, 1, "{r}");
+    assert_eq!(code, HELD, "{r}");
     assert_eq!(
         names(&r, "published"),
         vec!["posts/fine".to_string()],

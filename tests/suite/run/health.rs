@@ -261,3 +261,71 @@ fn a_run_keeps_only_the_newest_revisions_it_built() {
     let (status, _, _) = r.terminate(Duration::from_secs(15));
     assert_eq!(status.code(), Some(0));
 }
+
+/// A page whose template fails is said loudly, every cycle until it is fixed: in each cycle's
+/// JSON (`held_pages`), on stderr, in `/metrics` (`fencepost_pages_held`, and
+/// `last_cycle_ok` 0) and in `status`; the other item went live at its instant all the same.
+#[test]
+fn a_held_page_is_said_every_cycle_until_its_template_is_fixed() {
+    let _t = timing();
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let template = std::fs::read_to_string(s.path("templates/answer.html")).unwrap();
+    s.write(
+        "templates/answer.html",
+        &template.replace("{{ page.price }}", "{{ page.price | date }}"),
+    );
+    let r = Running::start(&s, &["--metrics", "127.0.0.1:0"], &[]);
+    let metrics_addr = r.first["metrics"].as_str().unwrap().to_string();
+    let first = r.next_cycle(Duration::from_secs(30));
+    assert_eq!(
+        first["publish"]["published"],
+        serde_json::json!([1]),
+        "{first}"
+    );
+    assert_eq!(
+        first["held_pages"][0]["path"], "answers/1/index.html",
+        "{first}"
+    );
+    assert!(
+        s.current_file("index.html").contains("/answers/1/"),
+        "the rest is live"
+    );
+    // A file changed elsewhere: the next cycle says it again.
+    s.write(
+        "content/about.md",
+        "+++\ntitle = \"About\"\n+++\n\nAgain.\n",
+    );
+    let second = r.next_cycle(Duration::from_secs(30));
+    assert_eq!(
+        second["held_pages"][0]["path"], "answers/1/index.html",
+        "{second}"
+    );
+    assert!(r.log().matches("page HELD").count() >= 2, "{}", r.log());
+    expect_metrics(
+        &scrape(&metrics_addr),
+        &[
+            ("fencepost_pages_held", 1.0),
+            ("fencepost_last_cycle_ok", 0.0),
+        ],
+    );
+    let status = s.json(&["status"]);
+    assert_eq!(
+        status["held_pages"][0]["path"], "answers/1/index.html",
+        "{status}"
+    );
+    s.write("templates/answer.html", &template);
+    let fixed = r.next_cycle(Duration::from_secs(30));
+    assert!(
+        fixed["held_pages"].as_array().unwrap().is_empty(),
+        "{fixed}"
+    );
+    assert!(s.current_file("answers/1/index.html").contains("4.99"));
+    expect_metrics(
+        &scrape(&metrics_addr),
+        &[
+            ("fencepost_pages_held", 0.0),
+            ("fencepost_last_cycle_ok", 1.0),
+        ],
+    );
+}

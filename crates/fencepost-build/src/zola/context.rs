@@ -80,9 +80,7 @@ pub(crate) fn render(
         Job::NotFound => "404.html".to_string(),
         _ => return None,
     };
-    Some(crate::templates::render_with(
-        &z.tera, &template, &c, &p.path,
-    ))
+    Some(r.templates.render_in(&z.tera, &template, &c, &p.path))
 }
 
 /// What every page sees: `config`, `site`, `lang`, `current_path` and `current_url`.
