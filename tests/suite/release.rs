@@ -380,6 +380,7 @@ fn the_workflow_init_ci_writes_runs_as_written_twice_and_the_bucket_serves_the_s
     assert!(workflow.contains(&published_at), "{workflow}");
     let mut runner = runner_for(&release, &moto, published_at);
     let first = runner.run(&workflow, "publish", &site, 1);
+    assert_eq!(first.failed, None, "{first:#?}");
     ran(&first, "install fencepost");
     assert_version(&ran(&first, "fencepost --version"));
     let step = ran(&first, "publish, build and deploy what is due");
@@ -422,7 +423,74 @@ fn the_workflow_init_ci_writes_runs_as_written_twice_and_the_bucket_serves_the_s
         publish["published"].as_array().unwrap().is_empty(),
         "{step}"
     );
+    // Nothing changed: the ledger's cache is the one restored, and no entry is added.
+    assert!(
+        !second
+            .saved
+            .iter()
+            .any(|k| k.starts_with("fencepost-ledger-")),
+        "{second:#?}"
+    );
     assert_eq!(serve().get("/").status, 200);
+}
+
+/// One file that does not validate holds only its own item: the workflow `init --ci` writes
+/// still deploys the due advisory (the bucket serves it), then fails the job at its end, the
+/// held file named in the step's output; the ledger's cache is saved all the same. A push to
+/// a branch that is not the default one runs nothing.
+#[test]
+fn the_workflow_deploys_what_is_due_while_a_file_is_held_and_then_fails() {
+    let release = LocalRelease::new();
+    let moto = Moto::start();
+    moto.bucket("site");
+    let dir = tempfile::tempdir().unwrap();
+    let site = site_from_init_ci(dir.path());
+    std::fs::write(
+        site.join("content/advisories/typo.md"),
+        "+++\ntitle = \"A typo\"\npublish_at = 2026-01-01T00:00:00Z\nseverity = \"hgih\"\ncve = \"CVE-2026-0001\"\n+++\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .current_dir(&site)
+            .output()
+            .unwrap();
+        assert_success(&out);
+    };
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "a typo"]);
+    let workflow = std::fs::read_to_string(site.join(".github/workflows/publish.yml")).unwrap();
+    let published_at = format!("{}/releases/download/", env!("CARGO_PKG_REPOSITORY"));
+    let mut runner = runner_for(&release, &moto, published_at);
+    let run = runner.run(&workflow, "publish", &site, 1);
+    let step = "publish, build and deploy what is due";
+    assert_eq!(run.failed, Some((step.to_string(), 1)), "{run:#?}");
+    let out = ran(&run, step);
+    let publish = first_json(&out);
+    assert_eq!(
+        publish["invalid"][0]["file"], "content/advisories/typo.md",
+        "{out}"
+    );
+    assert_eq!(publish["published"].as_array().unwrap().len(), 1, "{out}");
+    assert!(
+        out.contains("\"outcome\":\"deployed\""),
+        "the deploy ran: {out}"
+    );
+    let served =
+        TestSite::new().serve_env(&["--from", "s3://site/ci/www"], &Moto::env(&moto.endpoint));
+    let home = served.get("/");
+    assert_eq!(home.status, 200);
+    assert!(home.text().contains("Path traversal in the upload handler"));
+    assert!(
+        run.saved.iter().any(|k| k.starts_with("fencepost-ledger-")),
+        "the ledger's cache is saved after a held file too: {run:#?}"
+    );
+    runner.event_name = "push".into();
+    runner.ref_name = "feature".into();
+    let pushed = runner.run(&workflow, "publish", &site, 2);
+    assert!(pushed.job_skipped && pushed.ran.is_empty(), "{pushed:#?}");
 }
 
 /// The first JSON document of a step's output (`publish --json`, then `deploy --json`).

@@ -79,11 +79,20 @@ impl std::fmt::Debug for Remote {
 
 fn store_err(url: &str, what: &str) -> impl Fn(object_store::Error) -> BucketError {
     let (url, what) = (url.to_string(), what.to_string());
-    move |e| BucketError::Store {
-        target: url.clone(),
-        what: what.clone(),
-        message: redact_userinfo(&e.to_string()),
-        retryable: super::retryable(&e),
+    move |e| match fencepost_core::store::missing_bucket(&e) {
+        true => BucketError::BadTarget {
+            target: url.clone(),
+            why: format!(
+                "bucket {} does not exist (create it, or check deploy.to)",
+                fencepost_core::store::bucket_of(&url)
+            ),
+        },
+        false => BucketError::Store {
+            target: url.clone(),
+            what: what.clone(),
+            message: redact_userinfo(&e.to_string()),
+            retryable: super::retryable(&e),
+        },
     }
 }
 

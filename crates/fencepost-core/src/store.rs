@@ -119,6 +119,23 @@ pub fn retryable(e: &object_store::Error) -> bool {
     )
 }
 
+/// Whether `e` says the bucket (or Azure container) itself does not exist — S3's
+/// `NoSuchBucket`, GCS's "The specified bucket does not exist", Azure's `ContainerNotFound`
+/// — rather than an object in it: no retry helps, and the one way out is to create it or to
+/// name another.
+pub fn missing_bucket(e: &object_store::Error) -> bool {
+    let text = e.to_string();
+    text.contains("<Code>NoSuchBucket</Code>")
+        || text.contains("The specified bucket does not exist")
+        || text.contains("ContainerNotFound")
+}
+
+/// The bucket (or container) a store URL names: `s3://bucket/prefix` → `bucket`.
+pub fn bucket_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split('/').next().unwrap_or(rest)
+}
+
 /// An S3 store for `bucket` from the environment and `settings`, and the endpoint it is
 /// reached at when one was chosen.
 fn s3_store(

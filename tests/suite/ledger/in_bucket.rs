@@ -335,8 +335,9 @@ fn init_ci_sets_a_site_up_for_stateless_runners() {
         !workflow.contains("services:") && !workflow.contains("concurrency:"),
         "{workflow}"
     );
+    // The target is fencepost.toml's deploy.to (above), named nowhere else.
     assert!(
-        workflow.contains("fencepost deploy --to s3://site/ci/www"),
+        workflow.contains("fencepost deploy --json") && !workflow.contains("s3://site"),
         "{workflow}"
     );
     let mut env = ci.env.clone();
@@ -403,6 +404,46 @@ fn deploy_and_copy_refuse_a_bucket_ledger_that_does_not_exist_and_create_nothing
         .filter(|e| e.file_type().is_file())
         .collect();
     assert!(written.is_empty(), "{written:?}");
+}
+
+/// A bucket that does not exist is named as such, with the way out, by the commands a new
+/// user runs first — not as a clock that cannot be read, with S3's XML to dig through; and a
+/// deploy to a missing bucket names `deploy.to`.
+#[test]
+fn a_bucket_that_does_not_exist_is_named_with_the_way_out() {
+    let moto = Moto::start();
+    moto.bucket("site");
+    let mut env = Moto::env(&moto.endpoint);
+    env.push(("FENCEPOST_LEDGER".into(), "s3://fp-ci/ledger".into()));
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    for args in [&["publish", "--build"][..], &["status"][..]] {
+        let out = s.cmd(args).envs(env.clone()).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("bucket fp-ci does not exist (create it, or check ledger.url"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains("<Code>") && !err.contains("clock"),
+            "{args:?}: {err}"
+        );
+    }
+    env.pop();
+    s.publish(NOW);
+    s.build(&[]);
+    let out = s
+        .cmd(&["deploy", "--to", "s3://nowhere/www", "--now", NOW])
+        .envs(env)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bucket nowhere does not exist (create it, or check deploy.to)"),
+        "{err}"
+    );
 }
 
 /// The log entries one `publish` appends, in bytes: what a runner writes to the bucket.

@@ -1,9 +1,13 @@
 //! A GitHub Actions job, run here as a hosted runner would run it: a fresh workspace and home
 //! per run, `actions/checkout` as a clone, `actions/cache` restored before the steps that
-//! follow it and saved after the job (an exact key is never saved twice), `run:` steps in
-//! `bash -e` with the workflow's and the step's `env:`, `${{ … }}` expressions, `if:`, and
+//! follow it and saved after a job that succeeded (an exact key is never saved twice),
+//! `actions/cache/restore` and `actions/cache/save` where they stand, `run:` steps in
+//! `bash -e` with the workflow's and the step's `env:`, `${{ … }}` expressions (`expr.rs`),
+//! the job's and each step's `if:` (a failed step skips the rest but for `always()`), and
 //! `$GITHUB_PATH`. It knows only the actions and expressions a fencepost workflow uses and
 //! panics on any other, so a workflow that grows one fails here until this runner learns it.
+
+mod expr;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +23,11 @@ pub struct Runner {
     pub env: Vec<(String, String)>,
     /// Text replaced in every `run:` script where it occurs: (from, to).
     pub rewrites: Vec<(String, String)>,
+    /// The event that starts each run (`schedule`, `push`, `workflow_dispatch`) and the
+    /// branch it runs on; the repository's default branch.
+    pub event_name: String,
+    pub ref_name: String,
+    pub default_branch: String,
 }
 
 /// What one run did, step by step.
@@ -30,6 +39,12 @@ pub struct RunReport {
     pub skipped: Vec<String>,
     /// (cache key, exact hit, files restored) of each cache step.
     pub caches: Vec<(String, bool, usize)>,
+    /// The keys of the caches saved (by `actions/cache/save`, or after the job).
+    pub saved: Vec<String>,
+    /// The step that failed (its exit status), when one did: the job failed.
+    pub failed: Option<(String, i32)>,
+    /// The job's `if:` was false: no step ran.
+    pub job_skipped: bool,
 }
 
 /// One job's state while it runs.
@@ -41,6 +56,7 @@ struct Job<'a> {
     env: HashMap<String, String>,
     outputs: HashMap<String, HashMap<String, String>>,
     saves: Vec<(String, PathBuf)>,
+    failed: bool,
     runner: &'a Runner,
 }
 
@@ -52,6 +68,9 @@ impl Runner {
             secrets: HashMap::new(),
             env: Vec::new(),
             rewrites: Vec::new(),
+            event_name: "schedule".into(),
+            ref_name: "main".into(),
+            default_branch: "main".into(),
         }
     }
 
@@ -67,47 +86,72 @@ impl Runner {
             env: strings(&doc["env"]),
             outputs: HashMap::new(),
             saves: Vec::new(),
+            failed: false,
             runner: self,
         };
         std::fs::create_dir_all(&state.home).unwrap();
         std::fs::write(&state.github_path, "").unwrap();
         let mut report = RunReport::default();
+        if let Some(cond) = doc["jobs"][job]["if"].as_str() {
+            if !expr::eval(cond, &state).truthy() {
+                report.job_skipped = true;
+                return report;
+            }
+        }
         let steps = doc["jobs"][job]["steps"]
             .as_vec()
             .unwrap_or_else(|| panic!("the workflow has no job {job} with steps"));
+        let mut saved_now = Vec::new();
         for step in steps {
-            state.step(step, repo, &mut report);
+            state.step(step, repo, &mut report, &mut saved_now);
         }
-        let saves = std::mem::take(&mut state.saves);
-        for (key, path) in saves {
-            self.save(&key, &path);
+        // `actions/cache` saves in its post step, which runs only when the job succeeded.
+        let saves = match state.failed {
+            true => Vec::new(),
+            false => std::mem::take(&mut state.saves),
+        };
+        for (key, path) in saved_now.into_iter().chain(saves) {
+            if self.save(&key, &path) {
+                report.saved.push(key);
+            }
         }
         report
     }
 
-    fn save(&mut self, key: &str, path: &Path) {
+    /// Saves `path` under `key` unless that key is saved already (caches are immutable).
+    fn save(&mut self, key: &str, path: &Path) -> bool {
         if !path.exists() || self.caches.iter().any(|(k, _)| k == key) {
-            return;
+            return false;
         }
         let to = self.store.path().join(self.caches.len().to_string());
         copy_path(path, &to);
         self.caches.push((key.to_string(), to));
+        true
     }
 }
 
 impl Job<'_> {
-    fn step(&mut self, step: &Yaml, repo: &Path, report: &mut RunReport) {
+    fn step(
+        &mut self,
+        step: &Yaml,
+        repo: &Path,
+        report: &mut RunReport,
+        saved_now: &mut Vec<(String, PathBuf)>,
+    ) {
         let name = step["name"]
             .as_str()
             .or(step["uses"].as_str())
             .or(step["run"].as_str())
             .unwrap()
             .to_string();
-        if let Some(cond) = step["if"].as_str() {
-            if !self.condition(cond) {
-                report.skipped.push(name);
-                return;
-            }
+        let runs = match step["if"].as_str() {
+            Some(cond) if expr::names_status(cond) => expr::eval(cond, &*self).truthy(),
+            Some(cond) => !self.failed && expr::eval(cond, &*self).truthy(),
+            None => !self.failed,
+        };
+        if !runs {
+            report.skipped.push(name);
+            return;
         }
         match (step["uses"].as_str(), step["run"].as_str()) {
             (Some(a), None) if a.starts_with("actions/checkout@") => {
@@ -120,20 +164,34 @@ impl Job<'_> {
                 assert!(out.status.success(), "{out:?}");
             }
             (Some(a), None) if a.starts_with("actions/cache@") => {
-                let restored = self.restore(step);
+                let restored = self.restore(step, true);
                 report.caches.push(restored);
             }
+            (Some(a), None) if a.starts_with("actions/cache/restore@") => {
+                let restored = self.restore(step, false);
+                report.caches.push(restored);
+            }
+            (Some(a), None) if a.starts_with("actions/cache/save@") => {
+                let with = &step["with"];
+                let path = self.path(&self.expand(with["path"].as_str().unwrap()));
+                saved_now.push((self.expand(with["key"].as_str().unwrap()), path));
+            }
             (None, Some(script)) => {
-                let stdout = self.shell(&name, script, &strings(&step["env"]));
+                let (stdout, code) = self.shell(script, &strings(&step["env"]));
+                if code != 0 {
+                    self.failed = true;
+                    report.failed = Some((name.clone(), code));
+                }
                 report.ran.push((name, stdout));
             }
             _ => panic!("this runner does not know the step {step:?}"),
         }
     }
 
-    /// `actions/cache`: the exact key, else the newest cache whose key starts with a
-    /// restore key; saved after the job unless the exact key was restored.
-    fn restore(&mut self, step: &Yaml) -> (String, bool, usize) {
+    /// `actions/cache` (`save_after`) or `actions/cache/restore`: the exact key, else the
+    /// newest cache whose key starts with a restore key; `actions/cache` saves after the job
+    /// unless the exact key was restored.
+    fn restore(&mut self, step: &Yaml, save_after: bool) -> (String, bool, usize) {
         let with = &step["with"];
         let path = self.path(&self.expand(with["path"].as_str().unwrap()));
         let key = self.expand(with["key"].as_str().unwrap());
@@ -154,18 +212,21 @@ impl Job<'_> {
         });
         let files = found.map_or(0, |(_, saved)| copy_path(saved, &path));
         let hit = exact.is_some();
+        let matched = found.map(|(k, _)| k.clone()).unwrap_or_default();
         if let Some(id) = step["id"].as_str() {
             let outputs = self.outputs.entry(id.to_string()).or_default();
             outputs.insert("cache-hit".into(), hit.to_string());
+            outputs.insert("cache-matched-key".into(), matched);
         }
-        if !hit {
+        if !hit && save_after {
             self.saves.push((key.clone(), path));
         }
         (key, hit, files)
     }
 
-    /// A `run:` script in `bash -e`, in the workspace, as the runner's user.
-    fn shell(&self, name: &str, script: &str, step_env: &HashMap<String, String>) -> String {
+    /// A `run:` script in `bash -e`, in the workspace, as the runner's user: its stdout and
+    /// exit status (stderr goes to the test's, as a runner's log shows it).
+    fn shell(&self, script: &str, step_env: &HashMap<String, String>) -> (String, i32) {
         let mut script = self.expand(script);
         for (from, to) in &self.runner.rewrites {
             if script.contains(from.as_str()) {
@@ -193,13 +254,15 @@ impl Job<'_> {
             cmd.env(k, self.expand(v));
         }
         let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "step {name:?} failed:\n{script}\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        if !out.status.success() {
+            eprintln!(
+                "step failed ({}):\n{script}\nstderr: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let code = out.status.code().unwrap_or(-1);
+        (String::from_utf8_lossy(&out.stdout).into_owned(), code)
     }
 
     /// A path as `actions/cache` reads it: `~` is the runner's home, the rest the workspace's.
@@ -210,14 +273,6 @@ impl Job<'_> {
         }
     }
 
-    /// `if:` — the one form the workflows use: `steps.ID.outputs.NAME != 'VALUE'`.
-    fn condition(&self, cond: &str) -> bool {
-        let (lhs, rhs) = cond
-            .split_once(" != ")
-            .unwrap_or_else(|| panic!("this runner does not know the condition {cond:?}"));
-        self.value(lhs.trim()) != rhs.trim().trim_matches('\'')
-    }
-
     /// Every `${{ expr }}` in `text`, evaluated.
     fn expand(&self, text: &str) -> String {
         let mut out = String::new();
@@ -225,28 +280,26 @@ impl Job<'_> {
         while let Some(at) = rest.find("${{") {
             out.push_str(&rest[..at]);
             let end = rest[at..].find("}}").expect("an unclosed ${{") + at;
-            out.push_str(&self.value(rest[at + 3..end].trim()));
+            out.push_str(&expr::eval(rest[at + 3..end].trim(), self).text());
             rest = &rest[end + 2..];
         }
         out + rest
     }
+}
 
-    /// One expression: a context value, or `A || 'default'`.
-    fn value(&self, expr: &str) -> String {
-        if let Some((a, default)) = expr.split_once("||") {
-            let v = self.value(a.trim());
-            return if v.is_empty() {
-                default.trim().trim_matches('\'').to_string()
-            } else {
-                v
-            };
-        }
-        let parts: Vec<&str> = expr.split('.').collect();
+impl expr::Context for Job<'_> {
+    fn lookup(&self, path: &str) -> String {
+        let parts: Vec<&str> = path.split('.').collect();
         match parts.as_slice() {
             ["runner", "os"] => "Linux".into(),
             ["runner", "arch"] => "X64".into(),
             ["github", "run_id"] => self.run_id.to_string(),
             ["github", "run_attempt"] => "1".into(),
+            ["github", "event_name"] => self.runner.event_name.clone(),
+            ["github", "ref_name"] => self.runner.ref_name.clone(),
+            ["github", "event", "repository", "default_branch"] => {
+                self.runner.default_branch.clone()
+            }
             ["env", k] => self.env.get(*k).cloned().unwrap_or_default(),
             ["secrets", k] => self.runner.secrets.get(*k).cloned().unwrap_or_default(),
             ["vars", _] => String::new(),
@@ -256,8 +309,38 @@ impl Job<'_> {
                 .and_then(|o| o.get(*k))
                 .cloned()
                 .unwrap_or_default(),
-            _ => panic!("this runner does not know the expression {expr:?}"),
+            _ => panic!("this runner does not know the expression {path:?}"),
         }
+    }
+
+    fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// The one form the workflows use, `folder/**`: a digest of every file under the folder
+    /// (names and bytes), "" when there is none.
+    fn hash_files(&self, pattern: &str) -> String {
+        use sha2::Digest;
+        let dir = pattern
+            .strip_suffix("/**")
+            .unwrap_or_else(|| panic!("this runner does not know hashFiles({pattern:?})"));
+        let root = self.workspace.join(dir);
+        let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&root)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.into_path())
+            .collect();
+        if files.is_empty() {
+            return String::new();
+        }
+        files.sort();
+        let mut h = sha2::Sha256::new();
+        for f in files {
+            h.update(f.strip_prefix(&root).unwrap().to_string_lossy().as_bytes());
+            h.update(sha2::Sha256::digest(std::fs::read(&f).unwrap()));
+        }
+        hex::encode(h.finalize())
     }
 }
 

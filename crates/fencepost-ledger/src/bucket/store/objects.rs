@@ -93,6 +93,12 @@ impl Objects {
     }
 
     fn err(&self, what: &str, e: &object_store::Error) -> LedgerError {
+        if fencepost_core::store::missing_bucket(e) {
+            return LedgerError::NoBucket {
+                bucket: fencepost_core::store::bucket_of(&self.name).to_string(),
+                ledger: self.name.clone(),
+            };
+        }
         if let object_store::Error::Unauthenticated { .. }
         | object_store::Error::PermissionDenied { .. } = e
         {
