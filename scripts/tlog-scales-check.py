@@ -1,12 +1,16 @@
-"""A check of a fencepost transparency log by tlog-scales (PyPI, pinned 0.0.3), which fencepost
-did not write:
+"""A reader's check of a fencepost transparency log by tlog-scales (PyPI, pinned 0.0.3), software
+fencepost did not write (fencepost's own tests run it too):
 
-    python tlog_scales_check.py LOCATION VKEY [OLD_CHECKPOINT...]
+    python3 -m venv tlog && tlog/bin/pip install tlog-scales==0.0.3
+    tlog/bin/python tlog-scales-check.py LOCATION VKEY [OLD_CHECKPOINT...]
 
-LOCATION is the log's folder or URL (checkpoint, tile/..., tile/entries/...). It verifies the
-checkpoint with VKEY, recomputes the root from the tiles, checks every entry's inclusion proof,
-and each older checkpoint's consistency proof. Prints JSON: {"origin", "size", "entries"
-(base64)}.
+LOCATION is the log's folder or URL (`https://example.org/.well-known/fencepost/log`: its
+checkpoint, tile/..., tile/entries/...). It checks the tree: the checkpoint's signature by VKEY
+and its origin, the root recomputed from the tiles, every entry's inclusion proof, and each
+older checkpoint's consistency proof (the log only grew). It does not read what the entries
+say — that a reveal opens a commitment made before it, that the JSON served is the one
+committed — which is what `fencepost tlog verify` adds (docs/transparency.md). Prints JSON:
+{"origin", "size", "entries" (base64)}; exits non-zero on the first check that fails.
 """
 
 import base64

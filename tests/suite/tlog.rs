@@ -110,7 +110,7 @@ mod checkers {
             "FENCEPOST_PYTHON: the test venv's python, with tlog-scales (scripts/test sets it)",
         );
         Command::new(python)
-            .arg(repo().join("tests/tlog/tlog_scales_check.py"))
+            .arg(repo().join("scripts/tlog-scales-check.py"))
             .arg(location)
             .arg(vkey)
             .args(olds)
