@@ -121,11 +121,12 @@ fn verify(
         );
         if !report.revealed.is_empty() {
             text += &format!(
-                "\n{} revealed items match what was committed before their instant: {}",
+                "\n{} revealed items serve the JSON their commitment (or latest change) fixes: {}",
                 report.revealed.len(),
                 report.revealed.join(", ")
             );
         }
+        text += &reveals_text(&report);
         if let Some(n) = report.consistent_with {
             text += &format!("\nit extends the log of {n} entries saved before");
         }
@@ -135,7 +136,33 @@ fn verify(
         }
         text
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(late_exit(&report))
+}
+
+/// What the log proves of each reveal, and from when: without a saved checkpoint, only the
+/// order of entries (how many revisions before its reveal it was committed); with one, which
+/// commitments it held — never "before the instant", which the log does not record.
+fn reveals_text(report: &fencepost_tlog::check::Report) -> String {
+    let mut text = String::new();
+    for r in &report.reveals {
+        text += &format!("\n  {}", r.describe());
+    }
+    if report.consistent_with.is_none() && !report.reveals.is_empty() {
+        text += "\n(the log alone proves the order of its entries, not when they were made: save this checkpoint and check again with --since, or run `fencepost tlog watch`, to know what was committed before you looked)";
+    }
+    text
+}
+
+/// Exit 1 when a reveal's commitment is not in the checkpoint saved before, each named on
+/// stderr (`--json` too: it is the command's failure).
+fn late_exit(report: &fencepost_tlog::check::Report) -> ExitCode {
+    for item in &report.late {
+        eprintln!("error: {item}: revealed, but its commitment is not in the checkpoint you saved: its text was fixed after you last looked, not before its instant");
+    }
+    match report.late.is_empty() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    }
 }
 
 fn prove(ctx: &Ctx, url: &str, item: &str, vkey: Option<&str>) -> anyhow::Result<ExitCode> {
@@ -159,7 +186,9 @@ fn watch(ctx: &Ctx, url: &str, vkey: &str, state: &std::path::Path) -> anyhow::R
     let source = Site::parse(url)?;
     // Anything that does not hold — a log that does not extend the saved checkpoint, an
     // item's JSON changed without a change entry — fails here, naming it, and nothing is
-    // saved: the next run compares with the last checkpoint that held.
+    // saved: the next run compares with the last checkpoint that held. A reveal whose
+    // commitment the saved checkpoint lacks is named (exit 1) once: the log itself holds, so
+    // its checkpoint is saved and the next run checks from there.
     let report = fencepost_tlog::check::check(&source, vkey, saved.as_deref())?;
     write_state(&saved_path, report.checkpoint.as_bytes())?;
     let out = serde_json::json!({
@@ -167,21 +196,32 @@ fn watch(ctx: &Ctx, url: &str, vkey: &str, state: &std::path::Path) -> anyhow::R
         "previous_size": report.consistent_with,
         "entries": report.entries,
         "revealed": report.revealed,
+        "reveals": report.reveals,
+        "late": report.late,
         "checkpoint": report.checkpoint,
     });
-    ctx.emit(&out, || match report.consistent_with {
-        Some(n) => format!(
-            "the log grew from {n} to {} entries, consistently; checkpoint saved in {}",
-            report.size,
-            state.display()
-        ),
-        None => format!(
-            "first look: {} entries; checkpoint saved in {}",
-            report.size,
-            state.display()
-        ),
+    ctx.emit(&out, || {
+        let mut text = match report.consistent_with {
+            Some(n) => format!(
+                "the log grew from {n} to {} entries, consistently; checkpoint saved in {}",
+                report.size,
+                state.display()
+            ),
+            None => format!(
+                "first look: {} entries; checkpoint saved in {}",
+                report.size,
+                state.display()
+            ),
+        };
+        let new = |r: &&fencepost_tlog::check::Reveal| {
+            report.consistent_with.is_some_and(|n| r.entry >= n)
+        };
+        for r in report.reveals.iter().filter(new) {
+            text += &format!("\n  {}", r.describe());
+        }
+        text
     })?;
-    Ok(ExitCode::SUCCESS)
+    Ok(late_exit(&report))
 }
 
 /// Replaces a state file whole (written beside it, then renamed).

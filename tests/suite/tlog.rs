@@ -4,6 +4,7 @@
 use crate::common::*;
 use serde_json::Value;
 
+mod promise;
 mod site;
 
 /// `tlog keygen ORIGIN` prints a signing key in Go's note text and the matching verifier key:

@@ -12,19 +12,37 @@ use fencepost_output::revision::Staging;
 use fencepost_site::Site;
 use std::path::PathBuf;
 
-/// Removes a folder of the same revision and inputs built before the site's log grew (its
-/// checkpoint differs from the one staged), unless it is live: renaming the new one into place
-/// would otherwise keep the old, and pointing to it would take the log back.
-fn replace_stale(public: &Public, staging: &Staging, id: &RevisionId) -> Result<(), BuildError> {
+/// A folder of the same revision and inputs built before the site's log grew (its checkpoint
+/// differs from the one staged): renaming the new one into place would otherwise keep the old,
+/// and pointing to it would take the log back (or, live, never publish what the log holds now
+/// — a commitment logged before its instant). Removed when it is not live; when it is, the
+/// staged folder is exchanged with it in one step. The staging taken
+/// out of `staging` is in place already.
+fn replace_stale(
+    public: &Public,
+    staging: &mut Option<Staging>,
+    manifest: &dyn Listing,
+    id: &RevisionId,
+) -> Result<(), BuildError> {
+    let Some(staged) = staging.as_ref() else {
+        return Ok(());
+    };
     let dir = public.revision_dir(id);
     let checkpoint = |d: &std::path::Path| {
         let log = d.join(super::well_known::LOG_DIR);
         std::fs::read(log.join("checkpoint")).ok()
     };
+    if !dir.exists() || checkpoint(&dir) == checkpoint(&staged.path) {
+        return Ok(());
+    }
     let live = public.live().is_some_and(|p| p.dir == id.to_string());
-    if !live && dir.exists() && checkpoint(&dir) != checkpoint(&staging.path) {
-        tracing::info!(dir = %dir.display(), "replacing a folder of this revision built before the log grew");
-        fencepost_output::revision::remove(public.dir(), &id.to_string())?;
+    tracing::info!(dir = %dir.display(), live, "replacing a folder of this revision built before the log grew");
+    match live {
+        true => staging
+            .take()
+            .expect("staged")
+            .exchange_revision(manifest, &id.to_string())?,
+        false => fencepost_output::revision::remove(public.dir(), &id.to_string())?,
     }
     Ok(())
 }
@@ -123,12 +141,15 @@ impl Destination {
             }
             Destination::Revision(p) => p,
         };
+        let mut staging = Some(staging);
         if logged {
-            replace_stale(public, &staging, id)?;
+            replace_stale(public, &mut staging, manifest, id)?;
         }
-        if !staging.finish(manifest, &id.to_string())? {
-            let dir = public.revision_dir(id);
-            tracing::info!(dir = %dir.display(), "another build finished this revision first");
+        if let Some(staging) = staging {
+            if !staging.finish(manifest, &id.to_string())? {
+                let dir = public.revision_dir(id);
+                tracing::info!(dir = %dir.display(), "another build finished this revision first");
+            }
         }
         let swap = public.advance(id, now, next_change_at)?;
         Ok(PointerOutcome::from(&swap))

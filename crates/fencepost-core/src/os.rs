@@ -119,6 +119,28 @@ pub fn replace_symlink(from: &Path, to: &Path) -> io::Result<()> {
     }
 }
 
+/// Exchanges the folders `a` and `b` (both must exist, on one file system) in one step:
+/// `renameat2(RENAME_EXCHANGE)` on Linux, so a path that names either always names a complete
+/// folder. Elsewhere (or a file system without it) two renames through a third name: for a
+/// moment `b` does not exist.
+pub fn exchange_dirs(a: &Path, b: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        match renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE) {
+            Ok(()) => return Ok(()),
+            Err(e) if e != rustix::io::Errno::INVAL && e != rustix::io::Errno::NOSYS => {
+                return Err(e.into())
+            }
+            Err(_) => {}
+        }
+    }
+    let aside = b.with_extension(format!("exchange-{}", std::process::id()));
+    std::fs::rename(b, &aside)?;
+    std::fs::rename(a, b)?;
+    std::fs::rename(&aside, a)
+}
+
 /// The signals that ask a process to stop: SIGTERM and SIGINT on POSIX, Ctrl-C and Ctrl-Break
 /// on Windows. Made inside a tokio runtime; each [`StopSignals::recv`] waits for the next.
 pub struct StopSignals {

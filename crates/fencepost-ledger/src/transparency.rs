@@ -151,6 +151,61 @@ pub fn record_pending(
     Ok(())
 }
 
+/// The commitment to an item still embargoed, logged now — not held until its reveal, so a
+/// text fixed before its instant is in the log (and a published checkpoint) before it: the
+/// JSON is recorded with a fresh commitment ([`record_pending`]) when it is new or changed,
+/// and appended as a `commit` entry, or as a `recommit` naming the logged commitment it
+/// supersedes when its text changed. A commitment recorded earlier but never logged is logged
+/// as it is. Returns the entry appended (none: the same text is logged already, the item was
+/// revealed, or it is not pending).
+pub fn commit_before_instant(
+    tx: &Tx<'_>,
+    name: &ItemName,
+    json: &str,
+    salt: &str,
+    commitment: &str,
+) -> Result<Option<u64>, LedgerError> {
+    let (collection, key) = (&*name.collection, &*name.id);
+    let Some(mut row) = tx.row(
+        "tlog.pending_state",
+        args! { "collection" => collection, "key" => key },
+    )?
+    else {
+        return Ok(None);
+    };
+    let item = ItemId(row.get(0)?);
+    let (digest, old_salt, old_commitment): (Option<String>, Option<String>, Option<String>) =
+        (row.take(1)?, row.take(2)?, row.take(3)?);
+    let (logged, shown): (Option<i64>, Option<String>) = (row.get(4)?, row.take(5)?);
+    if shown.is_some() {
+        return Ok(None);
+    }
+    let same = digest.as_deref() == Some(&fencepost_core::digest::sha256_hex(json.as_bytes()));
+    let (salt, commitment, supersedes) = match (same, logged, old_salt, old_commitment) {
+        (true, Some(_), _, _) => return Ok(None),
+        (true, None, Some(s), Some(c)) => (s, c, None),
+        _ => {
+            record_pending(tx, name, json, salt, commitment)?;
+            let superseded = logged.filter(|_| !same).map(|i| i as u64);
+            (salt.to_string(), commitment.to_string(), superseded)
+        }
+    };
+    tx.rows("audit.lock", &[])?;
+    let index = size(tx)?;
+    let entry = match supersedes {
+        Some(supersedes) => fencepost_tlog::entry::Entry::Recommit {
+            commit: commitment.clone(),
+            supersedes,
+        },
+        None => fencepost_tlog::entry::Entry::Commit {
+            commit: commitment.clone(),
+        },
+    };
+    append(tx, &[entry.to_text()])?;
+    committed(tx, item, &salt, &commitment, index)?;
+    Ok(Some(index))
+}
+
 /// The JSON of the page the commit batch with `token` wrote.
 pub fn record_public(
     tx: &Tx<'_>,

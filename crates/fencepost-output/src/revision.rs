@@ -125,6 +125,28 @@ impl Staging {
         std::fs::remove_dir_all(&aside).map_err(io_err(&aside))
     }
 
+    /// Writes the manifest and exchanges the directory with the complete revision folder
+    /// `name` in one step ([`fencepost_core::os::exchange_dirs`]), then removes the old one:
+    /// for a live folder re-issued with more than it had (the site's log grew since it was
+    /// built, and the same revision is built again). A reader resolving `public/current`
+    /// finds a complete folder at every moment; an origin holding the old one open notices
+    /// the new folder by its identity and loads it.
+    pub fn exchange_revision(
+        mut self,
+        manifest: &dyn Listing,
+        name: &str,
+    ) -> Result<(), OutputError> {
+        write_manifest(&self.path, manifest)?;
+        sync_filesystem(&self.path).map_err(io_err(&self.path))?;
+        let target = self.path.parent().expect("under revisions/").join(name);
+        fencepost_core::os::exchange_dirs(&self.path, &target).map_err(io_err(&target))?;
+        // `self.path` now holds the old folder: dropped, it is removed.
+        let old = self.path.clone();
+        std::fs::remove_dir_all(&old).map_err(io_err(&old))?;
+        self.done = true;
+        Ok(())
+    }
+
     /// Writes the manifest and puts the directory at `target`, replacing what was there
     /// (used for the preview, which nothing points to). `target` is beside the staging
     /// folder (see [`Staging::create_in`]), so the renames stay on one file system.

@@ -214,7 +214,7 @@ pub fn scan_and_sync(
                 .collect();
             items::sync(tx, &seen, &gone, &due, &host, now)?;
         }
-        commit_before_reveal(site, tx, &scan)?;
+        commit_before_reveal(site, tx, &scan, now)?;
         Ok(verdicts)
     })?;
     if let Some(l) = local {
@@ -230,12 +230,16 @@ pub fn scan_and_sync(
 }
 
 /// Commitments to the items read of collections with `commit_before_reveal`, each to its
-/// file's JSON under a fresh salt: recorded for an item not public yet whose JSON is new or
-/// changed (the next build logs them; see `ledger::transparency`).
+/// file's JSON under a fresh salt: for an item not public yet whose JSON is new or changed.
+/// One still embargoed is logged now, in this transaction (a changed text as a `recommit`
+/// naming the commitment it replaces), so the log holds it before its instant whatever runs
+/// next; one due already is logged with its reveal by the build ("committed at its reveal":
+/// the log never vouches that a text written after its instant was fixed before it).
 fn commit_before_reveal(
     site: &Site,
     tx: &ledger::Tx<'_>,
     scan: &Scan,
+    now: Instant,
 ) -> Result<(), ledger::LedgerError> {
     if !site.config.transparency.log {
         return Ok(());
@@ -253,7 +257,23 @@ fn commit_before_reveal(
         let salt = fencepost_tlog::entry::fresh_salt();
         let commitment = fencepost_tlog::entry::commitment(&salt, json.as_bytes());
         let salt = hex::encode(salt);
-        ledger::transparency::record_pending(tx, &item.name, &json, &salt, &commitment)?;
+        match item.due > now {
+            true => {
+                let logged = ledger::transparency::commit_before_instant(
+                    tx,
+                    &item.name,
+                    &json,
+                    &salt,
+                    &commitment,
+                )?;
+                if let Some(index) = logged {
+                    tracing::info!(item = %item.name, index, "commitment logged before the item's instant");
+                }
+            }
+            false => {
+                ledger::transparency::record_pending(tx, &item.name, &json, &salt, &commitment)?
+            }
+        }
     }
     Ok(())
 }

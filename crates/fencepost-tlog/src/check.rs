@@ -1,8 +1,18 @@
 //! A reader's check of a published log, end to end: the checkpoint's signature, every tile
 //! (authenticated against the signed root by Go's algorithm), every entry's form, each
 //! revealed item's JSON as served against its commitment or its latest update, and
-//! consistency with a checkpoint the reader saved before. Where the bytes come from is the caller's ([`Source`]): a site over
-//! HTTP, a folder.
+//! consistency with a checkpoint the reader saved before. Where the bytes come from is the
+//! caller's ([`Source`]): a site over HTTP, a folder.
+//!
+//! **What a reveal proves, and from when.** The log holds no clock: what it proves of a reveal
+//! is the order of entries. Alone, it says how many revision entries (published revisions)
+//! separate the commitment a reveal opens from the reveal ([`Reveal::revisions_before`]; 0:
+//! "committed at its reveal", as for an item first written after its instant). Only a
+//! checkpoint the reader saved earlier turns order into time: a commitment inside it was
+//! fixed before the reader saved it. With `since`, every reveal newer than the saved
+//! checkpoint whose commitment the checkpoint does not hold is named in [`Report::late`] — its
+//! text was fixed after the reader last looked, whatever the operator claims — and each
+//! commitment superseded before its reveal (a `recommit` entry) is named too.
 
 use super::entry::{commitment, ChangeKind, Entry};
 use super::tiles::{entries_path, parse_bundle, tile_path, HEIGHT, WIDTH};
@@ -36,8 +46,64 @@ pub struct Report {
     pub witnessed: BTreeMap<String, u64>,
     /// The size of the checkpoint given with `since`, proven a prefix of this log.
     pub consistent_with: Option<u64>,
+    /// Every reveal, in log order: the commitment it opens and what the log proves of when.
+    pub reveals: Vec<Reveal>,
+    /// With `since`: the reveals newer than the saved checkpoint whose commitment it does not
+    /// hold (`<collection>/<id>`). Not empty: the promise "committed before" does not hold
+    /// for them, and the commands exit 1 naming each.
+    pub late: Vec<String>,
     /// The checkpoint as served (save it: the next check proves the log grew from it).
     pub checkpoint: String,
+}
+
+/// One reveal as the log tells it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reveal {
+    pub item: String,
+    /// The reveal's entry.
+    pub entry: u64,
+    /// The commit (or recommit) entry it opens.
+    pub commit: u64,
+    /// Revision entries between the commitment and the reveal: 0 is "committed at its
+    /// reveal". Never a claim about the item's instant, which the log does not hold.
+    pub revisions_before: u64,
+    /// The commitments this one superseded (recommits), newest first: entry indexes.
+    pub superseded: Vec<u64>,
+    /// With `since`: whether the checkpoint saved before holds the commitment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_saved_checkpoint: Option<bool>,
+}
+
+impl Reveal {
+    /// In words: what the log proves of it.
+    pub fn describe(&self) -> String {
+        let mut out = match self.revisions_before {
+            0 => format!(
+                "{}: committed at its reveal (entries {} and {})",
+                self.item, self.commit, self.entry
+            ),
+            n => format!(
+                "{}: committed at entry {}, {n} revision(s) before its reveal at entry {}",
+                self.item, self.commit, self.entry
+            ),
+        };
+        if !self.superseded.is_empty() {
+            let was: Vec<String> = self.superseded.iter().map(|i| i.to_string()).collect();
+            out += &format!(
+                "; recommitted at entry {} (its text changed before the reveal; superseded commitment(s) at entry {})",
+                self.commit,
+                was.join(", ")
+            );
+        }
+        match self.in_saved_checkpoint {
+            Some(true) => out += "; the checkpoint you saved holds the commitment",
+            Some(false) => {
+                out += "; NOT in the checkpoint you saved: its text was fixed after you last looked"
+            }
+            None => {}
+        }
+        out
+    }
 }
 
 fn fetch(source: &dyn Source, path: &str) -> Result<Vec<u8>, TlogError> {
@@ -111,6 +177,8 @@ pub fn check_witnessed(
         changes: BTreeMap::new(),
         witnessed,
         consistent_with: None,
+        reveals: Vec::new(),
+        late: Vec::new(),
         checkpoint: String::from_utf8_lossy(&signed).into_owned(),
     };
     check_entries(source, &entries, &mut report)?;
@@ -137,6 +205,12 @@ pub fn check_witnessed(
             })?;
         }
         report.consistent_with = Some(old.size());
+        for r in &mut report.reveals {
+            r.in_saved_checkpoint = Some(r.commit < old.size());
+            if r.entry >= old.size() && r.commit >= old.size() {
+                report.late.push(r.item.clone());
+            }
+        }
     }
     Ok(report)
 }
@@ -208,8 +282,14 @@ pub fn prove(
             why: "the log has no reveal of it (not revealed yet, or not an item of a collection that commits before it reveals)".into(),
         })?;
     let hashes = tlog_tiles::prove_record(size, commit, &reader).map_err(TlogError::merkle)?;
+    // A recommit's text names the entry it supersedes, which the reader cannot rebuild from
+    // the item's JSON alone: it rides in `extra` after the reveal.
+    let mut extra = reveal.to_text();
+    if let Some(e @ Entry::Recommit { .. }) = entries.get(commit as usize) {
+        extra += &e.to_text();
+    }
     Ok(super::proof::Proof {
-        extra: Some(reveal.to_text().into_bytes()),
+        extra: Some(extra.into_bytes()),
         index: commit,
         hashes,
         checkpoint: signed,
@@ -258,10 +338,21 @@ fn check_entries(
 ) -> Result<(), TlogError> {
     // Per revealed item: (its salt and commitment, the latest change after the reveal).
     let mut items: BTreeMap<String, ((&[u8; 32], &str), Option<&Entry>)> = BTreeMap::new();
+    // Revision entries before each index, to count those between a commitment and a reveal.
+    let mut revisions = Vec::with_capacity(entries.len() + 1);
+    revisions.push(0u64);
+    for e in entries {
+        let n = revisions.last().copied().unwrap_or(0);
+        revisions.push(n + u64::from(matches!(e, Entry::Revision { .. })));
+    }
     for (index, entry) in entries.iter().enumerate() {
         let kind = match entry {
             Entry::Revision { .. } => "revision",
             Entry::Commit { .. } => "commit",
+            Entry::Recommit { supersedes, .. } => {
+                superseded(entries, index as u64, *supersedes)?;
+                "recommit"
+            }
             Entry::Change { item, .. } => {
                 *report.changes.entry(item.clone()).or_default() += 1;
                 if let Some((_, latest)) = items.get_mut(item) {
@@ -270,18 +361,26 @@ fn check_entries(
                 "change"
             }
             Entry::Reveal { item, commit, salt } => {
-                let committed = match entries.get(*commit as usize) {
-                    Some(Entry::Commit { commit: c }) if (*commit as usize) < index => c,
-                    _ => {
-                        return Err(TlogError::Reveal {
-                            item: item.clone(),
-                            why: format!(
-                                "entry {index} names entry {commit}, which is not an earlier commit"
-                            ),
-                        })
-                    }
+                let opened = entries
+                    .get(*commit as usize)
+                    .filter(|_| (*commit as usize) < index);
+                let Some(committed) = opened.and_then(Entry::commitment) else {
+                    return Err(TlogError::Reveal {
+                        item: item.clone(),
+                        why: format!(
+                            "entry {index} names entry {commit}, which is not an earlier commit"
+                        ),
+                    });
                 };
-                items.insert(item.clone(), ((salt, committed.as_str()), None));
+                items.insert(item.clone(), ((salt, committed), None));
+                report.reveals.push(Reveal {
+                    item: item.clone(),
+                    entry: index as u64,
+                    commit: *commit,
+                    revisions_before: revisions[index] - revisions[*commit as usize + 1],
+                    superseded: superseded_chain(entries, *commit),
+                    in_saved_checkpoint: None,
+                });
                 "reveal"
             }
         };
@@ -317,6 +416,31 @@ fn check_entries(
         report.revealed.push(item);
     }
     Ok(())
+}
+
+/// Checks recommit entry `index`'s `supersedes`: an earlier commit or recommit entry.
+fn superseded(entries: &[Entry], index: u64, supersedes: u64) -> Result<(), TlogError> {
+    let earlier = entries
+        .get(supersedes as usize)
+        .filter(|_| supersedes < index);
+    match earlier.and_then(Entry::commitment) {
+        Some(_) => Ok(()),
+        None => Err(TlogError::Entry {
+            why: format!(
+                "entry {index}: recommit supersedes entry {supersedes}, which is not an earlier commitment"
+            ),
+        }),
+    }
+}
+
+/// The commitments the one at `commit` superseded, newest first (each checked earlier).
+fn superseded_chain(entries: &[Entry], mut commit: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    while let Some(Entry::Recommit { supersedes, .. }) = entries.get(commit as usize) {
+        out.push(*supersedes);
+        commit = *supersedes;
+    }
+    out
 }
 
 fn base64_of(h: &Hash) -> String {

@@ -5,6 +5,9 @@
 //!   its manifest, the audit tip).
 //! - `fencepost/commit/v1`: the commitment to an embargoed item's JSON, `sha256(salt ‖ JSON)`,
 //!   and nothing else that names the item, its collection, its instant or its text.
+//! - `fencepost/recommit/v1`: a new commitment to an embargoed item whose text changed before
+//!   its instant, naming the entry of the commitment it supersedes (so a monitor sees, before
+//!   the instant, that a committed text was replaced — not which item, nor what it says).
 //! - `fencepost/reveal/v1`: the item made public, the index of its commitment and the salt.
 //! - `fencepost/change/v1`: a later change of a public item, with its new content digest.
 //!
@@ -62,6 +65,9 @@ pub enum Entry {
         /// Hex `sha256(salt ‖ item JSON)`.
         commit: String,
     },
+    /// A commitment replacing the one at entry `supersedes` (a commit or recommit entry of
+    /// the same item, never revealed): the item's text changed before its instant.
+    Recommit { commit: String, supersedes: u64 },
     Reveal {
         /// `<collection>/<id>`.
         item: String,
@@ -79,6 +85,7 @@ pub enum Entry {
 
 const REVISION: &str = "fencepost/revision/v1";
 const COMMIT: &str = "fencepost/commit/v1";
+const RECOMMIT: &str = "fencepost/recommit/v1";
 const REVEAL: &str = "fencepost/reveal/v1";
 const CHANGE: &str = "fencepost/change/v1";
 
@@ -106,6 +113,14 @@ fn is_number(s: &str) -> bool {
 }
 
 impl Entry {
+    /// The commitment a commit or recommit entry holds.
+    pub fn commitment(&self) -> Option<&str> {
+        match self {
+            Entry::Commit { commit } | Entry::Recommit { commit, .. } => Some(commit),
+            _ => None,
+        }
+    }
+
     /// The entry's text.
     pub fn to_text(&self) -> String {
         match self {
@@ -119,6 +134,9 @@ impl Entry {
                 "{REVISION}\nledger {ledger}\nrevision {revision}\nbuild {build}\nmanifest {manifest}\naudit {audit}\n"
             ),
             Entry::Commit { commit } => format!("{COMMIT}\ncommit {commit}\n"),
+            Entry::Recommit { commit, supersedes } => {
+                format!("{RECOMMIT}\ncommit {commit}\nsupersedes {supersedes}\n")
+            }
             Entry::Reveal { item, commit, salt } => format!(
                 "{REVEAL}\nitem {item}\ncommit {commit}\nsalt {}\n",
                 STANDARD.encode(salt)
@@ -146,6 +164,7 @@ impl Entry {
         let keys: &[&str] = match kind {
             REVISION => &["ledger", "revision", "build", "manifest", "audit"],
             COMMIT => &["commit"],
+            RECOMMIT => &["commit", "supersedes"],
             REVEAL => &["item", "commit", "salt"],
             CHANGE => &["item", "change", "digest"],
             _ => return Err(bad(format!("unknown kind {kind:?}"))),
@@ -180,6 +199,14 @@ impl Entry {
                 check(is_hex256(field(0)), "commit")?;
                 Entry::Commit {
                     commit: field(0).into(),
+                }
+            }
+            RECOMMIT => {
+                check(is_hex256(field(0)), "commit")?;
+                check(is_number(field(1)), "supersedes")?;
+                Entry::Recommit {
+                    commit: field(0).into(),
+                    supersedes: field(1).parse().map_err(|_| bad("supersedes".into()))?,
                 }
             }
             REVEAL => {
@@ -284,6 +311,10 @@ mod tests {
                 change: ChangeKind::Withdraw,
                 digest: "c".repeat(64),
             },
+            Entry::Recommit {
+                commit: commitment(&[9; 32], b"{\"title\":\"y\"}"),
+                supersedes: 1,
+            },
         ]
     }
 
@@ -328,6 +359,10 @@ mod tests {
             good.replace("BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=", "Bwc="),
             samples()[1].to_text().replace("commit ", "commit A"),
             samples()[3].to_text().replace("withdraw", "delete"),
+            samples()[4]
+                .to_text()
+                .replace("supersedes 1", "supersedes -1"),
+            samples()[4].to_text().replace("\nsupersedes 1", ""),
         ] {
             assert!(Entry::parse(bad.as_bytes()).is_err(), "{bad:?}");
         }

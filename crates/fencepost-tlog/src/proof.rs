@@ -79,14 +79,15 @@ impl Proof {
     /// `sha256(salt ‖ json)` makes is entry `index` of the checkpoint's tree, signed by `vkey`.
     /// Returns the item (`<collection>/<id>`) and the checkpoint.
     pub fn check_item(&self, vkey: &str, json: &[u8]) -> Result<(String, Checkpoint), TlogError> {
-        let reveal = self
-            .extra
-            .as_deref()
-            .map(Entry::parse)
-            .transpose()?
-            .ok_or_else(|| TlogError::Proof {
-                why: "no extra line: not a proof of an item's commitment".into(),
-            })?;
+        let extra = self.extra.as_deref().ok_or_else(|| TlogError::Proof {
+            why: "no extra line: not a proof of an item's commitment".into(),
+        })?;
+        // The reveal, then (an item recommitted before its instant) the recommit entry.
+        let (reveal, recommit) = match extra.windows(11).position(|w| w == b"\nfencepost/") {
+            Some(at) => (&extra[..at + 1], Some(Entry::parse(&extra[at + 1..])?)),
+            None => (extra, None),
+        };
+        let reveal = Entry::parse(reveal)?;
         let Entry::Reveal { item, commit, salt } = reveal else {
             return Err(TlogError::Proof {
                 why: "its extra is not a reveal entry".into(),
@@ -100,8 +101,18 @@ impl Proof {
                 ),
             });
         }
-        let entry = Entry::Commit {
-            commit: commitment(&salt, json),
+        let entry = match recommit {
+            Some(Entry::Recommit { commit, supersedes }) if commit == commitment(&salt, json) => {
+                Entry::Recommit { commit, supersedes }
+            }
+            Some(_) => {
+                return Err(TlogError::Proof {
+                    why: "its extra's second entry is not the recommit of this text".into(),
+                })
+            }
+            None => Entry::Commit {
+                commit: commitment(&salt, json),
+            },
         };
         let checkpoint = self.check(vkey, entry.to_text().as_bytes())?;
         Ok((item, checkpoint))

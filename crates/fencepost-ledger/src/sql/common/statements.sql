@@ -378,6 +378,13 @@ ON CONFLICT (item_id) DO UPDATE SET json = excluded.json, json_digest = excluded
     salt = excluded.salt, commitment = excluded.commitment, commit_index = NULL
 WHERE tlog_items.shown IS NULL AND tlog_items.json_digest <> excluded.json_digest;
 
+-- name: tlog.pending_state
+-- An item not public yet, and what the log holds of it: its JSON's digest, the commitment
+-- and the entry that logged it (absent: none yet), whether the log revealed it.
+SELECT i.id, t.json_digest, t.salt, t.commitment, t.commit_index, t.shown
+FROM items i LEFT JOIN tlog_items t ON t.item_id = i.id
+WHERE i.collection = :collection AND i.item_key = :key AND i.state = 'pending';
+
 -- name: tlog.record_public
 -- The JSON of a page written by this commit batch (the token says it was).
 INSERT INTO tlog_items (item_id, json, json_digest)

@@ -1,0 +1,177 @@
+//! What the log promises, tried by the party it exists to check: the operator, who may change
+//! an embargoed text just before its instant. The adversary controls the site, its ledger and
+//! its deploys; the reader controls only the checkpoints it saved. A text is "committed before"
+//! only if a checkpoint the reader saved holds its commitment.
+
+use super::site::logged_site;
+use crate::common::*;
+use serde_json::Value;
+
+/// Runs `fencepost ARGS --json`, whatever its exit status: (status, JSON, stderr).
+fn run(s: &TestSite, args: &[&str]) -> (i32, Value, String) {
+    let out = s.cmd(args).arg("--json").output().unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: {e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (
+        out.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The reveal of `item` in a verify report.
+fn reveal_of<'a>(report: &'a Value, item: &str) -> &'a Value {
+    (report["reveals"].as_array().unwrap().iter())
+        .find(|r| r["item"] == item)
+        .unwrap_or_else(|| panic!("no reveal of {item}: {report}"))
+}
+
+/// Issue 77.1. The monitor saves the checkpoint the morning before; at 08:59 the operator
+/// swaps the text of `posts/secret` (due 09:00) and deploys; at 09:00 it is revealed. The
+/// swap is logged at 08:59 — before the instant — as a recommit naming the commitment it
+/// replaces, blind as every commitment is. A reader with the morning's checkpoint is told,
+/// by `tlog verify --since` and by `tlog watch` (exit 1, the item named), that the text was
+/// fixed after it last looked; `watch` says so once. Without a saved checkpoint `verify`
+/// says only what the log proves — committed N revisions before the reveal, recommitted —
+/// and never "before their instant". An item first written after its instant is "committed
+/// at its reveal", and late for a checkpoint saved before.
+#[test]
+fn a_text_swapped_before_its_instant_is_recommitted_and_the_reader_told() {
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
+    let s = logged_site(&keys);
+    let bucket = format!("file://{}", s.path("bucket").display());
+    let deploy = |now: &str| {
+        s.json(&["publish", "--build", "--now", now]);
+        s.json(&["deploy", "--to", &bucket, "--now", now]);
+    };
+    deploy("2026-12-01T12:05:00Z");
+    let origin = s.serve(&["--from", &bucket]);
+    let url = format!("http://{}/", origin.addr);
+    let state = s.path("monitor");
+    let watch = || {
+        run(
+            &s,
+            &[
+                "tlog",
+                "watch",
+                &url,
+                "--vkey",
+                &keys.vkey,
+                "--state",
+                state.to_str().unwrap(),
+            ],
+        )
+    };
+    assert_eq!(watch().0, 0);
+    std::fs::copy(state.join("checkpoint"), s.path("morning")).unwrap();
+
+    // 08:59: the text swapped and deployed, a minute before its instant.
+    let secret = std::fs::read_to_string(s.path("content/posts/secret.md")).unwrap();
+    s.write(
+        "content/posts/secret.md",
+        &secret.replace("The airship goes up.", "The balloon goes up."),
+    );
+    deploy("2026-12-02T08:59:00Z");
+    let (code, before, _) = run(&s, &["tlog", "verify", &url, "--vkey", &keys.vkey]);
+    assert_eq!(code, 0, "{before}");
+    assert_eq!(
+        before["entries"]["recommit"], 1,
+        "logged before the instant: {before}"
+    );
+    let revealed = before["reveals"].as_array().unwrap();
+    assert!(
+        !revealed.iter().any(|r| r["item"] == "posts/secret"),
+        "{before}"
+    );
+    assert!(!origin.get("/").text().contains("balloon"));
+
+    deploy("2026-12-02T09:00:00Z");
+    let (code, since, stderr) = run(
+        &s,
+        &[
+            "tlog",
+            "verify",
+            &url,
+            "--vkey",
+            &keys.vkey,
+            "--since",
+            s.path("morning").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{since}");
+    assert_eq!(
+        since["late"],
+        serde_json::json!(["posts/secret"]),
+        "{since}"
+    );
+    assert!(
+        stderr.contains("posts/secret") && stderr.contains("after you last looked"),
+        "{stderr}"
+    );
+    let r = reveal_of(&since, "posts/secret");
+    assert_eq!(r["in_saved_checkpoint"], false, "{r}");
+    assert_eq!(r["superseded"].as_array().unwrap().len(), 1, "{r}");
+    // The monitor: told once, with the item named; the next look starts from there.
+    let (code, told, stderr) = watch();
+    assert_eq!(code, 1, "{told}");
+    assert!(stderr.contains("posts/secret"), "{stderr}");
+    assert_eq!(watch().0, 0);
+
+    // Without a saved checkpoint: what the log proves, never "before their instant".
+    let out = s
+        .cmd(&["tlog", "verify", &url, "--vkey", &keys.vkey])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("before their instant"), "{text}");
+    assert!(
+        text.contains("posts/secret: committed at entry") && text.contains("recommitted at entry"),
+        "{text}"
+    );
+
+    an_item_written_after_its_instant_is_committed_at_its_reveal(&s, &url, &keys.vkey, &deploy);
+}
+
+/// A post first written after its instant is revealed with a commitment of the same build:
+/// "committed at its reveal", and late for the checkpoint saved before it.
+fn an_item_written_after_its_instant_is_committed_at_its_reveal(
+    s: &TestSite,
+    url: &str,
+    vkey: &str,
+    deploy: &dyn Fn(&str),
+) {
+    let saved = s.path("before-late");
+    std::fs::copy(
+        s.current_dir().join(".well-known/fencepost/log/checkpoint"),
+        &saved,
+    )
+    .unwrap();
+    s.write(
+        "content/posts/late.md",
+        "+++\ntitle = \"Late\"\npublish_at = 2026-12-01T00:00:00Z\n+++\n\nWritten after its instant.\n",
+    );
+    deploy("2026-12-02T09:30:00Z");
+    let (code, r, _) = run(s, &["tlog", "verify", url, "--vkey", vkey]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(reveal_of(&r, "posts/late")["revisions_before"], 0, "{r}");
+    let (code, r, _) = run(
+        s,
+        &[
+            "tlog",
+            "verify",
+            url,
+            "--vkey",
+            vkey,
+            "--since",
+            saved.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["late"], serde_json::json!(["posts/late"]), "{r}");
+}
