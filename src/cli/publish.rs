@@ -25,6 +25,11 @@ pub(super) struct Args {
     /// as a typo looks just the same. Repeatable.
     #[arg(long, value_name = "NAME")]
     allow_withdraw_collection: Vec<String>,
+    /// Withdraw the public items whose files are gone even when they are more than
+    /// publish.mass_withdrawal_items and publish.mass_withdrawal_share of the site (refused
+    /// without it: a wrong checkout looks just the same).
+    #[arg(long)]
+    allow_mass_withdrawal: bool,
 }
 
 pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
@@ -124,6 +129,7 @@ fn options(site: &fencepost_site::Site, args: &Args) -> anyhow::Result<fencepost
         owner: None,
         rerender: args.rerender,
         allow_withdraw_collection: args.allow_withdraw_collection.clone(),
+        allow_mass_withdrawal: args.allow_mass_withdrawal,
     })
 }
 
@@ -135,7 +141,11 @@ fn human(r: &fencepost_publish::Report) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let mut out = format!("publication revision {}\n", r.revision);
+    let mut out = String::new();
+    for w in &r.warnings {
+        out += &format!("warning: {w}\n");
+    }
+    out += &format!("publication revision {}\n", r.revision);
     for (label, list) in [
         ("published", &r.published),
         ("updated", &r.updated),

@@ -283,6 +283,8 @@ fn publish(i: &Inputs<'_>, site: &Site) -> Result<fencepost_publish::Report, (St
         // `run` never withdraws a whole collection: that takes a person's `publish
         // --allow-withdraw-collection`.
         allow_withdraw_collection: Vec::new(),
+        // Nor a mass withdrawal: `publish --allow-mass-withdrawal`, by a person.
+        allow_mass_withdrawal: false,
     };
     let report = fencepost_publish::run(site, i.clock, &opts).map_err(err)?;
     if !report.skipped_locked.is_empty() {

@@ -142,6 +142,7 @@ fn build_once(
     let staged = build.stage(&mut reuse, &plan)?;
     let mut rendered = build.render(&plan, &staged, &source, &snap, prev.as_ref())?;
     drop(snap);
+    build.record_base_url(&mut ledger)?;
     let mut broken = build.link_check(&rendered, prev.as_ref())?;
     build.hold(&mut rendered, &mut broken, &staged, prev.as_ref())?;
     let manifest = build.manifest(&plan, &origin, &broken, &mut rendered, prev.as_ref());
@@ -380,6 +381,19 @@ impl<'a> Build<'a> {
         let broken = check::link_check(rendered, prev, self.opts.strict)?;
         self.phases.mark("link check");
         Ok(broken)
+    }
+
+    /// The `base_url` this build renders with, recorded in the ledger when it differs from
+    /// the last one (`publish` warns a checkout whose base_url is another); not for a
+    /// preview.
+    fn record_base_url(&mut self, ledger: &mut Ledger) -> Result<(), BuildError> {
+        use fencepost_ledger::status;
+        let url = &self.site.config.base_url;
+        if self.dest.is_preview() || ledger.read(status::built_base_url)?.as_ref() == Some(url) {
+            return Ok(());
+        }
+        ledger.write(|tx| status::set_built_base_url(tx, url))?;
+        Ok(())
     }
 
     /// The held pages' previous versions that name a page this revision lacks (one it took

@@ -311,6 +311,12 @@ pub struct PublishConfig {
     /// their day (`start_of_day`) or the day after (`end_of_day`), instead of midnight +
     /// `grace_minutes` (each collection may name its own).
     pub due_time: Option<String>,
+    /// A run that would withdraw more than this many public items because their files are
+    /// gone — and more than `mass_withdrawal_share` of them — withdraws none (a wrong checkout,
+    /// a site copied from another's fencepost.toml), unless `--allow-mass-withdrawal`.
+    pub mass_withdrawal_items: usize,
+    /// The share of the public items (0–1) such a run may withdraw (see above).
+    pub mass_withdrawal_share: f64,
 }
 
 /// Longest lease accepted (a year): far beyond any real job, far below where instants
@@ -399,6 +405,8 @@ impl Default for PublishConfig {
             max_attempts: 5,
             timezone: "UTC".into(),
             due_time: None,
+            mass_withdrawal_items: 3,
+            mass_withdrawal_share: 0.1,
         }
     }
 }

@@ -136,6 +136,9 @@ impl Config {
             ("publish.max_item_bytes", n(p.max_item_bytes), (1, i128::MAX), "must be at least 1"),
             ("images.fetch_timeout_secs", n(i.fetch_timeout_secs), (1, 3600), "must be between 1 and 3600 (0 would mean no timeout at all)"),
             ("publish.batch_size", z(p.batch_size), (1, 10_000), "must be between 1 and 10000"),
+            ("publish.mass_withdrawal_items", z(p.mass_withdrawal_items), (0, i128::MAX), "must be 0 or more"),
+            // A share, in thousandths: 0 (none) to 1000 (every item).
+            ("publish.mass_withdrawal_share", (p.mass_withdrawal_share * 1000.0).round() as i128, (0, 1000), "must be between 0 and 1 (a share of the public items)"),
             ("results.max_per_puzzle", self.results.max_per_puzzle.into(), (1, i128::MAX), "must be at least 1"),
             ("serve.header_timeout_secs", n(s.header_timeout_secs), (1, 3600), hour),
             ("serve.shutdown_deadline_secs", n(s.shutdown_deadline_secs), (1, 3600), hour),

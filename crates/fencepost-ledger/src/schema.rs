@@ -24,6 +24,7 @@ pub const SQLITE: &[&str] = &[
     include_str!("sql/sqlite/0012_site_id.sql"),
     include_str!("sql/sqlite/0013_transparency.sql"),
     include_str!("sql/sqlite/0014_candidates.sql"),
+    include_str!("sql/sqlite/0015_site_guard.sql"),
 ];
 
 pub const POSTGRES: &[&str] = &[
@@ -39,6 +40,7 @@ pub const POSTGRES: &[&str] = &[
     include_str!("sql/postgres/0010_site_id.sql"),
     include_str!("sql/postgres/0011_transparency.sql"),
     include_str!("sql/postgres/0012_candidates.sql"),
+    include_str!("sql/postgres/0013_site_guard.sql"),
 ];
 
 /// The schema versions this binary writes.

@@ -75,6 +75,59 @@ pub fn claim_site(tx: &Tx<'_>, site: &str) -> Result<Option<String>, LedgerError
     site_id(tx)
 }
 
+/// Who a ledger belongs to, and since when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteClaim {
+    /// The site id it records (none: no site with an id has claimed it).
+    pub site: Option<String>,
+    /// The publication revision it was claimed at: 0 while the ledger was empty; none when a
+    /// release that did not record it made the claim.
+    pub claimed_at: Option<i64>,
+    /// The ledger's publication revision now.
+    pub revision: i64,
+    /// How many items it has ever recorded.
+    pub items: i64,
+}
+
+pub fn site_claim(tx: &Tx<'_>) -> Result<SiteClaim, LedgerError> {
+    let mut r = tx.one("status.site_claim", &[])?;
+    Ok(SiteClaim {
+        site: r.take(0)?,
+        claimed_at: r.get(1)?,
+        revision: r.get(2)?,
+        items: r.get(3)?,
+    })
+}
+
+/// `fencepost ledger claim`: the ledger given to `site`, from `was` (the id it records now, or
+/// none); false when it records another id than `was` by then (nothing changed).
+pub fn replace_site(tx: &Tx<'_>, site: &str, was: Option<&str>) -> Result<bool, LedgerError> {
+    let was = was.map(str::to_string);
+    Ok(tx.exec(
+        "status.replace_site",
+        args! { "site" => site, "was" => was },
+    )? == 1)
+}
+
+/// The source files (site-relative) of the items not withdrawn.
+pub fn live_sources(tx: &Tx<'_>) -> Result<Vec<String>, LedgerError> {
+    tx.rows("status.live_sources", &[])?
+        .into_iter()
+        .map(|mut r| r.take(0))
+        .collect()
+}
+
+/// The `base_url` the ledger last built with.
+pub fn built_base_url(tx: &Tx<'_>) -> Result<Option<String>, LedgerError> {
+    tx.one("status.built_base_url", &[])?.take(0)
+}
+
+/// Records the `base_url` a build built with (a write only when it differs).
+pub fn set_built_base_url(tx: &Tx<'_>, url: &str) -> Result<(), LedgerError> {
+    tx.exec("status.set_built_base_url", args! { "url" => url })?;
+    Ok(())
+}
+
 pub fn revision(tx: &Tx<'_>) -> Result<i64, LedgerError> {
     tx.one("status.revision", &[])?.get(0)
 }

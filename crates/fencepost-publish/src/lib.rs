@@ -72,6 +72,10 @@ pub struct Options {
     /// Collections this run may withdraw whole (`--allow-withdraw-collection NAME`): without
     /// it, a run that would take down every public item of a collection refuses to.
     pub allow_withdraw_collection: Vec<String>,
+    /// Let this run withdraw more public items (their files gone) than
+    /// `publish.mass_withdrawal_items` and `publish.mass_withdrawal_share` allow
+    /// (`--allow-mass-withdrawal`); `fencepost run` never does.
+    pub allow_mass_withdrawal: bool,
 }
 
 /// An item this run could not publish, and why; it is retried by the next run.
@@ -85,6 +89,10 @@ pub struct Failed {
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Report {
     pub owner: String,
+    /// What this checkout may be wrong about, said before anything else (stderr too): a
+    /// `base_url` other than the one the ledger last built with.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub published: Vec<Shown>,
     pub updated: Vec<Shown>,
     pub withdrawn: Vec<Shown>,
@@ -210,6 +218,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         ..Report::default()
     };
     let naming = site.collections.naming;
+    report.warnings.extend(other_base_url(site, &mut ledger)?);
     report.retried = rearm(&mut ledger, clock.now(), &opts.retry, naming)?;
 
     // 1. Scan and sync.
@@ -234,6 +243,7 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     )?;
 
     let due = guard::keep_collections(&mut ledger, due, &site.collections, opts, &mut report)?;
+    let due = guard::keep_the_site(&mut ledger, due, &site.config.publish, opts, &mut report)?;
 
     // 3–5, a batch at a time (see batch.rs). Items whose image must come over the network
     // go one at a time, so one slow fetch cannot outlast the lease of a whole batch.
@@ -248,6 +258,21 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     report.next_change_at = ledger.read(|tx| ledger::public::next_change(tx, now))?;
     phase("commit");
     Ok(report)
+}
+
+/// A warning when the ledger last built with another `base_url` than this checkout's: a site
+/// made from a copy of another's fencepost.toml, a checkout of another site's branch.
+fn other_base_url(site: &Site, ledger: &mut Ledger) -> Result<Option<String>, PublishError> {
+    let built = ledger.read(ledger::status::built_base_url)?;
+    let here = &site.config.base_url;
+    Ok(built.filter(|b| b != here).map(|b| {
+        let w = format!(
+            "the ledger {} last built this site with base_url {b:?}, and this checkout's is {here:?}: is this the same site? (A site made from a copy of another's fencepost.toml shares its ledger; give it its own ledger.url and ledger.site_id.) The next build records {here:?}",
+            ledger.name()
+        );
+        tracing::warn!("{w}");
+        w
+    }))
 }
 
 /// `--retry`: re-arms the named items (parked ones become due again), all or none.

@@ -80,30 +80,37 @@ impl Site {
     /// `init` writes into fencepost.toml), and every other site's command is refused before
     /// it writes anything — two sites pointed at one ledger (a copied workflow, an
     /// organisation-wide `FENCEPOST_LEDGER`) would otherwise publish into each other's
-    /// ledger, build each other's pages and withdraw what the other has. With `claim`, a
-    /// ledger that names no site yet records this one's (once: a racing claim by another site
-    /// loses, and is refused). A clone of the same repository carries the same id and is
-    /// the same site. A site whose fencepost.toml names no id (made before ids) works as
-    /// before, with nothing to check, until it adds one.
+    /// ledger, build each other's pages and withdraw what the other has. A clone of the same
+    /// repository carries the same id and is the same site. A site whose fencepost.toml names
+    /// no id (made before ids) works as before, with nothing to check, until it adds one.
+    ///
+    /// The adversary is a new site pointed at an older site's ledger (a template repository,
+    /// a reused prefix): with `claim`, only a ledger that has recorded no item takes a first
+    /// id by itself; one with history takes it only from a checkout holding the file of every
+    /// item it has not withdrawn (else the claim is refused, and `fencepost ledger claim` is
+    /// the owner's explicit way). A refusal proposes adopting the ledger's id only when that id
+    /// was claimed before anything was published (see [`claim_refusal`]).
     fn check_site(&self, ledger: &mut Ledger, claim: bool) -> Result<(), LedgerError> {
         use fencepost_ledger::status;
         let mine = self.config.ledger.site_id.as_deref();
-        let mut theirs = ledger.read(status::site_id)?;
-        if let (Some(m), None, true) = (mine, &theirs, claim) {
-            theirs = ledger.write(|tx| status::claim_site(tx, m))?;
+        let mut c = ledger.read(status::site_claim)?;
+        if let (Some(m), None) = (mine, &c.site) {
+            // Not even a read: building or deploying another site's pages is the harm too.
+            self.may_claim(ledger, &c)?;
+            if claim {
+                ledger.write(|tx| status::claim_site(tx, m))?;
+                c = ledger.read(status::site_claim)?;
+            }
         }
         let config = self.root.join(CONFIG_FILE);
-        match (mine, theirs) {
+        match (mine, &c.site) {
             (Some(m), Some(t)) if m != t => Err(LedgerError::OtherSite(format!(
-                "the ledger {} belongs to site {t:?}, and this site is {m:?} (ledger.site_id in {}): two sites sharing one ledger would publish their items into each other's, build each other's pages and withdraw what the other has. Give this site a ledger of its own (ledger.url or FENCEPOST_LEDGER naming another prefix or database). Nothing was written",
+                "the ledger {} belongs to site {t:?}{}, and this site is {m:?} (ledger.site_id in {}): two sites sharing one ledger would publish their items into each other's, build each other's pages and withdraw what the other has. Give this site a ledger of its own (ledger.url or FENCEPOST_LEDGER naming another prefix or database). If this ledger is this site's and {t:?} took it by mistake, take it back from this checkout: `fencepost ledger claim --replace {t}`. Nothing was written",
                 ledger.name(),
+                claimed_when(&c),
                 config.display()
             ))),
-            (None, Some(t)) => Err(LedgerError::OtherSite(format!(
-                "the ledger {} belongs to site {t:?}, and {} names no ledger.site_id. If this is that site (a checkout from before the id was added), add site_id = {t:?} under [ledger] in fencepost.toml and commit it; if it is not, give this site a ledger of its own (ledger.url or FENCEPOST_LEDGER). Nothing was written",
-                ledger.name(),
-                config.display()
-            ))),
+            (None, Some(t)) => Err(claim_refusal(ledger.name(), &config, t, &c)),
             (None, None) if claim && ledger.shared() => {
                 tracing::warn!(
                     "{} names no ledger.site_id, so the shared ledger {} cannot tell this site from another pointed at it by mistake: add site_id = {:?} under [ledger] (any id of 1 to 64 letters, digits, '.', '_' or '-', the same in every checkout) and commit it",
@@ -115,6 +122,34 @@ impl Site {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Whether this checkout may give the ledger (which names no site) its first id: yes when
+    /// the ledger has recorded no item; else only when this checkout holds the file of every
+    /// item the ledger has not withdrawn — a site that is not that one would withdraw them.
+    fn may_claim(
+        &self,
+        ledger: &mut Ledger,
+        c: &fencepost_ledger::status::SiteClaim,
+    ) -> Result<(), LedgerError> {
+        if c.items == 0 {
+            return Ok(());
+        }
+        let sources = ledger.read(fencepost_ledger::status::live_sources)?;
+        let missing: Vec<&String> = (sources.iter())
+            .filter(|p| !self.root.join(p).is_file())
+            .collect();
+        let Some(first) = missing.first() else {
+            return Ok(());
+        };
+        Err(LedgerError::OtherSite(format!(
+            "the ledger {} names no site, and it has history (publication revision {}, {} items): this checkout lacks the files of {} of its {} items not withdrawn (first: {first}), so it is not that site's checkout, and taking the ledger would withdraw that site's pages. Give this site a ledger of its own (ledger.url or FENCEPOST_LEDGER naming another prefix or database). If this is that site's checkout and the files went on purpose, claim the ledger explicitly from it: `fencepost ledger claim`. Nothing was written",
+            ledger.name(),
+            c.revision,
+            c.items,
+            missing.len(),
+            sources.len(),
+        )))
     }
 
     /// Opens the ledger for a run that may create it (publish): refused when it is a SQLite
@@ -200,4 +235,44 @@ impl Site {
 /// A new site id: 16 random bytes in hex (what `init` writes as `ledger.site_id`).
 pub fn new_site_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// ", claimed at publication revision R" — when the ledger recorded it.
+fn claimed_when(c: &fencepost_ledger::status::SiteClaim) -> String {
+    match c.claimed_at {
+        Some(0) => ", claimed before anything was published".into(),
+        Some(r) => format!(", claimed at publication revision {r}"),
+        None => String::new(),
+    }
+}
+
+/// The refusal of a checkout that names no id, by a ledger that names `theirs`. Adopting an id
+/// makes this checkout that site: proposed only when the id was claimed before anything was
+/// published (by the site that began the ledger). An id claimed after the ledger's history
+/// began may be an intruder's (a new site pointed at this ledger by mistake), and adopting it
+/// would make this checkout a copy of the intruder; one whose claim is not dated (an earlier
+/// release's) is proposed only against the repository's own history.
+fn claim_refusal(
+    ledger: &str,
+    config: &Path,
+    theirs: &str,
+    c: &fencepost_ledger::status::SiteClaim,
+) -> LedgerError {
+    let config = config.display();
+    let way = match c.claimed_at {
+        Some(0) => format!(
+            "If this is that site (a checkout from before the id was added), add site_id = {theirs:?} under [ledger] in {config} and commit it; if it is not, give this site a ledger of its own (ledger.url or FENCEPOST_LEDGER)"
+        ),
+        Some(r) => format!(
+            "It was claimed by another site at publication revision {r}, after this ledger's history began: do not adopt that id. If this checkout is the ledger's own site, give it an id of its own (site_id = {:?} under [ledger] in {config}, committed) and take the ledger back: `fencepost ledger claim --replace {theirs}`; if not, give this site a ledger of its own (ledger.url or FENCEPOST_LEDGER)",
+            new_site_id()
+        ),
+        None => format!(
+            "The ledger does not record when that id was claimed: adopt it only if your repository's history has it (`git log -S {theirs} -- fencepost.toml`). Otherwise, if this checkout is the ledger's own site, give it an id of its own (site_id = {:?} under [ledger] in {config}) and take the ledger back with `fencepost ledger claim --replace {theirs}`; if not, give this site a ledger of its own",
+            new_site_id()
+        ),
+    };
+    LedgerError::OtherSite(format!(
+        "the ledger {ledger} belongs to site {theirs:?}, and {config} names no ledger.site_id. {way}. Nothing was written"
+    ))
 }

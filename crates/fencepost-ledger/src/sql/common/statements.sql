@@ -231,8 +231,30 @@ SELECT ledger_id FROM site_state WHERE id = 1;
 SELECT site_id FROM site_state WHERE id = 1;
 
 -- name: status.claim_site
--- Records the site a ledger belongs to, once: a ledger that already names one keeps it.
-UPDATE site_state SET site_id = :site WHERE id = 1 AND site_id IS NULL;
+-- Records the site a ledger belongs to, once, and the revision it was claimed at: a ledger
+-- that already names one keeps it.
+UPDATE site_state SET site_id = :site, site_claimed_revision = publication_revision
+WHERE id = 1 AND site_id IS NULL;
+
+-- name: status.replace_site
+-- `fencepost ledger claim`: the ledger given to this site, from :was (NULL: from none).
+UPDATE site_state SET site_id = :site, site_claimed_revision = publication_revision
+WHERE id = 1 AND site_id IS NOT DISTINCT FROM :was;
+
+-- name: status.site_claim
+SELECT site_id, site_claimed_revision, publication_revision,
+       (SELECT count(*) FROM items) FROM site_state WHERE id = 1;
+
+-- name: status.live_sources
+-- The source files of the items not withdrawn (public, or waiting for their instant): what a
+-- checkout of the ledger's site holds.
+SELECT source_path FROM items WHERE state IN ('pending', 'processing', 'published') ORDER BY id;
+
+-- name: status.built_base_url
+SELECT built_base_url FROM site_state WHERE id = 1;
+
+-- name: status.set_built_base_url
+UPDATE site_state SET built_base_url = :url WHERE id = 1 AND built_base_url IS DISTINCT FROM :url;
 
 -- name: status.counts
 -- A parked item counts as failed, whatever state it was parked in.
