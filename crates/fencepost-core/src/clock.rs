@@ -157,8 +157,10 @@ pub fn human_ms(ms: i64) -> String {
 
 /// The source of "now". `Fixed` comes from `--now` and never advances, so a test can place
 /// two runs at chosen instants (for example, the second one after the first one's lease).
-/// `Database` is a shared ledger's clock: this host's, corrected by the offset measured
-/// against the database, so hosts with skewed clocks agree on lease expiry and audit times.
+/// `Database` is a shared ledger's clock: the database's (or store's) instant measured once,
+/// carried forward by this host's monotonic clock — not its wall clock, so a wall-clock step
+/// after the measurement (NTP slewing, an administrator, a VM resumed) changes nothing that
+/// is decided by it; hosts with skewed clocks agree on lease expiry and audit times.
 /// `Simulated` is `--now` given with `--allow-future-now` (or `FENCEPOST_ALLOW_FUTURE_NOW=1`):
 /// a harness simulating the calendar, whose instant the ledger's own clock does not overrule
 /// (see [`Clock::overrules_due`]).
@@ -167,7 +169,12 @@ pub enum Clock {
     System,
     Fixed(Instant),
     Simulated(Instant),
-    Database { offset_ms: i64 },
+    Database {
+        /// The ledger's instant at the measurement.
+        at: Instant,
+        /// This host's monotonic clock at the measurement.
+        since: std::time::Instant,
+    },
 }
 
 impl Clock {
@@ -175,7 +182,20 @@ impl Clock {
         match self {
             Clock::System => Instant(host_millis()),
             Clock::Fixed(t) | Clock::Simulated(t) => *t,
-            Clock::Database { offset_ms } => Instant(host_millis().saturating_add(*offset_ms)),
+            Clock::Database { at, since } => {
+                let elapsed = since.elapsed().as_millis().min(i64::MAX as u128) as i64;
+                Instant(at.0.saturating_add(elapsed))
+            }
+        }
+    }
+
+    /// A shared ledger's clock from `offset_ms` measured against this host's wall clock just
+    /// now: from here on, carried by the monotonic clock ([`Clock::Database`]).
+    pub fn measured(offset_ms: i64) -> Clock {
+        let since = std::time::Instant::now();
+        Clock::Database {
+            at: Instant(host_millis().saturating_add(offset_ms)),
+            since,
         }
     }
 

@@ -215,7 +215,7 @@ impl Conn {
             replica::image(Some(&self.replica), name, &path, seq + 1)?;
             let bytes = read(&path)?;
             let _ = std::fs::remove_file(&path);
-            match self.log.create_entry(seq + 1, bytes.clone(), None)? {
+            match self.log.create_entry(seq + 1, bytes.clone(), None, None)? {
                 Some(stamp) => self.restore_entry(name, &bytes, &stamp)?,
                 None => self.catch_up(name)?,
             }
@@ -265,6 +265,7 @@ pub(super) fn commit(
     tx: sqlite::SqliteTx<'_>,
     name: &str,
     at: Follows,
+    not_before: Option<i64>,
 ) -> Result<Option<Option<(i64, usize)>>, LedgerError> {
     let recorded = replica::recorded(&tx);
     if recorded.is_empty() {
@@ -286,7 +287,7 @@ pub(super) fn commit(
     let size = bytes.len();
     let revision = replica::publication_revision_in(&tx, name)?;
     fencepost_core::fail_point!("ledger.bucket.before_log_entry");
-    let Some(stamp) = log.create_entry(seq + 1, bytes, revision)? else {
+    let Some(stamp) = log.create_entry(seq + 1, bytes, revision, not_before)? else {
         return Ok(None);
     };
     fencepost_core::fail_point!("ledger.bucket.after_log_entry");

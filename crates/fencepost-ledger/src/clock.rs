@@ -23,7 +23,7 @@ pub fn decision(
                 unreachable!("a postgres:// location opens PostgreSQL")
             };
             let offset_ms = postgres::clock_offset_ms(conn, &l.name)?;
-            Ok(Clock::Database { offset_ms })
+            Ok(Clock::measured(offset_ms))
         }
         Location::Bucket { url, .. } => {
             let name = location.display();
@@ -36,7 +36,7 @@ pub fn decision(
                 offset_ms,
                 "this host's clock against the store's"
             );
-            Ok(Clock::Database { offset_ms })
+            Ok(Clock::measured(offset_ms))
         }
     }
 }

@@ -37,6 +37,13 @@ pub enum LedgerError {
     },
     #[error("ledger {0}")]
     Location(String),
+    /// A commit that would make a page public before it is due by the ledger's own clock (a
+    /// D1 Worker's): nothing was written.
+    #[error("ledger {ledger}: a page this run would make public is due at {not_before}, and the ledger's own clock says it is not yet: nothing was written (this host's clock, or the instant given, is ahead)")]
+    NotDueByStore {
+        ledger: String,
+        not_before: fencepost_core::clock::Instant,
+    },
     /// The bucket the ledger is in does not exist: nothing to retry.
     #[error("bucket {bucket} does not exist (create it, or check ledger.url: {ledger}); nothing was written")]
     NoBucket { bucket: String, ledger: String },

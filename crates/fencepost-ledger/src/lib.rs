@@ -190,12 +190,14 @@ impl Ledger {
                     inner: TxInner::Sqlite(tx),
                     name,
                     shared: true,
+                    not_before: Default::default(),
                 };
                 let v = f(&tx)?;
+                let not_before = tx.not_before.get();
                 let TxInner::Sqlite(tx) = tx.inner else {
                     unreachable!("a bucket ledger's transactions are its replica's")
                 };
-                (v, bucket::commit(log, tx, name, at)?)
+                (v, bucket::commit(log, tx, name, at, not_before)?)
             };
             match committed {
                 Some(at) => {
@@ -247,6 +249,7 @@ impl Ledger {
                     inner: TxInner::Postgres(postgres::autocommit(conn)),
                     name: &self.name,
                     shared: true,
+                    not_before: Default::default(),
                 };
                 f(&tx)
             }
@@ -269,6 +272,7 @@ impl Ledger {
             inner,
             name,
             shared,
+            not_before: Default::default(),
         })
     }
 
@@ -338,9 +342,23 @@ pub struct Tx<'a> {
     name: &'a str,
     /// Whether other hosts share the ledger (see [`Ledger::shared`]).
     shared: bool,
+    /// The latest due instant of the pages this transaction makes public for the first
+    /// time, where the ledger's own clock must agree (see [`Tx::due_by_ledger`]).
+    not_before: std::cell::Cell<Option<i64>>,
 }
 
 impl Tx<'_> {
+    /// A page this transaction makes public is due at `due` by the decision's clock, which
+    /// the ledger's own clock must agree with when it commits: in the statement itself on
+    /// PostgreSQL (`pages.write_page`), in the commit batch's guard on D1 (by the Worker's
+    /// clock, as the head is checked: `bucket/store/d1/log.rs`). An object store has no
+    /// clock to ask at commit; there the decision clock is the store's sample carried by a
+    /// monotonic clock.
+    pub fn due_by_ledger(&self, due: i64) {
+        let latest = self.not_before.get().map_or(due, |n| n.max(due));
+        self.not_before.set(Some(latest));
+    }
+
     /// Whether other hosts share the ledger: it then keeps no host's file stats.
     pub fn shared(&self) -> bool {
         self.shared

@@ -146,7 +146,7 @@ struct Parts {
     content_hash: Option<String>,
 }
 
-fn parts(c: &Commit, now: Instant, due: DueCheck) -> Parts {
+fn parts(tx: &Tx<'_>, c: &Commit, now: Instant, due: DueCheck) -> Parts {
     let content_hash = c.page.as_ref().map(PageFields::content_hash);
     // A first publication is re-checked; an update's page is public already.
     let check_due = due != DueCheck::AsGiven && c.action == Action::Publish;
@@ -157,6 +157,9 @@ fn parts(c: &Commit, now: Instant, due: DueCheck) -> Parts {
     let write = write_steps(c, guard, &content_hash, now);
     let record = record_steps(c, guard, &content_hash, now, due.given());
     let due_at = c.page.as_ref().map_or(0, |p| p.due_at.0);
+    if check_due {
+        tx.due_by_ledger(due_at);
+    }
     let read_back = Step::query(
         "pages.read_back",
         &join(guard, args! { "item" => c.id.0, "due_at" => due_at }),
@@ -361,7 +364,7 @@ pub fn commit_all(
     now: Instant,
     due: DueCheck,
 ) -> Result<Vec<CommitResult>, LedgerError> {
-    let parts: Vec<Parts> = commits.iter().map(|c| parts(c, now, due)).collect();
+    let parts: Vec<Parts> = commits.iter().map(|c| parts(tx, c, now, due)).collect();
     let writes: Vec<Step> = parts.iter().flat_map(|p| p.write.iter().cloned()).collect();
     tx.pipeline(&writes)?;
     fencepost_core::fail_point!("publish.commit.after_page");

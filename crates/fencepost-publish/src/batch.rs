@@ -230,12 +230,45 @@ impl<'a> Batch<'a> {
         prepared: &[Prepared],
         now: Instant,
     ) -> Result<Vec<(ItemId, ItemResult)>, PublishError> {
+        // A ledger that checks due instants at its commit by its own clock (D1) refuses a
+        // batch that makes a page public early, naming the latest due instant in it: the
+        // first publications due then (or later) go back to pending, uncounted, and the rest
+        // of the batch is committed again — down to what the ledger's clock agrees with.
+        let mut hold_from = None;
+        loop {
+            match self.commit_some(ledger, prepared, now, hold_from) {
+                Err(PublishError::Ledger(fencepost_ledger::LedgerError::NotDueByStore {
+                    not_before,
+                    ..
+                })) if hold_from.is_none_or(|h: Instant| not_before < h) => {
+                    tracing::warn!(%not_before, "the ledger's own clock says a page due then is not due yet: committing the batch without it");
+                    hold_from = Some(not_before);
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// [`Batch::commit`]; with `hold_from`, every first publication due then or later is held
+    /// back as not due (back to pending, its lease released) and the rest committed.
+    fn commit_some(
+        &self,
+        ledger: &mut Ledger,
+        prepared: &[Prepared],
+        now: Instant,
+        hold_from: Option<Instant>,
+    ) -> Result<Vec<(ItemId, ItemResult)>, PublishError> {
         let max_attempts = self.site.config.publish.max_attempts;
+        let held = |c: &Commit| {
+            let due = c.page.as_ref().map(|p| p.due_at);
+            c.action == fencepost_ledger::items::Action::Publish
+                && matches!((hold_from, due), (Some(h), Some(d)) if d >= h)
+        };
         Ok(ledger.write(|tx| {
             let commits: Vec<&Commit> = prepared
                 .iter()
                 .filter_map(|p| match p {
-                    Prepared::Commit(c) => Some(&**c),
+                    Prepared::Commit(c) if !held(c) => Some(&**c),
                     _ => None,
                 })
                 .collect();
@@ -245,6 +278,10 @@ impl<'a> Batch<'a> {
             let mut releases = Vec::with_capacity(prepared.len());
             for p in prepared {
                 let (id, lease, result) = match p {
+                    Prepared::Commit(c) if held(c) => {
+                        items::not_yet_due(tx, c.id, &c.lease, now)?;
+                        (c.id, &c.lease, Ok(Some(Outcome::NotDue)))
+                    }
                     Prepared::Commit(c) => {
                         let r = committed.next().expect("one result per commit");
                         if r.outcome == Outcome::NotDue {

@@ -360,27 +360,10 @@ fn check_entries(
                 }
                 "change"
             }
-            Entry::Reveal { item, commit, salt } => {
-                let opened = entries
-                    .get(*commit as usize)
-                    .filter(|_| (*commit as usize) < index);
-                let Some(committed) = opened.and_then(Entry::commitment) else {
-                    return Err(TlogError::Reveal {
-                        item: item.clone(),
-                        why: format!(
-                            "entry {index} names entry {commit}, which is not an earlier commit"
-                        ),
-                    });
-                };
+            Entry::Reveal { item, salt, .. } => {
+                let (reveal, committed) = reveal_at(entries, index, &revisions)?;
                 items.insert(item.clone(), ((salt, committed), None));
-                report.reveals.push(Reveal {
-                    item: item.clone(),
-                    entry: index as u64,
-                    commit: *commit,
-                    revisions_before: revisions[index] - revisions[*commit as usize + 1],
-                    superseded: superseded_chain(entries, *commit),
-                    in_saved_checkpoint: None,
-                });
+                report.reveals.push(reveal);
                 "reveal"
             }
         };
@@ -416,6 +399,36 @@ fn check_entries(
         report.revealed.push(item);
     }
     Ok(())
+}
+
+/// The reveal at `index` (a reveal entry) and the commitment it opens, an earlier commit or
+/// recommit entry; `revisions[i]`: the revision entries before entry `i`.
+fn reveal_at<'e>(
+    entries: &'e [Entry],
+    index: usize,
+    revisions: &[u64],
+) -> Result<(Reveal, &'e str), TlogError> {
+    let Entry::Reveal { item, commit, .. } = &entries[index] else {
+        unreachable!("called for a reveal entry");
+    };
+    let opened = entries
+        .get(*commit as usize)
+        .filter(|_| (*commit as usize) < index);
+    let Some(committed) = opened.and_then(Entry::commitment) else {
+        return Err(TlogError::Reveal {
+            item: item.clone(),
+            why: format!("entry {index} names entry {commit}, which is not an earlier commit"),
+        });
+    };
+    let reveal = Reveal {
+        item: item.clone(),
+        entry: index as u64,
+        commit: *commit,
+        revisions_before: revisions[index] - revisions[*commit as usize + 1],
+        superseded: superseded_chain(entries, *commit),
+        in_saved_checkpoint: None,
+    };
+    Ok((reveal, committed))
 }
 
 /// Checks recommit entry `index`'s `supersedes`: an earlier commit or recommit entry.

@@ -172,6 +172,19 @@ impl Entry {
         let values: Vec<&str> = lines
             .keyed(keys)
             .map_err(|why| bad(format!("{kind}: {why}")))?;
+        let entry = Entry::of_fields(kind, &values)?;
+        // One spelling only.
+        if entry.to_text() != text {
+            return Err(bad(format!(
+                "{kind}: the entry's spelling is not well formed"
+            )));
+        }
+        Ok(entry)
+    }
+
+    /// The entry of kind `kind` (one of the known ones) from its values, each checked.
+    fn of_fields(kind: &str, values: &[&str]) -> Result<Entry, TlogError> {
+        let bad = |why: String| TlogError::Entry { why };
         let field = |i: usize| values[i];
         let check = |ok: bool, what: &str| {
             if ok {
@@ -236,8 +249,6 @@ impl Entry {
                 }
             }
         };
-        // One spelling only.
-        check(entry.to_text() == text, "the entry's spelling")?;
         Ok(entry)
     }
 }

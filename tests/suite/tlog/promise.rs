@@ -70,26 +70,7 @@ fn a_text_swapped_before_its_instant_is_recommitted_and_the_reader_told() {
     assert_eq!(watch().0, 0);
     std::fs::copy(state.join("checkpoint"), s.path("morning")).unwrap();
 
-    // 08:59: the text swapped and deployed, a minute before its instant.
-    let secret = std::fs::read_to_string(s.path("content/posts/secret.md")).unwrap();
-    s.write(
-        "content/posts/secret.md",
-        &secret.replace("The airship goes up.", "The balloon goes up."),
-    );
-    deploy("2026-12-02T08:59:00Z");
-    let (code, before, _) = run(&s, &["tlog", "verify", &url, "--vkey", &keys.vkey]);
-    assert_eq!(code, 0, "{before}");
-    assert_eq!(
-        before["entries"]["recommit"], 1,
-        "logged before the instant: {before}"
-    );
-    let revealed = before["reveals"].as_array().unwrap();
-    assert!(
-        !revealed.iter().any(|r| r["item"] == "posts/secret"),
-        "{before}"
-    );
-    assert!(!origin.get("/").text().contains("balloon"));
-
+    the_swap_is_logged_before_the_instant(&s, &url, &keys.vkey, &origin, &deploy);
     deploy("2026-12-02T09:00:00Z");
     let (code, since, stderr) = run(
         &s,
@@ -122,19 +103,7 @@ fn a_text_swapped_before_its_instant_is_recommitted_and_the_reader_told() {
     assert!(stderr.contains("posts/secret"), "{stderr}");
     assert_eq!(watch().0, 0);
 
-    // Without a saved checkpoint: what the log proves, never "before their instant".
-    let out = s
-        .cmd(&["tlog", "verify", &url, "--vkey", &keys.vkey])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(!text.contains("before their instant"), "{text}");
-    assert!(
-        text.contains("posts/secret: committed at entry") && text.contains("recommitted at entry"),
-        "{text}"
-    );
-
+    without_a_checkpoint_verify_says_only_what_the_log_proves(&s, &url, &keys.vkey);
     an_item_written_after_its_instant_is_committed_at_its_reveal(&s, &url, &keys.vkey, &deploy);
 }
 
@@ -174,4 +143,50 @@ fn an_item_written_after_its_instant_is_committed_at_its_reveal(
     );
     assert_eq!(code, 1, "{r}");
     assert_eq!(r["late"], serde_json::json!(["posts/late"]), "{r}");
+}
+
+/// 08:59: the text swapped and deployed, a minute before its instant — logged there, as a
+/// recommit, and nothing of the item public.
+fn the_swap_is_logged_before_the_instant(
+    s: &TestSite,
+    url: &str,
+    vkey: &str,
+    origin: &Server,
+    deploy: &dyn Fn(&str),
+) {
+    // 08:59: the text swapped and deployed, a minute before its instant.
+    let secret = std::fs::read_to_string(s.path("content/posts/secret.md")).unwrap();
+    s.write(
+        "content/posts/secret.md",
+        &secret.replace("The airship goes up.", "The balloon goes up."),
+    );
+    deploy("2026-12-02T08:59:00Z");
+    let (code, before, _) = run(s, &["tlog", "verify", url, "--vkey", vkey]);
+    assert_eq!(code, 0, "{before}");
+    assert_eq!(
+        before["entries"]["recommit"], 1,
+        "logged before the instant: {before}"
+    );
+    let revealed = before["reveals"].as_array().unwrap();
+    assert!(
+        !revealed.iter().any(|r| r["item"] == "posts/secret"),
+        "{before}"
+    );
+    assert!(!origin.get("/").text().contains("balloon"));
+}
+
+/// Without a saved checkpoint: what the log proves, never "before their instant".
+fn without_a_checkpoint_verify_says_only_what_the_log_proves(s: &TestSite, url: &str, vkey: &str) {
+    // Without a saved checkpoint: what the log proves, never "before their instant".
+    let out = s
+        .cmd(&["tlog", "verify", url, "--vkey", vkey])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("before their instant"), "{text}");
+    assert!(
+        text.contains("posts/secret: committed at entry") && text.contains("recommitted at entry"),
+        "{text}"
+    );
 }

@@ -202,7 +202,7 @@ impl Conn {
         replica::image(None, name, &path, 1)?;
         let bytes = read(&path)?;
         let _ = std::fs::remove_file(&path);
-        if let Some(stamp) = self.log.create_entry(1, bytes.clone(), Some(0))? {
+        if let Some(stamp) = self.log.create_entry(1, bytes.clone(), Some(0), None)? {
             self.restore_entry(name, &bytes, &stamp)?;
         }
         Ok(())

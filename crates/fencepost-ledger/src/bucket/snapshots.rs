@@ -187,7 +187,7 @@ impl Conn {
                 snapshot: Some(record.clone()),
             };
             let bytes = entry::encode(at + 1, self.log.writer(), &body);
-            if let Some(stamp) = self.log.create_entry(at + 1, bytes, None)? {
+            if let Some(stamp) = self.log.create_entry(at + 1, bytes, None, None)? {
                 let moved = replica::replay(
                     &mut self.replica,
                     name,

@@ -107,16 +107,19 @@ impl Log {
     /// Creates entry `seq` if absent: its stamp when this writer's bytes are now there, `None`
     /// when another writer's are. `revision` is the publication revision the ledger stands
     /// at once the entry is applied, when it changed (a D1 log keeps it beside the log, in
-    /// the same batch, for the edge to read).
+    /// the same batch, for the edge to read). `not_before`: the latest due instant of the
+    /// pages the entry makes public, which a D1 log checks by the Worker's clock in the same
+    /// batch (an object store has no clock to ask at the write).
     pub(crate) fn create_entry(
         &self,
         seq: i64,
         bytes: Vec<u8>,
         revision: Option<i64>,
+        not_before: Option<i64>,
     ) -> Result<Option<Stamp>, LedgerError> {
         match self {
             Log::Objects(o) => o.create_entry(seq, bytes),
-            Log::D1(d) => d.create_entry(seq, bytes, revision),
+            Log::D1(d) => d.create_entry(seq, bytes, revision, not_before),
         }
     }
 

@@ -74,6 +74,9 @@ const TABLES: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS fp_staged (writer TEXT NOT NULL, seq INTEGER NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL, bytes INTEGER NOT NULL, sha256 TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (writer, seq, part)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS fp_snapshots (seq INTEGER NOT NULL, part INTEGER NOT NULL, parts INTEGER NOT NULL, bytes INTEGER NOT NULL, sha256 TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (seq, part), CHECK (part >= 0 AND part < parts)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS fp_site_state (id INTEGER PRIMARY KEY CHECK (id = 1), publication_revision INTEGER NOT NULL, log_seq INTEGER NOT NULL)",
+    // Never holds a row: a commit batch inserts one only when the Worker's clock says a page
+    // it makes public is not due yet, and the named CHECK then rolls the whole batch back.
+    "CREATE TABLE IF NOT EXISTS fp_due_guard (early INTEGER, CONSTRAINT fp_not_due CHECK (early IS NULL))",
 ];
 
 /// The endpoints whose tables this process has made sure of.

@@ -126,11 +126,20 @@ impl D1 {
         Ok(out)
     }
 
+    /// The refusal of an entry whose pages D1's clock found not yet due.
+    fn not_due(&self, not_before: Option<i64>) -> LedgerError {
+        LedgerError::NotDueByStore {
+            ledger: self.name.clone(),
+            not_before: fencepost_core::clock::Instant(not_before.unwrap_or(0)),
+        }
+    }
+
     pub(crate) fn create_entry(
         &self,
         seq: i64,
         bytes: Vec<u8>,
         revision: Option<i64>,
+        not_before: Option<i64>,
     ) -> Result<Option<Stamp>, LedgerError> {
         let stamp = Stamp {
             seq,
@@ -143,6 +152,7 @@ impl D1 {
             "UPDATE fp_head SET seq = CASE WHEN seq = ?1 THEN ?2 ELSE -1 END WHERE id = 1",
             vec![json!(seq - 1), json!(seq)],
         );
+        let due = not_before.map(due_guard);
         let site = revision.map(|r| {
             st(
                 "INSERT INTO fp_site_state (id, publication_revision, log_seq) VALUES (1, ?1, ?2) ON CONFLICT (id) DO UPDATE SET publication_revision = excluded.publication_revision, log_seq = excluded.log_seq",
@@ -151,6 +161,7 @@ impl D1 {
         });
         let rows = self.part_rows("fp_log", seq, &stamp, parts);
         let direct: Vec<St> = std::iter::once(head.clone())
+            .chain(due.clone())
             .chain(rows.iter().cloned())
             .chain(site.clone())
             .collect();
@@ -163,6 +174,7 @@ impl D1 {
             let n = stamp.bytes.div_ceil(PART_BYTES as u64).max(1);
             let mut stmts = vec![
                 head,
+                due.clone().unwrap_or_else(|| st("SELECT 1", vec![])),
                 st(
                     "UPDATE fp_head SET seq = -1 WHERE (SELECT count(*) FROM fp_staged WHERE writer = ?1 AND seq = ?2) != ?3",
                     vec![json!(self.writer), json!(seq), json!(n)],
@@ -179,6 +191,9 @@ impl D1 {
         };
         match self.batch(&what, stmts) {
             Ok(_) => Ok(Some(stamp)),
+            Err(Failed::Constraint(why)) if why.contains("fp_not_due") => {
+                Err(self.not_due(not_before))
+            }
             // Another writer's entry — or this one's, whose first answer was lost.
             Err(Failed::Constraint(why)) => match self.is_mine(&what, &stamp)? {
                 true => {
@@ -386,4 +401,14 @@ mod tests {
         assert!(parts.iter().all(|(p, n)| p.len() <= VALUE_BYTES && *n == 3));
         assert_eq!(parts_of(&[]).len(), 1);
     }
+}
+
+/// The pages an entry makes public are due by D1's clock, checked in the batch as the head is:
+/// one that is not (the latest due instant, `not_before`, still ahead) inserts a row the named
+/// CHECK refuses, and D1 rolls the whole batch back (`fp_not_due`), whatever the runner decided.
+fn due_guard(not_before: i64) -> St {
+    st(
+        "INSERT INTO fp_due_guard (early) SELECT 1 WHERE CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) < ?1",
+        vec![json!(not_before)],
+    )
 }
