@@ -6,6 +6,7 @@
 #![cfg_attr(not(feature = "failpoints"), allow(unused_imports, dead_code))]
 
 mod cron;
+mod killed;
 mod runners;
 mod targets;
 

@@ -155,6 +155,9 @@ async fn resume_pending(
             ledger.write(|tx| deploys::park(tx, &op.id, held, now))?;
             return Ok(ControlFlow::Continue(None));
         }
+        if let Some(flow) = without_files(ledger, ctx, &op, held, wanted).await? {
+            return Ok(flow);
+        }
         if !ledger.write(|tx| deploys::count_attempt(tx, &op.id, held, now))? {
             return Ok(ControlFlow::Break(Turn::Wait(skipped(target, &op))));
         }
@@ -166,6 +169,64 @@ async fn resume_pending(
         })
     })
     .await
+}
+
+/// A pending operation this runner cannot resume from its own files: a fresh CI runner (it
+/// built its own revision, never the one the operation froze), or the revision
+/// garbage-collected. Before the pointer step the saga needs the plan's files; when the bucket
+/// holds every object the plan's root names (the killed run uploaded them), the saga finishes
+/// from the bucket (`None` here: resume as usual). Otherwise a runner with a revision of its
+/// own, as new or newer, closes the operation as superseded by it — the pointer is about to
+/// move past it anyway — and deploys its own; one without waits for a runner that has the
+/// files. Never an attempt counted for files this runner could not have.
+async fn without_files(
+    ledger: &mut Ledger,
+    ctx: &Ctx<'_>,
+    op: &Op,
+    held: &fencepost_ledger::lease::Lease,
+    wanted: i64,
+) -> Result<Option<ControlFlow<Turn, Option<Report>>>, DeployError> {
+    if op.step >= deploys::Step::Pointer {
+        return Ok(None);
+    }
+    let Ok(plan) = serde_json::from_str::<Plan>(&op.plan) else {
+        return Ok(None);
+    };
+    let dir = ctx.site.public_dir().join(REVISIONS).join(&plan.dir);
+    if fencepost_output::revision::is_complete(&dir) {
+        return Ok(None);
+    }
+    let missing = match crate::targets::objects::root_objects_missing(ctx.remote, &plan.root).await
+    {
+        Ok((shards, blobs)) => shards.len() + blobs.len(),
+        Err(DeployError::Incomplete { .. }) => 1,
+        Err(e) => return Err(e),
+    };
+    if missing == 0 {
+        tracing::info!(operation = %op.id, "resuming a deploy whose revision is not here: the bucket holds every object of its plan");
+        return Ok(None);
+    }
+    let target = &ctx.remote.url;
+    if wanted >= plan.id.revision {
+        let now = ctx.clock.now();
+        let closed = ledger.write(|tx| {
+            deploys::advance(
+                tx,
+                &op.id,
+                op.step,
+                deploys::Step::Done,
+                Some("superseded"),
+                held,
+                now,
+            )
+        })?;
+        if closed {
+            tracing::warn!(operation = %op.id, revision = plan.id.revision, "a deploy killed before its pointer moved, whose revision this runner does not have: closed as superseded by this runner's revision {wanted}");
+        }
+        return Ok(Some(ControlFlow::Continue(None)));
+    }
+    tracing::warn!(operation = %op.id, "a deploy whose files this runner does not have, and no newer revision here: left for a runner that has them");
+    Ok(Some(ControlFlow::Break(Turn::Done(skipped(target, op)))))
 }
 
 /// Against the live pointer: the report when there is nothing to do (this revision live, a

@@ -136,13 +136,19 @@ impl Run<'_, '_> {
         let plan = self.plan;
         let mut step = self.op.step;
         let dir = self.ctx.site.public_dir().join(REVISIONS).join(&plan.dir);
-        let split = if step < Step::Pointer {
-            Some(self.local_split(&dir, fresh)?)
-        } else {
-            None
-        };
         // Whether a listing in this run saw every blob (then the pointer step needs none).
         let mut listed = false;
+        let split = match step < Step::Pointer {
+            true if !fencepost_output::revision::is_complete(&dir) && fresh.is_none() => {
+                // A runner without the plan's files (`pass::without_files` found the bucket
+                // holding every object of it): on to the pointer.
+                step = self.from_bucket(step, held).await?;
+                listed = true;
+                None
+            }
+            true => Some(self.local_split(&dir, fresh)?),
+            false => None,
+        };
         let mut known_shards: Option<HashSet<String>> = None;
         if step <= Step::Blobs {
             let split = split.as_ref().expect("read above");
@@ -156,8 +162,7 @@ impl Run<'_, '_> {
             fencepost_core::fail_point!("deploy.after_blobs");
             self.ctx.check_cancel()?;
         }
-        if step <= Step::Manifest {
-            let split = split.as_ref().expect("read above");
+        if let (true, Some(split)) = (step <= Step::Manifest, split.as_ref()) {
             self.manifest(split, step, report, known_shards.take())
                 .await?;
             if step == Step::Blobs {
@@ -168,8 +173,8 @@ impl Run<'_, '_> {
         }
         if step == Step::Manifest {
             fencepost_core::fail_point!("deploy.before_pointer");
-            let split = split.as_ref().expect("read above");
             if !listed && !self.trusted_now().await? {
+                let split = split.as_ref().expect("read above unless listed");
                 self.complete(&dir, split, report).await?;
             }
             let (outcome, moved) = self.move_pointer().await?;
@@ -197,6 +202,27 @@ impl Run<'_, '_> {
             self.advance(Step::Recorded, Step::Done, None, held)?;
         }
         Ok(())
+    }
+
+    /// The steps before the pointer, checked in the bucket instead of carried out from the
+    /// plan's files (which this runner does not have): every object the plan's root names is
+    /// there, by one listing (else the step fails, naming what is missing). The journal is
+    /// moved to the pointer step.
+    async fn from_bucket(&mut self, step: Step, held: &Lease) -> Result<Step, DeployError> {
+        let remote = self.remote();
+        let (shards, blobs) =
+            crate::targets::objects::root_objects_missing(remote, &self.plan.root).await?;
+        if !shards.is_empty() || !blobs.is_empty() {
+            return Err(DeployError::Incomplete {
+                target: remote.url.clone(),
+                root: self.plan.root.clone(),
+                missing: describe_missing(&shards, &blobs),
+            });
+        }
+        if step != Step::Manifest {
+            self.advance(step, Step::Manifest, None, held)?;
+        }
+        Ok(Step::Manifest)
     }
 
     /// The plan is never recomputed; the local revision it came from must still say the same.
