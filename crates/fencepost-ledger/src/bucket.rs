@@ -172,6 +172,21 @@ impl Conn {
             whole_log: true,
             fetched: Default::default(),
         };
+        // Each snapshot's record vouches for the ledger's tables at its position: the log's
+        // entries replayed to there must give them again.
+        let mut vouched = Vec::new();
+        for (snap, tables, what) in self.vouched_tables()? {
+            if let Err(e) = fresh.replay_until(name, snap) {
+                problems.push(e.to_string());
+                break;
+            }
+            let at = replica::position(&fresh.replica, name)?.0;
+            if at == snap && replica::tables_digest(&fresh.replica, name)? != tables {
+                vouched.push(format!(
+                    "snapshot {what} vouches for tables that the log's entries up to {snap} do not give: it was made from a cache edited outside fencepost, and every fresh runner that read it built from that (delete it; the runners then read the log)"
+                ));
+            }
+        }
         let entries = match fresh.catch_up(name) {
             Ok(()) => replica::position(&fresh.replica, name)?.0,
             Err(e) => {
@@ -179,6 +194,18 @@ impl Conn {
                 0
             }
         };
+        if problems.is_empty() {
+            let at = replica::position(&self.replica, name)?.0;
+            if at == entries
+                && replica::tables_digest(&self.replica, name)?
+                    != replica::tables_digest(&fresh.replica, name)?
+            {
+                problems.push(format!(
+                    "this runner's ledger cache ({}) holds tables the log's {entries} entries do not give: it was read from a snapshot, or edited, outside what the log accounts for (delete the cache; the next run reads the log)",
+                    self.file.display()
+                ));
+            }
+        }
         if problems.is_empty() {
             let mine = replica::audit_chain(&self.replica, name)?;
             let replayed = replica::audit_chain(&fresh.replica, name)?;
@@ -194,6 +221,7 @@ impl Conn {
                 ));
             }
         }
+        problems.append(&mut vouched);
         let (checked, mut snapshot_problems, notes) = self.check_snapshots()?;
         problems.append(&mut snapshot_problems);
         Ok(LogCheck {

@@ -490,3 +490,61 @@ fn a_fresh_runners_one_item_publish_writes_the_same_bytes_whatever_the_sites_siz
         "a one-item publish wrote {small} bytes at 40 items and {large} at 400"
     );
 }
+
+/// Issue 77.6: a snapshot is trusted for its tables, not only its bytes. A runner whose cache
+/// was edited outside fencepost (a page's body changed in its SQLite file) writes the next
+/// snapshot from it: the log's record vouches for those bytes, and a fresh runner reading it
+/// builds the edited page — but the record also names the digest of the tables it holds, and
+/// `verify` replays the log to the snapshot's position and finds them different, naming the
+/// snapshot; on the edited runner it names its cache too. (Verify said intact.)
+#[test]
+fn a_snapshot_of_an_edited_cache_is_named_by_verify() {
+    let s = TestSite::on(Backend::Bucket);
+    let env = vec![(
+        "FENCEPOST_LEDGER_SNAPSHOT_EVERY".to_string(),
+        "3".to_string(),
+    )];
+    s.item(1, "2026-11-01");
+    s.json_env(&["publish", "--build", "--now", NOW], &env);
+    {
+        let c = rusqlite::Connection::open(s.replica_file()).unwrap();
+        let n = c
+            .execute(
+                "UPDATE page_bodies SET body_html = 'EDITED OUTSIDE FENCEPOST'",
+                [],
+            )
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+    for id in 2..=5 {
+        s.item(id, &format!("2026-11-0{id}"));
+        s.json_env(&["publish", "--now", NOW], &env);
+    }
+    let snapshots: Vec<_> = std::fs::read_dir(s.path(".bucket/ledger/snapshots"))
+        .map(|d| d.flatten().collect())
+        .unwrap_or_default();
+    assert!(!snapshots.is_empty(), "a snapshot was taken");
+    let fresh = s.checkout();
+    fresh.json_env(&["build", "--now", NOW], &env);
+    assert!(
+        fresh
+            .current_file("answers/1/index.html")
+            .contains("EDITED OUTSIDE FENCEPOST"),
+        "the fresh runner read the edited snapshot (what verify must catch)"
+    );
+    for (who, site) in [("a fresh runner", &s.checkout()), ("the edited runner", &s)] {
+        let out = site
+            .cmd(&["verify", "--json"])
+            .envs(env.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{who}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["intact"], false, "{who}: {v}");
+        let problems = v["log"]["problems"].to_string();
+        assert!(problems.contains("vouches for tables"), "{who}: {v}");
+        if who == "the edited runner" {
+            assert!(problems.contains("holds tables the log"), "{who}: {v}");
+        }
+    }
+}

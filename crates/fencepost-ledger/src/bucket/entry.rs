@@ -31,12 +31,17 @@ pub(crate) struct Statements {
     pub(crate) snapshot: Option<SnapshotRecord>,
 }
 
-/// What a snapshot must equal to be trusted: its position and the digest of its bytes.
+/// What a snapshot must equal to be trusted: its position and the digest of its bytes — and
+/// of the ledger's tables it holds (`replica::tables_digest`), which `verify` recomputes by
+/// replaying the log to that position: a snapshot of an edited cache is vouched for as bytes
+/// but not as tables. (Absent in records older releases wrote.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct SnapshotRecord {
     pub(crate) seq: i64,
     pub(crate) sha256: String,
     pub(crate) bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tables: Option<String>,
 }
 
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
@@ -197,6 +202,7 @@ mod tests {
                 seq: 5,
                 sha256: "00".into(),
                 bytes: 3,
+                tables: Some("11".into()),
             }),
         };
         let bytes = encode(7, "w", &entry);

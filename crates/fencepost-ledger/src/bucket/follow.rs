@@ -66,6 +66,26 @@ impl Conn {
     /// Applies every entry after the one the replica stands at: from the newest snapshot the
     /// log vouches for when the replica is new (or far behind), from a new ledger's first entry
     /// when the log is empty.
+    /// [`Conn::catch_up`] from the log's entries alone (a replica that reads no snapshot),
+    /// stopping at entry `limit` — where `verify` compares a snapshot record's tables.
+    pub(super) fn replay_until(&mut self, name: &str, limit: i64) -> Result<(), LedgerError> {
+        for _ in 0..(limit.max(1) * 2 + 64) {
+            let (seq, _) = replica::position(&self.replica, name)?;
+            if seq >= limit {
+                return Ok(());
+            }
+            let mut after = self.listing(name, seq)?;
+            after.retain(|s| s.seq <= limit);
+            if after.is_empty() {
+                return Ok(());
+            }
+            self.apply(name, seq, &after)?;
+        }
+        Err(LedgerError::Internal(
+            "the replay did not reach a snapshot's position".into(),
+        ))
+    }
+
     pub(crate) fn catch_up(&mut self, name: &str) -> Result<(), LedgerError> {
         for _ in 0..64 {
             let (seq, _) = replica::position(&self.replica, name)?;

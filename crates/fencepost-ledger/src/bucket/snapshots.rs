@@ -169,6 +169,7 @@ impl Conn {
             seq,
             sha256: fencepost_core::digest::sha256_hex(&bytes),
             bytes: bytes.len() as u64,
+            tables: Some(replica::tables_digest(&self.replica, name)?),
         };
         if !self.log.put_snapshot(seq, bytes)? {
             return Ok(()); // another writer's snapshot is there
@@ -202,6 +203,20 @@ impl Conn {
             }
         }
         Ok(())
+    }
+
+    /// The snapshots there are whose records vouch for their tables: (position, the tables'
+    /// digest, the snapshot's name), oldest first.
+    pub(super) fn vouched_tables(&mut self) -> Result<Vec<(i64, String, String)>, LedgerError> {
+        let mut out = Vec::new();
+        for snap in self.log.snapshots()? {
+            if let Some((_, record)) = self.record_of(snap)? {
+                if let Some(tables) = record.tables {
+                    out.push((snap, tables, self.log.snapshot_name(snap)));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Every snapshot checked against its record: (how many were checked, what does not

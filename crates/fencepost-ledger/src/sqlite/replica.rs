@@ -160,6 +160,57 @@ pub(crate) fn audit_chain(conn: &Conn, name: &str) -> Result<Vec<(i64, String)>,
         .map_err(sql_err(name, "reading the audit chain"))
 }
 
+/// A digest of the ledger's tables as the replica holds them: every table but the replica's
+/// own bookkeeping (`fp_replica`, `fp_replica_tip`) and SQLite's, by name; each row's values
+/// in column order, the rows sorted (so no rowid or physical order counts). What a snapshot
+/// record vouches for, and what a replay of the log must give again at the same position.
+pub(crate) fn tables_digest(conn: &Conn, name: &str) -> Result<String, LedgerError> {
+    use rusqlite::types::ValueRef;
+    use sha2::{Digest, Sha256};
+    let err = || sql_err(name, "digesting the ledger's tables");
+    let tables: Vec<String> = {
+        let mut stmt = conn
+            .0
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('fp_replica', 'fp_replica_tip') ORDER BY name")
+            .map_err(err())?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(err())?;
+        rows.collect::<Result<_, _>>().map_err(err())?
+    };
+    let mut all = Sha256::new();
+    for table in tables {
+        let mut stmt = conn
+            .0
+            .prepare(&format!("SELECT * FROM \"{}\"", table.replace('"', "\"\"")))
+            .map_err(err())?;
+        let n = stmt.column_count();
+        let mut rows: Vec<Vec<u8>> = Vec::new();
+        let mut q = stmt.query([]).map_err(err())?;
+        while let Some(r) = q.next().map_err(err())? {
+            let mut row = Vec::new();
+            for i in 0..n {
+                let (tag, bytes): (u8, Vec<u8>) = match r.get_ref(i).map_err(err())? {
+                    ValueRef::Null => (0, Vec::new()),
+                    ValueRef::Integer(v) => (1, v.to_be_bytes().to_vec()),
+                    ValueRef::Real(v) => (2, v.to_be_bytes().to_vec()),
+                    ValueRef::Text(t) => (3, t.to_vec()),
+                    ValueRef::Blob(b) => (4, b.to_vec()),
+                };
+                row.push(tag);
+                row.extend_from_slice(&(bytes.len() as u64).to_be_bytes());
+                row.extend_from_slice(&bytes);
+            }
+            rows.push(row);
+        }
+        rows.sort_unstable();
+        all.update(table.as_bytes());
+        all.update((rows.len() as u64).to_be_bytes());
+        for row in rows {
+            all.update(Sha256::digest(&row));
+        }
+    }
+    Ok(hex::encode(all.finalize()))
+}
+
 /// Notes that snapshot `seq` exists (so the next is not taken too soon).
 pub(crate) fn saw_snapshot(conn: &Conn, name: &str, seq: i64) -> Result<(), LedgerError> {
     conn.0
