@@ -22,9 +22,13 @@
  *   never a stale 200. A root built from another ledger than the pointer names is a 503.
  * - With a D1 binding `LEDGER` (the database a D1 ledger lives in: `d1+https://…`, see
  *   ledger-proxy.js), the pointer's read also reads the ledger's publication revision
- *   (`fp_site_state`), within BUCKET_TIMEOUT_MS and with the same 503 when it fails; every
- *   answer says it in `x-ledger-revision`, and while the ledger is ahead of the pointer (a
- *   change is public and its deploy is on its way) the pointer is re-read every POINTER_HOT_MS.
+ *   (`fp_site_state`), within BUCKET_TIMEOUT_MS; every answer says it in `x-ledger-revision`,
+ *   and while the ledger is ahead of the pointer (a change is public and its deploy is on its
+ *   way) the pointer is re-read every POINTER_HOT_MS. The pointer alone decides what is
+ *   served: the ledger's revision only shortens how long the pointer is cached. A D1 that
+ *   cannot be read (down, slow, holding no ledger) degrades, never blanks — the bucket's
+ *   complete revision is served, without `x-ledger-revision`, and the pointer is re-read every
+ *   POINTER_HOT_MS as if the ledger were ahead (the failure goes to the log).
  * - Only GET and HEAD; the request path is checked the way `serve` checks it (the runtime has
  *   already resolved `.` and `..` segments, as the URL standard says and as `serve` does).
  *
@@ -293,9 +297,10 @@ async function current(s, env, ctx, url) {
   const reading = readPointer(s, env, ctx, url)
     .then(
       ({ live, nextChangeAt, behind, ledgerRevision }) => {
+        // Behind the ledger, or the ledger unknown (`undefined`): re-read soon.
         const valid = ttl(s, nextChangeAt, Date.now());
         isolate.pointer = { validUntil: readAt + (behind ? Math.min(valid, s.hotMs) : valid), live };
-        isolate.ledgerRevision = ledgerRevision;
+        isolate.ledgerRevision = ledgerRevision ?? null;
         return live;
       },
       (e) => {
@@ -342,30 +347,37 @@ async function readPointer(s, env, ctx, url) {
   }
   const nextChangeAt = typeof p.next_change_at === "string" ? Date.parse(p.next_change_at) : null;
   const live = await root(s, env, ctx, url, p.manifest, p.ledger_id ?? null);
-  const behind = ledgerRevision !== null && Number(p.revision) < ledgerRevision;
+  const behind =
+    ledgerRevision === undefined || (ledgerRevision !== null && Number(p.revision) < ledgerRevision);
   return { live, nextChangeAt, behind, ledgerRevision };
 }
 
 /**
- * The D1 ledger's publication revision (`null` without a `LEDGER` binding): what the seed's
- * Worker reads on its request path, under the rules of an R2 read.
- * @param {Settings} s @param {Record<string, any>} env @returns {Promise<number | null>}
+ * The D1 ledger's publication revision (`null` without a `LEDGER` binding; `undefined` when
+ * it cannot be read): what the seed's Worker reads on its request path, under the rules of an
+ * R2 read. A failure is logged and degrades (see the header): the pointer alone decides.
+ * @param {Settings} s @param {Record<string, any>} env @returns {Promise<number | null | undefined>}
  */
 async function readLedgerRevision(s, env) {
   if (!env.LEDGER) return null;
   isolate.reads.ledger += 1;
-  const row = await bucket(s, "reading the ledger's publication revision from D1", async () => {
-    try {
-      return await env.LEDGER.prepare("SELECT publication_revision FROM fp_site_state WHERE id = 1").first();
-    } catch (e) {
-      throw new Unavailable(`the D1 ledger could not be read: ${e instanceof Error ? e.message : e}`);
+  try {
+    const row = await bucket(s, "reading the ledger's publication revision from D1", async () => {
+      try {
+        return await env.LEDGER.prepare("SELECT publication_revision FROM fp_site_state WHERE id = 1").first();
+      } catch (e) {
+        throw new Unavailable(`the D1 ledger could not be read: ${e instanceof Error ? e.message : e}`);
+      }
+    });
+    const r = row ? Number(row.publication_revision) : NaN;
+    if (!Number.isSafeInteger(r)) {
+      throw new Unavailable("the D1 bound as LEDGER holds no fencepost ledger (no fp_site_state row): bind the database ledger.url names, or remove the binding");
     }
-  });
-  const r = row ? Number(row.publication_revision) : NaN;
-  if (!Number.isSafeInteger(r)) {
-    throw new Unavailable("the D1 bound as LEDGER holds no fencepost ledger (no fp_site_state row): bind the database ledger.url names, or remove the binding");
+    return r;
+  } catch (e) {
+    console.warn(`serving by the pointer alone, re-read every POINTER_HOT_MS: ${e instanceof Error ? e.message : e}`);
+    return undefined;
   }
-  return r;
 }
 
 /**

@@ -423,14 +423,29 @@ fn the_edge_reads_the_d1_ledgers_revision_with_its_pointer() {
     assert!(r.header("x-revision").unwrap().starts_with("2-"));
     drop(edge);
 
-    // Bound to a D1 that holds no ledger: a 503, not a page without its revision.
+    // Bound to a D1 that cannot answer (it holds no ledger): issue 77.7 — an edge fault
+    // degrades, never blanks. The pointer alone decides: the bucket's complete revision is
+    // served, without a ledger revision it could not read. (Every page was a 503.)
     let empty = s.path(".d1-empty");
     std::fs::create_dir_all(&empty).unwrap();
     let dir = empty.display().to_string();
-    let edge = Edge::start(&bucket, "", &["--pointer-ttl-ms", "0", "--ledger-d1", &dir]);
-    let r = edge.get("/answers/1/");
-    assert_eq!(r.status, 503, "{}", r.text());
-    assert_eq!(r.header("cache-control"), Some("no-store"));
+    let edge = Edge::start(&bucket, "", &["--pointer-ttl-ms", "60000", "--ledger-d1", &dir]);
+    let r = edge.get("/answers/2/");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.header("x-revision").unwrap().starts_with("2-"));
+    assert_eq!(r.header("x-ledger-revision"), None);
+    assert_eq!(r.header("cache-control"), Some("public, max-age=0, must-revalidate"));
+    // Not knowing the ledger's revision, it re-reads the pointer as soon as if the ledger were
+    // ahead (POINTER_HOT_MS), not once a minute: a new deploy is served at once.
+    s.item(3, "2026-11-03");
+    s.json(&["publish", "--build", "--now", NOW]);
+    s.json(&["deploy", "--to", &to, "--now", NOW]);
+    edge.wait_pointer(&bucket);
+    let started = std::time::Instant::now();
+    while edge.get("/answers/3/").status != 200 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "never re-read");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 /// A D1 ledger an older fencepost began (schema 12, before the transparency tables) is
