@@ -4,7 +4,7 @@
 // limits — kept in DIR across restarts.
 //
 //   node edge/cloudflare/d1-dev.mjs --port P --persist DIR [--token T]
-//        [--crash-before-batch N] [--crash-after-batch N] [--drop-answer-batch N] [--watch-stdin]
+//        [--crash-before-batch N] [--crash-after-batch N] [--drop-answer-batch N] [--drop-answers K] [--watch-stdin]
 //
 // Prints one JSON line {"listening": "http://127.0.0.1:P", "token": "…"} once the proxy
 // answers; point fencepost at it with ledger.url = "d1+http://127.0.0.1:P" and
@@ -21,7 +21,9 @@
 // N-th batch that writes the log arrives, before D1 sees it; --crash-after-batch N lets D1
 // run it, then kills the group before the answer leaves — "a proxy killed mid-request";
 // --drop-answer-batch N lets D1 run the N-th, then closes the connection without an answer and
-// goes on serving — "a lost response".
+// goes on serving — "a lost response"; with --drop-answers K, the answers of the K log-writing
+// batches from the N-th on are lost (a writer's retries of the same batch among them) — "lost
+// past the retries" — while every other request is answered.
 
 import { Miniflare } from "miniflare";
 import { randomBytes } from "node:crypto";
@@ -34,13 +36,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 function usage(why) {
   process.stderr.write(
-    `d1-dev.mjs: ${why}\nusage: node edge/cloudflare/d1-dev.mjs --port P --persist DIR [--token T] [--crash-before-batch N] [--crash-after-batch N] [--drop-answer-batch N] [--watch-stdin]\n`,
+    `d1-dev.mjs: ${why}\nusage: node edge/cloudflare/d1-dev.mjs --port P --persist DIR [--token T] [--crash-before-batch N] [--crash-after-batch N] [--drop-answer-batch N] [--drop-answers K] [--watch-stdin]\n`,
   );
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { port: null, persist: null, token: null, crashBefore: 0, crashAfter: 0, dropAnswer: 0, watchStdin: false };
+  const o = { port: null, persist: null, token: null, crashBefore: 0, crashAfter: 0, dropAnswer: 0, dropAnswers: 1, watchStdin: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -53,6 +55,7 @@ function parseArgs(argv) {
     else if (a === "--crash-before-batch") o.crashBefore = Number(value());
     else if (a === "--crash-after-batch") o.crashAfter = Number(value());
     else if (a === "--drop-answer-batch") o.dropAnswer = Number(value());
+    else if (a === "--drop-answers") o.dropAnswers = Number(value());
     else if (a === "--watch-stdin") o.watchStdin = true;
     else usage(`unknown argument ${a}`);
   }
@@ -134,7 +137,7 @@ const server = http.createServer(async (req, res) => {
     });
     const out = Buffer.from(await answer.arrayBuffer());
     if (commit && writes === o.crashAfter) crash();
-    if (commit && writes === o.dropAnswer) {
+    if (commit && o.dropAnswer > 0 && writes >= o.dropAnswer && writes < o.dropAnswer + o.dropAnswers) {
       req.socket.destroy();
       return;
     }

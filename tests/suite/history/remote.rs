@@ -336,3 +336,34 @@ fn a_rollback_that_lost_its_lease_writes_no_receipt_and_says_so() {
     assert!(s.status()["deploys"].as_array().unwrap().is_empty());
     assert_eq!(s.json(&["verify", "--to", &url])["ok"], true);
 }
+
+/// Issue 77.8: after `deploy --adopt`, the adopted ledger's revisions are not this ledger's to
+/// count: `gc --keep 2` keeps this ledger's two newest (and the other's, untouched, named as
+/// `foreign_kept`), so `rollback 2` still works. (It counted the other's revision 6 and
+/// deleted this ledger's revision 2.)
+#[test]
+fn gc_after_adopt_counts_only_this_ledgers_revisions() {
+    let bucket = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", bucket.path().display());
+    let owner = TestSite::new();
+    for i in 1..=6 {
+        owner.item(i, &format!("2026-11-0{i}"));
+    }
+    owner.json(&["publish", "--build", "--now", NOW]);
+    owner.json(&["deploy", "--to", &url, "--now", NOW]);
+    let ours = TestSite::new();
+    ours.item(1, "2026-11-01").item(2, "2026-11-02");
+    ours.json(&["publish", "--build", "--now", NOW]);
+    let adopted = ours.json(&["deploy", "--to", &url, "--adopt", "--now", NOW]);
+    assert_eq!(adopted["revision"], 2, "{adopted}");
+    ours.item(3, "2026-11-03");
+    ours.json(&["publish", "--build", "--now", NOW]);
+    ours.json(&["deploy", "--to", &url, "--now", NOW]);
+    let gc = ours.json(&["gc", "--to", &url, "--keep", "2", "--grace-secs", "0"]);
+    assert_eq!(gc["removed_manifests"], 0, "{gc}");
+    assert_eq!(gc["foreign_kept"].as_array().unwrap().len(), 1, "{gc}");
+    let rb = ours.json(&["rollback", "2", "--to", &url, "--now", NOW]);
+    assert!(rb["to"].as_str().unwrap().starts_with("2-"), "{rb}");
+    let remote = Remote::open(&url).unwrap();
+    assert!(live_root_is_whole(&rt(), &remote));
+}

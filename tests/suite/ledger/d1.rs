@@ -8,6 +8,8 @@ use crate::common::*;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
+mod lost;
+
 fn head(s: &TestSite) -> i64 {
     with_d1(s.root(), |d| d.rows("SELECT seq FROM fp_head", vec![]))[0]["seq"]
         .as_i64()
@@ -429,12 +431,19 @@ fn the_edge_reads_the_d1_ledgers_revision_with_its_pointer() {
     let empty = s.path(".d1-empty");
     std::fs::create_dir_all(&empty).unwrap();
     let dir = empty.display().to_string();
-    let edge = Edge::start(&bucket, "", &["--pointer-ttl-ms", "60000", "--ledger-d1", &dir]);
+    let edge = Edge::start(
+        &bucket,
+        "",
+        &["--pointer-ttl-ms", "60000", "--ledger-d1", &dir],
+    );
     let r = edge.get("/answers/2/");
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(r.header("x-revision").unwrap().starts_with("2-"));
     assert_eq!(r.header("x-ledger-revision"), None);
-    assert_eq!(r.header("cache-control"), Some("public, max-age=0, must-revalidate"));
+    assert_eq!(
+        r.header("cache-control"),
+        Some("public, max-age=0, must-revalidate")
+    );
     // Not knowing the ledger's revision, it re-reads the pointer as soon as if the ledger were
     // ahead (POINTER_HOT_MS), not once a minute: a new deploy is served at once.
     s.item(3, "2026-11-03");
@@ -443,7 +452,10 @@ fn the_edge_reads_the_d1_ledgers_revision_with_its_pointer() {
     edge.wait_pointer(&bucket);
     let started = std::time::Instant::now();
     while edge.get("/answers/3/").status != 200 {
-        assert!(started.elapsed() < std::time::Duration::from_secs(20), "never re-read");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "never re-read"
+        );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }

@@ -24,6 +24,9 @@ pub struct RemoteGc {
     /// Unreferenced objects (roots included) left because they are younger than the grace
     /// period; what a young root names is kept with it.
     pub young_kept: usize,
+    /// Roots another ledger built (a bucket taken over with `deploy --adopt`): not this
+    /// ledger's to count against `--keep`, nor to delete; kept with what they name.
+    pub foreign_kept: Vec<String>,
 }
 
 /// What gc may never delete: the objects of every kept root and of every unfinished
@@ -53,7 +56,9 @@ pub fn gc(
         clock,
         url,
         "collecting garbage",
-        async |ledger, remote, _held, _ours| gc_held(ledger, clock, remote, keep, grace_secs).await,
+        async |ledger, remote, _held, ours| {
+            gc_held(ledger, clock, remote, (keep, ours), grace_secs).await
+        },
     )
 }
 
@@ -61,7 +66,7 @@ async fn gc_held(
     ledger: &mut Ledger,
     clock: &Clock,
     remote: &Remote,
-    keep: usize,
+    (keep, ours): (usize, &str),
     grace_secs: u64,
 ) -> Result<RemoteGc, DeployError> {
     let mut protect = unfinished(ledger, remote)?;
@@ -78,8 +83,17 @@ async fn gc_held(
         removed_shards: 0,
         removed_blobs: 0,
         young_kept: 0,
+        foreign_kept: Vec::new(),
     };
-    let doomed = sort_roots(remote, &all, keep, &young, &mut protect, &mut report).await?;
+    let doomed = sort_roots(
+        remote,
+        &all,
+        (keep, ours),
+        &young,
+        &mut protect,
+        &mut report,
+    )
+    .await?;
     for r in all.iter().filter(|r| protect.roots.contains(&r.sha256)) {
         for (_, s) in &r.root.shards {
             protect.shards.insert(s.clone());
@@ -125,13 +139,14 @@ fn unfinished(ledger: &mut Ledger, remote: &Remote) -> Result<Keep, DeployError>
     Ok(protect)
 }
 
-/// Sorts the bucket's roots (newest first) into kept — the newest `keep`, the live one, an
-/// unfinished operation's, one retired less than the grace period ago, one uploaded less
-/// than it ago — and doomed, which it returns. Every kept root goes into `protect`.
+/// Sorts the bucket's roots (newest first) into kept — the newest `keep` of this ledger's
+/// (`ours`), the live one, an unfinished operation's, one retired less than the grace period
+/// ago, one uploaded less than it ago, one another ledger built — and doomed, which it
+/// returns. Every kept root goes into `protect`.
 async fn sort_roots<'a>(
     remote: &Remote,
     all: &'a [HeldRevision],
-    keep: usize,
+    (keep, ours): (usize, &str),
     young: &Young,
     protect: &mut Keep,
     report: &mut RemoteGc,
@@ -146,9 +161,16 @@ async fn sort_roots<'a>(
         .map(|r| r.manifest.as_str())
         .collect();
     let mut doomed = Vec::new();
-    for (i, r) in all.iter().enumerate() {
+    let mut counted = 0;
+    for r in all {
         let name = r.root.id.to_string();
-        if i < keep
+        if r.root.ledger_id.as_deref().is_some_and(|l| l != ours) {
+            report.foreign_kept.push(name);
+            protect.roots.insert(r.sha256.clone());
+            continue;
+        }
+        counted += 1;
+        if counted <= keep
             || live.as_ref().is_some_and(|p| p.manifest == r.sha256)
             || protect.roots.contains(&r.sha256)
         {

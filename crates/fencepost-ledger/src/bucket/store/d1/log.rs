@@ -205,6 +205,16 @@ impl D1 {
                     Ok(None)
                 }
             },
+            // No answer, even after the retries: the batch may have run all the same. Read back
+            // before reporting a failure — this writer's entry there is its commit (a lease
+            // taken, a page published), which a failure would leave held or unreported.
+            Err(e @ Failed::Unanswered(_)) => match self.is_mine(&what, &stamp) {
+                Ok(true) => {
+                    tracing::info!(ledger = %self.name, seq, "no answer came for the batch, but this writer's entry is there: committed");
+                    Ok(Some(stamp))
+                }
+                _ => Err(self.failed(&what, e)),
+            },
             Err(e) => Err(self.failed(&what, e)),
         }
     }
