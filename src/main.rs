@@ -4,9 +4,17 @@ mod cli;
 
 use std::process::ExitCode;
 
+/// The render threads' stack: a template's frames (`build.max_template_depth`, at most 500)
+/// take ~3 KB each in a release build and ~25 KB in a debug one; 2 MiB (rayon's default)
+/// overflowed — aborting the process — below 100 frames in a debug build.
+const RENDER_STACK: usize = 16 << 20;
+
 fn main() -> ExitCode {
     #[cfg(feature = "failpoints")]
     let _scenario = fail::FailScenario::setup();
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(RENDER_STACK)
+        .build_global();
     match cli::run() {
         Ok(code) => code,
         Err(e) => {

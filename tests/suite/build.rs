@@ -4,6 +4,7 @@
 mod collections;
 mod crashes;
 mod features;
+mod guard;
 mod habits;
 mod held;
 mod markdown;

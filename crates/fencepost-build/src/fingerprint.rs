@@ -257,6 +257,11 @@ pub fn compute(
     h.update(&site.config_hash);
     let generated = hex::encode(h.clone().finalize());
     hash_texts(&mut h, &files.templates);
+    // What `get_env` may read shows in pages: a change of it re-renders them.
+    hash_texts(
+        &mut h,
+        &super::templates::readable_values(&site.config.security),
+    );
     for (path, url) in &assets.urls {
         h.update(path.len().to_le_bytes());
         h.update(path.as_bytes());

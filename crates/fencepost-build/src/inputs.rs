@@ -56,6 +56,7 @@ impl SiteInputs {
             &self.files.templates,
             &self.assets.urls,
             &site.collections,
+            (&site.config.security, &site.config.build),
         )?;
         let (planned, left_out) = prepare(site, self, source)?;
         Ok((templates, planned, left_out))

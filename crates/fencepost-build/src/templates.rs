@@ -1,6 +1,10 @@
 //! Loading the site's tera templates (autoescape on for `.html`) with errors that name the
 //! file and line.
 
+mod guard;
+
+pub(crate) use guard::readable_values;
+
 use super::report::BuildError;
 use fencepost_config::collections::Collections;
 use std::collections::BTreeMap;
@@ -65,6 +69,8 @@ fn escape_html(input: &str) -> String {
 
 pub struct Templates {
     pub tera: tera::Tera,
+    /// The most bytes a templated file may come to (`build.max_page_bytes`).
+    pub max_page_bytes: u64,
     /// Templates that do not load — one that does not parse, and every template that
     /// extends or imports one that does not load — each with why. A page rendered with one
     /// is held (see `HeldPage`); the others load and render as usual.
@@ -95,6 +101,10 @@ impl Templates {
         sources: &[(String, String)],
         assets: &std::collections::BTreeMap<String, String>,
         collections: &Collections,
+        (security, build): (
+            &fencepost_config::SecurityConfig,
+            &fencepost_config::BuildConfig,
+        ),
     ) -> Result<Templates, BuildError> {
         let dir = root.join("templates");
         let required = required(collections);
@@ -127,7 +137,12 @@ impl Templates {
         tera.autoescape_on(vec![".html", ".htm", ".xml"]);
         tera.set_escape_fn(escape_html);
         tera.register_function("asset_url", AssetUrl(assets.clone()));
-        Ok(Templates { tera, broken })
+        guard::secure(&mut tera, security, build);
+        Ok(Templates {
+            tera,
+            broken,
+            max_page_bytes: build.max_page_bytes,
+        })
     }
 
     pub fn render(
@@ -155,7 +170,7 @@ impl Templates {
                 message: why.clone(),
             });
         }
-        render_with(tera, name, ctx, output)
+        render_with(tera, name, ctx, output, self.max_page_bytes)
     }
 }
 
@@ -202,17 +217,28 @@ pub(crate) fn broken_of(sources: &[(String, String)]) -> BTreeMap<String, String
 }
 
 /// Renders template `name` of `tera` into the file `output`, an error naming both.
-pub fn render_with(
+/// Renders template `name` of `tera` into the file `output`, at most `max` bytes, an error
+/// naming both (and the limit, when that stopped it).
+fn render_with(
     tera: &tera::Tera,
     name: &str,
     ctx: &tera::Context,
     output: &str,
+    max: u64,
 ) -> Result<String, BuildError> {
-    tera.render(name, ctx).map_err(|e| BuildError::Render {
+    let mut out = guard::Bounded::new(max);
+    let err = |message: String| BuildError::Render {
         template: format!("templates/{name}"),
         output: output.to_string(),
-        message: chain(&e),
-    })
+        message,
+    };
+    match tera.render_to(name, ctx, &mut out) {
+        Ok(()) => String::from_utf8(out.bytes).map_err(|e| err(e.to_string())),
+        Err(_) if out.over => Err(err(format!(
+            "the page comes to more than build.max_page_bytes ({max} bytes)"
+        ))),
+        Err(e) => Err(err(chain(&e))),
+    }
 }
 
 #[cfg(test)]

@@ -72,6 +72,62 @@ pub struct Config {
     pub extra: toml::Table,
     /// The public transparency log (see [`transparency`]).
     pub transparency: transparency::TransparencyConfig,
+    /// What templates may reach of the machine that builds (see [`SecurityConfig`]).
+    pub security: SecurityConfig,
+}
+
+/// `[security]`: what a template may reach of the machine that builds, as Hugo's
+/// `security.funcs.getenv`. The adversary is a template's author — a theme `import` copied,
+/// a contributor — on a CI runner whose environment holds the log's signing key, the D1
+/// token, cloud credentials and database passwords.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SecurityConfig {
+    /// Regular expressions over environment variable names that `get_env` may read (none by
+    /// default). A credential's name (`FENCEPOST_*`, `AWS_*`, `*TOKEN*`, `*SECRET*`,
+    /// `*PASSWORD*`, …: [`never_readable`]) is never readable, whatever they say.
+    pub getenv: Vec<String>,
+}
+
+/// Whether an environment variable may never reach a template, whatever `security.getenv`
+/// allows: fencepost's own (`FENCEPOST_*`: the log's signing key, the D1 token, the ledger's
+/// URL), the clouds' and CI's credentials, PostgreSQL's, and anything named like a secret.
+pub fn never_readable(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    const PREFIXES: &[&str] = &[
+        "FENCEPOST_",
+        "AWS_",
+        "AZURE_",
+        "GOOGLE_",
+        "GCP_",
+        "GCLOUD_",
+        "CLOUDFLARE_",
+        "CF_",
+        "ACTIONS_",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "PG",
+        "DATABASE_URL",
+        "SSH_",
+        "NPM_TOKEN",
+        "CARGO_REGISTRY_TOKEN",
+        "DOCKER_",
+        "VAULT_",
+    ];
+    const PARTS: &[&str] = &[
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "PRIVATE",
+        "API_KEY",
+        "ACCESS_KEY",
+        "SKEY",
+        "_KEY",
+        "AUTH",
+    ];
+    PREFIXES.iter().any(|p| n.starts_with(p)) || PARTS.iter().any(|p| n.contains(p))
 }
 
 impl Config {
@@ -253,6 +309,13 @@ pub struct BuildConfig {
     /// What the site's templates are written for: fencepost's variables (the default) or
     /// Zola's (`"zola"`: see `build/zola.rs`).
     pub templates: TemplateDialect,
+    /// The most frames a template render may nest (macro calls, includes, for loops): past it
+    /// the page is held, naming the limit — a macro calling itself used to abort the process.
+    pub max_template_depth: usize,
+    /// The longest `range()` a template may make.
+    pub max_range: usize,
+    /// The most bytes one templated file may come to.
+    pub max_page_bytes: u64,
 }
 
 /// The variables and functions templates are rendered with.
@@ -287,6 +350,9 @@ impl Default for BuildConfig {
             feed_entries: 20,
             home_entries: 10,
             templates: TemplateDialect::Fencepost,
+            max_template_depth: 64,
+            max_range: 100_000,
+            max_page_bytes: 64 << 20,
         }
     }
 }
@@ -391,6 +457,7 @@ impl Default for Config {
             taxonomies: BTreeMap::new(),
             extra: toml::Table::new(),
             transparency: transparency::TransparencyConfig::default(),
+            security: SecurityConfig::default(),
         }
     }
 }

@@ -54,6 +54,13 @@ impl Config {
             let why = "feeds are \"atom\" and \"rss\" (Atom is always written; \"rss\" adds rss.xml beside each atom.xml)";
             return Err(invalid("feeds", format!("{bad:?}"), why));
         }
+        for pattern in &self.security.getenv {
+            if let Err(e) = regex::Regex::new(pattern) {
+                let why = "must be regular expressions over variable names (as Hugo's security.funcs.getenv): the first that does not parse is named";
+                let _ = e;
+                return Err(invalid("security.getenv", format!("{pattern:?}"), why));
+            }
+        }
         self.warn_odd_base_url();
         if let Some(id) = &self.ledger.site_id {
             let ok = (1..=64).contains(&id.len())
@@ -158,6 +165,9 @@ impl Config {
             ("build.page_size", z(b.page_size), (1, 100_000), build),
             ("build.feed_entries", z(b.feed_entries), (1, 100_000), build),
             ("build.home_entries", z(b.home_entries), (1, 100_000), build),
+            ("build.max_template_depth", z(b.max_template_depth), (1, 500), "must be between 1 and 500 (each frame takes stack: the render threads keep 16 MiB)"),
+            ("build.max_range", z(b.max_range), (1, 100_000_000), "must be between 1 and 100000000"),
+            ("build.max_page_bytes", n(b.max_page_bytes), (1024, 1 << 34), "must be between 1024 and 17179869184 (16 GiB)"),
             ("ledger.clock_tolerance_ms", n(self.ledger.clock_tolerance_ms), (1_000, 86_400_000), "must be between 1000 (a store stamps whole seconds) and 86400000 (a day)"),
         ]
     }

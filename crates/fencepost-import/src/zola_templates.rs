@@ -64,6 +64,11 @@ pub(super) fn read(
                     .skip(1)
                     .any(|after| after.trim_start().starts_with(**f))
             });
+            if line.contains("get_env(") {
+                let why = "it reads an environment variable: fencepost lets a template read only what [security] getenv in fencepost.toml allows (none by default) and never a credential; allow what it needs, or it gets its default";
+                plan.report
+                    .skip(&format!("{dir}{rel}"), Some(n + 1), "get_env", why);
+            }
             for name in functions.chain(filters) {
                 blocked = true;
                 let why = format!("`{name}` is one Zola has and fencepost's Zola mode does not: none of the site's templates were kept (the starter templates were written instead); rewrite what calls it, then set [build] templates = \"zola\" and copy the templates in");

@@ -76,6 +76,10 @@ pub struct Tera {
     pub autoescape_suffixes: Vec<&'static str>,
     #[doc(hidden)]
     escape_fn: EscapeFn,
+    /// fencepost: the most frames (macro calls, includes, for loops) a render may nest; past
+    /// it the render fails naming the limit, instead of overflowing the thread's stack.
+    #[doc(hidden)]
+    pub max_depth: usize,
 }
 
 impl Tera {
@@ -95,6 +99,7 @@ impl Tera {
             testers: HashMap::new(),
             autoescape_suffixes: vec![".html", ".htm", ".xml"],
             escape_fn: escape_html,
+            max_depth: usize::MAX,
         };
 
         tera.load_from_glob()?;
@@ -899,6 +904,7 @@ impl Default for Tera {
             functions: HashMap::new(),
             autoescape_suffixes: vec![".html", ".htm", ".xml"],
             escape_fn: escape_html,
+            max_depth: usize::MAX,
         };
 
         tera.register_tera_filters();

@@ -52,6 +52,11 @@ impl<'a> CallStack<'a> {
         }
     }
 
+    /// fencepost: how many frames the stack holds.
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
     pub fn push_for_loop_frame(&mut self, name: &'a str, for_loop: ForLoop<'a>) {
         let tpl = self.stack.last().expect("Stack frame").active_template;
         self.stack.push(StackFrame::new_for_loop(name, tpl, for_loop));

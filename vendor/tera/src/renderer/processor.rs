@@ -541,6 +541,7 @@ impl<'a> Processor<'a> {
             frame_context.insert(arg_name, value);
         }
 
+        self.check_depth()?;
         self.call_stack.push_macro_frame(
             &macro_call.namespace,
             &macro_call.name,
@@ -552,6 +553,17 @@ impl<'a> Processor<'a> {
 
         self.call_stack.pop();
 
+        Ok(())
+    }
+
+    /// fencepost: refuses a frame past `Tera::max_depth`.
+    fn check_depth(&self) -> Result<()> {
+        if self.call_stack.depth() >= self.tera.max_depth {
+            return Err(Error::msg(format!(
+                "templates nest deeper than {} frames (a macro or include that calls itself?)",
+                self.tera.max_depth
+            )));
+        }
         Ok(())
     }
 
@@ -994,6 +1006,7 @@ impl<'a> Processor<'a> {
                     }
                     let template = template.unwrap();
                     self.macros.add_macros_from_template(self.tera, template)?;
+                    self.check_depth()?;
                     self.call_stack.push_include_frame(tpl_name, template);
                     self.render_body(&template.ast, write)?;
                     self.call_stack.pop();
