@@ -350,3 +350,70 @@ fn assert_terminimal_renders_its_own_templates(srv: &Under<'_>) {
         "{older}"
     );
 }
+
+/// Guards: issue 78.2. A Zola home template naming a post due in three weeks (`get_page`)
+/// and a term only that post has (`get_taxonomy_url`) used to fail every build until the
+/// instant: the post's neighbours recorded, none live. Now both answer "absent" before the
+/// instant (the page is built, says nothing of the post) and the post goes live at its
+/// instant with the home naming it.
+#[test]
+fn a_zola_template_naming_a_post_before_its_instant_holds_nothing_back() {
+    let home = "{% set p = get_page(path=\"blog/secret.md\") %}\
+        {% set t = get_taxonomy_url(kind=\"tags\", name=\"surprise\") %}\
+        <p>{% if p %}<a href=\"{{ p.permalink | safe }}\">{{ p.title }}</a>{% else %}soon{% endif %}</p>\
+        <p>{% if t %}<a href=\"{{ t | safe }}\">surprise</a>{% endif %}</p>\
+        {% set b = get_section(path=\"blog/_index.md\") %}{% for q in b.pages %}<a href=\"{{ q.permalink | safe }}\">{{ q.title }}</a>{% endfor %}";
+    let src = source(&[
+        ("config.toml", "base_url = \"https://zola.example.org\"\ntitle = \"Zola blog\"\ntaxonomies = [{ name = \"tags\" }]\n"),
+        ("content/blog/_index.md", "+++\ntitle = \"Blog\"\nsort_by = \"date\"\n+++\n"),
+        ("content/blog/open.md", "+++\ntitle = \"Open\"\ndate = 2026-11-20\n+++\nHello.\n"),
+        ("content/blog/secret.md", "+++\ntitle = \"Secret\"\ndate = 2026-12-22\n[taxonomies]\ntags = [\"surprise\"]\n+++\nThe answer.\n"),
+        ("templates/index.html", home),
+        ("templates/section.html", "{{ section.title }}"),
+        ("templates/page.html", "<h1>{{ page.title }}</h1>{{ page.content | safe }}"),
+        ("templates/tags/list.html", "{% for t in terms %}{{ t.name }}{% endfor %}"),
+        ("templates/tags/single.html", "{{ term.name }}"),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    import(tmp.path(), "zola", src.path(), &dst);
+    let s = site_at(&dst);
+    let out = s
+        .cmd(&["publish", "--build", "--json", "--now", NOW])
+        .output()
+        .unwrap();
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{p}");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        log.contains("get_page") && log.contains("template=index.html"),
+        "the warning names the function and the template: {log}"
+    );
+    let before = s.current_file("index.html");
+    assert!(
+        before.contains("soon") && before.contains("/blog/open/"),
+        "{before}"
+    );
+    for leak in ["Secret", "surprise", "secret"] {
+        assert!(
+            !before.contains(leak),
+            "{leak} before its instant: {before}"
+        );
+    }
+    let at = "2026-12-22T00:00:01Z";
+    let out = s
+        .cmd(&["publish", "--build", "--json", "--now", at])
+        .output()
+        .unwrap();
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{p}");
+    assert_eq!(p["published"].as_array().unwrap().len(), 1, "{p}");
+    let after = s.current_file("index.html");
+    assert!(
+        after.contains(">Secret</a>") && after.contains("/tags/surprise/"),
+        "{after}"
+    );
+    assert!(s
+        .current_file("blog/secret/index.html")
+        .contains("The answer."));
+}

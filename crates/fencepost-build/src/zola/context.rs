@@ -80,6 +80,8 @@ pub(crate) fn render(
         Job::NotFound => "404.html".to_string(),
         _ => return None,
     };
+    // The functions' warnings (a page named before its instant) name the template and file.
+    let _named = tracing::warn_span!("render", template = %template, file = %p.path).entered();
     Some(r.templates.render_in(&z.tera, &template, &c, &p.path))
 }
 

@@ -1,7 +1,11 @@
 //! Zola's template functions over one [`ZolaSite`]: `get_url`, `get_section`, `get_page`,
-//! `get_taxonomy_url` and `get_taxonomy`. Each answers from the public site only; one that
-//! names nothing there is an error naming what it looked for (Zola's own behaviour), or null
-//! where Zola takes `required = false`.
+//! `get_taxonomy_url` and `get_taxonomy`. Each answers from the public site only. A page or a
+//! term that is not public — embargoed, a draft, or no such thing: the answer never tells them
+//! apart — is absent (`get_url`: an empty link; `get_page`, `get_taxonomy_url`: null), with a
+//! warning, never an error: a template naming a post before its instant neither reveals it nor
+//! holds the page that names it (it used to fail every build until the instant). A missing
+//! section or taxonomy — the site's configuration, public as it is — stays an error (Zola's
+//! behaviour), or null where Zola takes `required = false`.
 
 use super::{split_path, ZolaSite, ZolaTerm};
 use serde_json::{json, Value};
@@ -54,9 +58,13 @@ pub(super) fn register(mut tera: tera::Tera, mut site: ZolaSite) -> Arc<ZolaSite
     let s = cell.clone();
     tera.register_function("get_page", move |a: &Args| {
         let path = text(a, "path", "get_page")?;
-        s.get()?
-            .page_at(path)
-            .ok_or_else(|| tera::Error::msg(format!("get_page: there is no page {path:?}")))
+        Ok(s.get()?.page_at(path).unwrap_or_else(|| {
+            tracing::warn!(
+                path,
+                "get_page: no public page at this path (not due yet, a draft, or none): absent"
+            );
+            Value::Null
+        }))
     });
     let s = cell.clone();
     tera.register_function("get_taxonomy_url", move |a: &Args| {
@@ -69,11 +77,19 @@ pub(super) fn register(mut tera: tera::Tera, mut site: ZolaSite) -> Arc<ZolaSite
         let found = z
             .taxonomy(kind)
             .and_then(|t| z.terms[t].iter().find(|x| x.slug == slug));
-        match (found, flag(a, "required", true)) {
+        match (found, z.taxonomy(kind)) {
             (Some(t), _) => Ok(json!(t.url)),
-            (None, false) => Ok(Value::Null),
-            (None, true) => Err(tera::Error::msg(format!(
-                "get_taxonomy_url: no term {name:?} in {kind:?}"
+            (None, Some(_)) => {
+                tracing::warn!(
+                    kind,
+                    term = name,
+                    "get_taxonomy_url: no public page has this term (yet): absent"
+                );
+                Ok(Value::Null)
+            }
+            (None, None) if !flag(a, "required", true) => Ok(Value::Null),
+            (None, None) => Err(tera::Error::msg(format!(
+                "get_taxonomy_url: no taxonomy {kind:?}"
             ))),
         }
     });
