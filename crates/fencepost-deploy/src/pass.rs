@@ -2,8 +2,9 @@
 //! decide against the live pointer and plan, freeze and carry out this revision — each a
 //! named step. `deploy::run_on` repeats passes while another run deploys older work.
 
-use super::saga::{self, missing_blobs};
+use super::saga;
 use super::{Ctx, DeployError, Options, Outcome, Plan, Report};
+use crate::targets::objects::missing_blobs;
 use crate::targets::{claim, receipt};
 use claim::Aside;
 use fencepost_bucket::layout;

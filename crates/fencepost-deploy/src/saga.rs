@@ -15,8 +15,8 @@ use super::{Ctx, DeployError, Outcome, Plan, Report};
 use crate::targets::claim::{self, owner_of};
 use crate::targets::lost_lease;
 use crate::targets::objects::{
-    describe_missing, list_names, root_objects_missing, root_shards, shard_names, upload_blob,
-    upload_shards, UPLOADS, UPLOAD_CHUNK,
+    describe_missing, list_names, missing_blobs, root_objects_missing, root_shards, shard_names,
+    upload_blob, upload_shards, UPLOADS, UPLOAD_CHUNK,
 };
 use fencepost_bucket::layout;
 use fencepost_bucket::remote::{Remote, RemotePointer};
@@ -590,16 +590,4 @@ pub(super) fn decide(live: Option<&RemotePointer>, plan: &Plan) -> pointer::Deci
         plan.id.revision,
         live.is_some_and(|p| p.replaced(&plan.id)),
     )
-}
-
-pub(super) fn missing_blobs(
-    split: &layout::Split,
-    present: &HashSet<String>,
-) -> Vec<(String, String, String)> {
-    split
-        .blobs
-        .iter()
-        .filter(|(sha, _)| !present.contains(*sha))
-        .map(|(sha, (path, ct))| (sha.clone(), path.clone(), ct.clone()))
-        .collect()
 }

@@ -199,3 +199,17 @@ pub async fn upload_shards(
     }
     Ok(bytes)
 }
+
+/// The blobs of `split` that `present` (a listing of the bucket's objects) lacks: (digest,
+/// path, content type).
+pub fn missing_blobs(
+    split: &layout::Split,
+    present: &HashSet<String>,
+) -> Vec<(String, String, String)> {
+    split
+        .blobs
+        .iter()
+        .filter(|(sha, _)| !present.contains(*sha))
+        .map(|(sha, (path, ct))| (sha.clone(), path.clone(), ct.clone()))
+        .collect()
+}

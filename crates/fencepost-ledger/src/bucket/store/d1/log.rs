@@ -189,13 +189,27 @@ impl D1 {
             stmts.extend(site);
             stmts
         };
-        match self.batch(&what, stmts) {
-            Ok(_) => Ok(Some(stamp)),
+        let answer = self.batch(&what, stmts).map(|_| ());
+        self.entry_written(&what, stamp, not_before, answer)
+    }
+
+    /// What the commit batch of `stamp` decided: this writer's entry (`Some`), another's
+    /// (`None`), or a failure — read back where the answer was lost or refused.
+    fn entry_written(
+        &self,
+        what: &str,
+        stamp: Stamp,
+        not_before: Option<i64>,
+        answer: Result<(), Failed>,
+    ) -> Result<Option<Stamp>, LedgerError> {
+        let seq = stamp.seq;
+        match answer {
+            Ok(()) => Ok(Some(stamp)),
             Err(Failed::Constraint(why)) if why.contains("fp_not_due") => {
                 Err(self.not_due(not_before))
             }
             // Another writer's entry — or this one's, whose first answer was lost.
-            Err(Failed::Constraint(why)) => match self.is_mine(&what, &stamp)? {
+            Err(Failed::Constraint(why)) => match self.is_mine(what, &stamp)? {
                 true => {
                     tracing::debug!(ledger = %self.name, seq, "the batch was refused with this writer's own entry there: its first answer was lost");
                     Ok(Some(stamp))
@@ -208,7 +222,7 @@ impl D1 {
             // No answer, even after the retries: the batch may have run all the same. Read back
             // before reporting a failure — this writer's entry there is its commit (a lease
             // taken, a page published), which a failure would leave held or unreported.
-            Err(e @ Failed::Unanswered(_)) => match self.is_mine(&what, &stamp) {
+            Err(e @ Failed::Unanswered(_)) => match self.is_mine(what, &stamp) {
                 Ok(true) => {
                     tracing::info!(ledger = %self.name, seq, "no answer came for the batch, but this writer's entry is there: committed");
                     Ok(Some(stamp))
