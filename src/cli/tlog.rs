@@ -1,5 +1,7 @@
+mod site;
+
 use super::Ctx;
-use std::io::Read;
+use site::Site;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -32,6 +34,10 @@ pub(super) enum Command {
         /// checkpoint must carry its valid cosignature, whose time is reported.
         #[arg(long, value_name = "WITNESS_VKEY")]
         witness: Vec<String>,
+        /// The whole check's deadline over HTTP, in seconds (each request also waits at most
+        /// 30 s): a server that answers slowly, on purpose or not, fails the check.
+        #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+        deadline: u64,
     },
     /// A monitor, for cron: check the site's log as verify does (every revealed item's JSON
     /// against its commitment or its latest change entry), prove it extends the checkpoint
@@ -46,6 +52,10 @@ pub(super) enum Command {
         /// The monitor's own folder (created): the last checkpoint that held.
         #[arg(long, value_name = "DIR")]
         state: PathBuf,
+        /// The whole check's deadline over HTTP, in seconds (each request also waits at most
+        /// 30 s): a server that answers slowly, on purpose or not, fails the check.
+        #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+        deadline: u64,
     },
     /// Print a c2sp.org/tlog-proof that ITEM's text was committed to in the log of the site
     /// at URL (the inclusion proof of its commit entry in the checkpoint served, the reveal as
@@ -60,6 +70,10 @@ pub(super) enum Command {
         /// (recommended; every entry read is checked against the tree either way).
         #[arg(long, value_name = "VKEY")]
         vkey: Option<String>,
+        /// The whole check's deadline over HTTP, in seconds (each request also waits at most
+        /// 30 s): a server that answers slowly, on purpose or not, fails the check.
+        #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+        deadline: u64,
     },
 }
 
@@ -71,9 +85,29 @@ pub(super) fn run(ctx: &Ctx, cmd: Command) -> anyhow::Result<ExitCode> {
             vkey,
             since,
             witness,
-        } => verify(ctx, &url, &vkey, since, &witness),
-        Command::Prove { url, item, vkey } => prove(ctx, &url, &item, vkey.as_deref()),
-        Command::Watch { url, vkey, state } => watch(ctx, &url, &vkey, &state),
+            deadline,
+        } => {
+            let source = Site::parse(&url, Duration::from_secs(deadline))?;
+            verify(ctx, &source, &url, &vkey, since, &witness)
+        }
+        Command::Prove {
+            url,
+            item,
+            vkey,
+            deadline,
+        } => {
+            let source = Site::parse(&url, Duration::from_secs(deadline))?;
+            prove(ctx, &source, &item, vkey.as_deref())
+        }
+        Command::Watch {
+            url,
+            vkey,
+            state,
+            deadline,
+        } => {
+            let source = Site::parse(&url, Duration::from_secs(deadline))?;
+            watch(ctx, &source, &vkey, &state)
+        }
     }
 }
 
@@ -91,12 +125,12 @@ fn keygen(ctx: &Ctx, origin: &str) -> anyhow::Result<ExitCode> {
 
 fn verify(
     ctx: &Ctx,
+    source: &Site,
     url: &str,
     vkey: &str,
     since: Option<PathBuf>,
     witnesses: &[String],
 ) -> anyhow::Result<ExitCode> {
-    let source = Site::parse(url)?;
     let witnesses = witnesses
         .iter()
         .map(|w| fencepost_tlog::witness::Witness::parse(w))
@@ -105,7 +139,7 @@ fn verify(
         .map(|p| std::fs::read(&p).map_err(|e| anyhow::anyhow!("--since {}: {e}", p.display())))
         .transpose()?;
     let report =
-        fencepost_tlog::check::check_witnessed(&source, vkey, saved.as_deref(), &witnesses)?;
+        fencepost_tlog::check::check_witnessed(source, vkey, saved.as_deref(), &witnesses)?;
     ctx.emit(&report, || {
         let kinds: Vec<String> = report
             .entries
@@ -165,16 +199,20 @@ fn late_exit(report: &fencepost_tlog::check::Report) -> ExitCode {
     }
 }
 
-fn prove(ctx: &Ctx, url: &str, item: &str, vkey: Option<&str>) -> anyhow::Result<ExitCode> {
-    let source = Site::parse(url)?;
-    let proof = fencepost_tlog::check::prove(&source, item, vkey)?;
+fn prove(ctx: &Ctx, source: &Site, item: &str, vkey: Option<&str>) -> anyhow::Result<ExitCode> {
+    let proof = fencepost_tlog::check::prove(source, item, vkey)?;
     let text = String::from_utf8_lossy(&proof.to_text()).into_owned();
     let out = serde_json::json!({ "item": item, "index": proof.index, "proof": text });
     ctx.emit(&out, || text.trim_end().to_string())?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn watch(ctx: &Ctx, url: &str, vkey: &str, state: &std::path::Path) -> anyhow::Result<ExitCode> {
+fn watch(
+    ctx: &Ctx,
+    source: &Site,
+    vkey: &str,
+    state: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(state)
         .map_err(|e| anyhow::anyhow!("--state {}: {e}", state.display()))?;
     let saved_path = state.join("checkpoint");
@@ -183,13 +221,12 @@ fn watch(ctx: &Ctx, url: &str, vkey: &str, state: &std::path::Path) -> anyhow::R
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => anyhow::bail!("{}: {e}", saved_path.display()),
     };
-    let source = Site::parse(url)?;
     // Anything that does not hold — a log that does not extend the saved checkpoint, an
     // item's JSON changed without a change entry — fails here, naming it, and nothing is
     // saved: the next run compares with the last checkpoint that held. A reveal whose
     // commitment the saved checkpoint lacks is named (exit 1) once: the log itself holds, so
     // its checkpoint is saved and the next run checks from there.
-    let report = fencepost_tlog::check::check(&source, vkey, saved.as_deref())?;
+    let report = fencepost_tlog::check::check(source, vkey, saved.as_deref())?;
     write_state(&saved_path, report.checkpoint.as_bytes())?;
     let out = serde_json::json!({
         "size": report.size,
@@ -230,59 +267,4 @@ fn write_state(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::write(&tmp, bytes).map_err(|e| anyhow::anyhow!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(())
-}
-
-/// A published site's `/.well-known/fencepost/`, over HTTP or in a folder.
-enum Site {
-    Http { base: String, agent: ureq::Agent },
-    Folder(PathBuf),
-}
-
-/// The largest file a check reads (a full tile is 8 KiB, a bundle at most 16 MiB).
-const MAX_FILE: u64 = 32 << 20;
-
-impl Site {
-    fn parse(url: &str) -> anyhow::Result<Site> {
-        if url.starts_with("http://") || url.starts_with("https://") {
-            let agent = ureq::AgentBuilder::new()
-                .timeout(Duration::from_secs(30))
-                .build();
-            let base = format!("{}/.well-known/fencepost/", url.trim_end_matches('/'));
-            return Ok(Site::Http { base, agent });
-        }
-        let folder = PathBuf::from(url.strip_prefix("file://").unwrap_or(url));
-        anyhow::ensure!(
-            folder.is_dir(),
-            "tlog verify {url}: not a site (an http(s):// URL, file:///folder or a folder)"
-        );
-        Ok(Site::Folder(folder.join(".well-known/fencepost")))
-    }
-}
-
-impl fencepost_tlog::check::Source for Site {
-    fn get(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
-        let mut bytes = Vec::new();
-        match self {
-            Site::Http { base, agent } => match agent.get(&format!("{base}{path}")).call() {
-                Ok(resp) => {
-                    resp.into_reader()
-                        .take(MAX_FILE)
-                        .read_to_end(&mut bytes)
-                        .map_err(|e| e.to_string())?;
-                }
-                Err(ureq::Error::Status(404, _)) => return Ok(None),
-                Err(e) => return Err(e.to_string()),
-            },
-            Site::Folder(dir) => match std::fs::File::open(dir.join(path)) {
-                Ok(f) => {
-                    f.take(MAX_FILE)
-                        .read_to_end(&mut bytes)
-                        .map_err(|e| e.to_string())?;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(e.to_string()),
-            },
-        }
-        Ok(Some(bytes))
-    }
 }

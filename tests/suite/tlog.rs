@@ -4,6 +4,7 @@
 use crate::common::*;
 use serde_json::Value;
 
+mod hostile;
 mod promise;
 mod site;
 

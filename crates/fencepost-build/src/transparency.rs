@@ -105,6 +105,14 @@ pub(super) fn write_log(
     staging: &Path,
     prev: Option<&Previous>,
 ) -> Result<bool, BuildError> {
+    if let Some((dir, _)) = prev {
+        // The key never changes under a log readers already hold (checked before appending).
+        if let Ok(old) = std::fs::read(dir.join(LOG_DIR).join("checkpoint")) {
+            signer
+                .extends_key_of(&old)
+                .map_err(|e| BuildError::Transparency { why: e.to_string() })?;
+        }
+    }
     let digest = files_digest(manifest);
     let Some((size, root)) = ledger.write(|tx| catch_up(tx, at, &digest))? else {
         return Ok(false);

@@ -106,6 +106,23 @@ impl Reveal {
     }
 }
 
+/// The most entries a reader's check reads: 2^22, some 4 million — a site committing and
+/// revealing 100,000 items and publishing a revision a day for a century is under a tenth
+/// of it. What it bounds is the server's say: a checkpoint signed for 2^40 entries (its
+/// publisher may be the hostile party) is refused before a tile is read, and the check holds
+/// at most this many entries (each at most 64 KiB as a bundle allows) in memory.
+pub const MAX_ENTRIES: u64 = 1 << 22;
+
+fn bounded(size: u64) -> Result<(), TlogError> {
+    match size > MAX_ENTRIES {
+        true => Err(TlogError::TooLarge {
+            size,
+            max: MAX_ENTRIES,
+        }),
+        false => Ok(()),
+    }
+}
+
 fn fetch(source: &dyn Source, path: &str) -> Result<Vec<u8>, TlogError> {
     match source.get(path) {
         Ok(Some(bytes)) => Ok(bytes),
@@ -118,7 +135,21 @@ fn fetch(source: &dyn Source, path: &str) -> Result<Vec<u8>, TlogError> {
 }
 
 /// Go's tiles (height 8) from C2SP paths under `log/`.
-struct Tiles<'a>(&'a dyn Source);
+/// A tile that cannot be fetched is kept here: the Merkle crate sees only "invalid input",
+/// and the reader is told what failed (a 404, a redirect refused, the deadline), not that a
+/// proof does not hold.
+struct Tiles<'a>(&'a dyn Source, std::cell::RefCell<Option<TlogError>>);
+
+impl<'a> Tiles<'a> {
+    fn new(source: &'a dyn Source) -> Tiles<'a> {
+        Tiles(source, std::cell::RefCell::new(None))
+    }
+
+    /// Why a Merkle step failed: a fetch of one of its tiles, else the proof itself.
+    fn why(&self, e: tlog_tiles::Error) -> TlogError {
+        self.1.take().unwrap_or_else(|| TlogError::merkle(e))
+    }
+}
 
 impl TileReader for Tiles<'_> {
     fn height(&self) -> u8 {
@@ -130,8 +161,11 @@ impl TileReader for Tiles<'_> {
             .iter()
             .map(|t| {
                 let path = tile_path(t.level(), t.level_index(), u64::from(t.width()));
-                fetch(self.0, &format!("log/{path}"))
-                    .map_err(|e| tlog_tiles::Error::InvalidInput(e.to_string()))
+                fetch(self.0, &format!("log/{path}")).map_err(|e| {
+                    let why = tlog_tiles::Error::InvalidInput(e.to_string());
+                    self.1.replace(Some(e));
+                    why
+                })
             })
             .collect()
     }
@@ -152,6 +186,7 @@ pub fn check_witnessed(
     since: Option<&[u8]>,
     witnesses: &[super::witness::Witness],
 ) -> Result<Report, TlogError> {
+    note::verifier(vkey)?; // a key that is not one is refused before anything is fetched
     let signed = fetch(source, "log/checkpoint")?;
     let checkpoint = note::open_checkpoint(&signed, vkey)?;
     let witnessed = witnesses
@@ -159,15 +194,16 @@ pub fn check_witnessed(
         .map(|w| Ok((w.name.clone(), w.cosigned_at(&signed)?)))
         .collect::<Result<BTreeMap<String, u64>, TlogError>>()?;
     let (size, root) = (checkpoint.size(), *checkpoint.hash());
-    let tiles = Tiles(source);
+    bounded(size)?;
+    let tiles = Tiles::new(source);
     let reader = TileHashReader::new(size, root, &tiles);
-    let computed = tlog_tiles::tree_hash(size, &reader).map_err(TlogError::merkle)?;
+    let computed = tlog_tiles::tree_hash(size, &reader).map_err(|e| tiles.why(e))?;
     if computed != root {
         return Err(TlogError::Merkle {
             why: "the tiles do not hash to the checkpoint's root".into(),
         });
     }
-    let entries = read_entries(source, &reader, size)?;
+    let entries = read_entries(source, &tiles, &reader, size)?;
     let mut report = Report {
         origin: checkpoint.origin().to_string(),
         size,
@@ -194,7 +230,7 @@ pub fn check_witnessed(
         }
         if old.size() > 0 {
             let proof =
-                tlog_tiles::prove_tree(size, old.size(), &reader).map_err(TlogError::merkle)?;
+                tlog_tiles::prove_tree(size, old.size(), &reader).map_err(|e| tiles.why(e))?;
             tlog_tiles::check_tree(&proof, size, root, old.size(), *old.hash()).map_err(|_| {
                 TlogError::Merkle {
                     why: format!(
@@ -216,16 +252,19 @@ pub fn check_witnessed(
 }
 
 /// Whether the log `source` serves extends the log whose checkpoint is `old`: the same
-/// origin, no fewer entries, and a consistency proof from the new tree's tiles. Signatures are
-/// not checked (a deploy compares two logs of its own site and may not hold the verifier
-/// key); what is refused is a log that would go backwards or be rewritten.
+/// origin, signed by the same key (by its id: a deploy compares two logs of its own site and
+/// may not hold the verifier key), no fewer entries, and a consistency proof from the new
+/// tree's tiles. What is refused is a log that would go backwards, be rewritten, or move to a
+/// key its readers do not hold.
 pub fn extends(source: &dyn Source, old: &[u8]) -> Result<(), TlogError> {
     let parse = |b: &[u8]| {
         tlog_tiles::Checkpoint::from_reader(&mut std::io::Cursor::new(b), false)
             .map_err(|e| TlogError::Checkpoint { why: e.to_string() })
     };
-    let old = parse(old)?;
-    let new = parse(&fetch(source, "log/checkpoint")?)?;
+    let old_signed = old;
+    let new_signed = fetch(source, "log/checkpoint")?;
+    let old = parse(old_signed)?;
+    let new = parse(&new_signed)?;
     let bad = |why: String| Err(TlogError::Merkle { why });
     if old.origin() != new.origin() {
         return bad(format!(
@@ -241,10 +280,23 @@ pub fn extends(source: &dyn Source, old: &[u8]) -> Result<(), TlogError> {
             new.size()
         ));
     }
-    let tiles = Tiles(source);
+    let (old_keys, new_keys) = (
+        note::key_ids(old_signed, old.origin()),
+        note::key_ids(&new_signed, new.origin()),
+    );
+    if let Some(old_key) = old_keys.first() {
+        if !new_keys.iter().any(|k| old_keys.contains(k)) {
+            return Err(TlogError::KeyChanged {
+                origin: old.origin().to_string(),
+                old: old_key.clone(),
+                new: new_keys.first().cloned().unwrap_or_else(|| "(none)".into()),
+            });
+        }
+    }
+    let tiles = Tiles::new(source);
     let reader = TileHashReader::new(new.size(), *new.hash(), &tiles);
     let proof =
-        tlog_tiles::prove_tree(new.size(), old.size(), &reader).map_err(TlogError::merkle)?;
+        tlog_tiles::prove_tree(new.size(), old.size(), &reader).map_err(|e| tiles.why(e))?;
     tlog_tiles::check_tree(&proof, new.size(), *new.hash(), old.size(), *old.hash())
         .map_err(TlogError::merkle)
 }
@@ -260,6 +312,9 @@ pub fn prove(
     item: &str,
     vkey: Option<&str>,
 ) -> Result<super::proof::Proof, TlogError> {
+    if let Some(vkey) = vkey {
+        note::verifier(vkey)?;
+    }
     let signed = fetch(source, "log/checkpoint")?;
     let checkpoint = match vkey {
         Some(vkey) => note::open_checkpoint(&signed, vkey)?,
@@ -267,9 +322,10 @@ pub fn prove(
             .map_err(|e| TlogError::Checkpoint { why: e.to_string() })?,
     };
     let (size, root) = (checkpoint.size(), *checkpoint.hash());
-    let tiles = Tiles(source);
+    bounded(size)?;
+    let tiles = Tiles::new(source);
     let reader = TileHashReader::new(size, root, &tiles);
-    let entries = read_entries(source, &reader, size)?;
+    let entries = read_entries(source, &tiles, &reader, size)?;
     let (reveal, commit) = entries
         .iter()
         .rev()
@@ -281,7 +337,7 @@ pub fn prove(
             item: item.into(),
             why: "the log has no reveal of it (not revealed yet, or not an item of a collection that commits before it reveals)".into(),
         })?;
-    let hashes = tlog_tiles::prove_record(size, commit, &reader).map_err(TlogError::merkle)?;
+    let hashes = tlog_tiles::prove_record(size, commit, &reader).map_err(|e| tiles.why(e))?;
     // A recommit's text names the entry it supersedes, which the reader cannot rebuild from
     // the item's JSON alone: it rides in `extra` after the reveal.
     let mut extra = reveal.to_text();
@@ -299,10 +355,12 @@ pub fn prove(
 /// Every entry of the bundles, each checked against the (authenticated) level-0 tiles.
 fn read_entries(
     source: &dyn Source,
+    tiles: &Tiles<'_>,
     reader: &TileHashReader<'_>,
     size: u64,
 ) -> Result<Vec<Entry>, TlogError> {
-    let mut entries = Vec::with_capacity(size as usize);
+    // Never sized from the checkpoint (a number the server chose): grown as bundles are read.
+    let mut entries = Vec::new();
     for n in 0..size.div_ceil(WIDTH) {
         let width = (size - n * WIDTH).min(WIDTH);
         let path = entries_path(n, width);
@@ -310,7 +368,7 @@ fn read_entries(
         let indexes: Vec<u64> = (0..width)
             .map(|i| tlog_tiles::stored_hash_index(0, n * WIDTH + i))
             .collect();
-        let hashes = reader.read_hashes(&indexes).map_err(TlogError::merkle)?;
+        let hashes = reader.read_hashes(&indexes).map_err(|e| tiles.why(e))?;
         for (i, (bytes, hash)) in bundle.iter().zip(&hashes).enumerate() {
             let index = n * WIDTH + i as u64;
             if tlog_tiles::record_hash(bytes) != *hash {

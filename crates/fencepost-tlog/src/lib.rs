@@ -36,8 +36,20 @@ pub enum TlogError {
     Origin { origin: String },
     #[error("the signing key is not a note signing key (PRIVATE+KEY+<origin>+<id>+<base64>, as `fencepost tlog keygen` prints it): {why}")]
     SigningKey { why: String },
-    #[error("{vkey:?} is not a note verifier key (<origin>+<id>+<base64>, as `fencepost tlog keygen` prints it)")]
-    VerifierKey { vkey: String },
+    /// `name` is the text's first `+`-separated field only (the origin a key names), never
+    /// the key material: what was given may be a secret pasted in the wrong place.
+    #[error("the key given for {name:?} is not a note verifier key (<origin>+<id>+<base64>, as `fencepost tlog keygen` prints it)")]
+    VerifierKey { name: String },
+    #[error("the key given where a verifier key belongs is a signing key (PRIVATE+KEY+…), a secret: give the verifier key `fencepost tlog keygen` printed beside it (<origin>+<id>+<base64>). The signing key is not repeated here; if it was pasted where others can read it (a shell history, a CI log), make a new log key")]
+    SigningKeyGiven,
+    #[error("the checkpoint names {size} entries, more than a reader checks ({max}): refused before reading anything more (a log this size is not a site's, or the server is hostile)")]
+    TooLarge { size: u64, max: u64 },
+    #[error("the log's signing key changed: its checkpoints so far are signed by {origin}'s key {old}, this one by key {new}. A new key is a new log, which readers holding the old verifier key cannot check: sign with the key of the log you are extending, or start a new log under a new origin (transparency.skey_file / FENCEPOST_TLOG_SKEY)")]
+    KeyChanged {
+        origin: String,
+        old: String,
+        new: String,
+    },
     #[error("witness {name}: {why}")]
     Witness { name: String, why: String },
     #[error("the checkpoint is not signed by {origin} with the verifier key given: {why}")]

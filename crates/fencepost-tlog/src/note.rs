@@ -54,6 +54,31 @@ impl LogSigner {
         signed_note::Signer::name(&self.signer)
     }
 
+    /// The key's id, hex (public: every signature line carries it).
+    pub fn key_id(&self) -> String {
+        format!("{:08x}", signed_note::Signer::key_id(&self.signer))
+    }
+
+    /// Refuses to sign on from the checkpoint `old` (one this log served before) when it was
+    /// signed by another key: of the same name (a key made again for the same origin) or of
+    /// another (a new origin). Readers hold the old verifier key; a checkpoint signed by a new
+    /// one is a new log to them.
+    pub fn extends_key_of(&self, old: &[u8]) -> Result<(), TlogError> {
+        let text = String::from_utf8_lossy(old);
+        let was = text.lines().next().unwrap_or("").to_string();
+        let ids = key_ids(old, &was);
+        let mine = self.key_id();
+        match (was == self.origin(), ids.first()) {
+            (true, Some(_)) if ids.contains(&mine) => Ok(()),
+            (_, None) => Ok(()),
+            (_, Some(old_id)) => Err(TlogError::KeyChanged {
+                origin: was.clone(),
+                old: old_id.clone(),
+                new: format!("{} of {}", mine, self.origin()),
+            }),
+        }
+    }
+
     /// The checkpoint of the tree of `size` entries with root `root`, signed: the bytes served
     /// at `<prefix>/checkpoint`.
     pub fn sign_checkpoint(&self, size: u64, root: Hash) -> Vec<u8> {
@@ -67,9 +92,36 @@ impl LogSigner {
     }
 }
 
-/// Parses a verifier key text.
+/// Parses a verifier key text. A signing key given in its place is refused as one, and no
+/// error repeats the text beyond the origin it names.
 pub fn verifier(vkey: &str) -> Result<StandardVerifier, TlogError> {
-    StandardVerifier::new(vkey.trim()).map_err(|_| TlogError::VerifierKey { vkey: vkey.into() })
+    let vkey = vkey.trim();
+    if vkey.to_ascii_uppercase().starts_with("PRIVATE+KEY+") {
+        return Err(TlogError::SigningKeyGiven);
+    }
+    StandardVerifier::new(vkey).map_err(|_| TlogError::VerifierKey {
+        name: vkey
+            .split('+')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(100)
+            .collect(),
+    })
+}
+
+/// The ids (hex, as in Go's note texts) of the keys named `origin` whose signature lines a
+/// signed note carries, unverified: what a deploy compares to know the key did not change.
+pub fn key_ids(signed: &[u8], origin: &str) -> Vec<String> {
+    let text = String::from_utf8_lossy(signed);
+    let Some((_, sigs)) = text.rsplit_once("\n\n") else {
+        return Vec::new();
+    };
+    sigs.lines()
+        .filter_map(|line| signed_note::Signature::from_bytes(line.as_bytes()).ok())
+        .filter(|sig| sig.name() == origin)
+        .map(|sig| format!("{:08x}", sig.id()))
+        .collect()
 }
 
 /// A signed checkpoint checked against `vkey`: signed by it (other signatures, a witness's,

@@ -221,9 +221,17 @@ pub fn parse_bundle(path: &str, bytes: &[u8]) -> Result<Vec<Vec<u8>>, TlogError>
         .filter(|p| p.level.is_none())
         .ok_or_else(|| bad("not an entry bundle path".into()))?
         .width;
+    // Counted while parsing: a bundle holding more entries than its path says is refused at
+    // the first one too many, before it costs more than its path allows (a 32 MiB bundle of
+    // empty entries would be 16 million of them).
     let mut entries = Vec::new();
     let mut rest = bytes;
     while !rest.is_empty() {
+        if entries.len() as u64 == want {
+            return Err(bad(format!(
+                "holds more than the {want} entries its path says: refused at entry {want}, before reading on"
+            )));
+        }
         let (len, tail) = rest
             .split_first_chunk::<2>()
             .ok_or_else(|| bad("a length prefix is cut short".into()))?;

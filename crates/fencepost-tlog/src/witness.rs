@@ -43,7 +43,19 @@ pub fn message(time: u64, note_text: &[u8]) -> Vec<u8> {
 
 impl Witness {
     pub fn parse(vkey: &str) -> Result<Witness, TlogError> {
-        let bad = || TlogError::VerifierKey { vkey: vkey.into() };
+        if vkey.trim().to_ascii_uppercase().starts_with("PRIVATE+KEY+") {
+            return Err(TlogError::SigningKeyGiven);
+        }
+        let bad = || TlogError::VerifierKey {
+            name: vkey
+                .trim()
+                .split('+')
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(100)
+                .collect(),
+        };
         let mut parts = vkey.trim().splitn(3, '+');
         let (name, id, key) = (parts.next(), parts.next(), parts.next());
         let (Some(name), Some(id), Some(key)) = (name, id, key) else {

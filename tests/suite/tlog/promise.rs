@@ -190,3 +190,71 @@ fn without_a_checkpoint_verify_says_only_what_the_log_proves(s: &TestSite, url: 
         "{text}"
     );
 }
+
+/// Issue 78.4. The operator makes a new key for the same origin (a lost key file, a
+/// rotation): readers hold the old verifier key, so to them it is a new log. A build over a
+/// revision whose log the old key signed refuses, naming both key ids; a revision built
+/// without one to compare (its folder cleared) is refused by the deploy over the bucket the
+/// old key's log is live in — before anything is uploaded — and the live pointer stays.
+#[test]
+fn a_new_key_under_the_same_origin_is_refused_by_build_and_deploy() {
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
+    let s = logged_site(&keys);
+    let bucket = format!("file://{}", s.path("bucket").display());
+    s.json(&["publish", "--build", "--now", "2026-12-01T12:05:00Z"]);
+    s.json(&["deploy", "--to", &bucket, "--now", "2026-12-01T12:05:00Z"]);
+    let live = std::fs::read(s.path("bucket/current")).unwrap();
+    let again = fencepost_tlog::note::generate("example.org/features").unwrap();
+    s.write(".tlog-skey", &format!("{}\n", again.skey));
+    let hello = std::fs::read_to_string(s.path("content/posts/hello.md")).unwrap();
+    s.write("content/posts/hello.md", &format!("{hello}\nEdited.\n"));
+    let err = s.failing(&["publish", "--build", "--now", "2026-12-02T09:00:00Z"]);
+    assert!(err.contains("the log's signing key changed"), "{err}");
+    std::fs::remove_dir_all(s.path("public")).unwrap();
+    s.json(&["build", "--now", "2026-12-02T09:00:00Z"]);
+    let err = s.failing(&["deploy", "--to", &bucket, "--now", "2026-12-02T09:00:00Z"]);
+    assert!(err.contains("the log's signing key changed"), "{err}");
+    assert_eq!(std::fs::read(s.path("bucket/current")).unwrap(), live);
+}
+
+/// Issue 78.4. With the log turned off, a rollback to a revision built while it was on
+/// serves no log — not the shorter one it was built with, which a reader who saw the later
+/// log would take for a log rewritten — in the local folder and in a bucket.
+#[test]
+fn a_rollback_with_the_log_off_never_serves_a_shorter_log() {
+    let keys = fencepost_tlog::note::generate("example.org/features").unwrap();
+    let s = logged_site(&keys);
+    let bucket = format!("file://{}", s.path("bucket").display());
+    let first = s.json(&["publish", "--build", "--now", "2026-12-01T12:05:00Z"]);
+    s.json(&["deploy", "--to", &bucket, "--now", "2026-12-01T12:05:00Z"]);
+    let hello = std::fs::read_to_string(s.path("content/posts/hello.md")).unwrap();
+    s.write("content/posts/hello.md", &format!("{hello}\nEdited.\n"));
+    s.json(&["publish", "--build", "--now", "2026-12-02T09:00:00Z"]);
+    s.json(&["deploy", "--to", &bucket, "--now", "2026-12-02T09:00:00Z"]);
+    let toml = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    let off = toml
+        .replace("log = true", "log = false")
+        .replace("commit_before_reveal = true\n", "");
+    s.write("fencepost.toml", &off);
+    let dir = format!(
+        "{}-{}",
+        first["build"]["revision"],
+        first["build"]["build"].as_str().unwrap()
+    );
+    s.json(&["rollback", &dir]);
+    let checkpoint = s.current_dir().join(".well-known/fencepost/log/checkpoint");
+    assert!(
+        !checkpoint.exists(),
+        "the rolled-back folder serves its old log"
+    );
+    assert!(s.current_file("posts/hello/index.html").len() > 0);
+    let revision = first["build"]["revision"].to_string();
+    let r = s.json(&["rollback", &revision, "--to", &bucket]);
+    assert_eq!(r["outcome"], "deployed", "{r}");
+    let origin = s.serve(&["--from", &bucket]);
+    assert_eq!(
+        origin.get("/.well-known/fencepost/log/checkpoint").status,
+        404
+    );
+    assert_eq!(origin.get("/posts/hello/").status, 200);
+}

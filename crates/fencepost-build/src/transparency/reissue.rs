@@ -26,20 +26,28 @@ use fencepost_tlog::entry::{ChangeKind, Entry};
 use std::collections::BTreeMap;
 
 /// Re-issues the complete, not live, revision folder `id` with the site's log brought to it
-/// (see the module doc); nothing for a site without a log.
+/// (see the module doc). On a site whose log is turned off, a folder built while it was on
+/// is re-issued without its log: it serves none, as every revision built since does — never
+/// the shorter log it was built with, which readers who saw a later one would take for a log
+/// rewritten. Nothing for a folder without a log on such a site.
 pub fn reissue(
     site: &Site,
     ledger: &mut Ledger,
     public: &Public,
     id: &RevisionId,
 ) -> Result<(), BuildError> {
-    let Some(signer) = super::signer(site)? else {
-        return Ok(());
-    };
     let dir = public.revision_dir(id);
+    let signer = super::signer(site)?;
     let old = Manifest::read(&dir)?;
     let mut manifest = old.clone();
     manifest.files.retain(|e| !e.path.starts_with(LOG_DIR));
+    let Some(signer) = signer else {
+        if manifest.files.len() == old.files.len() {
+            return Ok(());
+        }
+        tracing::warn!(revision = %id, "the log is turned off: the revision rolled back to is re-issued without the log it was built with");
+        return restage(public, &dir, id, &mut manifest);
+    };
     let digest = super::files_digest(&manifest);
     let files = manifest.files.iter();
     let served = served_items(files.map(|e| (e.path.as_str(), e.sha256.as_str())));
@@ -63,6 +71,23 @@ pub fn reissue(
         Some(&prev),
     )?;
     staging.replace_revision(&manifest, &id.to_string())?;
+    Ok(())
+}
+
+/// The folder `dir` of revision `id` re-issued with `manifest`'s files only (all of them in
+/// `dir`, linked).
+fn restage(
+    public: &Public,
+    dir: &std::path::Path,
+    id: &RevisionId,
+    manifest: &mut Manifest,
+) -> Result<(), BuildError> {
+    let staging = Staging::create(public.dir(), &id.to_string())?;
+    for e in &manifest.files {
+        let to = crate::sink::place(&staging.path, &e.path)?;
+        crate::sink::link_or_copy(&dir.join(&e.path), &to)?;
+    }
+    staging.replace_revision(manifest, &id.to_string())?;
     Ok(())
 }
 

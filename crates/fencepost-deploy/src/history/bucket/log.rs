@@ -32,10 +32,11 @@ pub(super) async fn root_for(
             e,
         )
     };
-    let Some(signer) = log::signer(site).map_err(|e| fail(&e))? else {
-        return Ok(chosen.sha256.clone());
-    };
+    let signer = log::signer(site).map_err(|e| fail(&e))?;
     let files = entries_of(remote, &chosen.root).await?;
+    let Some(signer) = signer else {
+        return without_log(remote, chosen, &files).await;
+    };
     let mut have: HashMap<String, RemoteEntry> = match live {
         Some(p) => match remote.root(&p.manifest).await?.found() {
             Some(root) => entries_of(remote, &root).await?,
@@ -68,6 +69,34 @@ pub(super) async fn root_for(
         files: sorted.iter().map(|e| entry(e)).collect(),
     };
     upload_root(remote, manifest, made, &have).await
+}
+
+/// On a site whose log is turned off: `chosen`'s own root when it serves no log, else a new
+/// root of the same revision without its log — never the shorter log it was built with,
+/// which readers who saw a later one would take for a log rewritten.
+async fn without_log(
+    remote: &Remote,
+    chosen: &HeldRevision,
+    files: &HashMap<String, RemoteEntry>,
+) -> Result<String, DeployError> {
+    if !files.keys().any(|p| p.starts_with(LOG_DIR)) {
+        return Ok(chosen.sha256.clone());
+    }
+    tracing::warn!(revision = %chosen.root.id, "the log is turned off: the revision rolled back to is re-issued without the log it was built with");
+    let mut kept: Vec<&RemoteEntry> = files
+        .values()
+        .filter(|e| !e.path.starts_with(LOG_DIR))
+        .collect();
+    kept.sort_by(|a, b| a.path.cmp(&b.path));
+    let manifest = Manifest {
+        id: chosen.root.id.clone(),
+        ledger_id: chosen.root.ledger_id.clone(),
+        audit_tip: None,
+        preview: false,
+        broken_links: Vec::new(),
+        files: kept.iter().map(|e| entry(e)).collect(),
+    };
+    upload_root(remote, manifest, Vec::new(), &HashMap::new()).await
 }
 
 /// Uploads the log files made now and the new root (its shards first) of `manifest` with the
