@@ -1,4 +1,9 @@
-//! Site-internal links in rendered HTML, and checking them against a revision's files.
+//! Site-internal links in rendered HTML, and checking them against a revision's files; a
+//! `base_url`'s path put in front of root-relative ones ([`rebase`]).
+
+mod rebase;
+
+pub use rebase::rebase;
 
 /// Attributes whose value is a URL, as the build reads and rebases them (`srcset`: a list of
 /// URLs, each followed by its width or density).
@@ -93,50 +98,6 @@ pub fn internal_links(html: &str, page: &str, base_path: &str) -> Vec<String> {
     }
     out.sort();
     out.dedup();
-    out
-}
-
-/// `html` with `base_path` (`/project`) put in front of every root-relative URL in a URL
-/// attribute (`/posts/a/` becomes `/project/posts/a/`; `//cdn…`, relative and absolute URLs
-/// are left alone), so a site whose `base_url` has a path works under it whatever its
-/// templates and Markdown wrote — as Hugo's `canonifyURLs` does, with a path. Text and code
-/// samples are not attributes and keep what they say.
-pub fn rebase(html: &str, base_path: &str) -> String {
-    if base_path.is_empty() {
-        return html.to_string();
-    }
-    let escaped = base_path
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#x27;");
-    let mut out = String::with_capacity(html.len() + 256);
-    let mut last = 0;
-    for (name, range) in url_attributes(html) {
-        let value = &html[range.clone()];
-        let starts: Vec<usize> = if name == "srcset" {
-            let mut at = vec![0];
-            at.extend(value.match_indices(',').map(|(i, _)| i + 1));
-            at
-        } else {
-            vec![0]
-        };
-        for s in starts {
-            let rest = &value[s..];
-            let at = s + (rest.len() - rest.trim_start().len());
-            // The value's start, cut between characters.
-            let mut end = value.len().min(at + 12);
-            while !value.is_char_boundary(end) {
-                end -= 1;
-            }
-            let decoded = decode_entities(&value[at..end]);
-            if decoded.starts_with('/') && !decoded.starts_with("//") {
-                out.push_str(&html[last..range.start + at]);
-                out.push_str(&escaped);
-                last = range.start + at;
-            }
-        }
-    }
-    out.push_str(&html[last..]);
     out
 }
 
@@ -380,7 +341,7 @@ mod tests {
         let rebased = rebase(html, "/project");
         assert_eq!(
             rebased,
-            r#"<a href="/project&#x2F;posts&#x2F;a&#x2F;">a</a><link rel="stylesheet" href='/project/style.css'><img src="/project/i.png" srcset="/project/i.png 1x, /project/i@2x.png 2x, https://e.org/x.png 3x"><a href="//cdn/x">c</a><a href="https://e.org/">e</a><a href="rel/">r</a><a data-href="/no/">d</a><p>href="/text/"</p><pre><code>&lt;a href="/code/"&gt;</code></pre>"#
+            r#"<a href="/project/posts/a/">a</a><link rel="stylesheet" href="/project/style.css"><img src="/project/i.png" srcset="/project/i.png 1x, /project/i@2x.png 2x, https://e.org/x.png 3x"><a href="//cdn/x">c</a><a href="https://e.org/">e</a><a href="rel/">r</a><a data-href="/no/">d</a><p>href="/text/"</p><pre><code>&lt;a href="/code/"&gt;</code></pre>"#
         );
         assert_eq!(rebase(html, ""), html);
         assert_eq!(

@@ -295,3 +295,50 @@ fn a_url_with_a_multibyte_character_is_rebased_under_a_base_path() {
     let page = std::fs::read_to_string(s.path("public/current/posts/accent/index.html")).unwrap();
     assert!(page.contains("href=\"/blog/abcdefghijé/\""), "{page}");
 }
+
+/// Guards: issue 78.5. Under a base path, a post whose HTML holds a `data:` image in a
+/// `srcset`, an unquoted `href`, `&#x2f;` and `&sol;` spellings, a `formaction` and a
+/// `ping` is rebased as a browser reads it: the image's base64 intact (it used to become
+/// `base64,/blog/9j/…`), every root-relative URL under `/blog/`, a code sample and
+/// `//cdn` left alone — and the links then checked (none broken).
+#[test]
+fn base_url_rewriting_rewrites_only_urls() {
+    let s = fixture("features");
+    let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &cfg.replace(
+            "base_url = \"http://localhost:8080/\"",
+            "base_url = \"http://localhost:8080/blog/\"",
+        )
+        .replace("unsafe_html = false", "unsafe_html = true"),
+    );
+    let data = "data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ==";
+    s.write(
+        "content/posts/forms.md",
+        &format!(
+            "+++\ntitle = \"Forms\"\npublish_at = 2026-11-20T09:00:00Z\n+++\n\n\
+             <img alt=\"x\" srcset=\"{data} 1x, /posts/forms/ 2x\">\n\n\
+             <p><a href=/posts/hello/>unquoted</a> <a href=\"&#x2f;posts&#x2f;hello/\">hex</a> \
+             <a href=\"&sol;posts/hello/\" ping=\"/posts/forms/ https://x.org/p\">named</a> \
+             <a href=\"//cdn.example/x.js\">cdn</a></p>\n\n\
+             <form><button formaction=\"/posts/hello/\">go</button></form>\n\n\
+             ```html\n<a href=\"/in-code/\">\n```\n"
+        ),
+    );
+    let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["build"]["broken_links"], serde_json::json!([]), "{r}");
+    let page = s.current_file("posts/forms/index.html");
+    for want in [
+        format!("srcset=\"{data} 1x, /blog/posts/forms/ 2x\""),
+        "href=\"/blog/posts/hello/\">unquoted".into(),
+        "href=\"/blog/posts/hello/\">hex".into(),
+        "href=\"/blog/posts/hello/\" ping=\"/blog/posts/forms/ https://x.org/p\">named".into(),
+        "href=\"//cdn.example/x.js\"".into(),
+        "formaction=\"/blog/posts/hello/\"".into(),
+    ] {
+        assert!(page.contains(&want), "{want} in {page}");
+    }
+    assert!(page.contains("/in-code/") && !page.contains("/blog/in-code/"));
+}
