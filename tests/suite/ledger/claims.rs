@@ -197,3 +197,44 @@ fn a_copy_of_another_sites_config_withdraws_nothing() {
     let r = l.ok(&b, &["publish", "--allow-mass-withdrawal", "--now", NOW]);
     assert_eq!(r["withdrawn"].as_array().unwrap().len(), 6, "{r}");
 }
+
+/// Issue 78.6. The ledger in a folder bucket (`file:///…/b/site/ledger`): a deploy over the
+/// folder around it is refused under every spelling — percent-encoded (`%73ite`), through a
+/// symbolic link to it, and (where the file system folds case) in another case — as the
+/// plain spelling always was; nothing is written there. A folder beside it deploys.
+#[test]
+fn the_ledger_stays_private_under_every_spelling_of_a_target() {
+    let s = TestSite::new();
+    s.item(1, "2026-11-01");
+    let b = tempfile::tempdir().unwrap();
+    let site = b.path().join("site");
+    let ledger = format!("file://{}/ledger", site.display());
+    let env = [("FENCEPOST_LEDGER", ledger.as_str())];
+    let run = |args: &[&str]| s.cmd(args).envs(env).output().unwrap();
+    assert!(run(&["publish", "--build", "--now", NOW]).status.success());
+    std::os::unix::fs::symlink(&site, b.path().join("link")).unwrap();
+    let folds = b.path().join("SITE").exists();
+    let mut spellings = vec![
+        format!("file://{}/site", b.path().display()),
+        format!("file://{}/%73ite", b.path().display()),
+        format!("file://{}/link", b.path().display()),
+        format!("file://{}/link/", b.path().display()),
+    ];
+    if folds {
+        spellings.push(format!("file://{}/SITE", b.path().display()));
+    }
+    for to in &spellings {
+        let out = run(&["deploy", "--to", to, "--now", NOW]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{to}: deployed");
+        assert!(err.contains("would hold the ledger"), "{to}: {err}");
+        assert!(!site.join("current").exists() && !site.join("objects").exists());
+    }
+    let beside = format!("file://{}/www", b.path().display());
+    let out = run(&["deploy", "--to", &beside, "--now", NOW]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -28,9 +28,18 @@ pub fn canonical(url: &str) -> String {
 
 /// Whether the stores `a` and `b` name overlap: the same bucket, and one's prefix is the
 /// other's or lies inside it (by whole path segments: `s3://x/www` holds `s3://x/www/ledger`,
-/// not `s3://x/www2`).
+/// not `s3://x/www2`) — under every spelling of either. The adversary is a spelling: what
+/// this guards (a deploy or an origin never over a ledger) must not be walked around by
+/// writing the same place another way. So paths are compared percent-decoded (`%73ite` is
+/// `site`), and two `file://` folders as the file system resolves them: symbolic links
+/// followed (the longest part that exists), and a folder the same file as an ancestor of
+/// the other's — by device and inode, so a case-folding file system (`Site` is `site` on
+/// macOS and Windows) or a bind mount is caught too.
 pub fn overlaps(a: &str, b: &str) -> bool {
-    let (a, b) = (canonical(a), canonical(b));
+    if let (Some(pa), Some(pb)) = (file_path(a), file_path(b)) {
+        return folder_inside(&pa, &pb) || folder_inside(&pb, &pa);
+    }
+    let (a, b) = (decoded(&canonical(a)), decoded(&canonical(b)));
     let inside = |outer: &str, inner: &str| {
         inner == outer
             || inner
@@ -38,6 +47,53 @@ pub fn overlaps(a: &str, b: &str) -> bool {
                 .is_some_and(|rest| rest.starts_with('/') || outer.ends_with('/'))
     };
     inside(&a, &b) || inside(&b, &a)
+}
+
+/// `url` percent-decoded (where it decodes to UTF-8).
+fn decoded(url: &str) -> String {
+    percent_encoding::percent_decode_str(url)
+        .decode_utf8()
+        .map_or_else(|_| url.to_string(), |s| s.into_owned())
+}
+
+/// The folder a `file://` URL names, as the store opens it (percent-decoded).
+fn file_path(url: &str) -> Option<std::path::PathBuf> {
+    let u = url::Url::parse(url).ok()?;
+    (u.scheme() == "file").then(|| u.to_file_path().ok())?
+}
+
+/// `p` with symbolic links resolved in the longest part of it that exists.
+fn resolved(p: &std::path::Path) -> std::path::PathBuf {
+    let mut rest = Vec::new();
+    let mut at = p;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            return rest.iter().rev().fold(real, |acc, c| acc.join(c));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
+/// Whether folder `inner` is `outer` or lies inside it: by path once links are resolved, or
+/// by identity (an existing ancestor of `inner` that is the same file as `outer`).
+fn folder_inside(outer: &std::path::Path, inner: &std::path::Path) -> bool {
+    let (outer, inner) = (resolved(outer), resolved(inner));
+    if inner.starts_with(&outer) {
+        return true;
+    }
+    let Ok(outer) = same_file::Handle::from_path(&outer) else {
+        return false;
+    };
+    inner
+        .ancestors()
+        .filter_map(|a| same_file::Handle::from_path(a).ok())
+        .any(|h| h == outer)
 }
 
 /// What the ledger keys a target by: its [`canonical`] name, and for a store reached at an
@@ -181,6 +237,32 @@ mod canonical_tests {
         assert!(!overlaps("s3://x/www", "s3://x/www2"));
         assert!(!overlaps("s3://x/www", "s3://x/ledger"));
         assert!(!overlaps("s3://x/www", "s3://y/www"));
+        assert!(overlaps("s3://x/%77ww", "s3://x/www/ledger"));
+        assert!(overlaps("file:///b/%73ite", "file:///b/site/ledger"));
+    }
+
+    /// A folder reached through a symbolic link, or under the spelling of another case where
+    /// the file system folds it, is the folder.
+    #[test]
+    fn folders_overlap_as_the_file_system_resolves_them() {
+        use super::overlaps;
+        let tmp = tempfile::tempdir().unwrap();
+        let site = tmp.path().join("site");
+        std::fs::create_dir_all(site.join("ledger")).unwrap();
+        let link = tmp.path().join("link");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&site, &link).unwrap();
+        let url = |p: &std::path::Path| url::Url::from_file_path(p).unwrap().to_string();
+        let ledger = url(&site.join("ledger"));
+        #[cfg(unix)]
+        assert!(overlaps(&url(&link), &ledger));
+        #[cfg(unix)]
+        assert!(overlaps(&url(&link.join("ledger/x")), &ledger));
+        assert!(overlaps(&url(&site.join("ledger/new/deeper")), &ledger));
+        assert!(!overlaps(&url(&tmp.path().join("other")), &ledger));
+        let upper = tmp.path().join("SITE");
+        let folds = upper.exists();
+        assert_eq!(overlaps(&url(&upper), &ledger), folds);
     }
 
     #[test]
