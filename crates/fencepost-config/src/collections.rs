@@ -10,6 +10,7 @@
 mod checks;
 mod kinds;
 mod lists;
+mod urls;
 
 use super::names::{check_url, is_name};
 pub use super::names::{FRONT_MATTER, TEMPLATE_ONLY, YIELDING};
@@ -205,10 +206,15 @@ impl Collections {
             None => None,
         };
         let taxonomies = super::taxonomies::resolve(config, path)?;
+        let rss = config.feeds.iter().any(|f| f == "rss");
+        let checked = |c: Collections| match urls::check_generated(&c, rss) {
+            Ok(()) => Ok(c),
+            Err((key, why)) => Err(bad(key, why)),
+        };
         if config.collections.is_empty() {
             let mut only = Collections::default_for(config, site_tz);
             only.due_time = site_due_time;
-            return Ok(Collections {
+            return checked(Collections {
                 list: vec![only],
                 naming: Naming::Legacy,
                 taxonomies,
@@ -245,7 +251,7 @@ impl Collections {
             list.push(coll);
         }
         check_apart(&list, &bad)?;
-        Ok(Collections {
+        checked(Collections {
             list,
             naming: Naming::Qualified,
             taxonomies,

@@ -41,9 +41,33 @@ pub fn import(
         Dialect::Zola => zola::plan(src, now)?,
     };
     write::starter_files(&mut plan);
+    refuse_what_the_site_refuses(&plan, src, dst)?;
     plan.report.from = Some(from);
     plan.report.source = src.to_path_buf();
     plan.report.site = dst.to_path_buf();
     write::all(dst, &plan.files)?;
     Ok(plan.report)
+}
+
+/// The config the plan holds, loaded as every command of the new site will load it: an
+/// import never writes a site that refuses its own configuration (two of its URLs on one
+/// path, a bad pattern). The error names the key, as `publish` would.
+fn refuse_what_the_site_refuses(plan: &Plan, src: &Path, dst: &Path) -> Result<(), ImportError> {
+    let Some((_, text)) = plan.files.iter().find(|(p, _)| p == "fencepost.toml") else {
+        return Ok(());
+    };
+    let text = String::from_utf8_lossy(text);
+    let Err(e) = fencepost_config::Config::parse(&text, &dst.join("fencepost.toml")) else {
+        return Ok(());
+    };
+    let why = e.to_string();
+    let hint = match why.contains("at the same path") {
+        true => "a section and a taxonomy (or two sections) answer at one URL: rename one",
+        false => "the setting behind the key named",
+    };
+    Err(ImportError::Refused {
+        source_dir: src.to_path_buf(),
+        why,
+        hint: hint.into(),
+    })
 }

@@ -19,6 +19,13 @@ pub enum ImportError {
         line: Option<usize>,
         why: String,
     },
+    /// The config the import would write is one its own site refuses: nothing is written.
+    #[error("the site imported from {source_dir} would not load: {why}. Nothing was written: change the source ({hint}) and import again")]
+    Refused {
+        source_dir: PathBuf,
+        why: String,
+        hint: String,
+    },
     #[error("cannot read {path}: {source}")]
     Read {
         path: PathBuf,

@@ -342,3 +342,80 @@ fn base_url_rewriting_rewrites_only_urls() {
     }
     assert!(page.contains("/in-code/") && !page.contains("/blog/in-code/"));
 }
+
+/// Guards: issue 78.7. A collection listing at `/tags/` beside the `tags` taxonomy, whose
+/// index is `/tags/` (and one at `/tags/rust/`, where the term `rust` would be), used to
+/// pass `publish` — its items recorded — and then fail every build. Refused where it is
+/// written: every command names the key and both URLs, and nothing is recorded.
+#[test]
+fn a_config_whose_urls_collide_is_refused_before_anything_is_recorded() {
+    for (list, names) in [
+        ("/tags/", "taxonomy tags's index of terms (/tags/)"),
+        ("/tags/rust/", "taxonomy tags's term pages (/tags/{term}/)"),
+        ("/atom.xml/", "the site's feed"),
+    ] {
+        let s = fixture("features");
+        let cfg = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+        s.write(
+            "fencepost.toml",
+            &format!("{cfg}\n[collections.notes]\nurl = \"/notes/{{id}}/\"\nlist_url = \"{list}\"\nid = \"slug\"\ndue = \"publish_at\"\n"),
+        );
+        s.write(
+            "content/notes/a.md",
+            "+++\ntitle = \"A\"\npublish_at = 2026-11-20T09:00:00Z\n+++\nA.\n",
+        );
+        let (code, r) = run_json(&s, &["publish", "--build", "--now", BEFORE]);
+        assert_eq!(code, 1, "{list}: {r}");
+        let msg = r["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(r["error"]["key"], "collections.notes.list_url", "{r}");
+        assert!(msg.contains(names) && msg.contains(list), "{list}: {msg}");
+        assert!(
+            !s.path(".fencepost/ledger.sqlite").exists(),
+            "nothing recorded"
+        );
+    }
+}
+
+/// Guards: issue 78.7. `import hugo` of a site whose section `tags` lists at `/tags/`,
+/// beside its `tags` taxonomy: the config it would write is one its own site refuses, so
+/// nothing is written and the error names the key, the URLs and the way out.
+#[test]
+fn import_never_writes_a_config_its_site_refuses() {
+    let src = tempfile::tempdir().unwrap();
+    for (rel, text) in [
+        (
+            "hugo.toml",
+            "baseURL = \"https://example.org/\"\ntitle = \"T\"\n[taxonomies]\ntag = \"tags\"\n",
+        ),
+        (
+            "content/tags/first.md",
+            "---\ntitle: First\ndate: 2026-01-05\ntags: [a]\n---\nHello.\n",
+        ),
+        (
+            "content/posts/second.md",
+            "---\ntitle: Second\ndate: 2026-01-06\n---\nAgain.\n",
+        ),
+    ] {
+        let p = src.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let out = fencepost()
+        .args(["import", "hugo", "--json", "--now", BEFORE])
+        .arg(src.path())
+        .arg(&dst)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(1), "{v}");
+    let msg = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("would not load") && msg.contains("/tags/"),
+        "{msg}"
+    );
+    assert!(msg.contains("Nothing was written"), "{msg}");
+    assert!(!dst.exists());
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}

@@ -21,8 +21,6 @@
 //! regular). The link checker keeps its fast scanner (`super::url_attributes`): it reads
 //! pages after this rewrite, whose changed attributes are quoted and plainly written.
 
-use std::borrow::Cow;
-
 /// Attributes whose whole value is one URL, on any element (HTML's and SVG's).
 const ONE_URL: &[&str] = &[
     "href",
@@ -176,7 +174,7 @@ fn spaced_urls(v: &str) -> Vec<usize> {
 
 /// The decoded text a test compares: character references expanded.
 #[cfg(test)]
-fn decoded(v: &str) -> Cow<'_, str> {
+fn decoded(v: &str) -> std::borrow::Cow<'_, str> {
     htmlize::unescape_attribute(v)
 }
 
