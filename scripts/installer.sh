@@ -95,11 +95,23 @@ got="$(sha256_of "$tmp/$archive")"
 tar -xzf "$tmp/$archive" -C "$tmp"
 [ -f "$tmp/fencepost-$target/fencepost" ] || fail "$archive holds no fencepost-$target/fencepost: nothing was installed"
 mkdir -p "$dir"
-# Copied beside the old binary and renamed over it: a running fencepost is never half-written.
-cp "$tmp/fencepost-$target/fencepost" "$dir/.fencepost.new"
-chmod 755 "$dir/.fencepost.new"
-mv -f "$dir/.fencepost.new" "$dir/fencepost"
-say "installed $("$dir/fencepost" --version) to $dir/fencepost"
+# Only a file (or nothing) may stand where the binary goes: `mv` would move it into a
+# folder and report success.
+if [ -d "$dir/fencepost" ]; then
+    fail "$dir/fencepost is a folder, where the binary goes: nothing was installed (move it away, or install elsewhere with --to DIR)"
+fi
+# Copied beside the old binary and renamed over it: a running fencepost is never
+# half-written. The copy goes into a file mktemp creates exclusively under a name no one can
+# plant a link at beforehand (a shared --to: a fixed name such as .fencepost.new could be a
+# symbolic link to a file the copy would overwrite).
+new="$(mktemp "$dir/.fencepost.new.XXXXXXXX")" || fail "cannot create a file in $dir: nothing was installed"
+trap 'rm -rf "$tmp"; rm -f "$new"' EXIT INT TERM
+cat "$tmp/fencepost-$target/fencepost" > "$new"
+chmod 755 "$new"
+mv -f "$new" "$dir/fencepost"
+installed="$("$dir/fencepost" --version 2>/dev/null)" || fail "$dir/fencepost does not run after installing: check the folder (a noexec mount?)"
+[ -n "$installed" ] || fail "$dir/fencepost printed no version after installing"
+say "installed $installed to $dir/fencepost"
 
 if [ -n "${GITHUB_PATH:-}" ]; then
     echo "$dir" >> "$GITHUB_PATH"

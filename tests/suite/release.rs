@@ -292,6 +292,63 @@ fn the_installer_installs_a_release_archive_and_refuses_a_tampered_one() {
     assert!(!elsewhere.path().join("bin/fencepost").exists());
 }
 
+/// Guards: issue 78.8. The installer writes only the binary it names. With `--to DIR`
+/// where `DIR/fencepost` is a folder it fails naming it (it used to move the binary into the
+/// folder and print "installed  to …", exit 0); a `.fencepost.new` planted in a shared
+/// `--to` as a link to another file leaves that file as it was (the copy used to go through
+/// the link), and the binary is installed.
+#[test]
+fn the_installer_writes_only_what_it_says() {
+    let release = LocalRelease::new();
+    let installer = release.assets().join("fencepost-installer.sh");
+    let install = |to: &Path| {
+        let home = tempfile::tempdir().unwrap();
+        Command::new("sh")
+            .arg(&installer)
+            .arg("--to")
+            .arg(to)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", home.path())
+            .envs(release.env())
+            .output()
+            .unwrap()
+    };
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(shared.path().join("fencepost/keep")).unwrap();
+    let out = install(shared.path());
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is a folder") && !err.contains("fencepost-installer: installed"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(shared.path().join("fencepost"))
+        .unwrap()
+        .collect();
+    assert_eq!(left.len(), 1, "the folder holds what it held");
+    std::fs::remove_dir_all(shared.path().join("fencepost")).unwrap();
+    let victim = shared.path().join("victim.txt");
+    std::fs::write(&victim, "someone else's file").unwrap();
+    std::os::unix::fs::symlink(&victim, shared.path().join(".fencepost.new")).unwrap();
+    let out = install(shared.path());
+    assert_success(&out);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "someone else's file"
+    );
+    let version = Command::new(shared.path().join("fencepost"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_version(&String::from_utf8_lossy(&version.stdout));
+    let names: Vec<String> = std::fs::read_dir(shared.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "only the binary was added: {names:?}");
+}
+
 /// `init --ci` into a fresh folder under `dir`, committed to a new git repository: the site.
 fn site_from_init_ci(dir: &Path) -> std::path::PathBuf {
     let site = dir.join("site");
