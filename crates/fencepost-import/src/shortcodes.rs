@@ -57,7 +57,11 @@ fn parse_call(inside: &str) -> Call {
     }
     let mut call = Call::default();
     let mut it = words.into_iter();
-    let first = it.next().unwrap_or_default();
+    let mut first = it.next().unwrap_or_default();
+    // `{{</ name >}}`: the slash stands apart from the name.
+    if first == "/" {
+        first = format!("/{}", it.next().unwrap_or_default());
+    }
     call.closing = first.starts_with('/');
     call.name = first.trim_start_matches('/').to_string();
     for w in it {
@@ -149,21 +153,34 @@ pub(super) fn convert(
 }
 
 /// For a paired shortcode, the text up to its closing tag and how far past the tag to go.
+/// The closing tag is read as Hugo reads it, whatever its spacing (`{{< /x >}}`,
+/// `{{</x>}}`, `{{</ x >}}`, `{{% /x %}}`); another opening of the same shortcode first means
+/// this one is not paired here.
 fn paired_inner<'a>(name: &str, rest: &'a str) -> Option<(&'a str, usize)> {
-    for close in [
-        format!("{{{{< /{name} >}}}}"),
-        format!("{{{{</{name}>}}}}"),
-        format!("{{{{% /{name} %}}}}"),
-        format!("{{{{%/{name}%}}}}"),
-    ] {
-        if let Some(i) = rest.find(&close) {
-            // Only when no other opening of the same shortcode comes first.
-            let opening = format!("{{{{< {name}");
-            if rest[..i].contains(&opening) {
-                return None;
+    let mut from = 0;
+    while let Some(at) = rest[from..].find("{{") {
+        let start = from + at;
+        let after = &rest[start + 2..];
+        let close = match after.chars().next() {
+            Some('<') => ">}}",
+            Some('%') => "%}}",
+            _ => {
+                from = start + 2;
+                continue;
             }
-            return Some((&rest[..i], i + close.len()));
+        };
+        let Some(end) = after.find(close) else {
+            return None;
+        };
+        let call = parse_call(&after[1..end]);
+        let past = start + 2 + end + close.len();
+        if call.name == name {
+            return match call.closing {
+                true => Some((&rest[..start], past)),
+                false => None,
+            };
         }
+        from = past;
     }
     None
 }
@@ -276,6 +293,29 @@ mod tests {
         assert_eq!((r[1].line, r[1].name.as_str()), (3, "param"));
         let (_, r) = conv("{{< ref \"nowhere.md\" >}}");
         assert!(r[0].why.contains("not a page"), "{r:?}");
+    }
+
+    /// Guards: issue 78.9. PaperMod's `math.inline`: its body holds Go template code and a
+    /// blank line, and its closing tag is spelt `{{</ math.inline >}}`; none of it may reach
+    /// the page (the body leaked whole). Every spelling of a closing tag closes it.
+    #[test]
+    fn papermods_math_inline_goes_with_its_body() {
+        let body = "x\n{{< math.inline >}}\n{{ if or .Page.Params.math .Site.Params.math }}\n\n<link rel=\"stylesheet\" href=\"k.css\">\n{{ end }}\n{{</ math.inline >}}\ny\n";
+        let (out, r) = conv(body);
+        assert_eq!(out, "x\n\ny\n");
+        assert_eq!((r[0].line, r[0].name.as_str()), (2, "math.inline"));
+        for close in [
+            "{{< /m.inline >}}",
+            "{{</m.inline>}}",
+            "{{</ m.inline >}}",
+            "{{% /m.inline %}}",
+            "{{< / m.inline >}}",
+        ] {
+            let (out, _) = conv(&format!(
+                "a{{{{< m.inline >}}}}{{{{ .Get 0 }}}}\n\n{close}b"
+            ));
+            assert_eq!(out, "ab", "{close}");
+        }
     }
 
     #[test]

@@ -292,6 +292,20 @@ fn papermods_example_site_imports_with_nested_sections_at_their_urls() {
     }
     assert_served_under_its_path(&origin, "/hugo-PaperMod", "https://adityatelange.github.io");
     assert_no_shortcodes(&s);
+    // Issue 78.9: `math.inline`'s body (Go template code, a blank line, a `{{</ x >}}`
+    // closing tag) goes with it, reported at its line; it used to reach the page whole.
+    let math = srv.get("/posts/math-typesetting/").text();
+    for leak in ["{{ if", ".Page.Params", "{{ end", "katex.min.css"] {
+        assert!(!math.contains(leak), "{leak} in {math}");
+    }
+    for line in [32, 44] {
+        let at = (
+            "content/posts/math-typesetting.md".to_string(),
+            Some(line),
+            "shortcode math.inline".to_string(),
+        );
+        assert!(not_converted(&r).contains(&at), "{at:?}: {r}");
+    }
     // The report names what the languages held that one language cannot: its menus.
     let nc = not_converted(&r);
     assert!(
