@@ -238,3 +238,29 @@ fn the_ledger_stays_private_under_every_spelling_of_a_target() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue 78.9. `ledger copy` without `--from` copies the ledger every other command uses —
+/// here the one `FENCEPOST_LEDGER` names, in a bucket — not `ledger.path` (which it used to
+/// copy whatever the environment said).
+#[test]
+fn ledger_copy_copies_the_configured_ledger() {
+    let s = TestSite::new();
+    for n in 1..=3 {
+        s.item(n, &format!("2026-11-0{n}"));
+    }
+    let b = tempfile::tempdir().unwrap();
+    let ledger = format!("file://{}/ledger", b.path().display());
+    let env = [("FENCEPOST_LEDGER", ledger.as_str())];
+    let run = |args: &[&str]| {
+        let out = s.cmd(args).arg("--json").envs(env).output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out.status.code(), v)
+    };
+    assert_eq!(run(&["publish", "--now", NOW]).0, Some(0));
+    assert!(!s.path(".fencepost/ledger.sqlite").exists());
+    let to = format!("file://{}/copy", b.path().display());
+    let (code, r) = run(&["ledger", "copy", "--to", &to]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["tables"]["items"], 3, "{r}");
+    assert_eq!(r["verified"], true, "{r}");
+}
