@@ -240,8 +240,8 @@ fn a_deploy_that_keeps_failing_is_parked_and_retry_rearms_it() {
             .cmd(&["deploy", "--to", &url, "--json", "--now", &now])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1));
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{r}");
         assert_eq!(r["outcome"], "failed");
         assert!(
             r["error"].as_str().unwrap().contains("garbage-collected"),

@@ -178,8 +178,8 @@ async fn resume_pending(
 /// holds every object the plan's root names (the killed run uploaded them), the saga finishes
 /// from the bucket (`None` here: resume as usual). Otherwise a runner with a revision of its
 /// own, as new or newer, closes the operation as superseded by it — the pointer is about to
-/// move past it anyway — and deploys its own; one without waits for a runner that has the
-/// files. Never an attempt counted for files this runner could not have.
+/// move past it anyway — and deploys its own: never an attempt counted for files a fresh
+/// runner could not have. A runner with nothing as new resumes it as before (see below).
 async fn without_files(
     ledger: &mut Ledger,
     ctx: &Ctx<'_>,
@@ -207,7 +207,6 @@ async fn without_files(
         tracing::info!(operation = %op.id, "resuming a deploy whose revision is not here: the bucket holds every object of its plan");
         return Ok(None);
     }
-    let target = &ctx.remote.url;
     if wanted >= plan.id.revision {
         let now = ctx.clock.now();
         let closed = ledger.write(|tx| {
@@ -226,8 +225,11 @@ async fn without_files(
         }
         return Ok(Some(ControlFlow::Continue(None)));
     }
-    tracing::warn!(operation = %op.id, "a deploy whose files this runner does not have, and no newer revision here: left for a runner that has them");
-    Ok(Some(ControlFlow::Break(Turn::Done(skipped(target, op)))))
+    // No revision of its own as new (its build failed, or the folder was removed): resumed as
+    // before, so the attempt fails naming the missing folder and is counted — a runner that
+    // can neither finish nor supersede the operation must not hide it behind a green run
+    // (after `deploy.max_attempts` it is parked for a person).
+    Ok(None)
 }
 
 /// Against the live pointer: the report when there is nothing to do (this revision live, a

@@ -140,11 +140,17 @@ impl Run<'_, '_> {
         let mut listed = false;
         let split = match step < Step::Pointer {
             true if !fencepost_output::revision::is_complete(&dir) && fresh.is_none() => {
-                // A runner without the plan's files (`pass::without_files` found the bucket
-                // holding every object of it): on to the pointer.
-                step = self.from_bucket(step, held).await?;
-                listed = true;
-                None
+                // A runner without the plan's files: on to the pointer when the bucket holds
+                // every object of it; else the folder's absence is the failure to name.
+                match self.from_bucket(step, held).await {
+                    Ok(s) => {
+                        step = s;
+                        listed = true;
+                        None
+                    }
+                    Err(DeployError::Incomplete { .. }) => Some(self.local_split(&dir, fresh)?),
+                    Err(e) => return Err(e),
+                }
             }
             true => Some(self.local_split(&dir, fresh)?),
             false => None,
