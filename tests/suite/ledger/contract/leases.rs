@@ -206,8 +206,10 @@ pub(super) fn a_takeover_between_preflight_and_commit_is_lease_lost_and_writes_n
 /// the future) of a page due in 2099: on PostgreSQL it is `NotDue` and writes nothing (no
 /// page, body, audit entry or revision), and `not_yet_due` puts the item back to pending
 /// with its attempt given back; the same commit with the calendar simulated
-/// (`DueCheck::AsGiven`) publishes. SQLite's and the bucket's clock is the host's: the
-/// instant the command decided by stands there.
+/// (`DueCheck::AsGiven`) publishes. On D1 the guard is in the commit batch, by the Worker's
+/// clock (issue 77.4): the whole write is refused (`NotDueByStore`) and writes nothing.
+/// SQLite's and the bucket's clock is the host's: the instant the command decided by stands
+/// there.
 pub(super) fn a_page_due_after_the_ledgers_own_clock_is_not_written(b: Backend) {
     let s = TestSite::on(b);
     let source_hash = embargoed_item(&s);
@@ -238,9 +240,17 @@ pub(super) fn a_page_due_after_the_ledgers_own_clock_is_not_written(b: Backend) 
         notice: false,
         token: "early-token".into(),
     };
-    let r = l
-        .write(|tx| pages::commit(tx, &c, t, DueCheck::ByLedger))
-        .unwrap();
+    let r = l.write(|tx| pages::commit(tx, &c, t, DueCheck::ByLedger));
+    if b == Backend::D1 {
+        let e = r.err().expect("refused by the Worker's clock");
+        assert!(
+            matches!(e, fencepost_ledger::LedgerError::NotDueByStore { .. }),
+            "{e}"
+        );
+        assert_eq!((s.pages(), s.audit().len(), s.revision()), (0, 0, 0));
+        return;
+    }
+    let r = r.unwrap();
     if b != Backend::Postgres {
         assert_eq!(r.outcome, Outcome::Published, "{b:?}");
         return;
