@@ -162,14 +162,15 @@ impl Conn {
     fn snapshot(&mut self, name: &str, seq: i64) -> Result<(), LedgerError> {
         fencepost_core::fail_point!("ledger.bucket.before_snapshot");
         let path = self.scratch_file("snapshot");
-        let exported = replica::export(&self.replica, name, &path).and_then(|()| read(&path));
+        let exported = replica::export(&self.replica, name, &path)
+            .and_then(|()| Ok((read(&path)?, replica::tables_digest_of_image(&path, name)?)));
         let _ = std::fs::remove_file(&path);
-        let bytes = exported?;
+        let (bytes, tables) = exported?;
         let record = SnapshotRecord {
             seq,
             sha256: fencepost_core::digest::sha256_hex(&bytes),
             bytes: bytes.len() as u64,
-            tables: Some(replica::tables_digest(&self.replica, name)?),
+            tables: Some(tables),
         };
         if !self.log.put_snapshot(seq, bytes)? {
             return Ok(()); // another writer's snapshot is there

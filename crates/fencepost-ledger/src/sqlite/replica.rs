@@ -165,12 +165,24 @@ pub(crate) fn audit_chain(conn: &Conn, name: &str) -> Result<Vec<(i64, String)>,
 /// in column order, the rows sorted (so no rowid or physical order counts). What a snapshot
 /// record vouches for, and what a replay of the log must give again at the same position.
 pub(crate) fn tables_digest(conn: &Conn, name: &str) -> Result<String, LedgerError> {
+    digest_of(&conn.0, name)
+}
+
+/// [`tables_digest`] of the database image at `path` (a snapshot as exported): what its
+/// record vouches for is the image uploaded, read back — never the live connection, which may
+/// stand past it inside a transaction the image does not hold.
+pub(crate) fn tables_digest_of_image(path: &Path, name: &str) -> Result<String, LedgerError> {
+    let image = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(sql_err(name, "opening a snapshot image"))?;
+    digest_of(&image, name)
+}
+
+fn digest_of(conn: &Connection, name: &str) -> Result<String, LedgerError> {
     use rusqlite::types::ValueRef;
     use sha2::{Digest, Sha256};
     let err = || sql_err(name, "digesting the ledger's tables");
     let tables: Vec<String> = {
         let mut stmt = conn
-            .0
             .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('fp_replica', 'fp_replica_tip') ORDER BY name")
             .map_err(err())?;
         let rows = stmt.query_map([], |r| r.get(0)).map_err(err())?;
@@ -179,7 +191,6 @@ pub(crate) fn tables_digest(conn: &Conn, name: &str) -> Result<String, LedgerErr
     let mut all = Sha256::new();
     for table in tables {
         let mut stmt = conn
-            .0
             .prepare(&format!("SELECT * FROM \"{}\"", table.replace('"', "\"\"")))
             .map_err(err())?;
         let n = stmt.column_count();
