@@ -11,6 +11,8 @@
 //! - Past the pointer step, a resumed operation checks that the pointer still names its root
 //!   (or that something newer replaced it); a move that was lost is made again.
 
+mod source;
+
 use super::{Ctx, DeployError, Outcome, Plan, Report};
 use crate::targets::claim::{self, owner_of};
 use crate::targets::lost_lease;
@@ -24,7 +26,7 @@ use fencepost_ledger::deploys::{self, Op, Step};
 use fencepost_ledger::lease::{self, Lease};
 use fencepost_ledger::public;
 use fencepost_ledger::{audit, Ledger};
-use fencepost_output::manifest::{AuditAnchor, Manifest};
+use fencepost_output::manifest::AuditAnchor;
 use fencepost_output::pointer::{self, PointerOutcome};
 use fencepost_output::revision::REVISIONS;
 use futures_util::StreamExt;
@@ -137,24 +139,7 @@ impl Run<'_, '_> {
         let mut step = self.op.step;
         let dir = self.ctx.site.public_dir().join(REVISIONS).join(&plan.dir);
         // Whether a listing in this run saw every blob (then the pointer step needs none).
-        let mut listed = false;
-        let split = match step < Step::Pointer {
-            true if !fencepost_output::revision::is_complete(&dir) && fresh.is_none() => {
-                // A runner without the plan's files: on to the pointer when the bucket holds
-                // every object of it; else the folder's absence is the failure to name.
-                match self.from_bucket(step, held).await {
-                    Ok(s) => {
-                        step = s;
-                        listed = true;
-                        None
-                    }
-                    Err(DeployError::Incomplete { .. }) => Some(self.local_split(&dir, fresh)?),
-                    Err(e) => return Err(e),
-                }
-            }
-            true => Some(self.local_split(&dir, fresh)?),
-            false => None,
-        };
+        let (split, mut listed) = self.source(&dir, &mut step, held, fresh).await?;
         let mut known_shards: Option<HashSet<String>> = None;
         if step <= Step::Blobs {
             let split = split.as_ref().expect("read above");
@@ -208,60 +193,6 @@ impl Run<'_, '_> {
             self.advance(Step::Recorded, Step::Done, None, held)?;
         }
         Ok(())
-    }
-
-    /// The steps before the pointer, checked in the bucket instead of carried out from the
-    /// plan's files (which this runner does not have): every object the plan's root names is
-    /// there, by one listing (else the step fails, naming what is missing). The journal is
-    /// moved to the pointer step.
-    async fn from_bucket(&mut self, step: Step, held: &Lease) -> Result<Step, DeployError> {
-        let remote = self.remote();
-        let (shards, blobs) =
-            crate::targets::objects::root_objects_missing(remote, &self.plan.root).await?;
-        if !shards.is_empty() || !blobs.is_empty() {
-            return Err(DeployError::Incomplete {
-                target: remote.url.clone(),
-                root: self.plan.root.clone(),
-                missing: describe_missing(&shards, &blobs),
-            });
-        }
-        if step != Step::Manifest {
-            self.advance(step, Step::Manifest, None, held)?;
-        }
-        Ok(Step::Manifest)
-    }
-
-    /// The plan is never recomputed; the local revision it came from must still say the same.
-    fn local_split(
-        &self,
-        dir: &Path,
-        fresh: Option<layout::Split>,
-    ) -> Result<layout::Split, DeployError> {
-        if let Some(f) = fresh.filter(|f| f.root.sha256 == self.plan.root) {
-            return Ok(f);
-        }
-        let remote = self.remote();
-        let manifest = Manifest::read(dir).map_err(|e| {
-            DeployError::store(
-                remote,
-                "reading the revision the plan names",
-                format!("{e}; it may have been garbage-collected: rebuild it, or `fencepost deploy --retry` after restoring it"),
-            )
-        })?;
-        let split = layout::split(&manifest);
-        if split.root.sha256 != self.plan.root {
-            return Err(DeployError::store(
-                remote,
-                "verifying the frozen plan",
-                format!(
-                    "{} no longer gives manifest {} (it gives {}); the plan is not recomputed",
-                    dir.display(),
-                    self.plan.root,
-                    split.root.sha256
-                ),
-            ));
-        }
-        Ok(split)
     }
 
     /// The blobs. A fresh plan lists what to upload, taking the manifest its pointer named
