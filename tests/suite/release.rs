@@ -229,6 +229,17 @@ fn the_release_plan_names_every_artifact_and_refuses_a_recipe_out_of_step() {
     a_workflow_out_of_step_is_caught(&root);
 }
 
+/// `git ARGS` in `dir` as a test author (name and email given), which must succeed.
+fn git_in(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_success(&out);
+}
+
 /// `init --ci` into a fresh folder under `dir`, committed to a new git repository: the site.
 fn site_from_init_ci(dir: &Path) -> std::path::PathBuf {
     let site = dir.join("site");
@@ -248,15 +259,7 @@ fn site_from_init_ci(dir: &Path) -> std::path::PathBuf {
     assert_success(&out);
     let init: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(init.get("warnings").is_none(), "{init}");
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
-            .args(args)
-            .current_dir(&site)
-            .output()
-            .unwrap();
-        assert_success(&out);
-    };
+    let git = |args: &[&str]| git_in(&site, args);
     git(&["init", "-q", "-b", "main"]);
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "a new site"]);
@@ -387,15 +390,7 @@ fn the_workflow_deploys_what_is_due_while_a_file_is_held_and_then_fails() {
         "+++\ntitle = \"A typo\"\npublish_at = 2026-01-01T00:00:00Z\nseverity = \"hgih\"\ncve = \"CVE-2026-0001\"\n+++\n",
     )
     .unwrap();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
-            .args(args)
-            .current_dir(&site)
-            .output()
-            .unwrap();
-        assert_success(&out);
-    };
+    let git = |args: &[&str]| git_in(&site, args);
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "a typo"]);
     let workflow = std::fs::read_to_string(site.join(".github/workflows/publish.yml")).unwrap();

@@ -95,19 +95,27 @@ impl LogSigner {
 /// Parses a verifier key text. A signing key given in its place is refused as one, and no
 /// error repeats the text beyond the origin it names.
 pub fn verifier(vkey: &str) -> Result<StandardVerifier, TlogError> {
-    let vkey = vkey.trim();
-    if vkey.to_ascii_uppercase().starts_with("PRIVATE+KEY+") {
-        return Err(TlogError::SigningKeyGiven);
+    let vkey = public_key_text(vkey)?;
+    StandardVerifier::new(vkey).map_err(|_| not_a_verifier_key(vkey))
+}
+
+/// `text` trimmed, refused when it is a signing key (`PRIVATE+KEY+…`) given where a public
+/// key belongs: the error never repeats it.
+pub(crate) fn public_key_text(text: &str) -> Result<&str, TlogError> {
+    let text = text.trim();
+    match text.to_ascii_uppercase().starts_with("PRIVATE+KEY+") {
+        true => Err(TlogError::SigningKeyGiven),
+        false => Ok(text),
     }
-    StandardVerifier::new(vkey).map_err(|_| TlogError::VerifierKey {
-        name: vkey
-            .split('+')
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(100)
-            .collect(),
-    })
+}
+
+/// The error for a key text that is not a verifier key, naming only its first field (the
+/// origin it names), never the key material.
+pub(crate) fn not_a_verifier_key(text: &str) -> TlogError {
+    let name = text.trim().split('+').next().unwrap_or("");
+    TlogError::VerifierKey {
+        name: name.chars().take(100).collect(),
+    }
 }
 
 /// The ids (hex, as in Go's note texts) of the keys named `origin` whose signature lines a

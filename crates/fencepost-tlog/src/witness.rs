@@ -43,19 +43,8 @@ pub fn message(time: u64, note_text: &[u8]) -> Vec<u8> {
 
 impl Witness {
     pub fn parse(vkey: &str) -> Result<Witness, TlogError> {
-        if vkey.trim().to_ascii_uppercase().starts_with("PRIVATE+KEY+") {
-            return Err(TlogError::SigningKeyGiven);
-        }
-        let bad = || TlogError::VerifierKey {
-            name: vkey
-                .trim()
-                .split('+')
-                .next()
-                .unwrap_or("")
-                .chars()
-                .take(100)
-                .collect(),
-        };
+        let vkey = super::note::public_key_text(vkey)?;
+        let bad = || super::note::not_a_verifier_key(vkey);
         let mut parts = vkey.trim().splitn(3, '+');
         let (name, id, key) = (parts.next(), parts.next(), parts.next());
         let (Some(name), Some(id), Some(key)) = (name, id, key) else {

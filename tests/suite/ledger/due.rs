@@ -21,34 +21,7 @@ fn ids(v: &Value, key: &str) -> Vec<i64> {
 /// publishes it. (It used to be published ~60 s early.)
 #[test]
 fn a_host_clock_stepped_mid_publish_publishes_nothing_early_on_postgres() {
-    let s = TestSite::on(Backend::Postgres);
-    let due = Utc::now() + Span::seconds(15);
-    s.item(1, "2026-11-01");
-    s.item_with(
-        2,
-        "2026-11-02",
-        &format!(
-            "publish_at = {}\n",
-            due.to_rfc3339_opts(SecondsFormat::Secs, true)
-        ),
-        "At its instant, by the database's clock.",
-    );
-    let env: Vec<(String, String)> = [
-        ("LD_PRELOAD", libfaketime().display().to_string()),
-        ("FAKETIME", "+60s".into()),
-        ("FAKETIME_START_AFTER_SECONDS", "2".into()),
-        ("FAKETIME_DONT_FAKE_MONOTONIC", "1".into()),
-        ("FAILPOINTS", "publish.after_list=sleep(4000)".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let mut c = s.cmd(&["publish", "--json"]);
-    c.env_remove("FENCEPOST_ALLOW_FUTURE_NOW").envs(env);
-    let out = c.output().unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(Utc::now() < due, "the test was too slow to mean anything");
+    let (v, err, s, due) = a_publish_whose_clock_steps_ahead(Backend::Postgres);
     assert_eq!(ids(&v, "published"), vec![1], "{v} {err}");
     let status = s.json(&["status"]);
     assert_eq!(status["items"]["pending"], 1, "{status}");
