@@ -218,7 +218,6 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         ..Report::default()
     };
     let naming = site.collections.naming;
-    report.warnings.extend(other_base_url(site, &mut ledger)?);
     report.retried = rearm(&mut ledger, clock.now(), &opts.retry, naming)?;
 
     // 1. Scan and sync.
@@ -253,26 +252,34 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
         Batch::new(site, clock, opts, &owner, chunk).run(&mut ledger, &mut report)?;
     }
 
-    report.revision = ledger.read(ledger::status::revision)?;
+    // One read for what the report ends with (on a bucket ledger, each read asks the log).
     let now = clock.now();
-    report.next_change_at = ledger.read(|tx| ledger::public::next_change(tx, now))?;
+    let (revision, next, built) = ledger.read(|tx| {
+        Ok((
+            ledger::status::revision(tx)?,
+            ledger::public::next_change(tx, now)?,
+            ledger::status::built_base_url(tx)?,
+        ))
+    })?;
+    report.revision = revision;
+    report.next_change_at = next;
+    report.warnings.extend(other_base_url(site, ledger.name(), built));
     phase("commit");
     Ok(report)
 }
 
-/// A warning when the ledger last built with another `base_url` than this checkout's: a site
-/// made from a copy of another's fencepost.toml, a checkout of another site's branch.
-fn other_base_url(site: &Site, ledger: &mut Ledger) -> Result<Option<String>, PublishError> {
-    let built = ledger.read(ledger::status::built_base_url)?;
+/// A warning when the ledger last built with another `base_url` (`built`) than this
+/// checkout's: a site made from a copy of another's fencepost.toml, a checkout of another
+/// site's branch.
+fn other_base_url(site: &Site, ledger: &str, built: Option<String>) -> Option<String> {
     let here = &site.config.base_url;
-    Ok(built.filter(|b| b != here).map(|b| {
+    built.filter(|b| b != here).map(|b| {
         let w = format!(
-            "the ledger {} last built this site with base_url {b:?}, and this checkout's is {here:?}: is this the same site? (A site made from a copy of another's fencepost.toml shares its ledger; give it its own ledger.url and ledger.site_id.) The next build records {here:?}",
-            ledger.name()
+            "the ledger {ledger} last built this site with base_url {b:?}, and this checkout's is {here:?}: is this the same site? (A site made from a copy of another's fencepost.toml shares its ledger; give it its own ledger.url and ledger.site_id.) The next build records {here:?}"
         );
         tracing::warn!("{w}");
         w
-    }))
+    })
 }
 
 /// `--retry`: re-arms the named items (parked ones become due again), all or none.
