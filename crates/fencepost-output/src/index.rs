@@ -18,7 +18,7 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-pub const FILE: &str = "manifest.idx";
+pub const FILE: &str = super::own::INDEX;
 const HEADER: &[u8] = b"fencepost-index 1\n";
 
 /// One file of the revision, as the index records it.

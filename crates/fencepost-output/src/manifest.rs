@@ -7,7 +7,7 @@ use super::{io_err, OutputError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-pub const FILE: &str = "manifest.json";
+pub const FILE: &str = super::own::MANIFEST;
 
 /// How caches may keep a file. A URL that names a file by its path is answered differently
 /// by the next revision, and no purge reaches every edge: every cache must revalidate it

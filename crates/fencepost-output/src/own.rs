@@ -22,6 +22,13 @@ pub const DIR: &str = ".fencepost";
 /// The pages a build held (`HeldPage`s as JSON), in the folder; absent when none were.
 pub const HELD: &str = "held.json";
 
+/// The manifest's name (`manifest::FILE`): named here, where every own file is, so the
+/// manifest and its index stand on this module and not the other way round.
+pub const MANIFEST: &str = "manifest.json";
+
+/// The manifest's index's name (`index::FILE`).
+pub const INDEX: &str = "manifest.idx";
+
 /// Where a revision keeps its own files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -36,9 +43,7 @@ impl Layout {
     /// a manifest or index lies at the root (a revision of an earlier release).
     pub fn of(dir: &Path) -> Layout {
         let at_root = |name: &str| dir.join(name).is_file();
-        if !dir.join(DIR).is_dir()
-            && (at_root(super::manifest::FILE) || at_root(super::index::FILE))
-        {
+        if !dir.join(DIR).is_dir() && (at_root(MANIFEST) || at_root(INDEX)) {
             Layout::Root
         } else {
             Layout::Own
@@ -56,7 +61,7 @@ impl Layout {
     /// Its own files' names, as paths under the revision's root (`.fencepost/manifest.json`
     /// or `manifest.json`): what is not a file of the site.
     pub fn own_paths(self) -> Vec<String> {
-        let names = [super::manifest::FILE, super::index::FILE, HELD];
+        let names = [MANIFEST, INDEX, HELD];
         match self {
             Layout::Own => names.iter().map(|n| format!("{DIR}/{n}")).collect(),
             Layout::Root => names[..2].iter().map(|n| n.to_string()).collect(),
@@ -66,12 +71,12 @@ impl Layout {
 
 /// The manifest of revision folder `dir`, wherever its release put it.
 pub fn manifest(dir: &Path) -> PathBuf {
-    Layout::of(dir).path(dir, super::manifest::FILE)
+    Layout::of(dir).path(dir, MANIFEST)
 }
 
 /// The manifest's index of revision folder `dir`, wherever its release put it.
 pub fn index(dir: &Path) -> PathBuf {
-    Layout::of(dir).path(dir, super::index::FILE)
+    Layout::of(dir).path(dir, INDEX)
 }
 
 /// The pages held in the revision at `dir` (empty when none were, or for a revision of an

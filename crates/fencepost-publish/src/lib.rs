@@ -263,7 +263,9 @@ pub fn run(site: &Site, clock: &Clock, opts: &Options) -> Result<Report, Publish
     })?;
     report.revision = revision;
     report.next_change_at = next;
-    report.warnings.extend(other_base_url(site, ledger.name(), built));
+    report
+        .warnings
+        .extend(other_base_url(site, ledger.name(), built));
     phase("commit");
     Ok(report)
 }
