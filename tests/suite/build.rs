@@ -9,6 +9,7 @@ mod habits;
 mod held;
 mod markdown;
 mod reuse;
+mod sass;
 mod saved;
 
 use crate::common::*;

@@ -13,6 +13,8 @@ use fencepost_site::Site;
 /// every build, whatever its source and sink.
 pub(super) struct SiteInputs {
     statics: Vec<CopyInput>,
+    /// Stylesheets of `sass/` that could not be compiled (`build/sass.rs`).
+    sass_left_out: Vec<LeftOut>,
     files: fingerprint::SiteFiles,
     assets: fingerprint::Assets,
     pub(super) fingerprints: fingerprint::Fingerprints,
@@ -32,12 +34,15 @@ impl SiteInputs {
     }
 
     pub(super) fn read(site: &Site) -> Result<SiteInputs, BuildError> {
-        let statics = static_copies(site)?;
+        let mut statics = static_copies(site)?;
+        let (compiled, sass_left_out) = super::sass::compile(site, &statics);
+        statics.extend(compiled);
         let files = fingerprint::SiteFiles::read(site)?;
         let assets = fingerprint::referenced_assets(&files.templates, &statics);
         let fingerprints = fingerprint::compute(site, &files, &statics, &assets);
         Ok(SiteInputs {
             statics,
+            sass_left_out,
             files,
             assets,
             fingerprints,
@@ -118,6 +123,7 @@ fn prepare(
         &site.config.markdown,
         &mut left_out,
     );
+    left_out.extend(inputs.sass_left_out.iter().cloned());
     let mut copies = statics_kept(site, inputs, &mut left_out);
     copies.extend(inputs.assets.copies.iter().cloned());
     copies.extend(source.images.iter().cloned());

@@ -30,6 +30,7 @@ mod prelink;
 mod render;
 mod report;
 mod reuse;
+pub mod sass;
 pub(crate) mod sink;
 mod snapshot;
 mod source;

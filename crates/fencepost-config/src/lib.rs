@@ -316,6 +316,9 @@ pub struct BuildConfig {
     pub max_range: usize,
     /// The most bytes one templated file may come to.
     pub max_page_bytes: u64,
+    /// Compile `sass/` into CSS as Zola does (`build/sass.rs`); the longest one compile may take.
+    pub compile_sass: bool,
+    pub sass_timeout_secs: u64,
 }
 
 /// The variables and functions templates are rendered with.
@@ -353,6 +356,8 @@ impl Default for BuildConfig {
             max_template_depth: 64,
             max_range: 100_000,
             max_page_bytes: 64 << 20,
+            compile_sass: false,
+            sass_timeout_secs: 30,
         }
     }
 }

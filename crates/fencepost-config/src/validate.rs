@@ -168,6 +168,7 @@ impl Config {
             ("build.max_template_depth", z(b.max_template_depth), (1, 500), "must be between 1 and 500 (each frame takes stack: the render threads keep 16 MiB)"),
             ("build.max_range", z(b.max_range), (1, 100_000_000), "must be between 1 and 100000000"),
             ("build.max_page_bytes", n(b.max_page_bytes), (1024, 1 << 34), "must be between 1024 and 17179869184 (16 GiB)"),
+            ("build.sass_timeout_secs", n(b.sass_timeout_secs), (1, 3600), hour),
             ("ledger.clock_tolerance_ms", n(self.ledger.clock_tolerance_ms), (1_000, 86_400_000), "must be between 1000 (a store stamps whole seconds) and 86400000 (a day)"),
         ]
     }

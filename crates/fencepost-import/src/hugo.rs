@@ -220,10 +220,25 @@ pub(super) fn plan_with(
         .map(|s| super::source::collection_name(s))
         .collect();
     plan.report.taxonomies = config.taxonomies.clone();
-    for (rel, path) in files_under(src, "static", &mut plan) {
+    copy_site_files(src, &config, &mut plan)?;
+    Ok(plan)
+}
+
+/// `static/` (and a Zola site's `sass/` when it compiles it) copied as they are; each
+/// generator's own folders that have no counterpart here, reported.
+fn copy_site_files(src: &Path, config: &Config, plan: &mut Plan) -> Result<(), ImportError> {
+    for (rel, path) in files_under(src, "static", plan) {
         let bytes = std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
         plan.put(&format!("static/{rel}"), bytes);
         plan.report.static_files += 1;
+    }
+    let sass = super::site_config::compiles_sass(config);
+    if sass {
+        for (rel, path) in files_under(src, "sass", plan) {
+            let bytes =
+                std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
+            plan.put(&format!("sass/{rel}"), bytes);
+        }
     }
     let own: &[&str] = match config.dialect {
         Dialect::Zola => &["templates", "themes", "sass"],
@@ -232,8 +247,9 @@ pub(super) fn plan_with(
     for dir in own
         .iter()
         .filter(|d| !(config.keep_templates && ["templates", "themes"].contains(d)))
+        .filter(|d| !(sass && **d == "sass"))
     {
-        if src.join(dir).is_dir() && !files_under(src, dir, &mut plan).is_empty() {
+        if src.join(dir).is_dir() && !files_under(src, dir, plan).is_empty() {
             plan.report.skip(&format!("{dir}/"), None, dir, match *dir {
                 "layouts" | "themes" if config.dialect == Dialect::Hugo => "Go templates cannot be ported: the starter templates (templates/) were written instead; port what you need by hand",
                 "templates" | "themes" => "Zola's templates are written for Zola's variables: the starter templates (templates/) were written instead; port what you need by hand",
@@ -241,7 +257,7 @@ pub(super) fn plan_with(
             });
         }
     }
-    Ok(plan)
+    Ok(())
 }
 
 /// The folders of headless bundles (`headless = true` in their `index.md`): pages that are

@@ -98,10 +98,24 @@ fn build_table(config: &Config) -> String {
     if config.keep_templates {
         build.push_str("templates = \"zola\"\n");
     }
+    if compiles_sass(config) {
+        build.push_str("compile_sass = true\n");
+    }
     match build.is_empty() {
         true => build,
         false => format!("\n[build]\n{build}"),
     }
+}
+
+/// Whether the source compiles its `sass/` (Zola's `compile_sass = true`): the site then
+/// keeps the folder and compiles it the same way (`[build] compile_sass`).
+pub(super) fn compiles_sass(config: &Config) -> bool {
+    config.dialect == Dialect::Zola
+        && config
+            .table
+            .get("compile_sass")
+            .and_then(toml::Value::as_bool)
+            == Some(true)
 }
 
 /// Zola's `[extra]`, which its kept templates read as `config.extra`.

@@ -52,11 +52,21 @@ fn the_terminimal_zola_site_imports_its_root_blog_with_dates_tags_and_urls() {
     let s = site_at(&dst);
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["published"].as_array().unwrap().len(), 5, "{p}");
-    // The only broken links are the theme's stylesheets, which the fixture leaves out.
-    for l in p["build"]["broken_links"].as_array().unwrap() {
-        assert!(l["link"].as_str().unwrap().ends_with(".css"), "{l}");
-    }
+    // Its stylesheets are compiled from its sass/ (`compile_sass = true`), as Zola compiles
+    // them: no link is broken, and the theme's CSS is served.
+    assert_eq!(p["build"]["broken_links"], serde_json::json!([]), "{p}");
+    assert_eq!(p["build"]["left_out"], serde_json::json!([]), "{p}");
     let srv = s.serve(&[]);
+    let css = Under(&srv, "/zola-theme-terminimal").get("/style.css");
+    assert_eq!(css.status, 200);
+    let css = css.text();
+    assert!(css.contains(".logo") && !css.contains("@import"), "{css}");
+    let blue = Under(&srv, "/zola-theme-terminimal").get("/color/blue.css");
+    assert!(
+        blue.status == 200 && blue.text().contains(":root"),
+        "{}",
+        blue.text()
+    );
     assert_terminimal_renders_its_own_templates(&Under(&srv, "/zola-theme-terminimal"));
     // Every page at the URL Zola gave it, under the base URL's path (a GitHub Pages project
     // site): root posts at /slug/, pages at their `path`.
