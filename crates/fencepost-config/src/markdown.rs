@@ -12,6 +12,10 @@ pub struct MarkdownConfig {
     pub highlight: bool,
     /// HTML in Markdown is passed through (trusted authors only) instead of shown as text.
     pub unsafe_html: bool,
+    /// GitHub's alerts (`> [!NOTE]`, `[!TIP]`, `[!IMPORTANT]`, `[!WARNING]`, `[!CAUTION]`)
+    /// render as `<blockquote class="markdown-alert-note">`, as Zola's `github_alerts` and
+    /// Hugo do; off, they stay a blockquote showing `[!NOTE]` (as before the setting).
+    pub github_alerts: bool,
 }
 
 impl Default for MarkdownConfig {
@@ -20,6 +24,7 @@ impl Default for MarkdownConfig {
             heading_ids: true,
             highlight: true,
             unsafe_html: false,
+            github_alerts: false,
         }
     }
 }

@@ -4,6 +4,9 @@
 //! - Raw HTML: Hugo omits it unless `markup.goldmark.renderer.unsafe = true`; Zola always
 //!   passes it through. Either way the imported site renders it as the source did
 //!   (`markdown.unsafe_html`).
+//! - GitHub's alerts (`> [!NOTE]`): Hugo renders them (its blockquote render hook), Zola with
+//!   `markdown.github_alerts = true`; the imported site does as its source
+//!   (`markdown.github_alerts`).
 //! - Emoji shortcodes (`:smile:`; Hugo's `enableEmoji`, Zola's `markdown.render_emoji`),
 //!   a search index (Zola's `build_search_index`), math and a table of contents in the
 //!   templates: fencepost has no counterpart, so each is reported, never silently dropped.
@@ -31,6 +34,10 @@ pub(super) fn markdown(config: &Config, plan: &mut Plan) -> String {
     let unsafe_html = match config.dialect {
         Dialect::Zola => true,
         Dialect::Hugo => yes(value(&["markup", "goldmark", "renderer"], "unsafe")),
+    };
+    let alerts = match config.dialect {
+        Dialect::Zola => yes(value(&["markdown"], "github_alerts")),
+        Dialect::Hugo => true,
     };
     let mut lost = Vec::new();
     if config.dialect == Dialect::Zola {
@@ -71,8 +78,15 @@ pub(super) fn markdown(config: &Config, plan: &mut Plan) -> String {
     for (what, why) in lost {
         plan.report.skip(config_file, None, what, why);
     }
-    match unsafe_html {
-        true => "\n[markdown]\n# The source rendered HTML written in Markdown: so does this site (trusted authors only).\nunsafe_html = true\n".to_string(),
-        false => String::new(),
+    let mut out = String::new();
+    if unsafe_html {
+        out.push_str("# The source rendered HTML written in Markdown: so does this site (trusted authors only).\nunsafe_html = true\n");
+    }
+    if alerts {
+        out.push_str("# The source rendered GitHub's alerts (> [!NOTE]) as alerts: so does this site.\ngithub_alerts = true\n");
+    }
+    match out.is_empty() {
+        true => out,
+        false => format!("\n[markdown]\n{out}"),
     }
 }

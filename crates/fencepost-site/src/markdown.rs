@@ -73,6 +73,7 @@ pub fn markdown_to_html(md: &str) -> String {
             heading_ids: false,
             highlight: false,
             unsafe_html: false,
+            github_alerts: false,
         },
     )
 }
@@ -83,6 +84,9 @@ pub fn to_html(md: &str, opts: &MarkdownConfig) -> String {
     o.insert(Options::ENABLE_TABLES);
     o.insert(Options::ENABLE_FOOTNOTES);
     o.insert(Options::ENABLE_STRIKETHROUGH);
+    if opts.github_alerts {
+        o.insert(Options::ENABLE_GFM);
+    }
     let unsafe_html = opts.unsafe_html;
     let events = Parser::new_ext(md, o).map(move |ev| match ev {
         Event::Html(s) | Event::InlineHtml(s) if !unsafe_html => Event::Text(s),
@@ -337,6 +341,31 @@ mod tests {
         );
         let r = render("A\n<!--more-->\nB\n", &all_on());
         assert_eq!(r.summary_html.as_deref(), Some("<p>A</p>\n"));
+    }
+
+    /// GitHub's alerts render as Zola and Hugo render them, only when the site asks: as
+    /// before otherwise (a blockquote showing `[!TIP]`).
+    #[test]
+    fn github_alerts_render_when_asked() {
+        let md = "> [!TIP]\n> Save often.\n";
+        let off = to_html(md, &all_on());
+        assert!(
+            off.contains("[!TIP]") && off.contains("<blockquote>"),
+            "{off}"
+        );
+        let on = MarkdownConfig {
+            github_alerts: true,
+            ..all_on()
+        };
+        let html = to_html(md, &on);
+        assert!(
+            html.contains("<blockquote class=\"markdown-alert-tip\">"),
+            "{html}"
+        );
+        assert!(
+            html.contains("Save often.") && !html.contains("[!TIP]"),
+            "{html}"
+        );
     }
 
     #[test]

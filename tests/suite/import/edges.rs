@@ -268,3 +268,56 @@ fn a_hugo_site_with_folded_tags_publishes_whole() {
         "{r}"
     );
 }
+
+/// Guards: issue 79.4 (GitHub alerts). A Hugo page's `> [!WARNING]` renders as an alert
+/// (Hugo renders them), not as a blockquote showing `[!WARNING]`; a Zola site gets them only
+/// with its own `markdown.github_alerts = true`.
+#[test]
+fn github_alerts_render_as_the_source_rendered_them() {
+    let page = "---\ntitle: Care\ndate: 2026-01-05\n---\n> [!WARNING]\n> Back up first.\n";
+    let src = source(&[
+        (
+            "hugo.toml",
+            "baseURL = \"https://example.org/\"\ntitle = \"T\"\n",
+        ),
+        ("content/posts/care.md", page),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    import(tmp.path(), "hugo", src.path(), &dst);
+    let s = site_at(&dst);
+    s.json(&["publish", "--build", "--now", NOW]);
+    let html = s.current_file("posts/care/index.html");
+    assert!(
+        html.contains("markdown-alert-warning") && !html.contains("[!WARNING]"),
+        "{html}"
+    );
+
+    for (setting, alert) in [("", false), ("[markdown]\ngithub_alerts = true\n", true)] {
+        let src = source(&[
+            (
+                "config.toml",
+                &format!("base_url = \"https://example.org\"\ntitle = \"Z\"\n{setting}"),
+            ),
+            (
+                "content/blog/_index.md",
+                "+++\ntitle = \"Blog\"\nsort_by = \"date\"\n+++\n",
+            ),
+            (
+                "content/blog/care.md",
+                "+++\ntitle = \"Care\"\ndate = 2026-01-05\n+++\n> [!TIP]\n> Save often.\n",
+            ),
+        ]);
+        let tmp = tempfile::tempdir().unwrap();
+        let dst = tmp.path().join("site");
+        import(tmp.path(), "zola", src.path(), &dst);
+        let s = site_at(&dst);
+        s.json(&["publish", "--build", "--now", NOW]);
+        let html = s.current_file("blog/care/index.html");
+        assert_eq!(
+            html.contains("markdown-alert-tip"),
+            alert,
+            "{setting}: {html}"
+        );
+    }
+}
