@@ -1,5 +1,5 @@
 //! One file watcher over a site's sources, shared by the editor's preview (`serve --watch`)
-//! and `fencepost run`: `content/`, `templates/`, `static/` and `sass/` recursively, and the site root
+//! and `fencepost run`: `content/`, `templates/`, `static/`, `sass/` and `data/` recursively, and the site root
 //! itself non-recursively, so `fencepost.toml` and the creation or replacement of a watched
 //! folder are seen. File events become a small set of [`Change`]s (a pure, tested function),
 //! a quiet period debounces a burst of saves, and the caller is handed each batch.
@@ -20,7 +20,7 @@ pub const DEBOUNCE: Duration = Duration::from_millis(10);
 
 /// The folders watched recursively. The site root itself is watched non-recursively, so their
 /// creation and removal are seen and followed (a folder replaced is watched again).
-pub const WATCHED: [&str; 4] = ["content", "templates", "static", "sass"];
+pub const WATCHED: [&str; 5] = ["content", "templates", "static", "sass", "data"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
@@ -71,8 +71,9 @@ pub fn classify(root: &Path, path: &Path) -> Change {
         }
         Some("content") => Change::OtherContent,
         Some("templates") => Change::Templates,
-        // A stylesheet's source is a static file once compiled (`build/sass.rs`).
-        Some("static" | "sass") => Change::Static,
+        // A stylesheet's source is a static file once compiled (`build/sass.rs`); a data file
+        // is read by templates (`load_data`) as a static file may be.
+        Some("static" | "sass" | "data") => Change::Static,
         Some(CONFIG_FILE) if parts.len() == 1 => Change::Config,
         _ => Change::Ignored,
     }

@@ -2,6 +2,7 @@
 //! MIT), a Hugo site with YAML front matter, permalinks, a page bundle, a draft and an
 //! embargoed post, and a Zola site — each imported, published, built and served.
 mod edges;
+mod functions;
 mod hugo;
 mod origins;
 mod sections;

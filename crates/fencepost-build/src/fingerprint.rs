@@ -111,6 +111,9 @@ pub struct SiteFiles {
     pub plain: Vec<(String, String)>,
     /// (site-relative path, text) of the collections' list texts (`list_text`) that exist.
     pub list_texts: Vec<(String, String)>,
+    /// (site-relative path, SHA-256) of every file under `data/`: what `load_data` may read
+    /// besides `static/` (`templates/files.rs`).
+    pub data: Vec<(String, String)>,
 }
 
 impl SiteFiles {
@@ -150,10 +153,18 @@ impl SiteFiles {
             .filter(|rel| site.root.join(rel).is_file())
             .map(read)
             .collect::<Result<_, _>>()?;
+        let data = list_files(&site.root, "data", Hidden::Skip)?
+            .into_iter()
+            .map(|rel| {
+                let bytes = std::fs::read(site.root.join(&rel)).unwrap_or_default();
+                (rel, fencepost_core::digest::sha256_hex(&bytes))
+            })
+            .collect();
         Ok(SiteFiles {
             templates,
             plain,
             list_texts,
+            data,
         })
     }
 }
@@ -266,6 +277,22 @@ pub fn compute(
         h.update(path.len().to_le_bytes());
         h.update(path.as_bytes());
         h.update(url.as_bytes());
+    }
+    // Templates that read the site's files (`load_data`, `get_hash`) show what those files
+    // hold: every file they may read is then part of every page's render key.
+    let reads = |t: &String| {
+        super::templates::files::READERS
+            .iter()
+            .any(|f| t.contains(f))
+    };
+    if files.templates.iter().any(|(_, t)| reads(t)) {
+        h.update(b"reads-files");
+        for c in statics {
+            h.update(c.path.len().to_le_bytes());
+            h.update(c.path.as_bytes());
+            h.update(c.sha256.as_bytes());
+        }
+        hash_texts(&mut h, &files.data);
     }
     let render = hex::encode(h.finalize());
     let mut h = Sha256::new();

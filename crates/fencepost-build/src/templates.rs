@@ -1,6 +1,7 @@
 //! Loading the site's tera templates (autoescape on for `.html`) with errors that name the
 //! file and line.
 
+pub mod files;
 mod guard;
 
 pub(crate) use guard::readable_values;
@@ -137,6 +138,7 @@ impl Templates {
         tera.autoescape_on(vec![".html", ".htm", ".xml"]);
         tera.set_escape_fn(escape_html);
         tera.register_function("asset_url", AssetUrl(assets.clone()));
+        files::register(&mut tera, root);
         guard::secure(&mut tera, security, build);
         Ok(Templates {
             tera,

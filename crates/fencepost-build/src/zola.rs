@@ -16,10 +16,10 @@
 //! are checked, and a `base_url` with a path is put in front like every other link; a
 //! template that needs an absolute URL writes `config.base_url ~ page.path`. Rejected:
 //! translating the templates to fencepost's variables (a Zola theme would stop being one).
-//! Not provided (the import names a template that uses one and writes starter templates
-//! instead): `load_data`, `resize_image`, `get_image_metadata`, `trans`, `get_hash`,
-//! `get_file_hash`; `page.toc` is empty and sections' own `weight` does not order
-//! `subsections` (they are by path).
+//! Zola's file functions and filters (`load_data`, `get_hash`, `base64_encode`, …) are every
+//! site's (`templates/files.rs`). Not provided yet: `resize_image`, `get_image_metadata`,
+//! `trans` (a call holds its page, named); `page.toc` is empty and sections' own `weight` does
+//! not order `subsections` (they are by path).
 
 mod context;
 mod functions;

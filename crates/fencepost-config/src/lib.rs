@@ -332,14 +332,8 @@ pub enum TemplateDialect {
 
 impl TemplateDialect {
     /// Functions of Zola that fencepost's Zola mode does not have (see `build/zola.rs`).
-    pub const ZOLA_MISSING_FUNCTIONS: &'static [&'static str] = &[
-        "load_data",
-        "resize_image",
-        "get_image_metadata",
-        "trans",
-        "get_hash",
-        "get_file_hash",
-    ];
+    pub const ZOLA_MISSING_FUNCTIONS: &'static [&'static str] =
+        &["resize_image", "get_image_metadata", "trans"];
 
     /// In Zola mode, a collection page size at or above this means "not paginated" (what the
     /// import writes for a Zola section without `paginate_by`): no `paginator`.

@@ -233,11 +233,19 @@ fn copy_site_files(src: &Path, config: &Config, plan: &mut Plan) -> Result<(), I
         plan.report.static_files += 1;
     }
     let sass = super::site_config::compiles_sass(config);
+    // A Zola site's `data/` is what its templates `load_data` (build/templates/files.rs).
+    let mut kept: Vec<&str> = Vec::new();
     if sass {
-        for (rel, path) in files_under(src, "sass", plan) {
+        kept.push("sass");
+    }
+    if config.dialect == Dialect::Zola {
+        kept.push("data");
+    }
+    for dir in kept {
+        for (rel, path) in files_under(src, dir, plan) {
             let bytes =
                 std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
-            plan.put(&format!("sass/{rel}"), bytes);
+            plan.put(&format!("{dir}/{rel}"), bytes);
         }
     }
     let own: &[&str] = match config.dialect {

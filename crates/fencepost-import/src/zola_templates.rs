@@ -7,24 +7,18 @@
 //! `<name>/single.html` and `<name>/list.html`. A template fencepost needs that the site
 //! lacks (Zola has built-in ones) is written as a plain one and reported.
 //!
-//! All or nothing: where any template calls a function fencepost's Zola mode does not have
-//! (`load_data`, `resize_image`, …) or a filter Zola adds that Tera lacks, no template is
-//! kept — each use is reported with its file and line, and the starter templates are written,
-//! so the site still publishes whole. Shortcode templates (`templates/shortcodes/`) are not
+//! Never all or nothing: a template that calls a function fencepost does not have yet
+//! (`resize_image`, `get_image_metadata`, `trans`) is kept with the rest, and each call is
+//! reported with its file and line — it costs only the pages rendered with that template,
+//! which the build holds, named (it used to cost every template of the theme). Zola's other
+//! functions and filters (`load_data`, `get_hash`, `base64_encode`, `regex_replace`, …) run
+//! (`build/templates/files.rs`). Shortcode templates (`templates/shortcodes/`) are not
 //! copied: shortcodes are converted or reported page by page.
 
 use super::plan::{files_under, read_text, ImportError, Plan};
 use super::source::Config;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// Zola filters Tera does not have, which fencepost's Zola mode does not add.
-const MISSING_FILTERS: &[&str] = &[
-    "base64_encode",
-    "base64_decode",
-    "regex_replace",
-    "num_format",
-];
 
 /// The templates to keep (name under `templates/` → text), or None (each reason reported)
 /// when the site has none or one of them cannot run.
@@ -53,35 +47,28 @@ pub(super) fn read(
     if out.is_empty() {
         return Ok(None);
     }
-    let mut blocked = false;
     for (rel, (dir, text)) in &out {
         for (n, line) in text.lines().enumerate() {
             let functions = fencepost_config::TemplateDialect::ZOLA_MISSING_FUNCTIONS
                 .iter()
                 .filter(|f| line.contains(&format!("{f}(")));
-            let filters = MISSING_FILTERS.iter().filter(|f| {
-                line.split('|')
-                    .skip(1)
-                    .any(|after| after.trim_start().starts_with(**f))
-            });
             if line.contains("get_env(") {
                 let why = "it reads an environment variable: fencepost lets a template read only what [security] getenv in fencepost.toml allows (none by default) and never a credential; allow what it needs, or it gets its default";
                 plan.report
                     .skip(&format!("{dir}{rel}"), Some(n + 1), "get_env", why);
             }
-            for name in functions.chain(filters) {
-                blocked = true;
-                let why = format!("`{name}` is one Zola has and fencepost's Zola mode does not: none of the site's templates were kept (the starter templates were written instead); rewrite what calls it, then set [build] templates = \"zola\" and copy the templates in");
+            for name in functions {
+                let why = format!("`{name}` is one Zola has and fencepost does not yet: the template was kept, and the pages rendered with it are held (named in the build report) until the call is rewritten or fencepost has it");
                 plan.report
                     .skip(&format!("{dir}{rel}"), Some(n + 1), name, &why);
             }
         }
     }
-    Ok((!blocked).then(|| {
+    Ok(Some(
         out.into_iter()
             .map(|(rel, (_, text))| (rel, text))
-            .collect()
-    }))
+            .collect(),
+    ))
 }
 
 /// What a template fencepost needs is, for its plain stand-in.

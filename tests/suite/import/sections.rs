@@ -245,11 +245,12 @@ fn a_zola_sites_own_templates_reach_only_what_is_public() {
         .contains("Secret Zeppelin"));
 }
 
-/// Guards: issue 48 (point 7): a Zola template that calls a function fencepost's Zola mode
-/// lacks is named with its file and line, and the site gets the starter templates instead
-/// (all or nothing), so its own publish still builds it.
+/// Guards: issue 48 (point 7), as issue 79.1 changed it: a Zola template that calls a
+/// function fencepost lacks yet (`resize_image`) is named with its file and line, and the
+/// theme's templates are all kept — only the page rendered with that template is held (it
+/// used to be all or nothing: the starters stood in for every template).
 #[test]
-fn a_zola_template_that_cannot_run_is_named_and_the_starters_stand_in() {
+fn a_zola_template_that_cannot_run_is_named_and_costs_only_its_pages() {
     let src = source(&[
         (
             "config.toml",
@@ -257,11 +258,11 @@ fn a_zola_template_that_cannot_run_is_named_and_the_starters_stand_in() {
         ),
         (
             "templates/index.html",
-            "<html>\n{% set d = load_data(path=\"x.json\") %}{{ d }}\n</html>",
+            "<html>\n{% set d = resize_image(path=\"x.jpg\", width=1, height=1) %}{{ d }}\n</html>",
         ),
         (
             "templates/page.html",
-            "<html>{{ page.content | safe }}</html>",
+            "<html><article>{{ page.content | safe }}</article></html>",
         ),
         ("content/blog/_index.md", "+++\ntitle = \"Blog\"\n+++\n"),
         (
@@ -274,13 +275,16 @@ fn a_zola_template_that_cannot_run_is_named_and_the_starters_stand_in() {
     let r = import(tmp.path(), "zola", src.path(), &dst);
     let named =
         r["not_converted"].as_array().unwrap().iter().any(|u| {
-            u["file"] == "templates/index.html" && u["line"] == 2 && u["what"] == "load_data"
+            u["file"] == "templates/index.html" && u["line"] == 2 && u["what"] == "resize_image"
         });
     assert!(named, "{r}");
     let toml = std::fs::read_to_string(dst.join("fencepost.toml")).unwrap();
-    assert!(!toml.contains("templates = \"zola\""), "{toml}");
+    assert!(toml.contains("templates = \"zola\""), "{toml}");
     let s = site_at(&dst);
-    let p = s.json(&["publish", "--build", "--now", NOW]);
+    let out = s.cmd(&["publish", "--build", "--json", "--now", NOW]).output().unwrap();
+    let p: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(HELD), "{p}");
     assert_eq!(p["published"], serde_json::json!(["blog/a"]), "{p}");
+    assert_eq!(p["build"]["held_pages"][0]["path"], "index.html", "{p}");
     assert!(s.current_file("blog/a/index.html").contains("<article>"));
 }

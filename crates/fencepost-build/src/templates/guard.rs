@@ -13,8 +13,10 @@
 //!   nothing else.
 //! - `asset_url(path)`: a URL of a file under `static/`; Zola mode's `get_url`, `get_page`,
 //!   `get_section`, `get_taxonomy`, `get_taxonomy_url`: the public pages of the revision being
-//!   built, nothing else. Nothing reads a file outside the site's templates, a URL, or the
-//!   network.
+//!   built, nothing else.
+//! - `load_data`, `get_hash`, `get_file_hash` (Zola's): files of `data/` and `static/` only,
+//!   never `content/` or a URL (`templates/files.rs`). Nothing reads a file outside the site's
+//!   templates, `data/` and `static/`, a URL, or the network.
 //!
 //! How far: `build.max_template_depth` frames (macro calls, includes, for loops; a macro that
 //! calls itself used to overflow the stack and abort the process), and `build.max_page_bytes`

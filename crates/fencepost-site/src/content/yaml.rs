@@ -37,8 +37,9 @@ pub struct YamlError {
     pub message: String,
 }
 
-/// Reads a YAML front matter (the text between the fences) as a TOML table.
-pub fn to_table(text: &str) -> Result<toml::Table, YamlError> {
+/// Reads a YAML document whatever its root (a data file: a list, a mapping, a scalar), under
+/// the same bounds; `None` for an empty document.
+pub fn to_value(text: &str) -> Result<Option<toml::Value>, YamlError> {
     let mut tree = Tree::default();
     Parser::new_from_str(text)
         .load(&mut tree, false)
@@ -46,10 +47,15 @@ pub fn to_table(text: &str) -> Result<toml::Table, YamlError> {
             line: e.marker().line().max(1),
             message: e.info().to_string(),
         })?;
-    if let Some(e) = tree.error {
-        return Err(e);
+    match tree.error {
+        Some(e) => Err(e),
+        None => Ok(tree.root),
     }
-    match tree.root {
+}
+
+/// Reads a YAML front matter (the text between the fences) as a TOML table.
+pub fn to_table(text: &str) -> Result<toml::Table, YamlError> {
+    match to_value(text)? {
         None => Ok(toml::Table::new()),
         Some(toml::Value::Table(t)) => Ok(t),
         Some(_) => Err(YamlError {

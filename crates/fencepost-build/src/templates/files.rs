@@ -1,0 +1,294 @@
+//! The functions and filters Zola gives its templates beyond Tera's own, for every site's
+//! templates (a Zola theme's run as they are; fencepost's own may use them too):
+//! `load_data`, `get_hash` (and its older name `get_file_hash`), and the filters
+//! `base64_encode`, `base64_decode`, `regex_replace` and `num_format`.
+//!
+//! **What they may reach.** `load_data` and `get_hash` read files of the site's `data/` and
+//! `static/` folders only — a path naming one from the site's root (`data/authors.json`), else
+//! looked up under `static/`, then `data/`, as Zola looks a path up in its folders — never
+//! `content/` (it holds items before their instant: a template must not print an
+//! embargoed text), never a file outside the two folders once links are resolved (a theme's
+//! author reaching for `../.tlog-skey`, `/home/runner/.aws/credentials`), never a URL (a build
+//! fetches nothing: `load_data(url=…)` is refused). At most [`MAX_DATA_BYTES`] a file. A page
+//! whose call is refused is held, named, alone. The files the templates can read are in the
+//! render fingerprint whenever a template calls one of these (`fingerprint::compute`), so a
+//! change to a data file re-renders what may show it.
+//!
+//! Zola's `resize_image`, `get_image_metadata` and `trans` are not here yet: each answers with
+//! that, naming itself, and only the pages whose templates call it are held.
+
+use base64::Engine;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The largest file `load_data` or `get_hash` reads.
+pub const MAX_DATA_BYTES: u64 = 16 << 20;
+
+/// The folders they read from (a path not naming one is looked up in `static/`, then `data/`).
+pub const FOLDERS: [&str; 2] = ["data", "static"];
+
+/// The function names that read the site's files (what `fingerprint::compute` looks for).
+pub const READERS: [&str; 3] = ["load_data(", "get_hash(", "get_file_hash("];
+
+type Args = HashMap<String, Value>;
+
+fn err(msg: String) -> tera::Error {
+    tera::Error::msg(msg)
+}
+
+fn arg<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
+    a.get(name).and_then(Value::as_str)
+}
+
+/// Registers them on `tera`, reading under the site at `root`.
+pub(crate) fn register(tera: &mut tera::Tera, root: &Path) {
+    let files = SiteFiles::new(root);
+    let f = files.clone();
+    tera.register_function("load_data", move |a: &Args| load_data(&f, a));
+    let f = files.clone();
+    tera.register_function("get_hash", move |a: &Args| get_hash(&f, a, "get_hash"));
+    tera.register_function("get_file_hash", move |a: &Args| {
+        get_hash(&files, a, "get_file_hash")
+    });
+    for name in ["resize_image", "get_image_metadata", "trans"] {
+        tera.register_function(name, move |_: &Args| {
+            Err(err(format!("{name}: Zola has it and fencepost does not yet; the pages whose templates call it are held until it does (or the call is removed)")))
+        });
+    }
+    tera.register_filter("base64_encode", |v: &Value, _: &Args| {
+        let s = v
+            .as_str()
+            .ok_or_else(|| err("base64_encode: a string is needed".into()))?;
+        Ok(json!(base64::engine::general_purpose::STANDARD.encode(s)))
+    });
+    tera.register_filter("base64_decode", |v: &Value, _: &Args| {
+        let s = v
+            .as_str()
+            .ok_or_else(|| err("base64_decode: a string is needed".into()))?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(s.trim())
+            .map_err(|e| err(format!("base64_decode: {e}")))?;
+        Ok(json!(String::from_utf8_lossy(&bytes)))
+    });
+    tera.register_filter("regex_replace", regex_replace);
+    tera.register_filter("num_format", num_format);
+}
+
+/// `regex_replace(pattern, rep)`: every match replaced (`$1` for a group), as Zola does.
+fn regex_replace(v: &Value, a: &Args) -> tera::Result<Value> {
+    let s = v
+        .as_str()
+        .ok_or_else(|| err("regex_replace: a string is needed".into()))?;
+    let (Some(pattern), Some(rep)) = (arg(a, "pattern"), arg(a, "rep")) else {
+        return Err(err("regex_replace needs pattern=\"…\" and rep=\"…\"".into()));
+    };
+    let re = regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| err(format!("regex_replace: {e}")))?;
+    Ok(json!(re.replace_all(s, rep)))
+}
+
+/// `num_format(locale="en")`: a number with the locale's digit grouping (`1,234,567`).
+fn num_format(v: &Value, a: &Args) -> tera::Result<Value> {
+    use num_format::{Locale, ToFormattedString};
+    let n = v
+        .as_i64()
+        .ok_or_else(|| err("num_format: an integer is needed".into()))?;
+    let name = arg(a, "locale").unwrap_or("en");
+    let locale =
+        Locale::from_name(name).map_err(|_| err(format!("num_format: no locale {name:?}")))?;
+    Ok(json!(n.to_formatted_string(&locale)))
+}
+
+/// Where the functions may read: `data/` and `static/`, resolved.
+#[derive(Clone)]
+struct SiteFiles {
+    folders: Vec<PathBuf>,
+}
+
+impl SiteFiles {
+    fn new(root: &Path) -> SiteFiles {
+        // One entry per folder of FOLDERS, in order (a missing folder is a path nothing is in).
+        let folders = FOLDERS
+            .iter()
+            .map(|d| std::fs::canonicalize(root.join(d)).unwrap_or_else(|_| root.join(d)))
+            .collect();
+        SiteFiles { folders }
+    }
+
+    /// The bytes of `path`, looked up as Zola looks it up, within the two folders: from the
+    /// site's root when it names one of them (`data/authors.json`, `static/x.txt`), else under
+    /// `static/`, then `data/`. `None` when none has it; an error for a path that would leave
+    /// them or a file too big.
+    fn read(&self, f: &str, path: &str) -> tera::Result<Option<Vec<u8>>> {
+        let rel = path.trim_start_matches('/');
+        if rel.starts_with("@/") || rel.starts_with("content/") || rel.split('/').any(|c| c == "..")
+        {
+            return Err(err(format!(
+                "{f}: {path:?} leaves data/ and static/ (content/ is never read: it holds items before their instant)"
+            )));
+        }
+        let mut candidates = Vec::new();
+        for (name, folder) in FOLDERS.iter().zip(&self.folders) {
+            if let Some(inner) = rel.strip_prefix(&format!("{name}/")) {
+                candidates.push((folder, folder.join(inner)));
+            }
+        }
+        candidates.extend(self.folders.iter().rev().map(|d| (d, d.join(rel))));
+        for (folder, candidate) in candidates {
+            let Ok(real) = std::fs::canonicalize(candidate) else {
+                continue;
+            };
+            if !real.starts_with(folder) {
+                return Err(err(format!(
+                    "{f}: {path:?} leads outside data/ and static/"
+                )));
+            }
+            let meta = std::fs::metadata(&real).map_err(|e| err(format!("{f}: {path}: {e}")))?;
+            if !meta.is_file() {
+                continue;
+            }
+            if meta.len() > MAX_DATA_BYTES {
+                return Err(err(format!(
+                    "{f}: {path} is {} bytes, more than a template reads ({MAX_DATA_BYTES})",
+                    meta.len()
+                )));
+            }
+            return std::fs::read(&real)
+                .map(Some)
+                .map_err(|e| err(format!("{f}: {path}: {e}")));
+        }
+        Ok(None)
+    }
+}
+
+/// `get_hash(path=… | literal=…, sha_type=384, base64=true)`, as Zola computes it.
+fn get_hash(files: &SiteFiles, a: &Args, f: &str) -> tera::Result<Value> {
+    use sha2::Digest;
+    let bytes = match (arg(a, "path"), arg(a, "literal")) {
+        (Some(p), None) => files
+            .read(f, p)?
+            .ok_or_else(|| err(format!("{f}: no file {p:?} in data/ or static/")))?,
+        (None, Some(l)) => l.as_bytes().to_vec(),
+        _ => return Err(err(format!("{f} needs path=\"…\" or literal=\"…\""))),
+    };
+    let sha = a.get("sha_type").and_then(Value::as_u64).unwrap_or(384);
+    let digest: Vec<u8> = match sha {
+        256 => sha2::Sha256::digest(&bytes).to_vec(),
+        384 => sha2::Sha384::digest(&bytes).to_vec(),
+        512 => sha2::Sha512::digest(&bytes).to_vec(),
+        n => return Err(err(format!("{f}: sha_type is 256, 384 or 512, not {n}"))),
+    };
+    let base64 = a.get("base64").and_then(Value::as_bool).unwrap_or(true);
+    Ok(json!(match base64 {
+        true => base64::engine::general_purpose::STANDARD.encode(digest),
+        false => hex::encode(digest),
+    }))
+}
+
+/// `load_data(path=… | literal=…, format=…, required=true)`: a data file as Zola reads it.
+fn load_data(files: &SiteFiles, a: &Args) -> tera::Result<Value> {
+    if a.contains_key("url") {
+        return Err(err(
+            "load_data(url=…): a build fetches nothing from the network; put the file in data/"
+                .into(),
+        ));
+    }
+    let (text, name) = match (arg(a, "path"), arg(a, "literal")) {
+        (Some(p), None) => match files.read("load_data", p)? {
+            Some(b) => (String::from_utf8_lossy(&b).into_owned(), p.to_string()),
+            None if a.get("required").and_then(Value::as_bool) == Some(false) => {
+                return Ok(Value::Null)
+            }
+            None => return Err(err(format!("load_data: no file {p:?} in data/ or static/"))),
+        },
+        (None, Some(l)) => (l.to_string(), String::new()),
+        _ => return Err(err("load_data needs path=\"…\" or literal=\"…\"".into())),
+    };
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    let format = arg(a, "format")
+        .map(str::to_ascii_lowercase)
+        .or(ext)
+        .unwrap_or("plain".into());
+    parse(&text, &format).map_err(|why| err(format!("load_data {name}: {why}")))
+}
+
+/// `text` read as `format`, the way Zola hands each to a template.
+fn parse(text: &str, format: &str) -> Result<Value, String> {
+    match format {
+        "json" => serde_json::from_str(text).map_err(|e| e.to_string()),
+        "toml" => toml::from_str::<toml::Value>(text)
+            .map_err(|e| e.to_string())
+            .and_then(|v| serde_json::to_value(v).map_err(|e| e.to_string())),
+        "yaml" | "yml" => match fencepost_site::content::yaml::to_value(text) {
+            Ok(v) => serde_json::to_value(v).map_err(|e| e.to_string()),
+            Err(e) => Err(format!("line {}: {}", e.line, e.message)),
+        },
+        "csv" => csv_value(text),
+        "plain" | "txt" | "md" | "html" | "xml" | "svg" => Ok(json!(text)),
+        other => Err(format!(
+            "format {other:?} is not read here (json, toml, yaml, csv, plain)"
+        )),
+    }
+}
+
+/// A CSV file as Zola gives it: `{"headers": [...], "records": [[...], ...]}`.
+fn csv_value(text: &str) -> Result<Value, String> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text.as_bytes());
+    let headers: Vec<String> = r
+        .headers()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let mut records = Vec::new();
+    for row in r.records() {
+        let row = row.map_err(|e| e.to_string())?;
+        records.push(row.iter().map(str::to_string).collect::<Vec<_>>());
+    }
+    Ok(json!({ "headers": headers, "records": records }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_files_read_as_zola_reads_them() {
+        assert_eq!(parse("{\"a\": 1}", "json").unwrap(), json!({"a": 1}));
+        assert_eq!(parse("a = 1", "toml").unwrap(), json!({"a": 1}));
+        assert_eq!(parse("- x\n- y\n", "yaml").unwrap(), json!(["x", "y"]));
+        assert_eq!(
+            parse("name,n\nA,1\nB,2\n", "csv").unwrap(),
+            json!({"headers": ["name", "n"], "records": [["A", "1"], ["B", "2"]]})
+        );
+        assert!(parse("x", "bibtex").is_err());
+    }
+
+    #[test]
+    fn nothing_outside_data_and_static_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        for d in ["data", "static", "content"] {
+            std::fs::create_dir_all(tmp.path().join(d)).unwrap();
+        }
+        std::fs::write(tmp.path().join("data/a.json"), "{}").unwrap();
+        std::fs::write(tmp.path().join("content/secret.md"), "secret").unwrap();
+        std::fs::write(tmp.path().join(".tlog-skey"), "PRIVATE").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(tmp.path().join(".tlog-skey"), tmp.path().join("data/k"))
+            .unwrap();
+        let f = SiteFiles::new(tmp.path());
+        assert!(f.read("t", "a.json").unwrap().is_some());
+        assert!(f.read("t", "data/a.json").unwrap().is_some());
+        assert!(f.read("t", "content/secret.md").is_err());
+        assert!(f.read("t", "../content/secret.md").is_err());
+        assert!(f.read("t", "@/secret.md").is_err());
+        assert!(f.read("t", "../.tlog-skey").is_err());
+        #[cfg(unix)]
+        assert!(f.read("t", "k").is_err());
+    }
+}

@@ -1,0 +1,153 @@
+//! Issue 79.1: a Zola theme's templates are kept whatever they call. Zola's `load_data`,
+//! `get_hash` and filters run; a function fencepost lacks yet costs only the pages of the
+//! template that calls it. The adversary is the theme's author: `load_data` reads `data/` and
+//! `static/` only — never `content/` (items before their instant), never outside the site.
+use super::*;
+
+fn zola_site() -> tempfile::TempDir {
+    let home = "{% set people = load_data(path=\"data/people.json\") %}\
+        <ul>{% for p in people.list %}<li>{{ p.name }}</li>{% endfor %}</ul>\
+        <p id=\"n\">{{ 1234567 | num_format }}</p>\
+        <p id=\"b\">{{ \"fence\" | base64_encode }}|{{ \"ZmVuY2U=\" | base64_decode }}</p>\
+        <p id=\"r\">{{ \"a-b-c\" | regex_replace(pattern=\"-\", rep=\"+\") }}</p>\
+        <p id=\"h\">{{ get_hash(literal=\"x\", sha_type=256, base64=false) }}</p>\
+        <p id=\"c\">{% set c = load_data(path=\"table.csv\") %}{{ c.records | length }}</p>";
+    source(&[
+        (
+            "config.toml",
+            "base_url = \"https://zola.example.org\"\ntitle = \"Z\"\n",
+        ),
+        ("content/_index.md", "+++\nsort_by = \"date\"\n+++\n"),
+        (
+            "content/blog/_index.md",
+            "+++\ntitle = \"Blog\"\nsort_by = \"date\"\n+++\n",
+        ),
+        (
+            "content/blog/a.md",
+            "+++\ntitle = \"A\"\ndate = 2026-11-20\n+++\nA.\n",
+        ),
+        (
+            "content/gallery/_index.md",
+            "+++\ntitle = \"Gallery\"\nsort_by = \"date\"\npage_template = \"photo.html\"\n+++\n",
+        ),
+        (
+            "content/gallery/p.md",
+            "+++\ntitle = \"P\"\ndate = 2026-11-21\n+++\nP.\n",
+        ),
+        (
+            "data/people.json",
+            "{\"list\": [{\"name\": \"Ada\"}, {\"name\": \"Grace\"}]}",
+        ),
+        ("static/table.csv", "a,b\n1,2\n3,4\n"),
+        ("templates/index.html", home),
+        ("templates/section.html", "{{ section.title }}"),
+        (
+            "templates/page.html",
+            "<h1>{{ page.title }}</h1>{{ page.content | safe }}",
+        ),
+        (
+            "templates/photo.html",
+            "{% set i = resize_image(path=\"x.jpg\", width=10, height=10) %}{{ i.url }}",
+        ),
+        (
+            "templates/leak.html",
+            "{{ load_data(path=\"content/blog/a.md\") }}",
+        ),
+    ])
+}
+
+#[test]
+fn a_zola_themes_templates_are_kept_and_zolas_functions_run() {
+    let src = zola_site();
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "zola", src.path(), &dst);
+    assert!(
+        not_converted(&r).contains(&(
+            "templates/photo.html".into(),
+            Some(1),
+            "resize_image".into()
+        )),
+        "{r}"
+    );
+    assert!(
+        dst.join("templates/index.html").is_file(),
+        "the theme's templates are kept"
+    );
+    let s = site_at(&dst);
+    let out = s
+        .cmd(&["publish", "--build", "--json", "--now", NOW])
+        .output()
+        .unwrap();
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(HELD), "{p}");
+    let held = p["build"]["held_pages"].as_array().unwrap();
+    assert_eq!(held.len(), 1, "only the page of photo.html: {p}");
+    assert!(
+        held[0]["why"].as_str().unwrap().contains("resize_image"),
+        "{p}"
+    );
+    let home = s.current_file("index.html");
+    for want in [
+        "<li>Ada</li><li>Grace</li>",
+        "<p id=\"n\">1,234,567</p>",
+        "<p id=\"b\">ZmVuY2U=|fence</p>",
+        "<p id=\"r\">a+b+c</p>",
+        "<p id=\"h\">2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881</p>",
+        "<p id=\"c\">2</p>",
+    ] {
+        assert!(home.contains(want), "{want} in {home}");
+    }
+    assert!(s.current_file("blog/a/index.html").contains("<h1>A</h1>"));
+    // A data file changed: the pages that may show it are rendered again.
+    s.write("data/people.json", "{\"list\": [{\"name\": \"Edsger\"}]}");
+    let out = s.cmd(&["build", "--json", "--now", NOW]).output().unwrap();
+    assert_eq!(out.status.code(), Some(HELD));
+    assert!(s.current_file("index.html").contains("<li>Edsger</li>"));
+}
+
+/// A template reading `content/` (an item's source, before its instant) or a file outside
+/// the site is refused: the page is held, and nothing of the file is in the revision.
+#[test]
+fn load_data_never_reads_content_or_outside_the_site() {
+    let s = TestSite::new();
+    s.item_with(1, "2099-01-01", "", "THE-EMBARGOED-ANSWER");
+    s.write("secret.txt", "THE-RUNNER-SECRET");
+    for (tpl, leak) in [
+        (
+            "{{ load_data(path=\"content/answers/1.md\", format=\"plain\") }}",
+            "THE-EMBARGOED-ANSWER",
+        ),
+        (
+            "{{ load_data(path=\"../secret.txt\") }}",
+            "THE-RUNNER-SECRET",
+        ),
+        ("{{ load_data(path=\"/etc/hostname\") }}", ""),
+    ] {
+        s.write("templates/index.html", tpl);
+        let out = s.cmd(&["build", "--json", "--now", NOW]).output().unwrap();
+        let b: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(HELD), "{tpl}: {b}");
+        let why = b["held_pages"][0]["why"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(why.contains("load_data"), "{tpl}: {b}");
+        if !leak.is_empty() {
+            for f in walkdir::WalkDir::new(s.path("public"))
+                .into_iter()
+                .flatten()
+            {
+                if f.file_type().is_file() {
+                    let text =
+                        String::from_utf8_lossy(&std::fs::read(f.path()).unwrap()).into_owned();
+                    assert!(
+                        !text.contains(leak),
+                        "{tpl}: {} holds it",
+                        f.path().display()
+                    );
+                }
+            }
+        }
+    }
+}
