@@ -120,6 +120,9 @@ fn report_config(name: &str, table: &toml::Table, plan: &mut Plan) {
         ("menus", menus),
         ("languages", "fencepost sites have one language: only the default language's content was imported"),
         ("theme", "themes are Go templates, which cannot be ported: the starter templates were written instead"),
+        ("outputFormats", "custom output formats are rendered by Go templates: fencepost writes HTML pages, Atom and RSS feeds, sitemaps and robots.txt; write another format as a template of a plain page, or a static file"),
+        ("outputs", "the outputs a kind of page gets (JSON, AMP, a search index…) are Hugo's: each page here is HTML, each list has its Atom (and RSS) feed; the others were not made"),
+        ("mediaTypes", "custom media types go with custom output formats, which were not imported"),
     ] {
         if table.contains_key(key) {
             plan.report.skip(name, None, &format!("[{key}]"), why);

@@ -250,6 +250,14 @@ fn papermods_example_site_imports_with_nested_sections_at_their_urls() {
         serde_json::json!(["categories", "series", "tags"]),
         "{r}"
     );
+    // Issue 79.6: the custom output formats (a JSON search index) are named, not dropped.
+    let skipped = not_converted(&r);
+    for key in ["[outputFormats]", "[outputs]"] {
+        assert!(
+            skipped.contains(&("config.yml".into(), None, key.into())),
+            "{key}: {r}"
+        );
+    }
     let s = site_at(&dst);
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["invalid"], serde_json::json!([]), "{p}");

@@ -273,15 +273,17 @@ fn a_zola_template_that_cannot_run_is_named_and_costs_only_its_pages() {
     let tmp = tempfile::tempdir().unwrap();
     let dst = tmp.path().join("site");
     let r = import(tmp.path(), "zola", src.path(), &dst);
-    let named =
-        r["not_converted"].as_array().unwrap().iter().any(|u| {
-            u["file"] == "templates/index.html" && u["line"] == 2 && u["what"] == "resize_image"
-        });
+    let named = r["not_converted"].as_array().unwrap().iter().any(|u| {
+        u["file"] == "templates/index.html" && u["line"] == 2 && u["what"] == "resize_image"
+    });
     assert!(named, "{r}");
     let toml = std::fs::read_to_string(dst.join("fencepost.toml")).unwrap();
     assert!(toml.contains("templates = \"zola\""), "{toml}");
     let s = site_at(&dst);
-    let out = s.cmd(&["publish", "--build", "--json", "--now", NOW]).output().unwrap();
+    let out = s
+        .cmd(&["publish", "--build", "--json", "--now", NOW])
+        .output()
+        .unwrap();
     let p: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(HELD), "{p}");
     assert_eq!(p["published"], serde_json::json!(["blog/a"]), "{p}");
