@@ -17,11 +17,12 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
     let r = fencepost_import::import(args.from, &args.src, &args.dst, ctx.clock.now())?;
     ctx.emit(&r, || {
         let mut out = format!(
-            "imported {} items ({} drafts), {} plain pages, {} bundle files and {} static files into {}\n  collections: {}\n  taxonomies: {}\n  aliases: {}, shortcodes converted: {}, terms folded into another spelling: {}",
+            "imported {} items ({} drafts), {} plain pages, {} bundle files, {} section assets and {} static files into {}\n  collections: {}\n  taxonomies: {}\n  aliases: {}, shortcodes converted: {}, terms folded into another spelling: {}",
             r.items,
             r.drafts,
             r.plain_pages,
             r.bundle_files,
+            r.section_assets,
             r.static_files,
             r.site.display(),
             r.collections.join(", "),
@@ -33,16 +34,14 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         if !r.moved.is_empty() {
             let n = r.moved.len();
             out.push_str(&format!("\nat a new URL ({n}, each redirected from its old one):"));
-            for m in &r.moved {
+            for m in r.moved.iter().take(EXAMPLES) {
                 out.push_str(&format!("\n  {}: {} -> {}", m.file, m.from, m.to));
             }
+            more(&mut out, n);
         }
         if !r.not_converted.is_empty() {
             out.push_str(&format!("\nnot converted ({}):", r.not_converted.len()));
-            for u in &r.not_converted {
-                let line = u.line.map(|l| format!(":{l}")).unwrap_or_default();
-                out.push_str(&format!("\n  {}{line}: {}: {}", u.file, u.what, u.why));
-            }
+            out.push_str(&by_reason(&r.not_converted));
         }
         out.push_str(&format!(
             "\nnext: fencepost --site {} publish --build",
@@ -51,4 +50,39 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         out
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many lines of a group the human report shows: `--json` lists every one.
+const EXAMPLES: usize = 3;
+
+fn more(out: &mut String, n: usize) {
+    if n > EXAMPLES {
+        let rest = n - EXAMPLES;
+        out.push_str(&format!("\n  … and {rest} more (--json lists every one)"));
+    }
+}
+
+/// The lines not converted, grouped by their reason (one real theme's report was 394 lines,
+/// most of them one reason): the reason with its count, then a few examples.
+fn by_reason(lines: &[fencepost_import::Unconverted]) -> String {
+    let mut groups: Vec<(&str, Vec<&fencepost_import::Unconverted>)> = Vec::new();
+    for u in lines {
+        match groups.iter_mut().find(|(why, _)| *why == u.why) {
+            Some((_, g)) => g.push(u),
+            None => groups.push((&u.why, vec![u])),
+        }
+    }
+    let mut out = String::new();
+    for (why, g) in groups {
+        out.push_str(&format!("\n  {} × {why}", g.len()));
+        for u in g.iter().take(EXAMPLES) {
+            let line = u.line.map(|l| format!(":{l}")).unwrap_or_default();
+            out.push_str(&format!("\n    {}{line}: {}", u.file, u.what));
+        }
+        if g.len() > EXAMPLES {
+            let rest = g.len() - EXAMPLES;
+            out.push_str(&format!("\n    … and {rest} more (--json lists every one)"));
+        }
+    }
+    out
 }

@@ -2,4 +2,5 @@
 //! key, and what one bad file may never do to the others.
 mod as_written;
 mod bad_input;
+mod bundles;
 mod files;

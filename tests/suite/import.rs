@@ -1,6 +1,7 @@
 //! `fencepost import hugo|zola SRC DST` (issue 38): a real Hugo example site (vendored,
 //! MIT), a Hugo site with YAML front matter, permalinks, a page bundle, a draft and an
 //! embargoed post, and a Zola site — each imported, published, built and served.
+mod assets;
 mod edges;
 mod functions;
 mod hugo;

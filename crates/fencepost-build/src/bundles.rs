@@ -33,7 +33,16 @@ pub(super) fn read(
                 "" => r.name.clone(),
                 d => format!("{d}/{}", r.name),
             };
-            match checked(root, &r) {
+            // A name is where the file goes beside its page (`img/cover.png`): nothing
+            // else, whatever a ledger's data says.
+            let plain = Path::new(&r.name)
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            let got = match plain && !r.name.is_empty() {
+                true => checked(root, &r),
+                false => Err(format!("{:?} is not a path beside the page", r.name)),
+            };
+            match got {
                 Ok(bytes) => out.push(ResourceInput {
                     of: of.clone(),
                     path,

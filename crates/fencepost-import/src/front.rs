@@ -40,9 +40,10 @@ pub(super) fn ymd(d: &Datetime) -> (String, String, String) {
     )
 }
 
-/// A fencepost id from a slug or file name: kept when it is one, else made one.
-pub(super) fn id_of(s: &str) -> String {
-    if fencepost_site::content::item::is_id(s) && s == s.to_lowercase() {
+/// A fencepost id from a slug or file name: kept when it is one (in lower case, unless the
+/// generator kept the case in its URLs: `keep_case`), else made one.
+pub(super) fn id_of(s: &str, keep_case: bool) -> String {
+    if fencepost_site::content::item::is_id(s) && (keep_case || s == s.to_lowercase()) {
         s.to_string()
     } else {
         slug::slugify(s)

@@ -41,6 +41,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
     let permalinks = permalinks_of(&table);
     let content_dir = content_dir(&table, name, plan)?;
     report_config(name, &table, plan);
+    let path_to_lower = table.get("disablePathToLower").and_then(|v| v.as_bool()) != Some(true);
     Ok(Config {
         file: name.to_string(),
         table,
@@ -50,6 +51,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         content_dir,
         root_posts: String::new(),
         slugify_paths: false,
+        path_to_lower,
         keep_templates: false,
         page_templates: BTreeMap::new(),
     })
@@ -223,52 +225,8 @@ pub(super) fn plan_with(
         .map(|s| super::source::collection_name(s))
         .collect();
     plan.report.taxonomies = config.taxonomies.clone();
-    copy_site_files(src, &config, &mut plan)?;
+    super::assets::copy_site_files(src, &config, &mut plan)?;
     Ok(plan)
-}
-
-/// `static/` (and a Zola site's `sass/` when it compiles it) copied as they are; each
-/// generator's own folders that have no counterpart here, reported.
-fn copy_site_files(src: &Path, config: &Config, plan: &mut Plan) -> Result<(), ImportError> {
-    for (rel, path) in files_under(src, "static", plan) {
-        let bytes = std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
-        plan.put(&format!("static/{rel}"), bytes);
-        plan.report.static_files += 1;
-    }
-    let sass = super::site_config::compiles_sass(config);
-    // A Zola site's `data/` is what its templates `load_data` (build/templates/files.rs).
-    let mut kept: Vec<&str> = Vec::new();
-    if sass {
-        kept.push("sass");
-    }
-    if config.dialect == Dialect::Zola {
-        kept.push("data");
-    }
-    for dir in kept {
-        for (rel, path) in files_under(src, dir, plan) {
-            let bytes =
-                std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
-            plan.put(&format!("{dir}/{rel}"), bytes);
-        }
-    }
-    let own: &[&str] = match config.dialect {
-        Dialect::Zola => &["templates", "themes", "sass"],
-        Dialect::Hugo => &["layouts", "themes", "assets", "data", "i18n", "archetypes"],
-    };
-    for dir in own
-        .iter()
-        .filter(|d| !(config.keep_templates && ["templates", "themes"].contains(d)))
-        .filter(|d| !(sass && **d == "sass"))
-    {
-        if src.join(dir).is_dir() && !files_under(src, dir, plan).is_empty() {
-            plan.report.skip(&format!("{dir}/"), None, dir, match *dir {
-                "layouts" | "themes" if config.dialect == Dialect::Hugo => "Go templates cannot be ported: the starter templates (templates/) were written instead; port what you need by hand",
-                "templates" | "themes" => "Zola's templates are written for Zola's variables: the starter templates (templates/) were written instead; port what you need by hand",
-                _ => "the generator's own folder: fencepost has no counterpart",
-            });
-        }
-    }
-    Ok(())
 }
 
 /// The folders of headless bundles (`headless = true` in their `index.md`): pages that are
@@ -429,7 +387,7 @@ fn section_of(
     // The page's section is its folder (a bundle's: the folder's parent), nested or not.
     let folders = parts.len() - if bundle { 2 } else { 1 };
     match (dated, one_segment) {
-        (false, Some(name)) if !bundle => (None, name.to_string()),
+        (false, Some(name)) => (None, name.to_string()),
         _ => (Some(parts[..folders].join("/")), stem),
     }
 }
@@ -480,12 +438,20 @@ fn read_front(file: &str, text: &str, plan: &mut Plan) -> Option<(toml::Table, S
 /// The name the generator put in a page's URL: its slug or file name, which Zola slugifies
 /// (`zola.386` is `zola-386`).
 fn url_name(config: &Config, slug: Option<&str>, stem: &str) -> String {
-    let name = slug.map_or_else(|| stem.to_lowercase(), str::to_string);
+    let name = slug.map_or_else(|| cased(config, stem), str::to_string);
     match config.slugify_paths {
         true => Some(slug::slugify(&name))
             .filter(|s| !s.is_empty())
             .unwrap_or(name),
         false => name,
+    }
+}
+
+/// A URL (or a part) as the generator wrote it: lower case unless it kept the case.
+fn cased(config: &Config, s: &str) -> String {
+    match config.path_to_lower {
+        true => s.to_lowercase(),
+        false => s.to_string(),
     }
 }
 
@@ -517,8 +483,8 @@ fn place(
     let mut id = match config.slugify_paths {
         true => Some(slug::slugify(slug.as_deref().unwrap_or(&stem)))
             .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| id_of(&stem)),
-        false => id_of(slug.as_deref().unwrap_or(&stem)),
+            .unwrap_or_else(|| id_of(&stem, false)),
+        false => id_of(slug.as_deref().unwrap_or(&stem), !config.path_to_lower),
     };
     if !ids.insert((section.clone(), id.clone())) {
         let mut n = 2;
@@ -540,8 +506,8 @@ fn place(
             (":slugorcontentbasename", slug_value),
             (":slug", slug_value),
             (":title", &slug::slugify(&title)),
-            (":filename", &stem.to_lowercase()),
-            (":contentbasename", &stem.to_lowercase()),
+            (":filename", &cased(config, &stem)),
+            (":contentbasename", &cased(config, &stem)),
             (":sections", section.as_deref().unwrap_or("")),
             (":section", section.as_deref().unwrap_or("")),
         ] {
@@ -551,7 +517,10 @@ fn place(
     };
     let old_url = match table.get("url").and_then(|v| v.as_str()) {
         Some(u) => url_path(u),
-        None => fill(&old_pattern, &url_name(config, slug.as_deref(), &stem)),
+        None => cased(
+            config,
+            &fill(&old_pattern, &url_name(config, slug.as_deref(), &stem)),
+        ),
     };
     let new_url = fill(&new_pattern, &id);
     Page {

@@ -9,6 +9,7 @@
 //! in memory), then write the plan into a fresh folder beside DST and rename it into place,
 //! so an import that fails leaves nothing half-written. DST must be absent or empty.
 
+mod assets;
 mod dialect;
 mod front;
 pub mod hugo;

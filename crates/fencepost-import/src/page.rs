@@ -89,14 +89,24 @@ pub(super) fn convert_body(
     out
 }
 
-/// A bundle's own files (`dir`, source-relative) copied into the site's `to`.
+/// A bundle's files (`dir`, source-relative), its sub-folders' too (`img/a.png`), copied
+/// into the site's `to`; a sub-folder that is a page of its own is that page's.
 fn bundle_files(src: &Path, dir: &str, to: &str, plan: &mut Plan) -> Result<(), ImportError> {
+    let pages: Vec<String> = files_under(src, dir, plan)
+        .into_iter()
+        .filter_map(|(rel, _)| {
+            let (folder, name) = rel.rsplit_once('/')?;
+            ["index.md", "_index.md"]
+                .contains(&name)
+                .then(|| format!("{folder}/"))
+        })
+        .collect();
     for (rel, path) in files_under(src, dir, plan) {
-        if rel == "index.md" {
-            continue; // The page itself.
+        if rel == "index.md" || pages.iter().any(|p| rel.starts_with(p.as_str())) {
+            continue; // The page itself, or another page's.
         }
-        if rel.contains('/') || rel.ends_with(".md") {
-            plan.report.skip(&format!("{dir}/{rel}"), None, "bundle file", "only the bundle folder's own files (not .md files, not sub-folders) are published beside the page");
+        if rel.ends_with(".md") {
+            plan.report.skip(&format!("{dir}/{rel}"), None, "bundle file", "a bundle's .md files other than index.md are not published beside the page: make it a page of its own, or paste it into index.md");
             continue;
         }
         let bytes = std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;

@@ -21,6 +21,10 @@ pub(super) struct Config {
     /// Zola's `[slugify] paths = "on"` (its default): a page's URL name is its file name or
     /// `slug` made a slug (`zola.386` is at `/themes/zola-386/`). Hugo keeps the name as it is.
     pub(super) slugify_paths: bool,
+    /// The URL in lower case, as Hugo writes it unless `disablePathToLower = true` (Zola:
+    /// as its slugified paths are). fencepost's ids are lower case: a page whose old URL
+    /// kept its case moves, and its old URL redirects (reported).
+    pub(super) path_to_lower: bool,
     /// A Zola site's own templates are kept (see `zola_templates.rs`): its sections'
     /// template keys are used, not reported.
     pub(super) keep_templates: bool,

@@ -53,6 +53,7 @@ pub fn plan(src: &Path, now: fencepost_core::clock::Instant) -> Result<Plan, Imp
     let config = Config {
         file: "config.toml".to_string(),
         slugify_paths,
+        path_to_lower: slugify_paths,
         table,
         taxonomies,
         permalinks: BTreeMap::new(),

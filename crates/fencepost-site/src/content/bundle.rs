@@ -6,8 +6,11 @@
 //! (`resources`, which templates see as `page.resources`), so the ledger says which bytes each
 //! public page carries: the build copies a resource only when the file still has the bytes
 //! the ledger recorded, and an edit to a resource is an update of its item (one revision,
-//! one audit entry), as an edit to its text is. Only the folder's own files are resources
-//! (not hidden ones, not `.md` files, which are items, not sub-folders).
+//! one audit entry), as an edit to its text is. The folder's files are resources, and its
+//! sub-folders' (`img/cover.png`, `social_cards/x.png`: Hugo and Zola publish a bundle's
+//! whole tree beside its page, and themes ship images that way), except hidden ones, `.md`
+//! files (items), symlinks (which could point outside `content/`) and a sub-folder holding
+//! an `index.md` or `_index.md` (a page of its own). At most [`MAX_DEPTH`] folders deep.
 
 use super::ContentError;
 use fencepost_core::digest::sha256_hex;
@@ -25,24 +28,49 @@ pub struct Resource {
     pub bytes: u64,
 }
 
-/// The resource files of the bundle folder `folder` (site-relative), sorted by name.
+/// How deep a bundle's sub-folders are read: deeper ones are not resources.
+pub const MAX_DEPTH: usize = 8;
+
+/// The resource files of the bundle folder `folder` (site-relative), sorted by name; a
+/// sub-folder's as `img/cover.png`.
 pub fn files(root: &Path, folder: &Path) -> Result<Vec<(String, PathBuf)>, ContentError> {
-    let dir = root.join(folder);
+    let mut out = Vec::new();
+    walk(root, folder, "", 0, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+fn walk(
+    root: &Path,
+    folder: &Path,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<(String, PathBuf)>,
+) -> Result<(), ContentError> {
     let read_err = |source| ContentError::Read {
         path: folder.to_path_buf(),
         source,
     };
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(&dir).map_err(read_err)? {
+    for e in std::fs::read_dir(root.join(folder)).map_err(read_err)? {
         let e = e.map_err(read_err)?;
         let name = e.file_name().to_string_lossy().into_owned();
-        let is_file = e.file_type().map_err(read_err)?.is_file();
-        if is_file && !name.starts_with('.') && !name.ends_with(".md") {
-            out.push((name, folder.join(e.file_name())));
+        if name.starts_with('.') {
+            continue;
+        }
+        let kind = e.file_type().map_err(read_err)?;
+        let sub = folder.join(e.file_name());
+        if kind.is_file() && !name.ends_with(".md") {
+            out.push((format!("{prefix}{name}"), sub));
+        } else if kind.is_dir() && depth < MAX_DEPTH && !is_page_folder(&root.join(&sub)) {
+            walk(root, &sub, &format!("{prefix}{name}/"), depth + 1, out)?;
         }
     }
-    out.sort();
-    Ok(out)
+    Ok(())
+}
+
+/// A folder that is a page (or section) of its own, whose files are not its parent's.
+fn is_page_folder(dir: &Path) -> bool {
+    dir.join("index.md").exists() || dir.join("_index.md").exists()
 }
 
 /// The largest file a bundle may carry: 64 MiB (Cloudflare Pages takes 25 MiB a file; a
@@ -147,35 +175,16 @@ pub fn recorded(data: &str) -> Vec<Resource> {
 }
 
 /// The stat of a bundle's `index.md` at `dir/index.md` made to cover its folder: sizes
-/// summed, the latest change of the page, its resources and the folder (a file added or
+/// summed, the latest change of the page, its resources and the folders (a file added or
 /// removed). So the stat cache re-reads the item when any of its resources changes.
 pub fn stat_with_resources(
     dir: &Path,
     own: fencepost_core::item::FileStat,
 ) -> fencepost_core::item::FileStat {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return own;
-    };
     let mut stat = own;
-    let mut any = false;
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || name.ends_with(".md") {
-            continue;
-        }
-        match e.metadata() {
-            Ok(m) if m.is_file() => {
-                let s = fencepost_core::item::FileStat::of(&m);
-                stat.size += s.size;
-                stat.changed_ns = stat.changed_ns.max(s.changed_ns);
-                any = true;
-            }
-            _ => {}
-        }
-    }
-    // The folder's own change: a resource removed (when none is left, the plain stat of
-    // `index.md` differs from the cached one anyway).
-    if any {
+    if cover(dir, 0, &mut stat) {
+        // The folder's own change: a resource removed (when none is left, the plain stat of
+        // `index.md` differs from the cached one anyway).
         if let Ok(m) = std::fs::metadata(dir) {
             stat.changed_ns = stat
                 .changed_ns
@@ -183,4 +192,37 @@ pub fn stat_with_resources(
         }
     }
     stat
+}
+
+/// Adds the stats of `dir`'s resources (and its resource sub-folders') to `stat`; whether
+/// it has any.
+fn cover(dir: &Path, depth: usize, stat: &mut fencepost_core::item::FileStat) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let mut any = false;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Ok(kind) = e.file_type() else { continue };
+        if name.starts_with('.') {
+            continue;
+        }
+        if kind.is_dir() && depth < MAX_DEPTH && !is_page_folder(&e.path()) {
+            if cover(&e.path(), depth + 1, stat) {
+                any = true;
+                if let Ok(m) = e.metadata() {
+                    let s = fencepost_core::item::FileStat::of(&m);
+                    stat.changed_ns = stat.changed_ns.max(s.changed_ns);
+                }
+            }
+        } else if kind.is_file() && !name.ends_with(".md") {
+            if let Ok(m) = e.metadata() {
+                let s = fencepost_core::item::FileStat::of(&m);
+                stat.size += s.size;
+                stat.changed_ns = stat.changed_ns.max(s.changed_ns);
+                any = true;
+            }
+        }
+    }
+    any
 }
