@@ -7,6 +7,7 @@ mod functions;
 mod hugo;
 mod origins;
 mod sections;
+mod shortcodes;
 mod zola;
 
 use crate::common::*;

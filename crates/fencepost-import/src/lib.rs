@@ -17,6 +17,7 @@ mod page;
 mod plan;
 mod section;
 mod settings;
+mod shortcode_blocks;
 mod shortcodes;
 mod site_config;
 mod source;

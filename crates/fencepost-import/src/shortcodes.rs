@@ -4,8 +4,9 @@
 //! caption, `highlight` a fenced code block, `ref`/`relref` the page's new URL — and embeds
 //! (`youtube`, `vimeo`, `gist`, `x`/`tweet`/`twitter`, `instagram`) become plain links, which
 //! load nothing from a third party until a reader follows them. Any other shortcode is
-//! removed (a paired one keeps its inner text, but an `*.inline` one's body is template code and
-//! goes with it) and reported with its line.
+//! removed (a paired one keeps its inner text as a block of its own — see [`super::shortcode_blocks`]
+//! — but an `*.inline` one's body is template code and goes with it) and reported with its
+//! line. An escaped one (`{{</* x */>}}`) is written as Hugo shows it: `{{< x >}}`.
 
 /// A shortcode that was not turned into its content, for the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,16 +106,16 @@ pub(super) fn convert(
         let inside = &after[open.len()..end];
         rest = &after[end + close.len()..];
         // `{{</* x */>}}` is Hugo's way to write a shortcode as text.
-        if let Some(literal) = inside
+        if let Some(inner) = inside
             .trim()
             .strip_prefix("/*")
             .and_then(|s| s.strip_suffix("*/"))
         {
-            out.push_str(&format!(
-                "`{{{{{open} {} {}}}}}`",
-                literal.trim(),
-                &close[..1]
-            ));
+            // Hugo shows it as written, less the comment marks (spacing kept): so does the
+            // page, in a code sample or not.
+            let lead = &inside[..inside.len() - inside.trim_start().len()];
+            let trail = &inside[inside.trim_end().len()..];
+            out.push_str(&format!("{{{{{open}{lead}{inner}{trail}{close}"));
             continue;
         }
         let call = parse_call(inside);
@@ -130,14 +131,25 @@ pub(super) fn convert(
             Ok(md) => out.push_str(&md),
             Err(why) => {
                 // An inline shortcode's body is template code (Go templates, a `<style>`
-                // block): removed with it. Another's inner text is the page's own.
+                // block): removed with it. Another's inner text is the page's own, kept as
+                // a block of its own (a diagram a code block, a notice an alert), never
+                // run into the prose around it.
                 let inline = call.name.ends_with(".inline");
+                let mut kept = None;
                 if let Some(t) = text.filter(|_| !inline) {
-                    out.push_str(t);
+                    let (block, what) = super::shortcode_blocks::block(
+                        &call.name,
+                        &call.positional,
+                        &call.named,
+                        t,
+                    );
+                    out.push_str(&block);
+                    kept = Some(what);
                 }
-                let why = match inline {
-                    true => format!("{why}: an inline shortcode's body is template code, so it was removed with it"),
-                    false => why,
+                let why = match (inline, kept) {
+                    (true, _) => format!("{why}: an inline shortcode's body is template code, so it was removed with it"),
+                    (false, Some(what)) => format!("{why}: its body was kept as {what}"),
+                    (false, None) => why,
                 };
                 report.push(Unconverted {
                     line,
@@ -287,7 +299,7 @@ mod tests {
     fn unknown_ones_are_reported_with_their_line_and_removed() {
         let (out, r) =
             conv("one\ntwo {{% notice tip %}}Inner{{% /notice %}} three\n{{< param x >}}\n");
-        assert_eq!(out, "one\ntwo Inner three\n\n");
+        assert_eq!(out, "one\ntwo \n\n> [!TIP]\n> Inner\n\n three\n\n");
         assert_eq!(r.len(), 2);
         assert_eq!((r[0].line, r[0].name.as_str()), (2, "notice"));
         assert_eq!((r[1].line, r[1].name.as_str()), (3, "param"));
@@ -316,6 +328,20 @@ mod tests {
             ));
             assert_eq!(out, "ab", "{close}");
         }
+    }
+
+    /// Issue 79.4: an escaped shortcode is shown as Hugo shows it — no backticks added
+    /// (inside a code sample they were stray characters), spacing as written.
+    #[test]
+    fn an_escaped_shortcode_reads_as_hugo_shows_it() {
+        let (out, r) = conv(
+            "```md\n{{</* figure align=center src=\"image.jpg\" */>}}\n{{%/* notice */%}}\n```\n",
+        );
+        assert!(r.is_empty(), "{r:?}");
+        assert_eq!(
+            out,
+            "```md\n{{< figure align=center src=\"image.jpg\" >}}\n{{% notice %}}\n```\n"
+        );
     }
 
     #[test]
