@@ -106,16 +106,8 @@ pub(super) fn convert(
         let inside = &after[open.len()..end];
         rest = &after[end + close.len()..];
         // `{{</* x */>}}` is Hugo's way to write a shortcode as text.
-        if let Some(inner) = inside
-            .trim()
-            .strip_prefix("/*")
-            .and_then(|s| s.strip_suffix("*/"))
-        {
-            // Hugo shows it as written, less the comment marks (spacing kept): so does the
-            // page, in a code sample or not.
-            let lead = &inside[..inside.len() - inside.trim_start().len()];
-            let trail = &inside[inside.trim_end().len()..];
-            out.push_str(&format!("{{{{{open}{lead}{inner}{trail}{close}"));
+        if let Some(text) = escaped(open, inside, close) {
+            out.push_str(&text);
             continue;
         }
         let call = parse_call(inside);
@@ -162,6 +154,18 @@ pub(super) fn convert(
     }
     out.push_str(rest);
     (out, report)
+}
+
+/// An escaped shortcode (`inside` is `/* x */`) as Hugo shows it: as written, less the
+/// comment marks, spacing kept — in a code sample or not.
+fn escaped(open: &str, inside: &str, close: &str) -> Option<String> {
+    let inner = inside
+        .trim()
+        .strip_prefix("/*")
+        .and_then(|s| s.strip_suffix("*/"))?;
+    let lead = &inside[..inside.len() - inside.trim_start().len()];
+    let trail = &inside[inside.trim_end().len()..];
+    Some(format!("{{{{{open}{lead}{inner}{trail}{close}"))
 }
 
 /// For a paired shortcode, the text up to its closing tag and how far past the tag to go.
