@@ -97,14 +97,18 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("error: {}", super::errors::message(e));
         return Ok(ExitCode::FAILURE);
     }
-    // Broken files, a page the build left out or held, or a checkout that disagrees with
-    // another host's: everything else went out (and was built), but CI goes red — by the
-    // held status, so a workflow deploys what went out before it fails.
+    // Broken files, an item whose shortcode cannot render (the site's to fix: a failed image
+    // fetch, which the next run may get, keeps the status it always had), a page the build
+    // left out or held, or a checkout that disagrees with another host's: everything else
+    // went out (and was built), but CI goes red — by the held status, so a workflow deploys
+    // what went out before it fails.
+    let shortcode_failed =
+        (r.failed.iter()).any(|f| f.error.starts_with(fencepost_site::shortcodes::DIR));
     let build_held = built
         .as_ref()
         .is_some_and(|b| super::build::exit(b) != ExitCode::SUCCESS);
     Ok(
-        if r.invalid.is_empty() && !build_held && r.disagreed.is_empty() {
+        if r.invalid.is_empty() && !shortcode_failed && !build_held && r.disagreed.is_empty() {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(super::EXIT_HELD)

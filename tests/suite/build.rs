@@ -11,6 +11,7 @@ mod markdown;
 mod reuse;
 mod sass;
 mod saved;
+mod shortcodes;
 
 use crate::common::*;
 use predicates::str::contains;

@@ -104,6 +104,30 @@ fn statics_kept(
     kept
 }
 
+/// The plain pages and the lists' texts, rendered with the site's shortcodes, and the ones
+/// left out.
+fn site_texts(
+    site: &Site,
+    inputs: &SiteInputs,
+) -> (
+    Vec<super::view::PlainView>,
+    Vec<Option<super::view::ListText>>,
+    Vec<LeftOut>,
+) {
+    let shortcodes = fencepost_site::shortcodes::Shortcodes::load(&site.root, &site.config);
+    let sc = shortcodes.as_ref();
+    let markdown = &site.config.markdown;
+    let (plain, mut left_out) = plain_pages(&inputs.files, &site.collections, markdown, sc);
+    let texts = list_texts(
+        &inputs.files,
+        &site.collections,
+        markdown,
+        sc,
+        &mut left_out,
+    );
+    (plain, texts, left_out)
+}
+
 /// Plans every file of the site from `source`. One item's source never fails the revision:
 /// an item page that shares its path with another file of the site (or whose path cannot
 /// be written) is taken out of `source` — of two items, the one published later — and the
@@ -115,14 +139,7 @@ fn prepare(
     inputs: &SiteInputs,
     source: &mut Source,
 ) -> Result<(Vec<Planned>, Vec<LeftOut>), BuildError> {
-    let (mut plain, mut left_out) =
-        plain_pages(&inputs.files, &site.collections, &site.config.markdown);
-    let texts = list_texts(
-        &inputs.files,
-        &site.collections,
-        &site.config.markdown,
-        &mut left_out,
-    );
+    let (mut plain, texts, mut left_out) = site_texts(site, inputs);
     left_out.extend(inputs.sass_left_out.iter().cloned());
     let mut copies = statics_kept(site, inputs, &mut left_out);
     copies.extend(inputs.assets.copies.iter().cloned());

@@ -10,6 +10,8 @@ use chrono::NaiveDate;
 use fencepost_config::collections::{Collection, Collections, IdKind};
 use fencepost_core::clock::Instant;
 use fencepost_site::content::{self, ContentError, ImageSource};
+use fencepost_site::shortcodes::render as render_with;
+use fencepost_site::shortcodes::Shortcodes;
 use fencepost_site::Site;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -109,6 +111,29 @@ pub struct TreeCache {
     pub trust_invalidations: bool,
 }
 
+/// A body as the preview shows it: rendered with its shortcodes, or — when one fails — the
+/// failure, named, where the body would be (what `publish` would refuse), never a guess.
+fn preview_body(
+    site: &Site,
+    shortcodes: Option<&Shortcodes>,
+    item: &content::Item,
+) -> fencepost_site::markdown::Rendered {
+    let seen = serde_json::json!({
+        "title": item.title,
+        "extra": serde_json::from_str::<serde_json::Value>(&item.data).unwrap_or_default(),
+    });
+    render_with(&item.body, &site.config.markdown, shortcodes, &seen).unwrap_or_else(|e| {
+        tracing::warn!(item = %item.name, error = %e, "preview: a shortcode failed");
+        fencepost_site::markdown::Rendered {
+            body_html: format!(
+                "<pre class=\"fencepost-error\">{}</pre>",
+                htmlize::escape_text(e.to_string())
+            ),
+            summary_html: None,
+        }
+    })
+}
+
 impl TreeCache {
     /// Forgets one file (the watcher saw it change).
     pub fn invalidate(&mut self, rel: &str) {
@@ -152,7 +177,11 @@ fn preview_image(site: &Site, item: &content::Item) -> Option<(Option<CopyInput>
     }
 }
 
-pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildError> {
+pub(super) fn read_tree_item(
+    site: &Site,
+    shortcodes: Option<&Shortcodes>,
+    rel: &str,
+) -> Result<TreeItem, BuildError> {
     let (ci, coll) = site
         .collections
         .list
@@ -165,7 +194,7 @@ pub(super) fn read_tree_item(site: &Site, rel: &str) -> Result<TreeItem, BuildEr
         })?;
     let (item, _) = content::read_item(&site.root, rel, site.config.publish.max_item_bytes, coll)?;
     let image = preview_image(site, &item);
-    let rendered = fencepost_site::markdown::render(&item.body, &site.config.markdown);
+    let rendered = preview_body(site, shortcodes, &item);
     let body_html: Arc<str> = rendered.body_html.into();
     let due = item.due;
     let (url, date) = place(coll, &item.name.id, item.day, due);
@@ -307,10 +336,12 @@ impl TreeCache {
         site: &Site,
         files: &[(String, fencepost_core::item::FileStat)],
     ) -> Result<(), BuildError> {
+        let shortcodes = Shortcodes::load(&site.root, &site.config);
+        let sc = shortcodes.as_ref();
         let fresh: Vec<(String, fencepost_core::item::FileStat, TreeItem)> = files
             .par_iter()
             .filter(|(rel, stat)| self.files.get(rel).is_none_or(|(s, _)| s != stat))
-            .map(|(rel, stat)| read_tree_item(site, rel).map(|t| (rel.clone(), *stat, t)))
+            .map(|(rel, stat)| read_tree_item(site, sc, rel).map(|t| (rel.clone(), *stat, t)))
             .collect::<Result<_, _>>()?;
         for (rel, stat, t) in fresh {
             self.files.insert(rel, (stat, Arc::new(t)));
@@ -354,13 +385,22 @@ pub(super) fn plain_pages(
     files: &fingerprint::SiteFiles,
     collections: &Collections,
     markdown: &fencepost_config::MarkdownConfig,
+    shortcodes: Option<&Shortcodes>,
 ) -> (Vec<PlainView>, Vec<super::report::LeftOut>) {
     let reserved = content::plain::reserved_names(collections);
     let mut out = Vec::new();
     let mut left_out = Vec::new();
     for (rel, text) in &files.plain {
-        match content::plain::parse_plain(rel, text, &reserved) {
-            Ok(p) => out.push(PlainView {
+        let parsed = content::plain::parse_plain(rel, text, &reserved)
+            .map_err(|e| e.to_string())
+            .and_then(|p| {
+                let seen = serde_json::json!({ "title": p.title, "extra": {} });
+                let html = render_with(&p.body, markdown, shortcodes, &seen)
+                    .map_err(|e| format!("{rel}: {e}"))?;
+                Ok((p, html.body_html))
+            });
+        match parsed {
+            Ok((p, body_html)) => out.push(PlainView {
                 url: p.url,
                 title: p.title.unwrap_or_else(|| p.slug.clone()),
                 indexable: p.indexable.unwrap_or(true),
@@ -368,13 +408,13 @@ pub(super) fn plain_pages(
                 lastmod: p.lastmod,
                 aliases: p.aliases,
                 template: p.template.unwrap_or_else(|| "page.html".into()),
-                body_html: fencepost_site::markdown::render(&p.body, markdown).body_html,
+                body_html,
                 slug: p.slug,
             }),
-            Err(e) => left_out.push(super::report::LeftOut {
+            Err(why) => left_out.push(super::report::LeftOut {
                 what: rel.clone(),
                 path: None,
-                why: e.to_string(),
+                why,
             }),
         }
     }
@@ -388,21 +428,27 @@ pub(super) fn list_texts(
     files: &fingerprint::SiteFiles,
     collections: &Collections,
     markdown: &fencepost_config::MarkdownConfig,
+    shortcodes: Option<&Shortcodes>,
     left_out: &mut Vec<super::report::LeftOut>,
 ) -> Vec<Option<super::view::ListText>> {
     let text_of = |c: &fencepost_config::collections::Collection| {
         let rel = format!("content/{}/{}", c.dir, c.list_text.as_ref()?);
         let (rel, text) = files.list_texts.iter().find(|(r, _)| *r == rel)?;
-        match content::plain::parse_plain(rel, text, &[]) {
-            Ok(p) => Some(super::view::ListText {
-                title: p.title,
-                html: fencepost_site::markdown::render(&p.body, markdown).body_html,
-            }),
-            Err(e) => {
+        let parsed = content::plain::parse_plain(rel, text, &[])
+            .map_err(|e| e.to_string())
+            .and_then(|p| {
+                let seen = serde_json::json!({ "title": p.title, "extra": {} });
+                let html = render_with(&p.body, markdown, shortcodes, &seen)
+                    .map_err(|e| format!("{rel}: {e}"))?;
+                Ok((p.title, html.body_html))
+            });
+        match parsed {
+            Ok((title, html)) => Some(super::view::ListText { title, html }),
+            Err(why) => {
                 left_out.push(super::report::LeftOut {
                     what: rel.clone(),
                     path: None,
-                    why: e.to_string(),
+                    why,
                 });
                 None
             }

@@ -2,9 +2,9 @@
 //! file and line.
 
 pub mod files;
-mod guard;
 
-pub(crate) use guard::readable_values;
+use fencepost_site::guard;
+pub(crate) use fencepost_site::guard::readable_values;
 
 use super::report::BuildError;
 use fencepost_config::collections::Collections;

@@ -54,6 +54,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         path_to_lower,
         keep_templates: false,
         page_templates: BTreeMap::new(),
+        shortcodes: Default::default(),
     })
 }
 
@@ -180,6 +181,9 @@ pub(super) fn plan_with(
         Dialect::Hugo => None,
     };
     config.keep_templates = templates.is_some();
+    if config.dialect == Dialect::Zola {
+        config.shortcodes = super::zola_templates::shortcodes(src, &config, &mut plan)?;
+    }
     let (mut pages, sections) = collect(src, &config, &mut plan)?;
     if config.keep_templates {
         config.page_templates = page_templates(&sections, &pages);

@@ -74,7 +74,7 @@ pub(super) fn convert_body(
     };
     let (out, unconverted) = match config.dialect {
         Dialect::Hugo => shortcodes::convert(body, &url_of),
-        Dialect::Zola => super::zola_body::convert(body, &url_of),
+        Dialect::Zola => super::zola_body::convert(body, &url_of, &config.shortcodes),
     };
     for u in &unconverted {
         let at = line + u.line - 1;

@@ -30,6 +30,9 @@ pub(super) struct Config {
     pub(super) keep_templates: bool,
     /// With kept templates, the template each section's pages render with.
     pub(super) page_templates: BTreeMap<String, String>,
+    /// The names of the Zola shortcodes whose templates were kept (`templates/shortcodes/`):
+    /// their calls stay in the bodies, and render at publish.
+    pub(super) shortcodes: std::collections::BTreeSet<String>,
 }
 
 /// One page of the source.

@@ -62,6 +62,7 @@ pub fn plan(src: &Path, now: fencepost_core::clock::Instant) -> Result<Plan, Imp
         root_posts: String::new(),
         keep_templates: false,
         page_templates: BTreeMap::new(),
+        shortcodes: Default::default(),
     };
     hugo::plan_with(src, config, plan, now)
 }

@@ -15,16 +15,21 @@
 //!   a code span is one.
 
 use super::shortcodes::Unconverted;
+use fencepost_site::shortcodes::grammar;
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// The body converted, and what could not be (with its line in the body).
 pub(super) fn convert(
     body: &str,
     url_of: &dyn Fn(&str) -> Option<String>,
+    kept: &BTreeSet<String>,
 ) -> (String, Vec<Unconverted>) {
     let code = code_ranges(body);
     let mut out = String::with_capacity(body.len());
     let mut report = Vec::new();
+    // Whether each open block shortcode is kept (its `{% end %}` is written) or not.
+    let mut blocks: Vec<bool> = Vec::new();
     let line_at = |i: usize| body[..i].matches('\n').count() + 1;
     let mut i = 0;
     // The code ranges are sorted and disjoint: `next` is the first that does not end before i.
@@ -35,20 +40,27 @@ pub(super) fn convert(
             next += 1;
         }
         let in_code = code.get(next).is_some_and(|r| r.contains(&i));
-        if let Some((text, used)) = escape(rest) {
-            out.push_str(&text);
+        if let Some((text, used)) = grammar::escape(rest) {
+            // With shortcodes kept, the new site reads escapes as Zola does: as written.
+            match kept.is_empty() {
+                true => out.push_str(&text),
+                false => out.push_str(&rest[..used]),
+            }
             i += used;
-        } else if let Some((name, used, is_block)) = call(rest) {
-            report.push(Unconverted {
-                line: line_at(i),
-                name: name.clone(),
-                why: format!(
-                    "`{name}` is one of the site's own Zola shortcodes{}: write its HTML or Markdown in the body",
-                    if is_block { " (its body was kept)" } else { "" }
-                ),
-            });
-            i += used;
-        } else if let Some(used) = block_end(rest) {
+        } else if let Some(c) = grammar::call(rest) {
+            let keep = kept.contains(&c.name);
+            if c.block {
+                blocks.push(keep);
+            }
+            match keep {
+                true => out.push_str(&rest[..c.len]),
+                false => report.push(not_kept(line_at(i), &c)),
+            }
+            i += c.len;
+        } else if let Some(used) = grammar::block_end(rest) {
+            if blocks.pop() == Some(true) {
+                out.push_str(&rest[..used]);
+            }
             i += used;
         } else if let Some(target) = rest.strip_prefix("](@/").filter(|_| !in_code) {
             let end = target.find([')', ' ', '\n']).unwrap_or(target.len());
@@ -90,87 +102,15 @@ fn resolve(path: &str, url_of: &dyn Fn(&str) -> Option<String>) -> Option<String
     }
 }
 
-/// `{{/* … */}}` or `{%/* … */%}`: Zola's way to write a shortcode as text.
-fn escape(s: &str) -> Option<(String, usize)> {
-    let (open, close, shown) = if s.starts_with("{{/*") {
-        ("{{/*", "*/}}", ("{{", "}}"))
-    } else if s.starts_with("{%/*") {
-        ("{%/*", "*/%}", ("{%", "%}"))
-    } else {
-        return None;
-    };
-    let end = s.find(close)?;
-    let inner = &s[open.len()..end];
-    Some((format!("{}{inner}{}", shown.0, shown.1), end + close.len()))
-}
-
-/// A shortcode call at the start of `s` by Zola's grammar: its name, its length, and whether
-/// it opens a block (`{% … %}`).
-fn call(s: &str) -> Option<(String, usize, bool)> {
-    let (close, is_block) = if s.starts_with("{{") {
-        ("}}", false)
-    } else if s.starts_with("{%") {
-        ("%}", true)
-    } else {
-        return None;
-    };
-    let end = s.find(close)?;
-    let inside = s[2..end].trim();
-    let (name, args) = inside.split_once('(')?;
-    let name = name.trim();
-    let args = args.strip_suffix(')')?;
-    let ident = !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !name.starts_with(|c: char| c.is_ascii_digit());
-    (ident && arguments(args)).then(|| (name.to_string(), end + 2, is_block))
-}
-
-/// `key=literal, …` (or nothing), with literals as Zola's shortcodes take them.
-fn arguments(args: &str) -> bool {
-    let args = args.trim();
-    if args.is_empty() {
-        return true;
+/// A call of a shortcode the new site does not have, for the report.
+fn not_kept(line: usize, c: &grammar::Call) -> Unconverted {
+    let name = &c.name;
+    let body = if c.block { " (its body was kept)" } else { "" };
+    Unconverted {
+        line,
+        name: name.clone(),
+        why: format!("`{name}` is one of the site's own Zola shortcodes, and its template was not kept (no such template, or it cannot render here: see templates/shortcodes/ in this report){body}: write its HTML or Markdown in the body"),
     }
-    split_args(args).iter().all(|a| {
-        let Some((k, v)) = a.split_once('=') else {
-            return false;
-        };
-        let (k, v) = (k.trim(), v.trim());
-        let key = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        let literal = v.starts_with(['"', '\'', '`', '['])
-            || v.parse::<f64>().is_ok()
-            || v == "true"
-            || v == "false";
-        key && literal
-    })
-}
-
-/// Arguments split on the commas outside quotes and brackets.
-fn split_args(s: &str) -> Vec<&str> {
-    let (mut out, mut start, mut quote, mut depth) = (Vec::new(), 0, None, 0i32);
-    for (i, c) in s.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'' | '`') => quote = Some(c),
-            (None, '[') => depth += 1,
-            (None, ']') => depth -= 1,
-            (None, ',') if depth == 0 => {
-                out.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[start..]);
-    out
-}
-
-/// `{% end %}`, which closes a block shortcode (removed; its body was kept).
-fn block_end(s: &str) -> Option<usize> {
-    let rest = s.strip_prefix("{%")?;
-    let end = rest.find("%}")?;
-    (rest[..end].trim() == "end").then_some(end + 4)
 }
 
 /// Byte ranges of fenced code blocks (``` or ~~~, to the matching fence or the end) and
@@ -276,7 +216,7 @@ mod tests {
                     `{{ not_a(call) }}` and {{ get_url(path=asset) }} stay\n\
                     ```\n{{ youtube(id=\"in code\") }}\n```\n\
                     {{/* youtube(id=\"shown\") */}}\n";
-        let (out, r) = convert(body, &urls);
+        let (out, r) = convert(body, &urls, &BTreeSet::new());
         assert_eq!(
             out,
             "a  b\nKept\n`{{ not_a(call) }}` and {{ get_url(path=asset) }} stay\n\
@@ -291,7 +231,7 @@ mod tests {
         let body = "An `unmatched backtick.\n\n\
                     See [one](@/blog/first.md), [two](@/docs/getting-started/index.md#install),\n\
                     [the blog](@/blog/_index.md), [gone](@/blog/gone.md) and `[x](@/blog/first.md)`.";
-        let (out, r) = convert(body, &urls);
+        let (out, r) = convert(body, &urls, &BTreeSet::new());
         assert_eq!(
             out,
             "An `unmatched backtick.\n\nSee [one](/blog/first/), [two](/docs/getting-started/#install),\n\

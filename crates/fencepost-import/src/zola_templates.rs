@@ -12,12 +12,14 @@
 //! reported with its file and line — it costs only the pages rendered with that template,
 //! which the build holds, named (it used to cost every template of the theme). Zola's other
 //! functions and filters (`load_data`, `get_hash`, `base64_encode`, `regex_replace`, …) run
-//! (`build/templates/files.rs`). Shortcode templates (`templates/shortcodes/`) are not
-//! copied: shortcodes are converted or reported page by page.
+//! (`build/templates/files.rs`). Shortcode templates (`templates/shortcodes/`) are kept where
+//! they can render here ([`shortcodes`]; `fencepost_site::shortcodes` renders them at
+//! publish), whether or not the page templates are; the calls of the others are converted or
+//! reported page by page.
 
 use super::plan::{files_under, read_text, ImportError, Plan};
 use super::source::Config;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The templates to keep (name under `templates/` → text), or None (each reason reported)
@@ -27,13 +29,8 @@ pub(super) fn read(
     config: &Config,
     plan: &mut Plan,
 ) -> Result<Option<BTreeMap<String, String>>, ImportError> {
-    let mut dirs = Vec::new();
-    if let Some(theme) = config.table.get("theme").and_then(|v| v.as_str()) {
-        dirs.push(format!("themes/{theme}/templates"));
-    }
-    dirs.push("templates".to_string());
     let mut out = BTreeMap::new();
-    for dir in &dirs {
+    for dir in &template_dirs(config) {
         if !src.join(dir).is_dir() {
             continue;
         }
@@ -69,6 +66,49 @@ pub(super) fn read(
             .map(|(rel, (_, text))| (rel, text))
             .collect(),
     ))
+}
+
+/// The site's shortcode templates (`shortcodes/*.html`, `*.md`; the site's over its
+/// theme's) that render here, written to `templates/shortcodes/`; each that cannot is
+/// reported with why, and its calls are converted or reported page by page. Their names.
+pub(super) fn shortcodes(
+    src: &Path,
+    config: &Config,
+    plan: &mut Plan,
+) -> Result<BTreeSet<String>, ImportError> {
+    let mut found: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for dir in template_dirs(config) {
+        let dir = format!("{dir}/shortcodes");
+        for (rel, path) in files_under(src, &dir, plan) {
+            if rel.contains('/') || !(rel.ends_with(".html") || rel.ends_with(".md")) {
+                continue;
+            }
+            found.insert(rel, (format!("{dir}/"), read_text(&path)?));
+        }
+    }
+    let mut kept = BTreeSet::new();
+    for (file, (dir, text)) in found {
+        if let Some(why) = fencepost_site::shortcodes::cannot_render(&file, &text) {
+            let why = format!("{why}: not kept, and each call of it is reported where it is");
+            plan.report
+                .skip(&format!("{dir}{file}"), None, "shortcode template", &why);
+            continue;
+        }
+        plan.put(&format!("templates/shortcodes/{file}"), text.as_bytes());
+        let name = file.rsplit_once('.').map_or(file.as_str(), |(n, _)| n);
+        kept.insert(name.to_string());
+    }
+    Ok(kept)
+}
+
+/// The folders templates are read from, the theme's first (the site's win).
+fn template_dirs(config: &Config) -> Vec<String> {
+    let mut dirs = Vec::new();
+    if let Some(theme) = config.table.get("theme").and_then(|v| v.as_str()) {
+        dirs.push(format!("themes/{theme}/templates"));
+    }
+    dirs.push("templates".to_string());
+    dirs
 }
 
 /// What a template fencepost needs is, for its plain stand-in.

@@ -215,10 +215,14 @@ impl<'a> Batch<'a> {
                 _ => None,
             })
             .collect();
+        // The site's shortcodes, read once for the batch (`templates/shortcodes/`).
+        let shortcodes =
+            fencepost_site::shortcodes::Shortcodes::load(&self.site.root, &self.site.config);
+        let sc = shortcodes.as_ref();
         claimed
             .into_par_iter()
             .zip(images)
-            .map(|(c, img)| prepare::prepare(self.site, c, img, self.clock.now()))
+            .map(|(c, img)| prepare::prepare(self.site, sc, c, img, self.clock.now()))
             .collect()
     }
 

@@ -11,12 +11,14 @@ use fencepost_ledger::{
     pages::{Commit, PageFields},
 };
 use fencepost_site::content;
+use fencepost_site::shortcodes::{ShortcodeError, Shortcodes};
 use fencepost_site::Site;
 
 /// The slow part for one item: read the file preflight saw, render it, apply the one-way
 /// rules (which the commit statement enforces again).
 pub(super) fn prepare(
     site: &Site,
+    shortcodes: Option<&Shortcodes>,
     c: Claimed,
     img: Option<Result<ledger::images::StoredImage, image::ImageError>>,
     now: Instant,
@@ -58,7 +60,18 @@ pub(super) fn prepare(
         }
         Some(Err(e)) => return failed(c.lease, e.to_string()),
     };
-    let page = page_of(site, &c, item, stored, coll.commit_before_reveal);
+    // A shortcode that cannot render fails this item alone, naming its template.
+    let page = match page_of(
+        site,
+        shortcodes,
+        &c,
+        item,
+        stored,
+        coll.commit_before_reveal,
+    ) {
+        Ok(page) => page,
+        Err(e) => return failed(c.lease, e.to_string()),
+    };
     commit(c, Some(page), false)
 }
 
@@ -107,12 +120,18 @@ fn still_withdrawn(site: &Site, c: &Claimed, coll: Option<&Collection>, now: Ins
 /// indexable stays so, and one that has its image keeps it.
 fn page_of(
     site: &Site,
+    shortcodes: Option<&Shortcodes>,
     c: &Claimed,
     item: content::Item,
     stored: Option<ledger::images::StoredImage>,
     committing: bool,
-) -> PageFields {
-    let rendered = fencepost_site::markdown::render(&item.body, &site.config.markdown);
+) -> Result<PageFields, ShortcodeError> {
+    let seen = serde_json::json!({
+        "title": item.title,
+        "extra": serde_json::from_str::<serde_json::Value>(&item.data).unwrap_or_default(),
+    });
+    let rendered =
+        fencepost_site::shortcodes::render(&item.body, &site.config.markdown, shortcodes, &seen)?;
     // The log holds the items of collections that commit before they reveal.
     let item_json = (site.config.transparency.log && committing).then(|| item.transparency_json());
     let mut page = PageFields {
@@ -131,7 +150,7 @@ fn page_of(
         item_json,
     };
     let Some(prev) = &c.view.page else {
-        return page;
+        return Ok(page);
     };
     if prev.indexable && !page.indexable {
         tracing::warn!(
@@ -148,7 +167,7 @@ fn page_of(
         page.image_source = prev.image_source.clone();
         page.image_sha256 = prev.image_sha256.clone();
     }
-    page
+    Ok(page)
 }
 
 /// The commit batch of a claimed item (no page: a withdrawal). `notice`: a withdrawal keeps

@@ -4,10 +4,12 @@
 //! [`results`] and the starters [`init`] writes.
 
 pub mod content;
+pub mod guard;
 pub mod images;
 pub mod init;
 pub mod markdown;
 pub mod results;
+pub mod shortcodes;
 
 use fencepost_config::collections::Collections;
 use fencepost_config::{Config, ConfigError, CONFIG_FILE};

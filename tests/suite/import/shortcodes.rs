@@ -62,3 +62,52 @@ fn strip_tags(html: &str) -> String {
     }
     out
 }
+
+/// A Zola site's shortcode templates are kept where they can render here; one that calls a
+/// function shortcodes lack (`resize_image`) is named, and its calls reported and removed.
+/// With shortcodes kept, an escape stays an escape (the new site reads it as Zola does).
+#[test]
+fn a_zola_sites_shortcodes_are_kept_where_they_can_render() {
+    let src = source(&[
+        ("config.toml", "base_url = \"https://example.org\"\ntitle = \"Z\"\n"),
+        ("content/blog/_index.md", "+++\ntitle = \"Blog\"\nsort_by = \"date\"\n+++\n"),
+        ("content/blog/a.md", "+++\ntitle = \"A\"\ndate = 2026-01-05\n+++\n{% admonition(type=\"tip\") %}\nKeep **calm**.\n{% end %}\n\n{{ gallery(n=2) }}\n\nWrite `{{/* admonition() */}}`.\n"),
+        ("templates/shortcodes/admonition.html", "<div class=\"admonition {{ type }}\">{{ body | markdown | safe }}</div>"),
+        ("templates/shortcodes/gallery.html", "{{ resize_image(path=\"a.png\", width=n) }}"),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "zola", src.path(), &dst);
+    let skipped = not_converted(&r);
+    assert!(
+        skipped.contains(&(
+            "templates/shortcodes/gallery.html".into(),
+            None,
+            "shortcode template".into()
+        )),
+        "{r}"
+    );
+    assert!(
+        skipped.contains(&(
+            "content/blog/a.md".into(),
+            Some(9),
+            "shortcode gallery".into()
+        )),
+        "{r}"
+    );
+    assert!(dst.join("templates/shortcodes/admonition.html").is_file());
+    assert!(!dst.join("templates/shortcodes/gallery.html").exists());
+    let s = site_at(&dst);
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["failed"], serde_json::json!([]), "{p}");
+    let html = s.current_file("blog/a/index.html");
+    assert!(
+        html.contains("<div class=\"admonition tip\"><p>Keep <strong>calm</strong>.</p>\n</div>"),
+        "{html}"
+    );
+    assert!(html.contains("<code>{{ admonition() }}</code>"), "{html}");
+    assert!(
+        !html.contains("resize_image") && !html.contains("gallery("),
+        "{html}"
+    );
+}

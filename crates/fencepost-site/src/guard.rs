@@ -29,7 +29,7 @@ use std::sync::Arc;
 use tera::{Function, Value};
 
 /// Puts `tera` under the site's rules: the frame limit, `get_env` and `range` bounded.
-pub(crate) fn secure(tera: &mut tera::Tera, security: &SecurityConfig, build: &BuildConfig) {
+pub fn secure(tera: &mut tera::Tera, security: &SecurityConfig, build: &BuildConfig) {
     tera.max_depth = build.max_template_depth;
     let allow: Vec<regex::Regex> = (security.getenv.iter())
         .filter_map(|p| regex::Regex::new(p).ok())
@@ -45,7 +45,7 @@ fn readable(allow: &[regex::Regex], name: &str) -> bool {
 
 /// The values of the variables templates may read: part of the render fingerprint, so a
 /// change of one re-renders what may show it.
-pub(crate) fn readable_values(security: &SecurityConfig) -> Vec<(String, String)> {
+pub fn readable_values(security: &SecurityConfig) -> Vec<(String, String)> {
     let allow: Vec<regex::Regex> = (security.getenv.iter())
         .filter_map(|p| regex::Regex::new(p).ok())
         .collect();
@@ -137,15 +137,15 @@ impl Function for Range {
 }
 
 /// A page's output, refused past `max` bytes: tera stops at the write that crosses it.
-pub(crate) struct Bounded {
-    pub(crate) bytes: Vec<u8>,
+pub struct Bounded {
+    pub bytes: Vec<u8>,
     max: u64,
     /// Whether the limit stopped the render.
-    pub(crate) over: bool,
+    pub over: bool,
 }
 
 impl Bounded {
-    pub(crate) fn new(max: u64) -> Bounded {
+    pub fn new(max: u64) -> Bounded {
         Bounded {
             bytes: Vec::with_capacity(2048),
             max,
