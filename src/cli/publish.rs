@@ -97,23 +97,24 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("error: {}", super::errors::message(e));
         return Ok(ExitCode::FAILURE);
     }
-    // Broken files, an item whose shortcode cannot render (the site's to fix: a failed image
-    // fetch, which the next run may get, keeps the status it always had), a page the build
-    // left out or held, or a checkout that disagrees with another host's: everything else
-    // went out (and was built), but CI goes red — by the held status, so a workflow deploys
-    // what went out before it fails.
-    let shortcode_failed =
-        (r.failed.iter()).any(|f| f.error.starts_with(fencepost_site::shortcodes::DIR));
     let build_held = built
         .as_ref()
         .is_some_and(|b| super::build::exit(b) != ExitCode::SUCCESS);
-    Ok(
-        if r.invalid.is_empty() && !shortcode_failed && !build_held && r.disagreed.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(super::EXIT_HELD)
-        },
-    )
+    Ok(status(&r, build_held))
+}
+
+/// Broken files, an item whose shortcode cannot render (the site's to fix: a failed image
+/// fetch, which the next run may get, keeps the status it always had), a page the build left
+/// out or held, or a checkout that disagrees with another host's: everything else went out
+/// (and was built), but CI goes red — by the held status, so a workflow deploys what went
+/// out before it fails.
+fn status(r: &fencepost_publish::Report, build_held: bool) -> ExitCode {
+    let shortcode_failed =
+        (r.failed.iter()).any(|f| f.error.starts_with(fencepost_site::shortcodes::DIR));
+    match r.invalid.is_empty() && !shortcode_failed && !build_held && r.disagreed.is_empty() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(super::EXIT_HELD),
+    }
 }
 
 /// The run's options from the command line (`--retry` names parsed).
