@@ -18,11 +18,12 @@
 //! translating the templates to fencepost's variables (a Zola theme would stop being one).
 //! Zola's file functions and filters (`load_data`, `get_hash`, `base64_encode`, …) are every
 //! site's (`templates/files.rs`). Not provided yet: `resize_image`, `get_image_metadata`,
-//! `trans` (a call holds its page, named); `page.toc` is empty and sections' own `weight` does
-//! not order `subsections` (they are by path).
+//! `trans` (a call holds its page, named). `page.toc` is read from the page's headings
+//! (`toc.rs`); `subsections` are ordered by their collections' `weight`, then path.
 
 mod context;
 mod functions;
+mod toc;
 
 pub(super) use context::render;
 
@@ -49,6 +50,8 @@ pub(super) struct SectionData {
     /// Its pages as its list reads them (newest or lightest first), indices into the plan.
     pub(super) pages: Vec<usize>,
     pub(super) subsections: Vec<String>,
+    /// Its place among its siblings (its collection's `weight`).
+    pub(super) weight: i64,
 }
 
 /// The whole public site as Zola's templates see it, made once per build.
@@ -109,6 +112,8 @@ impl ZolaSite {
                 s.pages.reverse();
             }
         }
+        let mut pages = pages;
+        book_order(&sections, &mut pages);
         let by_pub: Vec<u32> = (0..r.pages.len() as u32).collect();
         let terms = super::terms::collect(r.pages, r.collections, &by_pub)
             .into_iter()
@@ -206,6 +211,7 @@ fn sections_of(
         }
         let s = out.get_mut(path).expect("inserted above");
         s.coll = Some(ci);
+        s.weight = r.collections.list[ci].weight;
         s.title = r.collections.list[ci].title.clone();
         s.content = texts.get(&ci).cloned().unwrap_or_default();
     }
@@ -228,11 +234,46 @@ fn sections_of(
             s.content = own.map(|v| v.body_html.clone()).unwrap_or_default();
         }
     }
+    // Subsections as Zola orders them: by weight (the collection's), then by path.
+    let weights: HashMap<String, i64> = out
+        .iter()
+        .map(|(p, s)| (format!("{p}/_index.md"), s.weight))
+        .collect();
+    for s in out.values_mut() {
+        s.subsections
+            .sort_by_key(|sub| (weights.get(sub).copied().unwrap_or(0), sub.clone()));
+    }
     let root = out.get_mut("").expect("the root");
     if root.coll.is_none() {
         root.title = r.site.title.clone();
     }
     out
+}
+
+/// Each page's neighbours in book order — the root section's pages, then each subsection's
+/// (by weight) depth first, each section's pages as its list reads them — as `book_prev` and
+/// `book_next` (`title`, `permalink`; null at the ends): a documentation site's "next
+/// chapter" across sections, where Zola's `lower`/`higher` stop at a section's end.
+fn book_order(sections: &BTreeMap<String, SectionData>, pages: &mut [Value]) {
+    fn walk(sections: &BTreeMap<String, SectionData>, path: &str, out: &mut Vec<usize>) {
+        let Some(s) = sections.get(path) else { return };
+        out.extend(&s.pages);
+        for sub in &s.subsections {
+            walk(sections, sub.trim_end_matches("/_index.md"), out);
+        }
+    }
+    let mut order = Vec::new();
+    walk(sections, "", &mut order);
+    let link = |p: &Value| json!({ "title": p["title"], "permalink": p["permalink"] });
+    let links: Vec<Value> = order.iter().map(|&i| link(&pages[i])).collect();
+    for (n, &i) in order.iter().enumerate() {
+        let prev = n.checked_sub(1).map_or(Value::Null, |m| links[m].clone());
+        let next = links.get(n + 1).cloned().unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut pages[i] {
+            m.insert("book_prev".into(), prev);
+            m.insert("book_next".into(), next);
+        }
+    }
 }
 
 fn capitalised(s: &str) -> String {
@@ -326,7 +367,8 @@ fn page_value(r: &Renderer<'_>, i: usize, content: &str) -> Value {
     m.insert("higher".into(), near(Some(i + 1)));
     m.insert("word_count".into(), json!(words));
     m.insert("reading_time".into(), json!(words.div_ceil(200)));
-    for k in ["toc", "assets", "translations", "ancestors"] {
+    m.insert("toc".into(), toc::of(content, &p.view.url));
+    for k in ["assets", "translations", "ancestors"] {
         m.insert(k.into(), json!([]));
     }
     m.insert("lang".into(), json!("en"));

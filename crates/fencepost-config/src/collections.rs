@@ -68,6 +68,9 @@ pub struct CollectionConfig {
     pub list_text: Option<String>,
     /// Log a blind commitment to each item before its instant (needs `[transparency] log`).
     pub commit_before_reveal: Option<bool>,
+    /// Where the collection stands among its siblings in a site's navigation (a section's
+    /// `weight` in Hugo and Zola): lightest first, then by folder. Default 0.
+    pub weight: Option<i64>,
 }
 
 /// A typed front-matter key.
@@ -138,6 +141,8 @@ pub struct Collection {
     pub list_text: Option<String>,
     /// Its items are committed to in the transparency log before their instant.
     pub commit_before_reveal: bool,
+    /// Its place among its siblings in navigation: lightest first (see `weight`).
+    pub weight: i64,
 }
 
 /// The site's collections, sorted by name.
@@ -185,6 +190,7 @@ impl Collections {
             on_withdraw: OnWithdraw::Remove,
             withdrawn_template: "withdrawn.html".into(),
             sort_by: SortBy::Date,
+            weight: 0,
             pagination: Pagination::OldestFirst,
             list_text: None,
             commit_before_reveal: false,
@@ -445,6 +451,7 @@ fn resolve_one(
         on_withdraw: c.on_withdraw.unwrap_or_default(),
         withdrawn_template,
         sort_by: c.sort_by.unwrap_or_default(),
+        weight: c.weight.unwrap_or(0),
         pagination: c.pagination.unwrap_or_default(),
         list_text,
         commit_before_reveal: c.commit_before_reveal.unwrap_or(false),

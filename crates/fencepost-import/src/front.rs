@@ -89,3 +89,35 @@ pub(super) fn item_text(front: &toml::Table, body: &str) -> String {
 pub(super) fn keep(extra: &mut toml::Table, key: &str, v: toml::Value) {
     extra.insert(key.to_string(), v);
 }
+
+/// A page's title: its own, else its body's first heading (`# Install`), else its file name
+/// title-cased (`getting-started` → `Getting Started`), as Hugo shows an untitled page —
+/// never the lower-case stem.
+pub(super) fn title_of(table: &toml::Table, body: &str, stem: &str) -> String {
+    if let Some(t) = table.get("title").and_then(|v| v.as_str()) {
+        return t.to_string();
+    }
+    let mut fenced = false;
+    for line in body.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fenced = !fenced;
+        }
+        if let Some(h) = t.strip_prefix("# ").filter(|_| !fenced) {
+            let h = h.trim().trim_end_matches('#').trim();
+            if !h.is_empty() {
+                return h.to_string();
+            }
+        }
+    }
+    stem.split(['-', '_', ' '])
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

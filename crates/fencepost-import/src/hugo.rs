@@ -185,6 +185,11 @@ pub(super) fn plan_with(
         config.shortcodes = super::zola_templates::shortcodes(src, &config, &mut plan)?;
     }
     let (mut pages, sections) = collect(src, &config, &mut plan)?;
+    let templates = templates.or_else(|| {
+        let docs = super::docs_starter::choose(&config, &pages, &sections, &mut plan);
+        config.keep_templates |= docs.is_some();
+        docs
+    });
     if config.keep_templates {
         config.page_templates = page_templates(&sections, &pages);
     }
@@ -210,6 +215,13 @@ pub(super) fn plan_with(
         super::page::write(src, &config, p, &urls, &mut plan, now)?;
     }
     let texts = super::section::write_texts(&config, &sections, &with_pages, &urls, &mut plan);
+    let mut templates = templates;
+    if let Some(t) = templates
+        .as_mut()
+        .filter(|_| config.dialect == Dialect::Hugo)
+    {
+        super::docs_starter::landing(&config, &sections, &urls, t, &mut plan);
+    }
     let markdown = super::settings::markdown(&config, &mut plan);
     let collections = super::site_config::Collections {
         names: &with_pages,

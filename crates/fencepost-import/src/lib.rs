@@ -11,6 +11,7 @@
 
 mod assets;
 mod dialect;
+mod docs_starter;
 mod front;
 pub mod hugo;
 mod page;

@@ -127,15 +127,8 @@ fn item_front(
     let mut out = toml::Table::new();
     let mut extra = toml::Table::new();
     out.insert("id".into(), toml::Value::String(p.id.clone()));
-    let title = p
-        .table
-        .get("title")
-        .and_then(|v| v.as_str())
-        .map(str::to_string);
-    out.insert(
-        "title".into(),
-        toml::Value::String(title.unwrap_or_else(|| p.id.clone())),
-    );
+    let title = super::front::title_of(&p.table, &p.body, &p.id);
+    out.insert("title".into(), toml::Value::String(title));
     // A page without a date (a documentation page) is due at once, and shows no date: the
     // starter templates leave the date out where `extra.undated` is set. Nothing is lost, so
     // nothing is reported.
@@ -326,9 +319,8 @@ fn plain_page(config: &Config, p: &Page, body: &str, plan: &mut Plan) {
         return;
     }
     let mut fm = toml::Table::new();
-    if let Some(t) = p.table.get("title") {
-        fm.insert("title".into(), t.clone());
-    }
+    let title = super::front::title_of(&p.table, &p.body, &p.id);
+    fm.insert("title".into(), toml::Value::String(title));
     if let Some(at) = p.at {
         fm.insert("date".into(), toml::Value::Datetime(at));
     }

@@ -96,6 +96,9 @@ pub struct Report {
     /// `not_converted` says why not).
     pub moved: Vec<Moved>,
     pub not_converted: Vec<Unconverted>,
+    /// The templates written: `posts` (the starter), `docs` (the docs starter, for a
+    /// documentation-shaped Hugo site), `kept` (a Zola site's own).
+    pub starter: String,
 }
 
 /// A page at a new URL: `from` (its generator's) and `to` (the new site's).

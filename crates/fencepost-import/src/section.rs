@@ -28,6 +28,8 @@ pub(super) struct Section {
     pub(super) page_size: Option<usize>,
     /// Zola's `sort_by = "weight"`.
     pub(super) by_weight: bool,
+    /// Its own `weight`: its collection's place in navigation (`weight` in fencepost.toml).
+    pub(super) weight: i64,
     /// Zola's `redirect_to`, as a path of the site (`/documentation/overview/`).
     pub(super) redirect_to: Option<String>,
     /// The root section's (its text is the home page's).
@@ -61,7 +63,7 @@ pub(super) fn read(
     let kept = |k: &str, v: &toml::Value| {
         matches!(
             k,
-            "title" | "paginate_by" | "draft" | "redirect_to" | "render"
+            "title" | "paginate_by" | "draft" | "redirect_to" | "render" | "weight"
         ) || (k == "sort_by" && matches!(v.as_str(), Some("date") | Some("weight")))
             || (config.keep_templates && matches!(k, "template" | "page_template"))
     };
@@ -71,7 +73,6 @@ pub(super) fn read(
             "aliases" => "a section's list page keeps its URL; its aliases were not imported".to_string(),
             "sort_by" => format!("a collection is listed by date or by weight: sort_by = {v} is not kept (it is listed newest first)"),
             "template" | "page_template" => "templates are not ported: the starter templates render this section".to_string(),
-            "weight" => "sections are not ordered by weight: the starter home page lists collections by name".to_string(),
             _ => "a section's front matter has no counterpart in a collection: not kept".to_string(),
         };
         plan.report.skip(file, None, k, &why);
@@ -95,6 +96,10 @@ pub(super) fn read(
             .filter(|n| *n > 0)
             .map(|n| n as usize),
         by_weight: table.get("sort_by").and_then(|v| v.as_str()) == Some("weight"),
+        weight: table
+            .get("weight")
+            .and_then(|v| v.as_integer())
+            .unwrap_or(0),
         redirect_to,
         root,
         unrendered: table.get("render").and_then(|v| v.as_bool()) == Some(false),

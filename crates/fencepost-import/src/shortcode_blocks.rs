@@ -6,6 +6,7 @@
 //! - a notice (`notice`, `hint`, `alert`, `callout`, `admonition`, `note`, `tip`,
 //!   `warning`, …): a GitHub alert (`> [!TIP]`), which `[markdown] github_alerts` renders
 //!   as one (the import turns it on for Hugo sites);
+//! - one with a link (`button href="…"`, a card's `link`): its body as that link's text;
 //! - anything else (`details`, `tabs`, `columns`, …): its title, if it has one, in bold,
 //!   then its body, set apart by blank lines.
 
@@ -67,6 +68,11 @@ pub(super) fn block(
         }
         return (out + "\n", "a GitHub alert");
     }
+    // A button or a card that links somewhere: its body is the link's text.
+    if let Some(href) = arg("href").or(arg("link")).or(arg("url")) {
+        let text = body.replace('\n', " ");
+        return (format!("[{}]({href})", text.trim()), "a link");
+    }
     let title = arg("title")
         .or(arg("summary"))
         .or(arg("name"))
@@ -99,6 +105,8 @@ mod tests {
         assert_eq!(b, "\n\n> [!WARNING]\n> Careful.\n>\n> Really.\n\n");
         let (b, _) = block("hint", &[], &[("title".into(), "Hi".into())], "x");
         assert_eq!(b, "\n\n> [!TIP]\n> **Hi**\n>\n> x\n\n");
+        let (b, _) = block("button", &[], &[("href".into(), "/docs/".into())], "Go");
+        assert_eq!(b, "[Go](/docs/)");
         let (b, _) = block("details", &[], &[("title".into(), "More".into())], "x");
         assert_eq!(b, "\n\n**More**\n\nx\n\n");
     }

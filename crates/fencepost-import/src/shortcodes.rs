@@ -122,37 +122,59 @@ pub(super) fn convert(
         match render(&call, text, url_of) {
             Ok(md) => out.push_str(&md),
             Err(why) => {
-                // An inline shortcode's body is template code (Go templates, a `<style>`
-                // block): removed with it. Another's inner text is the page's own, kept as
-                // a block of its own (a diagram a code block, a notice an alert), never
-                // run into the prose around it.
-                let inline = call.name.ends_with(".inline");
-                let mut kept = None;
-                if let Some(t) = text.filter(|_| !inline) {
-                    let (block, what) = super::shortcode_blocks::block(
-                        &call.name,
-                        &call.positional,
-                        &call.named,
-                        t,
-                    );
-                    out.push_str(&block);
-                    kept = Some(what);
-                }
-                let why = match (inline, kept) {
-                    (true, _) => format!("{why}: an inline shortcode's body is template code, so it was removed with it"),
-                    (false, Some(what)) => format!("{why}: its body was kept as {what}"),
-                    (false, None) => why,
-                };
-                report.push(Unconverted {
-                    line,
-                    name: call.name.clone(),
-                    why,
-                });
+                let (kept, u) = unrendered(&call, text, line, why, url_of);
+                out.push_str(&kept);
+                report.extend(u);
             }
         }
         rest = &rest[consumed..];
     }
     out.push_str(rest);
+    (out, report)
+}
+
+/// A shortcode fencepost cannot render: what stays of it, and the report's lines (its own
+/// and its body's). An inline shortcode's body is template code (Go templates, a `<style>`
+/// block): removed with it. Another's inner text is the page's own, kept as a block of its
+/// own (a diagram a code block, a notice an alert), never run into the prose around it; the
+/// shortcodes inside it (a `tab` in `tabs`) are converted too.
+fn unrendered(
+    call: &Call,
+    text: Option<&str>,
+    line: usize,
+    why: String,
+    url_of: &dyn Fn(&str) -> Option<String>,
+) -> (String, Vec<Unconverted>) {
+    let inline = call.name.ends_with(".inline");
+    let mut report = Vec::new();
+    let mut out = String::new();
+    let mut kept = None;
+    if let Some(t) = text.filter(|_| !inline) {
+        let (t, inner) = convert(t, url_of);
+        report.extend(inner.into_iter().map(|u| Unconverted {
+            line: line + u.line - 1,
+            ..u
+        }));
+        let (block, what) =
+            super::shortcode_blocks::block(&call.name, &call.positional, &call.named, &t);
+        out = block;
+        kept = Some(what);
+    }
+    let why = match (inline, kept) {
+        (true, _) => {
+            format!("{why}: an inline shortcode's body is template code, so it was removed with it")
+        }
+        (false, Some(what)) => format!("{why}: its body was kept as {what}"),
+        (false, None) => why,
+    };
+    report.insert(
+        0,
+        Unconverted {
+            line,
+            name: call.name.clone(),
+            why,
+        },
+    );
     (out, report)
 }
 

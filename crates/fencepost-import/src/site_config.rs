@@ -209,6 +209,10 @@ fn collection_extras(config: &Config, colls: &Collections<'_>, s: &str, pages: &
     if weighted {
         out.push_str("sort_by = \"weight\"\n");
     }
+    // The section's own weight: its place among its siblings in navigation.
+    if let Some(w) = section.map(|x| x.weight).filter(|w| *w != 0) {
+        out.push_str(&format!("weight = {w}\n"));
+    }
     if colls.texts.contains(s) {
         out.push_str("list_text = \"_index.md\"\n");
     }

@@ -26,11 +26,15 @@ pub(super) fn starter_files(plan: &mut Plan) {
         p == "fencepost.toml" && String::from_utf8_lossy(b).contains("templates = \"zola\"")
     });
     if kept {
+        if plan.report.starter.is_empty() {
+            plan.report.starter = "kept".into();
+        }
         if !plan.files.iter().any(|(p, _)| p == ".gitignore") {
             plan.put(".gitignore", ".fencepost/\npublic/\n");
         }
         return;
     }
+    plan.report.starter = "posts".into();
     plan.put(
         "templates/index.html",
         include_str!("../../../starters/import/templates/index.html"),

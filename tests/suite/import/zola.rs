@@ -185,10 +185,15 @@ fn the_report_names_only_what_is_lost(r: &serde_json::Value) {
             "{file}: {what}"
         );
     }
-    // A section's keys its collection cannot keep are named (its own weight among the
-    // sections); `redirect_to` and `sort_by = "weight"` are kept, so not named.
+    // A section's keys its collection cannot keep are named; `redirect_to`, `sort_by =
+    // "weight"` and its own weight (its collection's place in navigation) are kept.
     let content_index = "content/documentation/content/_index.md".to_string();
-    for (key, named) in [("weight", true), ("redirect_to", false), ("sort_by", false)] {
+    for (key, named) in [
+        ("insert_anchor_links", true),
+        ("weight", false),
+        ("redirect_to", false),
+        ("sort_by", false),
+    ] {
         assert_eq!(
             nc.contains(&(content_index.clone(), None, key.to_string())),
             named,

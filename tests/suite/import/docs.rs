@@ -1,0 +1,107 @@
+//! A documentation theme's own site (issue 79.5): hugo-book's example site (vendored, MIT)
+//! imported gets the docs starter — a sidebar of its sections and pages in weight order,
+//! collapsible and open on the way to the current page; a table of contents per page;
+//! previous and next in book order across sections; its landing text — every page at the URL
+//! Hugo gave it under the base path, the theme's shortcodes kept as what they show.
+use super::*;
+
+fn imported() -> (tempfile::TempDir, TestSite, Value) {
+    let fixture = fixture_dir("import/hugo-book");
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "hugo", &fixture, &dst);
+    (tmp, site_at(&dst), r)
+}
+
+/// The sidebar of one page: the sections in weight order, the current one open, the page
+/// marked, the sections off its way closed.
+fn the_sidebar_is_the_books_tree(page: &str) {
+    let nav = &page[page.find("<nav class=\"sidebar\"").unwrap()..page.find("</nav>").unwrap()];
+    let order: Vec<usize> = [
+        "Getting Started",
+        "Content &amp; Structure",
+        "Customization",
+    ]
+    .iter()
+    .map(|t| nav.find(t).unwrap_or_else(|| panic!("{t} in {nav}")))
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "by weight: {nav}");
+    assert!(
+        nav.contains("<details open><summary><a href=\"/hugo-book/docs/getting-started/\">"),
+        "{nav}"
+    );
+    assert!(
+        nav.contains("<details><summary><a href=\"/hugo-book/docs/customization/\">"),
+        "{nav}"
+    );
+    assert!(
+        nav.contains(
+            "href=\"/hugo-book/docs/getting-started/introduction/\" aria-current=\"page\""
+        ),
+        "{nav}"
+    );
+    // Nested three deep, as the book nests them.
+    assert!(
+        nav.contains("/hugo-book/docs/content/shortcodes/experimental/images/"),
+        "{nav}"
+    );
+}
+
+#[test]
+fn hugo_books_example_site_keeps_its_navigation_toc_and_book_order() {
+    let (_tmp, s, r) = imported();
+    assert_eq!(r["starter"], "docs", "{r}");
+    let p = s.json(&["publish", "--build", "--now", NOW]);
+    assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
+    assert_eq!(p["build"]["broken_links"], serde_json::json!([]), "{p}");
+    let origin = s.serve(&[]);
+    let srv = Under(&origin, "/hugo-book");
+    for url in [
+        "/",
+        "/docs/",
+        "/docs/getting-started/introduction/",
+        "/docs/content/shortcodes/experimental/images/",
+        "/docs/customization/styles/",
+        "/posts/example-post/",
+        "/showcases/",
+        "/docs.css",
+    ] {
+        assert_eq!(srv.get(url).status, 200, "{url}");
+    }
+    let intro = srv.get("/docs/getting-started/introduction/").text();
+    the_sidebar_is_the_books_tree(&intro);
+    // Its table of contents, and the next chapter.
+    assert!(intro.contains("<aside class=\"toc\">"), "{intro}");
+    assert!(
+        intro.contains(
+            "href=\"/hugo-book/docs/getting-started/introduction/#design-goals\">Design Goals"
+        ),
+        "{intro}"
+    );
+    assert!(
+        intro.contains("<a rel=\"next\" href=\"/hugo-book/docs/getting-started/create-a-site/\">"),
+        "{intro}"
+    );
+    assert_eq!(intro.matches("<h1").count(), 1, "one title: {intro}");
+    // Across a section's end, book order goes on into the next section.
+    let config = srv.get("/docs/getting-started/configuration/").text();
+    assert!(
+        config.contains("<a rel=\"next\" href=\"/hugo-book/docs/content/"),
+        "{config}"
+    );
+    // The landing page is the root section's text, its button a link.
+    let home = srv.get("/").text();
+    assert!(home.contains("as simple as plain book"), "{home}");
+    assert!(
+        home.contains("href=\"/hugo-book/docs/getting-started/introduction\">Explore</a>"),
+        "{home}"
+    );
+    // The theme's shortcodes: hints are alerts, a mermaid diagram a code block.
+    let hints = srv.get("/docs/content/shortcodes/hints/").text();
+    assert!(hints.contains("markdown-alert"), "{hints}");
+    let mermaid = srv.get("/docs/content/shortcodes/mermaid/").text();
+    assert!(mermaid.contains("language-mermaid"), "{mermaid}");
+    // No shortcode reaches a page but the escaped ones the docs show, as Hugo shows them.
+    let shown = escaped_shortcodes(&fixture_dir("import/hugo-book/content.en"));
+    assert_no_shortcodes_but(&s, &shown);
+}
