@@ -16,6 +16,12 @@ pub struct MarkdownConfig {
     /// render as `<blockquote class="markdown-alert-note">`, as Zola's `github_alerts` and
     /// Hugo do; off, they stay a blockquote showing `[!NOTE]` (as before the setting).
     pub github_alerts: bool,
+    /// Definition lists (`Term` then `: its definition`), as Hugo's Goldmark renders them:
+    /// `<dl>`. Off, such lines stay a paragraph (as before the setting).
+    pub definition_lists: bool,
+    /// Heading attributes (`## Install {#setup .wide}`), as Hugo's Goldmark reads them: the
+    /// id and classes go on the heading, and the braces are not shown. Off, they are text.
+    pub heading_attributes: bool,
 }
 
 impl Default for MarkdownConfig {
@@ -25,6 +31,8 @@ impl Default for MarkdownConfig {
             highlight: true,
             unsafe_html: false,
             github_alerts: false,
+            definition_lists: false,
+            heading_attributes: false,
         }
     }
 }

@@ -118,6 +118,8 @@ pub(super) fn landing(
     let opts = fencepost_config::MarkdownConfig {
         unsafe_html,
         github_alerts: true,
+        definition_lists: true,
+        heading_attributes: true,
         ..Default::default()
     };
     let html = fencepost_site::markdown::to_html(&body, &opts);

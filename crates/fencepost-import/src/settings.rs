@@ -14,6 +14,29 @@
 use super::plan::{Dialect, Plan};
 use super::source::Config;
 
+/// Goldmark's definition lists and heading attributes (`{#id .class}`), on in a Hugo site
+/// unless it turned them off.
+fn goldmark_extras(config: &Config) -> String {
+    let off = |path: &[&str], key: &str| {
+        path.iter()
+            .try_fold(&config.table, |t, k| t.get(*k).and_then(|v| v.as_table()))
+            .and_then(|t| t.get(key))
+            .and_then(|v| v.as_bool())
+            == Some(false)
+    };
+    let mut out = String::new();
+    if config.dialect != Dialect::Hugo {
+        return out;
+    }
+    if !off(&["markup", "goldmark", "extensions"], "definitionList") {
+        out.push_str("# The source rendered definition lists (Term, then `: definition`): so does this site.\ndefinition_lists = true\n");
+    }
+    if !off(&["markup", "goldmark", "parser", "attribute"], "title") {
+        out.push_str("# The source read heading attributes ({#id .class}): so does this site.\nheading_attributes = true\n");
+    }
+    out
+}
+
 /// `[markdown]` for the imported site (empty when the defaults already render as the source
 /// did), and a report line for each setting with no counterpart.
 pub(super) fn markdown(config: &Config, plan: &mut Plan) -> String {
@@ -63,7 +86,7 @@ pub(super) fn markdown(config: &Config, plan: &mut Plan) -> String {
         if yes(value(&[], "enableEmoji")) {
             lost.push(("enableEmoji", "fencepost renders no emoji shortcodes: `:smile:` stays as written; type the emoji itself"));
         }
-        if at(&["markup", "tableOfContents"]) {
+        if at(&["markup", "tableOfContents"]) && plan.report.starter != "docs" {
             lost.push(("markup.tableOfContents", "fencepost's templates get no table of contents: headings have ids (markdown.heading_ids) to link by hand"));
         }
         if value(&["markup", "goldmark", "extensions"], "passthrough").is_some()
@@ -85,6 +108,7 @@ pub(super) fn markdown(config: &Config, plan: &mut Plan) -> String {
     if alerts {
         out.push_str("# The source rendered GitHub's alerts (> [!NOTE]) as alerts: so does this site.\ngithub_alerts = true\n");
     }
+    out.push_str(&goldmark_extras(config));
     match out.is_empty() {
         true => out,
         false => format!("\n[markdown]\n{out}"),

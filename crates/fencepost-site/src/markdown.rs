@@ -74,6 +74,8 @@ pub fn markdown_to_html(md: &str) -> String {
             highlight: false,
             unsafe_html: false,
             github_alerts: false,
+            definition_lists: false,
+            heading_attributes: false,
         },
     )
 }
@@ -86,6 +88,12 @@ pub fn to_html(md: &str, opts: &MarkdownConfig) -> String {
     o.insert(Options::ENABLE_STRIKETHROUGH);
     if opts.github_alerts {
         o.insert(Options::ENABLE_GFM);
+    }
+    if opts.definition_lists {
+        o.insert(Options::ENABLE_DEFINITION_LIST);
+    }
+    if opts.heading_attributes {
+        o.insert(Options::ENABLE_HEADING_ATTRIBUTES);
     }
     let unsafe_html = opts.unsafe_html;
     let events = Parser::new_ext(md, o).map(move |ev| match ev {
@@ -341,6 +349,32 @@ mod tests {
         );
         let r = render("A\n<!--more-->\nB\n", &all_on());
         assert_eq!(r.summary_html.as_deref(), Some("<p>A</p>\n"));
+    }
+
+    /// Definition lists and heading attributes render as Hugo's Goldmark renders them, only
+    /// when the site asks: as before otherwise.
+    #[test]
+    fn definition_lists_and_heading_attributes_render_when_asked() {
+        let md = "## Goals {#goals .wide}\n\nMinimalism.\n: Only what is needed.\n";
+        let off = to_html(md, &all_on());
+        assert!(
+            off.contains("{#goals .wide}") && !off.contains("<dl>"),
+            "{off}"
+        );
+        let on = MarkdownConfig {
+            definition_lists: true,
+            heading_attributes: true,
+            ..all_on()
+        };
+        let html = to_html(md, &on);
+        assert!(
+            html.contains("<h2 id=\"goals\" class=\"wide\">Goals</h2>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<dl>") && html.contains("<dd>Only what is needed.</dd>"),
+            "{html}"
+        );
     }
 
     /// GitHub's alerts render as Zola and Hugo render them, only when the site asks: as

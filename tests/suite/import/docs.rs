@@ -83,6 +83,8 @@ fn hugo_books_example_site_keeps_its_navigation_toc_and_book_order() {
         "{intro}"
     );
     assert_eq!(intro.matches("<h1").count(), 1, "one title: {intro}");
+    // Goldmark's definition lists and heading attributes, as Hugo rendered them.
+    assert!(intro.contains("<dt>Minimalism over features.</dt>"), "{intro}");
     // Across a section's end, book order goes on into the next section.
     let config = srv.get("/docs/getting-started/configuration/").text();
     assert!(
@@ -92,6 +94,7 @@ fn hugo_books_example_site_keeps_its_navigation_toc_and_book_order() {
     // The landing page is the root section's text, its button a link.
     let home = srv.get("/").text();
     assert!(home.contains("as simple as plain book"), "{home}");
+    assert!(!home.contains("{anchor=false}"), "{home}");
     assert!(
         home.contains("href=\"/hugo-book/docs/getting-started/introduction\">Explore</a>"),
         "{home}"
