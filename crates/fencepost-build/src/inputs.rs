@@ -61,7 +61,11 @@ impl SiteInputs {
             &self.files.templates,
             &self.assets.urls,
             &site.collections,
-            (&site.config.security, &site.config.build),
+            (
+                &site.config.security,
+                &site.config.build,
+                &site.config.translations,
+            ),
         )?;
         let (planned, left_out) = prepare(site, self, source)?;
         Ok((templates, planned, left_out))

@@ -102,9 +102,10 @@ impl Templates {
         sources: &[(String, String)],
         assets: &std::collections::BTreeMap<String, String>,
         collections: &Collections,
-        (security, build): (
+        (security, build, translations): (
             &fencepost_config::SecurityConfig,
             &fencepost_config::BuildConfig,
+            &std::collections::BTreeMap<String, String>,
         ),
     ) -> Result<Templates, BuildError> {
         let dir = root.join("templates");
@@ -138,7 +139,7 @@ impl Templates {
         tera.autoescape_on(vec![".html", ".htm", ".xml"]);
         tera.set_escape_fn(escape_html);
         tera.register_function("asset_url", AssetUrl(assets.clone()));
-        files::register(&mut tera, root);
+        files::register(&mut tera, root, translations);
         guard::secure(&mut tera, security, build);
         Ok(Templates {
             tera,

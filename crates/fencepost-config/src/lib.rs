@@ -74,6 +74,8 @@ pub struct Config {
     pub transparency: transparency::TransparencyConfig,
     /// What templates may reach of the machine that builds (see [`SecurityConfig`]).
     pub security: SecurityConfig,
+    /// The strings templates translate with `trans(key=…)` (Zola's `[translations]`).
+    pub translations: BTreeMap<String, String>,
 }
 
 /// `[security]`: what a template may reach of the machine that builds, as Hugo's
@@ -332,8 +334,7 @@ pub enum TemplateDialect {
 
 impl TemplateDialect {
     /// Functions of Zola that fencepost's Zola mode does not have (see `build/zola.rs`).
-    pub const ZOLA_MISSING_FUNCTIONS: &'static [&'static str] =
-        &["resize_image", "get_image_metadata", "trans"];
+    pub const ZOLA_MISSING_FUNCTIONS: &'static [&'static str] = &["resize_image"];
 
     /// In Zola mode, a collection page size at or above this means "not paginated" (what the
     /// import writes for a Zola section without `paginate_by`): no `paginator`.
@@ -457,6 +458,7 @@ impl Default for Config {
             extra: toml::Table::new(),
             transparency: transparency::TransparencyConfig::default(),
             security: SecurityConfig::default(),
+            translations: BTreeMap::new(),
         }
     }
 }

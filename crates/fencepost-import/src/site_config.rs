@@ -118,15 +118,28 @@ pub(super) fn compiles_sass(config: &Config) -> bool {
             == Some(true)
 }
 
-/// Zola's `[extra]`, which its kept templates read as `config.extra`.
+/// Zola's `[extra]`, which its kept templates read as `config.extra`, and its
+/// `[translations]` (the default language's strings), which they read with `trans`.
 fn extra_table(config: &Config) -> String {
-    match config.table.get("extra") {
-        Some(toml::Value::Table(extra)) if config.keep_templates && !extra.is_empty() => {
-            let mut table = toml::Table::new();
+    let mut table = toml::Table::new();
+    if let Some(toml::Value::Table(extra)) = config.table.get("extra") {
+        if config.keep_templates && !extra.is_empty() {
             table.insert("extra".into(), toml::Value::Table(extra.clone()));
-            format!("\n{}", toml::to_string(&table).unwrap_or_default())
         }
-        _ => String::new(),
+    }
+    if let Some(toml::Value::Table(t)) = config.table.get("translations") {
+        let strings: toml::Table = t
+            .iter()
+            .filter(|(_, v)| v.is_str())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if config.dialect == Dialect::Zola && !strings.is_empty() {
+            table.insert("translations".into(), toml::Value::Table(strings));
+        }
+    }
+    match table.is_empty() {
+        true => String::new(),
+        false => format!("\n{}", toml::to_string(&table).unwrap_or_default()),
     }
 }
 

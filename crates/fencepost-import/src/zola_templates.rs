@@ -8,7 +8,7 @@
 //! lacks (Zola has built-in ones) is written as a plain one and reported.
 //!
 //! Never all or nothing: a template that calls a function fencepost does not have yet
-//! (`resize_image`, `get_image_metadata`, `trans`) is kept with the rest, and each call is
+//! (`resize_image`) is kept with the rest, and each call is
 //! reported with its file and line — it costs only the pages rendered with that template,
 //! which the build holds, named (it used to cost every template of the theme). Zola's other
 //! functions and filters (`load_data`, `get_hash`, `base64_encode`, `regex_replace`, …) run

@@ -84,7 +84,10 @@ fn hugo_books_example_site_keeps_its_navigation_toc_and_book_order() {
     );
     assert_eq!(intro.matches("<h1").count(), 1, "one title: {intro}");
     // Goldmark's definition lists and heading attributes, as Hugo rendered them.
-    assert!(intro.contains("<dt>Minimalism over features.</dt>"), "{intro}");
+    assert!(
+        intro.contains("<dt>Minimalism over features.</dt>"),
+        "{intro}"
+    );
     // Across a section's end, book order goes on into the next section.
     let config = srv.get("/docs/getting-started/configuration/").text();
     assert!(

@@ -151,3 +151,61 @@ fn load_data_never_reads_content_or_outside_the_site() {
         }
     }
 }
+
+/// A 3×2 PNG: its signature, and an IHDR chunk giving its size (all a header reader needs).
+const PNG_3X2: &[u8] = &[
+    0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0, 0,
+    3, 0, 0, 0, 2, 8, 6, 0, 0, 0, 0, 0, 0, 0,
+];
+
+/// `trans` answers from the site's `[translations]` (`import zola` copies Zola's), and
+/// `get_image_metadata` reads an image of `static/` — never one of `content/`, where a bundle's
+/// image may be embargoed: that page is held, named.
+#[test]
+fn trans_and_get_image_metadata_answer_as_zola_does() {
+    let src = source(&[
+        (
+            "config.toml",
+            "base_url = \"https://zola.example.org\"\ntitle = \"Z\"\n[translations]\nread_more = \"Read more\"\n",
+        ),
+        ("content/_index.md", "+++\n+++\n"),
+        ("content/blog/_index.md", "+++\ntitle = \"Blog\"\nsort_by = \"date\"\n+++\n"),
+        ("content/blog/a.md", "+++\ntitle = \"A\"\ndate = 2026-11-20\n+++\nA.\n"),
+        ("static/logo.svg", "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 40 20\"/>"),
+        ("templates/index.html", "<p id=\"t\">{{ trans(key=\"read_more\", lang=\"en\") }}</p>{% set m = get_image_metadata(path=\"pic.png\") %}<p id=\"m\">{{ m.width }}x{{ m.height }} {{ m.format }}</p>{% set s = get_image_metadata(path=\"logo.svg\") %}<p id=\"s\">{{ s.width }}x{{ s.height }}</p>{% set n = get_image_metadata(path=\"none.png\", allow_missing=true) %}<p id=\"n\">{{ n is not object }}</p>"),
+        ("templates/section.html", "{{ section.title }}"),
+        ("templates/page.html", "{{ page.title }}"),
+    ]);
+    std::fs::write(src.path().join("static/pic.png"), PNG_3X2).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    import(tmp.path(), "zola", src.path(), &dst);
+    let config = std::fs::read_to_string(dst.join("fencepost.toml")).unwrap();
+    assert!(config.contains("read_more = \"Read more\""), "{config}");
+    let s = site_at(&dst);
+    s.json(&["publish", "--build", "--now", NOW]);
+    let home = s.current_file("index.html");
+    for want in [
+        "<p id=\"t\">Read more</p>",
+        "<p id=\"m\">3x2 png</p>",
+        "<p id=\"s\">40x20</p>",
+        "<p id=\"n\">true</p>",
+    ] {
+        assert!(home.contains(want), "{want} in {home}");
+    }
+    // A key the site lacks, another language, an image of content/: the page is held, named.
+    for (call, why) in [
+        ("{{ trans(key=\"nope\") }}", "not in [translations]"),
+        ("{{ trans(key=\"other\", lang=\"fr\") }}", "one language"),
+        (
+            "{{ get_image_metadata(path=\"content/x.png\") }}",
+            "content/ is never read",
+        ),
+    ] {
+        s.write("templates/index.html", call);
+        let out = s.cmd(&["build", "--json", "--now", NOW]).output().unwrap();
+        let b: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(HELD), "{call}: {b}");
+        assert!(b["held_pages"].to_string().contains(why), "{call}: {b}");
+    }
+}

@@ -14,8 +14,13 @@
 //! render fingerprint whenever a template calls one of these (`fingerprint::compute`), so a
 //! change to a data file re-renders what may show it.
 //!
-//! Zola's `resize_image`, `get_image_metadata` and `trans` are not here yet: each answers with
-//! that, naming itself, and only the pages whose templates call it are held.
+//! `get_image_metadata(path, allow_missing=false)` reads an image of `static/` (or `data/`)
+//! the same way — never `content/`, whose bundle images may be embargoed — and answers
+//! `width`, `height`, `format` and `mime` as Zola does (`imagesize` reads the header: PNG,
+//! JPEG, GIF, WebP, AVIF, BMP, …; an SVG's `width`/`height`, else its `viewBox`).
+//! `trans(key, lang)` answers from the site's `[translations]` (one language: a `lang` other
+//! than the default's is an error naming it). Zola's `resize_image` is not here yet: it
+//! answers with that, naming itself, and only the pages whose templates call it are held.
 
 use base64::Engine;
 use serde_json::{json, Value};
@@ -29,7 +34,12 @@ pub const MAX_DATA_BYTES: u64 = 16 << 20;
 pub const FOLDERS: [&str; 2] = ["data", "static"];
 
 /// The function names that read the site's files (what `fingerprint::compute` looks for).
-pub const READERS: [&str; 3] = ["load_data(", "get_hash(", "get_file_hash("];
+pub const READERS: [&str; 4] = [
+    "load_data(",
+    "get_hash(",
+    "get_file_hash(",
+    "get_image_metadata(",
+];
 
 type Args = HashMap<String, Value>;
 
@@ -42,16 +52,27 @@ fn arg<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
 }
 
 /// Registers them on `tera`, reading under the site at `root`.
-pub(crate) fn register(tera: &mut tera::Tera, root: &Path) {
+pub(crate) fn register(
+    tera: &mut tera::Tera,
+    root: &Path,
+    translations: &std::collections::BTreeMap<String, String>,
+) {
     let files = SiteFiles::new(root);
     let f = files.clone();
     tera.register_function("load_data", move |a: &Args| load_data(&f, a));
     let f = files.clone();
     tera.register_function("get_hash", move |a: &Args| get_hash(&f, a, "get_hash"));
+    let f = files.clone();
     tera.register_function("get_file_hash", move |a: &Args| {
-        get_hash(&files, a, "get_file_hash")
+        get_hash(&f, a, "get_file_hash")
     });
-    for name in ["resize_image", "get_image_metadata", "trans"] {
+    let f = files.clone();
+    tera.register_function("get_image_metadata", move |a: &Args| {
+        get_image_metadata(&f, a)
+    });
+    let strings = translations.clone();
+    tera.register_function("trans", move |a: &Args| trans(&strings, a));
+    for name in fencepost_config::TemplateDialect::ZOLA_MISSING_FUNCTIONS {
         tera.register_function(name, move |_: &Args| {
             Err(err(format!("{name}: Zola has it and fencepost does not yet; the pages whose templates call it are held until it does (or the call is removed)")))
         });
@@ -291,4 +312,77 @@ mod tests {
         #[cfg(unix)]
         assert!(f.read("t", "k").is_err());
     }
+}
+
+/// `get_image_metadata(path=…, allow_missing=false)`: an image's size and format.
+fn get_image_metadata(files: &SiteFiles, a: &Args) -> tera::Result<Value> {
+    let f = "get_image_metadata";
+    let path = arg(a, "path").ok_or_else(|| err(format!("{f} needs path=\"…\"")))?;
+    let Some(bytes) = files.read(f, path)? else {
+        return match a.get("allow_missing").and_then(Value::as_bool) == Some(true) {
+            true => Ok(Value::Null),
+            false => Err(err(format!("{f}: no image {path:?} in static/ or data/"))),
+        };
+    };
+    if path.to_ascii_lowercase().ends_with(".svg") {
+        let (w, h) = svg_size(&String::from_utf8_lossy(&bytes)).ok_or_else(|| {
+            err(format!(
+                "{f}: {path} gives neither width and height nor a viewBox"
+            ))
+        })?;
+        return Ok(json!({ "width": w, "height": h, "format": "svg", "mime": "image/svg+xml" }));
+    }
+    let size = imagesize::blob_size(&bytes).map_err(|e| err(format!("{f}: {path}: {e}")))?;
+    let kind = imagesize::image_type(&bytes).map_err(|e| err(format!("{f}: {path}: {e}")))?;
+    let (format, mime) = match kind {
+        imagesize::ImageType::Png => ("png", "image/png"),
+        imagesize::ImageType::Jpeg => ("jpg", "image/jpeg"),
+        imagesize::ImageType::Gif => ("gif", "image/gif"),
+        imagesize::ImageType::Webp => ("webp", "image/webp"),
+        imagesize::ImageType::Bmp => ("bmp", "image/bmp"),
+        imagesize::ImageType::Ico => ("ico", "image/x-icon"),
+        imagesize::ImageType::Tiff => ("tiff", "image/tiff"),
+        imagesize::ImageType::Heif(_) => ("avif", "image/avif"),
+        other => {
+            return Err(err(format!(
+                "{f}: {path} is a {other:?} image, which Zola does not read either"
+            )))
+        }
+    };
+    Ok(json!({ "width": size.width, "height": size.height, "format": format, "mime": mime }))
+}
+
+/// An SVG's size: its root element's `width` and `height` (in pixels or unitless), else its
+/// `viewBox`'s.
+fn svg_size(text: &str) -> Option<(f64, f64)> {
+    let start = text.find("<svg")?;
+    let tag = &text[start..start + text[start..].find('>')?];
+    let attr = |name: &str| {
+        let re = regex::Regex::new(&format!(r#"\s{name}\s*=\s*["']([^"']*)["']"#)).ok()?;
+        re.captures(tag).map(|c| c[1].to_string())
+    };
+    let px = |v: String| v.trim().trim_end_matches("px").parse::<f64>().ok();
+    if let (Some(w), Some(h)) = (attr("width").and_then(px), attr("height").and_then(px)) {
+        return Some((w, h));
+    }
+    let vb: Vec<f64> = attr("viewBox")?
+        .split([' ', ','])
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    (vb.len() == 4).then(|| (vb[2], vb[3]))
+}
+
+/// `trans(key=…, lang=…)`: the site's `[translations]` string for `key`.
+fn trans(strings: &std::collections::BTreeMap<String, String>, a: &Args) -> tera::Result<Value> {
+    let key = arg(a, "key").ok_or_else(|| err("trans needs key=\"…\"".into()))?;
+    if let Some(lang) = arg(a, "lang").filter(|l| *l != "en" && !l.is_empty()) {
+        if strings.is_empty() || !strings.contains_key(key) {
+            return Err(err(format!("trans: no {lang:?} translation of {key:?}: fencepost sites have one language ([translations] in fencepost.toml)")));
+        }
+    }
+    strings.get(key).map(|v| json!(v)).ok_or_else(|| {
+        err(format!(
+            "trans: {key:?} is not in [translations] of fencepost.toml: add it there"
+        ))
+    })
 }
