@@ -65,6 +65,7 @@ impl SiteInputs {
                 &site.config.security,
                 &site.config.build,
                 &site.config.translations,
+                templates::files::public_content(&source.pages),
             ),
         )?;
         let (planned, left_out) = prepare(site, self, source)?;

@@ -102,10 +102,11 @@ impl Templates {
         sources: &[(String, String)],
         assets: &std::collections::BTreeMap<String, String>,
         collections: &Collections,
-        (security, build, translations): (
+        (security, build, translations, public): (
             &fencepost_config::SecurityConfig,
             &fencepost_config::BuildConfig,
             &std::collections::BTreeMap<String, String>,
+            files::PublicContent,
         ),
     ) -> Result<Templates, BuildError> {
         let dir = root.join("templates");
@@ -139,7 +140,7 @@ impl Templates {
         tera.autoescape_on(vec![".html", ".htm", ".xml"]);
         tera.set_escape_fn(escape_html);
         tera.register_function("asset_url", AssetUrl(assets.clone()));
-        files::register(&mut tera, root, translations);
+        files::register(&mut tera, root, translations, public);
         guard::secure(&mut tera, security, build);
         Ok(Templates {
             tera,

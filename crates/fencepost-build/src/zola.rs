@@ -301,6 +301,9 @@ fn config_value(r: &Renderer<'_>) -> Value {
         "description": r.site.extra.get("description").cloned().unwrap_or(Value::Null),
         "extra": r.site.extra,
         "default_language": "en",
+        "languages": {},
+        "mode": "build",
+        "build_search_index": false,
         "generate_feeds": true,
         "feed_filenames": feeds,
         "taxonomies": taxonomies,
@@ -368,7 +371,10 @@ fn page_value(r: &Renderer<'_>, i: usize, content: &str) -> Value {
     m.insert("word_count".into(), json!(words));
     m.insert("reading_time".into(), json!(words.div_ceil(200)));
     m.insert("toc".into(), toc::of(content, &p.view.url));
-    for k in ["assets", "translations", "ancestors"] {
+    for (k, v) in paths_of(&p.view.url, false) {
+        m.insert(k.into(), v);
+    }
+    for k in ["assets", "translations"] {
         m.insert(k.into(), json!([]));
     }
     m.insert("lang".into(), json!("en"));
@@ -376,6 +382,32 @@ fn page_value(r: &Renderer<'_>, i: usize, content: &str) -> Value {
         m.entry(k).or_insert(v);
     }
     Value::Object(m)
+}
+
+/// What Zola derives from a page's or section's path (`/blog/a/`): `components`
+/// (`["blog", "a"]`), `relative_path` (`blog/a/index.md`, or `blog/_index.md` for a section:
+/// the path Zola would have read it from), and `ancestors` (the sections above it, root
+/// first: `["_index.md", "blog/_index.md"]`).
+pub(super) fn paths_of(url: &str, section: bool) -> [(&'static str, Value); 3] {
+    let parts: Vec<&str> = url.split('/').filter(|s| !s.is_empty()).collect();
+    let own = parts.join("/");
+    let relative = match (section, own.is_empty()) {
+        (true, true) => "_index.md".to_string(),
+        (true, false) => format!("{own}/_index.md"),
+        (false, _) => format!("{own}/index.md"),
+    };
+    let above = parts.len().saturating_sub(1);
+    let below_root = (section && !own.is_empty()) || !section;
+    let mut ancestors: Vec<String> = Vec::new();
+    if below_root {
+        ancestors.push("_index.md".into());
+        ancestors.extend((1..=above).map(|n| format!("{}/_index.md", parts[..n].join("/"))));
+    }
+    [
+        ("components", json!(parts)),
+        ("relative_path", json!(relative)),
+        ("ancestors", json!(ancestors)),
+    ]
 }
 
 /// A plain page (a page at the root) as Zola's templates see a page.

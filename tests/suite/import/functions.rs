@@ -199,7 +199,7 @@ fn trans_and_get_image_metadata_answer_as_zola_does() {
         ("{{ trans(key=\"other\", lang=\"fr\") }}", "one language"),
         (
             "{{ get_image_metadata(path=\"content/x.png\") }}",
-            "content/ is never read",
+            "a public page's files",
         ),
     ] {
         s.write("templates/index.html", call);
@@ -208,4 +208,53 @@ fn trans_and_get_image_metadata_answer_as_zola_does() {
         assert_eq!(out.status.code(), Some(HELD), "{call}: {b}");
         assert!(b["held_pages"].to_string().contains(why), "{call}: {b}");
     }
+}
+
+/// The adversary is a template's author reading a page's images before its instant: of
+/// `content/`, `get_image_metadata` and `load_data` see only the bundle files of public pages,
+/// as the ledger recorded them. An embargoed bundle's image — or a public one edited since it
+/// was published — is as if it were not there, until its page goes out.
+#[test]
+fn content_files_are_read_only_as_public_pages_published_them() {
+    let s = fixture("features");
+    for (name, at) in [
+        ("trip", "2026-11-20T00:00:00Z"),
+        ("launch", "2026-12-10T00:00:00Z"),
+    ] {
+        s.write(
+            &format!("content/posts/{name}/index.md"),
+            &format!("+++\ntitle = \"{name}\"\npublish_at = {at}\n+++\n\n![a](a.png)\n"),
+        );
+        std::fs::write(s.path(&format!("content/posts/{name}/a.png")), PNG_3X2).unwrap();
+    }
+    let probe = |name: &str| {
+        format!("{{% set m = get_image_metadata(path=\"posts/{name}/a.png\", allow_missing=true) %}}<p id=\"{name}\">{{% if m %}}{{{{ m.width }}}}{{% else %}}none{{% endif %}}</p>")
+    };
+    let index = std::fs::read_to_string(s.path("templates/index.html")).unwrap();
+    let index = index.replacen(
+        "{% block content %}",
+        &format!("{{% block content %}}{}{}", probe("trip"), probe("launch")),
+        1,
+    );
+    s.write("templates/index.html", &index);
+    s.json(&["publish", "--build", "--now", NOW]);
+    let home = s.current_file("index.html");
+    assert!(home.contains("<p id=\"trip\">3</p>"), "{home}");
+    assert!(
+        home.contains("<p id=\"launch\">none</p>"),
+        "embargoed: {home}"
+    );
+    // Edited since it was published: not what the ledger recorded, so not read.
+    std::fs::write(s.path("content/posts/trip/a.png"), b"not a png").unwrap();
+    std::fs::remove_dir_all(s.path("public")).unwrap();
+    let out = s.cmd(&["build", "--json", "--now", NOW]).output().unwrap();
+    assert_eq!(out.status.code(), Some(HELD), "the bundle file is left out");
+    assert!(s
+        .current_file("index.html")
+        .contains("<p id=\"trip\">none</p>"));
+    std::fs::write(s.path("content/posts/trip/a.png"), PNG_3X2).unwrap();
+    s.json(&["publish", "--build", "--now", "2026-12-10T00:00:00Z"]);
+    assert!(s
+        .current_file("index.html")
+        .contains("<p id=\"launch\">3</p>"));
 }

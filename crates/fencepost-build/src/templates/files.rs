@@ -3,19 +3,21 @@
 //! `load_data`, `get_hash` (and its older name `get_file_hash`), and the filters
 //! `base64_encode`, `base64_decode`, `regex_replace` and `num_format`.
 //!
-//! **What they may reach.** `load_data` and `get_hash` read files of the site's `data/` and
-//! `static/` folders only — a path naming one from the site's root (`data/authors.json`), else
-//! looked up under `static/`, then `data/`, as Zola looks a path up in its folders — never
-//! `content/` (it holds items before their instant: a template must not print an
-//! embargoed text), never a file outside the two folders once links are resolved (a theme's
-//! author reaching for `../.tlog-skey`, `/home/runner/.aws/credentials`), never a URL (a build
-//! fetches nothing: `load_data(url=…)` is refused). At most [`MAX_DATA_BYTES`] a file. A page
+//! **What they may reach.** `load_data`, `get_hash` and `get_image_metadata` read files of
+//! the site's `data/` and `static/` folders — a path naming one from the site's root
+//! (`data/authors.json`), else looked up under `static/`, then `data/`, as Zola looks a path
+//! up in its folders — and of `content/` only the bundle files of the revision's public
+//! pages, while they have the bytes the ledger recorded (a page's own images, which Zola
+//! themes read for their size): never an item's text, never an embargoed page's file or one
+//! edited since it was published (each is as if it were not there), never a file outside
+//! those once links are resolved (a theme's author reaching for `../.tlog-skey`,
+//! `/home/runner/.aws/credentials`), never a URL (a build fetches nothing:
+//! `load_data(url=…)` is refused). At most [`MAX_DATA_BYTES`] a file. A page
 //! whose call is refused is held, named, alone. The files the templates can read are in the
 //! render fingerprint whenever a template calls one of these (`fingerprint::compute`), so a
 //! change to a data file re-renders what may show it.
 //!
-//! `get_image_metadata(path, allow_missing=false)` reads an image of `static/` (or `data/`)
-//! the same way — never `content/`, whose bundle images may be embargoed — and answers
+//! `get_image_metadata(path, allow_missing=false)` reads an image the same way and answers
 //! `width`, `height`, `format` and `mime` as Zola does (`imagesize` reads the header: PNG,
 //! JPEG, GIF, WebP, AVIF, BMP, …; an SVG's `width`/`height`, else its `viewBox`).
 //! `trans(key, lang)` answers from the site's `[translations]` (one language: a `lang` other
@@ -56,8 +58,9 @@ pub(crate) fn register(
     tera: &mut tera::Tera,
     root: &Path,
     translations: &std::collections::BTreeMap<String, String>,
+    public: PublicContent,
 ) {
-    let files = SiteFiles::new(root);
+    let files = SiteFiles::new(root, public);
     let f = files.clone();
     tera.register_function("load_data", move |a: &Args| load_data(&f, a));
     let f = files.clone();
@@ -123,20 +126,58 @@ fn num_format(v: &Value, a: &Args) -> tera::Result<Value> {
     Ok(json!(n.to_formatted_string(&locale)))
 }
 
-/// Where the functions may read: `data/` and `static/`, resolved.
+/// The files of public pages' bundles, by path under `content/` (`blog/a/img/x.png`), with
+/// the sha256 the ledger recorded for each: what the functions may read of `content/`.
+pub(crate) type PublicContent = std::sync::Arc<HashMap<String, String>>;
+
+/// The bundle files of `pages` (the public pages of the revision being built), as
+/// [`PublicContent`].
+pub(crate) fn public_content(pages: &[crate::page::PageInput]) -> PublicContent {
+    let mut out = HashMap::new();
+    for p in pages
+        .iter()
+        .filter(|p| p.view.data.contains("\"resources\""))
+    {
+        for r in fencepost_site::content::bundle::recorded(&p.view.data) {
+            if let Some(rel) = r.path.strip_prefix("content/") {
+                out.insert(rel.to_string(), r.sha256);
+            }
+        }
+    }
+    std::sync::Arc::new(out)
+}
+
+/// Where the functions may read: `data/` and `static/`, resolved, and of `content/` the
+/// bundle files of public pages with the bytes the ledger recorded.
 #[derive(Clone)]
 struct SiteFiles {
     folders: Vec<PathBuf>,
+    content: PathBuf,
+    public: PublicContent,
 }
 
 impl SiteFiles {
-    fn new(root: &Path) -> SiteFiles {
+    fn new(root: &Path, public: PublicContent) -> SiteFiles {
         // One entry per folder of FOLDERS, in order (a missing folder is a path nothing is in).
         let folders = FOLDERS
             .iter()
             .map(|d| std::fs::canonicalize(root.join(d)).unwrap_or_else(|_| root.join(d)))
             .collect();
-        SiteFiles { folders }
+        SiteFiles {
+            folders,
+            content: root.join("content"),
+            public,
+        }
+    }
+
+    /// A public bundle file's bytes (`rel` under `content/`), only while the file has the
+    /// bytes the ledger recorded: an embargoed item's file, or one edited since it was
+    /// published, is as if it were not there — nothing tells them apart.
+    fn public_file(&self, rel: &str) -> Option<Vec<u8>> {
+        use sha2::Digest;
+        let sha = self.public.get(rel)?;
+        let bytes = std::fs::read(self.content.join(rel)).ok()?;
+        (hex::encode(sha2::Sha256::digest(&bytes)) == *sha).then_some(bytes)
     }
 
     /// The bytes of `path`, looked up as Zola looks it up, within the two folders: from the
@@ -145,11 +186,13 @@ impl SiteFiles {
     /// them or a file too big.
     fn read(&self, f: &str, path: &str) -> tera::Result<Option<Vec<u8>>> {
         let rel = path.trim_start_matches('/');
-        if rel.starts_with("@/") || rel.starts_with("content/") || rel.split('/').any(|c| c == "..")
-        {
+        if rel.split('/').any(|c| c == "..") || rel.starts_with("@/") {
             return Err(err(format!(
-                "{f}: {path:?} leaves data/ and static/ (content/ is never read: it holds items before their instant)"
+                "{f}: {path:?} leaves data/, static/ and the public pages' files"
             )));
+        }
+        if let Some(inner) = rel.strip_prefix("content/") {
+            return Ok(self.public_file(inner));
         }
         let mut candidates = Vec::new();
         for (name, folder) in FOLDERS.iter().zip(&self.folders) {
@@ -181,7 +224,8 @@ impl SiteFiles {
                 .map(Some)
                 .map_err(|e| err(format!("{f}: {path}: {e}")));
         }
-        Ok(None)
+        // Zola looks a path up under content/ too (a page's own images): a public one.
+        Ok(self.public_file(rel))
     }
 }
 
@@ -321,7 +365,9 @@ fn get_image_metadata(files: &SiteFiles, a: &Args) -> tera::Result<Value> {
     let Some(bytes) = files.read(f, path)? else {
         return match a.get("allow_missing").and_then(Value::as_bool) == Some(true) {
             true => Ok(Value::Null),
-            false => Err(err(format!("{f}: no image {path:?} in static/ or data/"))),
+            false => Err(err(format!(
+                "{f}: no image {path:?} in static/, data/ or a public page's files"
+            ))),
         };
     };
     if path.to_ascii_lowercase().ends_with(".svg") {

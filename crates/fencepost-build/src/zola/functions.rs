@@ -195,11 +195,16 @@ impl ZolaSite {
             false => s.pages.iter().map(|&i| &self.pages[i]).collect(),
         };
         let url = section_url(dir);
-        json!({
+        let mut v = json!({
             "title": s.title, "content": s.content, "permalink": url, "path": url,
             "pages": pages, "subsections": s.subsections, "extra": {}, "description": null,
-            "relative_path": format!("{}_index.md", url.trim_start_matches('/')),
-            "toc": [], "assets": [], "ancestors": [], "translations": [], "lang": "en",
-        })
+            "toc": [], "assets": [], "translations": [], "lang": "en",
+        });
+        if let Value::Object(m) = &mut v {
+            for (k, x) in super::paths_of(&url, true) {
+                m.insert(k.into(), x);
+            }
+        }
+        v
     }
 }
