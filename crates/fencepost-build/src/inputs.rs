@@ -62,9 +62,7 @@ impl SiteInputs {
             &self.assets.urls,
             &site.collections,
             (
-                &site.config.security,
-                &site.config.build,
-                &site.config.translations,
+                &site.config,
                 templates::files::public_content(&source.pages),
             ),
         )?;

@@ -102,12 +102,7 @@ impl Templates {
         sources: &[(String, String)],
         assets: &std::collections::BTreeMap<String, String>,
         collections: &Collections,
-        (security, build, translations, public): (
-            &fencepost_config::SecurityConfig,
-            &fencepost_config::BuildConfig,
-            &std::collections::BTreeMap<String, String>,
-            files::PublicContent,
-        ),
+        (config, public): (&fencepost_config::Config, files::PublicContent),
     ) -> Result<Templates, BuildError> {
         let dir = root.join("templates");
         let required = required(collections);
@@ -140,12 +135,15 @@ impl Templates {
         tera.autoescape_on(vec![".html", ".htm", ".xml"]);
         tera.set_escape_fn(escape_html);
         tera.register_function("asset_url", AssetUrl(assets.clone()));
-        files::register(&mut tera, root, translations, public);
-        guard::secure(&mut tera, security, build);
+        files::register(&mut tera, root, &config.translations, public);
+        // Zola's `markdown` filter, with the site's settings (shortcodes have it too).
+        let markdown = fencepost_site::shortcodes::MarkdownFilter(config.markdown);
+        tera.register_filter("markdown", markdown);
+        guard::secure(&mut tera, &config.security, &config.build);
         Ok(Templates {
             tera,
             broken,
-            max_page_bytes: build.max_page_bytes,
+            max_page_bytes: config.build.max_page_bytes,
         })
     }
 

@@ -303,6 +303,12 @@ fn config_value(r: &Renderer<'_>) -> Value {
         "default_language": "en",
         "languages": {},
         "mode": "build",
+        // Zola's [markdown] as its templates read it: fencepost renders links as written.
+        "markdown": {
+            "highlight_code": true, "render_emoji": false,
+            "external_links_target_blank": false, "external_links_no_follow": false,
+            "external_links_no_referrer": false, "smart_punctuation": false,
+        },
         "build_search_index": false,
         "generate_feeds": true,
         "feed_filenames": feeds,
@@ -374,9 +380,21 @@ fn page_value(r: &Renderer<'_>, i: usize, content: &str) -> Value {
     for (k, v) in paths_of(&p.view.url, false) {
         m.insert(k.into(), v);
     }
-    for k in ["assets", "translations"] {
-        m.insert(k.into(), json!([]));
-    }
+    // A bundle's folder under content/ (`blog/a/`) and its files' paths, as Zola gives them.
+    let resources = fencepost_site::content::bundle::recorded(&p.view.data);
+    let folder = resources.first().and_then(|r| {
+        r.path
+            .strip_prefix("content/")?
+            .strip_suffix(r.name.as_str())
+            .map(str::to_string)
+    });
+    let assets: Vec<String> = resources
+        .iter()
+        .filter_map(|r| r.path.strip_prefix("content/").map(str::to_string))
+        .collect();
+    m.insert("colocated_path".into(), json!(folder));
+    m.insert("assets".into(), json!(assets));
+    m.insert("translations".into(), json!([]));
     m.insert("lang".into(), json!("en"));
     for (k, v) in data.into_iter().filter(|(k, _)| k != "extra") {
         m.entry(k).or_insert(v);
@@ -412,12 +430,26 @@ pub(super) fn paths_of(url: &str, section: bool) -> [(&'static str, Value); 3] {
 
 /// A plain page (a page at the root) as Zola's templates see a page.
 fn plain_value(v: &PlainView) -> Value {
-    json!({
+    let mut page = json!({
         "title": v.title, "content": v.body_html, "summary": null, "description": null,
         "permalink": v.url, "path": v.url, "slug": v.slug, "date": v.date, "updated": v.lastmod,
         "taxonomies": {}, "extra": {}, "draft": false, "lower": null, "higher": null,
-        "toc": [], "assets": [], "translations": [], "ancestors": [], "lang": "en",
-    })
+        "toc": toc::of(&v.body_html, &v.url), "assets": [], "translations": [], "lang": "en",
+        "colocated_path": null,
+    });
+    let words = v
+        .body_html
+        .split_whitespace()
+        .filter(|w| !w.starts_with('<'))
+        .count();
+    if let Value::Object(m) = &mut page {
+        for (k, x) in paths_of(&v.url, false) {
+            m.insert(k.into(), x);
+        }
+        m.insert("word_count".into(), json!(words));
+        m.insert("reading_time".into(), json!(words.div_ceil(200)));
+    }
+    page
 }
 
 /// What every templated file's key covers in Zola mode: the whole public set (any page can

@@ -208,6 +208,15 @@ pub(super) fn write_texts(
         if let Some(t) = &s.title {
             front.insert("title".into(), toml::Value::String(t.clone()));
         }
+        // A section of no pages of its own is a plain page: with Zola's templates kept, it
+        // renders with the section's own template, which reads `section`.
+        if let Some(t) = s
+            .template
+            .as_ref()
+            .filter(|_| !own && config.keep_templates)
+        {
+            front.insert("template".into(), toml::Value::String(t.clone()));
+        }
         let text = item_text(&front, &body);
         match own {
             true => {

@@ -342,8 +342,9 @@ impl tera::Function for GetUrl {
     }
 }
 
-/// The filter `markdown(inline=false)`: Markdown rendered with the site's settings.
-struct MarkdownFilter(MarkdownConfig);
+/// The filter `markdown(inline=false)`: Markdown rendered with the site's settings (Zola's;
+/// page templates have it too).
+pub struct MarkdownFilter(pub MarkdownConfig);
 
 impl tera::Filter for MarkdownFilter {
     fn filter(

@@ -75,6 +75,14 @@ pub(crate) fn render(
         }
         Job::Plain(v) => {
             c.insert("page", &z.plain.get(&v.url).cloned().unwrap_or(Value::Null));
+            // A section of no pages of its own (Zola's archive, a docs root) is this page:
+            // its template reads `section`, as Zola renders it.
+            let dir = v.url.trim_matches('/');
+            let section = match z.sections.contains_key(dir) {
+                true => z.section_value(dir, false),
+                false => section_of_plain(&z.plain.get(&v.url).cloned().unwrap_or(Value::Null)),
+            };
+            c.insert("section", &section);
             v.template.clone()
         }
         Job::NotFound => "404.html".to_string(),
@@ -184,4 +192,23 @@ fn home(r: &Renderer<'_>, z: &ZolaSite, c: &mut tera::Context) {
             "number_pagers": n, "first": section_url(""), "previous": null, "next": older,
         }),
     );
+}
+
+/// A plain page seen as the section it was (one of no pages and no subsections: Zola's
+/// archive): its title, text and paths, no pages.
+fn section_of_plain(page: &Value) -> Value {
+    let mut s = page.clone();
+    if let Value::Object(m) = &mut s {
+        m.insert("pages".into(), json!([]));
+        m.insert("subsections".into(), json!([]));
+        let url = m
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or("/")
+            .to_string();
+        for (k, x) in super::paths_of(&url, true) {
+            m.insert(k.into(), x);
+        }
+    }
+    s
 }
