@@ -20,7 +20,7 @@ pub const DEBOUNCE: Duration = Duration::from_millis(10);
 
 /// The folders watched recursively. The site root itself is watched non-recursively, so their
 /// creation and removal are seen and followed (a folder replaced is watched again).
-pub const WATCHED: [&str; 5] = ["content", "templates", "static", "sass", "data"];
+pub const WATCHED: [&str; 6] = ["content", "templates", "static", "sass", "data", "i18n"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
@@ -73,7 +73,7 @@ pub fn classify(root: &Path, path: &Path) -> Change {
         Some("templates") => Change::Templates,
         // A stylesheet's source is a static file once compiled (`build/sass.rs`); a data file
         // is read by templates (`load_data`) as a static file may be.
-        Some("static" | "sass" | "data") => Change::Static,
+        Some("static" | "sass" | "data" | "i18n") => Change::Static,
         Some(CONFIG_FILE) if parts.len() == 1 => Change::Config,
         _ => Change::Ignored,
     }

@@ -65,11 +65,12 @@ fn more(out: &mut String, n: usize) {
 /// The lines not converted, grouped by their reason (one real theme's report was 394 lines,
 /// most of them one reason): the reason with its count, then a few examples.
 fn by_reason(lines: &[fencepost_import::Unconverted]) -> String {
-    let mut groups: Vec<(&str, Vec<&fencepost_import::Unconverted>)> = Vec::new();
+    let mut groups: Vec<(String, Vec<&fencepost_import::Unconverted>)> = Vec::new();
     for u in lines {
-        match groups.iter_mut().find(|(why, _)| *why == u.why) {
+        let why = reason(&u.why);
+        match groups.iter_mut().find(|(w, _)| *w == why) {
             Some((_, g)) => g.push(u),
-            None => groups.push((&u.why, vec![u])),
+            None => groups.push((why, vec![u])),
         }
     }
     let mut out = String::new();
@@ -82,6 +83,26 @@ fn by_reason(lines: &[fencepost_import::Unconverted]) -> String {
         if g.len() > EXAMPLES {
             let rest = g.len() - EXAMPLES;
             out.push_str(&format!("\n    … and {rest} more (--json lists every one)"));
+        }
+    }
+    out
+}
+
+/// A line's reason without what it names: each `` `name` `` (a shortcode's, a function's)
+/// as `` `…` ``, so one reason is one group whatever it names (the examples name them).
+fn reason(why: &str) -> String {
+    let mut out = String::with_capacity(why.len());
+    let mut parts = why.split('`');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    for (i, part) in parts.enumerate() {
+        match i % 2 {
+            0 => out.push_str("`…"),
+            _ => {
+                out.push('`');
+                out.push_str(part);
+            }
         }
     }
     out

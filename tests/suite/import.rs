@@ -9,6 +9,7 @@ mod hugo;
 mod origins;
 mod sections;
 mod shortcodes;
+mod tabi;
 mod zola;
 
 use crate::common::*;

@@ -111,7 +111,7 @@ pub struct SiteFiles {
     pub plain: Vec<(String, String)>,
     /// (site-relative path, text) of the collections' list texts (`list_text`) that exist.
     pub list_texts: Vec<(String, String)>,
-    /// (site-relative path, SHA-256) of every file under `data/`: what `load_data` may read
+    /// (site-relative path, SHA-256) of every file under `data/` and `i18n/`: what `load_data` may read
     /// besides `static/` (`templates/files.rs`).
     pub data: Vec<(String, String)>,
 }
@@ -153,7 +153,9 @@ impl SiteFiles {
             .filter(|rel| site.root.join(rel).is_file())
             .map(read)
             .collect::<Result<_, _>>()?;
-        let data = list_files(&site.root, "data", Hidden::Skip)?
+        let mut data = list_files(&site.root, "data", Hidden::Skip)?;
+        data.extend(list_files(&site.root, "i18n", Hidden::Skip)?);
+        let data = data
             .into_iter()
             .map(|rel| {
                 let bytes = std::fs::read(site.root.join(&rel)).unwrap_or_default();

@@ -118,10 +118,7 @@ fn preview_body(
     shortcodes: Option<&Shortcodes>,
     item: &content::Item,
 ) -> fencepost_site::markdown::Rendered {
-    let seen = serde_json::json!({
-        "title": item.title,
-        "extra": serde_json::from_str::<serde_json::Value>(&item.data).unwrap_or_default(),
-    });
+    let seen = fencepost_site::shortcodes::page_view(&item.title, &item.data);
     render_with(&item.body, &site.config.markdown, shortcodes, &seen).unwrap_or_else(|e| {
         tracing::warn!(item = %item.name, error = %e, "preview: a shortcode failed");
         fencepost_site::markdown::Rendered {
@@ -394,7 +391,8 @@ pub(super) fn plain_pages(
         let parsed = content::plain::parse_plain(rel, text, &reserved)
             .map_err(|e| e.to_string())
             .and_then(|p| {
-                let seen = serde_json::json!({ "title": p.title, "extra": {} });
+                let seen =
+                    fencepost_site::shortcodes::page_view(p.title.as_deref().unwrap_or(""), "{}");
                 let html = render_with(&p.body, markdown, shortcodes, &seen)
                     .map_err(|e| format!("{rel}: {e}"))?;
                 Ok((p, html.body_html))
@@ -437,7 +435,8 @@ pub(super) fn list_texts(
         let parsed = content::plain::parse_plain(rel, text, &[])
             .map_err(|e| e.to_string())
             .and_then(|p| {
-                let seen = serde_json::json!({ "title": p.title, "extra": {} });
+                let seen =
+                    fencepost_site::shortcodes::page_view(p.title.as_deref().unwrap_or(""), "{}");
                 let html = render_with(&p.body, markdown, shortcodes, &seen)
                     .map_err(|e| format!("{rel}: {e}"))?;
                 Ok((p.title, html.body_html))

@@ -65,6 +65,7 @@ pub(super) fn copy_site_files(
     }
     if config.dialect == Dialect::Zola {
         kept.push("data");
+        kept.push("i18n");
     }
     for dir in kept {
         for (rel, path) in files_under(src, dir, plan) {

@@ -14,6 +14,30 @@
 use super::plan::{Dialect, Plan};
 use super::source::Config;
 
+/// A Zola site's highlighting settings, and what becomes of them: class-styled code gets its
+/// stylesheet at the URL Zola 0.22 wrote it (`/giallo.css`), holding fencepost's classes.
+fn zola_highlighting(config: &Config, plan: &mut Plan) -> Option<(&'static str, &'static str)> {
+    let markdown = config.table.get("markdown")?.as_table()?;
+    let highlighting = markdown.get("highlighting").and_then(|v| v.as_table());
+    let classes = highlighting
+        .and_then(|h| h.get("style"))
+        .and_then(|v| v.as_str())
+        == Some("class");
+    if classes {
+        if !plan.files.iter().any(|(f, _)| f == "static/giallo.css") {
+            plan.put(
+                "static/giallo.css",
+                fencepost_site::markdown::highlight_css(),
+            );
+        }
+        return Some(("markdown highlighting theme", "code is highlighted as CSS classes (hl-…, not giallo's): static/giallo.css, at the URL Zola wrote its stylesheet, holds fencepost's to restyle; a theme's own rules for giallo's classes no longer apply"));
+    }
+    (highlighting.is_some() || markdown.contains_key("highlight_theme")).then_some((
+        "markdown highlighting theme",
+        "code is highlighted as CSS classes; static/highlight.css is the stylesheet to restyle",
+    ))
+}
+
 /// Goldmark's definition lists and heading attributes (`{#id .class}`), on in a Hugo site
 /// unless it turned them off.
 fn goldmark_extras(config: &Config) -> String {
@@ -70,8 +94,8 @@ pub(super) fn markdown(config: &Config, plan: &mut Plan) -> String {
         if yes(value(&[], "build_search_index")) {
             lost.push(("build_search_index", "fencepost builds no search index: add one to the templates (a static index such as Pagefind runs on the built revision)"));
         }
-        if at(&["markdown", "highlighting"]) || value(&["markdown"], "highlight_theme").is_some() {
-            lost.push(("markdown highlighting theme", "code is highlighted as CSS classes; static/highlight.css is the stylesheet to restyle"));
+        if let Some(line) = zola_highlighting(config, plan) {
+            lost.push(line);
         }
         let keys = [
             "external_links_class",

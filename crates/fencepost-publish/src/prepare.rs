@@ -126,10 +126,7 @@ fn page_of(
     stored: Option<ledger::images::StoredImage>,
     committing: bool,
 ) -> Result<PageFields, ShortcodeError> {
-    let seen = serde_json::json!({
-        "title": item.title,
-        "extra": serde_json::from_str::<serde_json::Value>(&item.data).unwrap_or_default(),
-    });
+    let seen = fencepost_site::shortcodes::page_view(&item.title, &item.data);
     let rendered =
         fencepost_site::shortcodes::render(&item.body, &site.config.markdown, shortcodes, &seen)?;
     // The log holds the items of collections that commit before they reveal.

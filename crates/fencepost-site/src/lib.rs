@@ -5,6 +5,7 @@
 
 pub mod content;
 pub mod guard;
+pub mod image_size;
 pub mod images;
 pub mod init;
 pub mod markdown;

@@ -17,15 +17,17 @@
 //! Markdown never mangles it and `[markdown] unsafe_html` does not apply to it: a shortcode is
 //! a template of the site's, like its page templates. Its arguments are in its context, with
 //! `nth` (its count in the body, from 1), `body` for a block, `config` (`base_url`, `title`,
-//! `extra`) and `page` (`title`, `extra`). Arguments are autoescaped in `.html` shortcodes.
+//! `extra`) and `page` (`title`, `extra`, and for a bundle `colocated_path` and `assets`:
+//! [`page_view`]). Arguments are autoescaped in `.html` shortcodes.
 //! Only names with a template are shortcodes; a site without `templates/shortcodes/` reads
 //! every body as before (escapes included).
 //!
 //! **What a shortcode may reach** (the adversary: a theme's author, on a runner holding
 //! credentials): the rules of page templates ([`crate::guard`]: `get_env` only as allowed,
 //! `range` bounded, a depth limit, a bounded output), plus `get_url(path)` (the site's URL of
-//! a path) and the filter `markdown(inline=false)`. Nothing else: no file, no page, no
-//! network. A shortcode that fails — a syntax error, a function it lacks, a limit — fails
+//! a path), the filter `markdown(inline=false)` and `get_image_metadata(path)` over the
+//! page's own bundle files (with the bytes this publish records for them: they go public
+//! with it) and `static/`. Nothing else: no other page's file, no page, no network. A shortcode that fails — a syntax error, a function it lacks, a limit — fails
 //! the items whose bodies call it (named with the template and why); the others publish.
 
 pub mod grammar;
@@ -95,7 +97,8 @@ impl Shortcodes {
         let mut tera = tera::Tera::default();
         tera.autoescape_on(vec![".html"]);
         crate::guard::secure(&mut tera, &config.security, &config.build);
-        tera.register_function("get_url", GetUrl(config.base_url.clone()));
+        tera.register_function("get_url", GetUrl);
+        tera.register_function("get_image_metadata", ImageMetadata(root.to_path_buf()));
         tera.register_filter("markdown", MarkdownFilter(config.markdown));
         let (mut kinds, mut broken) = (BTreeMap::new(), BTreeMap::new());
         for (stem, kind, text) in files {
@@ -122,6 +125,23 @@ impl Shortcodes {
     /// Expands every call of a shortcode the site has in `md`; `page` is the page's view
     /// (`title`, `extra`).
     pub fn expand(&self, md: &str, page: &Value) -> Result<Expanded, ShortcodeError> {
+        // The page's own files, for `get_image_metadata`, while its body renders (on this
+        // thread: renders run in parallel, one page a thread at a time).
+        let mut page = page.clone();
+        let own = match &mut page {
+            Value::Object(m) => m.remove(RESOURCES),
+            _ => None,
+        };
+        let own: HashMap<String, String> = own
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        PAGE_FILES.with(|f| *f.borrow_mut() = own);
+        let out = self.expand_with(md, &page);
+        PAGE_FILES.with(|f| f.borrow_mut().clear());
+        out
+    }
+
+    fn expand_with(&self, md: &str, page: &Value) -> Result<Expanded, ShortcodeError> {
         let tag = uuid::Uuid::new_v4().simple().to_string();
         let mut out = Expanded {
             markdown: String::with_capacity(md.len()),
@@ -215,7 +235,6 @@ impl Shortcodes {
 /// its page at publish, before any build, so it reaches no other page, image or data file.
 pub const NOT_IN_SHORTCODES: &[&str] = &[
     "resize_image",
-    "get_image_metadata",
     "get_page",
     "get_section",
     "get_taxonomy",
@@ -245,9 +264,52 @@ pub fn cannot_render(file: &str, text: &str) -> Option<String> {
     let fields = regex::Regex::new(r"\b(page|section)\.([A-Za-z_]+)").expect("a valid pattern");
     let field = fields
         .captures_iter(text)
-        .find(|c| &c[1] != "page" || !["title", "extra"].contains(&&c[2]))
+        .find(|c| &c[1] != "page" || !PAGE_FIELDS.contains(&&c[2]))
         .map(|c| format!("{}.{}", &c[1], &c[2]));
-    field.map(|f| format!("it reads `{f}`: a shortcode here sees its page's title and extra only"))
+    field.map(|f| {
+        format!(
+            "it reads `{f}`: a shortcode here sees its page's {} only",
+            PAGE_FIELDS.join(", ")
+        )
+    })
+}
+
+/// What a shortcode sees of its page ([`page_view`]).
+pub const PAGE_FIELDS: &[&str] = &["title", "extra", "colocated_path", "assets"];
+
+/// The key of [`page_view`] that carries the page's own files to [`Shortcodes::expand`] (not
+/// shown to templates).
+const RESOURCES: &str = "__fencepost_resources";
+
+thread_local! {
+    /// The page being rendered's own bundle files (path under `content/` → sha256).
+    static PAGE_FILES: std::cell::RefCell<HashMap<String, String>> = Default::default();
+}
+
+/// What a shortcode sees of its page: `title`, `extra`, and for a bundle `colocated_path`
+/// (its folder under `content/`, `blog/a/`) and `assets` (its files' paths), as Zola's page
+/// has them. `data` is the item's data (canonical JSON).
+pub fn page_view(title: &str, data: &str) -> Value {
+    let parsed: Value = serde_json::from_str(data).unwrap_or_default();
+    let resources = crate::content::bundle::recorded(data);
+    let rel = |p: &str| p.strip_prefix("content/").map(str::to_string);
+    let folder = resources.first().and_then(|r| {
+        rel(&r.path)?
+            .strip_suffix(r.name.as_str())
+            .map(str::to_string)
+    });
+    let own: HashMap<String, String> = resources
+        .iter()
+        .filter_map(|r| Some((rel(&r.path)?, r.sha256.clone())))
+        .collect();
+    let assets: Vec<&String> = own.keys().collect();
+    serde_json::json!({
+        "title": title,
+        "extra": parsed.get("extra").cloned().unwrap_or_else(|| serde_json::json!({})),
+        "colocated_path": folder,
+        "assets": assets,
+        RESOURCES: own,
+    })
 }
 
 /// Renders an item body with the site's settings and its shortcodes (none: as
@@ -318,8 +380,8 @@ fn chain(e: &tera::Error) -> String {
     out
 }
 
-/// `get_url(path)`: the site's URL of `path`.
-struct GetUrl(String);
+/// `get_url(path)`: the site's path of `path` (`/blog/a/x.png`), as Zola mode gives it.
+struct GetUrl;
 
 impl tera::Function for GetUrl {
     fn call(&self, args: &HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
@@ -330,11 +392,15 @@ impl tera::Function for GetUrl {
         if path.starts_with("@/") {
             return Err("get_url(path=\"@/…\") names a page: shortcodes render when their page is published, and reach no other page; link it with [text](/its/url/)".into());
         }
-        let base = self.0.trim_end_matches('/');
-        Ok(tera::Value::String(format!(
-            "{base}/{}",
-            path.trim_start_matches('/')
-        )))
+        // A site path, as Zola mode's `get_url` gives (the build puts a base URL's path in
+        // front, and the link is checked); a full URL stays one.
+        match path.starts_with("http://") || path.starts_with("https://") {
+            true => Ok(tera::Value::String(path.to_string())),
+            false => Ok(tera::Value::String(format!(
+                "/{}",
+                path.trim_start_matches('/')
+            ))),
+        }
     }
 
     fn is_safe(&self) -> bool {
@@ -370,4 +436,51 @@ impl tera::Filter for MarkdownFilter {
     fn is_safe(&self) -> bool {
         true
     }
+}
+
+/// `get_image_metadata(path, allow_missing=false)` in a shortcode: an image of the page's own
+/// bundle (with the bytes this publish records for it) or of `static/`. Nothing else: an
+/// embargoed page's image is never its own page's being published.
+struct ImageMetadata(std::path::PathBuf);
+
+impl tera::Function for ImageMetadata {
+    fn call(&self, args: &HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
+        let path = args
+            .get("path")
+            .and_then(|v| v.as_str())
+            .ok_or("get_image_metadata needs path=\"…\"")?;
+        let rel = path.trim_start_matches('/');
+        let bytes = match rel.split('/').any(|c| c == ".." || c.starts_with('.')) {
+            true => None,
+            false => own_file(&self.0, rel).or_else(|| static_file(&self.0, rel)),
+        };
+        match bytes {
+            Some(b) => crate::image_size::metadata(&b, path).map_err(tera::Error::msg),
+            None if args.get("allow_missing").and_then(|v| v.as_bool()) == Some(true) => {
+                Ok(tera::Value::Null)
+            }
+            None => Err(format!(
+                "get_image_metadata: no image {path:?} of this page's own files or static/"
+            )
+            .into()),
+        }
+    }
+}
+
+/// A file of the page being rendered, with the bytes its publish records.
+fn own_file(root: &Path, rel: &str) -> Option<Vec<u8>> {
+    let rel = rel.strip_prefix("content/").unwrap_or(rel);
+    let sha = PAGE_FILES.with(|f| f.borrow().get(rel).cloned())?;
+    let bytes = std::fs::read(root.join("content").join(rel)).ok()?;
+    (fencepost_core::digest::sha256_hex(&bytes) == sha).then_some(bytes)
+}
+
+/// A file of `static/`, not through a link out of it.
+fn static_file(root: &Path, rel: &str) -> Option<Vec<u8>> {
+    let dir = std::fs::canonicalize(root.join("static")).ok()?;
+    let real = std::fs::canonicalize(dir.join(rel.strip_prefix("static/").unwrap_or(rel))).ok()?;
+    let meta = std::fs::metadata(&real).ok()?;
+    (real.starts_with(&dir) && meta.is_file() && meta.len() <= 64 << 20)
+        .then(|| std::fs::read(&real).ok())
+        .flatten()
 }

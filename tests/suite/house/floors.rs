@@ -46,7 +46,10 @@ const ROOMS: &[(&str, &[(&str, &[&str])])] = &[
     (
         "site",
         &[
-            ("the site", &["site", "content", "markdown", "guard"]),
+            (
+                "the site",
+                &["site", "content", "markdown", "guard", "image_size"],
+            ),
             // A body with the site's shortcodes: Markdown and the templates' guard below it.
             ("shortcodes", &["shortcodes"]),
             ("what the steps stand on", &["images", "results", "init"]),

@@ -153,7 +153,7 @@ fn load_data_never_reads_content_or_outside_the_site() {
 }
 
 /// A 3×2 PNG: its signature, and an IHDR chunk giving its size (all a header reader needs).
-const PNG_3X2: &[u8] = &[
+pub(super) const PNG_3X2: &[u8] = &[
     0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0, 0,
     3, 0, 0, 0, 2, 8, 6, 0, 0, 0, 0, 0, 0, 0,
 ];

@@ -32,8 +32,9 @@ use std::path::{Path, PathBuf};
 /// The largest file `load_data` or `get_hash` reads.
 pub const MAX_DATA_BYTES: u64 = 16 << 20;
 
-/// The folders they read from (a path not naming one is looked up in `static/`, then `data/`).
-pub const FOLDERS: [&str; 2] = ["data", "static"];
+/// The folders they read from (a path not naming one is looked up in `i18n/`, `static/`,
+/// then `data/`): `i18n/` holds a Zola theme's strings (Tabi's `i18n/en.toml`).
+pub const FOLDERS: [&str; 3] = ["data", "static", "i18n"];
 
 /// The function names that read the site's files (what `fingerprint::compute` looks for).
 pub const READERS: [&str; 4] = [
@@ -370,52 +371,7 @@ fn get_image_metadata(files: &SiteFiles, a: &Args) -> tera::Result<Value> {
             ))),
         };
     };
-    if path.to_ascii_lowercase().ends_with(".svg") {
-        let (w, h) = svg_size(&String::from_utf8_lossy(&bytes)).ok_or_else(|| {
-            err(format!(
-                "{f}: {path} gives neither width and height nor a viewBox"
-            ))
-        })?;
-        return Ok(json!({ "width": w, "height": h, "format": "svg", "mime": "image/svg+xml" }));
-    }
-    let size = imagesize::blob_size(&bytes).map_err(|e| err(format!("{f}: {path}: {e}")))?;
-    let kind = imagesize::image_type(&bytes).map_err(|e| err(format!("{f}: {path}: {e}")))?;
-    let (format, mime) = match kind {
-        imagesize::ImageType::Png => ("png", "image/png"),
-        imagesize::ImageType::Jpeg => ("jpg", "image/jpeg"),
-        imagesize::ImageType::Gif => ("gif", "image/gif"),
-        imagesize::ImageType::Webp => ("webp", "image/webp"),
-        imagesize::ImageType::Bmp => ("bmp", "image/bmp"),
-        imagesize::ImageType::Ico => ("ico", "image/x-icon"),
-        imagesize::ImageType::Tiff => ("tiff", "image/tiff"),
-        imagesize::ImageType::Heif(_) => ("avif", "image/avif"),
-        other => {
-            return Err(err(format!(
-                "{f}: {path} is a {other:?} image, which Zola does not read either"
-            )))
-        }
-    };
-    Ok(json!({ "width": size.width, "height": size.height, "format": format, "mime": mime }))
-}
-
-/// An SVG's size: its root element's `width` and `height` (in pixels or unitless), else its
-/// `viewBox`'s.
-fn svg_size(text: &str) -> Option<(f64, f64)> {
-    let start = text.find("<svg")?;
-    let tag = &text[start..start + text[start..].find('>')?];
-    let attr = |name: &str| {
-        let re = regex::Regex::new(&format!(r#"\s{name}\s*=\s*["']([^"']*)["']"#)).ok()?;
-        re.captures(tag).map(|c| c[1].to_string())
-    };
-    let px = |v: String| v.trim().trim_end_matches("px").parse::<f64>().ok();
-    if let (Some(w), Some(h)) = (attr("width").and_then(px), attr("height").and_then(px)) {
-        return Some((w, h));
-    }
-    let vb: Vec<f64> = attr("viewBox")?
-        .split([' ', ','])
-        .filter_map(|n| n.parse().ok())
-        .collect();
-    (vb.len() == 4).then(|| (vb[2], vb[3]))
+    fencepost_site::image_size::metadata(&bytes, path).map_err(|e| err(format!("{f}: {e}")))
 }
 
 /// `trans(key=…, lang=…)`: the site's `[translations]` string for `key`.

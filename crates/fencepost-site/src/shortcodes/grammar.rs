@@ -67,75 +67,67 @@ pub fn block_end(s: &str) -> Option<usize> {
     (rest[..end].trim() == "end").then_some(end + 4)
 }
 
-/// `key=literal, …` (or nothing) as a map; `None` when one is not a literal.
+/// `key=literal, …` (or nothing) as a map; `None` when one is not a literal. As in Zola's
+/// grammar (`kwargs*`), the comma between two arguments may be left out.
 fn arguments(args: &str) -> Option<Map<String, Value>> {
     let mut out = Map::new();
-    let args = args.trim();
-    if args.is_empty() {
-        return Some(out);
-    }
-    for a in split(args) {
-        let (k, v) = a.split_once('=')?;
-        let k = k.trim();
-        let key = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !key {
+    let mut rest = args;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+        if rest.is_empty() {
+            return Some(out);
+        }
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let key = &rest[..end];
+        let after = rest[end..].trim_start().strip_prefix('=')?.trim_start();
+        if key.is_empty() {
             return None;
         }
-        out.insert(k.to_string(), literal(v.trim())?);
+        let (value, used) = literal(after)?;
+        out.insert(key.to_string(), value);
+        rest = &after[used..];
     }
-    Some(out)
 }
 
-/// One literal as Zola reads it.
-fn literal(v: &str) -> Option<Value> {
-    let quoted = |q: char| v.len() >= 2 && v.starts_with(q) && v.ends_with(q);
-    if quoted('"') || quoted('\'') || quoted('`') {
-        return Some(Value::String(v[1..v.len() - 1].to_string()));
+/// The literal at the start of `s`, and its length: a quoted string (no quote of its kind
+/// inside), an array of literals, a boolean or a number.
+fn literal(s: &str) -> Option<(Value, usize)> {
+    let first = s.chars().next()?;
+    if matches!(first, '"' | '\'' | '`') {
+        let end = s[1..].find(first)? + 1;
+        return Some((Value::String(s[1..end].to_string()), end + 1));
     }
-    if let Some(inner) = v.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
-        let inner = inner.trim();
-        if inner.is_empty() {
-            return Some(Value::Array(Vec::new()));
-        }
-        let items: Option<Vec<Value>> = split(inner)
-            .into_iter()
-            .map(|x| literal(x.trim()))
-            .collect();
-        return items.map(Value::Array);
-    }
-    match v {
-        "true" => return Some(Value::Bool(true)),
-        "false" => return Some(Value::Bool(false)),
-        _ => {}
-    }
-    if let Ok(i) = v.parse::<i64>() {
-        return Some(Value::Number(i.into()));
-    }
-    v.parse::<f64>()
-        .ok()
-        .and_then(Number::from_f64)
-        .map(Value::Number)
-}
-
-/// Arguments split on the commas outside quotes and brackets.
-fn split(s: &str) -> Vec<&str> {
-    let (mut out, mut start, mut quote, mut depth) = (Vec::new(), 0, None, 0i32);
-    for (i, c) in s.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'' | '`') => quote = Some(c),
-            (None, '[') => depth += 1,
-            (None, ']') => depth -= 1,
-            (None, ',') if depth == 0 => {
-                out.push(&s[start..i]);
-                start = i + 1;
+    if first == '[' {
+        let mut items = Vec::new();
+        let mut at = 1;
+        loop {
+            at += s[at..].len()
+                - s[at..]
+                    .trim_start_matches(|c: char| c.is_whitespace() || c == ',')
+                    .len();
+            if s[at..].starts_with(']') {
+                return Some((Value::Array(items), at + 1));
             }
-            _ => {}
+            let (v, used) = literal(&s[at..])?;
+            items.push(v);
+            at += used;
         }
     }
-    out.push(&s[start..]);
-    out
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_')))
+        .unwrap_or(s.len());
+    let word = &s[..end];
+    let v = match word {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        w => match w.parse::<i64>() {
+            Ok(i) => Value::Number(i.into()),
+            Err(_) => Value::Number(Number::from_f64(w.parse::<f64>().ok()?)?),
+        },
+    };
+    Some((v, end))
 }
 
 #[cfg(test)]
