@@ -107,20 +107,22 @@ fn statics_kept(
     kept
 }
 
-/// The plain pages and the lists' texts, rendered with the site's shortcodes, and the ones
-/// left out.
-fn site_texts(
-    site: &Site,
-    inputs: &SiteInputs,
-) -> (
-    Vec<super::view::PlainView>,
-    Vec<Option<super::view::ListText>>,
-    Vec<LeftOut>,
-) {
+/// The site's texts, rendered with its shortcodes: its plain pages, its root text (Zola
+/// mode), each list's text.
+struct Texts {
+    plain: Vec<super::view::PlainView>,
+    root: Option<super::view::ListText>,
+    lists: Vec<Option<super::view::ListText>>,
+}
+
+/// The site's texts, and the ones left out.
+fn site_texts(site: &Site, inputs: &SiteInputs) -> (Texts, Vec<LeftOut>) {
     let shortcodes = fencepost_site::shortcodes::Shortcodes::load(&site.root, &site.config);
     let sc = shortcodes.as_ref();
     let markdown = &site.config.markdown;
-    let (plain, mut left_out) = plain_pages(&inputs.files, &site.collections, markdown, sc);
+    let zola = site.config.build.templates == fencepost_config::TemplateDialect::Zola;
+    let (plain, root, mut left_out) =
+        plain_pages(&inputs.files, &site.collections, markdown, (sc, zola));
     let texts = list_texts(
         &inputs.files,
         &site.collections,
@@ -128,7 +130,8 @@ fn site_texts(
         sc,
         &mut left_out,
     );
-    (plain, texts, left_out)
+    let lists = texts;
+    (Texts { plain, root, lists }, left_out)
 }
 
 /// Plans every file of the site from `source`. One item's source never fails the revision:
@@ -142,7 +145,14 @@ fn prepare(
     inputs: &SiteInputs,
     source: &mut Source,
 ) -> Result<(Vec<Planned>, Vec<LeftOut>), BuildError> {
-    let (mut plain, texts, mut left_out) = site_texts(site, inputs);
+    let (
+        Texts {
+            mut plain,
+            root,
+            lists: texts,
+        },
+        mut left_out,
+    ) = site_texts(site, inputs);
     left_out.extend(inputs.sass_left_out.iter().cloned());
     let mut copies = statics_kept(site, inputs, &mut left_out);
     copies.extend(inputs.assets.copies.iter().cloned());
@@ -164,6 +174,7 @@ fn prepare(
             pages: &source.pages,
             plain: &plain,
             list_texts: &texts,
+            root_text: root.as_ref(),
             copies: &copies,
             resources: &resources,
             render_fingerprint: &render_fingerprint,

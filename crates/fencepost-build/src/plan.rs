@@ -142,6 +142,8 @@ pub struct Inputs<'a> {
     pub plain: &'a [PlainView],
     /// Each collection's list text (by index into `collections.list`).
     pub list_texts: &'a [Option<super::view::ListText>],
+    /// The root section's text (Zola mode's `content/_index.md`).
+    pub root_text: Option<&'a super::view::ListText>,
     pub copies: &'a [CopyInput],
     /// The files of the page bundles in `pages`.
     pub resources: &'a [ResourceInput],
@@ -283,6 +285,7 @@ fn collection_pages(inp: &Inputs<'_>, out: &mut Vec<Planned>, maps: &mut Sitemap
     let mut home = HomeView {
         latest: Vec::new(),
         collections: Default::default(),
+        root_text: inp.root_text.cloned(),
     };
     for (ci, coll) in inp.collections.list.iter().enumerate() {
         let run = collection_range(inp.pages, ci);

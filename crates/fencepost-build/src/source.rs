@@ -376,28 +376,53 @@ fn days_parse_as_chrono_does() {
     }
 }
 
-/// The plain pages `content/*.md` that can be placed, and the ones left out (each named with
-/// why: `publish` reported it already; the rest of the site is built without it).
+/// A plain page's or a list's text, read and rendered with the site's shortcodes (an error
+/// names the file).
+fn read_text(
+    (rel, text): (&str, &str),
+    reserved: &[String],
+    markdown: &fencepost_config::MarkdownConfig,
+    shortcodes: Option<&Shortcodes>,
+) -> Result<(content::plain::PlainPage, String), String> {
+    let p = content::plain::parse_plain(rel, text, reserved).map_err(|e| e.to_string())?;
+    let seen = fencepost_site::shortcodes::page_view(p.title.as_deref().unwrap_or(""), "{}");
+    let html =
+        render_with(&p.body, markdown, shortcodes, &seen).map_err(|e| format!("{rel}: {e}"))?;
+    Ok((p, html.body_html))
+}
+
+fn extra_of(t: &toml::Table) -> serde_json::Value {
+    serde_json::to_value(t).unwrap_or_else(|_| serde_json::json!({}))
+}
+
+/// The site's root text: in Zola mode, `content/_index.md` is the root section's (Zola's home
+/// page text and `[extra]`), not a plain page.
+pub(super) const ROOT_TEXT: &str = "content/_index.md";
+
+/// The plain pages `content/*.md` that can be placed, the root text (Zola mode), and the ones
+/// left out (each named with why: `publish` reported it already; the rest of the site is
+/// built without it).
 pub(super) fn plain_pages(
     files: &fingerprint::SiteFiles,
     collections: &Collections,
     markdown: &fencepost_config::MarkdownConfig,
-    shortcodes: Option<&Shortcodes>,
-) -> (Vec<PlainView>, Vec<super::report::LeftOut>) {
+    (shortcodes, zola): (Option<&Shortcodes>, bool),
+) -> (
+    Vec<PlainView>,
+    Option<super::view::ListText>,
+    Vec<super::report::LeftOut>,
+) {
     let reserved = content::plain::reserved_names(collections);
-    let mut out = Vec::new();
-    let mut left_out = Vec::new();
+    let (mut out, mut root, mut left_out) = (Vec::new(), None, Vec::new());
     for (rel, text) in &files.plain {
-        let parsed = content::plain::parse_plain(rel, text, &reserved)
-            .map_err(|e| e.to_string())
-            .and_then(|p| {
-                let seen =
-                    fencepost_site::shortcodes::page_view(p.title.as_deref().unwrap_or(""), "{}");
-                let html = render_with(&p.body, markdown, shortcodes, &seen)
-                    .map_err(|e| format!("{rel}: {e}"))?;
-                Ok((p, html.body_html))
-            });
-        match parsed {
+        match read_text((rel, text), &reserved, markdown, shortcodes) {
+            Ok((p, html)) if zola && rel == ROOT_TEXT => {
+                root = Some(super::view::ListText {
+                    title: p.title,
+                    html,
+                    extra: extra_of(&p.extra),
+                });
+            }
             Ok((p, body_html)) => out.push(PlainView {
                 url: p.url,
                 title: p.title.unwrap_or_else(|| p.slug.clone()),
@@ -406,6 +431,7 @@ pub(super) fn plain_pages(
                 lastmod: p.lastmod,
                 aliases: p.aliases,
                 template: p.template.unwrap_or_else(|| "page.html".into()),
+                extra: extra_of(&p.extra),
                 body_html,
                 slug: p.slug,
             }),
@@ -416,7 +442,7 @@ pub(super) fn plain_pages(
             }),
         }
     }
-    (out, left_out)
+    (out, root, left_out)
 }
 
 /// Each collection's list text (`list_text`, by collection index; None without one), and the
@@ -432,17 +458,12 @@ pub(super) fn list_texts(
     let text_of = |c: &fencepost_config::collections::Collection| {
         let rel = format!("content/{}/{}", c.dir, c.list_text.as_ref()?);
         let (rel, text) = files.list_texts.iter().find(|(r, _)| *r == rel)?;
-        let parsed = content::plain::parse_plain(rel, text, &[])
-            .map_err(|e| e.to_string())
-            .and_then(|p| {
-                let seen =
-                    fencepost_site::shortcodes::page_view(p.title.as_deref().unwrap_or(""), "{}");
-                let html = render_with(&p.body, markdown, shortcodes, &seen)
-                    .map_err(|e| format!("{rel}: {e}"))?;
-                Ok((p.title, html.body_html))
-            });
-        match parsed {
-            Ok((title, html)) => Some(super::view::ListText { title, html }),
+        match read_text((rel, text), &[], markdown, shortcodes) {
+            Ok((p, html)) => Some(super::view::ListText {
+                title: p.title,
+                html,
+                extra: extra_of(&p.extra),
+            }),
             Err(why) => {
                 left_out.push(super::report::LeftOut {
                     what: rel.clone(),

@@ -177,6 +177,8 @@ pub struct ListIndexView {
 pub struct ListText {
     pub title: Option<String>,
     pub html: String,
+    /// Its `[extra]` (a Zola section's `extra`).
+    pub extra: serde_json::Value,
 }
 
 /// A collection as the home page sees it: `collections.<name>`.
@@ -193,6 +195,8 @@ pub struct CollectionView {
 pub struct HomeView {
     pub latest: Entries,
     pub collections: std::collections::BTreeMap<String, CollectionView>,
+    /// The root section's text (Zola mode).
+    pub root_text: Option<ListText>,
 }
 
 /// One term's page: `url` (its newest entries, newest first) or `url + "page/N/"` (numbered
@@ -236,6 +240,8 @@ pub struct PlainView {
     pub aliases: Vec<String>,
     /// Its template (`page.html` unless its file names one).
     pub template: String,
+    /// Its `[extra]`.
+    pub extra: serde_json::Value,
     #[serde(skip)]
     pub body_html: String,
 }

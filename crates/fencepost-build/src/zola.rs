@@ -31,7 +31,7 @@ use super::page::PageInput;
 use super::plan::{Job, Planned};
 use super::render::{OtherTemplates, Renderer};
 use super::report::BuildError;
-use super::view::{parse_data, PlainView};
+use super::view::{parse_data, ListText, PlainView};
 use fencepost_config::collections::{local_midnight, Collection, SortBy};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -52,6 +52,8 @@ pub(super) struct SectionData {
     pub(super) subsections: Vec<String>,
     /// Its place among its siblings (its collection's `weight`).
     pub(super) weight: i64,
+    /// Its `[extra]` (its text's).
+    pub(super) extra: Value,
 }
 
 /// The whole public site as Zola's templates see it, made once per build.
@@ -90,7 +92,7 @@ impl ZolaSite {
     pub(super) fn new(
         r: &Renderer<'_>,
         plain: &[&PlainView],
-        texts: &HashMap<usize, String>,
+        texts: &HashMap<Option<usize>, ListText>,
         bodies: &HashMap<i64, Arc<str>>,
     ) -> ZolaSite {
         let colls = &r.collections.list;
@@ -169,7 +171,12 @@ impl<'a> Renderer<'a> {
                 Job::Plain(v) => plain.push(&**v),
                 Job::ListIndex(ci, v) => {
                     if let Some(t) = &v.text {
-                        texts.insert(*ci, t.html.clone());
+                        texts.insert(Some(*ci), t.clone());
+                    }
+                }
+                Job::Home(h) => {
+                    if let Some(t) = &h.root_text {
+                        texts.insert(None, t.clone());
                     }
                 }
                 _ => {}
@@ -195,7 +202,7 @@ fn sections_of(
     r: &Renderer<'_>,
     coll_sections: &[String],
     plain: &[&PlainView],
-    texts: &HashMap<usize, String>,
+    texts: &HashMap<Option<usize>, ListText>,
 ) -> BTreeMap<String, SectionData> {
     let mut out: BTreeMap<String, SectionData> = BTreeMap::new();
     out.insert(String::new(), SectionData::default());
@@ -213,7 +220,10 @@ fn sections_of(
         s.coll = Some(ci);
         s.weight = r.collections.list[ci].weight;
         s.title = r.collections.list[ci].title.clone();
-        s.content = texts.get(&ci).cloned().unwrap_or_default();
+        if let Some(t) = texts.get(&Some(ci)) {
+            s.content = t.html.clone();
+            s.extra = t.extra.clone();
+        }
     }
     let paths: Vec<String> = out.keys().cloned().collect();
     for path in &paths {
@@ -232,6 +242,7 @@ fn sections_of(
             let last = path.rsplit('/').next().unwrap_or(path);
             s.title = own.map_or_else(|| capitalised(last), |v| v.title.clone());
             s.content = own.map(|v| v.body_html.clone()).unwrap_or_default();
+            s.extra = own.map_or(Value::Null, |v| v.extra.clone());
         }
     }
     // Subsections as Zola orders them: by weight (the collection's), then by path.
@@ -246,6 +257,12 @@ fn sections_of(
     let root = out.get_mut("").expect("the root");
     if root.coll.is_none() {
         root.title = r.site.title.clone();
+    }
+    // The root section's own text (`content/_index.md`): its title, text and `[extra]`.
+    if let Some(t) = texts.get(&None) {
+        root.title = t.title.clone().unwrap_or_else(|| root.title.clone());
+        root.content = t.html.clone();
+        root.extra = t.extra.clone();
     }
     out
 }
@@ -433,7 +450,7 @@ fn plain_value(v: &PlainView) -> Value {
     let mut page = json!({
         "title": v.title, "content": v.body_html, "summary": null, "description": null,
         "permalink": v.url, "path": v.url, "slug": v.slug, "date": v.date, "updated": v.lastmod,
-        "taxonomies": {}, "extra": {}, "draft": false, "lower": null, "higher": null,
+        "taxonomies": {}, "extra": v.extra, "draft": false, "lower": null, "higher": null,
         "toc": toc::of(&v.body_html, &v.url), "assets": [], "translations": [], "lang": "en",
         "colocated_path": null,
     });

@@ -30,6 +30,8 @@ pub(super) struct Section {
     pub(super) by_weight: bool,
     /// Its own `weight`: its collection's place in navigation (`weight` in fencepost.toml).
     pub(super) weight: i64,
+    /// What else it says, for kept Zola templates (`section.extra`).
+    pub(super) extra: toml::Table,
     /// Zola's `redirect_to`, as a path of the site (`/documentation/overview/`).
     pub(super) redirect_to: Option<String>,
     /// The root section's (its text is the home page's).
@@ -68,7 +70,16 @@ pub(super) fn read(
             || (config.keep_templates && matches!(k, "template" | "page_template"))
     };
     let text_of = |k: &str| table.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    // With Zola's templates kept, what else the section says is its `[extra]`: they read it.
+    let mut extra = toml::Table::new();
     for (k, v) in table.iter().filter(|(k, v)| !kept(k, v)) {
+        if config.keep_templates
+            && config.dialect == super::plan::Dialect::Zola
+            && !matches!(k.as_str(), "aliases" | "sort_by" | "insert_anchor_links")
+        {
+            extra.insert(k.clone(), v.clone());
+            continue;
+        }
         let why = match k.as_str() {
             "aliases" => "a section's list page keeps its URL; its aliases were not imported".to_string(),
             "sort_by" => format!("a collection is listed by date or by weight: sort_by = {v} is not kept (it is listed newest first)"),
@@ -77,7 +88,7 @@ pub(super) fn read(
         };
         plan.report.skip(file, None, k, &why);
     }
-    if root && !body.trim().is_empty() {
+    if root && !body.trim().is_empty() && !config.keep_templates {
         plan.report.skip(file, None, "section text", "the root section's text is the source's home page: the starter home page lists every collection instead (put the text in templates/index.html)");
     }
     let redirect_to = table
@@ -104,6 +115,7 @@ pub(super) fn read(
         root,
         unrendered: table.get("render").and_then(|v| v.as_bool()) == Some(false),
         template: text_of("template"),
+        extra,
         page_template: text_of("page_template"),
         body: body.to_string(),
         body_line,
@@ -191,6 +203,7 @@ pub(super) fn write_texts(
     plan: &mut Plan,
 ) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
+    root_text(config, sections, urls, plan);
     let written = |s: &&Section| !s.root && !s.redirects() && !s.unrendered;
     for (name, s) in sections.iter().filter(|(_, s)| written(s)) {
         let has_text = !s.body.trim().is_empty();
@@ -200,7 +213,7 @@ pub(super) fn write_texts(
             plan.report.skip(&s.file, None, "section", &why);
             continue;
         }
-        if own && !has_text && s.title.is_none() {
+        if own && !has_text && s.title.is_none() && s.extra.is_empty() {
             continue;
         }
         let body = convert_body(config, (&s.file, s.body_line), &s.body, urls, plan);
@@ -216,6 +229,9 @@ pub(super) fn write_texts(
             .filter(|_| !own && config.keep_templates)
         {
             front.insert("template".into(), toml::Value::String(t.clone()));
+        }
+        if !s.extra.is_empty() {
+            front.insert("extra".into(), toml::Value::Table(s.extra.clone()));
         }
         let text = item_text(&front, &body);
         match own {
@@ -233,4 +249,31 @@ pub(super) fn write_texts(
         }
     }
     out
+}
+
+/// With Zola's templates kept, the root section's `_index.md` — its title, text and `[extra]`,
+/// which the theme's home page reads as `section` — as `content/_index.md`, which Zola mode
+/// reads as the root section's.
+fn root_text(
+    config: &Config,
+    sections: &BTreeMap<String, Section>,
+    urls: &BTreeMap<String, String>,
+    plan: &mut Plan,
+) {
+    let Some(root) = sections.values().find(|s| s.root) else {
+        return;
+    };
+    let has = !root.body.trim().is_empty() || !root.extra.is_empty() || root.title.is_some();
+    if !config.keep_templates || config.dialect != super::plan::Dialect::Zola || !has {
+        return;
+    }
+    let body = convert_body(config, (&root.file, root.body_line), &root.body, urls, plan);
+    let mut front = toml::Table::new();
+    if let Some(t) = &root.title {
+        front.insert("title".into(), toml::Value::String(t.clone()));
+    }
+    if !root.extra.is_empty() {
+        front.insert("extra".into(), toml::Value::Table(root.extra.clone()));
+    }
+    plan.put("content/_index.md", item_text(&front, &body));
 }

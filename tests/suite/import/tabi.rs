@@ -72,6 +72,17 @@ fn tabis_own_site_renders_with_its_templates_sass_shortcodes_and_files() {
     ] {
         assert_eq!(srv.get(url).status, 200, "{url}");
     }
+    // Its home page is its root section's: the header and text of `content/_index.md` and
+    // its latest posts, as the theme's `section.extra` asks.
+    let home = srv.get("/").text();
+    for shown in [
+        "Hello! I&#x27;m tabi~",
+        "Latest posts",
+        "Mastering tabi Settings",
+    ] {
+        assert!(home.contains(shown), "{shown} in {home}");
+    }
+    assert!(!home.contains("/blog//"), "{home}");
     // Its Sass, compiled as Zola compiles it.
     let css = srv.get("/main.css");
     assert_eq!(css.status, 200);
@@ -94,7 +105,12 @@ fn tabis_own_site_renders_with_its_templates_sass_shortcodes_and_files() {
         shortcodes.matches("class=\"admonition-content\"").count(),
         10
     );
-    // Every page Zola wrote (the default language's) at its URL: a page, or its redirect.
+    every_page_and_file_zola_wrote_is_there(&srv);
+}
+
+/// Every page Zola wrote (the default language's) at its URL — a page, or its redirect —
+/// and every non-HTML file at its path.
+fn every_page_and_file_zola_wrote_is_there(srv: &Under<'_>) {
     let pages: Vec<String> =
         std::fs::read_to_string(fixture_dir("import/zola-tabi/ZOLA_OUTPUT.txt"))
             .unwrap()

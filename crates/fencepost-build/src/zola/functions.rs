@@ -138,8 +138,12 @@ fn get_url(z: &ZolaSite, a: &Args) -> tera::Result<Value> {
         return Ok(json!(path));
     }
     let mut url = format!("/{}", path.trim_start_matches('/'));
-    if flag(a, "trailing_slash", false) && !url.ends_with('/') {
-        url.push('/');
+    // As Zola: a trailing slash only when asked for (`get_url(path="blog/") ~ "/"` is
+    // `/blog/`, not `/blog//`).
+    match flag(a, "trailing_slash", false) {
+        true if !url.ends_with('/') => url.push('/'),
+        false if url.len() > 1 => url = url.trim_end_matches('/').to_string(),
+        _ => {}
     }
     Ok(json!(url))
 }
@@ -197,7 +201,8 @@ impl ZolaSite {
         let url = section_url(dir);
         let mut v = json!({
             "title": s.title, "content": s.content, "permalink": url, "path": url,
-            "pages": pages, "subsections": s.subsections, "extra": {}, "description": null,
+            "pages": pages, "subsections": s.subsections, "description": null,
+            "extra": if s.extra.is_object() { s.extra.clone() } else { json!({}) },
             "toc": [], "assets": [], "translations": [], "lang": "en",
         });
         if let Value::Object(m) = &mut v {

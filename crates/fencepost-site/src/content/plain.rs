@@ -3,7 +3,7 @@
 //! checks: a page name of letters, digits, `-` and `_` that is none of the site's own
 //! folders, and front matter of `title`, `indexable`, `aliases` (old URLs redirected to the
 //! page, checked as an item's are), `date` and `lastmod` (shown by templates, the sitemap's
-//! `lastmod`) only.
+//! `lastmod`), `template` and `[extra]` (anything its template wants) only.
 
 use super::{split_front_matter, ContentError, Format};
 use fencepost_config::collections::Collections;
@@ -26,11 +26,13 @@ pub struct PlainPage {
     pub lastmod: Option<String>,
     /// The template it renders through (default `page.html`).
     pub template: Option<String>,
+    /// Its `[extra]`: anything its template wants (`page.extra`; a Zola section's `extra`).
+    pub extra: toml::Table,
     pub body: String,
 }
 
 /// The keys a plain page takes (named in the error for any other).
-const KEYS: &str = "`title`, `indexable`, `aliases`, `date`, `lastmod` and `template`";
+const KEYS: &str = "`title`, `indexable`, `aliases`, `date`, `lastmod`, `template` and `[extra]`";
 
 #[derive(serde::Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +44,8 @@ struct FrontMatter {
     date: Option<toml::Value>,
     lastmod: Option<toml::Value>,
     template: Option<String>,
+    #[serde(default)]
+    extra: toml::Table,
 }
 
 /// A `date` or `lastmod` as text: a TOML date or date-time, or a string holding one.
@@ -181,6 +185,7 @@ pub fn parse_plain(rel: &str, text: &str, reserved: &[String]) -> Result<PlainPa
             }
             t => t,
         },
+        extra: fm.extra,
         body: split.body.to_string(),
     })
 }
