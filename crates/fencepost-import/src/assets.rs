@@ -57,6 +57,9 @@ pub(super) fn copy_site_files(
         plan.report.static_files += 1;
     }
     copy_loose(src, &config.content_dir, plan)?;
+    if config.dialect == Dialect::Hugo {
+        hugo_assets(src, plan)?;
+    }
     let sass = super::site_config::compiles_sass(config);
     // A Zola site's `data/` is what its templates `load_data` (build/templates/files.rs).
     let mut kept: Vec<&str> = Vec::new();
@@ -76,7 +79,7 @@ pub(super) fn copy_site_files(
     }
     let own: &[&str] = match config.dialect {
         Dialect::Zola => &["templates", "themes", "sass"],
-        Dialect::Hugo => &["layouts", "themes", "assets", "data", "i18n", "archetypes"],
+        Dialect::Hugo => &["layouts", "themes", "data", "i18n", "archetypes"],
     };
     for dir in own
         .iter()
@@ -90,6 +93,39 @@ pub(super) fn copy_site_files(
                 _ => "the generator's own folder: fencepost has no counterpart",
             });
         }
+    }
+    Ok(())
+}
+
+/// Hugo's `assets/`: a template publishes an asset at its path when it uses it
+/// (`resources.Get "x.cast"` … `.RelPermalink` is `/x.cast`), so each is copied to `static/`
+/// at that path (the source's own `static/` file wins). What a Hugo pipe would have turned
+/// into another file — Sass (`resources.ToCSS`), TypeScript and JavaScript bundles
+/// (`js.Build`) — is not copied as it is, and is reported with the way to compile it.
+fn hugo_assets(src: &Path, plan: &mut Plan) -> Result<(), ImportError> {
+    let statics: BTreeSet<String> = (plan.files.iter())
+        .filter_map(|(f, _)| f.strip_prefix("static/").map(str::to_string))
+        .collect();
+    for (rel, path) in files_under(src, "assets", plan) {
+        let file = format!("assets/{rel}");
+        let ext = rel
+            .rsplit('.')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let why = match ext.as_str() {
+            "scss" | "sass" => Some(format!("Hugo compiled it with resources.ToCSS: put it in sass/ (partials named _x.scss) and set [build] compile_sass = true, which compiles sass/{rel} to /{}.css; or compile it yourself (`grass {file} static/{}.css`)", rel.trim_end_matches(&format!(".{ext}")), rel.trim_end_matches(&format!(".{ext}")))),
+            "ts" | "tsx" | "jsx" => Some("Hugo bundled it with js.Build: bundle it yourself (esbuild) into static/".to_string()),
+            _ if statics.contains(&rel) => Some(format!("static/{rel} has the same path: the static file is kept")),
+            _ => None,
+        };
+        if let Some(why) = why {
+            plan.report.skip(&file, None, "asset", &why);
+            continue;
+        }
+        let bytes = std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
+        plan.put(&format!("static/{rel}"), bytes);
+        plan.report.section_assets += 1;
     }
     Ok(())
 }

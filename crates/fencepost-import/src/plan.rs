@@ -83,8 +83,8 @@ pub struct Report {
     pub plain_pages: usize,
     pub bundle_files: usize,
     pub static_files: usize,
-    /// Files of `content/` that belong to no page (a section's images), copied to `static/`
-    /// at their path.
+    /// Files of `content/` that belong to no page (a section's images), and Hugo's `assets/`,
+    /// copied to `static/` at their path.
     pub section_assets: usize,
     /// Aliases written: the source's own, and old URLs the new pattern does not give.
     pub aliases: usize,

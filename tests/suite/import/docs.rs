@@ -107,7 +107,58 @@ fn hugo_books_example_site_keeps_its_navigation_toc_and_book_order() {
     assert!(hints.contains("markdown-alert"), "{hints}");
     let mermaid = srv.get("/docs/content/shortcodes/mermaid/").text();
     assert!(mermaid.contains("language-mermaid"), "{mermaid}");
+    every_file_of_the_sites_own_is_there(&srv);
     // No shortcode reaches a page but the escaped ones the docs show, as Hugo shows them.
     let shown = escaped_shortcodes(&fixture_dir("import/hugo-book/content.en"));
     assert_no_shortcodes_but(&s, &shown);
+}
+
+/// Every non-HTML file Hugo wrote for the default language that is the site's own (from its
+/// `assets/`, `static/` and content) is at its path; each other one is named with why.
+fn every_file_of_the_sites_own_is_there(srv: &Under<'_>) {
+    let read = |f: &str| std::fs::read_to_string(fixture_dir(&format!("import/hugo-book/{f}")));
+    let theme: Vec<String> = read("THEME_FILES.txt")
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let why_not = |p: &str| -> Option<&str> {
+        if p.ends_with("index.xml") {
+            return Some(
+                "Hugo's RSS URLs: fencepost writes atom.xml and rss.xml (reported: feed URLs)",
+            );
+        }
+        if p.ends_with("source.txt") {
+            return Some("a custom output format (reported: [outputFormats])");
+        }
+        if ["zh/", "he/", "en/"].iter().any(|l| p.starts_with(l))
+            || p.starts_with("he.")
+            || p.starts_with("zh.")
+        {
+            return Some("another language's, or Hugo's per-language sitemap (one language)");
+        }
+        let fingerprinted = ["book.min.", "sw.min.", "en.search"]
+            .iter()
+            .any(|t| p.starts_with(t));
+        if fingerprinted || theme.iter().any(|t| t == p) {
+            return Some(
+                "the theme's own (its Go templates are not ported; the theme is not vendored)",
+            );
+        }
+        None
+    };
+    let listed = read("HUGO_OUTPUT.txt").unwrap();
+    let own: Vec<&str> = listed
+        .lines()
+        .filter(|p| !p.is_empty() && !p.ends_with(".html") && why_not(p).is_none())
+        .collect();
+    assert!(
+        own.contains(&"asciinema-627097.cast") && own.contains(&"sitemap.xml"),
+        "{own:?}"
+    );
+    let missing: Vec<&&str> = own
+        .iter()
+        .filter(|f| srv.get(&format!("/{f}")).status != 200)
+        .collect();
+    assert!(missing.is_empty(), "{missing:?} of {own:?}");
 }

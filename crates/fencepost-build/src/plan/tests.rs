@@ -77,6 +77,7 @@ fn planned_for(cs: &Collections, pages: &[PageInput]) -> Vec<Planned> {
         pages,
         plain: &[],
         list_texts: &[],
+        root_text: None,
         copies: &[],
         resources: &[],
         render_fingerprint: "b",

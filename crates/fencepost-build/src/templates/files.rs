@@ -319,46 +319,6 @@ fn csv_value(text: &str) -> Result<Value, String> {
     Ok(json!({ "headers": headers, "records": records }))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn data_files_read_as_zola_reads_them() {
-        assert_eq!(parse("{\"a\": 1}", "json").unwrap(), json!({"a": 1}));
-        assert_eq!(parse("a = 1", "toml").unwrap(), json!({"a": 1}));
-        assert_eq!(parse("- x\n- y\n", "yaml").unwrap(), json!(["x", "y"]));
-        assert_eq!(
-            parse("name,n\nA,1\nB,2\n", "csv").unwrap(),
-            json!({"headers": ["name", "n"], "records": [["A", "1"], ["B", "2"]]})
-        );
-        assert!(parse("x", "bibtex").is_err());
-    }
-
-    #[test]
-    fn nothing_outside_data_and_static_is_read() {
-        let tmp = tempfile::tempdir().unwrap();
-        for d in ["data", "static", "content"] {
-            std::fs::create_dir_all(tmp.path().join(d)).unwrap();
-        }
-        std::fs::write(tmp.path().join("data/a.json"), "{}").unwrap();
-        std::fs::write(tmp.path().join("content/secret.md"), "secret").unwrap();
-        std::fs::write(tmp.path().join(".tlog-skey"), "PRIVATE").unwrap();
-        #[cfg(unix)]
-        std::os::unix::fs::symlink(tmp.path().join(".tlog-skey"), tmp.path().join("data/k"))
-            .unwrap();
-        let f = SiteFiles::new(tmp.path());
-        assert!(f.read("t", "a.json").unwrap().is_some());
-        assert!(f.read("t", "data/a.json").unwrap().is_some());
-        assert!(f.read("t", "content/secret.md").is_err());
-        assert!(f.read("t", "../content/secret.md").is_err());
-        assert!(f.read("t", "@/secret.md").is_err());
-        assert!(f.read("t", "../.tlog-skey").is_err());
-        #[cfg(unix)]
-        assert!(f.read("t", "k").is_err());
-    }
-}
-
 /// `get_image_metadata(path=…, allow_missing=false)`: an image's size and format.
 fn get_image_metadata(files: &SiteFiles, a: &Args) -> tera::Result<Value> {
     let f = "get_image_metadata";
@@ -387,4 +347,55 @@ fn trans(strings: &std::collections::BTreeMap<String, String>, a: &Args) -> tera
             "trans: {key:?} is not in [translations] of fencepost.toml: add it there"
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_files_read_as_zola_reads_them() {
+        assert_eq!(parse("{\"a\": 1}", "json").unwrap(), json!({"a": 1}));
+        assert_eq!(parse("a = 1", "toml").unwrap(), json!({"a": 1}));
+        assert_eq!(parse("- x\n- y\n", "yaml").unwrap(), json!(["x", "y"]));
+        assert_eq!(
+            parse("name,n\nA,1\nB,2\n", "csv").unwrap(),
+            json!({"headers": ["name", "n"], "records": [["A", "1"], ["B", "2"]]})
+        );
+        assert!(parse("x", "bibtex").is_err());
+    }
+
+    #[test]
+    fn nothing_outside_data_and_static_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        for d in ["data", "static", "content"] {
+            std::fs::create_dir_all(tmp.path().join(d)).unwrap();
+        }
+        std::fs::write(tmp.path().join("data/a.json"), "{}").unwrap();
+        std::fs::write(tmp.path().join("content/secret.md"), "secret").unwrap();
+        std::fs::write(tmp.path().join(".tlog-skey"), "PRIVATE").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(tmp.path().join(".tlog-skey"), tmp.path().join("data/k"))
+            .unwrap();
+        let f = SiteFiles::new(tmp.path(), Default::default());
+        assert!(f.read("t", "a.json").unwrap().is_some());
+        assert!(f.read("t", "data/a.json").unwrap().is_some());
+        // Of content/, only a public page's bundle file, with the bytes the ledger recorded.
+        assert!(f.read("t", "content/secret.md").unwrap().is_none());
+        let sha = fencepost_core::digest::sha256_hex(b"secret");
+        let public: PublicContent =
+            std::sync::Arc::new(HashMap::from([("secret.md".to_string(), sha)]));
+        let p = SiteFiles::new(tmp.path(), public);
+        assert_eq!(
+            p.read("t", "content/secret.md").unwrap().as_deref(),
+            Some(&b"secret"[..])
+        );
+        std::fs::write(tmp.path().join("content/secret.md"), "edited").unwrap();
+        assert!(p.read("t", "content/secret.md").unwrap().is_none());
+        assert!(f.read("t", "../content/secret.md").is_err());
+        assert!(f.read("t", "@/secret.md").is_err());
+        assert!(f.read("t", "../.tlog-skey").is_err());
+        #[cfg(unix)]
+        assert!(f.read("t", "k").is_err());
+    }
 }
