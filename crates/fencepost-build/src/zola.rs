@@ -366,10 +366,7 @@ fn page_value(r: &Renderer<'_>, i: usize, content: &str) -> Value {
         true => json!({}),
         false => serde_json::from_str(&p.view.terms).unwrap_or_else(|_| json!({})),
     };
-    let words = content
-        .split_whitespace()
-        .filter(|w| !w.starts_with('<'))
-        .count();
+    let words = word_count(content);
     let mut m = Map::new();
     m.insert("title".into(), json!(p.view.title));
     m.insert("content".into(), json!(content));
@@ -445,6 +442,25 @@ pub(super) fn paths_of(url: &str, section: bool) -> [(&'static str, Value); 3] {
     ]
 }
 
+/// The words of a page's text (its HTML with the tags left out), as Zola counts them for
+/// `word_count` and `reading_time`.
+fn word_count(html: &str) -> usize {
+    let mut text = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                text.push(' ');
+            }
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.split_whitespace().count()
+}
+
 /// A plain page (a page at the root) as Zola's templates see a page.
 fn plain_value(v: &PlainView) -> Value {
     let mut page = json!({
@@ -454,11 +470,7 @@ fn plain_value(v: &PlainView) -> Value {
         "toc": toc::of(&v.body_html, &v.url), "assets": [], "translations": [], "lang": "en",
         "colocated_path": null,
     });
-    let words = v
-        .body_html
-        .split_whitespace()
-        .filter(|w| !w.starts_with('<'))
-        .count();
+    let words = word_count(&v.body_html);
     if let Value::Object(m) = &mut page {
         for (k, x) in paths_of(&v.url, false) {
             m.insert(k.into(), x);

@@ -78,6 +78,13 @@ pub(super) fn choose(
         return None;
     }
     plan.report.starter = "docs".into();
+    // Its menus are kept, as `[extra.menu]` (see `menus_toml`): say so where they are named.
+    for u in plan.report.not_converted.iter_mut() {
+        if u.what.starts_with("[menu") || u.what.ends_with(".menu]") || u.what.ends_with(".menus]")
+        {
+            u.why = "kept as [extra.menu] in fencepost.toml: the docs starter shows main and home entries in its header, before and after entries around its sidebar (a pageRef as the URL it names; identifiers, parents and params are not kept)".into();
+        }
+    }
     let has = |p: &super::plan::Plan, f: &str| p.files.iter().any(|(n, _)| n == f);
     if !has(plan, "static/docs.css") {
         plan.put("static/docs.css", CSS);
@@ -139,6 +146,63 @@ pub(super) fn landing(
         .retain(|u| !(u.file == root.file && u.what == "section text"));
     let why = "the root section's text is the landing page: written, rendered, into templates/index.html (edit it there)";
     plan.report.skip(&root.file, None, "section text", why);
+}
+
+/// Hugo's menus (`[[menu.main]]`, `[[menu.home]]`, `[[menu.before]]`, `[[menu.after]]`,
+/// the default language's too) as `[extra.menu]` of the new site: each entry's `name` and
+/// `url` (a `pageRef` made the site path it names), by weight. The docs starter shows
+/// `main` and `home` in its header, `before` and `after` around its sidebar tree. Empty when
+/// the site has none.
+pub(super) fn menus_toml(config: &super::source::Config) -> String {
+    let menus = config
+        .table
+        .get("menu")
+        .or_else(|| config.table.get("menus"));
+    let Some(toml::Value::Table(menus)) = menus else {
+        return String::new();
+    };
+    let mut out = toml::Table::new();
+    for (name, entries) in menus {
+        let Some(entries) = entries.as_array() else {
+            continue;
+        };
+        let mut kept: Vec<(i64, toml::Table)> = entries
+            .iter()
+            .filter_map(|e| {
+                let e = e.as_table()?;
+                let label = e.get("name")?.as_str()?;
+                let url = match (
+                    e.get("url").and_then(|v| v.as_str()),
+                    e.get("pageRef").and_then(|v| v.as_str()),
+                ) {
+                    (Some(u), _) => u.to_string(),
+                    (None, Some(r)) => super::front::url_path(r.trim_end_matches(".md")),
+                    _ => return None,
+                };
+                let mut entry = toml::Table::new();
+                entry.insert("name".into(), toml::Value::String(label.to_string()));
+                entry.insert("url".into(), toml::Value::String(url));
+                Some((
+                    e.get("weight").and_then(|w| w.as_integer()).unwrap_or(0),
+                    entry,
+                ))
+            })
+            .collect();
+        kept.sort_by_key(|(w, _)| *w);
+        let list = kept
+            .into_iter()
+            .map(|(_, t)| toml::Value::Table(t))
+            .collect();
+        out.insert(name.clone(), toml::Value::Array(list));
+    }
+    let mut extra = toml::Table::new();
+    extra.insert("menu".into(), toml::Value::Table(out));
+    let mut top = toml::Table::new();
+    top.insert("extra".into(), toml::Value::Table(extra));
+    format!(
+        "\n# Hugo's [menu], for the docs starter's header and sidebar.\n{}",
+        toml::to_string(&top).unwrap_or_default()
+    )
 }
 
 /// The starter's templates, with a term and a terms page for each of `taxonomies`.

@@ -195,6 +195,7 @@ pub(super) fn plan_with(
     }
     super::section::redirect(&sections, &mut pages, &mut plan);
     plan.report.terms_folded = super::page::fold_terms(&config.taxonomies, &mut pages);
+    super::page::report_term_case(&config, &pages, &mut plan);
     let with_pages: BTreeSet<String> = pages.iter().filter_map(|p| p.section.clone()).collect();
     let urls: BTreeMap<String, String> = pages
         .iter()
@@ -232,9 +233,13 @@ pub(super) fn plan_with(
         let needed = super::site_config::zola_templates_needed(&config, &collections);
         super::zola_templates::write(t, &needed, &mut plan);
     }
+    let menus = match plan.report.starter == "docs" {
+        true => super::docs_starter::menus_toml(&config),
+        false => String::new(),
+    };
     plan.put(
         "fencepost.toml",
-        super::site_config::text(&config, &collections, &pages) + &markdown,
+        super::site_config::text(&config, &collections, &pages) + &markdown + &menus,
     );
     plan.report.collections = with_pages
         .iter()

@@ -379,3 +379,26 @@ fn count_shortcodes(body: &str) -> usize {
         - body.matches("{{</").count()
         - body.matches("{{%/").count()
 }
+
+/// Where Hugo kept a term's case in its URL (`disablePathToLower`: `/categories/Example/`),
+/// the new site's term URL is its slug, in lower case (`/categories/example/`): each such
+/// term is reported with both URLs — never a silent move.
+pub(super) fn report_term_case(config: &Config, pages: &[Page], plan: &mut Plan) {
+    if config.path_to_lower {
+        return;
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for p in pages {
+        for tx in &config.taxonomies {
+            for t in p.table.get(tx).and_then(terms).unwrap_or_default() {
+                let slug = slug::slugify(&t);
+                let old = t.replace(' ', "-");
+                if old != slug && old.to_lowercase() == slug && seen.insert((tx.clone(), t.clone()))
+                {
+                    let why = format!("/{tx}/{old}/ (Hugo kept its case: disablePathToLower) is /{tx}/{slug}/ here, a term's URL being its slug: redirect the old URL at your host");
+                    plan.report.skip(&p.rel, None, &format!("term {t}"), &why);
+                }
+            }
+        }
+    }
+}

@@ -16,7 +16,8 @@ fn imported() -> (tempfile::TempDir, TestSite, Value) {
 /// The sidebar of one page: the sections in weight order, the current one open, the page
 /// marked, the sections off its way closed.
 fn the_sidebar_is_the_books_tree(page: &str) {
-    let nav = &page[page.find("<nav class=\"sidebar\"").unwrap()..page.find("</nav>").unwrap()];
+    let nav = &page[page.find("<nav class=\"sidebar\"").unwrap()..];
+    let nav = &nav[..nav.find("</nav>").unwrap()];
     let order: Vec<usize> = [
         "Getting Started",
         "Content &amp; Structure",
@@ -108,6 +109,14 @@ fn hugo_books_example_site_keeps_its_navigation_toc_and_book_order() {
     let mermaid = srv.get("/docs/content/shortcodes/mermaid/").text();
     assert!(mermaid.contains("language-mermaid"), "{mermaid}");
     every_file_of_the_sites_own_is_there(&srv);
+    assert!(
+        r["not_converted"]
+            .to_string()
+            .contains("/categories/Example/ (Hugo kept its case"),
+        "{r}"
+    );
+    assert_eq!(srv.get("/categories/example/").status, 200);
+    its_menus_are_kept(&srv, &intro);
     // No shortcode reaches a page but the escaped ones the docs show, as Hugo shows them.
     let shown = escaped_shortcodes(&fixture_dir("import/hugo-book/content.en"));
     assert_no_shortcodes_but(&s, &shown);
@@ -127,6 +136,9 @@ fn every_file_of_the_sites_own_is_there(srv: &Under<'_>) {
             return Some(
                 "Hugo's RSS URLs: fencepost writes atom.xml and rss.xml (reported: feed URLs)",
             );
+        }
+        if p.starts_with("categories/Example/") {
+            return Some("a term's URL in Hugo's case (disablePathToLower): a slug here, /categories/example/ (reported)");
         }
         if p.ends_with("source.txt") {
             return Some("a custom output format (reported: [outputFormats])");
@@ -152,6 +164,16 @@ fn every_file_of_the_sites_own_is_there(srv: &Under<'_>) {
         .lines()
         .filter(|p| !p.is_empty() && !p.ends_with(".html") && why_not(p).is_none())
         .collect();
+    // And every page of the default language at the URL Hugo gave it (a page, or a redirect).
+    let pages: Vec<String> = (listed.lines())
+        .filter(|p| p.ends_with("index.html") && why_not(p).is_none())
+        .map(|p| format!("/{}", p.trim_end_matches("index.html")))
+        .collect();
+    assert!(pages.len() > 20, "{pages:?}");
+    let gone: Vec<&String> = (pages.iter())
+        .filter(|u| ![200, 301].contains(&srv.get(u).status))
+        .collect();
+    assert!(gone.is_empty(), "{gone:?}");
     assert!(
         own.contains(&"asciinema-627097.cast") && own.contains(&"sitemap.xml"),
         "{own:?}"
@@ -161,4 +183,21 @@ fn every_file_of_the_sites_own_is_there(srv: &Under<'_>) {
         .filter(|f| srv.get(&format!("/{f}")).status != 200)
         .collect();
     assert!(missing.is_empty(), "{missing:?} of {own:?}");
+}
+
+/// Its menus: the header's (`menu.home`), the sidebar's (`menu.after`); a page hidden from
+/// the book's menu (`bookHidden`) is not in the sidebar, but is served.
+fn its_menus_are_kept(srv: &Under<'_>, intro: &str) {
+    assert!(intro.contains("<nav class=\"menu\"><a href=\"/hugo-book/docs/getting-started/introduction/\">Documentation</a>"), "{intro}");
+    assert!(
+        intro.contains(
+            "class=\"menu-link\" href=\"https://github.com/alex-shpak/hugo-book/\">Github</a>"
+        ),
+        "{intro}"
+    );
+    assert!(
+        !intro.contains("/hugo-book/docs/content/shortcodes/section/\""),
+        "{intro}"
+    );
+    assert_eq!(srv.get("/docs/content/shortcodes/section/").status, 200);
 }

@@ -11,7 +11,8 @@ fn zola_site() -> tempfile::TempDir {
         <p id=\"b\">{{ \"fence\" | base64_encode }}|{{ \"ZmVuY2U=\" | base64_decode }}</p>\
         <p id=\"r\">{{ \"a-b-c\" | regex_replace(pattern=\"-\", rep=\"+\") }}</p>\
         <p id=\"h\">{{ get_hash(literal=\"x\", sha_type=256, base64=false) }}</p>\
-        <p id=\"c\">{% set c = load_data(path=\"table.csv\") %}{{ c.records | length }}</p>";
+        <p id=\"c\">{% set c = load_data(path=\"table.csv\") %}{{ c.records | length }}</p>\
+        <p id=\"bib\">{% set b = load_data(path=\"data/refs.bib\") %}{{ b.bibliographies.0.citation_key }}: {{ b.bibliographies.0.tags.title }}</p>";
     source(&[
         (
             "config.toml",
@@ -39,6 +40,10 @@ fn zola_site() -> tempfile::TempDir {
             "{\"list\": [{\"name\": \"Ada\"}, {\"name\": \"Grace\"}]}",
         ),
         ("static/table.csv", "a,b\n1,2\n3,4\n"),
+        (
+            "data/refs.bib",
+            "@article{knuth84,\n  Title = {Literate Programming},\n  author = {Donald E. Knuth},\n  year = {1984}\n}\n",
+        ),
         ("templates/index.html", home),
         ("templates/section.html", "{{ section.title }}"),
         (
@@ -95,6 +100,7 @@ fn a_zola_themes_templates_are_kept_and_zolas_functions_run() {
         "<p id=\"r\">a+b+c</p>",
         "<p id=\"h\">2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881</p>",
         "<p id=\"c\">2</p>",
+        "<p id=\"bib\">knuth84: Literate Programming</p>",
     ] {
         assert!(home.contains(want), "{want} in {home}");
     }

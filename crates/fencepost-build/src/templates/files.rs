@@ -293,11 +293,37 @@ fn parse(text: &str, format: &str) -> Result<Value, String> {
             Err(e) => Err(format!("line {}: {}", e.line, e.message)),
         },
         "csv" => csv_value(text),
+        "bibtex" | "bib" => bibtex_value(text),
         "plain" | "txt" | "md" | "html" | "xml" | "svg" => Ok(json!(text)),
         other => Err(format!(
-            "format {other:?} is not read here (json, toml, yaml, csv, plain)"
+            "format {other:?} is not read here (json, toml, yaml, csv, bibtex, plain)"
         )),
     }
+}
+
+/// A BibTeX file as Zola gives it (`nom-bibtex`, Zola's own reader): `preambles`, `comments`,
+/// `variables`, and `bibliographies`, each `{entry_type, citation_key, tags}` (tag names in
+/// lower case).
+fn bibtex_value(text: &str) -> Result<Value, String> {
+    let b = nom_bibtex::Bibtex::parse(text).map_err(|e| format!("{e:?}"))?;
+    let strings = |v: &[String]| v.iter().map(|s| json!(s)).collect::<Vec<_>>();
+    let variables: serde_json::Map<String, Value> = (b.variables().iter())
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    let bibliographies: Vec<Value> = (b.bibliographies().iter())
+        .map(|e| {
+            let tags: serde_json::Map<String, Value> = (e.tags().iter())
+                .map(|(k, v)| (k.to_lowercase(), json!(v)))
+                .collect();
+            json!({ "entry_type": e.entry_type(), "citation_key": e.citation_key(), "tags": tags })
+        })
+        .collect();
+    Ok(json!({
+        "preambles": strings(b.preambles()),
+        "comments": strings(b.comments()),
+        "variables": variables,
+        "bibliographies": bibliographies,
+    }))
 }
 
 /// A CSV file as Zola gives it: `{"headers": [...], "records": [[...], ...]}`.
