@@ -388,7 +388,10 @@ mod tests {
             parse("name,n\nA,1\nB,2\n", "csv").unwrap(),
             json!({"headers": ["name", "n"], "records": [["A", "1"], ["B", "2"]]})
         );
-        assert!(parse("x", "bibtex").is_err());
+        let bib = parse("@book{k1,\n  Title = {T},\n}\n", "bibtex").unwrap();
+        assert_eq!(bib["bibliographies"][0]["citation_key"], "k1");
+        assert_eq!(bib["bibliographies"][0]["tags"]["title"], "T");
+        assert!(parse("x", "xlsx").is_err());
     }
 
     #[test]
