@@ -193,6 +193,7 @@ pub(super) fn plan_with(
     if config.keep_templates {
         config.page_templates = page_templates(&sections, &pages);
     }
+    super::section::unrendered_pages(&sections, &mut pages);
     super::section::redirect(&sections, &mut pages, &mut plan);
     plan.report.terms_folded = super::page::fold_terms(&config.taxonomies, &mut pages);
     super::page::report_term_case(&config, &pages, &mut plan);

@@ -105,6 +105,11 @@ fn bundle_files(src: &Path, dir: &str, to: &str, plan: &mut Plan) -> Result<(), 
         if rel == "index.md" || pages.iter().any(|p| rel.starts_with(p.as_str())) {
             continue; // The page itself, or another page's.
         }
+        // `index.fr.md`: a translation, reported as one already.
+        let translation = rel.rsplit('/').next().is_some_and(|n| n.matches('.').count() > 1);
+        if rel.ends_with(".md") && translation {
+            continue;
+        }
         if rel.ends_with(".md") {
             plan.report.skip(&format!("{dir}/{rel}"), None, "bundle file", "a bundle's .md files other than index.md are not published beside the page: make it a page of its own, or paste it into index.md");
             continue;
@@ -355,17 +360,15 @@ fn plain_page(config: &Config, p: &Page, body: &str, plan: &mut Plan) {
         "slug",
         "draft",
     ];
-    for k in p
-        .table
-        .keys()
-        .filter(|k| !read.contains(&k.as_str()) && !read_too(k))
-    {
-        plan.report.skip(
-            &p.rel,
-            None,
-            k,
-            "a plain page (a page at the root of content/) takes a title, a date, a last change and aliases",
-        );
+    // The rest is the page's `[extra]` (its template reads `page.extra`), as an item's is.
+    let mut extra = toml::Table::new();
+    for (k, v) in (p.table.iter()).filter(|(k, _)| !read.contains(&k.as_str()) && !read_too(k)) {
+        if !matches!(v, toml::Value::Table(_)) || k != "extra" {
+            extra.insert(k.clone(), v.clone());
+        }
+    }
+    if !extra.is_empty() {
+        fm.insert("extra".into(), toml::Value::Table(extra));
     }
     let name = p.id.clone();
     plan.put(&format!("content/{name}.md"), item_text(&fm, body));

@@ -142,6 +142,28 @@ fn site_path(config: &Config, to: &str) -> String {
     }
 }
 
+/// A page of a section Zola never renders (`render = false`: a folder of pages such as
+/// `pages/about/`) whose `path` is one segment (`path = "privacy"`) is a plain page at that
+/// URL, dated or not: its section has no list here either (no new `/pages/`), and it keeps
+/// its date. (An undated one is placed so already: `hugo::section_of`.)
+pub(super) fn unrendered_pages(sections: &BTreeMap<String, Section>, pages: &mut [Page]) {
+    for p in pages.iter_mut() {
+        let unrendered = (p.section.as_ref())
+            .and_then(|s| sections.get(s))
+            .is_some_and(|s| s.unrendered);
+        let one = p.old_url.trim_matches('/');
+        let plain = !one.is_empty()
+            && !one.contains('/')
+            && !one.ends_with(".html")
+            && fencepost_site::content::item::is_slug(one);
+        if unrendered && plain && p.table.contains_key("url") {
+            p.section = None;
+            p.id = one.to_string();
+            p.new_url = p.old_url.clone();
+        }
+    }
+}
+
 /// Each section's `redirect_to` made an alias of the page it names (before the pages are
 /// written), or reported where it names none.
 pub(super) fn redirect(sections: &BTreeMap<String, Section>, pages: &mut [Page], plan: &mut Plan) {

@@ -19,6 +19,8 @@ fn a_zola_sites_bundle_folders_and_section_assets_stay_at_their_urls() {
         ("content/pages/_index.md", "+++\nrender = false\n+++\n"),
         ("content/pages/about/index.md", "+++\ntitle = \"About\"\npath = \"about\"\n+++\n![me](me.png)\n"),
         ("content/pages/about/me.png", PNG),
+        // Dated, in a section Zola never renders: a plain page too, its date kept.
+        ("content/pages/privacy/index.md", "+++\ntitle = \"Privacy\"\npath = \"privacy\"\ndate = 2023-10-31\n+++\nPolicy.\n"),
         ("static/blog/shared/logo.svg", "<svg>static wins</svg>\n"),
     ]);
     let tmp = tempfile::tempdir().unwrap();
@@ -54,6 +56,8 @@ fn a_zola_sites_bundle_folders_and_section_assets_stay_at_their_urls() {
         assert_eq!((got.status, got.text().as_str()), (200, body), "{url}");
     }
     assert_eq!(srv.get("/about/").status, 200);
+    assert_eq!(srv.get("/privacy/").status, 200);
+    assert_eq!(r["moved"], serde_json::json!([]), "{r}");
     assert_eq!(srv.get("/pages/").status, 404);
 }
 
