@@ -152,8 +152,11 @@ pub(super) fn landing(
 /// the default language's too) as `[extra.menu]` of the new site: each entry's `name` and
 /// `url` (a `pageRef` made the site path it names), by weight. The docs starter shows
 /// `main` and `home` in its header, `before` and `after` around its sidebar tree. Empty when
-/// the site has none.
-pub(super) fn menus_toml(config: &super::source::Config) -> String {
+/// the site has none, or another starter than the docs one.
+pub(super) fn menus_toml(config: &super::source::Config, plan: &super::plan::Plan) -> String {
+    if plan.report.starter != "docs" {
+        return String::new();
+    }
     let menus = config
         .table
         .get("menu")

@@ -234,10 +234,7 @@ pub(super) fn plan_with(
         let needed = super::site_config::zola_templates_needed(&config, &collections);
         super::zola_templates::write(t, &needed, &mut plan);
     }
-    let menus = match plan.report.starter == "docs" {
-        true => super::docs_starter::menus_toml(&config),
-        false => String::new(),
-    };
+    let menus = super::docs_starter::menus_toml(&config, &plan);
     plan.put(
         "fencepost.toml",
         super::site_config::text(&config, &collections, &pages) + &markdown + &menus,

@@ -106,7 +106,10 @@ fn bundle_files(src: &Path, dir: &str, to: &str, plan: &mut Plan) -> Result<(), 
             continue; // The page itself, or another page's.
         }
         // `index.fr.md`: a translation, reported as one already.
-        let translation = rel.rsplit('/').next().is_some_and(|n| n.matches('.').count() > 1);
+        let translation = rel
+            .rsplit('/')
+            .next()
+            .is_some_and(|n| n.matches('.').count() > 1);
         if rel.ends_with(".md") && translation {
             continue;
         }
