@@ -118,8 +118,13 @@ fn preview_body(
     shortcodes: Option<&Shortcodes>,
     item: &content::Item,
 ) -> fencepost_site::markdown::Rendered {
-    let seen = fencepost_site::shortcodes::page_view(&item.title, &item.data);
-    render_with(&item.body, &site.config.markdown, shortcodes, &seen).unwrap_or_else(|e| {
+    render_with(
+        &item.body,
+        &site.config.markdown,
+        shortcodes,
+        (&item.title, &item.data),
+    )
+    .unwrap_or_else(|e| {
         tracing::warn!(item = %item.name, error = %e, "preview: a shortcode failed");
         fencepost_site::markdown::Rendered {
             body_html: format!(
@@ -385,9 +390,13 @@ fn read_text(
     shortcodes: Option<&Shortcodes>,
 ) -> Result<(content::plain::PlainPage, String), String> {
     let p = content::plain::parse_plain(rel, text, reserved).map_err(|e| e.to_string())?;
-    let seen = fencepost_site::shortcodes::page_view(p.title.as_deref().unwrap_or(""), "{}");
-    let html =
-        render_with(&p.body, markdown, shortcodes, &seen).map_err(|e| format!("{rel}: {e}"))?;
+    let html = render_with(
+        &p.body,
+        markdown,
+        shortcodes,
+        (p.title.as_deref().unwrap_or(""), "{}"),
+    )
+    .map_err(|e| format!("{rel}: {e}"))?;
     Ok((p, html.body_html))
 }
 

@@ -78,18 +78,7 @@ pub struct Templates {
     pub broken: BTreeMap<String, String>,
 }
 
-/// The whole error chain in one line: tera puts the useful part (line, column, what was
-/// expected) in the sources.
-pub fn chain(e: &tera::Error) -> String {
-    let mut msg = e.to_string();
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        src = s.source();
-    }
-    msg
-}
+pub use fencepost_site::guard::chain;
 
 impl Templates {
     /// Compiles the templates read into `sources` ((name under templates/, text)), with the

@@ -126,9 +126,12 @@ fn page_of(
     stored: Option<ledger::images::StoredImage>,
     committing: bool,
 ) -> Result<PageFields, ShortcodeError> {
-    let seen = fencepost_site::shortcodes::page_view(&item.title, &item.data);
-    let rendered =
-        fencepost_site::shortcodes::render(&item.body, &site.config.markdown, shortcodes, &seen)?;
+    let rendered = fencepost_site::shortcodes::render(
+        &item.body,
+        &site.config.markdown,
+        shortcodes,
+        (&item.title, &item.data),
+    )?;
     // The log holds the items of collections that commit before they reveal.
     let item_json = (site.config.transparency.log && committing).then(|| item.transparency_json());
     let mut page = PageFields {

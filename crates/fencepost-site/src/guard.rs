@@ -38,6 +38,19 @@ pub fn secure(tera: &mut tera::Tera, security: &SecurityConfig, build: &BuildCon
     tera.register_function("range", Range(build.max_range));
 }
 
+/// A tera error with its causes, in one line: tera puts the useful part (line, column, what
+/// was expected) in the sources. Page templates and shortcodes report with it.
+pub fn chain(e: &tera::Error) -> String {
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        src = s.source();
+    }
+    msg
+}
+
 /// Whether `get_env` may read `name` under `allow`.
 fn readable(allow: &[regex::Regex], name: &str) -> bool {
     !never_readable(name) && allow.iter().any(|r| r.is_match(name))

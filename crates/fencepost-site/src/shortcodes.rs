@@ -104,7 +104,7 @@ impl Shortcodes {
         for (stem, kind, text) in files {
             let file = template_name(&stem, kind);
             if let Err(e) = tera.add_raw_template(&file, &text) {
-                broken.insert(stem.clone(), chain(&e));
+                broken.insert(stem.clone(), crate::guard::chain(&e));
             }
             kinds.entry(stem).or_insert(kind);
         }
@@ -226,7 +226,7 @@ impl Shortcodes {
                 "its output comes to more than build.max_page_bytes ({} bytes)",
                 self.max_bytes
             ))),
-            Err(e) => Err(err(chain(&e))),
+            Err(e) => Err(err(crate::guard::chain(&e))),
         }
     }
 }
@@ -253,7 +253,7 @@ pub const NOT_IN_SHORTCODES: &[&str] = &[
 pub fn cannot_render(file: &str, text: &str) -> Option<String> {
     let mut tera = tera::Tera::default();
     if let Err(e) = tera.add_raw_template(file, text) {
-        return Some(chain(&e));
+        return Some(crate::guard::chain(&e));
     }
     if let Some(f) = NOT_IN_SHORTCODES
         .iter()
@@ -312,18 +312,19 @@ pub fn page_view(title: &str, data: &str) -> Value {
     })
 }
 
-/// Renders an item body with the site's settings and its shortcodes (none: as
-/// [`markdown::render`]); `page` is what a shortcode sees of its page (`title`, `extra`).
+/// Renders a body with the site's settings and its shortcodes (none: as
+/// [`markdown::render`]); `(title, data)` are its page's, which a shortcode sees through
+/// [`page_view`] — made only when the site has shortcodes, so a site without pays nothing.
 pub fn render(
     md: &str,
     opts: &MarkdownConfig,
     shortcodes: Option<&Shortcodes>,
-    page: &Value,
+    (title, data): (&str, &str),
 ) -> Result<Rendered, ShortcodeError> {
     let Some(sc) = shortcodes else {
         return Ok(markdown::render(md, opts));
     };
-    let expanded = sc.expand(md, page)?;
+    let expanded = sc.expand(md, &page_view(title, data))?;
     let r = markdown::render(&expanded.markdown, opts);
     let fill = |h: &str| fill(h, &expanded.html);
     Ok(Rendered {
@@ -366,18 +367,6 @@ fn block_body(s: &str) -> (&str, usize) {
         from = start + 2;
     }
     (s, s.len())
-}
-
-/// A tera error with its causes, as one line.
-fn chain(e: &tera::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 /// `get_url(path)`: the site's path of `path` (`/blog/a/x.png`), as Zola mode gives it.
