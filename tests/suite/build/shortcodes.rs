@@ -103,3 +103,34 @@ fn only_callers_failed(r: &Value) {
         assert!(failed.contains(item) && failed.contains(why), "{item}: {r}");
     }
 }
+
+/// A 3×2 PNG's signature and header: all `get_image_metadata` reads.
+const PNG_3X2: &[u8] = &[
+    0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0, 0,
+    3, 0, 0, 0, 2, 8, 6, 0, 0, 0, 0, 0, 0, 0,
+];
+
+/// The adversary is a shortcode's author reaching past its page: `get_image_metadata` in a
+/// shortcode sees its own page's files (which go public with it) and `static/`, never another
+/// page's — an embargoed one's image is as if absent, and stays so in the published page.
+#[test]
+fn a_shortcode_reads_its_own_pages_images_never_another_pages() {
+    let s = fixture("features");
+    s.write(
+        "templates/shortcodes/size.html",
+        "{% set m = get_image_metadata(path=p, allow_missing=true) %}<b>{% if m %}{{ m.width }}{% else %}none{% endif %}</b>",
+    );
+    for (name, at) in [
+        ("trip", "2026-11-20T00:00:00Z"),
+        ("launch", "2026-12-10T00:00:00Z"),
+    ] {
+        s.write(
+            &format!("content/posts/{name}/index.md"),
+            &format!("+++\ntitle = \"{name}\"\npublish_at = {at}\n+++\n\nOwn {{{{ size(p=\"posts/{name}/a.png\") }}}} other {{{{ size(p=\"posts/launch/a.png\") }}}}\n"),
+        );
+        std::fs::write(s.path(&format!("content/posts/{name}/a.png")), PNG_3X2).unwrap();
+    }
+    s.json(&["publish", "--build", "--now", NOW]);
+    let trip = s.current_file("posts/trip/index.html");
+    assert!(trip.contains("Own <b>3</b> other <b>none</b>"), "{trip}");
+}
