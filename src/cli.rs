@@ -11,6 +11,7 @@ mod init;
 mod ledger;
 mod log;
 mod new;
+mod preview;
 mod publish;
 mod results;
 mod rollback;
@@ -106,6 +107,12 @@ enum Command {
     Tlog {
         #[command(subcommand)]
         command: tlog::Command,
+    },
+    /// Previews a reviewer opens with a signed, expiring link and nobody else ever sees:
+    /// `preview deploy pr-7 --to URL`, `preview link pr-7 --ttl 24h` (docs/previews.md).
+    Preview {
+        #[command(subcommand)]
+        command: preview::Command,
     },
     /// Players' results.
     Results {
@@ -230,6 +237,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
             | Command::New(_)
             | Command::Ledger { .. }
             | Command::Tlog { .. }
+            | Command::Preview { .. }
     );
     // `run` measures the database clock again at every cycle and `serve` decides nothing by
     // the clock: for them a database away at start is no reason to stop.
@@ -288,6 +296,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         Command::Verify(args) => verify::run(&ctx, args),
         Command::Ledger { command } => ledger::run(&ctx, command),
         Command::Results { command } => results::run(&ctx, command),
+        Command::Preview { command } => preview::run(&ctx, command),
         Command::Tlog { command } => tlog::run(&ctx, command),
         Command::Completions { .. } => unreachable!("answered before anything else"),
     }

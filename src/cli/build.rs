@@ -22,6 +22,7 @@ impl Args {
             preview: self.preview,
             strict: self.strict,
             full: self.full,
+            as_of: None,
         }
     }
 }

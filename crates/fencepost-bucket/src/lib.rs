@@ -9,6 +9,7 @@
 
 pub mod layout;
 pub mod pointer;
+pub mod preview;
 pub mod read;
 pub mod remote;
 

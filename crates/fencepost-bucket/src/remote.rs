@@ -218,6 +218,16 @@ impl Remote {
         }
     }
 
+    /// Writes `rel` whatever is there (last writer wins): only for objects no
+    /// compare-and-set guards, such as a preview's pointer.
+    pub async fn put(&self, rel: &str, bytes: Vec<u8>) -> Result<(), BucketError> {
+        self.store
+            .put(&self.key(rel), PutPayload::from(bytes))
+            .await
+            .map(|_| ())
+            .map_err(self.err(&format!("writing {rel}")))
+    }
+
     pub async fn exists(&self, rel: &str) -> Result<bool, BucketError> {
         match self.store.head(&self.key(rel)).await {
             Ok(_) => Ok(true),

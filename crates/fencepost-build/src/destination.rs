@@ -57,9 +57,16 @@ pub(super) enum Destination {
 impl Destination {
     /// Opens the destination — once the ledger's location is known to be sound, so nothing
     /// is written for a site that cannot build.
-    pub(super) fn open(site: &Site, preview: bool) -> Result<Destination, BuildError> {
+    pub(super) fn open(
+        site: &Site,
+        preview: bool,
+        deployed: bool,
+    ) -> Result<Destination, BuildError> {
         site.ledger_location()?;
         Ok(match preview {
+            true if deployed => {
+                Destination::Preview(PreviewDir::open_named(&site.state_dir(), "preview-deploy")?)
+            }
             true => {
                 // An older release's preview inside public/ goes first: it holds embargoed
                 // pages where a copy of public/ would carry them.

@@ -54,13 +54,13 @@ pub use memory::{preview_in_memory, MemoryReport};
 use prelink::Prelinked;
 use render::Renderer;
 use report::Phases;
-pub use report::{BrokenLink, BuildError, HeldPage, LeftOut, Options, Progress, Report};
+pub use report::{AsOf, BrokenLink, BuildError, HeldPage, LeftOut, Options, Progress, Report};
 use reuse::{Previous, Reuse};
 use sink::DirSink;
 use snapshot::Rendered;
 use snapshot::Written;
 use source::Source;
-pub use source::TreeCache;
+pub use source::{next_due_after, TreeCache};
 pub use warm::Warm;
 
 /// The pages held in the revision at `dir` (`public/current`), as its build recorded them:
@@ -216,7 +216,7 @@ impl<'a> Build<'a> {
         warm: &'a mut Warm,
     ) -> Result<Build<'a>, BuildError> {
         let phases = Phases::start();
-        let dest = Destination::open(site, opts.preview)?;
+        let dest = Destination::open(site, opts.preview, opts.as_of.is_some())?;
         let inputs = SiteInputs::read(site)?;
         let fingerprint = inputs.fingerprints.whole.clone();
         let signer = match opts.preview {
@@ -282,7 +282,14 @@ impl<'a> Build<'a> {
     /// What is rendered: the ledger's public pages at the snapshot, or the content tree.
     fn read(&mut self, snap: &Snapshot<'_>) -> Result<Source, BuildError> {
         let warm = (&mut *self.warm, self.signer.is_some());
-        let source = snapshot::read_source(self.site, snap, &self.dest, self.clock, warm)?;
+        let source = match &self.opts.as_of {
+            Some(scope) => {
+                let at = source::instant_of(self.site, scope, self.clock.now())?;
+                let rows = warm.0.pages(snap, false)?;
+                source::as_of_source(self.site, snap, rows, scope, at)?
+            }
+            None => snapshot::read_source(self.site, snap, &self.dest, self.clock, warm)?,
+        };
         self.phases.mark("snapshot");
         fencepost_core::fail_point!("build.after_snapshot");
         Ok(source)
@@ -357,8 +364,10 @@ impl<'a> Build<'a> {
         prev: Option<&Previous>,
     ) -> Result<Rendered, BuildError> {
         let (pages, notices) = (&source.pages, &source.notices);
-        let preview = self.dest.is_preview();
-        let renderer = Renderer::new(self.site, &plan.templates, pages, notices, preview);
+        // A deployed preview renders as the public will see it: unchanged pages are the public
+        // revision's bytes, and the origins add the banner.
+        let banner = self.dest.is_preview() && self.opts.as_of.is_none();
+        let renderer = Renderer::new(self.site, &plan.templates, pages, notices, banner);
         let sink = DirSink {
             staging: &staged.staging.path,
             beneath: sink::Beneath::open(&staged.staging.path),

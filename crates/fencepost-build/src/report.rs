@@ -79,6 +79,18 @@ pub struct Options {
     pub strict: bool,
     /// Render everything; reuse nothing from the previous revision.
     pub full: bool,
+    /// With `preview`: the site as it will be at an instant (`preview deploy`), rendered as
+    /// the public will see it (no banner) into `.fencepost/preview-deploy/`.
+    pub as_of: Option<AsOf>,
+}
+
+/// What a deployed preview shows (`fencepost preview deploy`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AsOf {
+    /// The instant; `None`: every scheduled item and update.
+    pub at: Option<fencepost_core::clock::Instant>,
+    /// Drafts shown too.
+    pub drafts: bool,
 }
 
 /// A page the build left out rather than fail the whole revision for one source: an item

@@ -18,7 +18,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+mod as_of;
 mod ledger_rows;
+pub use as_of::next_due_after;
+pub(super) use as_of::{as_of_source, instant_of};
 pub(super) use ledger_rows::ledger_source;
 
 /// Where a build gets its pages from.

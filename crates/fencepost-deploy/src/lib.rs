@@ -28,6 +28,7 @@
 //! shares.
 
 pub mod history;
+pub mod preview;
 pub mod targets;
 
 mod log;

@@ -260,10 +260,16 @@ impl PreviewDir {
     /// The preview folder in `state` (made if missing), with what dead previews left beside
     /// it removed.
     pub fn open(state: &Path) -> Result<PreviewDir, OutputError> {
+        PreviewDir::open_named(state, "preview")
+    }
+
+    /// A preview folder of another name in `state` (`preview-deploy`: what `preview deploy`
+    /// builds before it uploads).
+    pub fn open_named(state: &Path, name: &str) -> Result<PreviewDir, OutputError> {
         std::fs::create_dir_all(state).map_err(io_err(state))?;
-        revision::remove_abandoned_in(state, "preview-")?;
+        revision::remove_abandoned_in(state, &format!("{name}-"))?;
         Ok(PreviewDir {
-            dir: state.join("preview"),
+            dir: state.join(name),
         })
     }
 
@@ -273,6 +279,7 @@ impl PreviewDir {
 
     /// A staging folder beside the preview's.
     pub fn stage(&self) -> Result<Staging, OutputError> {
-        Staging::create_in(self.dir.parent().expect("in the state folder"), "preview")
+        let name = self.dir.file_name().expect("named").to_string_lossy();
+        Staging::create_in(self.dir.parent().expect("in the state folder"), &name)
     }
 }

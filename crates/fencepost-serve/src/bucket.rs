@@ -92,6 +92,8 @@ pub struct BucketOrigin {
     shards: Mutex<ShardCache>,
     blob_flights: Flights<Bytes>,
     blobs: Mutex<BlobCache>,
+    /// The bucket's previews (`previews/`), when a key is configured.
+    previews: Option<super::previews::Previews>,
 }
 
 impl BucketOrigin {
@@ -107,7 +109,13 @@ impl BucketOrigin {
             shards: Mutex::new(ShardCache::default()),
             blob_flights: Flights::new(),
             blobs: Mutex::new(BlobCache::new(settings.blob_cache_bytes)),
+            previews: None,
         }
+    }
+
+    /// The same origin, serving the bucket's previews too.
+    pub fn with_previews(self, previews: Option<super::previews::Previews>) -> BucketOrigin {
+        BucketOrigin { previews, ..self }
     }
 
     /// Runs one bucket call within `serve.bucket_timeout_ms`.
@@ -520,6 +528,10 @@ pub async fn respond(
 mod tests;
 
 impl super::origin::Origin for BucketOrigin {
+    fn previews(&self) -> Option<&super::previews::Previews> {
+        self.previews.as_ref()
+    }
+
     fn answer<'a>(
         &'a self,
         method: &'a Method,

@@ -224,6 +224,7 @@ const KEEP_REVISIONS: usize = 4;
 /// The origin over `public/current`: follows the pointer.
 pub struct Local {
     public: PathBuf,
+    previews: Option<super::previews::Previews>,
     /// Most recently used first: (link target, revision).
     cached: Mutex<Vec<(PathBuf, Arc<Revision>)>>,
 }
@@ -232,8 +233,14 @@ impl Local {
     pub fn new(public: PathBuf) -> Local {
         Local {
             public,
+            previews: None,
             cached: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same origin, serving `previews` too.
+    pub fn with_previews(self, previews: Option<super::previews::Previews>) -> Local {
+        Local { previews, ..self }
     }
 
     /// The revision the pointer names now. Err: why nothing can be served (503).
@@ -303,8 +310,20 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
     // served); large files are streamed through tokio.
     let resp = match under_base(&app.base_path, &raw) {
         Under::Site(path) => {
-            let resp = app.root.answer(&method, path, req.headers()).await;
-            rebase_location(resp, &app.base_path)
+            let previews = app.root.previews();
+            let query = req.uri().query();
+            let base = &app.base_path;
+            let preview = match previews {
+                Some(p) => p.answer(&method, path, query, req.headers(), base).await,
+                None => None,
+            };
+            match preview {
+                Some(resp) => resp,
+                None => {
+                    let resp = app.root.answer(&method, path, req.headers()).await;
+                    rebase_location(resp, &app.base_path)
+                }
+            }
         }
         Under::Root => redirect(&format!("{}/", app.base_path)),
         Under::Elsewhere => text(
@@ -325,6 +344,10 @@ async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
 }
 
 impl Origin for Local {
+    fn previews(&self) -> Option<&super::previews::Previews> {
+        self.previews.as_ref()
+    }
+
     fn answer<'a>(
         &'a self,
         method: &'a Method,

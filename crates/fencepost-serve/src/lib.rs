@@ -10,6 +10,7 @@ mod limits;
 pub mod origin;
 pub mod paths;
 pub mod preview;
+pub mod previews;
 mod workers;
 
 use fencepost_core::clock::Clock;
@@ -76,22 +77,30 @@ pub fn run(
 
 /// What an origin serves without a preview: `public/current`, or the bucket at `from`.
 pub fn origin(site: &Site, clock: Clock, from: Option<&str>) -> Result<Root, ServeError> {
+    let timeout = std::time::Duration::from_millis(site.config.serve.bucket_timeout_ms);
     let Some(url) = from else {
-        return Ok(Arc::new(Local::new(site.public_dir())));
+        let previews = previews::local(site, timeout);
+        return Ok(Arc::new(
+            Local::new(site.public_dir()).with_previews(previews),
+        ));
     };
     let remote = fencepost_bucket::remote::Remote::open(url)?;
     refuse_ledger_prefix(site, &remote)?;
+    let previews = previews::of(fencepost_bucket::remote::Remote::open(url)?, timeout);
     let c = &site.config.serve;
-    Ok(Arc::new(bucket::BucketOrigin::new(
-        remote,
-        clock,
-        bucket::Settings {
-            pointer_ttl_ms: c.pointer_ttl_ms,
-            pointer_hot_ms: c.pointer_hot_ms,
-            blob_cache_bytes: c.blob_cache_bytes,
-            bucket_timeout_ms: c.bucket_timeout_ms,
-        },
-    )))
+    Ok(Arc::new(
+        bucket::BucketOrigin::new(
+            remote,
+            clock,
+            bucket::Settings {
+                pointer_ttl_ms: c.pointer_ttl_ms,
+                pointer_hot_ms: c.pointer_hot_ms,
+                blob_cache_bytes: c.blob_cache_bytes,
+                bucket_timeout_ms: c.bucket_timeout_ms,
+            },
+        )
+        .with_previews(previews),
+    ))
 }
 
 /// No origin serves a ledger: refused when `remote` overlaps the site's own bucket ledger,

@@ -25,6 +25,11 @@ pub trait Origin: Send + Sync + 'static {
         headers: &'a HeaderMap,
     ) -> BoxFuture<'a, Response>;
 
+    /// The previews it serves at `/.preview/NAME/` (see `previews.rs`), if any.
+    fn previews(&self) -> Option<&super::previews::Previews> {
+        None
+    }
+
     /// The reload events open pages listen to (`EVENTS_PATH`), for an origin that has them.
     fn events(&self) -> Option<&broadcast::Sender<&'static str>> {
         None

@@ -1,0 +1,312 @@
+//! A preview to a target's private area (`fencepost preview deploy|list|rm`, issue 80; the
+//! layout in `fencepost_bucket::preview`).
+//!
+//! 1. Split the built preview's manifest as a deploy does (root, shards, blobs).
+//! 2. List what the public area holds (`objects/`, `manifests/shards/`) and what the preview's
+//!    own folder holds: a shard or blob the public area has is reused where it is (it is
+//!    public already); one the preview's folder has is kept; the rest are uploaded there.
+//! 3. Upload the root into the preview's folder, then write its pointer — last, so an origin
+//!    never follows a pointer to objects that are not there yet.
+//! 4. Remove what the preview's folder holds that neither this pointer nor the one it
+//!    replaced names (a request still reading the previous one finds its objects).
+//!
+//! Not a saga and not in the ledger: every object is content-addressed and the pointer goes
+//! last, so a run killed anywhere is finished by running it again (it re-lists and uploads
+//! what is missing) and nothing public ever changes. Nothing here writes outside
+//! `previews/<NAME>/`: the public pointer, manifests, objects and the deploy log are only read.
+
+use crate::targets::objects::{list_names, UPLOADS};
+use crate::targets::DeployError;
+use fencepost_bucket::layout;
+use fencepost_bucket::preview::{self, PreviewPointer};
+use fencepost_bucket::remote::Remote;
+use fencepost_core::clock::Instant;
+use fencepost_output::manifest::Manifest;
+use futures_util::StreamExt;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::Path;
+
+/// What a preview is made as: its name, and what its pointer says beside the files.
+#[derive(Debug, Clone)]
+pub struct Making {
+    pub name: String,
+    pub as_of: Option<Instant>,
+    pub drafts: bool,
+    pub made_at: Instant,
+    pub base_url: String,
+}
+
+/// What a preview deploy did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Deployed {
+    pub name: String,
+    pub target: String,
+    pub revision: String,
+    pub files: usize,
+    /// Objects written (blobs, shards, the root and the pointer) and their bytes.
+    pub uploaded_objects: usize,
+    pub uploaded_bytes: u64,
+    /// Blobs and shards read from the public area instead of uploaded.
+    pub reused_public: usize,
+    /// Blobs and shards a previous deploy of this preview left in its folder.
+    pub reused_own: usize,
+    /// Objects of earlier deploys of this preview removed.
+    pub removed: usize,
+    pub ms: u64,
+}
+
+/// Deploys the preview built in `dir` to `remote` (see the module doc).
+pub async fn deploy(remote: &Remote, dir: &Path, making: &Making) -> Result<Deployed, DeployError> {
+    let started = std::time::Instant::now();
+    let name = &making.name;
+    let manifest = Manifest::read(dir)?;
+    let split = layout::split(&manifest);
+    let previous = read(remote, name).await?;
+    let public_blobs = list_names(remote, "objects").await?;
+    let public_shards = shard_names(remote, "manifests/shards").await?;
+    let own_blobs = list_names(remote, &preview::key(name, "objects")).await?;
+    let own_shards = shard_names(remote, &preview::key(name, "manifests/shards")).await?;
+    let mut d = Deployed {
+        name: name.clone(),
+        target: fencepost_core::store::names::shown(&remote.url),
+        revision: manifest.id.to_string(),
+        files: manifest.files.len(),
+        uploaded_objects: 0,
+        uploaded_bytes: 0,
+        reused_public: 0,
+        reused_own: 0,
+        removed: 0,
+        ms: 0,
+    };
+    let mut pointer = PreviewPointer {
+        format: 1,
+        name: name.clone(),
+        revision: manifest.id.revision,
+        build: manifest.id.fingerprint.clone(),
+        manifest: split.root.sha256.clone(),
+        as_of: making.as_of,
+        drafts: making.drafts,
+        made_at: making.made_at,
+        base_url: making.base_url.clone(),
+        files: manifest.files.len(),
+        shards: Vec::new(),
+        objects: Vec::new(),
+    };
+    let mut blobs = Vec::new();
+    for (sha, (path, ct)) in &split.blobs {
+        if public_blobs.contains(sha) {
+            d.reused_public += 1;
+            continue;
+        }
+        pointer.objects.push(sha.clone());
+        match own_blobs.contains(sha) {
+            true => d.reused_own += 1,
+            false => blobs.push((sha.clone(), path.clone(), ct.clone())),
+        }
+    }
+    let mut shards = Vec::new();
+    for s in &split.shards {
+        if public_shards.contains(&s.sha256) {
+            d.reused_public += 1;
+            continue;
+        }
+        pointer.shards.push(s.sha256.clone());
+        match own_shards.contains(&s.sha256) {
+            true => d.reused_own += 1,
+            false => shards.push(s),
+        }
+    }
+    pointer.objects.sort();
+    pointer.shards.sort();
+    upload_blobs(remote, dir, name, &blobs, &mut d).await?;
+    fencepost_core::fail_point!("preview.after_blobs");
+    for s in shards {
+        let key = preview::key(name, &format!("manifests/shards/{}.json", s.sha256));
+        put_new(remote, &key, s.bytes.clone(), &mut d).await?;
+    }
+    put_new(
+        remote,
+        &pointer.root_key(),
+        split.root.bytes.clone(),
+        &mut d,
+    )
+    .await?;
+    fencepost_core::fail_point!("preview.before_pointer");
+    let bytes = serde_json::to_vec_pretty(&pointer).expect("pointers serialise");
+    d.uploaded_bytes += bytes.len() as u64;
+    d.uploaded_objects += 1;
+    remote.put(&preview::pointer_key(name), bytes).await?;
+    d.removed = tidy(remote, &pointer, previous.as_ref()).await?;
+    d.ms = started.elapsed().as_millis() as u64;
+    Ok(d)
+}
+
+async fn put_new(
+    remote: &Remote,
+    key: &str,
+    bytes: Vec<u8>,
+    d: &mut Deployed,
+) -> Result<(), DeployError> {
+    let len = bytes.len() as u64;
+    if remote.create(key, bytes, Some("application/json")).await? {
+        d.uploaded_objects += 1;
+        d.uploaded_bytes += len;
+    }
+    Ok(())
+}
+
+async fn upload_blobs(
+    remote: &Remote,
+    dir: &Path,
+    name: &str,
+    blobs: &[(String, String, String)],
+    d: &mut Deployed,
+) -> Result<(), DeployError> {
+    let results: Vec<Result<(bool, u64), DeployError>> =
+        futures_util::stream::iter(blobs.iter().map(|(sha, path, ct)| async move {
+            let local = dir.join(path);
+            let bytes = std::fs::read(&local).map_err(|source| DeployError::Io {
+                path: local.clone(),
+                source,
+            })?;
+            if !layout::verified(&bytes, sha) {
+                let why = format!("{} changed while it was uploaded", local.display());
+                return Err(DeployError::store(remote, "verifying a blob", why));
+            }
+            let len = bytes.len() as u64;
+            let key = preview::key(name, &format!("objects/{sha}"));
+            Ok((remote.create(&key, bytes, Some(ct)).await?, len))
+        }))
+        .buffer_unordered(UPLOADS)
+        .collect()
+        .await;
+    for r in results {
+        let (created, len) = r?;
+        if created {
+            d.uploaded_objects += 1;
+            d.uploaded_bytes += len;
+        }
+    }
+    Ok(())
+}
+
+async fn shard_names(remote: &Remote, dir: &str) -> Result<HashSet<String>, DeployError> {
+    Ok((list_names(remote, dir).await?.into_iter())
+        .filter_map(|n| n.strip_suffix(".json").map(str::to_string))
+        .collect())
+}
+
+/// Preview `name`'s pointer, if it has one.
+pub async fn read(remote: &Remote, name: &str) -> Result<Option<PreviewPointer>, DeployError> {
+    match remote.get(&preview::pointer_key(name)).await? {
+        None => Ok(None),
+        Some(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| DeployError::store(remote, &format!("reading preview {name}"), e)),
+    }
+}
+
+/// Removes the objects of the preview's folder that neither `now` nor `before` names.
+async fn tidy(
+    remote: &Remote,
+    now: &PreviewPointer,
+    before: Option<&PreviewPointer>,
+) -> Result<usize, DeployError> {
+    let mut keep: HashSet<String> = [preview::pointer_key(&now.name), now.root_key()].into();
+    for p in std::iter::once(now).chain(before) {
+        keep.insert(p.root_key());
+        keep.extend(p.objects.iter().map(|s| p.blob_key(s)));
+        keep.extend(p.shards.iter().map(|s| p.shard_key(s)));
+    }
+    let base = preview::key(&now.name, "");
+    let mut removed = 0;
+    for (rel, _) in remote.list(base.trim_end_matches('/')).await? {
+        let key = format!("{base}{rel}");
+        if !keep.contains(&key) {
+            remote.delete(&key).await?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// One preview as `preview list` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    pub name: String,
+    pub revision: String,
+    pub as_of: Option<Instant>,
+    pub drafts: bool,
+    pub made_at: Instant,
+    pub age_secs: i64,
+    pub files: usize,
+}
+
+/// Every preview of the target, by name.
+pub async fn list(remote: &Remote, now: Instant) -> Result<Vec<Listed>, DeployError> {
+    let mut names: Vec<String> = (remote.list(preview::AREA).await?.into_iter())
+        .filter_map(|(rel, _)| rel.strip_suffix("/preview.json").map(str::to_string))
+        .filter(|n| preview::check_name(n).is_ok())
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        if let Some(p) = read(remote, &name).await? {
+            out.push(Listed {
+                revision: format!("{}-{}", p.revision, p.build),
+                age_secs: (now.0 - p.made_at.0) / 1000,
+                name,
+                as_of: p.as_of,
+                drafts: p.drafts,
+                made_at: p.made_at,
+                files: p.files,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Removes preview `name` whole: its pointer first (origins stop serving it at once), then
+/// everything in its folder. Returns how many objects were removed (0: there was none).
+pub async fn remove(remote: &Remote, name: &str) -> Result<usize, DeployError> {
+    let base = preview::key(name, "");
+    let pointer = preview::pointer_key(name);
+    let had = remote.exists(&pointer).await?;
+    remote.delete(&pointer).await?;
+    let mut removed = usize::from(had);
+    for (rel, _) in remote.list(base.trim_end_matches('/')).await? {
+        remote.delete(&format!("{base}{rel}")).await?;
+        removed += 1;
+    }
+    Ok(removed)
+}
+
+/// The public objects the target's previews read (what public `gc` keeps): blob and shard
+/// digests.
+pub async fn public_objects_in_use(remote: &Remote) -> Result<HashSet<String>, DeployError> {
+    let mut used = HashSet::new();
+    for l in list(remote, Instant(0)).await? {
+        let Some(p) = read(remote, &l.name).await? else {
+            continue;
+        };
+        let Some(root) = remote
+            .get(&p.root_key())
+            .await?
+            .and_then(|b| serde_json::from_slice::<layout::Root>(&b).ok())
+        else {
+            continue;
+        };
+        for (_, sha) in &root.shards {
+            let key = p.shard_key(sha);
+            let entries = (remote.get(&key).await?)
+                .and_then(|b| serde_json::from_slice::<Vec<layout::RemoteEntry>>(&b).ok())
+                .unwrap_or_default();
+            if !p.shards.contains(sha) {
+                used.insert(sha.clone());
+            }
+            used.extend(entries.into_iter().map(|e| e.sha256));
+        }
+    }
+    Ok(used)
+}
