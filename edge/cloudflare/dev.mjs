@@ -68,6 +68,8 @@ function parseArgs(argv) {
  * ledger's log entries are copied too: the Worker looks for them to refuse a ledger's prefix.
  */
 const LAYOUT = /^(current|objects\/[0-9a-f]{64}|manifests\/[0-9a-f]{64}\.json|manifests\/shards\/[0-9a-f]{64}\.json|log\/[0-9]{20})$/;
+/** A preview's objects (`fencepost preview deploy`): its pointer, root, shards and blobs. */
+const PREVIEW_LAYOUT = /^previews\/[a-z0-9][a-z0-9._-]{0,63}\/(preview\.json|objects\/[0-9a-f]{64}|manifests\/[0-9a-f]{64}\.json|manifests\/shards\/[0-9a-f]{64}\.json)$/;
 
 async function walk(dir, rel = "", out = new Map()) {
   let names;
@@ -80,7 +82,7 @@ async function walk(dir, rel = "", out = new Map()) {
   for (const d of names) {
     const r = rel ? `${rel}/${d.name}` : d.name;
     if (d.isDirectory()) await walk(dir, r, out);
-    else if (d.isFile() && LAYOUT.test(r)) {
+    else if (d.isFile() && (LAYOUT.test(r) || PREVIEW_LAYOUT.test(r))) {
       try {
         const st = await fs.stat(path.join(dir, r));
         out.set(r, `${st.mtimeMs}:${st.size}:${st.ino}`);
@@ -143,26 +145,33 @@ class Sync {
     }
     const seen = await walk(this.dir);
     seen.delete("current");
+    // A preview's pointer goes after every other object of the pass (it names them).
+    const isPointer = (/** @type {string} */ rel) => rel.endsWith("/preview.json");
     const changed = [...seen].filter(([rel, sig]) => this.copied.get(rel) !== sig).map(([rel]) => rel);
+
     const shas = {};
-    // Sixteen copies at a time (each is a round trip into workerd).
-    let next = 0;
-    const copyOne = async () => {
-      while (next < changed.length) {
-        const rel = changed[next++];
-        let bytes;
-        try {
-          bytes = await fs.readFile(path.join(this.dir, rel));
-        } catch (e) {
-          if (e.code === "ENOENT") continue;
-          throw e;
+    // Sixteen copies at a time (each is a round trip into workerd); previews' pointers after.
+    const copyAll = async (/** @type {string[]} */ list) => {
+      let next = 0;
+      const copyOne = async () => {
+        while (next < list.length) {
+          const rel = list[next++];
+          let bytes;
+          try {
+            bytes = await fs.readFile(path.join(this.dir, rel));
+          } catch (e) {
+            if (e.code === "ENOENT") continue;
+            throw e;
+          }
+          await this.put(rel, bytes);
+          this.copied.set(rel, seen.get(rel));
+          shas[rel] = createHash("sha256").update(bytes).digest("hex");
         }
-        await this.put(rel, bytes);
-        this.copied.set(rel, seen.get(rel));
-        shas[rel] = createHash("sha256").update(bytes).digest("hex");
-      }
+      };
+      await Promise.all(Array.from({ length: 16 }, copyOne));
     };
-    await Promise.all(Array.from({ length: 16 }, copyOne));
+    await copyAll(changed.filter((r) => !isPointer(r)));
+    await copyAll(changed.filter(isPointer));
     const pointerSha = pointer && createHash("sha256").update(pointer).digest("hex");
     let removed = 0;
     if (pointerSha !== this.pointerSha) {
@@ -206,6 +215,8 @@ if (o.hot !== null) bindings.POINTER_HOT_MS = String(o.hot);
 if (o.timeout !== null) bindings.BUCKET_TIMEOUT_MS = String(o.timeout);
 if (o.shards !== null) bindings.SHARD_MEMORY_BYTES = String(o.shards);
 if (o.stats) bindings.EDGE_STATS = "1";
+// The preview key, as `wrangler secret put FENCEPOST_PREVIEW_KEY` gives it to the Worker.
+if (process.env.FENCEPOST_PREVIEW_KEY) bindings.FENCEPOST_PREVIEW_KEY = process.env.FENCEPOST_PREVIEW_KEY;
 if (!Number.isFinite(o.delay) || o.delay < 0) usage("--bucket-delay-ms takes a number of milliseconds");
 // With a delay, a small entry module hands the Worker an R2 binding whose reads answer late.
 const slowBucket = `import worker from "./worker.js";
@@ -223,6 +234,7 @@ const script =
         modules: [
           { type: "ESModule", path: path.join(here, "slow-bucket.mjs"), contents: slowBucket },
           { type: "ESModule", path: path.join(here, "worker.js"), contents: await fs.readFile(path.join(here, "worker.js"), "utf8") },
+          { type: "ESModule", path: path.join(here, "preview.js"), contents: await fs.readFile(path.join(here, "preview.js"), "utf8") },
         ],
       }
     : { modules: true, scriptPath: path.join(here, "worker.js") };

@@ -32,8 +32,14 @@
  * - Only GET and HEAD; the request path is checked the way `serve` checks it (the runtime has
  *   already resolved `.` and `..` segments, as the URL standard says and as `serve` does).
  *
- * Plain JavaScript, no bundler: `wrangler deploy` takes this file as it is.
+ * - Previews at `/.preview/NAME/…` (preview.js): served only to a holder of a link signed with
+ *   the secret FENCEPOST_PREVIEW_KEY, never cached; every other request there is answered as
+ *   any path the live revision lacks.
+ *
+ * Plain JavaScript, no bundler: `wrangler deploy` takes this file and preview.js as they are.
  */
+
+import * as preview from "./preview.js";
 
 /** Blobs up to this size are read whole, checked, and cached; larger ones are streamed. */
 const SMALL_BLOB = 4 * 1024 * 1024;
@@ -668,6 +674,19 @@ export async function respond(req, env, ctx) {
   }
   const rp = parsePath(url.pathname);
   if (typeof rp === "string") return text(400, rp);
+  try {
+    const io = {
+      get: (/** @type {string} */ rel) =>
+        bucket(s, `reading ${rel}`, async () => {
+          const o = await env.SITE.get(key(s, rel));
+          return o === null ? null : o.arrayBuffer();
+        }),
+    };
+    const shown = await preview.answer(req, url, env, rp, io);
+    if (shown) return shown;
+  } catch (e) {
+    return unavailable(e instanceof Error ? e.message : String(e));
+  }
   try {
     const live = await current(s, env, ctx, url);
     const found = await find(s, env, ctx, url, live, rp);

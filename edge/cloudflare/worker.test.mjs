@@ -42,3 +42,27 @@ test("request paths: the file to look up, and what is refused", () => {
   ];
   for (const [path, why] of refused) assert.equal(parsePath(path), why, path);
 });
+
+test("a preview token: the vector serve's own test checks, one preview, until it expires", async () => {
+  const { verify } = await import("./preview.js");
+  const key = await crypto.subtle.importKey("raw", new Uint8Array(32).fill(0x11), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+  // crates/fencepost-bucket/src/preview/token.rs: a_fixed_vector_both_origins_agree_on
+  const token = "0123456789abcdef.2000000000.41325312b4c98b9ed46de3897d19ea3792f79b111d41e5282a6e940b48237491";
+  assert.deepEqual(await verify(key, token, "pr-7", 1_999_999_999), { id: "0123456789abcdef", expires: 2_000_000_000 });
+  assert.equal(await verify(key, token, "pr-7", 2_000_000_000), null, "expired");
+  assert.equal(await verify(key, token, "pr-8", 1), null, "another preview");
+  assert.equal(await verify(key, token.replace(".2000000000.", ".2000000001."), "pr-7", 1), null, "stretched");
+  assert.equal(await verify(key, "a.b", "pr-7", 1), null);
+});
+
+test("a preview's links lead within it (serve's Into::url table)", async () => {
+  const { within } = await import("./preview.js");
+  const base = "https://example.org/";
+  assert.equal(within("/posts/a/", "pr-7", base), "/.preview/pr-7/posts/a/");
+  assert.equal(within("/", "pr-7", base), "/.preview/pr-7/");
+  assert.equal(within("https://example.org/x", "pr-7", base), "/.preview/pr-7/x");
+  assert.equal(within("https://example.org", "pr-7", base), "/.preview/pr-7/");
+  for (const out of ["//cdn.example/x", "https://other.org/", "rel/x", "#top", "/.preview/x/", "https://example.org.evil/"]) {
+    assert.equal(within(out, "pr-7", base), null, out);
+  }
+});

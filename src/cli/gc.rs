@@ -33,7 +33,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         )?;
         ctx.emit(&r, || {
             format!(
-                "{}: kept {} ({}){}; removed {} manifest(s), {} shard(s), {} blob(s); {} unreferenced object(s) younger than the grace period left",
+                "{}: kept {} ({}){}; removed {} manifest(s), {} shard(s), {} blob(s); {} unreferenced object(s) younger than the grace period left{}",
                 r.target,
                 r.kept.len(),
                 r.kept.join(", "),
@@ -45,7 +45,11 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 r.removed_manifests,
                 r.removed_shards,
                 r.removed_blobs,
-                r.young_kept
+                r.young_kept,
+                match r.removed_previews.is_empty() {
+                    true => String::new(),
+                    false => format!("; removed preview(s) older than preview.keep_days: {}", r.removed_previews.join(", ")),
+                }
             )
         })?;
         return Ok(ExitCode::SUCCESS);
@@ -57,9 +61,12 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
         args.grace_secs.unwrap_or(300),
         !args.no_spare,
     )?;
-    ctx.emit(&r, || {
+    let removed_previews = local_previews(&site, ctx)?;
+    let mut out = serde_json::to_value(&r)?;
+    out["removed_previews"] = serde_json::json!(removed_previews);
+    ctx.emit(&out, || {
         format!(
-            "kept {} revision(s){}, removed {}: {}{}{}",
+            "kept {} revision(s){}, removed {}: {}{}{}{}",
             r.kept.len(),
             if r.in_grace.is_empty() {
                 String::new()
@@ -83,8 +90,29 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
                 )
             } else {
                 String::new()
+            },
+            match removed_previews.is_empty() {
+                true => String::new(),
+                false => format!(
+                    "; removed preview(s) older than preview.keep_days: {}",
+                    removed_previews.join(", ")
+                ),
             }
         )
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// This site's own previews (`.fencepost/previews/`) older than `preview.keep_days`, removed.
+fn local_previews(site: &fencepost_site::Site, ctx: &Ctx) -> anyhow::Result<Vec<String>> {
+    if !site.state_dir().join(fencepost_bucket::preview::AREA).exists() {
+        return Ok(Vec::new());
+    }
+    let url = super::preview::local_target(site)?;
+    let remote = fencepost_bucket::remote::Remote::open(&url)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let keep_days = site.config.preview.keep_days;
+    Ok(rt.block_on(fencepost_deploy::preview::prune(&remote, ctx.clock.now(), keep_days))?)
 }

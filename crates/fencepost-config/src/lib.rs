@@ -76,6 +76,22 @@ pub struct Config {
     pub security: SecurityConfig,
     /// The strings templates translate with `trans(key=…)` (Zola's `[translations]`).
     pub translations: BTreeMap<String, String>,
+    /// Previews (`fencepost preview`, docs/previews.md).
+    pub preview: PreviewConfig,
+}
+
+/// `[preview]`: how long a deployed preview is kept.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreviewConfig {
+    /// `gc` removes a preview deployed more than this many days ago (its links stop working).
+    pub keep_days: u64,
+}
+
+impl Default for PreviewConfig {
+    fn default() -> Self {
+        PreviewConfig { keep_days: 14 }
+    }
 }
 
 /// `[security]`: what a template may reach of the machine that builds, as Hugo's
@@ -459,6 +475,7 @@ impl Default for Config {
             transparency: transparency::TransparencyConfig::default(),
             security: SecurityConfig::default(),
             translations: BTreeMap::new(),
+            preview: PreviewConfig::default(),
         }
     }
 }

@@ -282,6 +282,21 @@ pub async fn remove(remote: &Remote, name: &str) -> Result<usize, DeployError> {
     Ok(removed)
 }
 
+/// Removes the previews deployed more than `keep_days` days before `now` (`gc`); returns their
+/// names.
+pub async fn prune(remote: &Remote, now: Instant, keep_days: u64) -> Result<Vec<String>, DeployError> {
+    let limit = (keep_days as i64).saturating_mul(86_400);
+    let mut removed = Vec::new();
+    for p in list(remote, now).await? {
+        if p.age_secs > limit {
+            remove(remote, &p.name).await?;
+            tracing::info!(preview = %p.name, made_at = %p.made_at, keep_days, "removed a preview older than preview.keep_days");
+            removed.push(p.name);
+        }
+    }
+    Ok(removed)
+}
+
 /// The public objects the target's previews read (what public `gc` keeps): blob and shard
 /// digests.
 pub async fn public_objects_in_use(remote: &Remote) -> Result<HashSet<String>, DeployError> {

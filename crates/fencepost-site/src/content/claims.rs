@@ -255,6 +255,10 @@ pub const RESERVED: &[(&str, &str)] = &[
         ".well-known/fencepost",
         "the transparency log and its items' JSON",
     ),
+    (
+        ".preview",
+        "nothing: every origin serves previews there, to holders of a link only",
+    ),
 ];
 
 /// The files of `static/` (site-relative: `static/.fencepost/manifest.json`) under a folder

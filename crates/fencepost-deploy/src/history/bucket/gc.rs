@@ -27,6 +27,8 @@ pub struct RemoteGc {
     /// Roots another ledger built (a bucket taken over with `deploy --adopt`): not this
     /// ledger's to count against `--keep`, nor to delete; kept with what they name.
     pub foreign_kept: Vec<String>,
+    /// Previews removed for being older than `preview.keep_days`.
+    pub removed_previews: Vec<String>,
 }
 
 /// What gc may never delete: the objects of every kept root and of every unfinished
@@ -57,7 +59,8 @@ pub fn gc(
         url,
         "collecting garbage",
         async |ledger, remote, _held, ours| {
-            gc_held(ledger, clock, remote, (keep, ours), grace_secs).await
+            let keep_days = site.config.preview.keep_days;
+            gc_held(ledger, clock, remote, (keep, ours), (grace_secs, keep_days)).await
         },
     )
 }
@@ -67,9 +70,14 @@ async fn gc_held(
     clock: &Clock,
     remote: &Remote,
     (keep, ours): (usize, &str),
-    grace_secs: u64,
+    (grace_secs, keep_days): (u64, u64),
 ) -> Result<RemoteGc, DeployError> {
     let mut protect = unfinished(ledger, remote)?;
+    // Previews past their days go; the public objects the others read stay.
+    let removed_previews = crate::preview::prune(remote, clock.now(), keep_days).await?;
+    let in_use = crate::preview::public_objects_in_use(remote).await?;
+    protect.shards.extend(in_use.iter().cloned());
+    protect.blobs.extend(in_use);
     let young = Young {
         now: clock.now(),
         grace_secs,
@@ -84,6 +92,7 @@ async fn gc_held(
         removed_blobs: 0,
         young_kept: 0,
         foreign_kept: Vec::new(),
+        removed_previews,
     };
     let doomed = sort_roots(
         remote,
