@@ -237,7 +237,12 @@ const script =
           { type: "ESModule", path: path.join(here, "preview.js"), contents: await fs.readFile(path.join(here, "preview.js"), "utf8") },
         ],
       }
-    : { modules: true, scriptPath: path.join(here, "worker.js") };
+    : {
+        modules: true,
+        scriptPath: path.join(here, "worker.js"),
+        // worker.js imports preview.js: an ES module, as wrangler bundles it.
+        modulesRules: [{ type: "ESModule", include: ["**/*.js"] }],
+      };
 // Module paths are named from here, not from the caller's directory (which may be anywhere).
 script.modulesRoot = here;
 const mf = new Miniflare({

@@ -10,6 +10,7 @@
 mod edge;
 mod faults;
 mod load;
+mod previews;
 
 use crate::common::*;
 use fencepost_bucket::layout;

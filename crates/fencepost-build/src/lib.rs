@@ -334,7 +334,8 @@ impl<'a> Build<'a> {
         snap: &Snapshot<'_>,
         prev: Option<&Previous>,
     ) -> Result<(), BuildError> {
-        if self.signer.is_some() {
+        // A deployed preview serves the public's item JSON as the public revision has it.
+        if self.signer.is_some() || self.opts.as_of.is_some() {
             transparency::fill_item_json(&mut plan.files, snap, prev)?;
         }
         Ok(())

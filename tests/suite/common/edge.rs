@@ -44,6 +44,7 @@ impl Edge {
             .arg(format!("file://{}", bucket.display()))
             .args(["--prefix", prefix, "--port", "0"])
             .args(extra)
+            .env("FENCEPOST_PREVIEW_KEY", super::PREVIEW_KEY)
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).unwrap())
             .process_group(0);

@@ -57,8 +57,14 @@ pub fn fencepost() -> std::process::Command {
     c.env("FENCEPOST_ALLOW_FUTURE_NOW", "1");
     // The token of every test D1 proxy (a site on another engine never reads it).
     c.env("FENCEPOST_D1_TOKEN", D1_TOKEN);
+    // The preview key of every test (docs/previews.md): origins serve previews, and
+    // `preview deploy|link` sign with it; a test of "no key" removes it.
+    c.env("FENCEPOST_PREVIEW_KEY", PREVIEW_KEY);
     c
 }
+
+/// The preview key every test binary and Worker is given.
+pub const PREVIEW_KEY: &str = "7f3a9c0e5b2d4f6a8c1e3b5d7f9a0c2e4b6d8f1a3c5e7b9d0f2a4c6e8b1d3f5a";
 
 pub struct TestSite {
     pub dir: tempfile::TempDir,

@@ -187,8 +187,8 @@ fn with_a_warm_cache_the_edge_reads_only_the_pointer_once_per_ttl() {
     );
 }
 
-/// The Worker's pure rules (the pointer TTL, request paths), table-tested in node with the
-/// same tables as their Rust twins.
+/// The Worker's pure rules (the pointer TTL, request paths, a preview's token and links),
+/// table-tested in node with the same tables and vectors as their Rust twins.
 #[test]
 fn the_workers_pure_rules_pass_their_tables() {
     let out = std::process::Command::new("node")
@@ -202,7 +202,7 @@ fn the_workers_pure_rules_pass_their_tables() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("# pass 2"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("# pass 4"));
 }
 
 /// The example `wrangler.toml` names what the Worker reads: its module, the R2 binding `SITE`,
