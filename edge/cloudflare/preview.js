@@ -12,7 +12,8 @@
  * - `?fp_preview=TOKEN` that opens NAME now (HMAC-SHA256 under the secret
  *   FENCEPOST_PREVIEW_KEY, checked with WebCrypto's constant-time verify): 303 to the same URL
  *   without it, setting the cookie `fp_preview` (HttpOnly; Secure; SameSite=Strict, path
- *   `/.preview/NAME/`, until the token expires).
+ *   `/.preview/NAME/`, until the token expires); followed from another site's page, a page
+ *   that moves on to it by itself.
  * - The cookie: the page from the preview, its pointer read anew on every request, every
  *   object checked against its sha256, nothing put in `caches.default` or kept in the isolate.
  * - Anything else (no key, no token, a bad, expired or other preview's token, no such
@@ -102,6 +103,12 @@ export function within(v, name, baseUrl) {
   if (!v.startsWith("/") || v.startsWith("//") || v.startsWith("/\\")) return null;
   if (v.startsWith(PREFIX)) return null;
   return `${inside}${orSlash(v)}`;
+}
+
+/** The page that sends a reviewer from another site on to `to` (serve's `rewrite::onward`). @param {string} name @param {string} to */
+export function onward(name, to) {
+  const t = to.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+  return `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><meta http-equiv="refresh" content="0;url=${t}"><title>Preview ${name}</title><p><a href="${t}">Open preview ${name}</a></p>\n`;
 }
 
 /** A srcset's candidates led within the preview. @param {string} v @param {string} name @param {string} baseUrl */
@@ -202,18 +209,31 @@ export async function answer(req, url, env, rp, io) {
       log({ path: url.pathname, refused: "bad, expired or another preview's token" });
       return null;
     }
-    log({ path: url.pathname, token: valid.id, status: 303 });
     const rest = withoutToken(url.search.slice(1));
-    const to = rest === "" ? url.pathname : `${url.pathname}?${rest}`;
-    return new Response(null, {
-      status: 303,
-      headers: {
-        location: encodeLocation(to),
-        "set-cookie": `${COOKIE}=${token}; Path=${PREFIX}${name}/; Max-Age=${Math.max(0, valid.expires - now)}; HttpOnly; Secure; SameSite=Strict`,
-        "content-length": "0",
-        ...PRIVATE,
-      },
-    });
+    const to = encodeLocation(rest === "" ? url.pathname : `${url.pathname}?${rest}`);
+    const set = {
+      "set-cookie": `${COOKIE}=${token}; Path=${PREFIX}${name}/; Max-Age=${Math.max(0, valid.expires - now)}; HttpOnly; Secure; SameSite=Strict`,
+      ...PRIVATE,
+    };
+    // Followed from another site's page: a page that moves on by itself (serve's
+    // `Previews::open`: a browser sends no SameSite=Strict cookie along a redirect chain
+    // another site started).
+    if ((req.headers.get("sec-fetch-site") ?? "").toLowerCase() === "cross-site") {
+      const body = new TextEncoder().encode(onward(name, to));
+      log({ path: url.pathname, token: valid.id, status: 200 });
+      return new Response(body, {
+        status: 200,
+        headers: {
+          "content-type": "text/html; charset=utf-8",
+          "content-security-policy": "default-src 'none'",
+          "x-content-type-options": "nosniff",
+          "content-length": String(body.byteLength),
+          ...set,
+        },
+      });
+    }
+    log({ path: url.pathname, token: valid.id, status: 303 });
+    return new Response(null, { status: 303, headers: { location: to, "content-length": "0", ...set } });
   }
   const valid = await cookie(req, key, name, now);
   if (!valid) {

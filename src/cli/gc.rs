@@ -105,7 +105,11 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
 
 /// This site's own previews (`.fencepost/previews/`) older than `preview.keep_days`, removed.
 fn local_previews(site: &fencepost_site::Site, ctx: &Ctx) -> anyhow::Result<Vec<String>> {
-    if !site.state_dir().join(fencepost_bucket::preview::AREA).exists() {
+    if !site
+        .state_dir()
+        .join(fencepost_bucket::preview::AREA)
+        .exists()
+    {
         return Ok(Vec::new());
     }
     let url = super::preview::local_target(site)?;
@@ -114,5 +118,9 @@ fn local_previews(site: &fencepost_site::Site, ctx: &Ctx) -> anyhow::Result<Vec<
         .enable_all()
         .build()?;
     let keep_days = site.config.preview.keep_days;
-    Ok(rt.block_on(fencepost_deploy::preview::prune(&remote, ctx.clock.now(), keep_days))?)
+    Ok(rt.block_on(fencepost_deploy::preview::prune(
+        &remote,
+        ctx.clock.now(),
+        keep_days,
+    ))?)
 }

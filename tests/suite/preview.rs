@@ -409,3 +409,60 @@ fn watch_mode_rebuilds_on_save_and_shows_errors_until_fixed() {
     assert_eq!(srv.stop().code(), Some(0));
     assert!(t.elapsed() < Duration::from_secs(5));
 }
+
+/// A preview link in Chromium (issue 80): the reviewer who opens it — pasted, or clicked on
+/// another site's page — sees the embargoed post with its banner, the token out of the
+/// address bar and out of script's reach, links kept within the preview; a browser without
+/// it sees the 404 (tests/e2e/previews.mjs).
+#[test]
+fn a_preview_link_in_a_real_browser() {
+    let e2e = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e");
+    assert!(
+        std::path::Path::new("/usr/bin/chromium").exists(),
+        "this test needs Debian's chromium: apt-get install chromium"
+    );
+    let s = fixture("features");
+    s.publish("2026-12-01T00:00:00Z");
+    s.json(&["build"]);
+    s.json(&[
+        "preview",
+        "deploy",
+        "pr-7",
+        "--as-of",
+        "2026-12-02T09:00:00Z",
+        "--now",
+        "2026-12-01T00:00:00Z",
+    ]);
+    let srv = s.serve(&[]);
+    let base = format!("http://{}/", srv.addr);
+    let v = s.json(&[
+        "preview",
+        "link",
+        "pr-7",
+        "posts/secret/",
+        "--ttl",
+        "10m",
+        "--base",
+        &base,
+    ]);
+    let link = v["url"]
+        .as_str()
+        .unwrap()
+        .strip_prefix(base.trim_end_matches('/'))
+        .unwrap()
+        .to_string();
+    let port = srv.addr.rsplit(':').next().unwrap();
+    let other_site = format!("http://localhost:{port}/no/such/page/");
+    let shots = std::env::var("FENCEPOST_SCREENSHOTS").unwrap_or_default();
+    let out = std::process::Command::new("node")
+        .arg(e2e.join("previews.mjs"))
+        .args([base.trim_end_matches('/'), &link, &other_site, &shots])
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "browser test failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

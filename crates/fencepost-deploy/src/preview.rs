@@ -284,7 +284,11 @@ pub async fn remove(remote: &Remote, name: &str) -> Result<usize, DeployError> {
 
 /// Removes the previews deployed more than `keep_days` days before `now` (`gc`); returns their
 /// names.
-pub async fn prune(remote: &Remote, now: Instant, keep_days: u64) -> Result<Vec<String>, DeployError> {
+pub async fn prune(
+    remote: &Remote,
+    now: Instant,
+    keep_days: u64,
+) -> Result<Vec<String>, DeployError> {
     let limit = (keep_days as i64).saturating_mul(86_400);
     let mut removed = Vec::new();
     for p in list(remote, now).await? {

@@ -11,7 +11,9 @@
 //! - a request with `?fp_preview=TOKEN` whose token opens NAME now is answered `303` to the
 //!   same URL without the token, setting the cookie `fp_preview` (`HttpOnly; Secure;
 //!   SameSite=Strict`, path `/.preview/NAME/`, until the token expires): the token never stays
-//!   in the address bar, the history or a `Referer`;
+//!   in the address bar, the history or a `Referer`. Followed from another site's page
+//!   (`Sec-Fetch-Site: cross-site`), the answer is a page that moves on to the same URL by
+//!   itself instead (see [`Previews::open`]: found in Chromium, a 303 there lost the cookie);
 //! - a request carrying that cookie is answered from the preview's pointer, read anew each
 //!   time (a removed preview is gone at once), its objects checked against their digests;
 //! - anything else under `/.preview/` — no token, a bad, expired or other preview's token, no
@@ -121,10 +123,13 @@ impl Previews {
         let resp = match query.and_then(token_param) {
             Some(token) => match self.key.verify(&token, &name, now) {
                 Ok(valid) => {
+                    let cross_site = (headers.get("sec-fetch-site"))
+                        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"cross-site"));
                     let at = Asked {
                         path,
                         query,
                         base_path,
+                        cross_site,
                     };
                     self.open(&name, &token, &valid, at, now)
                 }
@@ -158,31 +163,59 @@ impl Previews {
             .find_map(|t| self.key.verify(t, name, now).ok())
     }
 
-    /// A valid token exchanged for the cookie: 303 to the same URL without it. The cookie
-    /// holds the token itself, so it ends when the link does.
+    /// A valid token exchanged for the cookie, and the reviewer sent to the same URL without
+    /// it: a `303`, or — for a link followed from another site's page (`Sec-Fetch-Site:
+    /// cross-site`: a webmail, a chat) — a page that moves on by itself, since a browser sends
+    /// no `SameSite=Strict` cookie along a redirect chain another site started, and only a
+    /// navigation the preview's own page starts carries it. The cookie holds the token itself,
+    /// so it ends when the link does.
     fn open(&self, name: &str, token: &str, valid: &Valid, at: Asked<'_>, now: i64) -> Response {
         self.counts.opened.fetch_add(1, Ordering::Relaxed);
-        tracing::info!(target: "fencepost::preview", name, path = at.path, token = %valid.id, status = 303, "preview link opened");
         let rest = at.query.map(without_token).unwrap_or_default();
         let to = match rest.is_empty() {
             true => format!("{}{}", at.base_path, at.path),
             false => format!("{}{}?{rest}", at.base_path, at.path),
         };
+        let to = super::answer::location(&to);
         let cookie = format!(
             "{COOKIE}={token}; Path={}{}{name}/; Max-Age={}; HttpOnly; Secure; SameSite=Strict",
             at.base_path,
             preview::URL_PREFIX,
             (valid.expires - now).max(0)
         );
-        let mut r = StatusCode::SEE_OTHER.into_response();
-        let h = r.headers_mut();
-        h.insert(
-            header::LOCATION,
-            header_value(&super::answer::location(&to)),
-        );
-        h.insert(header::SET_COOKIE, header_value(&cookie));
-        h.insert(header::CONTENT_LENGTH, HeaderValue::from(0));
-        private(h);
+        let mut r = match at.cross_site {
+            false => {
+                let mut r = StatusCode::SEE_OTHER.into_response();
+                r.headers_mut().insert(header::LOCATION, header_value(&to));
+                r.headers_mut()
+                    .insert(header::CONTENT_LENGTH, HeaderValue::from(0));
+                r
+            }
+            true => {
+                let body = rewrite::onward(name, &to);
+                let mut r = Response::new(Body::from(body.clone()));
+                let h = r.headers_mut();
+                h.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/html; charset=utf-8"),
+                );
+                h.insert(
+                    header::CONTENT_SECURITY_POLICY,
+                    HeaderValue::from_static("default-src 'none'"),
+                );
+                h.insert(
+                    "x-content-type-options",
+                    HeaderValue::from_static("nosniff"),
+                );
+                h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+                r
+            }
+        };
+        let status = r.status().as_u16();
+        tracing::info!(target: "fencepost::preview", name, path = at.path, token = %valid.id, status, "preview link opened");
+        r.headers_mut()
+            .insert(header::SET_COOKIE, header_value(&cookie));
+        private(r.headers_mut());
         r
     }
 
@@ -293,12 +326,14 @@ impl Previews {
     }
 }
 
-/// Where a request asked: its path under the base path, its query, the base path.
+/// Where a request asked: its path under the base path, its query, the base path, and
+/// whether another site's page sent it.
 #[derive(Clone, Copy)]
 struct Asked<'a> {
     path: &'a str,
     query: Option<&'a str>,
     base_path: &'a str,
+    cross_site: bool,
 }
 
 /// What a preview request found.

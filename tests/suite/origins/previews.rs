@@ -28,9 +28,14 @@ fn token_of(target: &str) -> String {
 fn deploy_previews(f: &Four) -> Value {
     let s = &f.site;
     let folder = format!("file://{}", f.bucket.display());
-    let args = ["preview", "deploy", "pr-7", "--as-of", LAUNCH, "--now", BEFORE];
+    let args = [
+        "preview", "deploy", "pr-7", "--as-of", LAUNCH, "--now", BEFORE,
+    ];
     let d = s.json(&[&args[..], &["--to", &folder]].concat());
-    s.json_env(&[&args[..], &["--to", "s3://site/www"]].concat(), &s3_env(&f.moto));
+    s.json_env(
+        &[&args[..], &["--to", "s3://site/www"]].concat(),
+        &s3_env(&f.moto),
+    );
     s.json(&args);
     let pointer = std::fs::read(f.bucket.join("previews/pr-7/preview.json")).unwrap();
     let sha = fencepost_core::digest::sha256_hex(&pointer);
@@ -47,18 +52,43 @@ fn a_preview_is_served_alike_by_every_origin_to_a_link_holder_and_to_nobody_else
     let valid = link(s, "pr-7", "posts/secret/", &["--ttl", "1h"]);
     let cookie = format!("fp_preview={}", token_of(&valid));
     // Made a week ago with an hour to live: expired.
-    let expired = link(s, "pr-7", "posts/secret/", &["--ttl", "1h", "--now", BEFORE]);
+    let expired = link(
+        s,
+        "pr-7",
+        "posts/secret/",
+        &["--ttl", "1h", "--now", BEFORE],
+    );
     let other = link(s, "pr-8", "", &["--ttl", "1h"]);
     let forged = {
-        let mut c = s.cmd(&["preview", "link", "pr-7", "posts/secret/", "--ttl", "1h", "--base", "http://origin/", "--json"]);
+        let mut c = s.cmd(&[
+            "preview",
+            "link",
+            "pr-7",
+            "posts/secret/",
+            "--ttl",
+            "1h",
+            "--base",
+            "http://origin/",
+            "--json",
+        ]);
         c.env("FENCEPOST_PREVIEW_KEY", "00".repeat(32));
         let v: Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
-        v["url"].as_str().unwrap().strip_prefix("http://origin").unwrap().to_string()
+        v["url"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("http://origin")
+            .unwrap()
+            .to_string()
     };
     let stretched = {
         let t = token_of(&valid);
         let p: Vec<&str> = t.split('.').collect();
-        format!("/.preview/pr-7/posts/secret/?fp_preview={}.{}.{}", p[0], p[1].parse::<i64>().unwrap() + 86_400, p[2])
+        format!(
+            "/.preview/pr-7/posts/secret/?fp_preview={}.{}.{}",
+            p[0],
+            p[1].parse::<i64>().unwrap() + 86_400,
+            p[2]
+        )
     };
     let public_404 = http(&f.origins[0].addr, "GET", "/no/such/page/", &[]);
     let refused = [
@@ -82,17 +112,54 @@ fn a_preview_is_served_alike_by_every_origin_to_a_link_holder_and_to_nobody_else
     f.check(&[case("GET", &valid, 303)], ALL);
     for o in &f.origins {
         let r = http(&o.addr, "GET", &valid, &[]);
-        assert_eq!(r.header("location"), Some("/.preview/pr-7/posts/secret/"), "{}", o.name);
+        assert_eq!(
+            r.header("location"),
+            Some("/.preview/pr-7/posts/secret/"),
+            "{}",
+            o.name
+        );
         let c = r.header("set-cookie").unwrap();
         assert!(c.starts_with(&format!("{cookie};")), "{}: {c}", o.name);
-        for attr in ["Path=/.preview/pr-7/", "HttpOnly", "Secure", "SameSite=Strict", "Max-Age="] {
+        for attr in [
+            "Path=/.preview/pr-7/",
+            "HttpOnly",
+            "Secure",
+            "SameSite=Strict",
+            "Max-Age=",
+        ] {
             assert!(c.contains(attr), "{}: {c} lacks {attr}", o.name);
         }
         private_headers(&r, o.name);
     }
+    // Followed from another site's page: a page that moves on by itself, with the cookie.
+    let cross = with(case("GET", &valid, 200), "Sec-Fetch-Site", "cross-site");
+    f.check(&[cross], ALL);
+    for o in &f.origins {
+        let r = http(&o.addr, "GET", &valid, &[("Sec-Fetch-Site", "cross-site")]);
+        assert!(
+            r.header("set-cookie")
+                .unwrap()
+                .starts_with(&format!("{cookie};")),
+            "{}",
+            o.name
+        );
+        let to = "content=\"0;url=/.preview/pr-7/posts/secret/\"";
+        assert!(
+            r.text().contains(to) && !r.text().contains("fp_preview"),
+            "{}: {}",
+            o.name,
+            r.text()
+        );
+        private_headers(&r, o.name);
+    }
     let with_cookie = |t: &str, status| with(case("GET", t, status), "Cookie", &cookie);
     let etag = {
-        let r = http(&f.origins[0].addr, "GET", "/.preview/pr-7/posts/secret/", &[("Cookie", &cookie)]);
+        let r = http(
+            &f.origins[0].addr,
+            "GET",
+            "/.preview/pr-7/posts/secret/",
+            &[("Cookie", &cookie)],
+        );
         r.header("etag").unwrap().to_string()
     };
     let rows = vec![
@@ -104,22 +171,53 @@ fn a_preview_is_served_alike_by_every_origin_to_a_link_holder_and_to_nobody_else
         with_cookie("/.preview/pr-7/atom.xml", 200),
         with_cookie("/.preview/pr-7/sitemap.xml", 200),
         with_cookie("/.preview/pr-7/logo.svg", 200),
-        with(with_cookie("/.preview/pr-7/posts/secret/", 304), "If-None-Match", &etag),
-        with(case("HEAD", "/.preview/pr-7/posts/secret/", 200), "Cookie", &cookie),
+        with(
+            with_cookie("/.preview/pr-7/posts/secret/", 304),
+            "If-None-Match",
+            &etag,
+        ),
+        with(
+            case("HEAD", "/.preview/pr-7/posts/secret/", 200),
+            "Cookie",
+            &cookie,
+        ),
         // The cookie outside its preview, and on the public site: nothing.
         with_cookie("/.preview/pr-8/posts/secret/", 404),
         with_cookie("/posts/secret/", 404),
     ];
     f.check(&rows, ALL);
     for o in &f.origins {
-        let r = http(&o.addr, "GET", "/.preview/pr-7/posts/secret/", &[("Cookie", &cookie)]);
+        let r = http(
+            &o.addr,
+            "GET",
+            "/.preview/pr-7/posts/secret/",
+            &[("Cookie", &cookie)],
+        );
         assert!(r.text().contains(SECRET_TEXT), "{}", o.name);
-        assert!(r.text().contains("data-fencepost-preview=\"pr-7\""), "{}: no banner", o.name);
+        assert!(
+            r.text().contains("data-fencepost-preview=\"pr-7\""),
+            "{}: no banner",
+            o.name
+        );
         private_headers(&r, o.name);
         let home = http(&o.addr, "GET", "/.preview/pr-7/", &[("Cookie", &cookie)]).text();
-        assert!(home.contains("href=\"/.preview/pr-7/posts/secret/\""), "{}: {home}", o.name);
-        let r = http(&o.addr, "GET", "/.preview/pr-7/posts/secret", &[("Cookie", &cookie)]);
-        assert_eq!(r.header("location"), Some("/.preview/pr-7/posts/secret/"), "{}", o.name);
+        assert!(
+            home.contains("href=\"/.preview/pr-7/posts/secret/\""),
+            "{}: {home}",
+            o.name
+        );
+        let r = http(
+            &o.addr,
+            "GET",
+            "/.preview/pr-7/posts/secret",
+            &[("Cookie", &cookie)],
+        );
+        assert_eq!(
+            r.header("location"),
+            Some("/.preview/pr-7/posts/secret/"),
+            "{}",
+            o.name
+        );
         private_headers(&r, o.name);
         let other_cookie = http(&o.addr, "GET", "/.preview/pr-8/", &[("Cookie", &cookie)]);
         assert_eq!(other_cookie.body, public_404.body, "{}", o.name);
@@ -130,8 +228,16 @@ fn a_preview_is_served_alike_by_every_origin_to_a_link_holder_and_to_nobody_else
 
 /// Every preview answer is private and unindexed, and sends no referrer.
 fn private_headers(r: &HttpResponse, origin: &str) {
-    assert_eq!(r.header("cache-control"), Some("private, no-store"), "{origin}");
-    assert_eq!(r.header("x-robots-tag"), Some("noindex, nofollow, noarchive"), "{origin}");
+    assert_eq!(
+        r.header("cache-control"),
+        Some("private, no-store"),
+        "{origin}"
+    );
+    assert_eq!(
+        r.header("x-robots-tag"),
+        Some("noindex, nofollow, noarchive"),
+        "{origin}"
+    );
     assert_eq!(r.header("referrer-policy"), Some("no-referrer"), "{origin}");
 }
 
@@ -141,20 +247,33 @@ fn nothing_public_names_the_secret(f: &Four) {
     let leaks = |what: &str, bytes: &[u8]| {
         let text = String::from_utf8_lossy(bytes);
         assert!(
-            !text.contains(SECRET_TEXT) && !text.contains("Zeppelin launch") && !text.contains("posts/secret"),
+            !text.contains(SECRET_TEXT)
+                && !text.contains("Zeppelin launch")
+                && !text.contains("posts/secret"),
             "{what} names or holds the embargoed post"
         );
     };
     let mut public = 0;
     for e in walkdir::WalkDir::new(&f.bucket).into_iter().flatten() {
-        let rel = e.path().strip_prefix(&f.bucket).unwrap().to_string_lossy().into_owned();
+        let rel = e
+            .path()
+            .strip_prefix(&f.bucket)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         if e.file_type().is_file() && !rel.starts_with("previews/") {
-            leaks(&format!("{rel} in the folder bucket"), &std::fs::read(e.path()).unwrap());
+            leaks(
+                &format!("{rel} in the folder bucket"),
+                &std::fs::read(e.path()).unwrap(),
+            );
             public += 1;
         }
     }
     let store = f.moto.store("site");
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         use futures_util::StreamExt;
         let mut list = store.list(Some(&object_store::path::Path::from("www")));
@@ -163,7 +282,13 @@ fn nothing_public_names_the_secret(f: &Four) {
             if key.starts_with("www/previews/") {
                 continue;
             }
-            let bytes = store.get(&key.as_str().into()).await.unwrap().bytes().await.unwrap();
+            let bytes = store
+                .get(&key.as_str().into())
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap();
             leaks(&format!("s3://site/{key}"), &bytes);
             public += 1;
         }
@@ -192,7 +317,11 @@ fn list_and_remove(f: &Four, cookie: &str) {
         args.extend(to.map(|t| ["--to", t]).into_iter().flatten());
         let v = s.json_env(&args, &env);
         let p = &v["previews"][0];
-        assert_eq!((p["name"].as_str(), p["as_of"].as_str()), (Some("pr-7"), Some("2026-12-02T09:00:00Z")), "{v}");
+        assert_eq!(
+            (p["name"].as_str(), p["as_of"].as_str()),
+            (Some("pr-7"), Some("2026-12-02T09:00:00Z")),
+            "{v}"
+        );
         assert!(p["age_secs"].as_i64().unwrap() > 0, "{v}");
         let mut args = vec!["preview", "rm", "pr-7"];
         args.extend(to.map(|t| ["--to", t]).into_iter().flatten());
@@ -201,19 +330,42 @@ fn list_and_remove(f: &Four, cookie: &str) {
     // The edge's copy of the folder drops the removed objects at its next pass.
     let wait = std::time::Instant::now();
     let edge = &f.origins[3].addr;
-    let served = || http(edge, "GET", "/.preview/pr-7/posts/secret/", &[("Cookie", cookie)]).status;
+    let served = || {
+        http(
+            edge,
+            "GET",
+            "/.preview/pr-7/posts/secret/",
+            &[("Cookie", cookie)],
+        )
+        .status
+    };
     while served() != 404 {
-        assert!(wait.elapsed() < std::time::Duration::from_secs(30), "the edge still serves a removed preview");
+        assert!(
+            wait.elapsed() < std::time::Duration::from_secs(30),
+            "the edge still serves a removed preview"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     for o in &f.origins {
-        let r = http(&o.addr, "GET", "/.preview/pr-7/posts/secret/", &[("Cookie", cookie)]);
-        assert_eq!(r.status, 404, "{}: a removed preview is still served", o.name);
+        let r = http(
+            &o.addr,
+            "GET",
+            "/.preview/pr-7/posts/secret/",
+            &[("Cookie", cookie)],
+        );
+        assert_eq!(
+            r.status, 404,
+            "{}: a removed preview is still served",
+            o.name
+        );
     }
     let left = walkdir::WalkDir::new(f.bucket.join("previews/pr-7"))
         .into_iter()
         .flatten()
         .filter(|e| e.file_type().is_file())
         .count();
-    assert_eq!(left, 0, "objects of a removed preview left in the folder bucket");
+    assert_eq!(
+        left, 0,
+        "objects of a removed preview left in the folder bucket"
+    );
 }

@@ -104,6 +104,20 @@ pub(super) fn banner(name: &str, as_of: Option<Instant>) -> String {
     )
 }
 
+/// The page that sends a reviewer who followed a link from another site on to `to` (already
+/// percent-encoded): the move starts from the preview's own page, so the browser sends the
+/// cookie with it. The Worker writes the same bytes.
+pub(crate) fn onward(name: &str, to: &str) -> String {
+    let to = to
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    format!(
+        "<!doctype html><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\"><meta http-equiv=\"refresh\" content=\"0;url={to}\"><title>Preview {name}</title><p><a href=\"{to}\">Open preview {name}</a></p>\n"
+    )
+}
+
 /// The page `html` as preview `into` serves it. A page the rewriter cannot read is served as
 /// it is.
 pub(super) fn page(html: &[u8], into: &Into<'_>) -> Vec<u8> {
