@@ -7,6 +7,7 @@
 
 mod cron;
 mod killed;
+mod previews;
 mod runners;
 mod targets;
 
