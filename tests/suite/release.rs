@@ -10,6 +10,7 @@
 
 mod actions;
 mod installer;
+mod preview_workflow;
 
 use crate::common::*;
 use serde_json::Value;

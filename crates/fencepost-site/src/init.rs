@@ -270,6 +270,7 @@ pub fn scaffold_with(dir: &Path, now: Instant, setup: &Setup) -> Result<Vec<Path
     let config = match ci {
         Some(url) => {
             files.push(ci::workflow(url));
+            files.push(ci::preview_workflow(url));
             ci::configure(&config, url)
         }
         None => config,

@@ -28,6 +28,11 @@ pub struct Runner {
     pub event_name: String,
     pub ref_name: String,
     pub default_branch: String,
+    /// This repository (`owner/name`), and for a `pull_request` run its number and the
+    /// repository its head branch is in (another one: a fork's).
+    pub repository: String,
+    pub pr_number: u32,
+    pub head_repository: String,
 }
 
 /// What one run did, step by step.
@@ -45,6 +50,8 @@ pub struct RunReport {
     pub failed: Option<(String, i32)>,
     /// The job's `if:` was false: no step ran.
     pub job_skipped: bool,
+    /// What the steps wrote to `$GITHUB_STEP_SUMMARY`.
+    pub summary: String,
 }
 
 /// One job's state while it runs.
@@ -52,6 +59,7 @@ struct Job<'a> {
     workspace: PathBuf,
     home: PathBuf,
     github_path: PathBuf,
+    summary: PathBuf,
     run_id: u32,
     env: HashMap<String, String>,
     outputs: HashMap<String, HashMap<String, String>>,
@@ -71,6 +79,9 @@ impl Runner {
             event_name: "schedule".into(),
             ref_name: "main".into(),
             default_branch: "main".into(),
+            repository: "owner/site".into(),
+            pr_number: 0,
+            head_repository: "owner/site".into(),
         }
     }
 
@@ -82,6 +93,7 @@ impl Runner {
             workspace: machine.path().join("work"),
             home: machine.path().join("home"),
             github_path: machine.path().join("github_path"),
+            summary: machine.path().join("step_summary"),
             run_id,
             env: strings(&doc["env"]),
             outputs: HashMap::new(),
@@ -91,6 +103,7 @@ impl Runner {
         };
         std::fs::create_dir_all(&state.home).unwrap();
         std::fs::write(&state.github_path, "").unwrap();
+        std::fs::write(&state.summary, "").unwrap();
         let mut report = RunReport::default();
         if let Some(cond) = doc["jobs"][job]["if"].as_str() {
             if !expr::eval(cond, &state).truthy() {
@@ -110,6 +123,7 @@ impl Runner {
             true => Vec::new(),
             false => std::mem::take(&mut state.saves),
         };
+        report.summary = std::fs::read_to_string(&state.summary).unwrap();
         for (key, path) in saved_now.into_iter().chain(saves) {
             if self.save(&key, &path) {
                 report.saved.push(key);
@@ -247,6 +261,7 @@ impl Job<'_> {
             .env("CI", "true")
             .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_PATH", &self.github_path)
+            .env("GITHUB_STEP_SUMMARY", &self.summary)
             .env("RUNNER_OS", "Linux")
             .envs(self.runner.env.iter().map(|(k, v)| (k, v)))
             .envs(&self.env);
@@ -299,6 +314,11 @@ impl expr::Context for Job<'_> {
             ["github", "ref_name"] => self.runner.ref_name.clone(),
             ["github", "event", "repository", "default_branch"] => {
                 self.runner.default_branch.clone()
+            }
+            ["github", "repository"] => self.runner.repository.clone(),
+            ["github", "event", "number"] => self.runner.pr_number.to_string(),
+            ["github", "event", "pull_request", "head", "repo", "full_name"] => {
+                self.runner.head_repository.clone()
             }
             ["env", k] => self.env.get(*k).cloned().unwrap_or_default(),
             ["secrets", k] => self.runner.secrets.get(*k).cloned().unwrap_or_default(),

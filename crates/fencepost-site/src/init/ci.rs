@@ -53,3 +53,14 @@ pub fn workflow(url: &str) -> (String, String) {
         .replace("{repository}", env!("CARGO_PKG_REPOSITORY"));
     (".github/workflows/publish.yml".into(), text)
 }
+
+/// The pull-request workflow: a preview of each pull request as of the next scheduled
+/// instant, its link in the run's summary; a fork's only built (docs/previews.md).
+pub fn preview_workflow(url: &str) -> (String, String) {
+    let (_, site) = locations(url);
+    let text = include_str!("../../../../starters/ci/preview.yml")
+        .replace("{site}", &site)
+        .replace("{version}", env!("CARGO_PKG_VERSION"))
+        .replace("{repository}", env!("CARGO_PKG_REPOSITORY"));
+    (".github/workflows/preview.yml".into(), text)
+}
