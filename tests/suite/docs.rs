@@ -362,3 +362,23 @@ fn the_repository_address_is_cargo_tomls_everywhere() {
         "{repository}/releases/latest/download/fencepost-installer.sh"
     )));
 }
+
+/// docs/previews.md shows the pull-request workflow `init --ci` writes, exactly (for
+/// `s3://bucket/site`): one source, so the docs cannot teach a workflow that no longer runs.
+#[test]
+fn the_preview_workflow_in_the_docs_is_the_one_init_ci_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    let out = fencepost()
+        .args(["init", "--json", "--ci", "s3://bucket/site"])
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let written = std::fs::read_to_string(site.join(".github/workflows/preview.yml")).unwrap();
+    let blocks = yaml_blocks(&std::fs::read_to_string(repo().join("docs/previews.md")).unwrap());
+    assert!(
+        blocks.contains(&written),
+        "docs/previews.md's workflow is not the one init --ci writes"
+    );
+}
