@@ -31,27 +31,7 @@ pub(super) fn run(ctx: &Ctx, args: Args) -> anyhow::Result<ExitCode> {
             args.keep,
             args.grace_secs.unwrap_or(300),
         )?;
-        ctx.emit(&r, || {
-            format!(
-                "{}: kept {} ({}){}; removed {} manifest(s), {} shard(s), {} blob(s); {} unreferenced object(s) younger than the grace period left{}",
-                r.target,
-                r.kept.len(),
-                r.kept.join(", "),
-                if r.retired_kept.is_empty() {
-                    String::new()
-                } else {
-                    format!(" and {} live within the grace period ({})", r.retired_kept.len(), r.retired_kept.join(", "))
-                },
-                r.removed_manifests,
-                r.removed_shards,
-                r.removed_blobs,
-                r.young_kept,
-                match r.removed_previews.is_empty() {
-                    true => String::new(),
-                    false => format!("; removed preview(s) older than preview.keep_days: {}", r.removed_previews.join(", ")),
-                }
-            )
-        })?;
+        ctx.emit(&r, || remote_human(&r))?;
         return Ok(ExitCode::SUCCESS);
     }
     let r = fencepost_deploy::history::local::gc(
@@ -123,4 +103,27 @@ fn local_previews(site: &fencepost_site::Site, ctx: &Ctx) -> anyhow::Result<Vec<
         ctx.clock.now(),
         keep_days,
     ))?)
+}
+
+/// `gc --to`'s human form.
+fn remote_human(r: &fencepost_deploy::history::bucket::RemoteGc) -> String {
+    format!(
+        "{}: kept {} ({}){}; removed {} manifest(s), {} shard(s), {} blob(s); {} unreferenced object(s) younger than the grace period left{}",
+        r.target,
+        r.kept.len(),
+        r.kept.join(", "),
+        if r.retired_kept.is_empty() {
+            String::new()
+        } else {
+            format!(" and {} live within the grace period ({})", r.retired_kept.len(), r.retired_kept.join(", "))
+        },
+        r.removed_manifests,
+        r.removed_shards,
+        r.removed_blobs,
+        r.young_kept,
+        match r.removed_previews.is_empty() {
+            true => String::new(),
+            false => format!("; removed preview(s) older than preview.keep_days: {}", r.removed_previews.join(", ")),
+        }
+    )
 }

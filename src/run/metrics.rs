@@ -2,13 +2,15 @@
 //! Prometheus project's own Rust client), updated after every cycle.
 
 use super::{CycleReport, Step};
+use fencepost_serve::previews::PreviewCounts;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StepLabel {
@@ -41,6 +43,14 @@ pub struct Metrics {
     last_cycle_ok: Gauge,
     until_next_change: Gauge<f64, AtomicU64>,
     lag: Histogram,
+    /// The origin's preview requests (`--serve` with a preview key), by outcome.
+    previews: Family<OutcomeLabel, Counter>,
+    preview_counts: std::sync::OnceLock<Arc<PreviewCounts>>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: &'static str,
 }
 
 impl Default for Metrics {
@@ -72,6 +82,8 @@ impl Metrics {
             lag: Histogram::new([
                 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0,
             ]),
+            previews: Family::default(),
+            preview_counts: std::sync::OnceLock::new(),
             registry: Registry::default(),
         };
         // Every step's failure counter exists from the start (at 0), so an alert on its rate
@@ -153,6 +165,11 @@ impl Metrics {
             m.until_next_change.clone(),
         );
         registry.register(
+            "preview_requests",
+            "Requests under /.preview/ answered by the origin (--serve), by outcome: opened (a link's token exchanged for its cookie), served (a preview's page), refused (answered as a missing page)",
+            m.previews.clone(),
+        );
+        registry.register(
             "embargo_lag_seconds",
             "From an item's due instant to its page being live (after the build, or the deploy with --deploy)",
             m.lag.clone(),
@@ -211,8 +228,24 @@ impl Metrics {
         }
     }
 
+    /// Counts the origin's preview requests from now on.
+    pub fn watch_previews(&self, counts: Arc<PreviewCounts>) {
+        let _ = self.preview_counts.set(counts);
+    }
+
     /// The Prometheus text exposition.
     pub fn text(&self) -> String {
+        if let Some(c) = self.preview_counts.get() {
+            for (outcome, n) in [
+                ("opened", &c.opened),
+                ("served", &c.served),
+                ("refused", &c.refused),
+            ] {
+                let counter = self.previews.get_or_create(&OutcomeLabel { outcome });
+                let now = n.load(Ordering::Relaxed);
+                counter.inc_by(now.saturating_sub(counter.get()));
+            }
+        }
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)
             .expect("writing to a String cannot fail");

@@ -57,7 +57,7 @@ pub(super) fn start(s: Start<'_>) -> Result<Side, RunError> {
     let mut servers = Vec::new();
     let serve_addr = match s.serve {
         Some(bind) => {
-            let (addr, task) = origin(&rt, s.site, s.clock, bind, stop.clone())?;
+            let (addr, task) = origin(&rt, (s.site, &s.metrics), s.clock, bind, stop.clone())?;
             servers.push(task);
             Some(addr)
         }
@@ -148,7 +148,7 @@ fn signals(
 /// The origin over `public/current`, exactly `fencepost serve`'s.
 fn origin(
     rt: &tokio::runtime::Runtime,
-    site: &Site,
+    (site, metrics): (&Site, &Metrics),
     clock: Clock,
     bind: SocketAddr,
     stop: CancellationToken,
@@ -157,6 +157,9 @@ fn origin(
     let (err_tx, err_rx) = std::sync::mpsc::channel();
     let site = site.clone();
     let root = fencepost_serve::origin(&site, clock, None).map_err(RunError::Serve)?;
+    if let Some(p) = root.previews() {
+        metrics.watch_previews(p.counts.clone());
+    }
     let task = rt.spawn(async move {
         let r = fencepost_serve::serve_until(
             site,

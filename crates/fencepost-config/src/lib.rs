@@ -5,6 +5,7 @@
 pub mod collections;
 mod markdown;
 pub mod names;
+pub mod preview;
 pub mod taxonomies;
 pub mod transparency;
 mod validate;
@@ -77,21 +78,7 @@ pub struct Config {
     /// The strings templates translate with `trans(key=…)` (Zola's `[translations]`).
     pub translations: BTreeMap<String, String>,
     /// Previews (`fencepost preview`, docs/previews.md).
-    pub preview: PreviewConfig,
-}
-
-/// `[preview]`: how long a deployed preview is kept.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PreviewConfig {
-    /// `gc` removes a preview deployed more than this many days ago (its links stop working).
-    pub keep_days: u64,
-}
-
-impl Default for PreviewConfig {
-    fn default() -> Self {
-        PreviewConfig { keep_days: 14 }
-    }
+    pub preview: preview::PreviewConfig,
 }
 
 /// `[security]`: what a template may reach of the machine that builds, as Hugo's
@@ -475,7 +462,7 @@ impl Default for Config {
             transparency: transparency::TransparencyConfig::default(),
             security: SecurityConfig::default(),
             translations: BTreeMap::new(),
-            preview: PreviewConfig::default(),
+            preview: preview::PreviewConfig::default(),
         }
     }
 }

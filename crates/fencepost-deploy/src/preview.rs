@@ -63,10 +63,7 @@ pub async fn deploy(remote: &Remote, dir: &Path, making: &Making) -> Result<Depl
     let manifest = Manifest::read(dir)?;
     let split = layout::split(&manifest);
     let previous = read(remote, name).await?;
-    let public_blobs = list_names(remote, "objects").await?;
-    let public_shards = shard_names(remote, "manifests/shards").await?;
-    let own_blobs = list_names(remote, &preview::key(name, "objects")).await?;
-    let own_shards = shard_names(remote, &preview::key(name, "manifests/shards")).await?;
+    let held = Held::list(remote, name).await?;
     let mut d = Deployed {
         name: name.clone(),
         target: fencepost_core::store::names::shown(&remote.url),
@@ -79,46 +76,7 @@ pub async fn deploy(remote: &Remote, dir: &Path, making: &Making) -> Result<Depl
         removed: 0,
         ms: 0,
     };
-    let mut pointer = PreviewPointer {
-        format: 1,
-        name: name.clone(),
-        revision: manifest.id.revision,
-        build: manifest.id.fingerprint.clone(),
-        manifest: split.root.sha256.clone(),
-        as_of: making.as_of,
-        drafts: making.drafts,
-        made_at: making.made_at,
-        base_url: making.base_url.clone(),
-        files: manifest.files.len(),
-        shards: Vec::new(),
-        objects: Vec::new(),
-    };
-    let mut blobs = Vec::new();
-    for (sha, (path, ct)) in &split.blobs {
-        if public_blobs.contains(sha) {
-            d.reused_public += 1;
-            continue;
-        }
-        pointer.objects.push(sha.clone());
-        match own_blobs.contains(sha) {
-            true => d.reused_own += 1,
-            false => blobs.push((sha.clone(), path.clone(), ct.clone())),
-        }
-    }
-    let mut shards = Vec::new();
-    for s in &split.shards {
-        if public_shards.contains(&s.sha256) {
-            d.reused_public += 1;
-            continue;
-        }
-        pointer.shards.push(s.sha256.clone());
-        match own_shards.contains(&s.sha256) {
-            true => d.reused_own += 1,
-            false => shards.push(s),
-        }
-    }
-    pointer.objects.sort();
-    pointer.shards.sort();
+    let (pointer, blobs, shards) = plan(&split, &manifest, making, &held, &mut d);
     upload_blobs(remote, dir, name, &blobs, &mut d).await?;
     fencepost_core::fail_point!("preview.after_blobs");
     for s in shards {
@@ -140,6 +98,81 @@ pub async fn deploy(remote: &Remote, dir: &Path, making: &Making) -> Result<Depl
     d.removed = tidy(remote, &pointer, previous.as_ref()).await?;
     d.ms = started.elapsed().as_millis() as u64;
     Ok(d)
+}
+
+/// What the public area and the preview's own folder hold: one listing of each.
+struct Held {
+    public_blobs: HashSet<String>,
+    public_shards: HashSet<String>,
+    own_blobs: HashSet<String>,
+    own_shards: HashSet<String>,
+}
+
+impl Held {
+    async fn list(remote: &Remote, name: &str) -> Result<Held, DeployError> {
+        Ok(Held {
+            public_blobs: list_names(remote, "objects").await?,
+            public_shards: shard_names(remote, "manifests/shards").await?,
+            own_blobs: list_names(remote, &preview::key(name, "objects")).await?,
+            own_shards: shard_names(remote, &preview::key(name, "manifests/shards")).await?,
+        })
+    }
+}
+
+/// The preview's pointer, and what must go up: each blob and shard the public area holds is
+/// read from there; the rest are the preview's own, uploaded unless its folder has them.
+fn plan<'s>(
+    split: &'s layout::Split,
+    manifest: &Manifest,
+    making: &Making,
+    held: &Held,
+    d: &mut Deployed,
+) -> (
+    PreviewPointer,
+    Vec<(String, String, String)>,
+    Vec<&'s layout::Object>,
+) {
+    let mut pointer = PreviewPointer {
+        format: 1,
+        name: making.name.clone(),
+        revision: manifest.id.revision,
+        build: manifest.id.fingerprint.clone(),
+        manifest: split.root.sha256.clone(),
+        as_of: making.as_of,
+        drafts: making.drafts,
+        made_at: making.made_at,
+        base_url: making.base_url.clone(),
+        files: manifest.files.len(),
+        shards: Vec::new(),
+        objects: Vec::new(),
+    };
+    let mut blobs = Vec::new();
+    for (sha, (path, ct)) in &split.blobs {
+        if held.public_blobs.contains(sha) {
+            d.reused_public += 1;
+            continue;
+        }
+        pointer.objects.push(sha.clone());
+        match held.own_blobs.contains(sha) {
+            true => d.reused_own += 1,
+            false => blobs.push((sha.clone(), path.clone(), ct.clone())),
+        }
+    }
+    let mut shards = Vec::new();
+    for s in &split.shards {
+        if held.public_shards.contains(&s.sha256) {
+            d.reused_public += 1;
+            continue;
+        }
+        pointer.shards.push(s.sha256.clone());
+        match held.own_shards.contains(&s.sha256) {
+            true => d.reused_own += 1,
+            false => shards.push(s),
+        }
+    }
+    pointer.objects.sort();
+    pointer.shards.sort();
+    (pointer, blobs, shards)
 }
 
 async fn put_new(

@@ -58,7 +58,8 @@ pub struct Previews {
     remote: Remote,
     key: Key,
     timeout: Duration,
-    pub counts: PreviewCounts,
+    /// Shared with whoever exports them (`run --metrics`).
+    pub counts: std::sync::Arc<PreviewCounts>,
 }
 
 /// The headers every preview answer carries.
@@ -98,7 +99,7 @@ impl Previews {
             remote,
             key,
             timeout,
-            counts: PreviewCounts::default(),
+            counts: std::sync::Arc::default(),
         }
     }
 

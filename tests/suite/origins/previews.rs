@@ -48,9 +48,19 @@ fn a_preview_is_served_alike_by_every_origin_to_a_link_holder_and_to_nobody_else
     let f = four();
     let d = deploy_previews(&f);
     assert!(d["reused_public"].as_u64().unwrap() > 0, "{d}");
-    let s = &f.site;
-    let valid = link(s, "pr-7", "posts/secret/", &["--ttl", "1h"]);
+    let valid = link(&f.site, "pr-7", "posts/secret/", &["--ttl", "1h"]);
     let cookie = format!("fp_preview={}", token_of(&valid));
+    let public_404 = http(&f.origins[0].addr, "GET", "/no/such/page/", &[]);
+    a_reader_without_a_valid_link_gets_the_public_404(&f, &valid, &public_404);
+    the_link_is_exchanged_for_a_cookie(&f, &valid, &cookie);
+    the_cookie_opens_the_preview_alike_everywhere(&f, &cookie, &public_404);
+    nothing_public_names_the_secret(&f);
+    list_and_remove(&f, &cookie);
+}
+
+/// Links a reader without a valid one might try: expired, signed with another key, stretched,
+/// another preview's, made up.
+fn invalid_links(s: &TestSite, valid: &str) -> Vec<String> {
     // Made a week ago with an hour to live: expired.
     let expired = link(
         s,
@@ -59,65 +69,60 @@ fn a_preview_is_served_alike_by_every_origin_to_a_link_holder_and_to_nobody_else
         &["--ttl", "1h", "--now", BEFORE],
     );
     let other = link(s, "pr-8", "", &["--ttl", "1h"]);
-    let forged = {
-        let mut c = s.cmd(&[
-            "preview",
-            "link",
-            "pr-7",
-            "posts/secret/",
-            "--ttl",
-            "1h",
-            "--base",
-            "http://origin/",
-            "--json",
-        ]);
-        c.env("FENCEPOST_PREVIEW_KEY", "00".repeat(32));
-        let v: Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
-        v["url"]
-            .as_str()
-            .unwrap()
-            .strip_prefix("http://origin")
-            .unwrap()
-            .to_string()
-    };
-    let stretched = {
-        let t = token_of(&valid);
-        let p: Vec<&str> = t.split('.').collect();
-        format!(
-            "/.preview/pr-7/posts/secret/?fp_preview={}.{}.{}",
-            p[0],
-            p[1].parse::<i64>().unwrap() + 86_400,
-            p[2]
-        )
-    };
-    let public_404 = http(&f.origins[0].addr, "GET", "/no/such/page/", &[]);
-    let refused = [
+    let mut c = s.cmd(&["preview", "link", "pr-7", "posts/secret/", "--ttl", "1h"]);
+    c.args(["--base", "http://origin/", "--json"]);
+    c.env("FENCEPOST_PREVIEW_KEY", "00".repeat(32));
+    let v: Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
+    let forged = v["url"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("http://origin")
+        .unwrap()
+        .to_string();
+    let t = token_of(valid);
+    let p: Vec<&str> = t.split('.').collect();
+    let later = p[1].parse::<i64>().unwrap() + 86_400;
+    let stretched = format!(
+        "/.preview/pr-7/posts/secret/?fp_preview={}.{later}.{}",
+        p[0], p[2]
+    );
+    vec![
         "/.preview/pr-7/posts/secret/".to_string(),
         "/.preview/pr-7/".to_string(),
         "/.preview/pr-7".to_string(),
-        expired.clone(),
+        expired,
         forged,
         stretched,
         other.replace("pr-8", "pr-7"),
         "/.preview/pr-7/posts/secret/?fp_preview=garbage".to_string(),
-    ];
-    for target in &refused {
+    ]
+}
+
+/// Without a valid link, every origin answers the site's own 404, and sets no cookie.
+fn a_reader_without_a_valid_link_gets_the_public_404(
+    f: &Four,
+    valid: &str,
+    public_404: &HttpResponse,
+) {
+    for target in &invalid_links(&f.site, valid) {
         f.check(&[case("GET", target, 404)], ALL);
         let r = http(&f.origins[0].addr, "GET", target, &[]);
         assert_eq!(r.body, public_404.body, "{target}: not the public 404");
         assert_eq!(r.header("etag"), public_404.header("etag"), "{target}");
         assert_eq!(r.header("set-cookie"), None, "{target}");
     }
-    // A valid link: exchanged for a cookie, and the token gone from the URL.
-    f.check(&[case("GET", &valid, 303)], ALL);
+}
+
+/// A valid link: a 303 to the same URL without the token and the cookie; followed from another
+/// site's page, a page that moves on by itself, with the cookie.
+fn the_link_is_exchanged_for_a_cookie(f: &Four, valid: &str, cookie: &str) {
+    f.check(&[case("GET", valid, 303)], ALL);
+    let cross = with(case("GET", valid, 200), "Sec-Fetch-Site", "cross-site");
+    f.check(&[cross], ALL);
     for o in &f.origins {
-        let r = http(&o.addr, "GET", &valid, &[]);
-        assert_eq!(
-            r.header("location"),
-            Some("/.preview/pr-7/posts/secret/"),
-            "{}",
-            o.name
-        );
+        let r = http(&o.addr, "GET", valid, &[]);
+        let to = "/.preview/pr-7/posts/secret/";
+        assert_eq!(r.header("location"), Some(to), "{}", o.name);
         let c = r.header("set-cookie").unwrap();
         assert!(c.starts_with(&format!("{cookie};")), "{}: {c}", o.name);
         for attr in [
@@ -130,40 +135,33 @@ fn a_preview_is_served_alike_by_every_origin_to_a_link_holder_and_to_nobody_else
             assert!(c.contains(attr), "{}: {c} lacks {attr}", o.name);
         }
         private_headers(&r, o.name);
-    }
-    // Followed from another site's page: a page that moves on by itself, with the cookie.
-    let cross = with(case("GET", &valid, 200), "Sec-Fetch-Site", "cross-site");
-    f.check(&[cross], ALL);
-    for o in &f.origins {
-        let r = http(&o.addr, "GET", &valid, &[("Sec-Fetch-Site", "cross-site")]);
+        let r = http(&o.addr, "GET", valid, &[("Sec-Fetch-Site", "cross-site")]);
+        let c = r.header("set-cookie").unwrap();
+        assert!(c.starts_with(&format!("{cookie};")), "{}", o.name);
+        let onward = format!("content=\"0;url={to}\"");
+        let text = r.text();
         assert!(
-            r.header("set-cookie")
-                .unwrap()
-                .starts_with(&format!("{cookie};")),
-            "{}",
+            text.contains(&onward) && !text.contains("fp_preview"),
+            "{}: {text}",
             o.name
-        );
-        let to = "content=\"0;url=/.preview/pr-7/posts/secret/\"";
-        assert!(
-            r.text().contains(to) && !r.text().contains("fp_preview"),
-            "{}: {}",
-            o.name,
-            r.text()
         );
         private_headers(&r, o.name);
     }
-    let with_cookie = |t: &str, status| with(case("GET", t, status), "Cookie", &cookie);
-    let etag = {
-        let r = http(
-            &f.origins[0].addr,
-            "GET",
-            "/.preview/pr-7/posts/secret/",
-            &[("Cookie", &cookie)],
-        );
-        r.header("etag").unwrap().to_string()
-    };
+}
+
+/// The cookie: the preview's rows of the table on all four origins, its pages with their
+/// banner and their links kept within it; outside its preview, nothing.
+fn the_cookie_opens_the_preview_alike_everywhere(
+    f: &Four,
+    cookie: &str,
+    public_404: &HttpResponse,
+) {
+    let with_cookie = |t: &str, status| with(case("GET", t, status), "Cookie", cookie);
+    let secret = "/.preview/pr-7/posts/secret/";
+    let etag = http(&f.origins[0].addr, "GET", secret, &[("Cookie", cookie)]);
+    let etag = etag.header("etag").unwrap().to_string();
     let rows = vec![
-        with_cookie("/.preview/pr-7/posts/secret/", 200),
+        with_cookie(secret, 200),
         with_cookie("/.preview/pr-7/", 200),
         with_cookie("/.preview/pr-7/posts/secret", 301),
         with_cookie("/.preview/pr-7", 301),
@@ -171,28 +169,16 @@ fn a_preview_is_served_alike_by_every_origin_to_a_link_holder_and_to_nobody_else
         with_cookie("/.preview/pr-7/atom.xml", 200),
         with_cookie("/.preview/pr-7/sitemap.xml", 200),
         with_cookie("/.preview/pr-7/logo.svg", 200),
-        with(
-            with_cookie("/.preview/pr-7/posts/secret/", 304),
-            "If-None-Match",
-            &etag,
-        ),
-        with(
-            case("HEAD", "/.preview/pr-7/posts/secret/", 200),
-            "Cookie",
-            &cookie,
-        ),
+        with(with_cookie(secret, 304), "If-None-Match", &etag),
+        with(case("HEAD", secret, 200), "Cookie", cookie),
         // The cookie outside its preview, and on the public site: nothing.
         with_cookie("/.preview/pr-8/posts/secret/", 404),
         with_cookie("/posts/secret/", 404),
     ];
     f.check(&rows, ALL);
     for o in &f.origins {
-        let r = http(
-            &o.addr,
-            "GET",
-            "/.preview/pr-7/posts/secret/",
-            &[("Cookie", &cookie)],
-        );
+        let get = |t: &str| http(&o.addr, "GET", t, &[("Cookie", cookie)]);
+        let r = get(secret);
         assert!(r.text().contains(SECRET_TEXT), "{}", o.name);
         assert!(
             r.text().contains("data-fencepost-preview=\"pr-7\""),
@@ -200,30 +186,17 @@ fn a_preview_is_served_alike_by_every_origin_to_a_link_holder_and_to_nobody_else
             o.name
         );
         private_headers(&r, o.name);
-        let home = http(&o.addr, "GET", "/.preview/pr-7/", &[("Cookie", &cookie)]).text();
+        let home = get("/.preview/pr-7/").text();
         assert!(
-            home.contains("href=\"/.preview/pr-7/posts/secret/\""),
+            home.contains(&format!("href=\"{secret}\"")),
             "{}: {home}",
             o.name
         );
-        let r = http(
-            &o.addr,
-            "GET",
-            "/.preview/pr-7/posts/secret",
-            &[("Cookie", &cookie)],
-        );
-        assert_eq!(
-            r.header("location"),
-            Some("/.preview/pr-7/posts/secret/"),
-            "{}",
-            o.name
-        );
+        let r = get("/.preview/pr-7/posts/secret");
+        assert_eq!(r.header("location"), Some(secret), "{}", o.name);
         private_headers(&r, o.name);
-        let other_cookie = http(&o.addr, "GET", "/.preview/pr-8/", &[("Cookie", &cookie)]);
-        assert_eq!(other_cookie.body, public_404.body, "{}", o.name);
+        assert_eq!(get("/.preview/pr-8/").body, public_404.body, "{}", o.name);
     }
-    nothing_public_names_the_secret(&f);
-    list_and_remove(&f, &cookie);
 }
 
 /// Every preview answer is private and unindexed, and sends no referrer.

@@ -329,3 +329,64 @@ fn a_held_page_is_said_every_cycle_until_its_template_is_fixed() {
         ],
     );
 }
+
+/// Issue 80.6: every preview request is accounted for — `run --serve`'s origin counts them
+/// on `/metrics` by outcome (a link opened, a page served, a request refused).
+#[test]
+fn preview_requests_are_counted_on_the_metrics() {
+    let s = fixture("features");
+    s.publish("2026-12-01T00:00:00Z");
+    s.json(&["build"]);
+    let at = [
+        "--as-of",
+        "2026-12-02T09:00:00Z",
+        "--now",
+        "2026-12-01T00:00:00Z",
+    ];
+    s.json(&[&["preview", "deploy", "pr-7"][..], &at].concat());
+    let r = Running::start(
+        &s,
+        &["--serve", "127.0.0.1:0", "--metrics", "127.0.0.1:0"],
+        &[],
+    );
+    let (serve, metrics) = (
+        r.first["listening"].as_str().unwrap(),
+        r.first["metrics"].as_str().unwrap(),
+    );
+    let link = s.json(&[
+        "preview",
+        "link",
+        "pr-7",
+        "--ttl",
+        "1h",
+        "--base",
+        "http://o/",
+    ]);
+    let target = link["url"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("http://o")
+        .unwrap()
+        .to_string();
+    let opened = http(serve, "GET", &target, &[]);
+    assert_eq!(opened.status, 303);
+    let cookie = opened
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        http(serve, "GET", "/.preview/pr-7/", &[("Cookie", &cookie)]).status,
+        200
+    );
+    assert_eq!(http(serve, "GET", "/.preview/pr-7/", &[]).status, 404);
+    let text = http(metrics, "GET", "/metrics", &[]).text();
+    for outcome in ["opened", "served", "refused"] {
+        let line = format!("fencepost_preview_requests_total{{outcome=\"{outcome}\"}} 1");
+        assert!(text.contains(&line), "no {line} in:\n{text}");
+    }
+    let (status, _, _) = r.terminate(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0));
+}
