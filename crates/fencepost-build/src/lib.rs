@@ -456,7 +456,11 @@ impl<'a> Build<'a> {
     ) -> Written<'p> {
         let entries = std::mem::take(&mut rendered.entries);
         let preview = self.dest.is_preview();
-        let m = snapshot::manifest(&plan.id, preview, origin, broken, entries, prev);
+        let mut m = snapshot::manifest(&plan.id, preview, origin, broken, entries, prev);
+        // A deployed preview names its ledger: a bucket another ledger owns refuses it.
+        if self.opts.as_of.is_some() {
+            m.head.ledger_id = Some(origin.ledger_id.clone());
+        }
         Written::Assembled(m)
     }
 

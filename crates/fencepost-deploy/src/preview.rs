@@ -61,6 +61,7 @@ pub async fn deploy(remote: &Remote, dir: &Path, making: &Making) -> Result<Depl
     let started = std::time::Instant::now();
     let name = &making.name;
     let manifest = Manifest::read(dir)?;
+    refuse_foreign(remote, &manifest).await?;
     let split = layout::split(&manifest);
     let previous = read(remote, name).await?;
     let held = Held::list(remote, name).await?;
@@ -98,6 +99,16 @@ pub async fn deploy(remote: &Remote, dir: &Path, making: &Making) -> Result<Depl
     d.removed = tidy(remote, &pointer, previous.as_ref()).await?;
     d.ms = started.elapsed().as_millis() as u64;
     Ok(d)
+}
+
+/// A bucket another ledger owns takes no preview of this one: a preview of the wrong site
+/// (a `--to` naming a co-tenant's bucket) would sit beside that site's pages, under its links.
+async fn refuse_foreign(remote: &Remote, manifest: &Manifest) -> Result<(), DeployError> {
+    let (Some(ours), Some((live, _))) = (&manifest.ledger_id, remote.read_pointer().await?) else {
+        return Ok(());
+    };
+    crate::targets::claim::check_owner(remote, Some(&live), ours, false).await?;
+    Ok(())
 }
 
 /// What the public area and the preview's own folder hold: one listing of each.

@@ -88,3 +88,15 @@ fn a_template_cannot_stop_the_build_process() {
         );
     }
 }
+
+/// Issue 80: the preview key opens every preview; a theme's template asking for it (with
+/// `getenv = [".*"]`) gets its default, and the key is in no file.
+#[test]
+fn no_template_reads_the_preview_key() {
+    let tpl = "{{ get_env(name=\"FENCEPOST_PREVIEW_KEY\", default=\"none\") }}";
+    let env = [("FENCEPOST_PREVIEW_KEY", PREVIEW_KEY)];
+    let (s, code, v) = built_with(tpl, "[security]\ngetenv = [\".*\"]", &env);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(s.current_file("answers/1/index.html"), "none");
+    assert_eq!(anywhere(&s, PREVIEW_KEY), None);
+}

@@ -300,3 +300,23 @@ fn gc_ends_previews_past_their_days_and_keeps_what_the_others_read() {
         serde_json::json!([])
     );
 }
+
+/// A `--to` naming another site's bucket (a co-tenant's, a copied workflow's): refused,
+/// nothing written beside that site's pages.
+#[test]
+fn a_preview_of_one_site_is_refused_in_another_sites_bucket() {
+    let (s, bucket) = site_with_changes();
+    let other = fixture("features");
+    other.publish(BEFORE);
+    let out = other
+        .cmd(&[
+            "preview", "deploy", "pr-1", "--to", &bucket, "--now", BEFORE, "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("belongs to ledger"), "{msg}");
+    assert!(!s.path("bucket/previews").exists(), "nothing written");
+}
