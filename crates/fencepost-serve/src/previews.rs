@@ -113,7 +113,9 @@ impl Previews {
         headers: &HeaderMap,
         base_path: &str,
     ) -> Option<Response> {
-        if !path.starts_with(preview::URL_PREFIX) {
+        // Only GET and HEAD, as everywhere else (the public origin answers the rest 405).
+        if !path.starts_with(preview::URL_PREFIX) || !matches!(*method, Method::GET | Method::HEAD)
+        {
             return None;
         }
         let rp = paths::parse(path).ok()?;

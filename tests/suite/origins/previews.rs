@@ -116,7 +116,7 @@ fn a_reader_without_a_valid_link_gets_the_public_404(
 /// A valid link: a 303 to the same URL without the token and the cookie; followed from another
 /// site's page, a page that moves on by itself, with the cookie.
 fn the_link_is_exchanged_for_a_cookie(f: &Four, valid: &str, cookie: &str) {
-    f.check(&[case("GET", valid, 303)], ALL);
+    f.check(&[case("GET", valid, 303), case("POST", valid, 405)], ALL);
     let cross = with(case("GET", valid, 200), "Sec-Fetch-Site", "cross-site");
     f.check(&[cross], ALL);
     for o in &f.origins {
