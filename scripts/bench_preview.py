@@ -21,7 +21,7 @@ import json, os, shutil, statistics, subprocess, time, urllib.request
 
 KEY = "7f3a9c0e5b2d4f6a8c1e3b5d7f9a0c2e4b6d8f1a3c5e7b9d0f2a4c6e8b1d3f5a"
 SCHEDULED = '+++\nid = {id}\nday = 2026-12-31\ntitle = "Puzzle {id} answer: Scheduled"\nprice = 3.50\n+++\n\nThe answer is **LATER**.\n'
-AT = "2027-01-01T00:00:00Z"
+AT = "2027-01-02T12:00:00Z"
 
 
 def bench_preview(b, sizes):

@@ -296,7 +296,8 @@ async function serve(req, name, inner, io) {
   const pointerBytes = await get(`previews/${name}/preview.json`);
   if (pointerBytes === null) return null;
   const p = JSON.parse(new TextDecoder().decode(pointerBytes));
-  const own = (/** @type {string[]} */ list, /** @type {string} */ sha) => (list ?? []).includes(sha);
+  // `all_own`: every object is in the preview's folder (a target without a public area).
+  const own = (/** @type {string[]} */ list, /** @type {string} */ sha) => p.all_own === true || (list ?? []).includes(sha);
   const root = JSON.parse(new TextDecoder().decode(await addressed(`previews/${name}/manifests/${p.manifest}.json`, p.manifest)));
   const shards = new Map((root.shards ?? []).map((/** @type {[number, string]} */ [i, sha]) => [i, sha]));
   const entry = async (/** @type {string} */ path) => {

@@ -106,12 +106,21 @@ pub struct PreviewPointer {
     pub shards: Vec<String>,
     /// Blobs kept in the preview's own folder (the others: the public `objects/`).
     pub objects: Vec<String>,
+    /// Every shard and blob is in the preview's own folder (a target without a public area,
+    /// such as the site's own `.fencepost/`): `shards` and `objects` are left empty rather
+    /// than list the whole site in a pointer read on every request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_own: bool,
 }
 
 impl PreviewPointer {
     /// Where shard `sha` of this preview is read from.
     pub fn shard_key(&self, sha: &str) -> String {
-        match self.shards.binary_search_by(|s| s.as_str().cmp(sha)) {
+        match self
+            .all_own
+            .then_some(Ok(0))
+            .unwrap_or_else(|| self.shards.binary_search_by(|s| s.as_str().cmp(sha)))
+        {
             Ok(_) => key(&self.name, &format!("manifests/shards/{sha}.json")),
             Err(_) => format!("manifests/shards/{sha}.json"),
         }
@@ -119,7 +128,11 @@ impl PreviewPointer {
 
     /// Where blob `sha` of this preview is read from.
     pub fn blob_key(&self, sha: &str) -> String {
-        match self.objects.binary_search_by(|s| s.as_str().cmp(sha)) {
+        match self
+            .all_own
+            .then_some(Ok(0))
+            .unwrap_or_else(|| self.objects.binary_search_by(|s| s.as_str().cmp(sha)))
+        {
             Ok(_) => key(&self.name, &format!("objects/{sha}")),
             Err(_) => format!("objects/{sha}"),
         }
@@ -170,11 +183,23 @@ mod tests {
             files: 2,
             shards: vec!["s1".into()],
             objects: vec!["a".into(), "c".into()],
+            all_own: false,
         };
         assert_eq!(p.blob_key("c"), "previews/pr-7/objects/c");
         assert_eq!(p.blob_key("b"), "objects/b");
         assert_eq!(p.shard_key("s1"), "previews/pr-7/manifests/shards/s1.json");
         assert_eq!(p.shard_key("s0"), "manifests/shards/s0.json");
         assert_eq!(p.root_key(), "previews/pr-7/manifests/m.json");
+        let all = PreviewPointer {
+            all_own: true,
+            objects: vec![],
+            shards: vec![],
+            ..p
+        };
+        assert_eq!(all.blob_key("b"), "previews/pr-7/objects/b");
+        assert_eq!(
+            all.shard_key("s0"),
+            "previews/pr-7/manifests/shards/s0.json"
+        );
     }
 }

@@ -156,6 +156,7 @@ fn plan<'s>(
         files: manifest.files.len(),
         shards: Vec::new(),
         objects: Vec::new(),
+        all_own: false,
     };
     let mut blobs = Vec::new();
     for (sha, (path, ct)) in &split.blobs {
@@ -183,6 +184,11 @@ fn plan<'s>(
     }
     pointer.objects.sort();
     pointer.shards.sort();
+    if d.reused_public == 0 {
+        pointer.all_own = true;
+        pointer.objects.clear();
+        pointer.shards.clear();
+    }
     (pointer, blobs, shards)
 }
 
@@ -257,11 +263,9 @@ async fn tidy(
     now: &PreviewPointer,
     before: Option<&PreviewPointer>,
 ) -> Result<usize, DeployError> {
-    let mut keep: HashSet<String> = [preview::pointer_key(&now.name), now.root_key()].into();
+    let mut keep: HashSet<String> = [preview::pointer_key(&now.name)].into();
     for p in std::iter::once(now).chain(before) {
-        keep.insert(p.root_key());
-        keep.extend(p.objects.iter().map(|s| p.blob_key(s)));
-        keep.extend(p.shards.iter().map(|s| p.shard_key(s)));
+        keep.extend(own_keys(remote, p).await?);
     }
     let base = preview::key(&now.name, "");
     let mut removed = 0;
@@ -273,6 +277,30 @@ async fn tidy(
         }
     }
     Ok(removed)
+}
+
+/// The keys of the objects in the preview's own folder that `p` names: from its lists, or —
+/// when everything is its own — from its root and shards.
+async fn own_keys(remote: &Remote, p: &PreviewPointer) -> Result<HashSet<String>, DeployError> {
+    let mut keys: HashSet<String> = [p.root_key()].into();
+    if !p.all_own {
+        keys.extend(p.objects.iter().map(|s| p.blob_key(s)));
+        keys.extend(p.shards.iter().map(|s| p.shard_key(s)));
+        return Ok(keys);
+    }
+    let parse_root = |b: Vec<u8>| serde_json::from_slice::<layout::Root>(&b).ok();
+    let Some(root) = remote.get(&p.root_key()).await?.and_then(parse_root) else {
+        return Ok(keys);
+    };
+    for (_, sha) in &root.shards {
+        let key = p.shard_key(sha);
+        let parse = |b: Vec<u8>| serde_json::from_slice::<Vec<layout::RemoteEntry>>(&b).ok();
+        for e in remote.get(&key).await?.and_then(parse).unwrap_or_default() {
+            keys.insert(p.blob_key(&e.sha256));
+        }
+        keys.insert(key);
+    }
+    Ok(keys)
 }
 
 /// One preview as `preview list` shows it.
@@ -353,6 +381,9 @@ pub async fn public_objects_in_use(remote: &Remote) -> Result<HashSet<String>, D
         let Some(p) = read(remote, &l.name).await? else {
             continue;
         };
+        if p.all_own {
+            continue;
+        }
         let Some(root) = remote
             .get(&p.root_key())
             .await?
