@@ -2,9 +2,10 @@
 //! layout in `fencepost_bucket::preview`).
 //!
 //! 1. Split the built preview's manifest as a deploy does (root, shards, blobs).
-//! 2. List what the public area holds (`objects/`, `manifests/shards/`) and what the preview's
-//!    own folder holds: a shard or blob the public area has is reused where it is (it is
-//!    public already); one the preview's folder has is kept; the rest are uploaded there.
+//! 2. Read what the live public revision holds of it (its root, and the live shards at the
+//!    indexes where the preview's differ: O(changed)) and list the preview's own folder: a
+//!    shard or blob the public revision has is reused where it is (it is public already); one
+//!    the preview's folder has is kept; the rest are uploaded there.
 //! 3. Upload the root into the preview's folder, then write its pointer — last, so an origin
 //!    never follows a pointer to objects that are not there yet.
 //! 4. Remove what the preview's folder holds that neither this pointer nor the one it
@@ -64,7 +65,7 @@ pub async fn deploy(remote: &Remote, dir: &Path, making: &Making) -> Result<Depl
     refuse_foreign(remote, &manifest).await?;
     let split = layout::split(&manifest);
     let previous = read(remote, name).await?;
-    let held = Held::list(remote, name).await?;
+    let held = Held::list(remote, name, &split, &manifest).await?;
     let mut d = Deployed {
         name: name.clone(),
         target: fencepost_core::store::names::shown(&remote.url),
@@ -111,7 +112,7 @@ async fn refuse_foreign(remote: &Remote, manifest: &Manifest) -> Result<(), Depl
     Ok(())
 }
 
-/// What the public area and the preview's own folder hold: one listing of each.
+/// What the public area holds of this preview's objects, and what its own folder holds.
 struct Held {
     public_blobs: HashSet<String>,
     public_shards: HashSet<String>,
@@ -120,13 +121,53 @@ struct Held {
 }
 
 impl Held {
-    async fn list(remote: &Remote, name: &str) -> Result<Held, DeployError> {
-        Ok(Held {
-            public_blobs: list_names(remote, "objects").await?,
-            public_shards: shard_names(remote, "manifests/shards").await?,
+    /// The public side is read from the live revision, not listed: every shard its root names
+    /// is public, and so is every blob such a shard names (a deploy uploads a shard's blobs
+    /// before its root); for each of the preview's shards the live root lacks, the live shard
+    /// at the same index is read for the blobs it names. One pointer, one root and a shard per
+    /// changed shard — O(changed), where a listing of `objects/` is O(site). The preview's own
+    /// folder is listed (it holds what its last deploys uploaded).
+    async fn list(
+        remote: &Remote,
+        name: &str,
+        split: &layout::Split,
+        manifest: &Manifest,
+    ) -> Result<Held, DeployError> {
+        let mut held = Held {
+            public_blobs: HashSet::new(),
+            public_shards: HashSet::new(),
             own_blobs: list_names(remote, &preview::key(name, "objects")).await?,
             own_shards: shard_names(remote, &preview::key(name, "manifests/shards")).await?,
-        })
+        };
+        let Some((live, _)) = remote.read_pointer().await? else {
+            return Ok(held);
+        };
+        let Some(root) = remote.root(&live.manifest).await?.found() else {
+            return Ok(held);
+        };
+        let live_at: std::collections::HashMap<u32, String> = root.shards.into_iter().collect();
+        held.public_shards = live_at.values().cloned().collect();
+        let ours: layout::Root =
+            serde_json::from_slice(&split.root.bytes).expect("a root just made parses");
+        let ours_at: std::collections::HashMap<u32, String> = ours.shards.into_iter().collect();
+        for e in &manifest.files {
+            let at = layout::shard_of(&e.path);
+            if ours_at
+                .get(&at)
+                .is_some_and(|s| held.public_shards.contains(s))
+            {
+                held.public_blobs.insert(e.sha256.clone());
+            }
+        }
+        for (at, sha) in &ours_at {
+            let Some(theirs) = live_at.get(at).filter(|t| *t != sha) else {
+                continue;
+            };
+            let entries = remote.shard(theirs).await?.found().unwrap_or_default();
+            held.public_blobs
+                .extend(entries.into_iter().map(|e| e.sha256));
+        }
+        Ok(held)
     }
 }
 
