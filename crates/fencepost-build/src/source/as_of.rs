@@ -34,15 +34,19 @@ pub(crate) fn instant_of(site: &Site, scope: &AsOf, now: Instant) -> Result<Inst
 }
 
 /// The next instant after `now` at which an item of the checkout is due (`preview deploy
-/// --as-of next`): what the public sees change next.
+/// --as-of next`): what the public sees change next. Front matter only: no body is rendered.
 pub fn next_due_after(site: &Site, now: Instant) -> Result<Option<Instant>, BuildError> {
-    let mut cache = TreeCache::default();
-    let files = tree_files(site, &cache)?;
-    cache.refresh(site, &files)?;
-    let due = (cache.files.values())
-        .map(|(_, t)| t.page.due)
-        .filter(|d| *d > now);
-    Ok(due.min())
+    use rayon::prelude::*;
+    let files = tree_files(site, &TreeCache::default())?;
+    let max = site.config.publish.max_item_bytes;
+    let due: Vec<Instant> = (files.par_iter())
+        .filter_map(|(rel, _)| {
+            let coll = fencepost_site::content::owner(&site.collections, rel)?;
+            let (item, _) = fencepost_site::content::read_item(&site.root, rel, max, coll).ok()?;
+            (!item.withdrawn && item.due > now).then_some(item.due)
+        })
+        .collect();
+    Ok(due.into_iter().min())
 }
 
 /// The site as it will be at `at`: see the module doc.
