@@ -259,6 +259,19 @@ fn every_relative_link_in_the_docs_resolves() {
 }
 
 /// The fenced ```yaml blocks of a Markdown text, in order.
+/// The workflow `file` that `init --ci s3://bucket/site` writes.
+fn init_ci_workflow(file: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    let out = fencepost()
+        .args(["init", "--json", "--ci", "s3://bucket/site"])
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    std::fs::read_to_string(site.join(".github/workflows").join(file)).unwrap()
+}
+
 fn yaml_blocks(text: &str) -> Vec<String> {
     text.split("```yaml\n")
         .skip(1)
@@ -271,15 +284,7 @@ fn yaml_blocks(text: &str) -> Vec<String> {
 /// source, so the docs cannot teach a workflow that no longer runs.
 #[test]
 fn the_production_workflows_are_the_ones_init_ci_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let site = dir.path().join("site");
-    let out = fencepost()
-        .args(["init", "--json", "--ci", "s3://bucket/site"])
-        .arg(&site)
-        .output()
-        .unwrap();
-    assert_success(&out);
-    let written = std::fs::read_to_string(site.join(".github/workflows/publish.yml")).unwrap();
+    let written = init_ci_workflow("publish.yml");
     let blocks = yaml_blocks(&std::fs::read_to_string(repo().join("docs/production.md")).unwrap());
     let bucket = blocks
         .iter()
@@ -367,15 +372,7 @@ fn the_repository_address_is_cargo_tomls_everywhere() {
 /// `s3://bucket/site`): one source, so the docs cannot teach a workflow that no longer runs.
 #[test]
 fn the_preview_workflow_in_the_docs_is_the_one_init_ci_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let site = dir.path().join("site");
-    let out = fencepost()
-        .args(["init", "--json", "--ci", "s3://bucket/site"])
-        .arg(&site)
-        .output()
-        .unwrap();
-    assert_success(&out);
-    let written = std::fs::read_to_string(site.join(".github/workflows/preview.yml")).unwrap();
+    let written = init_ci_workflow("preview.yml");
     let blocks = yaml_blocks(&std::fs::read_to_string(repo().join("docs/previews.md")).unwrap());
     assert!(
         blocks.contains(&written),

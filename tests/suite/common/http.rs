@@ -348,3 +348,12 @@ pub fn file_server(root: &Path, tls: Option<&Path>) -> (Child, u16) {
         .unwrap_or_else(|_| panic!("the file server did not start: {line:?}"));
     (child, port)
 }
+
+/// Opens a preview link at `addr` (`target`: its path and query): it must answer 303; the
+/// cookie it sets (`fp_preview=…`), as a request sends it back.
+pub fn open_preview(addr: &str, target: &str) -> String {
+    let opened = http(addr, "GET", target, &[]);
+    assert_eq!(opened.status, 303, "{target}: {}", opened.text());
+    let cookie = opened.header("set-cookie").expect("a cookie");
+    cookie.split(';').next().unwrap().to_string()
+}

@@ -134,6 +134,21 @@ impl TestSite {
         )
     }
 
+    /// `preview link NAME --ttl 1h`'s link, as a request sends it: its path and query.
+    pub fn preview_target(&self, name: &str) -> String {
+        let v = self.json(&[
+            "preview",
+            "link",
+            name,
+            "--ttl",
+            "1h",
+            "--base",
+            "http://o/",
+        ]);
+        let url = v["url"].as_str().unwrap();
+        url.strip_prefix("http://o").unwrap().to_string()
+    }
+
     /// `fencepost --site <root> <args>`.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::from_std(fencepost());

@@ -173,21 +173,7 @@ fn without_a_key_no_preview_is_made_or_served() {
     s.json(&[
         "preview", "deploy", "pr-1", "--as-of", LAUNCH, "--now", BEFORE,
     ]);
-    let link = s.json(&[
-        "preview",
-        "link",
-        "pr-1",
-        "--ttl",
-        "1h",
-        "--base",
-        "http://o/",
-    ]);
-    let target = link["url"]
-        .as_str()
-        .unwrap()
-        .strip_prefix("http://o")
-        .unwrap()
-        .to_string();
+    let target = s.preview_target("pr-1");
     // An empty key is no key.
     let srv = s.serve_env(&[], &[("FENCEPOST_PREVIEW_KEY".into(), String::new())]);
     assert_eq!(srv.get(&target).status, 404);

@@ -40,15 +40,7 @@ fn a_pull_request_gets_a_preview_link_and_a_fork_deploys_nothing() {
     let env = Moto::env(&moto.endpoint);
     let served = TestSite::new().serve_env(&["--from", "s3://site/ci/www"], &env);
     assert_eq!(served.get("/advisories/fp-2030-001/").status, 404);
-    let opened = served.get(target);
-    assert_eq!(opened.status, 303, "{}", opened.text());
-    let cookie = opened
-        .header("set-cookie")
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let cookie = open_preview(&served.addr, target);
     let page = http(
         &served.addr,
         "GET",

@@ -353,30 +353,8 @@ fn preview_requests_are_counted_on_the_metrics() {
         r.first["listening"].as_str().unwrap(),
         r.first["metrics"].as_str().unwrap(),
     );
-    let link = s.json(&[
-        "preview",
-        "link",
-        "pr-7",
-        "--ttl",
-        "1h",
-        "--base",
-        "http://o/",
-    ]);
-    let target = link["url"]
-        .as_str()
-        .unwrap()
-        .strip_prefix("http://o")
-        .unwrap()
-        .to_string();
-    let opened = http(serve, "GET", &target, &[]);
-    assert_eq!(opened.status, 303);
-    let cookie = opened
-        .header("set-cookie")
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
+    let target = s.preview_target("pr-7");
+    let cookie = open_preview(serve, &target);
     assert_eq!(
         http(serve, "GET", "/.preview/pr-7/", &[("Cookie", &cookie)]).status,
         200
