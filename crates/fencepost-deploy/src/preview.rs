@@ -16,7 +16,7 @@
 //! what is missing) and nothing public ever changes. Nothing here writes outside
 //! `previews/<NAME>/`: the public pointer, manifests, objects and the deploy log are only read.
 
-use crate::targets::objects::{list_names, UPLOADS};
+use crate::targets::objects::{list_names, upload_blob_as, UPLOADS};
 use crate::targets::DeployError;
 use fencepost_bucket::layout;
 use fencepost_bucket::preview::{self, PreviewPointer};
@@ -256,18 +256,8 @@ async fn upload_blobs(
 ) -> Result<(), DeployError> {
     let results: Vec<Result<(bool, u64), DeployError>> =
         futures_util::stream::iter(blobs.iter().map(|(sha, path, ct)| async move {
-            let local = dir.join(path);
-            let bytes = std::fs::read(&local).map_err(|source| DeployError::Io {
-                path: local.clone(),
-                source,
-            })?;
-            if !layout::verified(&bytes, sha) {
-                let why = format!("{} changed while it was uploaded", local.display());
-                return Err(DeployError::store(remote, "verifying a blob", why));
-            }
-            let len = bytes.len() as u64;
             let key = preview::key(name, &format!("objects/{sha}"));
-            Ok((remote.create(&key, bytes, Some(ct)).await?, len))
+            upload_blob_as(remote, &key, (dir, path), (sha, ct)).await
         }))
         .buffer_unordered(UPLOADS)
         .collect()

@@ -149,6 +149,22 @@ pub async fn upload_blob(
     if redo {
         tracing::warn!(blob = %sha, path = %path, "a blob an earlier attempt uploaded is missing from the bucket; uploading it again");
     }
+    upload_blob_as(
+        remote,
+        &Remote::blob_key(sha),
+        (dir, path),
+        (sha, content_type),
+    )
+    .await
+}
+
+/// [`upload_blob`] under `key` (a preview's own folder keeps its blobs elsewhere).
+pub async fn upload_blob_as(
+    remote: &Remote,
+    key: &str,
+    (dir, path): (&Path, &str),
+    (sha, content_type): (&str, &str),
+) -> Result<(bool, u64), DeployError> {
     let local = dir.join(path);
     let bytes = std::fs::read(&local).map_err(|source| DeployError::Io {
         path: local.clone(),
@@ -165,9 +181,7 @@ pub async fn upload_blob(
         ));
     }
     let len = bytes.len() as u64;
-    let created = remote
-        .create(&Remote::blob_key(sha), bytes, Some(content_type))
-        .await?;
+    let created = remote.create(key, bytes, Some(content_type)).await?;
     Ok((created, len))
 }
 
