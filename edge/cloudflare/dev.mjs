@@ -235,6 +235,7 @@ const script =
           { type: "ESModule", path: path.join(here, "slow-bucket.mjs"), contents: slowBucket },
           { type: "ESModule", path: path.join(here, "worker.js"), contents: await fs.readFile(path.join(here, "worker.js"), "utf8") },
           { type: "ESModule", path: path.join(here, "preview.js"), contents: await fs.readFile(path.join(here, "preview.js"), "utf8") },
+          { type: "ESModule", path: path.join(here, "common.js"), contents: await fs.readFile(path.join(here, "common.js"), "utf8") },
         ],
       }
     : {

@@ -25,18 +25,17 @@
  * - Each answer is logged as one JSON line: name, path, token id, status.
  */
 
+import { encodeLocation, etagMatches, HEX64, sha256, SVG_CSP } from "./common.js";
+
 const PREFIX = "/.preview/";
 const COOKIE = "fp_preview";
 const TOKEN_PARAM = "fp_preview";
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-const HEX64 = /^[0-9a-f]{64}$/;
 const PRIVATE = {
   "cache-control": "private, no-store",
   "x-robots-tag": "noindex, nofollow, noarchive",
   "referrer-policy": "no-referrer",
 };
-const SVG_CSP =
-  "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:";
 const ONE_URL = new Set([
   "href", "src", "action", "formaction", "poster", "cite", "data", "background", "longdesc",
   "manifest", "icon", "codebase", "xlink:href",
@@ -150,27 +149,10 @@ async function page(bytes, name, baseUrl, top) {
   return rewritten.arrayBuffer();
 }
 
-/** @param {ArrayBuffer} bytes */
-async function sha256(bytes) {
-  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  let out = "";
-  for (const b of d) out += b.toString(16).padStart(2, "0");
-  return out;
-}
-
 /** The shard a path hashes to (the deploy's rule). @param {string} path */
 async function shardOf(path) {
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(path)));
   return ((d[0] << 8) | d[1]) % 1024;
-}
-
-/** Percent-encodes controls and non-ASCII (what `serve` does to a Location). @param {string} to */
-function encodeLocation(to) {
-  let out = "";
-  for (const b of new TextEncoder().encode(to)) {
-    out += b < 0x20 || b >= 0x7f ? `%${b.toString(16).toUpperCase().padStart(2, "0")}` : String.fromCharCode(b);
-  }
-  return out;
 }
 
 /** @param {number} status @param {string} msg @param {Record<string, string>} extra */
@@ -345,12 +327,3 @@ async function serve(req, name, inner, io) {
   return new Response(req.method === "HEAD" ? null : body, { status, headers });
 }
 
-/** @param {Request} req @param {string} etag */
-function etagMatches(req, etag) {
-  const v = req.headers.get("if-none-match");
-  if (!v) return false;
-  return v.split(",").some((t) => {
-    const tag = t.trim().replace(/^W\//, "");
-    return tag === "*" || tag === etag;
-  });
-}

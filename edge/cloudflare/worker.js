@@ -40,6 +40,7 @@
  */
 
 import * as preview from "./preview.js";
+import { encodeLocation, etagMatches, HEX64, sha256, SVG_CSP } from "./common.js";
 
 /** Blobs up to this size are read whole, checked, and cached; larger ones are streamed. */
 const SMALL_BLOB = 4 * 1024 * 1024;
@@ -60,10 +61,7 @@ const DEFAULT_BLOB_MEMORY = 32 * 1024 * 1024;
 
 const REVALIDATE = "public, max-age=0, must-revalidate";
 const IMMUTABLE = "public, max-age=31536000, immutable";
-const SVG_CSP =
-  "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:";
 const TEXT = "text/plain; charset=utf-8";
-const HEX64 = /^[0-9a-f]{64}$/;
 
 /**
  * @typedef {{ path: string, sha256: string, bytes: number, content_type: string, cache: string }} Entry
@@ -169,14 +167,6 @@ function key(s, rel) {
 /** Where a content-addressed object is kept in `caches.default`: a key naming its digest. */
 function cacheKey(/** @type {Settings} */ s, /** @type {URL} */ url, /** @type {string} */ rel) {
   return new URL(`/__fencepost/cache/${key(s, rel)}`, url.origin).toString();
-}
-
-/** @param {ArrayBuffer | Uint8Array} bytes */
-async function sha256(bytes) {
-  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  let out = "";
-  for (const b of d) out += b.toString(16).padStart(2, "0");
-  return out;
 }
 
 /**
@@ -567,15 +557,6 @@ function redirect(/** @type {string} */ to) {
   });
 }
 
-/** Percent-encodes control characters and non-ASCII (what `serve` does to a Location). */
-function encodeLocation(/** @type {string} */ to) {
-  let out = "";
-  for (const b of new TextEncoder().encode(to)) {
-    out += b < 0x20 || b >= 0x7f ? `%${b.toString(16).toUpperCase().padStart(2, "0")}` : String.fromCharCode(b);
-  }
-  return out;
-}
-
 /**
  * Checks a request path (already resolved by the URL parser) the way `serve` does.
  * @param {string} raw
@@ -603,16 +584,6 @@ export function parsePath(raw) {
     }
   }
   return { rel: segments.join("/"), trailingSlash };
-}
-
-/** Whether If-None-Match names `etag` (or `*`). @param {Request} req @param {string} etag */
-function etagMatches(req, etag) {
-  const v = req.headers.get("if-none-match");
-  if (!v) return false;
-  return v.split(",").some((t) => {
-    const tag = t.trim().replace(/^W\//, "");
-    return tag === "*" || tag === etag;
-  });
 }
 
 /**

@@ -51,18 +51,37 @@ fn json<T: serde::de::DeserializeOwned>(bytes: Vec<u8>) -> Result<T, String> {
 impl Remote {
     /// Manifest root `sha` (`manifests/<sha>.json`), verified and parsed.
     pub async fn root(&self, sha: &str) -> Result<Read<Root>, BucketError> {
-        Ok(checked(self.get(&Remote::root_key(sha)).await?, sha, json))
+        self.root_at(&Remote::root_key(sha), sha).await
     }
 
     /// Manifest shard `sha`, verified and parsed.
     pub async fn shard(&self, sha: &str) -> Result<Read<Vec<RemoteEntry>>, BucketError> {
-        Ok(checked(self.get(&Remote::shard_key(sha)).await?, sha, json))
+        self.shard_at(&Remote::shard_key(sha), sha).await
     }
 
     /// Blob `sha`, verified (whole, in memory: for small ones; a large one is streamed and
     /// hashed as it goes, see `get_stream`).
     pub async fn blob(&self, sha: &str) -> Result<Read<Vec<u8>>, BucketError> {
-        Ok(checked(self.get(&Remote::blob_key(sha)).await?, sha, Ok))
+        self.blob_at(&Remote::blob_key(sha), sha).await
+    }
+
+    /// Root `sha` kept at `rel` (a preview keeps its own under `previews/NAME/`).
+    pub async fn root_at(&self, rel: &str, sha: &str) -> Result<Read<Root>, BucketError> {
+        Ok(checked(self.get(rel).await?, sha, json))
+    }
+
+    /// Shard `sha` kept at `rel`.
+    pub async fn shard_at(
+        &self,
+        rel: &str,
+        sha: &str,
+    ) -> Result<Read<Vec<RemoteEntry>>, BucketError> {
+        Ok(checked(self.get(rel).await?, sha, json))
+    }
+
+    /// Blob `sha` kept at `rel`.
+    pub async fn blob_at(&self, rel: &str, sha: &str) -> Result<Read<Vec<u8>>, BucketError> {
+        Ok(checked(self.get(rel).await?, sha, Ok))
     }
 }
 

@@ -319,19 +319,28 @@ async fn own_keys(remote: &Remote, p: &PreviewPointer) -> Result<HashSet<String>
         keys.extend(p.shards.iter().map(|s| p.shard_key(s)));
         return Ok(keys);
     }
-    let parse_root = |b: Vec<u8>| serde_json::from_slice::<layout::Root>(&b).ok();
-    let Some(root) = remote.get(&p.root_key()).await?.and_then(parse_root) else {
-        return Ok(keys);
-    };
-    for (_, sha) in &root.shards {
-        let key = p.shard_key(sha);
-        let parse = |b: Vec<u8>| serde_json::from_slice::<Vec<layout::RemoteEntry>>(&b).ok();
-        for e in remote.get(&key).await?.and_then(parse).unwrap_or_default() {
-            keys.insert(p.blob_key(&e.sha256));
-        }
-        keys.insert(key);
-    }
+    let (shards, blobs) = named(remote, p).await?;
+    keys.extend(shards.iter().map(|s| p.shard_key(s)));
+    keys.extend(blobs.iter().map(|b| p.blob_key(b)));
     Ok(keys)
+}
+
+/// The shards and blobs preview `p` names, by digest: its root and its shards, each read
+/// where `p` keeps it and checked against its digest (one that cannot be read names nothing).
+async fn named(
+    remote: &Remote,
+    p: &PreviewPointer,
+) -> Result<(Vec<String>, Vec<String>), DeployError> {
+    let Some(root) = remote.root_at(&p.root_key(), &p.manifest).await?.found() else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let mut blobs = Vec::new();
+    for (_, sha) in &root.shards {
+        let entries = remote.shard_at(&p.shard_key(sha), sha).await?.found();
+        blobs.extend(entries.unwrap_or_default().into_iter().map(|e| e.sha256));
+    }
+    let shards = root.shards.into_iter().map(|(_, s)| s).collect();
+    Ok((shards, blobs))
 }
 
 /// One preview as `preview list` shows it.
@@ -348,6 +357,21 @@ pub struct Listed {
 
 /// Every preview of the target, by name.
 pub async fn list(remote: &Remote, now: Instant) -> Result<Vec<Listed>, DeployError> {
+    Ok((pointers(remote).await?.into_iter())
+        .map(|p| Listed {
+            revision: format!("{}-{}", p.revision, p.build),
+            age_secs: (now.0 - p.made_at.0) / 1000,
+            name: p.name,
+            as_of: p.as_of,
+            drafts: p.drafts,
+            made_at: p.made_at,
+            files: p.files,
+        })
+        .collect())
+}
+
+/// The pointer of every preview of the target, by name (one listing of `previews/`).
+async fn pointers(remote: &Remote) -> Result<Vec<PreviewPointer>, DeployError> {
     let mut names: Vec<String> = (remote.list(preview::AREA).await?.into_iter())
         .filter_map(|(rel, _)| rel.strip_suffix("/preview.json").map(str::to_string))
         .filter(|n| preview::check_name(n).is_ok())
@@ -355,17 +379,7 @@ pub async fn list(remote: &Remote, now: Instant) -> Result<Vec<Listed>, DeployEr
     names.sort();
     let mut out = Vec::new();
     for name in names {
-        if let Some(p) = read(remote, &name).await? {
-            out.push(Listed {
-                revision: format!("{}-{}", p.revision, p.build),
-                age_secs: (now.0 - p.made_at.0) / 1000,
-                name,
-                as_of: p.as_of,
-                drafts: p.drafts,
-                made_at: p.made_at,
-                files: p.files,
-            });
-        }
+        out.extend(read(remote, &name).await?);
     }
     Ok(out)
 }
@@ -408,30 +422,13 @@ pub async fn prune(
 /// digests.
 pub async fn public_objects_in_use(remote: &Remote) -> Result<HashSet<String>, DeployError> {
     let mut used = HashSet::new();
-    for l in list(remote, Instant(0)).await? {
-        let Some(p) = read(remote, &l.name).await? else {
-            continue;
-        };
+    for p in pointers(remote).await? {
         if p.all_own {
             continue;
         }
-        let Some(root) = remote
-            .get(&p.root_key())
-            .await?
-            .and_then(|b| serde_json::from_slice::<layout::Root>(&b).ok())
-        else {
-            continue;
-        };
-        for (_, sha) in &root.shards {
-            let key = p.shard_key(sha);
-            let entries = (remote.get(&key).await?)
-                .and_then(|b| serde_json::from_slice::<Vec<layout::RemoteEntry>>(&b).ok())
-                .unwrap_or_default();
-            if !p.shards.contains(sha) {
-                used.insert(sha.clone());
-            }
-            used.extend(entries.into_iter().map(|e| e.sha256));
-        }
+        let (shards, blobs) = named(remote, &p).await?;
+        used.extend(shards.into_iter().filter(|s| !p.shards.contains(s)));
+        used.extend(blobs.into_iter().filter(|b| !p.objects.contains(b)));
     }
     Ok(used)
 }

@@ -38,6 +38,7 @@ use axum::response::{IntoResponse, Response};
 use fencepost_bucket::layout::{self, RemoteEntry, Root};
 use fencepost_bucket::preview::token::{Key, Valid};
 use fencepost_bucket::preview::{self, PreviewPointer, COOKIE, TOKEN_PARAM};
+use fencepost_bucket::read::Read;
 use fencepost_bucket::remote::Remote;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -140,10 +141,7 @@ impl Previews {
             },
             None => match self.cookie(headers, &name, now) {
                 Some(valid) => {
-                    let (resp, _) = self
-                        .serve(method, &name, &inner, headers, base_path, &valid)
-                        .await?;
-                    resp
+                    (self.serve(method, &name, &inner, headers, base_path, &valid)).await?
                 }
                 None => return self.refuse(&name, path, "no token"),
             },
@@ -196,7 +194,8 @@ impl Previews {
             }
             true => {
                 let body = rewrite::onward(name, &to);
-                let mut r = Response::new(Body::from(body.clone()));
+                let len = body.len();
+                let mut r = Response::new(Body::from(body));
                 let h = r.headers_mut();
                 h.insert(
                     header::CONTENT_TYPE,
@@ -210,7 +209,7 @@ impl Previews {
                     "x-content-type-options",
                     HeaderValue::from_static("nosniff"),
                 );
-                h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+                h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
                 r
             }
         };
@@ -232,7 +231,7 @@ impl Previews {
         headers: &HeaderMap,
         base_path: &str,
         valid: &Valid,
-    ) -> Option<(Response, u16)> {
+    ) -> Option<Response> {
         let started = std::time::Instant::now();
         let resp = match self.read(name, inner, base_path).await {
             Ok(Some(found)) => found.respond(method, headers, base_path),
@@ -248,22 +247,18 @@ impl Previews {
         let status = resp.status().as_u16();
         self.counts.served.fetch_add(1, Ordering::Relaxed);
         tracing::info!(target: "fencepost::preview", name, path = %inner.rel, token = %valid.id, status, us = started.elapsed().as_micros() as u64, "preview request");
-        Some((resp, status))
+        Some(resp)
     }
 
-    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
-        match tokio::time::timeout(self.timeout, self.remote.get(key)).await {
+    /// One bucket call within `serve.bucket_timeout_ms`.
+    async fn bounded<T>(
+        &self,
+        key: &str,
+        call: impl std::future::Future<Output = Result<T, fencepost_bucket::BucketError>>,
+    ) -> Result<T, String> {
+        match tokio::time::timeout(self.timeout, call).await {
             Ok(r) => r.map_err(|e| format!("reading {key}: {e}")),
             Err(_) => Err(format!("reading {key}: the bucket did not answer in time")),
-        }
-    }
-
-    /// An object of the preview, checked against its digest.
-    async fn addressed(&self, key: &str, sha: &str) -> Result<Vec<u8>, String> {
-        match self.get(key).await? {
-            Some(b) if layout::verified(&b, sha) => Ok(b),
-            Some(_) => Err(format!("{key} does not hash to its name; refused")),
-            None => Err(format!("{key} is missing")),
         }
     }
 
@@ -274,13 +269,18 @@ impl Previews {
         inner: &RequestPath,
         base_path: &str,
     ) -> Result<Option<Found>, String> {
-        let Some(bytes) = self.get(&preview::pointer_key(name)).await? else {
+        let key = preview::pointer_key(name);
+        let Some(bytes) = self.bounded(&key, self.remote.get(&key)).await? else {
             return Ok(None);
         };
         let p: PreviewPointer =
             serde_json::from_slice(&bytes).map_err(|e| format!("preview {name}: {e}"))?;
-        let root: Root = serde_json::from_slice(&self.addressed(&p.root_key(), &p.manifest).await?)
-            .map_err(|e| format!("preview {name}'s root: {e}"))?;
+        let key = p.root_key();
+        let root = found(
+            &key,
+            self.bounded(&key, self.remote.root_at(&key, &p.manifest))
+                .await?,
+        )?;
         if inner.rel.is_empty() && !inner.trailing_slash {
             let to = format!("{base_path}{}{name}/", preview::URL_PREFIX);
             return Ok(Some(Found::Redirect(to)));
@@ -300,7 +300,12 @@ impl Previews {
                 None => return Ok(Some(Found::Missing)),
             },
         };
-        let body = self.addressed(&p.blob_key(&e.sha256), &e.sha256).await?;
+        let key = p.blob_key(&e.sha256);
+        let body = found(
+            &key,
+            self.bounded(&key, self.remote.blob_at(&key, &e.sha256))
+                .await?,
+        )?;
         Ok(Some(Found::File {
             name: name.to_string(),
             revision: format!("{}-{}", p.revision, p.build),
@@ -322,10 +327,23 @@ impl Previews {
         let Some((_, sha)) = root.shards.iter().find(|(i, _)| *i == index) else {
             return Ok(None);
         };
-        let bytes = self.addressed(&p.shard_key(sha), sha).await?;
-        let entries: Vec<RemoteEntry> =
-            serde_json::from_slice(&bytes).map_err(|e| format!("shard {sha}: {e}"))?;
+        let key = p.shard_key(sha);
+        let entries = found(
+            &key,
+            self.bounded(&key, self.remote.shard_at(&key, sha)).await?,
+        )?;
         Ok(entries.into_iter().find(|e| e.path == path))
+    }
+}
+
+/// An object of a preview read whole and checked, or why it cannot be served (a 503: the
+/// reason goes to the log).
+fn found<T>(key: &str, read: Read<T>) -> Result<T, String> {
+    match read {
+        Read::Found(t) => Ok(t),
+        Read::Missing => Err(format!("{key} is missing")),
+        Read::Corrupt => Err(format!("{key} does not hash to its name; refused")),
+        Read::Unparsable(why) => Err(format!("{key}: {why}")),
     }
 }
 
