@@ -284,9 +284,8 @@ impl<'a> Build<'a> {
         let warm = (&mut *self.warm, self.signer.is_some());
         let source = match &self.opts.as_of {
             Some(scope) => {
-                let at = source::instant_of(self.site, scope, self.clock.now())?;
                 let rows = warm.0.pages(snap, false)?;
-                source::as_of_source(self.site, snap, rows, scope, at)?
+                source::as_of_source(self.site, snap, rows, scope, self.clock.now())?
             }
             None => snapshot::read_source(self.site, snap, &self.dest, self.clock, warm)?,
         };

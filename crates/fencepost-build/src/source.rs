@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 mod as_of;
 mod ledger_rows;
+pub(super) use as_of::as_of_source;
 pub use as_of::next_due_after;
-pub(super) use as_of::{as_of_source, instant_of};
 pub(super) use ledger_rows::ledger_source;
 
 /// Where a build gets its pages from.

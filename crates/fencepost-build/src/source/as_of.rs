@@ -20,19 +20,6 @@ use fencepost_ledger::Snapshot;
 use fencepost_site::Site;
 use std::collections::HashMap;
 
-/// The instant a preview shows: the one asked for, else the last instant any item of the
-/// checkout is due (every scheduled item and update shown), never before `now`.
-pub(crate) fn instant_of(site: &Site, scope: &AsOf, now: Instant) -> Result<Instant, BuildError> {
-    if let Some(at) = scope.at {
-        return Ok(at);
-    }
-    let mut cache = TreeCache::default();
-    let files = tree_files(site, &cache)?;
-    cache.refresh(site, &files)?;
-    let last = (cache.files.values()).map(|(_, t)| t.page.due).max();
-    Ok(last.map_or(now, |l| l.max(now)))
-}
-
 /// The next instant after `now` at which an item of the checkout is due (`preview deploy
 /// --as-of next`): what the public sees change next. Front matter only: no body is rendered.
 pub fn next_due_after(site: &Site, now: Instant) -> Result<Option<Instant>, BuildError> {
@@ -49,14 +36,21 @@ pub fn next_due_after(site: &Site, now: Instant) -> Result<Option<Instant>, Buil
     Ok(due.into_iter().min())
 }
 
-/// The site as it will be at `at`: see the module doc.
+/// The site as it will be at the scope's instant — the one asked for, else the last instant
+/// any item of the checkout is due (every scheduled item and update shown), never before
+/// `now`: see the module doc. The checkout is read once.
 pub(crate) fn as_of_source(
     site: &Site,
     snap: &Snapshot<'_>,
     rows: (Vec<PublicPage>, usize),
     scope: &AsOf,
-    at: Instant,
+    now: Instant,
 ) -> Result<Source, BuildError> {
+    let mut cache = TreeCache::default();
+    let files = tree_files(site, &cache)?;
+    cache.refresh(site, &files)?;
+    let last = (cache.files.values()).map(|(_, t)| t.page.due).max();
+    let at = scope.at.unwrap_or_else(|| last.map_or(now, |l| l.max(now)));
     let hashes: HashMap<(String, String), String> = (rows.0.iter())
         .map(|r| {
             (
@@ -70,9 +64,6 @@ pub(crate) fn as_of_source(
     let mut at_key: HashMap<(String, String), usize> = (source.pages.iter().enumerate())
         .map(|(i, p)| ((p.view.collection.to_string(), p.view.id.text()), i))
         .collect();
-    let mut cache = TreeCache::default();
-    let files = tree_files(site, &cache)?;
-    cache.refresh(site, &files)?;
     let mut row = 0i64;
     for (rel, _) in &files {
         let t = &cache.files[rel].1;
