@@ -121,7 +121,7 @@ fn deploy(ctx: &Ctx, a: DeployArgs) -> anyhow::Result<ExitCode> {
     let now = ctx.clock.now();
     let at = match a.as_of.as_deref() {
         None => None,
-        Some("next") => Some(fencepost_build::next_due_after(&site, now)?.unwrap_or(now)),
+        Some("next") => Some(fencepost_build::next_due_after(&site, now, a.drafts)?.unwrap_or(now)),
         Some(t) => Some(Instant::parse_rfc3339(t).map_err(|e| {
             anyhow::anyhow!("--as-of {t}: {e}: expected RFC 3339 (2026-12-01T00:10:00Z) or `next`")
         })?),

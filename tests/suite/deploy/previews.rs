@@ -23,7 +23,7 @@ fn site_with_changes() -> (TestSite, String) {
     );
     s.write(
         "content/posts/wip.md",
-        "+++\ntitle = \"Work in progress\"\npublish_at = 2026-11-20T09:00:00Z\ndraft = true\n+++\n\nA draft.\n",
+        "+++\ntitle = \"Work in progress\"\npublish_at = 2026-12-01T12:00:00Z\ndraft = true\n+++\n\nA draft.\n",
     );
     let hello = std::fs::read_to_string(s.path("content/posts/hello.md")).unwrap();
     s.write(
@@ -107,7 +107,7 @@ fn a_preview_shows_the_site_as_of_its_instant_and_decides_nothing() {
         preview_paths(&s).contains(&"posts/wip/index.html".to_string()),
         "--drafts"
     );
-    // `--as-of next`: the next instant an item is due.
+    // `--as-of next`: the next instant an item is due (the draft due before it does not count).
     let v = s.json(&[
         "preview", "deploy", "pr-2", "--to", &bucket, "--as-of", "next", "--now", BEFORE,
     ]);

@@ -21,8 +21,13 @@ use fencepost_site::Site;
 use std::collections::HashMap;
 
 /// The next instant after `now` at which an item of the checkout is due (`preview deploy
-/// --as-of next`): what the public sees change next. Front matter only: no body is rendered.
-pub fn next_due_after(site: &Site, now: Instant) -> Result<Option<Instant>, BuildError> {
+/// --as-of next`): what the public sees change next — a draft's only with `drafts`. Front
+/// matter only: no body is rendered.
+pub fn next_due_after(
+    site: &Site,
+    now: Instant,
+    drafts: bool,
+) -> Result<Option<Instant>, BuildError> {
     use rayon::prelude::*;
     let files = tree_files(site, &TreeCache::default())?;
     let max = site.config.publish.max_item_bytes;
@@ -30,7 +35,8 @@ pub fn next_due_after(site: &Site, now: Instant) -> Result<Option<Instant>, Buil
         .filter_map(|(rel, _)| {
             let coll = fencepost_site::content::owner(&site.collections, rel)?;
             let (item, _) = fencepost_site::content::read_item(&site.root, rel, max, coll).ok()?;
-            (!item.withdrawn && item.due > now).then_some(item.due)
+            let shown = !item.withdrawn && (drafts || !item.draft);
+            (shown && item.due > now).then_some(item.due)
         })
         .collect();
     Ok(due.into_iter().min())
