@@ -56,17 +56,17 @@ impl SiteInputs {
         site: &Site,
         source: &mut Source,
     ) -> Result<(templates::Templates, Vec<Planned>, Vec<LeftOut>), BuildError> {
+        let public = templates::files::public_content(&source.pages);
         let templates = templates::Templates::load(
             &site.root,
             &self.files.templates,
             &self.assets.urls,
             &site.collections,
-            (
-                &site.config,
-                templates::files::public_content(&source.pages),
-            ),
+            (&site.config, public.clone()),
+            site.image_store().join("processed"),
         )?;
         let (planned, left_out) = prepare(site, self, source)?;
+        templates.images.set_sources(&planned, public);
         Ok((templates, planned, left_out))
     }
 }

@@ -21,6 +21,7 @@ mod bundles;
 mod check;
 mod destination;
 pub mod fingerprint;
+mod images;
 mod inputs;
 pub mod links;
 mod memory;
@@ -143,6 +144,7 @@ fn build_once(
     let staged = build.stage(&mut reuse, &plan)?;
     let mut rendered = build.render(&plan, &staged, &source, &snap, prev.as_ref())?;
     drop(snap);
+    build.images(&plan, &mut rendered, &staged, prev.as_ref())?;
     build.record_base_url(&mut ledger)?;
     let mut broken = build.link_check(&rendered, prev.as_ref())?;
     build.hold(&mut rendered, &mut broken, &staged, prev.as_ref())?;
@@ -382,6 +384,20 @@ impl<'a> Build<'a> {
         Ok(rendered)
     }
 
+    /// The processed images the revision's pages show, linked in (see `images/revision.rs`).
+    fn images(
+        &mut self,
+        plan: &Plan,
+        rendered: &mut Rendered,
+        staged: &Staged,
+        prev: Option<&Previous>,
+    ) -> Result<(), BuildError> {
+        let session = &plan.templates.images;
+        images::revision::put(session, rendered, &staged.staging.path, prev)?;
+        self.phases.mark("images");
+        Ok(())
+    }
+
     /// The internal links checked (`--strict` makes a broken one an error).
     fn link_check(
         &mut self,
@@ -513,6 +529,7 @@ impl<'a> Build<'a> {
         self.phases.mark("manifest and rename");
         let dir = self.dest.dir(id);
         let held = done.rendered.held;
+        let images = done.plan.templates.images.counts();
         let kept = held.iter().filter(|h| h.previous_kept).count();
         let report = snapshot::report(
             &manifest,
@@ -540,6 +557,8 @@ impl<'a> Build<'a> {
             pages_read,
             left_out: done.plan.left_out,
             held_pages: held,
+            images_encoded: images.encoded,
+            images_cached: images.cached,
             ..report
         })
     }

@@ -63,7 +63,8 @@ fn url_attribute_before(b: &[u8], eq: usize) -> Option<&'static str> {
         .find(|n| n.as_bytes() == &b[start..eq])
 }
 
-/// `href`, `src`, `action` and `poster` values that point inside the site, without their
+/// `href`, `src`, `action` and `poster` values, and each candidate of a `srcset` (a processed
+/// image is a page's link like any other), that point inside the site, without their
 /// query or fragment, as site paths: `/a/b/` as written (with `base_path`, the site's own
 /// path from `base_url`, taken off: `/project/a/` is `/a/`; a root-relative link outside it
 /// is another site's), and a relative one (`cover.svg`, `../nowhere/`) resolved against the
@@ -77,14 +78,30 @@ pub fn internal_links(html: &str, page: &str, base_path: &str) -> Vec<String> {
     });
     let mut out = Vec::new();
     for (name, range) in url_attributes(html) {
-        if name == "srcset" {
-            continue;
+        let value = decode_entities(&html[range]);
+        // A `srcset` is a list of candidates, each a URL and its width or density.
+        let urls: Vec<&str> = match name {
+            "srcset" => (value.split(','))
+                .filter_map(|c| c.split_whitespace().next())
+                .collect(),
+            _ => vec![&value],
+        };
+        for v in urls {
+            link_of(v, base.as_deref(), base_path, &mut out);
         }
-        let v = decode_entities(&html[range]);
-        let v = v.split(['?', '#']).next().unwrap_or(&v);
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The site path `v` (an attribute's URL) links to, if it is one, pushed onto `out`.
+fn link_of(v: &str, base: Option<&str>, base_path: &str, out: &mut Vec<String>) {
+    let v = v.split(['?', '#']).next().unwrap_or(v);
+    {
         if v.starts_with('/') {
             if v.starts_with("//") {
-                continue;
+                return;
             }
             match v.strip_prefix(base_path) {
                 Some(rest) if base_path.is_empty() => out.push(rest.to_string()),
@@ -92,13 +109,10 @@ pub fn internal_links(html: &str, page: &str, base_path: &str) -> Vec<String> {
                 Some("") => out.push("/".to_string()),
                 _ => {}
             }
-        } else if let Some(base) = base.as_deref().filter(|_| is_relative_path(v)) {
+        } else if let Some(base) = base.filter(|_| is_relative_path(v)) {
             out.push(resolve_relative(base, v));
         }
     }
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// A relative reference to a path of this site: not empty (a link to the page itself, or
@@ -346,7 +360,8 @@ mod tests {
         assert_eq!(rebase(html, ""), html);
         assert_eq!(
             internal_links(&rebased, "posts/b/index.html", "/project"),
-            vec!["/i.png", "/posts/a/", "/posts/b/rel/", "/style.css"]
+            // Each candidate of a `srcset` is a link (`/i@2x.png`), checked like any other.
+            vec!["/i.png", "/i@2x.png", "/posts/a/", "/posts/b/rel/", "/style.css"]
         );
         // A root-relative link outside the base path is another site's, not a missing page.
         assert_eq!(

@@ -70,6 +70,7 @@ pub fn preview_in_memory(
         }
         files.insert(path, f);
     }
+    super::images::revision::into_memory(&templates.images, prev, &mut files);
     let report = MemoryReport {
         files: files.len(),
         rendered,

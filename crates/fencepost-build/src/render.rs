@@ -206,7 +206,30 @@ impl Renderer<'_> {
         self.site_context.clone()
     }
 
+    /// The bytes of planned file `p`; the images it asked for made once it is rendered (an
+    /// image that cannot be made holds it, as its template failing would).
     pub(super) fn render(
+        &self,
+        p: &Planned,
+        body: &dyn Fn(i64) -> Option<Arc<str>>,
+    ) -> Result<String, BuildError> {
+        match self.templates.images.page(|| self.render_page(p, body)) {
+            Ok(made) => made,
+            Err(failed) => Err(image_failed(failed, &p.path)),
+        }
+    }
+
+    /// A page's body with its images sized (see `images/body.rs`).
+    fn sized<'b>(
+        &self,
+        body: &'b str,
+        url: &str,
+        out: &str,
+    ) -> Result<std::borrow::Cow<'b, str>, BuildError> {
+        super::images::in_body(&self.templates.images, body, url).map_err(|f| image_failed(f, out))
+    }
+
+    fn render_page(
         &self,
         p: &Planned,
         body: &dyn Fn(i64) -> Option<Arc<str>>,
@@ -222,6 +245,7 @@ impl Renderer<'_> {
             Job::Item(i) => {
                 let (v, coll) = (&self.pages[*i].view, self.pages[*i].coll);
                 let b = body(v.row).ok_or_else(|| missing_body(v, out))?;
+                let b = self.sized(&b, &v.url, out)?;
                 let around = plan::neighbours(self.pages, *i);
                 c.insert("page", &self.item_context(coll, v, around, &b));
                 &self.collections.list[coll].template
@@ -229,6 +253,7 @@ impl Renderer<'_> {
             Job::Notice(i) => {
                 let n = &self.notices[*i];
                 let b = body(n.view.row).ok_or_else(|| missing_body(&n.view, out))?;
+                let b = self.sized(&b, &n.view.url, out)?;
                 let around = (n.view.prev.clone(), n.view.next.clone());
                 c.insert("page", &self.item_context(n.coll, &n.view, around, &b));
                 &self.collections.list[n.coll].withdrawn_template
@@ -418,6 +443,15 @@ impl Renderer<'_> {
             false => xml::atom(&head, &list),
         };
         Ok(xml)
+    }
+}
+
+/// A page held for an image of it that cannot be made: the image named as what failed.
+fn image_failed(f: super::images::Failed, output: &str) -> BuildError {
+    BuildError::Render {
+        template: f.source,
+        output: output.to_string(),
+        message: f.why,
     }
 }
 

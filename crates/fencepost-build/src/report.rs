@@ -170,6 +170,10 @@ pub struct Report {
     /// Public page rows read from the ledger: every page, or only those changed since the
     /// revision a long-lived process (`run`) kept from its last build (see `warm.rs`).
     pub pages_read: usize,
+    /// Processed images encoded by this build (`resize_image`, Markdown `srcset`s), and
+    /// those found already made in the cache (`<image store>/processed/`).
+    pub images_encoded: u64,
+    pub images_cached: u64,
 }
 
 pub(super) fn content_key(s: &str) -> String {

@@ -127,6 +127,8 @@ pub(super) fn point_to_built(
         linked_ahead: false,
         from_spare: false,
         pages_read: 0,
+        images_encoded: 0,
+        images_cached: 0,
     })
 }
 
@@ -348,5 +350,7 @@ pub(super) fn report(
         linked_ahead: false,
         from_spare: false,
         pages_read: 0,
+        images_encoded: 0,
+        images_cached: 0,
     }
 }

@@ -76,6 +76,8 @@ pub struct Templates {
     /// extends or imports one that does not load — each with why. A page rendered with one
     /// is held (see `HeldPage`); the others load and render as usual.
     pub broken: BTreeMap<String, String>,
+    /// This build's images (`resize_image`, Markdown images; see `images.rs`).
+    pub(crate) images: std::sync::Arc<crate::images::Session>,
 }
 
 pub use fencepost_site::guard::chain;
@@ -92,6 +94,7 @@ impl Templates {
         assets: &std::collections::BTreeMap<String, String>,
         collections: &Collections,
         (config, public): (&fencepost_config::Config, files::PublicContent),
+        image_cache: std::path::PathBuf,
     ) -> Result<Templates, BuildError> {
         let dir = root.join("templates");
         let required = required(collections);
@@ -124,7 +127,13 @@ impl Templates {
         tera.autoescape_on(vec![".html", ".htm", ".xml"]);
         tera.set_escape_fn(escape_html);
         tera.register_function("asset_url", AssetUrl(assets.clone()));
+        let images = crate::images::Session::new(image_cache, &config.images);
         files::register(&mut tera, root, &config.translations, public);
+        let session = images.clone();
+        tera.register_function(
+            "resize_image",
+            move |a: &std::collections::HashMap<String, tera::Value>| session.resize_image(a),
+        );
         // Zola's `markdown` filter, with the site's settings (shortcodes have it too).
         let markdown = fencepost_site::shortcodes::MarkdownFilter(config.markdown);
         tera.register_filter("markdown", markdown);
@@ -132,6 +141,7 @@ impl Templates {
         Ok(Templates {
             tera,
             broken,
+            images,
             max_page_bytes: config.build.max_page_bytes,
         })
     }

@@ -337,7 +337,7 @@ pub enum TemplateDialect {
 
 impl TemplateDialect {
     /// Functions of Zola that fencepost's Zola mode does not have (see `build/zola.rs`).
-    pub const ZOLA_MISSING_FUNCTIONS: &'static [&'static str] = &["resize_image"];
+    pub const ZOLA_MISSING_FUNCTIONS: &'static [&'static str] = &[];
 
     /// In Zola mode, a collection page size at or above this means "not paginated" (what the
     /// import writes for a Zola section without `paginate_by`): no `paginator`.
@@ -421,6 +421,22 @@ pub struct ImagesConfig {
     pub max_bytes: u64,
     /// Timeout for fetching one http(s) image, in seconds.
     pub fetch_timeout_secs: u64,
+    /// Markdown images: the widths of the processed versions a page's `<img>` offers in its
+    /// `srcset` (none: the image as it is, with its `width` and `height`). docs/images.md.
+    pub widths: Vec<u32>,
+    /// Markdown images: the formats offered as `<picture>` sources, best first (`avif`,
+    /// `webp`, `jpg`, `png`); none: the `srcset` in the source's own kind (Zola's `auto`).
+    pub formats: Vec<String>,
+    /// Markdown images: the `sizes` attribute beside a `srcset` (default: the full width of
+    /// the viewport up to the largest version's width).
+    pub sizes: Option<String>,
+    /// Markdown images: the quality of lossy versions (JPEG, WebP, AVIF), 1 to 100.
+    pub quality: u8,
+    /// Markdown images: AVIF's encoder speed, 1 (smallest files) to 10 (fastest).
+    pub avif_speed: u8,
+    /// The most pixels a source may have (its header is read first: a decompression bomb is
+    /// refused before anything is allocated for it).
+    pub max_pixels: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -501,6 +517,12 @@ impl Default for ImagesConfig {
             store: PathBuf::from(".fencepost/images"),
             max_bytes: 20 * 1024 * 1024,
             fetch_timeout_secs: 30,
+            widths: Vec::new(),
+            formats: Vec::new(),
+            sizes: None,
+            quality: 80,
+            avif_speed: 8,
+            max_pixels: 120_000_000,
         }
     }
 }

@@ -54,6 +54,12 @@ impl Config {
             let why = "feeds are \"atom\" and \"rss\" (Atom is always written; \"rss\" adds rss.xml beside each atom.xml)";
             return Err(invalid("feeds", format!("{bad:?}"), why));
         }
+        if let Some(bad) = (self.images.formats.iter())
+            .find(|f| !["avif", "webp", "jpg", "png"].contains(&f.as_str()))
+        {
+            let why = "image formats are \"avif\", \"webp\", \"jpg\" and \"png\", best first";
+            return Err(invalid("images.formats", format!("{bad:?}"), why));
+        }
         for pattern in &self.security.getenv {
             if let Err(e) = regex::Regex::new(pattern) {
                 let why = "must be regular expressions over variable names (as Hugo's security.funcs.getenv): the first that does not parse is named";
@@ -142,6 +148,10 @@ impl Config {
             ("publish.max_attempts", p.max_attempts.into(), (1, 1000), "must be between 1 and 1000"),
             ("publish.max_item_bytes", n(p.max_item_bytes), (1, i128::MAX), "must be at least 1"),
             ("images.fetch_timeout_secs", n(i.fetch_timeout_secs), (1, 3600), "must be between 1 and 3600 (0 would mean no timeout at all)"),
+            ("images.quality", i.quality.into(), (1, 100), "must be between 1 and 100"),
+            ("images.avif_speed", i.avif_speed.into(), (1, 10), "must be between 1 (smallest) and 10 (fastest)"),
+            ("images.max_pixels", n(i.max_pixels), (1, i128::MAX), "must be at least 1"),
+            ("images.widths", i.widths.iter().map(|w| i128::from(*w)).min().unwrap_or(1), (1, 20_000), "each width must be between 1 and 20000 pixels"),
             ("publish.batch_size", z(p.batch_size), (1, 10_000), "must be between 1 and 10000"),
             ("publish.mass_withdrawal_items", z(p.mass_withdrawal_items), (0, i128::MAX), "must be 0 or more"),
             // A share, in thousandths: 0 (none) to 1000 (every item).

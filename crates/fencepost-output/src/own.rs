@@ -22,6 +22,11 @@ pub const DIR: &str = ".fencepost";
 /// The pages a build held (`HeldPage`s as JSON), in the folder; absent when none were.
 pub const HELD: &str = "held.json";
 
+/// The processed images each page of the revision shows (`{page path: [image name]}` as
+/// JSON; the build's `images/revision.rs`): what a page reused by the next build still
+/// needs. Absent when no page shows one.
+pub const IMAGES: &str = "images.json";
+
 /// The manifest's name (`manifest::FILE`): named here, where every own file is, so the
 /// manifest and its index stand on this module and not the other way round.
 pub const MANIFEST: &str = "manifest.json";
@@ -61,7 +66,7 @@ impl Layout {
     /// Its own files' names, as paths under the revision's root (`.fencepost/manifest.json`
     /// or `manifest.json`): what is not a file of the site.
     pub fn own_paths(self) -> Vec<String> {
-        let names = [MANIFEST, INDEX, HELD];
+        let names = [MANIFEST, INDEX, HELD, IMAGES];
         match self {
             Layout::Own => names.iter().map(|n| format!("{DIR}/{n}")).collect(),
             Layout::Root => names[..2].iter().map(|n| n.to_string()).collect(),
@@ -90,6 +95,19 @@ pub fn write_held(dir: &Path, json: &[u8]) -> Result<(), super::OutputError> {
     let folder = dir.join(DIR);
     std::fs::create_dir_all(&folder).map_err(super::io_err(&folder))?;
     let path = folder.join(HELD);
+    std::fs::write(&path, json).map_err(super::io_err(&path))
+}
+
+/// The processed images of the revision at `dir`, as the JSON the build wrote.
+pub fn images(dir: &Path) -> Option<Vec<u8>> {
+    std::fs::read(dir.join(DIR).join(IMAGES)).ok()
+}
+
+/// Writes the processed images' JSON into staging folder `dir`.
+pub fn write_images(dir: &Path, json: &[u8]) -> Result<(), super::OutputError> {
+    let folder = dir.join(DIR);
+    std::fs::create_dir_all(&folder).map_err(super::io_err(&folder))?;
+    let path = folder.join(IMAGES);
     std::fs::write(&path, json).map_err(super::io_err(&path))
 }
 
