@@ -361,7 +361,13 @@ mod tests {
         assert_eq!(
             internal_links(&rebased, "posts/b/index.html", "/project"),
             // Each candidate of a `srcset` is a link (`/i@2x.png`), checked like any other.
-            vec!["/i.png", "/i@2x.png", "/posts/a/", "/posts/b/rel/", "/style.css"]
+            vec![
+                "/i.png",
+                "/i@2x.png",
+                "/posts/a/",
+                "/posts/b/rel/",
+                "/style.css"
+            ]
         );
         // A root-relative link outside the base path is another site's, not a missing page.
         assert_eq!(

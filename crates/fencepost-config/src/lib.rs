@@ -3,6 +3,7 @@
 //! that is silently ignored is worse than a refusal.
 
 pub mod collections;
+pub mod images;
 mod markdown;
 pub mod names;
 pub mod preview;
@@ -14,6 +15,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use images::ImagesConfig;
 pub use markdown::MarkdownConfig;
 
 pub const CONFIG_FILE: &str = "fencepost.toml";
@@ -414,33 +416,6 @@ pub struct LedgerConfig {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct ImagesConfig {
-    /// Content-addressed image store, relative to the site root.
-    pub store: PathBuf,
-    /// Largest image accepted, in bytes.
-    pub max_bytes: u64,
-    /// Timeout for fetching one http(s) image, in seconds.
-    pub fetch_timeout_secs: u64,
-    /// Markdown images: the widths of the processed versions a page's `<img>` offers in its
-    /// `srcset` (none: the image as it is, with its `width` and `height`). docs/images.md.
-    pub widths: Vec<u32>,
-    /// Markdown images: the formats offered as `<picture>` sources, best first (`avif`,
-    /// `webp`, `jpg`, `png`); none: the `srcset` in the source's own kind (Zola's `auto`).
-    pub formats: Vec<String>,
-    /// Markdown images: the `sizes` attribute beside a `srcset` (default: the full width of
-    /// the viewport up to the largest version's width).
-    pub sizes: Option<String>,
-    /// Markdown images: the quality of lossy versions (JPEG, WebP, AVIF), 1 to 100.
-    pub quality: u8,
-    /// Markdown images: AVIF's encoder speed, 1 (smallest files) to 10 (fastest).
-    pub avif_speed: u8,
-    /// The most pixels a source may have (its header is read first: a decompression bomb is
-    /// refused before anything is allocated for it).
-    pub max_pixels: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
 pub struct ResultsConfig {
     /// At most this many `daily_results` rows per puzzle.
     pub max_per_puzzle: i64,
@@ -507,22 +482,6 @@ impl Default for LedgerConfig {
             busy_timeout_ms: 30_000,
             site_id: None,
             clock_tolerance_ms: 5_000,
-        }
-    }
-}
-
-impl Default for ImagesConfig {
-    fn default() -> Self {
-        ImagesConfig {
-            store: PathBuf::from(".fencepost/images"),
-            max_bytes: 20 * 1024 * 1024,
-            fetch_timeout_secs: 30,
-            widths: Vec::new(),
-            formats: Vec::new(),
-            sizes: None,
-            quality: 80,
-            avif_speed: 8,
-            max_pixels: 120_000_000,
         }
     }
 }

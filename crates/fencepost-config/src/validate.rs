@@ -54,12 +54,7 @@ impl Config {
             let why = "feeds are \"atom\" and \"rss\" (Atom is always written; \"rss\" adds rss.xml beside each atom.xml)";
             return Err(invalid("feeds", format!("{bad:?}"), why));
         }
-        if let Some(bad) = (self.images.formats.iter())
-            .find(|f| !["avif", "webp", "jpg", "png"].contains(&f.as_str()))
-        {
-            let why = "image formats are \"avif\", \"webp\", \"jpg\" and \"png\", best first";
-            return Err(invalid("images.formats", format!("{bad:?}"), why));
-        }
+        self.images.check(path)?;
         for pattern in &self.security.getenv {
             if let Err(e) = regex::Regex::new(pattern) {
                 let why = "must be regular expressions over variable names (as Hugo's security.funcs.getenv): the first that does not parse is named";

@@ -18,8 +18,9 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("records", &["ledger", "output"]),
     // How a site is configured; a bucket's layout and pointer (finished revisions remote).
     ("settings and buckets", &["config", "bucket"]),
-    // The site as a whole: its content, Markdown, images, results and starters.
-    ("the site", &["site"]),
+    // The site as a whole: its content, Markdown, images, results and starters; and the
+    // pixels of its images (resized, encoded, cached: `images`).
+    ("the site", &["site", "images"]),
     // The origins, over `public/current` or a bucket: they stand on finished output only,
     // never on a step of the build.
     ("the origins", &["serve"]),
