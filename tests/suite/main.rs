@@ -20,6 +20,7 @@ mod deploy;
 mod docs;
 mod history;
 mod house;
+mod images;
 mod import;
 mod ledger;
 mod origins;

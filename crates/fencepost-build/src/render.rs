@@ -264,7 +264,7 @@ impl Renderer<'_> {
             Job::ListIndex(ci, v) => self.list_index(*ci, v, &mut c),
             Job::List(ci, v) => self.list(*ci, v, &mut c),
             Job::Plain(v) => {
-                let body_html = &v.body_html;
+                let body_html = &self.sized(&v.body_html, &v.url, out)?;
                 c.insert("page", &PlainPage { view: v, body_html });
                 &v.template
             }

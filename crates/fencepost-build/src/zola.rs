@@ -17,8 +17,8 @@
 //! template that needs an absolute URL writes `config.base_url ~ page.path`. Rejected:
 //! translating the templates to fencepost's variables (a Zola theme would stop being one).
 //! Zola's file functions and filters (`load_data`, `get_hash`, `base64_encode`, …) are every
-//! site's (`templates/files.rs`). `get_image_metadata` and `trans` too. Not provided yet:
-//! `resize_image` (a call holds its page, named). `page.toc` is read from the page's headings
+//! site's (`templates/files.rs`). `get_image_metadata`, `trans` and `resize_image`
+//! (`images.rs`) too. `page.toc` is read from the page's headings
 //! (`toc.rs`); `subsections` are ordered by their collections' `weight`, then path.
 
 mod context;

@@ -7,10 +7,10 @@
 //! `<name>/single.html` and `<name>/list.html`. A template fencepost needs that the site
 //! lacks (Zola has built-in ones) is written as a plain one and reported.
 //!
-//! Never all or nothing: a template that calls a function fencepost does not have yet
-//! (`resize_image`) is kept with the rest, and each call is
-//! reported with its file and line — it costs only the pages rendered with that template,
-//! which the build holds, named (it used to cost every template of the theme). Zola's other
+//! Never all or nothing: a template that calls a function fencepost does not have
+//! (`TemplateDialect::ZOLA_MISSING_FUNCTIONS`: none since issue 81 brought `resize_image`)
+//! is kept with the rest, and each call is reported with its file and line — it costs only
+//! the pages rendered with that template, which the build holds, named. Zola's other
 //! functions and filters (`load_data`, `get_hash`, `base64_encode`, `regex_replace`, …) run
 //! (`build/templates/files.rs`). Shortcode templates (`templates/shortcodes/`) are kept where
 //! they can render here ([`shortcodes`]; `fencepost_site::shortcodes` renders them at

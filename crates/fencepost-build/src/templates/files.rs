@@ -21,8 +21,7 @@
 //! `width`, `height`, `format` and `mime` as Zola does (`imagesize` reads the header: PNG,
 //! JPEG, GIF, WebP, AVIF, BMP, …; an SVG's `width`/`height`, else its `viewBox`).
 //! `trans(key, lang)` answers from the site's `[translations]` (one language: a `lang` other
-//! than the default's is an error naming it). Zola's `resize_image` is not here yet: it
-//! answers with that, naming itself, and only the pages whose templates call it are held.
+//! than the default's is an error naming it). Zola's `resize_image` is `images.rs`'.
 
 use base64::Engine;
 use serde_json::{json, Value};
