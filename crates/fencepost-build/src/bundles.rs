@@ -2,6 +2,13 @@
 //! pages in this revision (so an embargoed bundle's image is nowhere before its instant), and
 //! only when the file still has the bytes the ledger recorded for the page. A file edited
 //! since it was published is left out and named (`left_out`), never shipped unpublished.
+//!
+//! A file is checked by its digest, known by its stat where the build read it before
+//! (`digests.rs`), and carried as its path (`CopySource::File`): a site of photos is neither
+//! read whole nor held in memory by each build. Its bytes are read where they are needed — a
+//! new revision's copy, a resize — and checked against the digest again there.
+
+mod digests;
 
 use super::page::PageInput;
 use super::plan::{CopySource, ResourceInput};
@@ -9,12 +16,24 @@ use super::report::LeftOut;
 use fencepost_config::collections::Collections;
 use fencepost_site::content::bundle;
 use fencepost_site::content::claims::url_to_path;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 
 /// Reads the resources of every page of `pages` that has some, checked against the ledger.
 pub(super) fn read(
+    (root, state): (&Path, &Path),
+    collections: &Collections,
+    pages: &[PageInput],
+    left_out: &mut Vec<LeftOut>,
+) -> Vec<ResourceInput> {
+    let mut digests = digests::Digests::load(state);
+    let out = read_with(root, &mut digests, collections, pages, left_out);
+    digests.save(state);
+    out
+}
+
+fn read_with(
     root: &Path,
+    digests: &mut digests::Digests,
     collections: &Collections,
     pages: &[PageInput],
     left_out: &mut Vec<LeftOut>,
@@ -39,14 +58,14 @@ pub(super) fn read(
                 .components()
                 .all(|c| matches!(c, std::path::Component::Normal(_)));
             let got = match plain && !r.name.is_empty() {
-                true => checked(root, &r),
+                true => checked(root, digests, &r),
                 false => Err(format!("{:?} is not a path beside the page", r.name)),
             };
             match got {
-                Ok(bytes) => out.push(ResourceInput {
+                Ok(file) => out.push(ResourceInput {
                     of: of.clone(),
                     path,
-                    source: CopySource::Bytes(Arc::new(bytes)),
+                    source: CopySource::File(file),
                     sha256: r.sha256,
                 }),
                 Err(why) => {
@@ -63,8 +82,12 @@ pub(super) fn read(
     out
 }
 
-/// The resource's bytes, when its file still has the ones recorded.
-fn checked(root: &Path, r: &bundle::Resource) -> Result<Vec<u8>, String> {
+/// The resource's file, when it still has the bytes recorded.
+fn checked(
+    root: &Path,
+    digests: &mut digests::Digests,
+    r: &bundle::Resource,
+) -> Result<PathBuf, String> {
     let rel = Path::new(&r.path);
     let inside = rel.starts_with("content")
         && rel
@@ -73,17 +96,17 @@ fn checked(root: &Path, r: &bundle::Resource) -> Result<Vec<u8>, String> {
     if !inside {
         return Err(format!("{} is not a file under content/", r.path));
     }
-    let bytes = std::fs::read(root.join(rel)).map_err(|e| {
+    let sha = digests.sha256(root, &r.path).map_err(|e| {
         format!(
             "{} cannot be read ({e}): restore it, or run `fencepost publish`",
             r.path
         )
     })?;
-    if fencepost_core::digest::sha256_hex(&bytes) != r.sha256 {
+    if sha != r.sha256 {
         return Err(format!(
             "{} has changed since it was published: run `fencepost publish` to publish the change",
             r.path
         ));
     }
-    Ok(bytes)
+    Ok(root.join(rel))
 }

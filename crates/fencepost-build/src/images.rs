@@ -48,10 +48,18 @@ struct Pending {
     outputs: Vec<Output>,
 }
 
+/// What the page being rendered asked for: the outputs, by source sha256, and the sources it
+/// read, by the path it named them with (each read once a page).
+#[derive(Default)]
+struct PageWork {
+    pending: BTreeMap<String, Pending>,
+    read: HashMap<String, (Source, Meta)>,
+}
+
 thread_local! {
-    /// The outputs the page being rendered on this thread asked for, by source sha256: a stack,
-    /// as a thread waiting inside one page's render may render another's.
-    static PAGE: RefCell<Vec<BTreeMap<String, Pending>>> = const { RefCell::new(Vec::new()) };
+    /// The page being rendered on this thread: a stack, as a thread waiting inside one page's
+    /// render may render another's.
+    static PAGE: RefCell<Vec<PageWork>> = const { RefCell::new(Vec::new()) };
 }
 
 /// One build's images: the cache, the sources, what was made.
@@ -106,6 +114,23 @@ impl Session {
     /// `content/blog/x/b.png`), else a path of the revision (`a.jpg`, `blog/x/b.png`), else a
     /// bundle file by its path under `content/` — with its header, or `None`.
     fn find(&self, path: &str) -> Result<Option<(Source, Meta)>, ImageError> {
+        let seen = PAGE.with(|p| (p.borrow().last()).and_then(|w| w.read.get(path).cloned()));
+        if let Some(found) = seen {
+            return Ok(Some(found));
+        }
+        let found = self.read(path)?;
+        if let Some(f) = &found {
+            PAGE.with(|p| {
+                if let Some(w) = p.borrow_mut().last_mut() {
+                    w.read.insert(path.to_string(), f.clone());
+                }
+            });
+        }
+        Ok(found)
+    }
+
+    /// [`Session::find`], read.
+    fn read(&self, path: &str) -> Result<Option<(Source, Meta)>, ImageError> {
         let Some(s) = self.sources.get() else {
             return Ok(None);
         };
@@ -122,15 +147,10 @@ impl Session {
         let Some((copy, sha256)) = found else {
             return Ok(None);
         };
-        let bytes = match copy {
-            CopySource::Bytes(b) => b,
-            CopySource::Blob(p) => {
-                Arc::new(std::fs::read(&p).map_err(|source| ImageError::Io {
-                    path: p.clone(),
-                    source,
-                })?)
-            }
-        };
+        let bytes = copy.bytes(&sha256).map_err(|source| ImageError::Io {
+            path: path.into(),
+            source,
+        })?;
         let source = Source {
             name: path.to_string(),
             bytes,
@@ -171,7 +191,7 @@ impl Session {
             outputs: vec![out.clone()],
         };
         let queued = PAGE.with(|p| match p.borrow_mut().last_mut() {
-            Some(page) => {
+            Some(PageWork { pending: page, .. }) => {
                 match page.get_mut(&pending.source.sha256) {
                     Some(q) if !q.outputs.contains(&out) => q.outputs.push(out.clone()),
                     Some(_) => {}
@@ -194,9 +214,11 @@ impl Session {
         &self,
         render: impl FnOnce() -> Result<T, E>,
     ) -> Result<Result<T, E>, Failed> {
-        PAGE.with(|p| p.borrow_mut().push(BTreeMap::new()));
+        PAGE.with(|p| p.borrow_mut().push(PageWork::default()));
         let made = render();
-        let wanted = PAGE.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        let wanted = (PAGE.with(|p| p.borrow_mut().pop()))
+            .unwrap_or_default()
+            .pending;
         if made.is_ok() {
             for pending in wanted.values() {
                 self.make(pending).map_err(|e| Failed {

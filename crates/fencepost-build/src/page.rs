@@ -119,6 +119,30 @@ pub enum CopySource {
     /// holds, even when the file is rewritten while the build runs; a hard link would even
     /// let a later edit reach into a finished revision.
     Bytes(Arc<Vec<u8>>),
+    /// A file whose digest the plan checked (a page bundle's photo: `bundles.rs`), read when
+    /// its bytes are needed and checked again then — copied, never linked, so a later edit
+    /// cannot reach into a finished revision.
+    File(PathBuf),
+}
+
+impl CopySource {
+    /// Its bytes; a [`CopySource::File`]'s only while they still have digest `sha256`.
+    pub fn bytes(&self, sha256: &str) -> std::io::Result<Arc<Vec<u8>>> {
+        match self {
+            CopySource::Bytes(b) => Ok(b.clone()),
+            CopySource::Blob(p) => std::fs::read(p).map(Arc::new),
+            CopySource::File(p) => {
+                let bytes = std::fs::read(p)?;
+                match fencepost_core::digest::sha256_hex(&bytes) == sha256 {
+                    true => Ok(Arc::new(bytes)),
+                    false => Err(std::io::Error::other(format!(
+                        "{} has changed since this build checked it: build again",
+                        p.display()
+                    ))),
+                }
+            }
+        }
+    }
 }
 
 /// A file copied as is: a static file or a stored image.

@@ -17,9 +17,15 @@ mod beneath;
 pub(super) use beneath::Beneath;
 
 /// Puts a copied input at `dst` and returns its size: a blob is linked, bytes read when the
-/// build started are written as they are (see [`CopySource`]).
-pub(super) fn copy_input(source: &CopySource, dst: &Path) -> Result<u64, BuildError> {
+/// build started are written as they are, a checked file is read, checked against `sha256`
+/// again and written (see [`CopySource`]).
+pub(super) fn copy_input(source: &CopySource, sha256: &str, dst: &Path) -> Result<u64, BuildError> {
     match source {
+        CopySource::File(src) => {
+            let bytes = source.bytes(sha256).map_err(io(src))?;
+            std::fs::write(dst, &bytes[..]).map_err(io(dst))?;
+            Ok(bytes.len() as u64)
+        }
         CopySource::Blob(src) => {
             link_or_copy(src, dst)?;
             Ok(dst.metadata().map_err(io(dst))?.len())
@@ -365,7 +371,11 @@ impl Sink for DirSink<'_> {
         let (sha256, bytes, links) = match made {
             Made::Copy(source, sha256) => {
                 let dst = place(self.staging, &p.path)?;
-                (sha256.to_string(), copy_input(source, &dst)?, Vec::new())
+                (
+                    sha256.to_string(),
+                    copy_input(source, sha256, &dst)?,
+                    Vec::new(),
+                )
             }
             Made::Rendered(out) => {
                 self.beneath.write(&p.path, out.as_bytes())?;
@@ -424,7 +434,7 @@ impl<'a> Sink for MemorySink<'a> {
         let bytes = match made {
             Made::Rendered(b) => b.into_bytes(),
             Made::Copy(CopySource::Bytes(b), _) => b.to_vec(),
-            Made::Copy(CopySource::Blob(src), _) => std::fs::read(src).map_err(io(src))?,
+            Made::Copy(source, sha256) => (source.bytes(sha256)).map_err(io(&p.path))?.to_vec(),
         };
         Ok((
             p.path.clone(),
