@@ -253,6 +253,17 @@ fn render(
                 None => img,
             }
         }
+        // A site's own image shortcodes (Hugo's documentation calls its example `imgproc`):
+        // their template resizes with Hugo's image functions, which do not come along; the
+        // image becomes a Markdown image, which `[images]` sizes and gives its `srcset`.
+        "img" | "image" | "imgproc" | "picture" | "resize" | "responsive-image" => {
+            let src = (call.arg("src", usize::MAX))
+                .or(call.positional.first().map(String::as_str).filter(|p| p.contains('.')))
+                .filter(|s| !s.is_empty())
+                .ok_or("is an image shortcode whose file its arguments do not name (no `src`, no file as its first argument): Hugo found it by its template")?;
+            let alt = call.arg("alt", usize::MAX).or(call.arg("caption", usize::MAX));
+            format!("![{}]({src})", alt.unwrap_or("").replace(['[', ']'], ""))
+        }
         "highlight" => {
             let code = inner.ok_or("has no closing {{< /highlight >}}")?;
             let lang = call.positional.first().map(String::as_str).unwrap_or("");
@@ -368,6 +379,16 @@ mod tests {
             out,
             "```md\n{{< figure align=center src=\"image.jpg\" >}}\n{{% notice %}}\n```\n"
         );
+    }
+
+    /// Issue 81: a site's own image shortcodes become Markdown images (which `[images]`
+    /// sizes); one whose arguments name no file is reported, saying it is an image.
+    #[test]
+    fn image_shortcodes_become_markdown_images_or_are_named() {
+        let (out, r) = conv("{{< img src=\"a/b.jpg\" alt=\"B\" >}}\n{{< imgproc \"sunset.jpg\" Fill \"600x400\" >}}\n{{< imgproc sunset Fill \"600x400\" >}}");
+        assert!(out.contains("![B](a/b.jpg)") && out.contains("![](sunset.jpg)"), "{out}");
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(r[0].why.contains("image shortcode"), "{r:?}");
     }
 
     #[test]
