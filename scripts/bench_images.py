@@ -1,6 +1,6 @@
 """`scripts/bench images [N]`: image processing against Zola and Hugo (issue 81).
 
-N photos (default 1000), each a distinct 4000 x 3000 JPEG (quality 90, ~3 MB; generated once
+N photos (default 1000), each a distinct 4000 x 3000 JPEG (quality 90, ~1.1 MB; generated once
 with Pillow into BENCH_DIR/images-N, two processes), each in its own page bundle, and the
 same work asked of all three: every photo at widths 480, 960 and 1600, WebP quality 80,
 Lanczos3 —
@@ -199,10 +199,40 @@ def bench_images(b, n):
         b.log(f"round {r + 1}", {k: v[-1] for k, v in new.items()})
     med = lambda xs, k: statistics.median(x[k] for x in xs)
     print(f"\n{n:,} photos of 4000 x 3000 (JPEG q90), each at widths 480, 960, 1600 in WebP q80 (Lanczos3); "
-          f"Zola {zv}, Hugo {hv}, 2 cores; peak RSS by /usr/bin/time\n")
+          f"Zola {zv}, Hugo {hv}, {len(os.sched_getaffinity(0))} cores; peak RSS by /usr/bin/time\n")
     print("| | cold: s | versions | peak RSS MiB | cold vs fencepost | one new photo: s (median) | versions | peak RSS MiB |")
     print("|---|---|---|---|---|---|---|---|")
     for name in ("fencepost", "zola", "hugo"):
         c = cold[name]
         print(f"| {name} | {c[0]:.1f} | {c[2]:,} | {c[1]:.0f} | {c[0] / cold['fencepost'][0]:.2f}x | "
               f"{med(new[name], 0):.2f} | {med(new[name], 2):.0f} | {med(new[name], 1):.0f} |")
+
+
+def bench_avif(b, n):
+    """`scripts/bench images-avif [N]` (default 10): what `[images] avif_speed` buys — the same
+    N photos at widths 480, 960, 1600 in AVIF quality 80 at speeds 5 (Zola's default), 8 (ours)
+    and 10, and in WebP quality 80 for scale: wall time of a cold build's images and the
+    versions' bytes."""
+    b.build_fencepost()
+    src = photos(b, 1000)
+    root = os.path.join(b.TMPFS, f"img-avif-{n}")
+    fencepost_site(b, root, src, n)
+    toml = os.path.join(root, "fencepost.toml")
+    text = open(toml).read()
+    subprocess.run([b.FP, "--site", root, "publish", "--now", b.NOW], check=True, capture_output=True)
+    rows = []
+    for label, fmt, speed in [("AVIF speed 5", "avif", 5), ("AVIF speed 8", "avif", 8), ("AVIF speed 10", "avif", 10), ("WebP", "webp", 8)]:
+        with open(toml, "w") as f:
+            f.write(text.replace('formats = ["webp"]', f'formats = ["{fmt}"]\navif_speed = {speed}'))
+        shutil.rmtree(os.path.join(root, ".fencepost", "images", "processed"), ignore_errors=True)
+        shutil.rmtree(os.path.join(root, "public"), ignore_errors=True)
+        t, rss, out = b.run([b.FP, "--site", root, "build", "--json", "--now", b.NOW])
+        made = os.path.join(root, ".fencepost", "images", "processed")
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(made) for f in fs)
+        rows.append((label, t, json.loads(out)["images_encoded"], size))
+        b.log(rows[-1])
+    print(f"\n{n} photos of 4000 x 3000, widths 480, 960, 1600, quality 80, 2 cores\n")
+    print("| format | cold build s | versions | bytes of the versions | per version s (core) |")
+    print("|---|---|---|---|---|")
+    for label, t, k, size in rows:
+        print(f"| {label} | {t:.1f} | {k} | {size:,} | {2 * t / max(k, 1):.2f} |")

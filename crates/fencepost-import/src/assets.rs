@@ -51,10 +51,25 @@ pub(super) fn copy_site_files(
     config: &Config,
     plan: &mut Plan,
 ) -> Result<(), ImportError> {
+    let mut zolas_versions = 0;
     for (rel, path) in files_under(src, "static", plan) {
+        // Zola's `resize_image` output (its cache, often committed): fencepost makes its own
+        // versions under its own names (docs/images.md), so these would be dead weight.
+        if config.dialect == Dialect::Zola && rel.starts_with("processed_images/") {
+            zolas_versions += 1;
+            continue;
+        }
         let bytes = std::fs::read(&path).map_err(|source| ImportError::Read { path, source })?;
         plan.put(&format!("static/{rel}"), bytes);
         plan.report.static_files += 1;
+    }
+    if zolas_versions > 0 {
+        plan.report.not_converted.push(super::plan::Unconverted {
+            file: "static/processed_images/".into(),
+            line: None,
+            what: format!("{zolas_versions} files of Zola's resize_image output"),
+            why: "Zola's image cache: fencepost makes each version again, once, under its own name (docs/images.md)".into(),
+        });
     }
     copy_loose(src, &config.content_dir, plan)?;
     if config.dialect == Dialect::Hugo {

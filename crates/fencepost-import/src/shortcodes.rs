@@ -261,7 +261,13 @@ fn render(
                 .or(call.positional.first().map(String::as_str).filter(|p| p.contains('.')))
                 .filter(|s| !s.is_empty())
                 .ok_or("is an image shortcode whose file its arguments do not name (no `src`, no file as its first argument): Hugo found it by its template")?;
-            let alt = call.arg("alt", usize::MAX).or(call.arg("caption", usize::MAX));
+            let ext = src.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+            if src.contains(':') || !["jpg", "jpeg", "png", "webp", "gif"].contains(&ext.as_str()) {
+                return Err(format!("is an image shortcode of {src:?}, not a JPEG, PNG, WebP or GIF of the site that `[images]` sizes: write its image in (an SVG or a URL as a Markdown image)"));
+            }
+            let alt = call
+                .arg("alt", usize::MAX)
+                .or(call.arg("caption", usize::MAX));
             format!("![{}]({src})", alt.unwrap_or("").replace(['[', ']'], ""))
         }
         "highlight" => {
@@ -386,7 +392,10 @@ mod tests {
     #[test]
     fn image_shortcodes_become_markdown_images_or_are_named() {
         let (out, r) = conv("{{< img src=\"a/b.jpg\" alt=\"B\" >}}\n{{< imgproc \"sunset.jpg\" Fill \"600x400\" >}}\n{{< imgproc sunset Fill \"600x400\" >}}");
-        assert!(out.contains("![B](a/b.jpg)") && out.contains("![](sunset.jpg)"), "{out}");
+        assert!(
+            out.contains("![B](a/b.jpg)") && out.contains("![](sunset.jpg)"),
+            "{out}"
+        );
         assert_eq!(r.len(), 1, "{r:?}");
         assert!(r[0].why.contains("image shortcode"), "{r:?}");
     }

@@ -58,3 +58,45 @@ fn the_cache_outlives_public_and_a_new_photo_encodes_only_its_versions() {
     }
     assert_eq!(shown, now.keys().cloned().collect());
 }
+
+/// Guards: issue 81 (point 3), the editor's side: watch mode serves a page's versions from
+/// the same cache, and a save that changes the page's text encodes nothing again (the
+/// cache's files stay as they were).
+#[test]
+fn watch_mode_serves_the_versions_and_a_save_encodes_nothing_again() {
+    let s = site("widths = [160]\nformats = [\"webp\"]");
+    put(&s, "content/posts/p1/photo.jpg", &photo(400, 300, 11));
+    bundle_post(&s, "p1", "2026-11-11T00:00:00Z", "First. ![p](photo.jpg)");
+    let srv = s.serve(&["--watch"]);
+    let page = srv.get("/posts/p1/").text();
+    let url = page
+        .split("srcset=\"")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or_else(|| panic!("{page}"))
+        .to_string();
+    let image = srv.get(&url);
+    assert_eq!(image.status, 200, "{url}");
+    let cache = s.path(".fencepost/images/processed");
+    // Each file with its modification time: one encoded again is written anew (the same
+    // bytes: a version is deterministic), so its bytes alone would not tell.
+    let files = || -> Vec<(String, std::time::SystemTime)> {
+        (files_under(&cache).into_iter())
+            .map(|(p, _)| {
+                let t = std::fs::metadata(cache.join(&p))
+                    .unwrap()
+                    .modified()
+                    .unwrap();
+                (p, t)
+            })
+            .collect()
+    };
+    let before = files();
+    assert_eq!(before.len(), 1);
+    bundle_post(&s, "p1", "2026-11-11T00:00:00Z", "Edited. ![p](photo.jpg)");
+    wait_for("the save to show", || {
+        srv.get("/posts/p1/").text().contains("Edited.")
+    });
+    assert!(srv.get("/posts/p1/").text().contains(&url));
+    assert_eq!(files(), before, "nothing encoded again");
+}

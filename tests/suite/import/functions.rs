@@ -40,6 +40,8 @@ fn zola_site() -> tempfile::TempDir {
             "{\"list\": [{\"name\": \"Ada\"}, {\"name\": \"Grace\"}]}",
         ),
         ("static/table.csv", "a,b\n1,2\n3,4\n"),
+        // Zola's resize_image cache, committed as sites often do.
+        ("static/processed_images/x.0123456789abcdef.jpg", "zola's version"),
         (
             "data/refs.bib",
             "@article{knuth84,\n  Title = {Literate Programming},\n  author = {Donald E. Knuth},\n  year = {1984}\n}\n",
@@ -71,6 +73,13 @@ fn a_zola_themes_templates_are_kept_and_zolas_functions_run() {
         !not_converted(&r).iter().any(|u| u.2 == "resize_image"),
         "resize_image runs (issue 81): {r}"
     );
+    // Zola's own versions stay behind, reported: fencepost makes its own.
+    assert!(
+        (not_converted(&r).iter()).any(|u| u.0 == "static/processed_images/"
+            && u.2.starts_with("1 files of Zola's resize_image output")),
+        "{r}"
+    );
+    assert!(!dst.join("static/processed_images").exists());
     assert!(
         dst.join("templates/index.html").is_file(),
         "the theme's templates are kept"
