@@ -20,14 +20,14 @@ use std::path::{Path, PathBuf};
 
 /// Reads the resources of every page of `pages` that has some, checked against the ledger.
 pub(super) fn read(
-    (root, state): (&Path, &Path),
-    collections: &Collections,
+    site: &fencepost_site::Site,
     pages: &[PageInput],
     left_out: &mut Vec<LeftOut>,
 ) -> Vec<ResourceInput> {
-    let mut digests = digests::Digests::load(state);
-    let out = read_with(root, &mut digests, collections, pages, left_out);
-    digests.save(state);
+    let state = site.state_dir();
+    let mut digests = digests::Digests::load(&state);
+    let out = read_with(&site.root, &mut digests, &site.collections, pages, left_out);
+    digests.save(&state);
     out
 }
 

@@ -157,12 +157,7 @@ fn prepare(
     let mut copies = statics_kept(site, inputs, &mut left_out);
     copies.extend(inputs.assets.copies.iter().cloned());
     copies.extend(source.images.iter().cloned());
-    let mut resources = super::bundles::read(
-        (&site.root, &site.state_dir()),
-        &site.collections,
-        &source.pages,
-        &mut left_out,
-    );
+    let mut resources = super::bundles::read(site, &source.pages, &mut left_out);
     loop {
         // Zola's templates can reach every public page, plain page and list text: each
         // templated file's key covers them (and the static files: `whole` has them all).

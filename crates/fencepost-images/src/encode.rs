@@ -9,31 +9,44 @@ use super::op::Format;
 use super::ImageError;
 use image::{DynamicImage, ImageEncoder};
 
-/// `img` encoded as `format`.
-pub(crate) fn encode(img: &DynamicImage, format: Format) -> Result<Vec<u8>, ImageError> {
+/// `img` encoded as `format`, with the source's colour profile `icc` where the format carries
+/// one (JPEG and PNG, as Zola; libwebp's lossy encoder and ravif write none, so a WebP or AVIF
+/// version is taken as sRGB, as under Zola).
+pub(crate) fn encode(
+    img: &DynamicImage,
+    format: Format,
+    icc: Option<&[u8]>,
+) -> Result<Vec<u8>, ImageError> {
+    let with_icc = |e: &mut dyn ImageEncoder| {
+        if let Some(p) = icc {
+            let _ = e.set_icc_profile(p.to_vec());
+        }
+    };
     let fail = |e: String| ImageError::Encode(format!("{}: {e}", format.extension()));
     let mut out = Vec::new();
     match format {
         Format::Jpeg { quality } => {
             let rgb = img.to_rgb8();
-            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
-                .write_image(
-                    &rgb,
-                    rgb.width(),
-                    rgb.height(),
-                    image::ExtendedColorType::Rgb8,
-                )
-                .map_err(|e| fail(e.to_string()))?;
+            let mut e = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality);
+            with_icc(&mut e);
+            e.write_image(
+                &rgb,
+                rgb.width(),
+                rgb.height(),
+                image::ExtendedColorType::Rgb8,
+            )
+            .map_err(|e| fail(e.to_string()))?;
         }
         Format::Png => {
-            image::codecs::png::PngEncoder::new(&mut out)
-                .write_image(
-                    img.as_bytes(),
-                    img.width(),
-                    img.height(),
-                    img.color().into(),
-                )
-                .map_err(|e| fail(e.to_string()))?;
+            let mut e = image::codecs::png::PngEncoder::new(&mut out);
+            with_icc(&mut e);
+            e.write_image(
+                img.as_bytes(),
+                img.width(),
+                img.height(),
+                img.color().into(),
+            )
+            .map_err(|e| fail(e.to_string()))?;
         }
         Format::WebP { quality } => {
             let (w, h) = (img.width(), img.height());

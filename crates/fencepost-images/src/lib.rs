@@ -161,9 +161,10 @@ impl Images {
             let instructions: Vec<Instructions> = missing.iter().map(|o| o.instructions).collect();
             let need = pixels::needed(meta, &instructions);
             let img = pixels::decode(source, meta, need, self.max_pixels)?;
+            let icc = pixels::icc(source, meta);
             for o in &missing {
                 let resized = pixels::resize(&img, (meta.width, meta.height), &o.instructions)?;
-                let bytes = encode::encode(&resized, o.format)?;
+                let bytes = encode::encode(&resized, o.format, icc.as_deref())?;
                 self.keep(&o.name, &bytes)?;
                 made.encoded += 1;
             }
@@ -200,5 +201,65 @@ impl Images {
         ));
         std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
         std::fs::rename(&tmp, &path).map_err(io(&path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::{ImageDecoder, ImageEncoder};
+    use std::sync::Arc;
+
+    fn icc_of(bytes: &[u8]) -> Option<Vec<u8>> {
+        let r = image::ImageReader::new(std::io::Cursor::new(bytes))
+            .with_guessed_format()
+            .unwrap();
+        r.into_decoder().unwrap().icc_profile().unwrap()
+    }
+
+    /// Guards: a photo's colour profile (a Display P3 phone photo's) goes with its JPEG and
+    /// PNG versions, as under Zola; every version is the size planned; the same source and
+    /// operation found in the cache the second time.
+    #[test]
+    fn a_colour_profile_goes_with_jpeg_and_png_versions() {
+        let img = image::RgbImage::from_fn(320, 200, |x, y| image::Rgb([x as u8, y as u8, 90]));
+        let profile = b"a colour profile's bytes, as a camera wrote them".to_vec();
+        let mut jpg = Vec::new();
+        let mut e = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpg, 90);
+        e.set_icc_profile(profile.clone()).unwrap();
+        e.write_image(img.as_raw(), 320, 200, image::ExtendedColorType::Rgb8)
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let images = Images::new(dir.path(), MAX_PIXELS);
+        let source = Source::new("static/p3.jpg", Arc::new(jpg));
+        let meta = images.meta(&source).unwrap();
+        let outs: Vec<Output> = ["jpg", "png", "webp"]
+            .iter()
+            .map(|f| {
+                let format = Format::from_args(f, true, Some(80), None).unwrap();
+                images.plan(&source, &meta, Operation::FitWidth(100), format)
+            })
+            .collect();
+        let made = images.make(&source, &meta, &outs).unwrap();
+        assert_eq!(
+            made,
+            Made {
+                encoded: 3,
+                cached: 0
+            }
+        );
+        for o in &outs {
+            let bytes = std::fs::read(images.cached(&o.name)).unwrap();
+            let (w, h) = imagesize::blob_size(&bytes)
+                .map(|s| (s.width, s.height))
+                .unwrap();
+            assert_eq!((w as u32, h as u32), (o.width, o.height), "{}", o.name);
+            let kept = icc_of(&bytes);
+            match o.format {
+                Format::WebP { .. } => assert_eq!(kept, None),
+                _ => assert_eq!(kept.as_deref(), Some(&profile[..]), "{}", o.name),
+            }
+        }
+        assert_eq!(images.make(&source, &meta, &outs).unwrap().cached, 3);
     }
 }

@@ -92,6 +92,25 @@ fn whole(source: &Source, max_pixels: u64) -> Result<DynamicImage, String> {
     })
 }
 
+/// The source's ICC colour profile, if it has one (read from its header: JPEG's APP2, PNG's
+/// `iCCP`, WebP's `ICCP`), for the versions whose format carries one.
+pub(crate) fn icc(source: &Source, meta: &Meta) -> Option<Vec<u8>> {
+    use image::ImageDecoder;
+    let cursor = std::io::Cursor::new(&source.bytes[..]);
+    match meta.kind {
+        Kind::Jpeg => {
+            let mut d = jpeg_decoder::Decoder::new(cursor);
+            d.read_info().ok()?;
+            d.icc_profile()
+        }
+        Kind::Png | Kind::WebP => {
+            let reader = image::ImageReader::new(cursor).with_guessed_format().ok()?;
+            reader.into_decoder().ok()?.icc_profile().ok()?
+        }
+        _ => None,
+    }
+}
+
 /// The image turned as EXIF orientation `o` says it is shown.
 fn upright(img: DynamicImage, o: u32) -> DynamicImage {
     match o {

@@ -253,23 +253,7 @@ fn render(
                 None => img,
             }
         }
-        // A site's own image shortcodes (Hugo's documentation calls its example `imgproc`):
-        // their template resizes with Hugo's image functions, which do not come along; the
-        // image becomes a Markdown image, which `[images]` sizes and gives its `srcset`.
-        "img" | "image" | "imgproc" | "picture" | "resize" | "responsive-image" => {
-            let src = (call.arg("src", usize::MAX))
-                .or(call.positional.first().map(String::as_str).filter(|p| p.contains('.')))
-                .filter(|s| !s.is_empty())
-                .ok_or("is an image shortcode whose file its arguments do not name (no `src`, no file as its first argument): Hugo found it by its template")?;
-            let ext = src.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
-            if src.contains(':') || !["jpg", "jpeg", "png", "webp", "gif"].contains(&ext.as_str()) {
-                return Err(format!("is an image shortcode of {src:?}, not a JPEG, PNG, WebP or GIF of the site that `[images]` sizes: write its image in (an SVG or a URL as a Markdown image)"));
-            }
-            let alt = call
-                .arg("alt", usize::MAX)
-                .or(call.arg("caption", usize::MAX));
-            format!("![{}]({src})", alt.unwrap_or("").replace(['[', ']'], ""))
-        }
+        "img" | "image" | "imgproc" | "picture" | "resize" | "responsive-image" => image(call)?,
         "highlight" => {
             let code = inner.ok_or("has no closing {{< /highlight >}}")?;
             let lang = call.positional.first().map(String::as_str).unwrap_or("");
@@ -309,6 +293,27 @@ fn render(
         }
         other => return Err(format!("`{other}` is not a shortcode fencepost can render")),
     })
+}
+
+/// A site's own image shortcode (Hugo's documentation calls its example `imgproc`): its
+/// template resizes with Hugo's image functions, which do not come along; the image becomes a
+/// Markdown image, which `[images]` sizes and gives its `srcset`.
+fn image(call: &Call) -> Result<String, String> {
+    let src = (call.arg("src", usize::MAX))
+        .or(call.positional.first().map(String::as_str).filter(|p| p.contains('.')))
+        .filter(|s| !s.is_empty())
+        .ok_or("is an image shortcode whose file its arguments do not name (no `src`, no file as its first argument): Hugo found it by its template")?;
+    let ext = src.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+    if src.contains(':') || !["jpg", "jpeg", "png", "webp", "gif"].contains(&ext.as_str()) {
+        return Err(format!("is an image shortcode of {src:?}, not a JPEG, PNG, WebP or GIF of the site that `[images]` sizes: write its image in (an SVG or a URL as a Markdown image)"));
+    }
+    let alt = call
+        .arg("alt", usize::MAX)
+        .or(call.arg("caption", usize::MAX));
+    Ok(format!(
+        "![{}]({src})",
+        alt.unwrap_or("").replace(['[', ']'], "")
+    ))
 }
 
 #[cfg(test)]
