@@ -120,12 +120,16 @@ def zola_site(root, src, n):
 
 
 def add_zola_post(root, src, i):
+    """Post `i` as Zola and Hugo both read it: a bundle with the photo, a TOML date."""
     d = os.path.join(root, "content", "posts", f"p{i:05d}")
     os.makedirs(d, exist_ok=True)
     os.link(os.path.join(src, f"p{i:05d}.jpg"), os.path.join(d, "photo.jpg"))
     day = post_md(i)[0]
     with open(os.path.join(d, "index.md"), "w") as f:
         f.write(f"+++\ntitle = \"Photo {i}\"\ndate = {day}\n+++\n\nPhoto {i}.\n")
+
+
+add_hugo_post = add_zola_post
 
 
 def hugo_site(root, src, n):
@@ -138,15 +142,6 @@ def hugo_site(root, src, n):
             f.write(text)
     for i in range(1, n + 1):
         add_hugo_post(root, src, i)
-
-
-def add_hugo_post(root, src, i):
-    d = os.path.join(root, "content", "posts", f"p{i:05d}")
-    os.makedirs(d, exist_ok=True)
-    os.link(os.path.join(src, f"p{i:05d}.jpg"), os.path.join(d, "photo.jpg"))
-    day = post_md(i)[0]
-    with open(os.path.join(d, "index.md"), "w") as f:
-        f.write(f"+++\ntitle = \"Photo {i}\"\ndate = {day}\n+++\n\nPhoto {i}.\n")
 
 
 def count_files(d):

@@ -92,10 +92,15 @@ pub fn held(dir: &Path) -> Option<Vec<u8>> {
 
 /// Writes the held pages' JSON into staging folder `dir` (before it is renamed into place).
 pub fn write_held(dir: &Path, json: &[u8]) -> Result<(), super::OutputError> {
+    write_own(dir, HELD, json)
+}
+
+/// Writes own file `name` into staging folder `dir`'s folder.
+fn write_own(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), super::OutputError> {
     let folder = dir.join(DIR);
     std::fs::create_dir_all(&folder).map_err(super::io_err(&folder))?;
-    let path = folder.join(HELD);
-    std::fs::write(&path, json).map_err(super::io_err(&path))
+    let path = folder.join(name);
+    std::fs::write(&path, bytes).map_err(super::io_err(&path))
 }
 
 /// The processed images of the revision at `dir`, as the JSON the build wrote.
@@ -105,10 +110,7 @@ pub fn images(dir: &Path) -> Option<Vec<u8>> {
 
 /// Writes the processed images' JSON into staging folder `dir`.
 pub fn write_images(dir: &Path, json: &[u8]) -> Result<(), super::OutputError> {
-    let folder = dir.join(DIR);
-    std::fs::create_dir_all(&folder).map_err(super::io_err(&folder))?;
-    let path = folder.join(IMAGES);
-    std::fs::write(&path, json).map_err(super::io_err(&path))
+    write_own(dir, IMAGES, json)
 }
 
 /// Whether a path under a revision's root (`/`-separated, no leading slash) is in the

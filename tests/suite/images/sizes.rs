@@ -20,6 +20,12 @@ const ZOLA_EXAMPLES: &[(&str, &str, (u32, u32))] = &[
     ("default_fill", "width=150, height=150", (150, 150)),
 ];
 
+/// The first `data-url` attribute's value in `html`.
+fn data_url(html: &str) -> &str {
+    let after = html.split("data-url=\"").nth(1).unwrap();
+    after.split('"').next().unwrap()
+}
+
 /// Guards: issue 81 (point 1): each of Zola's documented examples, called from a template
 /// through `publish --build`, answers the size Zola documents, and the file it names in the
 /// revision is that size, in the format asked for (`auto` of a PNG: PNG) — with the original
@@ -47,13 +53,7 @@ fn zolas_documented_examples_come_out_at_zolas_sizes() {
             tag.ends_with(&format!(">{w}x{h} of 300x380")),
             "{name}: {tag}"
         );
-        let url = tag
-            .split("data-url=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap();
+        let url = data_url(tag);
         assert!(
             url.starts_with("/processed_images/zola.") && url.ends_with(".png"),
             "{url}"
@@ -62,13 +62,7 @@ fn zolas_documented_examples_come_out_at_zolas_sizes() {
         assert_eq!(image::image_dimensions(&file).unwrap(), (*w, *h), "{name}");
     }
     let start = html.find("id=\"webp\"").unwrap();
-    let url = html[start..]
-        .split("data-url=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap();
+    let url = data_url(&html[start..]);
     let bytes = std::fs::read(dir.join(url.trim_start_matches('/'))).unwrap();
     assert_eq!(
         image::guess_format(&bytes).unwrap(),
