@@ -100,3 +100,33 @@ fn watch_mode_serves_the_versions_and_a_save_encodes_nothing_again() {
     assert!(srv.get("/posts/p1/").text().contains(&url));
     assert_eq!(files(), before, "nothing encoded again");
 }
+
+/// Guards: issue 81 (point 3): a version is a blob of the bucket named by its bytes,
+/// uploaded by the deploy of the revision that first shows it and never again — the next
+/// revision's deploy (another post published) leaves it as it was.
+#[test]
+fn a_version_is_uploaded_once() {
+    let s = site("widths = [160, 320]\nformats = [\"webp\"]");
+    put(&s, "content/posts/p1/photo.jpg", &photo(640, 480, 21));
+    bundle_post(&s, "p1", "2026-11-11T00:00:00Z", "![p](photo.jpg)");
+    let target = format!("file://{}", s.path(".bucket").display());
+    assert_eq!(publish_build(&s, NOW).0, Some(0));
+    s.cmd(&["deploy", "--to", &target, "--now", NOW])
+        .assert()
+        .success();
+    let m = manifest(&s.current_dir());
+    let versions: Vec<String> = (m["files"].as_array().unwrap().iter())
+        .filter(|f| f["path"].as_str().unwrap().starts_with("processed_images/"))
+        .map(|f| f["sha256"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(versions.len(), 2, "{m}");
+    let blob = |sha: &str| s.path(&format!(".bucket/objects/{sha}"));
+    let when = |sha: &str| std::fs::metadata(blob(sha)).unwrap().modified().unwrap();
+    let first: Vec<_> = versions.iter().map(|v| when(v)).collect();
+    bundle_post(&s, "p2", "2026-11-12T00:00:00Z", "Words only.");
+    assert_eq!(publish_build(&s, NOW).0, Some(0));
+    let again = s.json(&["deploy", "--to", &target, "--now", NOW]);
+    assert!(again["blobs_uploaded"].as_u64().unwrap() > 0, "{again}");
+    let after: Vec<_> = versions.iter().map(|v| when(v)).collect();
+    assert_eq!(first, after, "no version uploaded again: {again}");
+}
