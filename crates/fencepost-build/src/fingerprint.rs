@@ -257,6 +257,12 @@ fn literal_path_arg(args: &str) -> Option<&str> {
     (after.starts_with(')') || after.starts_with(',')).then_some(&rest[..end])
 }
 
+/// Whether a static file is an image a Markdown `<img>` may be sized from.
+fn is_image(path: &str) -> bool {
+    let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+    ["jpg", "jpeg", "png", "gif", "webp", "avif", "bmp"].contains(&ext.as_str())
+}
+
 /// `statics`: the static files, already read and hashed (see `build::static_copies`).
 pub fn compute(
     site: &Site,
@@ -287,6 +293,14 @@ pub fn compute(
             .iter()
             .any(|f| t.contains(f))
     };
+    // A Markdown image of `static/` gets its width, height and versions from the file: a
+    // static image changed re-renders the pages (which may show it).
+    h.update(b"static-images");
+    for c in statics.iter().filter(|c| is_image(&c.path)) {
+        h.update(c.path.len().to_le_bytes());
+        h.update(c.path.as_bytes());
+        h.update(c.sha256.as_bytes());
+    }
     if files.templates.iter().any(|(_, t)| reads(t)) {
         h.update(b"reads-files");
         for c in statics {

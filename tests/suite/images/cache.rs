@@ -130,3 +130,20 @@ fn a_version_is_uploaded_once() {
     let after: Vec<_> = versions.iter().map(|v| when(v)).collect();
     assert_eq!(first, after, "no version uploaded again: {again}");
 }
+
+/// Guards: a static image replaced by one of other dimensions re-renders the pages that show
+/// it (their `width` and `height` follow), and a template's `resize_image` of it makes the
+/// new version: the static images are part of every page's render key.
+#[test]
+fn a_static_image_replaced_re_renders_the_pages_that_show_it() {
+    let s = site("");
+    put(&s, "static/hero.jpg", &photo(300, 200, 1));
+    bundle_post(&s, "p1", "2026-11-11T00:00:00Z", "![h](/hero.jpg)");
+    assert_eq!(publish_build(&s, NOW).0, Some(0));
+    let page = s.current_file("posts/p1/index.html");
+    assert!(page.contains("width=\"300\" height=\"200\""), "{page}");
+    put(&s, "static/hero.jpg", &photo(240, 180, 2));
+    let b = s.json(&["build", "--now", NOW]);
+    let page = s.current_file("posts/p1/index.html");
+    assert!(page.contains("width=\"240\" height=\"180\""), "{b}\n{page}");
+}

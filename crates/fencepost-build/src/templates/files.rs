@@ -36,11 +36,12 @@ pub const MAX_DATA_BYTES: u64 = 16 << 20;
 pub const FOLDERS: [&str; 3] = ["data", "static", "i18n"];
 
 /// The function names that read the site's files (what `fingerprint::compute` looks for).
-pub const READERS: [&str; 4] = [
+pub const READERS: [&str; 5] = [
     "load_data(",
     "get_hash(",
     "get_file_hash(",
     "get_image_metadata(",
+    "resize_image(",
 ];
 
 type Args = HashMap<String, Value>;
