@@ -28,7 +28,7 @@ use fencepost_config::ImagesConfig;
 use fencepost_images::{Format, ImageError, Images, Meta, Operation, Output, Source};
 use serde_json::{json, Value};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -67,8 +67,11 @@ pub(crate) struct Session {
     images: Images,
     pub(super) config: ImagesConfig,
     sources: OnceLock<Sources>,
-    /// Every output a page of this build asked for, by name, with its file in the cache.
-    made: Mutex<BTreeMap<String, PathBuf>>,
+    /// Every output a page of this build asked for, by name (its file in the cache is
+    /// [`Images::cached`]).
+    made: Mutex<BTreeSet<String>>,
+    /// Sources' headers by sha256, as Markdown images read them.
+    metas: Mutex<HashMap<String, Meta>>,
     /// One lock per source being made, so two pages wanting one source make it once.
     making: Mutex<HashMap<String, Arc<Mutex<()>>>>,
 }
@@ -85,7 +88,8 @@ impl Session {
             images: Images::new(&cache, config.max_pixels),
             config: config.clone(),
             sources: OnceLock::new(),
-            made: Mutex::new(BTreeMap::new()),
+            made: Mutex::new(BTreeSet::new()),
+            metas: Mutex::new(HashMap::new()),
             making: Mutex::new(HashMap::new()),
         })
     }
@@ -160,13 +164,23 @@ impl Session {
         Ok(Some((source, meta)))
     }
 
-    /// The header of the file at `rel` in the revision, if it has one there.
+    /// The header of the file at `rel` in the revision, if it has one there: read once a
+    /// build (an image many pages show — a logo, a shared photo — is not read for each).
     fn find_in_revision(&self, rel: &str) -> Result<Option<Meta>, ImageError> {
-        let found = self.sources.get().and_then(|s| s.by_path.get(rel));
-        match found {
-            Some(_) => Ok(self.find(rel)?.map(|(_, m)| m)),
-            None => Ok(None),
+        let Some((_, sha)) = self.sources.get().and_then(|s| s.by_path.get(rel)) else {
+            return Ok(None);
+        };
+        if let Some(m) = self.metas.lock().expect("not poisoned").get(sha) {
+            return Ok(Some(*m));
         }
+        let meta = self.find(rel)?.map(|(_, m)| m);
+        if let Some(m) = meta {
+            self.metas
+                .lock()
+                .expect("not poisoned")
+                .insert(sha.clone(), m);
+        }
+        Ok(meta)
     }
 
     /// Output `op` in `format` of the source at `path`, planned (made when the page is
@@ -184,7 +198,7 @@ impl Session {
         self.made
             .lock()
             .expect("not poisoned")
-            .insert(out.name.clone(), self.images.cached(&out.name));
+            .insert(out.name.clone());
         let pending = Pending {
             source,
             meta,
@@ -239,8 +253,8 @@ impl Session {
         self.images.make(&p.source, &p.meta, &p.outputs).map(|_| ())
     }
 
-    /// Every output a page of this build asked for, by name, with its file in the cache.
-    pub(super) fn made(&self) -> BTreeMap<String, PathBuf> {
+    /// Every output a page of this build asked for, by name.
+    pub(super) fn made(&self) -> BTreeSet<String> {
         self.made.lock().expect("not poisoned").clone()
     }
 

@@ -96,7 +96,7 @@ pub fn internal_links(html: &str, page: &str, base_path: &str) -> Vec<String> {
 }
 
 /// The site path `v` (an attribute's URL) links to, if it is one, pushed onto `out`.
-fn link_of(v: &str, base: Option<&str>, base_path: &str, out: &mut Vec<String>) {
+pub(crate) fn link_of(v: &str, base: Option<&str>, base_path: &str, out: &mut Vec<String>) {
     let v = v.split(['?', '#']).next().unwrap_or(v);
     {
         if v.starts_with('/') {

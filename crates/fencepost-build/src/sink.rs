@@ -433,7 +433,6 @@ impl<'a> Sink for MemorySink<'a> {
     fn store(&self, p: &Planned, made: Made<'_>) -> Result<(String, MemoryFile), BuildError> {
         let bytes = match made {
             Made::Rendered(b) => b.into_bytes(),
-            Made::Copy(CopySource::Bytes(b), _) => b.to_vec(),
             Made::Copy(source, sha256) => (source.bytes(sha256)).map_err(io(&p.path))?.to_vec(),
         };
         Ok((

@@ -338,9 +338,6 @@ pub enum TemplateDialect {
 }
 
 impl TemplateDialect {
-    /// Functions of Zola that fencepost's Zola mode does not have (see `build/zola.rs`).
-    pub const ZOLA_MISSING_FUNCTIONS: &'static [&'static str] = &[];
-
     /// In Zola mode, a collection page size at or above this means "not paginated" (what the
     /// import writes for a Zola section without `paginate_by`): no `paginator`.
     pub const ZOLA_UNPAGINATED: usize = 100_000;

@@ -7,10 +7,9 @@
 //! `<name>/single.html` and `<name>/list.html`. A template fencepost needs that the site
 //! lacks (Zola has built-in ones) is written as a plain one and reported.
 //!
-//! Never all or nothing: a template that calls a function fencepost does not have
-//! (`TemplateDialect::ZOLA_MISSING_FUNCTIONS`: none since issue 81 brought `resize_image`)
-//! is kept with the rest, and each call is reported with its file and line — it costs only
-//! the pages rendered with that template, which the build holds, named. Zola's other
+//! Never all or nothing: every Zola function a page template may call runs here (issue 81
+//! brought the last, `resize_image`); a template whose call fails for a page (a file that is
+//! not there) costs only that page, which the build holds, named. Zola's other
 //! functions and filters (`load_data`, `get_hash`, `base64_encode`, `regex_replace`, …) run
 //! (`build/templates/files.rs`). Shortcode templates (`templates/shortcodes/`) are kept where
 //! they can render here ([`shortcodes`]; `fencepost_site::shortcodes` renders them at
@@ -46,18 +45,10 @@ pub(super) fn read(
     }
     for (rel, (dir, text)) in &out {
         for (n, line) in text.lines().enumerate() {
-            let functions = fencepost_config::TemplateDialect::ZOLA_MISSING_FUNCTIONS
-                .iter()
-                .filter(|f| line.contains(&format!("{f}(")));
             if line.contains("get_env(") {
                 let why = "it reads an environment variable: fencepost lets a template read only what [security] getenv in fencepost.toml allows (none by default) and never a credential; allow what it needs, or it gets its default";
                 plan.report
                     .skip(&format!("{dir}{rel}"), Some(n + 1), "get_env", why);
-            }
-            for name in functions {
-                let why = format!("`{name}` is one Zola has and fencepost does not yet: the template was kept, and the pages rendered with it are held (named in the build report) until the call is rewritten or fencepost has it");
-                plan.report
-                    .skip(&format!("{dir}{rel}"), Some(n + 1), name, &why);
             }
         }
     }

@@ -1,56 +1,25 @@
-//! What a bundle file's bytes were when the build last read them, by its stat: a file whose
-//! size, inode, change time and modification time are all as they were then has the same
-//! bytes (its change time moves on any write, and no one can set it back), so a build of a
-//! site of photos does not read and hash every photo again to learn that none changed — it
-//! reads only those that did. Kept in `build-digests.bin` of the state folder (postcard);
-//! losing it costs one read of each file.
+//! What a bundle file's bytes were when the build last read them, by its stat
+//! (`fencepost_core::item::FileStat`, publish's stat cache's: size, inode and the later of
+//! its modification and change times — a write always moves the change time, and no one can
+//! set it back), so a build of a site of photos does not read and hash every photo again to
+//! learn that none changed: it reads only those that did. Kept in `build-digests.bin` of the
+//! state folder (postcard); losing it costs one read of each file.
 
+use fencepost_core::item::FileStat;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// A file's stat, as far as it tells one content from another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-struct Stat {
-    len: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
-    ino: u64,
-}
-
-impl Stat {
-    fn of(path: &Path) -> Option<Stat> {
-        let m = std::fs::metadata(path).ok()?;
-        let ns = |t: std::io::Result<std::time::SystemTime>| {
-            t.ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos() as i128)
-        };
-        #[cfg(unix)]
-        let (ctime_ns, ino) = {
-            use std::os::unix::fs::MetadataExt;
-            (
-                m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128,
-                m.ino(),
-            )
-        };
-        #[cfg(not(unix))]
-        let (ctime_ns, ino) = (ns(m.created()), 0);
-        Some(Stat {
-            len: m.len(),
-            mtime_ns: ns(m.modified()),
-            ctime_ns,
-            ino,
-        })
-    }
-}
-
-/// The digests known, by path under the site's root.
+/// The digests known, by path under the site's root: (size, change stamp, inode, sha256).
 #[derive(Default, Serialize, Deserialize)]
 pub(crate) struct Digests {
-    known: HashMap<String, (Stat, String)>,
+    known: HashMap<String, (i64, i64, i64, String)>,
     #[serde(skip)]
     changed: bool,
+}
+
+fn stat(path: &Path) -> Option<FileStat> {
+    std::fs::metadata(path).ok().map(|m| FileStat::of(&m))
 }
 
 impl Digests {
@@ -63,21 +32,21 @@ impl Digests {
             .unwrap_or_default()
     }
 
-    /// The sha256 of the file at `rel` (under `root`): known by its stat, else read. `None`
-    /// when it cannot be read.
+    /// The sha256 of the file at `rel` (under `root`): known by its stat, else read.
     pub(crate) fn sha256(&mut self, root: &Path, rel: &str) -> Result<String, std::io::Error> {
-        let path: PathBuf = root.join(rel);
-        let stat = Stat::of(&path);
-        if let (Some(s), Some((k, sha))) = (stat, self.known.get(rel)) {
-            if s == *k {
+        let path = root.join(rel);
+        let before = stat(&path);
+        if let (Some(s), Some((size, changed, ino, sha))) = (before, self.known.get(rel)) {
+            if (s.size, s.changed_ns, s.ino) == (*size, *changed, *ino) {
                 return Ok(sha.clone());
             }
         }
         let bytes = std::fs::read(&path)?;
         let sha = fencepost_core::digest::sha256_hex(&bytes);
         // The stat after the read: a write while it was read leaves a stat nothing matches.
-        if let Some(s) = stat.filter(|s| Stat::of(&path) == Some(*s)) {
-            self.known.insert(rel.to_string(), (s, sha.clone()));
+        if let Some(s) = before.filter(|s| stat(&path) == Some(*s)) {
+            let row = (s.size, s.changed_ns, s.ino, sha.clone());
+            self.known.insert(rel.to_string(), row);
             self.changed = true;
         }
         Ok(sha)

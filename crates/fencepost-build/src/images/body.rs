@@ -82,35 +82,15 @@ pub(crate) fn in_body<'h>(
     Ok(out.map_or(Cow::Borrowed(html), Cow::Owned))
 }
 
-/// The path in the revision an `<img src>` names (query and fragment dropped; relative to
-/// the page's URL), or `None` for another site's or a `data:` URL.
+/// The path in the revision an `<img src>` names, as the build reads a page's links
+/// (`links::link_of`: query and fragment dropped, relative to the page's folder, `..`
+/// stopping at the root), or `None` for another site's or a `data:` URL.
 fn revision_path(src: &str, page_url: &str) -> Option<String> {
-    let src = src.split(['?', '#']).next().unwrap_or("");
-    if src.is_empty() || src.contains("://") || src.starts_with("//") || src.contains(':') {
-        return None;
-    }
-    let joined = match src.starts_with('/') {
-        true => src.to_string(),
-        false => format!(
-            "{}{src}",
-            page_url
-                .rsplit_once('/')
-                .map_or("/", |(d, _)| d)
-                .to_string()
-                + "/"
-        ),
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for part in joined.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    (!parts.is_empty()).then(|| parts.join("/"))
+    let folder = page_url.rsplit_once('/').map_or("/", |(d, _)| d);
+    let mut links = Vec::new();
+    crate::links::link_of(src, Some(&format!("{folder}/")), "", &mut links);
+    let path = links.pop()?.trim_start_matches('/').to_string();
+    (!path.is_empty() && !path.ends_with('/')).then_some(path)
 }
 
 /// What an `<img>` gets: its size, its own `srcset` and `sizes`, and the `<source>`s of a

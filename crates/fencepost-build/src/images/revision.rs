@@ -81,7 +81,7 @@ pub(crate) fn put(
             }
         };
         let names: Vec<String> = (names.into_iter())
-            .filter(|n| made.contains_key(n) || was_public.contains(n))
+            .filter(|n| made.contains(n) || was_public.contains(n))
             .collect();
         if !names.is_empty() {
             record.insert(path, names);
@@ -99,10 +99,7 @@ pub(crate) fn put(
             added.push((kept, false));
             continue;
         }
-        let cached = made
-            .get(name)
-            .cloned()
-            .unwrap_or_else(|| session.images.cached(name));
+        let cached = session.images.cached(name);
         if cached.is_file() {
             added.push((Stored::New(linked(&cached, &rel, staging)?), true));
         }
@@ -175,7 +172,8 @@ pub(crate) fn into_memory(
             files.entry(path.clone()).or_insert_with(|| f.clone());
         }
     }
-    for (name, cached) in session.made() {
+    for name in session.made() {
+        let cached = session.images.cached(&name);
         let path = format!("{prefix}{name}");
         if files.contains_key(&path) {
             continue;

@@ -76,11 +76,6 @@ pub(crate) fn register(
     });
     let strings = translations.clone();
     tera.register_function("trans", move |a: &Args| trans(&strings, a));
-    for name in fencepost_config::TemplateDialect::ZOLA_MISSING_FUNCTIONS {
-        tera.register_function(name, move |_: &Args| {
-            Err(err(format!("{name}: Zola has it and fencepost does not yet; the pages whose templates call it are held until it does (or the call is removed)")))
-        });
-    }
     tera.register_filter("base64_encode", |v: &Value, _: &Args| {
         let s = v
             .as_str()
