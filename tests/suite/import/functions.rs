@@ -1,6 +1,6 @@
 //! Issue 79.1: a Zola theme's templates are kept whatever they call. Zola's `load_data`,
-//! `get_hash` and filters run; a function fencepost lacks yet costs only the pages of the
-//! template that calls it. The adversary is the theme's author: `load_data` reads `data/` and
+//! `get_hash`, filters and (issue 81) `resize_image` run; a call that fails for a page costs
+//! only the pages of the template that calls it. The adversary is the theme's author: `load_data` reads `data/` and
 //! `static/` only — never `content/` (items before their instant), never outside the site.
 use super::*;
 
@@ -267,4 +267,66 @@ fn content_files_are_read_only_as_public_pages_published_them() {
     assert!(s
         .current_file("index.html")
         .contains("<p id=\"launch\">3</p>"));
+}
+
+/// Zola's documented gallery (its image-processing page), as a page template over
+/// `page.assets`.
+const GALLERY: &str = "<h1>{{ page.title }}</h1>{% for asset in page.assets -%}{%- if asset is matching(\"[.](jpg|png)$\") -%}{% set image = resize_image(path=asset, width=240, height=180) %}<a href=\"{{ get_url(path=asset) }}\"><img src=\"{{ image.url }}\" /></a>{%- endif %}{%- endfor %}";
+
+/// Guards: issue 81 (point 1): a Zola theme's gallery — Zola's documented template over a
+/// page bundle's `page.assets` — runs `resize_image` in Zola mode after `import zola`, on its
+/// own templates: each photo of the bundle at Zola's default `fill`, 240 × 180, a JPEG's as
+/// JPEG and a PNG's as PNG, each file in the revision at that size.
+#[test]
+fn a_zola_gallery_resizes_its_pages_photos_in_zola_mode() {
+    let src = source(&[
+        (
+            "config.toml",
+            "base_url = \"https://zola.example.org\"\ntitle = \"Z\"\n",
+        ),
+        ("content/_index.md", "+++\nsort_by = \"date\"\n+++\n"),
+        (
+            "content/trips/_index.md",
+            "+++\ntitle = \"Trips\"\nsort_by = \"date\"\n+++\n",
+        ),
+        (
+            "content/trips/sea/index.md",
+            "+++\ntitle = \"Sea\"\ndate = 2026-11-20\n+++\nThe sea.\n",
+        ),
+        ("templates/index.html", "home"),
+        ("templates/section.html", "{{ section.title }}"),
+        ("templates/page.html", GALLERY),
+    ]);
+    let bundle = src.path().join("content/trips/sea");
+    image::RgbImage::from_fn(640, 480, |x, y| image::Rgb([x as u8, y as u8, 80]))
+        .save(bundle.join("a.jpg"))
+        .unwrap();
+    image::RgbImage::from_fn(300, 380, |x, y| image::Rgb([y as u8, x as u8, 30]))
+        .save(bundle.join("b.png"))
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("site");
+    let r = import(tmp.path(), "zola", src.path(), &dst);
+    assert_eq!(r["starter"], "kept", "{r}");
+    let s = site_at(&dst);
+    let out = s
+        .cmd(&["publish", "--build", "--json", "--now", NOW])
+        .output()
+        .unwrap();
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{p}");
+    let page = s.current_file("trips/sea/index.html");
+    let urls: Vec<String> = (page.split("<img src=\"").skip(1))
+        .map(|r| r.split('"').next().unwrap().replace("&#x2F;", "/"))
+        .collect();
+    assert_eq!(urls.len(), 2, "{page}");
+    let mut kinds = Vec::new();
+    for url in &urls {
+        assert!(url.starts_with("/processed_images/"), "{url}");
+        let file = s.current_dir().join(url.trim_start_matches('/'));
+        assert_eq!(image::image_dimensions(&file).unwrap(), (240, 180), "{url}");
+        kinds.push(url.rsplit('.').next().unwrap().to_string());
+    }
+    kinds.sort();
+    assert_eq!(kinds, ["jpg", "png"]);
 }
