@@ -7,6 +7,7 @@ pub mod images;
 mod markdown;
 pub mod names;
 pub mod preview;
+pub mod search;
 pub mod taxonomies;
 pub mod transparency;
 mod validate;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub use images::ImagesConfig;
 pub use markdown::MarkdownConfig;
+pub use search::SearchConfig;
 
 pub const CONFIG_FILE: &str = "fencepost.toml";
 
@@ -57,6 +59,7 @@ pub struct Config {
     pub publish: PublishConfig,
     pub ledger: LedgerConfig,
     pub images: ImagesConfig,
+    pub search: SearchConfig,
     pub results: ResultsConfig,
     pub build: BuildConfig,
     pub serve: ServeConfig,
@@ -436,6 +439,7 @@ impl Default for Config {
             publish: PublishConfig::default(),
             ledger: LedgerConfig::default(),
             images: ImagesConfig::default(),
+            search: SearchConfig::default(),
             results: ResultsConfig::default(),
             build: BuildConfig::default(),
             serve: ServeConfig::default(),
