@@ -30,6 +30,7 @@ mod publish;
 mod regression;
 mod release;
 mod run;
+mod search;
 mod serve;
 mod soak;
 mod store;

@@ -32,6 +32,7 @@ mod render;
 mod report;
 mod reuse;
 pub mod sass;
+mod search;
 pub(crate) mod sink;
 mod snapshot;
 mod source;
@@ -148,6 +149,7 @@ fn build_once(
     build.record_base_url(&mut ledger)?;
     let mut broken = build.link_check(&rendered, prev.as_ref())?;
     build.hold(&mut rendered, &mut broken, &staged, prev.as_ref())?;
+    build.search(&mut rendered, &staged, prev.as_ref())?;
     let manifest = build.manifest(&plan, &origin, &broken, &mut rendered, prev.as_ref());
     let manifest = build.write_log(&mut ledger, manifest, &staged, prev.as_ref(), &origin)?;
     let report = build.put_in_place(Done {
@@ -395,6 +397,22 @@ impl<'a> Build<'a> {
         let session = &plan.templates.images;
         images::revision::put(session, rendered, &staged.staging.path, prev)?;
         self.phases.mark("images");
+        Ok(())
+    }
+
+    /// The search index of the pages the revision now holds (see `search.rs`).
+    fn search(
+        &mut self,
+        rendered: &mut Rendered,
+        staged: &Staged,
+        prev: Option<&Previous>,
+    ) -> Result<(), BuildError> {
+        if !self.site.config.search.enabled {
+            return Ok(());
+        }
+        let (pages, read) = search::put(rendered, &staged.staging.path, prev)?;
+        tracing::info!(pages, read, "search index");
+        self.phases.mark("search index");
         Ok(())
     }
 

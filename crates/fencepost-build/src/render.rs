@@ -123,6 +123,7 @@ impl<'a> Renderer<'a> {
             title: site.config.title.clone(),
             base_url: site.config.base_url.clone(),
             preview,
+            search: site.config.search.enabled,
             extra: serde_json::to_value(&site.config.extra).unwrap_or_default(),
         };
         let mut site_context = tera::Context::new();

@@ -20,6 +20,11 @@ pub enum BuildError {
     },
     #[error("template {path}: {message}")]
     Template { path: PathBuf, message: String },
+    /// The search index could not be written (`[search] enabled`).
+    #[error(
+        "search index: {why}; turn it off with `[search] enabled = false` to build without one"
+    )]
+    Search { why: String },
     #[error("missing template {dir}/{name}: this site needs {required}", dir = dir.display())]
     MissingTemplate {
         name: String,

@@ -15,6 +15,8 @@ pub struct SiteView {
     pub base_url: String,
     /// True for `build --preview` and watch mode: templates show a PREVIEW banner.
     pub preview: bool,
+    /// `[search] enabled`: the revision has a Pagefind index (templates show a search box).
+    pub search: bool,
     /// The config's `[extra]`.
     pub extra: serde_json::Value,
 }

@@ -92,7 +92,7 @@ pub(super) fn markdown(config: &Config, plan: &mut Plan) -> String {
             lost.push(("markdown.render_emoji", "fencepost renders no emoji shortcodes: `:smile:` stays as written; type the emoji itself"));
         }
         if yes(value(&[], "build_search_index")) {
-            lost.push(("build_search_index", "fencepost builds no search index: add one to the templates (a static index such as Pagefind runs on the built revision)"));
+            lost.push(("build_search_index", "Zola's elasticlunr index is not made: set `[search] enabled = true` for a Pagefind index in every revision and use Pagefind's UI in the templates (docs/search.md)"));
         }
         if let Some(line) = zola_highlighting(config, plan) {
             lost.push(line);

@@ -95,6 +95,12 @@ pub fn write_held(dir: &Path, json: &[u8]) -> Result<(), super::OutputError> {
     write_own(dir, HELD, json)
 }
 
+/// Writes own file `name` (a build step's record, such as the search index's) into staging
+/// folder `dir`'s folder.
+pub fn write_own_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), super::OutputError> {
+    write_own(dir, name, bytes)
+}
+
 /// Writes own file `name` into staging folder `dir`'s folder.
 fn write_own(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), super::OutputError> {
     let folder = dir.join(DIR);

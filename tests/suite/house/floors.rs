@@ -19,8 +19,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     // How a site is configured; a bucket's layout and pointer (finished revisions remote).
     ("settings and buckets", &["config", "bucket"]),
     // The site as a whole: its content, Markdown, images, results and starters; and the
-    // pixels of its images (resized, encoded, cached: `images`).
-    ("the site", &["site", "images"]),
+    // pixels of its images (resized, encoded, cached: `images`); its search index (`search`).
+    ("the site", &["site", "images", "search"]),
     // The origins, over `public/current` or a bucket: they stand on finished output only,
     // never on a step of the build.
     ("the origins", &["serve"]),

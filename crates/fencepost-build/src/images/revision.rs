@@ -144,7 +144,7 @@ fn linked(cached: &Path, rel: &str, staging: &Path) -> Result<Entry, BuildError>
 }
 
 /// `added` put among `rendered`'s entries, all in path order.
-fn insert_sorted(
+pub(crate) fn insert_sorted(
     rendered: &mut Rendered,
     added: Vec<(Stored, bool)>,
     carried: Option<&fencepost_output::carried::Carried>,

@@ -1,0 +1,67 @@
+//! Site search (issue 82, docs/search.md): a Pagefind index in every revision, read by
+//! Pagefind's own search script in Node, that never finds a page before its instant. The
+//! adversary is a reader who fetches every file of every public revision and bucket, and
+//! queries the index for the embargoed post's words.
+mod embargo;
+mod reuse;
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// A site with `[search] enabled = true` and one public post.
+fn site() -> TestSite {
+    let s = TestSite::new();
+    let mut config = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    config.push_str("\n[search]\nenabled = true\n");
+    s.write("fencepost.toml", &config);
+    s.item_with(1, "2026-11-20", "", "Lanterns over the quiet harbour.");
+    s
+}
+
+/// `publish --build` at `now`, which must succeed.
+fn publish_build(s: &TestSite, now: &str) -> Value {
+    s.json(&["publish", "--build", "--now", now])
+}
+
+/// Pagefind's own search — the origin's `/pagefind/pagefind.js` and WebAssembly, run by Node
+/// (tests/search/query.mjs) — for `word`: the results' URL paths.
+fn query(server: &Server, word: &str) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/search/query.mjs");
+    let origin = format!("http://{}", server.addr);
+    let out = std::process::Command::new("node")
+        .arg(&script)
+        .args([&origin, word])
+        .output()
+        .expect("node (Node.js) must be installed: scripts/test installs it");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (v.as_array().unwrap().iter())
+        .map(|r| {
+            r["url"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches(&origin)
+                .to_string()
+        })
+        .collect()
+}
+
+/// Every file under `dir`, Pagefind's gzipped data files (`pagefind_dcd` behind gzip)
+/// unpacked, so a grep sees their words.
+fn readable_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    use std::io::Read;
+    (files_under(dir).into_iter())
+        .map(|(name, bytes)| {
+            let mut out = Vec::new();
+            match flate2::read::GzDecoder::new(&bytes[..]).read_to_end(&mut out) {
+                Ok(_) if out.starts_with(b"pagefind_dcd") => (name, out),
+                _ => (name, bytes),
+            }
+        })
+        .collect()
+}
