@@ -346,7 +346,9 @@ impl<'a> Build<'a> {
 
     /// The staging folder, with the early links the plan keeps.
     fn stage(&mut self, reuse: &mut Reuse, plan: &Plan) -> Result<Staged, BuildError> {
-        let (staging, prelinked, early_links) = reuse.staging(&self.dest, &plan.id, &plan.files)?;
+        let left = (self.site.config.search.enabled).then_some(fencepost_search::pagefind::DIR);
+        let (staging, prelinked, early_links) =
+            reuse.staging(&self.dest, &plan.id, &plan.files, left)?;
         self.phases.mark("early links");
         Ok(Staged {
             staging,
@@ -410,7 +412,8 @@ impl<'a> Build<'a> {
         if !self.site.config.search.enabled {
             return Ok(());
         }
-        let (pages, read) = search::put(rendered, &staged.staging.path, prev)?;
+        let (path, linked) = (&staged.staging.path, staged.prelinked.as_ref());
+        let (pages, read) = search::put(rendered, path, linked, prev)?;
         tracing::info!(pages, read, "search index");
         self.phases.mark("search index");
         Ok(())

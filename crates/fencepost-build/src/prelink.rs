@@ -297,12 +297,15 @@ impl Prelinked {
     }
 
     /// Removes the linked files the plan does not have (`planned`: this revision's paths,
-    /// sorted), then the folders that leaves empty. Returns how many files went.
+    /// sorted) but those under folder `left` (a later step's to decide), then the folders that
+    /// leaves empty. Returns how many files went.
     pub(super) fn remove_unplanned<'a>(
         &mut self,
         staging: &Path,
         planned: impl Iterator<Item = &'a str>,
+        left: Option<&str>,
     ) -> Result<usize, BuildError> {
+        let left = left.map(|d| format!("{d}/"));
         let mut planned = planned.peekable();
         let mut emptied: Vec<&str> = Vec::new();
         let mut removed = 0;
@@ -314,6 +317,9 @@ impl Prelinked {
                 planned.next();
             }
             if !*linked || planned.peek() == Some(&path.as_str()) {
+                continue;
+            }
+            if left.as_ref().is_some_and(|d| path.starts_with(d.as_str())) {
                 continue;
             }
             let file = staging.join(path);
@@ -491,6 +497,7 @@ mod tests {
             .remove_unplanned(
                 &staging,
                 ["a/1/index.html", "c.html", "index.html"].into_iter(),
+                None,
             )
             .unwrap();
         assert_eq!(removed, 2);
@@ -529,7 +536,8 @@ mod tests {
             !t.path().join("x.html").exists(),
             "a link escaped the staging folder"
         );
-        pre.remove_unplanned(&staging, std::iter::empty()).unwrap();
+        pre.remove_unplanned(&staging, std::iter::empty(), None)
+            .unwrap();
         assert!(t.path().join("d1/d2/x.html").exists());
         assert!(!staging.join("ok.html").exists());
     }

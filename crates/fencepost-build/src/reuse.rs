@@ -115,20 +115,25 @@ impl Reuse {
     }
 
     /// The staging folder to render revision `id` into, with the early links the plan keeps
-    /// (the rest removed) and how many were made.
+    /// (the rest removed, but those under `left`, a folder a later step decides: the search
+    /// index's) and how many were made.
     pub(super) fn staging(
         &mut self,
         dest: &Destination,
         id: &RevisionId,
         planned: &[super::plan::Planned],
+        left: Option<&str>,
     ) -> Result<(Staging, Option<Prelinked>, usize), BuildError> {
         let Some((early, staging)) = self.early.take() else {
             return Ok((dest.stage(id)?, None, 0));
         };
         let mut linked = early.wait().map_err(super::report::io(&staging.path))?;
         let made = linked.count();
-        let removed =
-            linked.remove_unplanned(&staging.path, planned.iter().map(|p| p.path.as_str()))?;
+        let removed = linked.remove_unplanned(
+            &staging.path,
+            planned.iter().map(|p| p.path.as_str()),
+            left,
+        )?;
         tracing::info!(linked = linked.count(), removed, "early links");
         Ok((staging, Some(linked), made))
     }

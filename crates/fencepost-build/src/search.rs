@@ -14,32 +14,22 @@
 //! SHA-256); a page kept from the previous revision reuses its record. Index files the
 //! previous revision has are linked from it (`fencepost_search::pagefind`).
 
+use crate::prelink::Prelinked;
 use crate::report::{io, BuildError};
 use crate::reuse::Previous;
 use crate::sink::{link_or_copy, place, Stored};
 use crate::snapshot::Rendered;
-use fencepost_output::manifest::{CacheClass, Entry, IMMUTABLE_MAX_AGE};
-use fencepost_search::pagefind::{self, Out, State};
-use fencepost_search::Record;
-use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use fencepost_output::manifest::{CacheClass, Entry};
+use fencepost_search::pagefind::{self, Out, PageIn, State, DIR};
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The revision's own file of records (postcard).
-const RECORDS: &str = "search.bin";
+/// The revision's own file of the index's state (postcard).
+const STATE: &str = "search.bin";
 
-/// What the next build reuses: the index's state and each page's record.
-#[derive(Default, Serialize, Deserialize)]
-struct Records {
-    state: State,
-    /// (page path, SHA-256 of its bytes, its record; none: nothing to index).
-    pages: Vec<(String, String, Option<Arc<Record>>)>,
-}
-
-fn read_records(dir: &Path) -> Records {
-    let path = dir.join(fencepost_output::own::DIR).join(RECORDS);
+fn read_state(dir: &Path) -> State {
+    let path = dir.join(fencepost_output::own::DIR).join(STATE);
     (std::fs::read(path).ok())
         .and_then(|b| postcard::from_bytes(&b).ok())
         .unwrap_or_default()
@@ -50,173 +40,183 @@ fn indexed(path: &str) -> bool {
     path.ends_with(".html") && !path.starts_with("pagefind/")
 }
 
+/// What the index reads: the staged pages, the previous revision's files.
+struct Revisions<'a> {
+    staging: &'a Path,
+    prev: Option<&'a Previous>,
+}
+
+impl pagefind::Source for Revisions<'_> {
+    fn page(&self, path: &str) -> Result<Vec<u8>, String> {
+        let file = self.staging.join(path);
+        std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))
+    }
+    fn previous(&self, path: &str) -> Option<Vec<u8>> {
+        self.prev
+            .and_then(|(dir, _)| std::fs::read(dir.join(path)).ok())
+    }
+    fn had(&self, path: &str) -> bool {
+        self.prev.is_some_and(|(_, m)| m.find(path).is_some())
+    }
+}
+
 /// The search index of the revision in `staging`, added to `rendered` (in path order), and
-/// the records written beside it. Returns the number of pages indexed and of pages read.
+/// its state written beside it. Returns the number of pages indexed and of pages read.
 pub(crate) fn put(
     rendered: &mut Rendered,
     staging: &Path,
+    prelinked: Option<&Prelinked>,
     prev: Option<&Previous>,
 ) -> Result<(usize, usize), BuildError> {
-    let before = prev.map(|(dir, _)| read_records(dir)).unwrap_or_default();
+    let before = prev.map(|(dir, _)| read_state(dir)).unwrap_or_default();
     let carried = prev.map(|(_, m)| m);
-    let known: HashMap<&str, (&str, &Option<Arc<Record>>)> = (before.pages.iter())
-        .map(|(p, sha, r)| (p.as_str(), (sha.as_str(), r)))
-        .collect();
-    // Each page: its path, SHA-256 (when new) and record when it can be reused.
-    let wanted: Vec<(String, Option<String>, Option<Option<Arc<Record>>>)> =
-        (rendered.entries.iter())
-            .filter(|f| indexed(f.path(carried)))
-            .map(|f| {
-                let path = f.path(carried).to_string();
-                match f {
-                    Stored::Kept { .. } => {
-                        let old = known.get(path.as_str()).map(|(_, r)| (*r).clone());
-                        (path, None, old)
-                    }
-                    Stored::New(e) => {
-                        let old = (known.get(path.as_str()))
-                            .filter(|(sha, _)| *sha == e.sha256)
-                            .map(|(_, r)| (*r).clone());
-                        (path, Some(e.sha256.clone()), old)
-                    }
-                }
-            })
-            .collect();
-    let read = wanted.iter().filter(|(_, _, r)| r.is_none()).count();
-    let pages: Vec<(String, String, Option<Arc<Record>>)> = (wanted.into_par_iter())
-        .map(|(path, sha, old)| {
-            let record = match old {
-                Some(r) => r,
-                None => {
-                    let file = staging.join(&path);
-                    let bytes = std::fs::read(&file).map_err(io(&file))?;
-                    fencepost_search::fossick(&bytes).map(Arc::new)
-                }
-            };
-            let sha = sha.or_else(|| known.get(path.as_str()).map(|(s, _)| s.to_string()));
-            Ok((path, sha.unwrap_or_default(), record))
+    let pages: Vec<PageIn> = (rendered.entries.iter())
+        .filter(|f| indexed(f.path(carried)))
+        .map(|f| PageIn {
+            path: f.path(carried).to_string(),
+            sha256: match f {
+                Stored::Kept { .. } => None,
+                Stored::New(e) => Some(e.sha256.clone()),
+            },
         })
-        .collect::<Result<_, BuildError>>()?;
-    let for_index: Vec<(String, Arc<Record>)> = (pages.iter())
-        .filter_map(|(path, _, r)| r.clone().map(|r| (fencepost_search::page_url(path), r)))
         .collect();
-    let had = |path: &str| carried.is_some_and(|m| m.find(path).is_some());
-    let index = pagefind::write(&for_index, &before.state, &had)
-        .map_err(|why| BuildError::Search { why })?;
-    let added = place_files(index.files, rendered, staging, prev)?;
+    let src = Revisions { staging, prev };
+    let index = pagefind::write(&pages, &before, &src).map_err(|why| BuildError::Search { why })?;
+    let added = place_files(index.files, rendered, staging, prelinked, prev)?;
     crate::images::revision::insert_sorted(rendered, added, carried);
-    let records = Records {
-        state: index.state,
-        pages,
-    };
-    let bytes = postcard::to_allocvec(&records).expect("the records serialise");
-    fencepost_output::own::write_own_file(staging, RECORDS, &bytes)?;
-    Ok((index.pages, read))
+    let bytes = postcard::to_allocvec(&index.state).expect("the state serialises");
+    fencepost_output::own::write_own_file(staging, STATE, &bytes)?;
+    Ok((index.pages, index.read))
+}
+
+/// Where the index's files go: the staging folder, where the early links may already have
+/// put the previous revision's `pagefind/` (left there by the plan for this step to decide).
+struct Placer<'a> {
+    staging: &'a Path,
+    prelinked: Option<&'a Prelinked>,
+    prev: Option<&'a Previous>,
 }
 
 /// The index's files in the staging folder: a file the previous revision has with the same
-/// bytes linked from it, the rest written.
+/// bytes kept (already linked early, or linked now), the rest written; an early link the
+/// index no longer has removed.
 fn place_files(
     files: Vec<Out>,
     rendered: &mut Rendered,
     staging: &Path,
+    prelinked: Option<&Prelinked>,
     prev: Option<&Previous>,
 ) -> Result<Vec<(Stored, bool)>, BuildError> {
     let carried = prev.map(|(_, m)| m);
-    let ours: std::collections::HashSet<String> =
-        files.iter().map(|f| f.path().to_string()).collect();
+    let ours: HashSet<String> = files.iter().map(|f| f.path().to_string()).collect();
     let clash: Vec<usize> = (rendered.entries.iter().enumerate())
         .filter(|(_, f)| ours.contains(f.path(carried)))
         .map(|(i, _)| i)
         .collect();
     for i in clash.into_iter().rev() {
-        tracing::warn!(
-            path = rendered.entries[i].path(carried),
-            "the search index replaces a file of the site"
-        );
-        let file = staging.join(rendered.entries[i].path(carried));
+        let path = rendered.entries[i].path(carried).to_string();
+        tracing::warn!(path, "the search index replaces a file of the site");
         rendered.entries.remove(i);
         rendered.fresh.remove(i);
-        let _ = std::fs::remove_file(file);
+        let _ = std::fs::remove_file(staging.join(path));
     }
+    let placer = Placer {
+        staging,
+        prelinked,
+        prev,
+    };
+    placer.remove_stale(&ours)?;
     let mut added = Vec::with_capacity(files.len());
     for out in files {
-        let (path, bytes, immutable) = match out {
-            Out::Kept { path } => match keep(&path, staging, prev)? {
-                Some(kept) => {
-                    added.push((kept, false));
-                    continue;
-                }
+        added.push(match out {
+            Out::Kept { path } => match placer.keep(&path, Some(CacheClass::Immutable))? {
+                Some(kept) => (kept, false),
                 None => {
-                    return Err(BuildError::Search {
-                        why: format!("{path}: the previous revision lost it"),
-                    })
+                    let why = format!("{path}: the previous revision lost it");
+                    return Err(BuildError::Search { why });
                 }
             },
             Out::New {
                 path,
                 bytes,
                 immutable,
-            } => (path, bytes, immutable),
-        };
-        added.push(write_new(path, bytes, immutable, staging, prev)?);
+            } => placer.write_new(path, bytes, immutable)?,
+        });
     }
     rendered.reused += added.iter().filter(|(_, fresh)| !fresh).count();
     Ok(added)
 }
 
-/// A new file of the index: linked from the previous revision when it has the same bytes
-/// there (the runtime, the entry), else written.
-fn write_new(
-    path: String,
-    bytes: Arc<Vec<u8>>,
-    immutable: bool,
-    staging: &Path,
-    prev: Option<&Previous>,
-) -> Result<(Stored, bool), BuildError> {
-    let carried = prev.map(|(_, m)| m);
-    let sha256 = fencepost_core::digest::sha256_hex(&bytes);
-    let same = carried.and_then(|m| m.find(&path).filter(|&i| m.entry(i).sha256 == sha256));
-    if same.is_some() {
-        if let Some(kept) = keep(&path, staging, prev)? {
-            return Ok((kept, false));
+impl Placer<'_> {
+    /// The early links under `pagefind/` that are no file of this index, removed.
+    fn remove_stale(&self, ours: &HashSet<String>) -> Result<(), BuildError> {
+        let (Some(linked), Some((_, m))) = (self.prelinked, self.prev) else {
+            return Ok(());
+        };
+        let prefix = format!("{DIR}/");
+        for i in 0..m.len() {
+            let path = m.path(i);
+            if path.starts_with(&prefix) && !ours.contains(path) {
+                linked.unlink(self.staging, path)?;
+            }
         }
+        Ok(())
     }
-    let dst = place(staging, &path)?;
-    std::fs::write(&dst, &bytes[..]).map_err(io(&dst))?;
-    let cache = if immutable {
-        CacheClass::Immutable
-    } else {
-        CacheClass::Asset
-    };
-    let entry = Entry {
-        content_type: fencepost_output::manifest::content_type(&path).to_string(),
-        key: format!("search index {path}"),
-        path,
-        sha256,
-        bytes: bytes.len() as u64,
-        max_age: if immutable {
-            IMMUTABLE_MAX_AGE
-        } else {
-            cache.max_age()
-        },
-        cache,
-        links: Vec::new(),
-        location: None,
-    };
-    Ok((Stored::New(entry), true))
-}
 
-/// The previous revision's file at `rel` linked in, its entry kept.
-fn keep(rel: &str, staging: &Path, prev: Option<&Previous>) -> Result<Option<Stored>, BuildError> {
-    let Some((dir, m)) = prev else {
-        return Ok(None);
-    };
-    let Some(index) = m.find(rel) else {
-        return Ok(None);
-    };
-    let dst = place(staging, rel)?;
-    link_or_copy(&dir.join(rel), &dst)?;
-    let cache = m.entry(index).cache;
-    Ok(Some(Stored::Kept { index, cache }))
+    /// The previous revision's file at `rel`, kept (linked now unless linked early), with
+    /// `cache` (none: its entry's).
+    fn keep(&self, rel: &str, cache: Option<CacheClass>) -> Result<Option<Stored>, BuildError> {
+        let Some((dir, m)) = self.prev else {
+            return Ok(None);
+        };
+        let Some(index) = m.find(rel) else {
+            return Ok(None);
+        };
+        if !self.prelinked.is_some_and(|l| l.contains(rel)) {
+            let dst = place(self.staging, rel)?;
+            link_or_copy(&dir.join(rel), &dst)?;
+        }
+        let cache = cache.unwrap_or_else(|| m.entry(index).cache);
+        Ok(Some(Stored::Kept { index, cache }))
+    }
+
+    /// A new file of the index: kept when the previous revision has the same bytes at its
+    /// path (the runtime, the entry), else written (an early link there removed first, so
+    /// the previous revision's bytes are never written through it).
+    fn write_new(
+        &self,
+        path: String,
+        bytes: Arc<Vec<u8>>,
+        immutable: bool,
+    ) -> Result<(Stored, bool), BuildError> {
+        let carried = self.prev.map(|(_, m)| m);
+        let sha256 = fencepost_core::digest::sha256_hex(&bytes);
+        let same = carried.and_then(|m| m.find(&path).filter(|&i| m.entry(i).sha256 == sha256));
+        if same.is_some() {
+            if let Some(kept) = self.keep(&path, None)? {
+                return Ok((kept, false));
+            }
+        }
+        if let Some(linked) = self.prelinked {
+            linked.unlink(self.staging, &path)?;
+        }
+        let dst = place(self.staging, &path)?;
+        std::fs::write(&dst, &bytes[..]).map_err(io(&dst))?;
+        let cache = match immutable {
+            true => CacheClass::Immutable,
+            false => CacheClass::Asset,
+        };
+        let entry = Entry {
+            content_type: fencepost_output::manifest::content_type(&path).to_string(),
+            key: format!("search index {path}"),
+            path,
+            sha256,
+            bytes: bytes.len() as u64,
+            max_age: cache.max_age(),
+            cache,
+            links: Vec::new(),
+            location: None,
+        };
+        Ok((Stored::New(entry), true))
+    }
 }

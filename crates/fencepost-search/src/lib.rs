@@ -92,7 +92,7 @@ impl Word {
 pub fn page_url(path: &str) -> String {
     let trimmed = match path {
         "index.html" => "",
-        p => p.strip_suffix("/index.html").map(|d| d).unwrap_or(p),
+        p => p.strip_suffix("/index.html").unwrap_or(p),
     };
     match trimmed.is_empty() {
         true => "/".to_string(),

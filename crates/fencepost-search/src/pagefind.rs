@@ -1,11 +1,12 @@
-//! A revision's Pagefind index (`/pagefind/`), written from its pages' [`Record`]s.
+//! A revision's Pagefind index (`/pagefind/`), written from its pages.
 //!
-//! What a revision's index reuses from the previous one's ([`State`], kept beside it):
-//! - **page numbers**: a page keeps its number; a new page is numbered after the last, so
-//!   one new page leaves every other page's postings as they were;
-//! - **chunk boundaries**: words are cut into chunks at the same words as before while every
-//!   chunk stays within twice the target size, so a chunk's bytes change only where its words
-//!   gained or lost a page ([`chunks`]).
+//! A page is read ([`crate::fossick`]) only when it is new or its bytes changed: the previous
+//! index's [`State`] says which page had which bytes, and its chunk files hold every other
+//! page's words, read back (`postings.rs`). Pages keep their numbers (a changed or removed
+//! page's are given up, the rest close ranks in order; new pages come last) and the chunks
+//! keep their boundaries while they stay in shape (`chunks.rs`), so a language no page of
+//! which changed keeps every file, and one new page rewrites its fragment, the chunks its words
+//! are in, the meta file and the entry.
 //!
 //! Every data file is named by its content: a file the previous revision has under the same
 //! name has the same bytes, is not compressed again ([`Out::Kept`]), and the deploy does not
@@ -14,29 +15,35 @@
 mod assets;
 mod chunks;
 mod format;
+mod postings;
+pub mod state;
 
 use crate::Record;
 use format::*;
+use postings::Words;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+pub use state::{LanguageState, PageState, Seen, State};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// The folder of the revision the index is written to (Pagefind's default bundle path).
 pub const DIR: &str = "pagefind";
 
-/// What the next index reuses, per language.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct State {
-    pub languages: BTreeMap<String, LanguageState>,
+/// A page of the revision: its path, and its bytes' SHA-256 when it is not the previous
+/// revision's file unchanged.
+pub struct PageIn {
+    pub path: String,
+    pub sha256: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct LanguageState {
-    /// The pages' URLs by page number.
-    pub order: Vec<String>,
-    /// Each chunk's first word.
-    pub bounds: Vec<String>,
+/// Where the index reads from.
+pub trait Source: Sync {
+    /// A page of the revision being built.
+    fn page(&self, path: &str) -> Result<Vec<u8>, String>;
+    /// A file of the previous revision, when it has it.
+    fn previous(&self, path: &str) -> Option<Vec<u8>>;
+    /// Whether the previous revision has the file at `path`.
+    fn had(&self, path: &str) -> bool;
 }
 
 /// One file of the index, by its path in the revision (`pagefind/…`).
@@ -59,72 +66,151 @@ impl Out {
     }
 }
 
-/// The index: every file, and the state the next index starts from.
+/// The index: every file, the state the next index starts from, how many pages it holds and
+/// how many were read.
 pub struct Index {
     pub files: Vec<Out>,
     pub state: State,
     pub pages: usize,
+    pub read: usize,
 }
 
-/// The index of `pages` (URL, record), `before` the previous index's state; `had` says whether
-/// the previous revision holds a path (its file then has the same bytes, being named by them).
-pub fn write(
-    pages: &[(String, Arc<Record>)],
-    before: &State,
-    had: &(dyn Fn(&str) -> bool + Sync),
-) -> Result<Index, String> {
-    let custom = pages.iter().any(|(_, r)| r.custom_body);
-    let mut by_language: BTreeMap<&str, Vec<(&str, &Record)>> = BTreeMap::new();
-    for (url, record) in pages.iter().filter(|(_, r)| r.custom_body || !custom) {
-        by_language
-            .entry(&record.language)
-            .or_default()
-            .push((url, record));
-    }
-    let languages: BTreeSet<String> = by_language.keys().map(|l| l.to_string()).collect();
-    let runtime = assets::runtime(&languages)?;
-    let mut files = Vec::new();
-    let mut state = State::default();
-    let mut entry = Entry {
-        version: VERSION,
-        languages: BTreeMap::new(),
-        include_characters: Vec::new(),
+/// A page read by this index: its bytes' digest and what it has to index.
+struct Read {
+    sha256: String,
+    record: Option<Arc<Record>>,
+}
+
+/// The index of `pages`, `before` being the previous index's state.
+pub fn write(pages: &[PageIn], before: &State, src: &dyn Source) -> Result<Index, String> {
+    let usable = (before.format == state::FORMAT).then_some(before);
+    let mut read = read_pages(pages, usable, &HashMap::new(), src)?;
+    let custom = is_custom(pages, usable, &read);
+    let before = match usable {
+        Some(b) if b.custom == custom => Some(b),
+        _ => {
+            let rest = read_pages(pages, None, &read, src)?;
+            read.extend(rest);
+            None
+        }
     };
-    let mut count = 0;
-    for (lang, pages) in by_language {
-        let previous = before.languages.get(lang).cloned().unwrap_or_default();
-        let (written, lang_state) = language(lang, pages, &previous, had);
-        count += written.page_count;
-        entry.languages.insert(
-            lang.to_string(),
-            EntryLanguage {
-                hash: written.meta_hash,
-                wasm: assets::has_wasm(&runtime, lang).then(|| lang.to_string()),
-                page_count: written.page_count,
-            },
-        );
-        files.extend(written.files);
-        state.languages.insert(lang.to_string(), lang_state);
+    let seen = seen(pages, before, &read, custom);
+    let mut by_language: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (path, s) in &seen {
+        if let Some(lang) = &s.language {
+            by_language.entry(lang.clone()).or_default().push(path);
+        }
     }
-    let json = serde_json::to_vec(&entry).expect("the entry serialises");
+    let runtime = assets::runtime(&by_language.keys().cloned().collect())?;
+    let (mut files, mut languages, mut entry) = (Vec::new(), BTreeMap::new(), Entry::new());
+    for (lang, paths) in by_language {
+        let old = before.and_then(|b| b.languages.get(&lang));
+        let (written, lang_state) = language(&lang, old, &paths, &read, src)?;
+        entry.add(&lang, &written, assets::has_wasm(&runtime, &lang));
+        files.extend(written.files);
+        languages.insert(lang, lang_state);
+    }
+    let count = languages.values().map(|l| l.pages.len()).sum();
     files.push(Out::New {
         path: format!("{DIR}/pagefind-entry.json"),
-        bytes: Arc::new(json),
+        bytes: Arc::new(serde_json::to_vec(&entry).expect("the entry serialises")),
         immutable: false,
     });
-    for (name, bytes) in runtime {
-        files.push(Out::New {
-            path: format!("{DIR}/{name}"),
-            bytes,
-            immutable: false,
-        });
-    }
+    files.extend(runtime.into_iter().map(|(name, bytes)| Out::New {
+        path: format!("{DIR}/{name}"),
+        bytes,
+        immutable: false,
+    }));
     files.sort_by(|a, b| a.path().cmp(b.path()));
+    let state = State {
+        format: state::FORMAT,
+        custom,
+        seen,
+        languages,
+    };
     Ok(Index {
         files,
         state,
         pages: count,
+        read: read.len(),
     })
+}
+
+/// The pages to read — new, changed, or every one without a usable state — but those in
+/// `done`, read in parallel.
+fn read_pages(
+    pages: &[PageIn],
+    before: Option<&State>,
+    done: &HashMap<String, Read>,
+    src: &dyn Source,
+) -> Result<HashMap<String, Read>, String> {
+    let wanted: Vec<&PageIn> = (pages.iter())
+        .filter(|p| !done.contains_key(&p.path))
+        .filter(|p| {
+            let known = before.and_then(|b| b.seen.get(&p.path));
+            match (known, &p.sha256) {
+                (Some(s), Some(sha)) => s.sha256 != *sha,
+                (Some(_), None) => false,
+                (None, _) => true,
+            }
+        })
+        .collect();
+    (wanted.into_par_iter())
+        .map(|p| {
+            let bytes = src.page(&p.path)?;
+            let sha256 = match &p.sha256 {
+                Some(s) => s.clone(),
+                None => sha256_hex(&bytes),
+            };
+            let record = crate::fossick(&bytes).map(Arc::new);
+            Ok((p.path.clone(), Read { sha256, record }))
+        })
+        .collect()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Whether some page of the revision marks its body.
+fn is_custom(pages: &[PageIn], before: Option<&State>, read: &HashMap<String, Read>) -> bool {
+    pages.iter().any(|p| match read.get(&p.path) {
+        Some(r) => r.record.as_ref().is_some_and(|r| r.custom_body),
+        None => before
+            .and_then(|b| b.seen.get(&p.path))
+            .is_some_and(|s| s.custom),
+    })
+}
+
+/// Every page of the revision as this index sees it.
+fn seen(
+    pages: &[PageIn],
+    before: Option<&State>,
+    read: &HashMap<String, Read>,
+    custom: bool,
+) -> BTreeMap<String, Seen> {
+    let mut out = BTreeMap::new();
+    for p in pages {
+        let s = match (read.get(&p.path), before.and_then(|b| b.seen.get(&p.path))) {
+            (Some(r), _) => {
+                let rec = r.record.as_ref();
+                let marks = rec.is_some_and(|r| r.custom_body);
+                Seen {
+                    sha256: r.sha256.clone(),
+                    language: rec.filter(|_| marks || !custom).map(|r| r.language.clone()),
+                    custom: marks,
+                }
+            }
+            (None, Some(s)) => s.clone(),
+            (None, None) => continue,
+        };
+        out.insert(p.path.clone(), s);
+    }
+    out
 }
 
 struct Written {
@@ -133,22 +219,247 @@ struct Written {
     page_count: usize,
 }
 
-/// Page numbers: the previous order where the pages are still there, then new pages by URL.
-fn number<'a>(
-    pages: Vec<(&'a str, &'a Record)>,
-    previous: &LanguageState,
-) -> Vec<(&'a str, &'a Record)> {
-    let mut by_url: HashMap<&str, &Record> = pages.iter().copied().collect();
-    let mut ordered = Vec::with_capacity(pages.len());
-    for url in &previous.order {
-        if let Some((url, record)) = by_url.remove_entry(url.as_str()) {
-            ordered.push((url, record));
+impl Entry {
+    fn new() -> Entry {
+        Entry {
+            version: VERSION,
+            languages: BTreeMap::new(),
+            include_characters: Vec::new(),
         }
     }
-    let mut fresh: Vec<(&str, &Record)> = by_url.into_iter().collect();
-    fresh.sort_by_key(|(url, _)| *url);
-    ordered.extend(fresh);
-    ordered
+
+    fn add(&mut self, lang: &str, written: &Written, wasm: bool) {
+        let language = EntryLanguage {
+            hash: written.meta_hash.clone(),
+            wasm: wasm.then(|| lang.to_string()),
+            page_count: written.page_count,
+        };
+        self.languages.insert(lang.to_string(), language);
+    }
+}
+
+/// One language's index: the previous one's pages that are still there unchanged keep their
+/// place (closing ranks), the others (`paths` read by this index) come after, by path.
+fn language(
+    lang: &str,
+    old: Option<&LanguageState>,
+    paths: &[&str],
+    read: &HashMap<String, Read>,
+    src: &dyn Source,
+) -> Result<(Written, LanguageState), String> {
+    let here: HashSet<&str> = paths.iter().copied().collect();
+    let old_pages = old.map(|o| &o.pages[..]).unwrap_or_default();
+    let mut to = Vec::with_capacity(old_pages.len());
+    let mut kept: Vec<PageState> = Vec::new();
+    for p in old_pages {
+        let stays = here.contains(p.path.as_str()) && !read.contains_key(&p.path);
+        to.push(stays.then_some(kept.len()));
+        if stays {
+            kept.push(p.clone());
+        }
+    }
+    let mut added: Vec<(&str, &Arc<Record>)> = (paths.iter())
+        .filter_map(|p| {
+            read.get(*p)
+                .and_then(|r| r.record.as_ref())
+                .map(|r| (*p, r))
+        })
+        .collect();
+    added.sort_by_key(|(p, _)| *p);
+    let unchanged = old.is_some() && added.is_empty() && kept.len() == old_pages.len();
+    let mut next = old.cloned().unwrap_or_default();
+    let words = match unchanged {
+        true => None,
+        false => Some(words_of(old, &to, &added, kept.len(), &mut next, src)?),
+    };
+    next.pages = kept;
+    let mut files = fragment_files(lang, &added, &mut next, src);
+    let (chunk_files, ranges) = chunk_files(lang, words, &mut next, src)?;
+    files.extend(chunk_files);
+    let (filter_files, filters) = filter_files(lang, &next.filters, src);
+    files.extend(filter_files);
+    let meta = MetaIndex {
+        version: VERSION.into(),
+        pages: (next.pages.iter())
+            .map(|p| MetaPage {
+                hash: p.fragment.clone(),
+                word_count: p.word_count,
+                group_hash: String::new(),
+            })
+            .collect(),
+        index_chunks: ranges,
+        filters,
+        sorts: Vec::new(),
+        meta_fields: next.meta_fields.clone(),
+    };
+    let bytes = cbor(&meta);
+    let meta_hash = full_hash(lang, &bytes)[..lang.len() + 1 + 7].to_string();
+    files.push(data_file(
+        format!("{DIR}/pagefind.{meta_hash}.pf_meta"),
+        &bytes,
+        src,
+    ));
+    let written = Written {
+        files,
+        meta_hash,
+        page_count: next.pages.len(),
+    };
+    Ok((written, next))
+}
+
+/// The language's words: the previous chunks read back, pages renumbered by `to`, the added
+/// pages' words (numbered from `first`); meta fields and filters brought along in `next`.
+fn words_of(
+    old: Option<&LanguageState>,
+    to: &[Option<usize>],
+    added: &[(&str, &Arc<Record>)],
+    first: usize,
+    next: &mut LanguageState,
+    src: &dyn Source,
+) -> Result<Words, String> {
+    let chunks = old.map(|o| &o.chunks[..]).unwrap_or_default();
+    let read: Vec<Vec<PackedWord>> = (chunks.par_iter())
+        .map(|chunk| {
+            let path = format!("{DIR}/index/{}.pf_index", chunk.hash);
+            let lost = || format!("{path}: the previous revision lost it");
+            postings::read_chunk(&src.previous(&path).ok_or_else(lost)?)
+        })
+        .collect::<Result<_, String>>()?;
+    let mut words: Words = (read.into_iter().flatten())
+        .map(|w| (w.word.clone(), w))
+        .collect();
+    if !to.iter().enumerate().all(|(i, n)| *n == Some(i)) {
+        postings::renumber(&mut words, to);
+        postings::renumber_filters(&mut next.filters, to);
+    }
+    let new_fields: BTreeSet<&String> = (added.iter())
+        .flat_map(|(_, r)| r.meta.keys())
+        .filter(|k| !next.meta_fields.contains(k))
+        .collect();
+    next.meta_fields.extend(new_fields.into_iter().cloned());
+    let fields = &next.meta_fields;
+    let packed: Vec<postings::Packed<'_>> = (added.par_iter().enumerate())
+        .map(|(i, (_, record))| {
+            let ids: Vec<u16> = (record.meta.keys())
+                .map(|k| fields.iter().position(|f| f == k).unwrap_or(0) as u16)
+                .collect();
+            postings::pack(first + i, record, &ids)
+        })
+        .collect();
+    for p in packed {
+        postings::add(&mut words, p);
+    }
+    for (i, (_, record)) in added.iter().enumerate() {
+        postings::add_filters(&mut next.filters, first + i, record);
+    }
+    Ok(words)
+}
+
+/// The kept pages' fragments (the previous revision's files) and the added pages' (new,
+/// named by content), the added pages appended to `next.pages`.
+fn fragment_files(
+    lang: &str,
+    added: &[(&str, &Arc<Record>)],
+    next: &mut LanguageState,
+    src: &dyn Source,
+) -> Vec<Out> {
+    let mut files: Vec<Out> = (next.pages.iter())
+        .map(|p| Out::Kept {
+            path: format!("{DIR}/fragment/{}.pf_fragment", p.fragment),
+        })
+        .collect();
+    let fresh: Vec<(String, Vec<u8>)> = (added.par_iter())
+        .map(|(path, r)| {
+            let json = fragment_json(&crate::page_url(path), r);
+            (full_hash(lang, &json), json)
+        })
+        .collect();
+    let mut taken: HashMap<String, String> = (next.pages.iter())
+        .map(|p| (p.fragment.clone(), String::new()))
+        .collect();
+    let names: Vec<String> = (fresh.iter())
+        .map(|(full, _)| short_name(lang, full, &mut taken))
+        .collect();
+    let written: Vec<Out> = (fresh.par_iter().zip(names.par_iter()))
+        .map(|((_, json), name)| data_file(format!("{DIR}/fragment/{name}.pf_fragment"), json, src))
+        .collect();
+    files.extend(written);
+    for (name, (path, r)) in names.into_iter().zip(added) {
+        next.pages.push(PageState {
+            path: path.to_string(),
+            fragment: name,
+            word_count: r.word_count,
+        });
+    }
+    files
+}
+
+/// The word index's chunk files and their ranges for the meta file: the previous ones, kept,
+/// when no page of the language changed (`words` none).
+fn chunk_files(
+    lang: &str,
+    words: Option<Words>,
+    next: &mut LanguageState,
+    src: &dyn Source,
+) -> Result<(Vec<Out>, Vec<MetaChunk>), String> {
+    let Some(words) = words else {
+        let files = (next.chunks.iter())
+            .map(|c| Out::Kept {
+                path: format!("{DIR}/index/{}.pf_index", c.hash),
+            })
+            .collect();
+        return Ok((files, next.chunks.clone()));
+    };
+    let (chunked, bounds) = chunks::cut(words, &next.bounds);
+    let mut ranges = chunks::ranges(&chunked);
+    let encoded: Vec<(String, Vec<u8>)> = (chunked.into_par_iter())
+        .map(|words| {
+            let bytes = cbor(&WordIndex { words });
+            (full_hash(lang, &bytes), bytes)
+        })
+        .collect();
+    let mut taken = HashMap::new();
+    for ((full, _), range) in encoded.iter().zip(ranges.iter_mut()) {
+        range.hash = short_name(lang, full, &mut taken);
+    }
+    let files = (encoded.par_iter().zip(ranges.par_iter()))
+        .map(|((_, bytes), r)| data_file(format!("{DIR}/index/{}.pf_index", r.hash), bytes, src))
+        .collect();
+    next.bounds = bounds;
+    next.chunks = ranges.clone();
+    Ok((files, ranges))
+}
+
+/// Each filter's file and its entry in the meta file.
+fn filter_files(
+    lang: &str,
+    filters: &BTreeMap<String, BTreeMap<String, Vec<usize>>>,
+    src: &dyn Source,
+) -> (Vec<Out>, Vec<MetaFilter>) {
+    let (mut files, mut metas, mut taken) = (Vec::new(), Vec::new(), HashMap::new());
+    for (filter, values) in filters {
+        let index = FilterIndex {
+            filter: filter.clone(),
+            values: (values.iter())
+                .map(|(value, pages)| PackedValue {
+                    value: value.clone(),
+                    pages: pages.clone(),
+                })
+                .collect(),
+        };
+        let bytes = cbor(&index);
+        let hash = short_name(lang, &full_hash(lang, &bytes), &mut taken);
+        files.push(data_file(
+            format!("{DIR}/filter/{hash}.pf_filter"),
+            &bytes,
+            src,
+        ));
+        metas.push(MetaFilter {
+            filter: filter.clone(),
+            hash,
+        });
+    }
+    (files, metas)
 }
 
 /// A short name for `full` (`<lang>_` and 7 hex digits), longer while it collides with a
@@ -168,8 +479,8 @@ fn short_name(lang: &str, full: &str, taken: &mut HashMap<String, String>) -> St
 }
 
 /// A data file: kept when the previous revision has its name, else gzipped.
-fn data_file(path: String, bytes: &[u8], had: &(dyn Fn(&str) -> bool + Sync)) -> Out {
-    match had(&path) {
+fn data_file(path: String, bytes: &[u8], src: &dyn Source) -> Out {
+    match src.had(&path) {
         true => Out::Kept { path },
         false => Out::New {
             bytes: Arc::new(gzip(bytes)),
@@ -177,106 +488,6 @@ fn data_file(path: String, bytes: &[u8], had: &(dyn Fn(&str) -> bool + Sync)) ->
             immutable: true,
         },
     }
-}
-
-fn language(
-    lang: &str,
-    pages: Vec<(&str, &Record)>,
-    previous: &LanguageState,
-    had: &(dyn Fn(&str) -> bool + Sync),
-) -> (Written, LanguageState) {
-    let pages = number(pages, previous);
-    let meta_fields: Vec<String> = {
-        let set: BTreeSet<&String> = pages.iter().flat_map(|(_, r)| r.meta.keys()).collect();
-        set.into_iter().cloned().collect()
-    };
-    let (names, mut files) = fragment_files(lang, &pages, had);
-    let (index_chunks, chunk_files, bounds) =
-        chunk_files(lang, &pages, &meta_fields, previous, had);
-    files.extend(chunk_files);
-    let (filter_files, filters) = filters(lang, &pages, had);
-    files.extend(filter_files);
-    let meta = MetaIndex {
-        version: VERSION.into(),
-        pages: (names.iter().zip(&pages))
-            .map(|(hash, (_, r))| MetaPage {
-                hash: hash.clone(),
-                word_count: r.word_count,
-                group_hash: String::new(),
-            })
-            .collect(),
-        index_chunks,
-        filters,
-        sorts: Vec::new(),
-        meta_fields,
-    };
-    let bytes = cbor(&meta);
-    let full = full_hash(lang, &bytes);
-    let meta_hash = full[..lang.len() + 1 + 7].to_string();
-    files.push(data_file(
-        format!("{DIR}/pagefind.{meta_hash}.pf_meta"),
-        &bytes,
-        had,
-    ));
-    let state = LanguageState {
-        order: pages.iter().map(|(u, _)| u.to_string()).collect(),
-        bounds,
-    };
-    let written = Written {
-        files,
-        meta_hash,
-        page_count: pages.len(),
-    };
-    (written, state)
-}
-
-/// Each page's fragment file, and its name (by page number).
-fn fragment_files(
-    lang: &str,
-    pages: &[(&str, &Record)],
-    had: &(dyn Fn(&str) -> bool + Sync),
-) -> (Vec<String>, Vec<Out>) {
-    let fragments: Vec<(String, Vec<u8>)> = (pages.par_iter())
-        .map(|(url, r)| {
-            let json = fragment_json(url, r);
-            (full_hash(lang, &json), json)
-        })
-        .collect();
-    let mut taken = HashMap::new();
-    let names: Vec<String> = (fragments.iter())
-        .map(|(full, _)| short_name(lang, full, &mut taken))
-        .collect();
-    let files = (fragments.par_iter().zip(names.par_iter()))
-        .map(|((_, json), name)| data_file(format!("{DIR}/fragment/{name}.pf_fragment"), json, had))
-        .collect();
-    (names, files)
-}
-
-/// The word index's chunks: their ranges for the meta file, their files, the boundaries.
-fn chunk_files(
-    lang: &str,
-    pages: &[(&str, &Record)],
-    meta_fields: &[String],
-    previous: &LanguageState,
-    had: &(dyn Fn(&str) -> bool + Sync),
-) -> (Vec<MetaChunk>, Vec<Out>, Vec<String>) {
-    let words = postings(pages, meta_fields);
-    let (chunked, bounds) = chunks::cut(words, &previous.bounds);
-    let mut ranges = chunks::ranges(&chunked);
-    let encoded: Vec<(String, Vec<u8>)> = (chunked.into_par_iter())
-        .map(|words| {
-            let bytes = cbor(&WordIndex { words });
-            (full_hash(lang, &bytes), bytes)
-        })
-        .collect();
-    let mut taken = HashMap::new();
-    for ((full, _), range) in encoded.iter().zip(ranges.iter_mut()) {
-        range.hash = short_name(lang, full, &mut taken);
-    }
-    let files = (encoded.par_iter().zip(ranges.par_iter()))
-        .map(|((_, bytes), r)| data_file(format!("{DIR}/index/{}.pf_index", r.hash), bytes, had))
-        .collect();
-    (ranges, files, bounds)
 }
 
 fn fragment_json(url: &str, r: &Record) -> Vec<u8> {
@@ -296,99 +507,4 @@ fn fragment_json(url: &str, r: &Record) -> Vec<u8> {
             .collect(),
     };
     serde_json::to_vec(&fragment).expect("a fragment serialises")
-}
-
-/// Every word of `pages` with its pages in page-number order, by word.
-fn postings(pages: &[(&str, &Record)], meta_fields: &[String]) -> BTreeMap<String, PackedWord> {
-    let mut words: BTreeMap<String, PackedWord> = BTreeMap::new();
-    for (number, (_, record)) in pages.iter().enumerate() {
-        let fields: Vec<u16> = (record.meta.keys())
-            .map(|k| meta_fields.iter().position(|f| f == k).unwrap_or(0) as u16)
-            .collect();
-        for w in &record.words {
-            let packed = words.entry(w.key.clone()).or_insert_with(|| PackedWord {
-                word: w.key.clone(),
-                pages: Vec::new(),
-                additional_variants: Vec::new(),
-            });
-            let meta: Vec<(u16, u32)> = w
-                .meta
-                .iter()
-                .map(|&(f, p)| (fields[f as usize], p))
-                .collect();
-            if !w.locs.is_empty() || !meta.is_empty() {
-                packed.pages.push(PackedPage {
-                    page_number: number,
-                    locs: pack_locs(&w.locs),
-                    meta_locs: pack_meta(&meta),
-                });
-            }
-            for (form, locs) in &w.variants {
-                let page = PackedPage {
-                    page_number: number,
-                    locs: pack_locs(locs),
-                    meta_locs: Vec::new(),
-                };
-                match packed
-                    .additional_variants
-                    .iter_mut()
-                    .find(|v| v.form == *form)
-                {
-                    Some(v) => v.pages.push(page),
-                    None => packed.additional_variants.push(PackedVariant {
-                        form: form.clone(),
-                        pages: vec![page],
-                    }),
-                }
-            }
-        }
-    }
-    words
-}
-
-/// Each filter's file and its entry in the meta file.
-fn filters(
-    lang: &str,
-    pages: &[(&str, &Record)],
-    had: &(dyn Fn(&str) -> bool + Sync),
-) -> (Vec<Out>, Vec<MetaFilter>) {
-    let mut by_filter: BTreeMap<&str, BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
-    for (number, (_, record)) in pages.iter().enumerate() {
-        for (filter, values) in &record.filters {
-            for value in values {
-                let list = by_filter
-                    .entry(filter)
-                    .or_default()
-                    .entry(value)
-                    .or_default();
-                if list.last() != Some(&number) {
-                    list.push(number);
-                }
-            }
-        }
-    }
-    let (mut files, mut metas, mut taken) = (Vec::new(), Vec::new(), HashMap::new());
-    for (filter, values) in by_filter {
-        let index = FilterIndex {
-            filter: filter.to_string(),
-            values: (values.into_iter())
-                .map(|(value, pages)| PackedValue {
-                    value: value.to_string(),
-                    pages,
-                })
-                .collect(),
-        };
-        let bytes = cbor(&index);
-        let hash = short_name(lang, &full_hash(lang, &bytes), &mut taken);
-        files.push(data_file(
-            format!("{DIR}/filter/{hash}.pf_filter"),
-            &bytes,
-            had,
-        ));
-        metas.push(MetaFilter {
-            filter: filter.to_string(),
-            hash,
-        });
-    }
-    (files, metas)
 }

@@ -19,7 +19,8 @@ fn index_files(dir: &Path) -> Vec<(String, u64)> {
 /// Guards: issue 82 (point 4). Thirty posts, then one more: every fragment of the thirty and
 /// the runtime are the previous revision's files (hard links), the new files are the new
 /// post's fragment, the chunks, the meta file and the entry; pages are not read again (the
-/// build's log says how many were). The new post is found, the others still are.
+/// build's log says how many were). The new post is found, the others still are; an edited
+/// post is found by its new words only.
 #[test]
 fn one_new_post_rewrites_only_what_it_changed() {
     let s = site();
@@ -66,4 +67,10 @@ fn one_new_post_rewrites_only_what_it_changed() {
     let server = s.serve(&[]);
     assert_eq!(query(&server, "tangerines"), ["/answers/31/"]);
     assert_eq!(query(&server, "orchards").len(), 29);
+    // A post edited: read again, its old words gone, its new ones found; the others stay.
+    s.item_with(5, "2026-11-21", "", "Post number 5 about vineyards.");
+    publish_build(&s, NOW);
+    assert_eq!(query(&server, "vineyards"), ["/answers/5/"]);
+    assert_eq!(query(&server, "orchards").len(), 28);
+    assert_eq!(query(&server, "tangerines"), ["/answers/31/"]);
 }

@@ -11,7 +11,8 @@
 //! measured in BENCHMARKS.md, "Search"); the trade is written down there.
 
 use super::format::{MetaChunk, PackedWord};
-use std::collections::BTreeMap;
+use rayon::prelude::*;
+use std::collections::HashMap;
 
 /// Pagefind's default chunk size, in units (a page of a word: its locations + 1).
 const PAGEFIND_UNITS: usize = 20_000;
@@ -30,12 +31,12 @@ fn units(w: &PackedWord) -> usize {
 }
 
 /// Fresh boundaries: a new chunk every `target` units.
-fn fresh(words: &BTreeMap<String, PackedWord>, target: usize) -> Vec<String> {
+fn fresh(words: &[PackedWord], target: usize) -> Vec<String> {
     let mut bounds = Vec::new();
     let mut size = target;
-    for (key, w) in words {
+    for w in words {
         if size >= target {
-            bounds.push(key.clone());
+            bounds.push(w.word.clone());
             size = 0;
         }
         size += units(w);
@@ -44,10 +45,10 @@ fn fresh(words: &BTreeMap<String, PackedWord>, target: usize) -> Vec<String> {
 }
 
 /// Each chunk's size in units under `bounds`.
-fn sizes(words: &BTreeMap<String, PackedWord>, bounds: &[String]) -> Vec<usize> {
+fn sizes(words: &[PackedWord], bounds: &[String]) -> Vec<usize> {
     let mut out = vec![0; bounds.len().max(1)];
-    for (key, w) in words {
-        out[slot(bounds, key)] += units(w);
+    for w in words {
+        out[slot(bounds, &w.word)] += units(w);
     }
     out
 }
@@ -62,10 +63,12 @@ fn slot(bounds: &[String], key: &str) -> usize {
 /// The words cut into chunks (page numbers delta-coded within each word, as stored) and the
 /// boundaries used.
 pub(crate) fn cut(
-    words: BTreeMap<String, PackedWord>,
+    words: HashMap<String, PackedWord>,
     before: &[String],
 ) -> (Vec<Vec<PackedWord>>, Vec<String>) {
-    let total: usize = words.values().map(units).sum();
+    let mut words: Vec<PackedWord> = words.into_values().collect();
+    words.par_sort_unstable_by(|a, b| a.word.cmp(&b.word));
+    let total: usize = words.iter().map(units).sum();
     let target = PAGEFIND_UNITS.max(total.div_ceil(MOST_CHUNKS));
     let sized = sizes(&words, before);
     let last = sized.len() - 1;
@@ -80,8 +83,9 @@ pub(crate) fn cut(
         bounds.push(String::new());
     }
     let mut chunks: Vec<Vec<PackedWord>> = vec![Vec::new(); bounds.len()];
-    for (key, w) in words {
-        chunks[slot(&bounds, &key)].push(delta(w));
+    for w in words {
+        let at = slot(&bounds, &w.word);
+        chunks[at].push(delta(w));
     }
     let (chunks, bounds): (Vec<_>, Vec<_>) = chunks
         .into_iter()
@@ -152,7 +156,7 @@ mod tests {
     /// no word in, as they were.
     #[test]
     fn boundaries_hold_while_chunks_stay_in_range() {
-        let mut words = BTreeMap::new();
+        let mut words = HashMap::new();
         for i in 0..4000 {
             let key = format!("w{i:05}");
             words.insert(key.clone(), word(&key, &(0..10).collect::<Vec<_>>()));
