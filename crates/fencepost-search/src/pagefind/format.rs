@@ -172,8 +172,9 @@ pub(crate) fn full_hash(lang: &str, bytes: &[u8]) -> String {
     out
 }
 
-/// zlib's level for the data files: 6, zlib's default (Pagefind uses 9: 1–3 % smaller files for
-/// several times the time).
+/// zlib's level for the data files: 4 — at 10,000 pages 4 % more bytes than zlib's default 6
+/// for a third less time, every chunk being compressed again after each new page (Pagefind
+/// uses 9). Measured in BENCHMARKS.md, "Search".
 const GZIP_LEVEL: u32 = 4;
 
 /// `bytes` gzipped behind Pagefind's signature (its script checks for the signature to
