@@ -5,10 +5,10 @@ The generated corpus (../shared/bench/gen_corpus.py) at each N (default 10000) i
 by `fencepost init`, on tmpfs, with and without `[search] enabled = true`, in the same run:
 (a) a cold `publish --build`, (b) one new item, then `publish --build` — median of 3 rounds,
 wall time and peak RSS; the index files the second revision does not share with the first
-(what a deploy uploads) counted. With PAGEFIND set to Pagefind's CLI (the npm package's
+(what a deploy uploads) counted; ROUNDS sets the rounds. With PAGEFIND set to Pagefind's CLI (the npm package's
 binary), the same revision's HTML indexed by it cold, as the peer.
 """
-import os, re, shutil, statistics, subprocess, sys, time, resource
+import os, re, shutil, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FP = os.environ.get("FP", os.path.join(ROOT, "target/release/fencepost"))
@@ -18,12 +18,14 @@ NOW = "2026-12-07T00:00:00Z"
 
 
 def timed(cmd, cwd):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Wall time and the command's own peak RSS (MiB), from wait4's rusage."""
     t = time.monotonic()
-    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
     wall = time.monotonic() - t
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return wall, rss
+    if status != 0:
+        raise SystemExit(f"{cmd} failed ({status})")
+    return wall, usage.ru_maxrss / 1024
 
 
 def site(corpus, n, search):
@@ -73,7 +75,7 @@ def main(ns):
         if not os.path.isdir(corpus):
             subprocess.run([sys.executable, GEN, str(n), corpus], check=True, stdout=subprocess.DEVNULL)
         rows = {}
-        for k in range(3):
+        for k in range(int(os.environ.get("ROUNDS", "3"))):
             for search in (False, True):
                 rows.setdefault(search, []).append(one_round(corpus, n, search, k))
         for search in (False, True):

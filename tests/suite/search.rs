@@ -9,11 +9,11 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 
-/// A site with `[search] enabled = true` and one public post.
+/// A site with `[search] enabled = true` (and Zola's index beside it) and one public post.
 fn site() -> TestSite {
     let s = TestSite::new();
     let mut config = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
-    config.push_str("\n[search]\nenabled = true\n");
+    config.push_str("\n[search]\nenabled = true\nbuild_search_index = true\n");
     s.write("fencepost.toml", &config);
     s.item_with(1, "2026-11-20", "", "Lanterns over the quiet harbour.");
     s
@@ -24,10 +24,25 @@ fn publish_build(s: &TestSite, now: &str) -> Value {
     s.json(&["publish", "--build", "--now", now])
 }
 
-/// Pagefind's own search — the origin's `/pagefind/pagefind.js` and WebAssembly, run by Node
-/// (tests/search/query.mjs) — for `word`: the results' URL paths.
+/// The outside checkers' folder (`npm ci` by scripts/test): a test needing them fails, never
+/// skips, without them.
+fn checkers() -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/search");
+    for package in ["pagefind", "elasticlunr"] {
+        assert!(
+            dir.join("node_modules").join(package).exists(),
+            "this test needs {package} in {}: run scripts/test, which installs it (npm ci)",
+            dir.display()
+        );
+    }
+    dir
+}
+
+/// Pagefind's own search — its npm package's pagefind.js and WebAssembly, run by Node
+/// (tests/search/query.mjs) over the origin's index files — for `word`: the results' URL
+/// paths.
 fn query(server: &Server, word: &str) -> Vec<String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/search/query.mjs");
+    let script = checkers().join("query.mjs");
     let origin = format!("http://{}", server.addr);
     let out = std::process::Command::new("node")
         .arg(&script)
@@ -49,6 +64,24 @@ fn query(server: &Server, word: &str) -> Vec<String> {
                 .to_string()
         })
         .collect()
+}
+
+/// elasticlunr itself (its npm package, tests/search/elasticlunr.mjs) loads Zola's index file
+/// and searches it for `word`: the refs (permalinks) found.
+pub(crate) fn elasticlunr(index: &Path, word: &str) -> Vec<String> {
+    let script = checkers().join("elasticlunr.mjs");
+    let out = std::process::Command::new("node")
+        .arg(&script)
+        .arg(index)
+        .arg(word)
+        .output()
+        .expect("node (Node.js) must be installed: scripts/test installs it");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// Every file under `dir`, Pagefind's gzipped data files (`pagefind_dcd` behind gzip)

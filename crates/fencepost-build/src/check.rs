@@ -11,13 +11,23 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+/// A path a later step of the build makes (the search index's): a link to it resolves, and
+/// the previous revision's file there is not "gone" while the check runs.
+pub(super) type Later<'a> = &'a (dyn Fn(&str) -> bool + Sync);
+
 /// The broken internal links, logged; with `--strict` any is fatal (nothing is swapped).
 pub(super) fn link_check(
     rendered: &Rendered,
     prev: Option<&Previous>,
     strict: bool,
+    later: Later<'_>,
 ) -> Result<Vec<BrokenLink>, BuildError> {
-    let broken = check_links(&rendered.entries, &rendered.fresh, prev.map(|(_, m)| m));
+    let broken = check_links(
+        &rendered.entries,
+        &rendered.fresh,
+        prev.map(|(_, m)| m),
+        later,
+    );
     for b in broken.iter().take(20) {
         tracing::warn!(page = %b.page, link = %b.link, "broken internal link");
     }
@@ -34,14 +44,19 @@ pub(super) fn link_check(
 /// when some path of the previous revision is gone, or it had broken links there: otherwise
 /// its links resolve exactly as they did. A kept page's links are read from the previous
 /// manifest only when it is checked.
-fn check_links(entries: &[Stored], fresh: &[bool], prev: Option<&Carried>) -> Vec<BrokenLink> {
+fn check_links(
+    entries: &[Stored],
+    fresh: &[bool],
+    prev: Option<&Carried>,
+    later: Later<'_>,
+) -> Vec<BrokenLink> {
     let something_removed = prev.is_none_or(|m| {
         let mut now = entries.iter().map(|f| f.path(prev)).peekable();
         // The log's files are written after the check, and its partial tiles change names
         // with every entry: they are no page's link target.
         (0..m.len())
             .map(|i| m.path(i))
-            .filter(|p| !p.starts_with(super::well_known::LOG_DIR))
+            .filter(|p| !p.starts_with(super::well_known::LOG_DIR) && !later(p))
             .any(|p| {
                 while now.next_if(|n| *n < p).is_some() {}
                 now.peek() != Some(&p)
@@ -73,7 +88,8 @@ fn check_links(entries: &[Stored], fresh: &[bool], prev: Option<&Carried>) -> Ve
     // `entries` are in path order: `snapshot::entries` leaves them so.
     debug_assert!(entries.is_sorted_by(|a, b| a.path(prev) <= b.path(prev)));
     if checked.len() * 64 < entries.len() {
-        let exists = |p: &str| (entries.binary_search_by(|f| f.path(prev).cmp(p))).is_ok();
+        let exists =
+            |p: &str| later(p) || (entries.binary_search_by(|f| f.path(prev).cmp(p))).is_ok();
         broken_in(&checked, &exists)
     } else {
         // Hashed with foldhash, not SipHash: the paths are the build's own, no one's keys
@@ -81,7 +97,7 @@ fn check_links(entries: &[Stored], fresh: &[bool], prev: Option<&Carried>) -> Ve
         let mut paths: HashSet<&str, foldhash::fast::RandomState> =
             HashSet::with_capacity_and_hasher(entries.len(), Default::default());
         paths.extend(entries.iter().map(|f| f.path(prev)));
-        broken_in(&checked, &|p: &str| paths.contains(p))
+        broken_in(&checked, &|p: &str| paths.contains(p) || later(p))
     }
 }
 
@@ -182,7 +198,7 @@ mod tests {
         let now = files(&entries, &fresh, &kept);
         assert!(matches!(now[1], Stored::Kept { .. }));
         // Nothing gone: the fresh page and the one broken before are checked, by search.
-        let few = check_links(&now, &fresh, Some(&kept));
+        let few = check_links(&now, &fresh, Some(&kept), &|_| false);
         assert_eq!(
             pairs(&few),
             [
@@ -195,11 +211,19 @@ mod tests {
         let mut gone = prev.clone();
         gone.files.push(page("zz/index.html".into(), &[]));
         let gone = carried(&gone);
-        let every = check_links(&files(&entries, &fresh, &gone), &fresh, Some(&gone));
+        let every = check_links(
+            &files(&entries, &fresh, &gone),
+            &fresh,
+            Some(&gone),
+            &|_| false,
+        );
         assert_eq!(pairs(&every), pairs(&few));
         // No previous revision: every page is checked.
         let owned: Vec<Stored> = entries.iter().cloned().map(Stored::New).collect();
-        assert_eq!(pairs(&check_links(&owned, &fresh, None)), pairs(&few));
+        assert_eq!(
+            pairs(&check_links(&owned, &fresh, None, &|_| false)),
+            pairs(&few)
+        );
         // A page that was broken before and is no longer is not reported.
         let mut mended = entries.clone();
         mended[300].links = vec!["/".into()];
@@ -207,7 +231,9 @@ mod tests {
         fresh_mended[300] = true;
         let mended = files(&mended, &fresh_mended, &kept);
         assert_eq!(
-            pairs(&check_links(&mended, &fresh_mended, Some(&kept))),
+            pairs(&check_links(&mended, &fresh_mended, Some(&kept), &|_| {
+                false
+            })),
             [("p005/index.html", "/nowhere/")]
         );
     }

@@ -409,11 +409,12 @@ impl<'a> Build<'a> {
         staged: &Staged,
         prev: Option<&Previous>,
     ) -> Result<(), BuildError> {
-        if !self.site.config.search.enabled {
+        let config = &self.site.config.search;
+        if !config.enabled && !config.build_search_index {
             return Ok(());
         }
         let (path, linked) = (&staged.staging.path, staged.prelinked.as_ref());
-        let (pages, read) = search::put(rendered, path, linked, prev)?;
+        let (pages, read) = search::put(self.site, rendered, path, linked, prev)?;
         tracing::info!(pages, read, "search index");
         self.phases.mark("search index");
         Ok(())
@@ -425,7 +426,10 @@ impl<'a> Build<'a> {
         rendered: &Rendered,
         prev: Option<&Previous>,
     ) -> Result<Vec<BrokenLink>, BuildError> {
-        let broken = check::link_check(rendered, prev, self.opts.strict)?;
+        let search = &self.site.config.search;
+        let (pagefind, zola) = (search.enabled, search.build_search_index);
+        let later = |p: &str| fencepost_search::made_by_index(p, pagefind, zola);
+        let broken = check::link_check(rendered, prev, self.opts.strict, &later)?;
         self.phases.mark("link check");
         Ok(broken)
     }

@@ -124,6 +124,7 @@ impl<'a> Renderer<'a> {
             base_url: site.config.base_url.clone(),
             preview,
             search: site.config.search.enabled,
+            build_search_index: site.config.search.build_search_index,
             extra: serde_json::to_value(&site.config.extra).unwrap_or_default(),
         };
         let mut site_context = tera::Context::new();

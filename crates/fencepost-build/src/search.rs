@@ -21,6 +21,7 @@ use crate::sink::{link_or_copy, place, Stored};
 use crate::snapshot::Rendered;
 use fencepost_output::manifest::{CacheClass, Entry};
 use fencepost_search::pagefind::{self, Out, PageIn, State, DIR};
+use fencepost_search::zola;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -60,15 +61,17 @@ impl pagefind::Source for Revisions<'_> {
     }
 }
 
-/// The search index of the revision in `staging`, added to `rendered` (in path order), and
-/// its state written beside it. Returns the number of pages indexed and of pages read.
+/// The search indexes of the revision in `staging` (`[search]`: Pagefind's, Zola's), added
+/// to `rendered` (in path order), the Pagefind index's state written beside them. Returns the
+/// number of pages indexed and of pages read.
 pub(crate) fn put(
+    site: &fencepost_site::Site,
     rendered: &mut Rendered,
     staging: &Path,
     prelinked: Option<&Prelinked>,
     prev: Option<&Previous>,
 ) -> Result<(usize, usize), BuildError> {
-    let before = prev.map(|(dir, _)| read_state(dir)).unwrap_or_default();
+    let config = &site.config.search;
     let carried = prev.map(|(_, m)| m);
     let pages: Vec<PageIn> = (rendered.entries.iter())
         .filter(|f| indexed(f.path(carried)))
@@ -81,12 +84,42 @@ pub(crate) fn put(
         })
         .collect();
     let src = Revisions { staging, prev };
-    let index = pagefind::write(&pages, &before, &src).map_err(|why| BuildError::Search { why })?;
-    let added = place_files(index.files, rendered, staging, prelinked, prev)?;
+    let search = |why| BuildError::Search { why };
+    let (mut files, mut counts, mut state) = (Vec::new(), (0, 0), None);
+    if config.enabled {
+        let before = prev.map(|(dir, _)| read_state(dir)).unwrap_or_default();
+        let index = pagefind::write(&pages, &before, &src).map_err(search)?;
+        (files, counts, state) = (index.files, (index.pages, index.read), Some(index.state));
+    }
+    if config.build_search_index {
+        let read = zola::read_all(&pages, &src).map_err(search)?;
+        counts = (counts.0.max(read.len()), pages.len());
+        let options = zola::Options {
+            format: &config.index_format,
+            include_title: config.include_title,
+            include_description: config.include_description,
+            include_path: config.include_path,
+            include_content: config.include_content,
+            truncate_content_length: config.truncate_content_length,
+            base_url: &site.config.base_url,
+        };
+        let made = zola::write(&read, &options)
+            .into_iter()
+            .map(|(path, bytes)| Out::New {
+                path,
+                bytes: Arc::new(bytes),
+                immutable: false,
+            });
+        files.extend(made);
+        files.sort_by(|a, b| a.path().cmp(b.path()));
+    }
+    let added = place_files(files, rendered, staging, prelinked, prev)?;
     crate::images::revision::insert_sorted(rendered, added, carried);
-    let bytes = postcard::to_allocvec(&index.state).expect("the state serialises");
-    fencepost_output::own::write_own_file(staging, STATE, &bytes)?;
-    Ok((index.pages, index.read))
+    if let Some(state) = state {
+        let bytes = postcard::to_allocvec(&state).expect("the state serialises");
+        fencepost_output::own::write_own_file(staging, STATE, &bytes)?;
+    }
+    Ok(counts)
 }
 
 /// Where the index's files go: the staging folder, where the early links may already have

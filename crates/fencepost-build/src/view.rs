@@ -17,6 +17,10 @@ pub struct SiteView {
     pub preview: bool,
     /// `[search] enabled`: the revision has a Pagefind index (templates show a search box).
     pub search: bool,
+    /// `[search] build_search_index`: Zola's index is written (Zola's templates read
+    /// `config.build_search_index`).
+    #[serde(skip)]
+    pub build_search_index: bool,
     /// The config's `[extra]`.
     pub extra: serde_json::Value,
 }

@@ -326,7 +326,7 @@ fn config_value(r: &Renderer<'_>) -> Value {
             "external_links_target_blank": false, "external_links_no_follow": false,
             "external_links_no_referrer": false, "smart_punctuation": false,
         },
-        "build_search_index": false,
+        "build_search_index": r.site.build_search_index,
         "generate_feeds": true,
         "feed_filenames": feeds,
         "taxonomies": taxonomies,

@@ -54,7 +54,7 @@ impl Config {
             let why = "feeds are \"atom\" and \"rss\" (Atom is always written; \"rss\" adds rss.xml beside each atom.xml)";
             return Err(invalid("feeds", format!("{bad:?}"), why));
         }
-        self.images.check(path)?;
+        (self.images.check(path)).and_then(|()| self.search.check(path))?;
         for pattern in &self.security.getenv {
             if let Err(e) = regex::Regex::new(pattern) {
                 let why = "must be regular expressions over variable names (as Hugo's security.funcs.getenv): the first that does not parse is named";

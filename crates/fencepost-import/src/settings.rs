@@ -8,7 +8,7 @@
 //!   `markdown.github_alerts = true`; the imported site does as its source
 //!   (`markdown.github_alerts`).
 //! - Emoji shortcodes (`:smile:`; Hugo's `enableEmoji`, Zola's `markdown.render_emoji`),
-//!   a search index (Zola's `build_search_index`), math and a table of contents in the
+//!   math and a table of contents in the
 //!   templates: fencepost has no counterpart, so each is reported, never silently dropped.
 
 use super::plan::{Dialect, Plan};
@@ -91,8 +91,11 @@ pub(super) fn markdown(config: &Config, plan: &mut Plan) -> String {
         if yes(value(&["markdown"], "render_emoji")) {
             lost.push(("markdown.render_emoji", "fencepost renders no emoji shortcodes: `:smile:` stays as written; type the emoji itself"));
         }
-        if yes(value(&[], "build_search_index")) {
-            lost.push(("build_search_index", "Zola's elasticlunr index is not made: set `[search] enabled = true` for a Pagefind index in every revision and use Pagefind's UI in the templates (docs/search.md)"));
+        if yes(value(&[], "build_search_index")) && yes(value(&["search"], "include_date")) {
+            lost.push((
+                "search.include_date",
+                "Zola's index is made without dates (docs/search.md)",
+            ));
         }
         if let Some(line) = zola_highlighting(config, plan) {
             lost.push(line);

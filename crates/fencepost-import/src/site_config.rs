@@ -47,6 +47,7 @@ pub(super) fn text(config: &Config, colls: &Collections<'_>, pages: &[Page]) -> 
     }
     out.push_str("\n[ledger]\npath = \".fencepost/ledger.sqlite\"\n");
     out.push_str(&build_table(config));
+    out.push_str(&search_table(config));
     for s in colls.names {
         let (old, _) = patterns(config, Some(s));
         let url = new_pattern(&old, s)
@@ -105,6 +106,35 @@ fn build_table(config: &Config) -> String {
         true => build,
         false => format!("\n[build]\n{build}"),
     }
+}
+
+/// `[search]`: Zola's `build_search_index` and its `[search]` options, kept as they are (the
+/// build writes Zola's own index, for the theme's search script).
+fn search_table(config: &Config) -> String {
+    let on = config
+        .table
+        .get("build_search_index")
+        .and_then(toml::Value::as_bool);
+    if config.dialect != Dialect::Zola || on != Some(true) {
+        return String::new();
+    }
+    let mut out = String::from("\n[search]\nbuild_search_index = true\n");
+    if let Some(toml::Value::Table(search)) = config.table.get("search") {
+        let keys = [
+            "index_format",
+            "include_title",
+            "include_description",
+            "include_path",
+            "include_content",
+            "truncate_content_length",
+        ];
+        for key in keys {
+            if let Some(v) = search.get(key) {
+                out.push_str(&format!("{key} = {v}\n"));
+            }
+        }
+    }
+    out
 }
 
 /// Whether the source compiles its `sass/` (Zola's `compile_sass = true`): the site then

@@ -80,6 +80,7 @@ struct Walk {
     first_h1: Option<String>,
     title: Option<String>,
     image: Option<(String, String)>,
+    description: Option<String>,
 }
 
 impl Walk {
@@ -157,6 +158,13 @@ fn notice(w: &mut Walk, tag: &str, el: &Element) {
     if tag == "html" {
         let lang = el.get_attribute("lang").map(|l| l.trim().to_lowercase());
         w.lang = lang.filter(|l| !l.is_empty());
+    }
+    if tag == "meta" && w.description.is_none() {
+        let name = el.get_attribute("name").map(|n| n.to_ascii_lowercase());
+        if name.as_deref() == Some("description") {
+            let content = el.get_attribute("content").unwrap_or_default();
+            w.description = Some(htmlize::unescape_attribute(&content).into_owned());
+        }
     }
     if tag == "img" && w.body > 0 && w.removed == 0 && w.image.is_none() {
         if let Some(src) = el.get_attribute("src") {
@@ -374,6 +382,7 @@ fn digest(mut walk: Walk) -> Option<Record> {
         meta,
         anchors: index.anchors,
         words,
+        description: walk.description,
     })
 }
 

@@ -12,6 +12,8 @@
 //!   format, its own `pagefind.js`, WebAssembly and UI taken from the `pagefind` crate), each
 //!   file named by its content; page numbers and chunk boundaries carried over from the last
 //!   index ([`pagefind::State`]) so a new page rewrites only the chunks its words are in.
+//! - [`zola`]: Zola's own index (`search_index.<lang>.js`, elasticlunr or Fuse) for a Zola
+//!   theme's search script, from the same records.
 //!
 //! Why a writer of our own and not the `pagefind` crate's indexer: the crate reads every page
 //! again for every index (10,000 pages: 3.7 s on this machine, against a 0.3 s build), keeps
@@ -21,6 +23,7 @@
 mod fossick;
 pub mod pagefind;
 mod words;
+pub mod zola;
 
 pub use fossick::fossick;
 use serde::{Deserialize, Serialize};
@@ -43,6 +46,8 @@ pub struct Record {
     pub anchors: Vec<Anchor>,
     /// The page's words, by key.
     pub words: Vec<Word>,
+    /// `<meta name="description">` (Zola's index's `description`).
+    pub description: Option<String>,
 }
 
 /// A heading with an `id`, where it starts (a word position).
@@ -86,6 +91,18 @@ impl Word {
             },
         }
     }
+}
+
+/// Whether `path` (in a revision) is a file the search indexes make: under `pagefind/` with
+/// Pagefind's, `search_index.<lang>.js|json` and `elasticlunr.min.js` with Zola's.
+pub fn made_by_index(path: &str, pagefind: bool, zola: bool) -> bool {
+    let zolas = || {
+        path == "elasticlunr.min.js"
+            || (path.strip_prefix("search_index.")).is_some_and(|rest| {
+                !rest.contains('/') && (rest.ends_with(".js") || rest.ends_with(".json"))
+            })
+    };
+    (pagefind && path.starts_with("pagefind/")) || (zola && zolas())
 }
 
 /// The URL Pagefind gives the page at `path` in the revision: `/a/b/` for `a/b/index.html`.

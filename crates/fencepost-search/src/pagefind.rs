@@ -15,15 +15,16 @@
 mod assets;
 mod chunks;
 mod format;
+mod grow;
 mod postings;
 pub mod state;
 
 use crate::Record;
 use format::*;
-use postings::Words;
+use grow::{chunk_files, grow, words_of};
 use rayon::prelude::*;
 pub use state::{LanguageState, PageState, Seen, State};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// The folder of the revision the index is written to (Pagefind's default bundle path).
@@ -66,6 +67,9 @@ impl Out {
     }
 }
 
+/// The pages a language's index adds: path, record, the record's digest.
+type Added<'a> = [(&'a str, &'a Arc<Record>, &'a str)];
+
 /// The index: every file, the state the next index starts from, how many pages it holds and
 /// how many were read.
 pub struct Index {
@@ -79,6 +83,8 @@ pub struct Index {
 struct Read {
     sha256: String,
     record: Option<Arc<Record>>,
+    /// A digest of the record (see [`PageState::digest`]).
+    digest: String,
 }
 
 /// The index of `pages`, `before` being the previous index's state.
@@ -163,9 +169,21 @@ fn read_pages(
                 None => sha256_hex(&bytes),
             };
             let record = crate::fossick(&bytes).map(Arc::new);
-            Ok((p.path.clone(), Read { sha256, record }))
+            let digest = record.as_ref().map(|r| digest(r)).unwrap_or_default();
+            let read = Read {
+                sha256,
+                record,
+                digest,
+            };
+            Ok((p.path.clone(), read))
         })
         .collect()
+}
+
+/// What a page gives the index, as a digest.
+fn digest(r: &Record) -> String {
+    let bytes = postcard::to_allocvec(r).expect("a record serialises");
+    full_hash("", &bytes)
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -251,30 +269,38 @@ fn language(
     let old_pages = old.map(|o| &o.pages[..]).unwrap_or_default();
     let mut to = Vec::with_capacity(old_pages.len());
     let mut kept: Vec<PageState> = Vec::new();
+    let mut stayed: HashSet<&str> = HashSet::new();
     for p in old_pages {
-        let stays = here.contains(p.path.as_str()) && !read.contains_key(&p.path);
+        let same = read.get(&p.path).is_none_or(|r| r.digest == p.digest);
+        let stays = here.contains(p.path.as_str()) && same;
         to.push(stays.then_some(kept.len()));
         if stays {
             kept.push(p.clone());
+            stayed.insert(&p.path);
         }
     }
-    let mut added: Vec<(&str, &Arc<Record>)> = (paths.iter())
+    let mut added: Vec<(&str, &Arc<Record>, &str)> = (paths.iter())
+        .filter(|p| !stayed.contains(**p))
         .filter_map(|p| {
-            read.get(*p)
-                .and_then(|r| r.record.as_ref())
-                .map(|r| (*p, r))
+            let r = read.get(*p)?;
+            r.record.as_ref().map(|rec| (*p, rec, r.digest.as_str()))
         })
         .collect();
-    added.sort_by_key(|(p, _)| *p);
-    let unchanged = old.is_some() && added.is_empty() && kept.len() == old_pages.len();
+    added.sort_by_key(|(p, _, _)| *p);
+    let identity = kept.len() == old_pages.len();
     let mut next = old.cloned().unwrap_or_default();
-    let words = match unchanged {
-        true => None,
-        false => Some(words_of(old, &to, &added, kept.len(), &mut next, src)?),
-    };
+    let first = kept.len();
     next.pages = kept;
     let mut files = fragment_files(lang, &added, &mut next, src);
-    let (chunk_files, ranges) = chunk_files(lang, words, &mut next, src)?;
+    let grows = old.is_some_and(|o| o.ends.len() == o.chunks.len() && o.target > 0);
+    let (chunk_files, ranges) = match (identity, old.is_some() && added.is_empty(), grows) {
+        (true, true, _) => chunk_files(lang, None, &mut next, src)?,
+        (true, false, true) => grow(lang, &added, first, &mut next, src)?,
+        _ => {
+            let words = words_of(old, &to, &added, first, &mut next, src)?;
+            chunk_files(lang, Some(words), &mut next, src)?
+        }
+    };
     files.extend(chunk_files);
     let (filter_files, filters) = filter_files(lang, &next.filters, src);
     files.extend(filter_files);
@@ -307,59 +333,11 @@ fn language(
     Ok((written, next))
 }
 
-/// The language's words: the previous chunks read back, pages renumbered by `to`, the added
-/// pages' words (numbered from `first`); meta fields and filters brought along in `next`.
-fn words_of(
-    old: Option<&LanguageState>,
-    to: &[Option<usize>],
-    added: &[(&str, &Arc<Record>)],
-    first: usize,
-    next: &mut LanguageState,
-    src: &dyn Source,
-) -> Result<Words, String> {
-    let chunks = old.map(|o| &o.chunks[..]).unwrap_or_default();
-    let read: Vec<Vec<PackedWord>> = (chunks.par_iter())
-        .map(|chunk| {
-            let path = format!("{DIR}/index/{}.pf_index", chunk.hash);
-            let lost = || format!("{path}: the previous revision lost it");
-            postings::read_chunk(&src.previous(&path).ok_or_else(lost)?)
-        })
-        .collect::<Result<_, String>>()?;
-    let mut words: Words = (read.into_iter().flatten())
-        .map(|w| (w.word.clone(), w))
-        .collect();
-    if !to.iter().enumerate().all(|(i, n)| *n == Some(i)) {
-        postings::renumber(&mut words, to);
-        postings::renumber_filters(&mut next.filters, to);
-    }
-    let new_fields: BTreeSet<&String> = (added.iter())
-        .flat_map(|(_, r)| r.meta.keys())
-        .filter(|k| !next.meta_fields.contains(k))
-        .collect();
-    next.meta_fields.extend(new_fields.into_iter().cloned());
-    let fields = &next.meta_fields;
-    let packed: Vec<postings::Packed<'_>> = (added.par_iter().enumerate())
-        .map(|(i, (_, record))| {
-            let ids: Vec<u16> = (record.meta.keys())
-                .map(|k| fields.iter().position(|f| f == k).unwrap_or(0) as u16)
-                .collect();
-            postings::pack(first + i, record, &ids)
-        })
-        .collect();
-    for p in packed {
-        postings::add(&mut words, p);
-    }
-    for (i, (_, record)) in added.iter().enumerate() {
-        postings::add_filters(&mut next.filters, first + i, record);
-    }
-    Ok(words)
-}
-
 /// The kept pages' fragments (the previous revision's files) and the added pages' (new,
 /// named by content), the added pages appended to `next.pages`.
 fn fragment_files(
     lang: &str,
-    added: &[(&str, &Arc<Record>)],
+    added: &Added<'_>,
     next: &mut LanguageState,
     src: &dyn Source,
 ) -> Vec<Out> {
@@ -369,7 +347,7 @@ fn fragment_files(
         })
         .collect();
     let fresh: Vec<(String, Vec<u8>)> = (added.par_iter())
-        .map(|(path, r)| {
+        .map(|(path, r, _)| {
             let json = fragment_json(&crate::page_url(path), r);
             (full_hash(lang, &json), json)
         })
@@ -384,50 +362,15 @@ fn fragment_files(
         .map(|((_, json), name)| data_file(format!("{DIR}/fragment/{name}.pf_fragment"), json, src))
         .collect();
     files.extend(written);
-    for (name, (path, r)) in names.into_iter().zip(added) {
+    for (name, (path, r, digest)) in names.into_iter().zip(added) {
         next.pages.push(PageState {
             path: path.to_string(),
+            digest: digest.to_string(),
             fragment: name,
             word_count: r.word_count,
         });
     }
     files
-}
-
-/// The word index's chunk files and their ranges for the meta file: the previous ones, kept,
-/// when no page of the language changed (`words` none).
-fn chunk_files(
-    lang: &str,
-    words: Option<Words>,
-    next: &mut LanguageState,
-    src: &dyn Source,
-) -> Result<(Vec<Out>, Vec<MetaChunk>), String> {
-    let Some(words) = words else {
-        let files = (next.chunks.iter())
-            .map(|c| Out::Kept {
-                path: format!("{DIR}/index/{}.pf_index", c.hash),
-            })
-            .collect();
-        return Ok((files, next.chunks.clone()));
-    };
-    let (chunked, bounds) = chunks::cut(words, &next.bounds);
-    let mut ranges = chunks::ranges(&chunked);
-    let encoded: Vec<(String, Vec<u8>)> = (chunked.into_par_iter())
-        .map(|words| {
-            let bytes = cbor(&WordIndex { words });
-            (full_hash(lang, &bytes), bytes)
-        })
-        .collect();
-    let mut taken = HashMap::new();
-    for ((full, _), range) in encoded.iter().zip(ranges.iter_mut()) {
-        range.hash = short_name(lang, full, &mut taken);
-    }
-    let files = (encoded.par_iter().zip(ranges.par_iter()))
-        .map(|((_, bytes), r)| data_file(format!("{DIR}/index/{}.pf_index", r.hash), bytes, src))
-        .collect();
-    next.bounds = bounds;
-    next.chunks = ranges.clone();
-    Ok((files, ranges))
 }
 
 /// Each filter's file and its entry in the meta file.

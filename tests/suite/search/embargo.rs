@@ -31,7 +31,13 @@ fn an_embargoed_post_is_in_no_index_before_its_instant() {
         "the preview's own index has the post"
     );
     let v = publish_build(&s, NOW);
-    assert_eq!(v["build"]["revision"].as_i64().is_some(), true, "{v}");
+    assert!(v["build"]["revision"].as_i64().is_some(), "{v}");
+    let broken = &v["build"]["broken_links"];
+    assert_eq!(
+        broken,
+        &serde_json::json!([]),
+        "the search box's links resolve: {v}"
+    );
     let target = format!("file://{}", s.path(".bucket").display());
     s.cmd(&["deploy", "--to", &target, "--now", NOW])
         .assert()
@@ -50,8 +56,16 @@ fn an_embargoed_post_is_in_no_index_before_its_instant() {
     let server = s.serve(&[]);
     assert_eq!(query(&server, "zephyrquux"), Vec::<String>::new());
     assert_eq!(query(&server, "lanterns"), ["/answers/1/"]);
+    let zolas = s.path("public/current/search_index.en.js");
+    assert_eq!(elasticlunr(&zolas, "zephyrquux"), Vec::<String>::new());
+    assert_eq!(elasticlunr(&zolas, "lanterns").len(), 1);
     publish_build(&s, LATER);
     assert_eq!(query(&server, "zephyrquux"), ["/answers/2/"]);
+    let found = elasticlunr(&zolas, "zephyrquux");
+    assert!(
+        found.len() == 1 && found[0].ends_with("/answers/2/"),
+        "Zola's index too: {found:?}"
+    );
     assert_eq!(
         query(&server, "glimmerfold"),
         ["/answers/2/"],

@@ -5,10 +5,11 @@
 //! kept from the last index while each chunk stays between a quarter and twice the target;
 //! only when one leaves that range are they all cut again.
 //!
-//! The target grows with the site so that a new page — whose words fall in nearly every
-//! chunk — rewrites at most [`MOST_CHUNKS`] of them: at least Pagefind's 20,000 units, at
-//! least a sixteenth of the whole. A large site's query loads a larger chunk (100,000 pages:
-//! measured in BENCHMARKS.md, "Search"); the trade is written down there.
+//! The target ([`target`]) grows with the site so that a new page — whose words fall in nearly
+//! every chunk — rewrites at most [`MOST_CHUNKS`] of them (and the deploy uploads ~20 files),
+//! until a chunk would pass [`LARGEST`]; a larger site is cut at Pagefind's own size, where a
+//! new page rewrites only the chunks its words are in (more files, far fewer bytes). Measured
+//! in BENCHMARKS.md, "Search".
 
 use super::format::{MetaChunk, PackedWord};
 use rayon::prelude::*;
@@ -16,6 +17,9 @@ use std::collections::HashMap;
 
 /// Pagefind's default chunk size, in units (a page of a word: its locations + 1).
 const PAGEFIND_UNITS: usize = 20_000;
+/// The largest target (~2 MB of CBOR; 10,000 pages of the bench corpus cut at a sixteenth
+/// are ~800 KB, ~270 KB gzipped: a query loads one chunk per word).
+const LARGEST: usize = 600_000;
 /// The most chunks a site is cut into at the target size.
 const MOST_CHUNKS: usize = 16;
 
@@ -54,22 +58,32 @@ fn sizes(words: &[PackedWord], bounds: &[String]) -> Vec<usize> {
 }
 
 /// The chunk `key` falls in: the last whose first word is not after it.
-fn slot(bounds: &[String], key: &str) -> usize {
+pub(crate) fn slot(bounds: &[String], key: &str) -> usize {
     bounds
         .partition_point(|b| b.as_str() <= key)
         .saturating_sub(1)
 }
 
-/// The words cut into chunks (page numbers delta-coded within each word, as stored) and the
-/// boundaries used.
+/// The target size of a chunk for an index of `total` units: a sixteenth of the whole while
+/// that stays within [`LARGEST`] (a new page rewrites at most 16 chunks), else Pagefind's own
+/// size (a new page rewrites the chunks its words are in, a small part of a large index).
+pub(crate) fn target(total: usize) -> usize {
+    match total.div_ceil(MOST_CHUNKS) {
+        t if t <= LARGEST => t.max(PAGEFIND_UNITS),
+        _ => PAGEFIND_UNITS,
+    }
+}
+
+/// The words cut into chunks (page numbers delta-coded within each word, as stored), the
+/// boundaries used, and the target size.
 pub(crate) fn cut(
     words: HashMap<String, PackedWord>,
     before: &[String],
-) -> (Vec<Vec<PackedWord>>, Vec<String>) {
+) -> (Vec<Vec<PackedWord>>, Vec<String>, usize) {
     let mut words: Vec<PackedWord> = words.into_values().collect();
     words.par_sort_unstable_by(|a, b| a.word.cmp(&b.word));
     let total: usize = words.iter().map(units).sum();
-    let target = PAGEFIND_UNITS.max(total.div_ceil(MOST_CHUNKS));
+    let target = target(total);
     let sized = sizes(&words, before);
     let last = sized.len() - 1;
     let keep = !before.is_empty()
@@ -92,7 +106,25 @@ pub(crate) fn cut(
         .zip(bounds)
         .filter(|(c, _)| !c.is_empty())
         .unzip();
-    (chunks, bounds)
+    (chunks, bounds, target)
+}
+
+/// One chunk's words (sorted, page numbers absolute) grown by new pages: as it is, or cut
+/// where it grew past twice `target`; each piece delta-coded, with its first word.
+pub(crate) fn split(words: Vec<PackedWord>, target: usize) -> Vec<(String, Vec<PackedWord>)> {
+    let total: usize = words.iter().map(units).sum();
+    let bounds = match total > 2 * target {
+        true => fresh(&words, target),
+        false => vec![words.first().map(|w| w.word.clone()).unwrap_or_default()],
+    };
+    let mut pieces: Vec<(String, Vec<PackedWord>)> =
+        bounds.into_iter().map(|b| (b, Vec::new())).collect();
+    let firsts: Vec<String> = pieces.iter().map(|(b, _)| b.clone()).collect();
+    for w in words {
+        let at = slot(&firsts, &w.word);
+        pieces[at].1.push(delta(w));
+    }
+    pieces
 }
 
 /// Page numbers as differences from the previous page's in the word's list.
@@ -110,13 +142,23 @@ fn delta(mut w: PackedWord) -> PackedWord {
     w
 }
 
-/// Each chunk's range in the meta file, as Pagefind writes it: first and last word,
+/// Each chunk's first and last word.
+pub(crate) fn ends(chunks: &[Vec<PackedWord>]) -> Vec<(String, String)> {
+    (chunks.iter())
+        .map(|c| {
+            let word = |w: Option<&PackedWord>| w.map(|w| w.word.clone()).unwrap_or_default();
+            (word(c.first()), word(c.last()))
+        })
+        .collect()
+}
+
+/// Each chunk's range in the meta file, as Pagefind writes it: first and last word (`ends`),
 /// shortened between neighbours to the prefixes that tell them apart.
-pub(crate) fn ranges(chunks: &[Vec<PackedWord>]) -> Vec<MetaChunk> {
-    let mut out: Vec<MetaChunk> = (chunks.iter())
-        .map(|c| MetaChunk {
-            from: c.first().map(|w| w.word.clone()).unwrap_or_default(),
-            to: c.last().map(|w| w.word.clone()).unwrap_or_default(),
+pub(crate) fn ranges(ends: &[(String, String)]) -> Vec<MetaChunk> {
+    let mut out: Vec<MetaChunk> = (ends.iter())
+        .map(|(first, last)| MetaChunk {
+            from: first.clone(),
+            to: last.clone(),
             hash: String::new(),
         })
         .collect();
@@ -161,7 +203,7 @@ mod tests {
             let key = format!("w{i:05}");
             words.insert(key.clone(), word(&key, &(0..10).collect::<Vec<_>>()));
         }
-        let (first, bounds) = cut(words.clone(), &[]);
+        let (first, bounds, _) = cut(words.clone(), &[]);
         assert!(
             first.len() > 1 && first.len() <= MOST_CHUNKS,
             "{}",
@@ -172,7 +214,7 @@ mod tests {
             .unwrap()
             .pages
             .push(word("", &[10]).pages.remove(0));
-        let (second, again) = cut(words, &bounds);
+        let (second, again, _) = cut(words, &bounds);
         assert_eq!(bounds, again);
         let changed = (first.iter().zip(&second))
             .filter(|(a, b)| format!("{a:?}") != format!("{b:?}"))

@@ -39,6 +39,12 @@ pub struct LanguageState {
     /// file, in order.
     pub bounds: Vec<String>,
     pub chunks: Vec<Chunk>,
+    /// Each chunk's first and last word (its range before shortening), and the target size
+    /// the chunks were cut at: a chunk no new page's word falls in is kept without being read.
+    #[serde(default)]
+    pub ends: Vec<(String, String)>,
+    #[serde(default)]
+    pub target: usize,
     /// The meta fields, in the order their ids number them.
     pub meta_fields: Vec<String>,
     /// Filter → value → page numbers.
@@ -51,6 +57,10 @@ pub type Chunk = super::format::MetaChunk;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PageState {
     pub path: String,
+    /// A digest of what the page gives the index (its record): a page whose bytes changed
+    /// but not its record (a neighbour's link outside its indexed body) keeps its place.
+    #[serde(default)]
+    pub digest: String,
     pub fragment: String,
     pub word_count: u32,
 }
