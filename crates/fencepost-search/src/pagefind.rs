@@ -166,7 +166,7 @@ fn read_pages(
             let bytes = src.page(&p.path)?;
             let sha256 = match &p.sha256 {
                 Some(s) => s.clone(),
-                None => sha256_hex(&bytes),
+                None => fencepost_core::digest::sha256_hex(&bytes),
             };
             let record = crate::fossick(&bytes).map(Arc::new);
             let digest = record.as_ref().map(|r| digest(r)).unwrap_or_default();
@@ -184,14 +184,6 @@ fn read_pages(
 fn digest(r: &Record) -> String {
     let bytes = postcard::to_allocvec(r).expect("a record serialises");
     full_hash("", &bytes)
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Whether some page of the revision marks its body.
