@@ -22,6 +22,7 @@ mod history;
 mod house;
 mod images;
 mod import;
+mod languages;
 mod ledger;
 mod origins;
 mod output;

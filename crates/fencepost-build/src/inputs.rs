@@ -159,6 +159,7 @@ fn prepare(
     copies.extend(source.images.iter().cloned());
     let mut resources = super::bundles::read(site, &source.pages, &mut left_out);
     loop {
+        super::languages::link(&mut source.pages, &site.collections);
         // Zola's templates can reach every public page, plain page and list text: each
         // templated file's key covers them (and the static files: `whole` has them all).
         let render_fingerprint = match site.config.build.templates {

@@ -23,6 +23,7 @@ mod destination;
 pub mod fingerprint;
 mod images;
 mod inputs;
+mod languages;
 pub mod links;
 mod memory;
 pub mod page;

@@ -47,6 +47,8 @@ pub struct FeedJob {
     pub coll: Option<usize>,
     /// A term's feed: (taxonomy index, term name, the term's URL).
     pub term: Option<(usize, String, String)>,
+    /// A language's site-wide feed: its code (empty for the others).
+    pub lang: String,
     /// Its own URL (site-relative).
     pub url: String,
     /// The latest entries, newest first, with their update and first-publication instants.
@@ -218,7 +220,11 @@ pub fn plan(inp: &Inputs<'_>) -> Vec<Planned> {
     };
     let home = collection_pages(inp, &mut out, &mut maps);
     let all_by_pub = by_publication(inp.pages, 0..inp.pages.len());
-    home_and_site_feed(inp, home, &all_by_pub, &mut out);
+    for lang in &inp.collections.languages.list {
+        let home = home_of(inp, &home, &lang.code);
+        let by_pub = of_lang(inp, &all_by_pub, &lang.code);
+        home_and_site_feed(inp, home, &by_pub, lang, &mut out);
+    }
     taxonomy::plan_taxonomies(inp, &all_by_pub, &mut out, &mut maps.files);
     notices_and_plain_pages(inp, &mut out);
     site_files(inp, maps, &mut out);
@@ -286,6 +292,7 @@ fn collection_pages(inp: &Inputs<'_>, out: &mut Vec<Planned>, maps: &mut Sitemap
         latest: Vec::new(),
         collections: Default::default(),
         root_text: inp.root_text.cloned(),
+        lang: String::new(),
     };
     for (ci, coll) in inp.collections.list.iter().enumerate() {
         let run = collection_range(inp.pages, ci);
@@ -317,13 +324,49 @@ fn collection_pages(inp: &Inputs<'_>, out: &mut Vec<Planned>, maps: &mut Sitemap
     home
 }
 
-/// The home page, and the site's feed of every collection that has one.
+/// Language `lang`'s home page: its collections, each by the name of the collection it
+/// translates (`collections.posts` on `/fr/` is `posts.fr`'s).
+fn home_of(inp: &Inputs<'_>, all: &HomeView, lang: &str) -> HomeView {
+    let collections = (inp.collections.of_lang(lang))
+        .filter_map(|(_, c)| {
+            let name = c.original.as_ref().unwrap_or(&c.name);
+            all.collections
+                .get(&c.name)
+                .map(|v| (name.clone(), v.clone()))
+        })
+        .collect();
+    let default = inp.collections.languages.default_code() == lang;
+    HomeView {
+        latest: Vec::new(),
+        collections,
+        root_text: all.root_text.clone().filter(|_| default),
+        lang: lang.to_string(),
+    }
+}
+
+/// The pages of `by_pub` in language `lang` (all of them on a site of one language).
+fn of_lang(inp: &Inputs<'_>, by_pub: &[u32], lang: &str) -> Vec<u32> {
+    if !inp.collections.languages.many() {
+        return by_pub.to_vec();
+    }
+    (by_pub.iter().copied())
+        .filter(|&i| inp.collections.list[inp.pages[i as usize].coll].lang == lang)
+        .collect()
+}
+
+/// A language's home page (`index.html`, `fr/index.html`), and its feed of every collection
+/// that has one.
 fn home_and_site_feed(
     inp: &Inputs<'_>,
     mut home: HomeView,
     all_by_pub: &[u32],
+    lang: &fencepost_config::collections::Language,
     out: &mut Vec<Planned>,
 ) {
+    let dir = match lang.url_prefix.trim_matches('/') {
+        "" => String::new(),
+        p => format!("{p}/"),
+    };
     home.latest = newest(all_by_pub, inp.config.home_entries);
     let lists: Vec<&[u32]> = std::iter::once(home.latest.as_slice())
         .chain(home.collections.values().map(|c| c.latest.as_slice()))
@@ -332,7 +375,7 @@ fn home_and_site_feed(
     let b = inp.render_fingerprint;
     let k = entries_key(b, "home", &lists, inp.pages, &names.unwrap_or_default());
     out.push(planned(
-        "index.html".into(),
+        format!("{dir}index.html"),
         Job::Home(Box::new(home)),
         CacheClass::Home,
         k,
@@ -342,7 +385,10 @@ fn home_and_site_feed(
         .copied()
         .filter(|&i| inp.collections.list[inp.pages[i as usize].coll].feed)
         .collect();
-    feeds(inp, FeedOf::Site, "/atom.xml".into(), &fed, out);
+    if lang.feed {
+        let of = FeedOf::Site(lang.code.clone());
+        feeds(inp, of, format!("/{dir}atom.xml"), &fed, out);
+    }
 }
 
 /// Withdrawal notices (answered 410) and the plain pages of `content/`.
@@ -452,7 +498,8 @@ fn collection_range(pages: &[PageInput], ci: usize) -> std::ops::Range<usize> {
 /// Whose feed it is.
 #[derive(Debug, Clone)]
 enum FeedOf {
-    Site,
+    /// A language's (its code).
+    Site(String),
     Collection(usize),
     /// (taxonomy, term name, term URL)
     Term(usize, String, String),
@@ -472,10 +519,10 @@ fn feeds(inp: &Inputs<'_>, of: FeedOf, url: String, by_pub: &[u32], out: &mut Ve
         .iter()
         .map(|(v, _, _)| v.content_hash.as_str())
         .collect();
-    let (coll, term) = match &of {
-        FeedOf::Site => (None, None),
-        FeedOf::Collection(ci) => (Some(*ci), None),
-        FeedOf::Term(t, name, u) => (None, Some((*t, name.clone(), u.clone()))),
+    let (coll, term, lang) = match &of {
+        FeedOf::Site(lang) => (None, None, lang.clone()),
+        FeedOf::Collection(ci) => (Some(*ci), None, String::new()),
+        FeedOf::Term(t, name, u) => (None, Some((*t, name.clone(), u.clone())), String::new()),
     };
     let mut urls = vec![(url.clone(), false)];
     if inp.rss {
@@ -488,6 +535,7 @@ fn feeds(inp: &Inputs<'_>, of: FeedOf, url: String, by_pub: &[u32], out: &mut Ve
             &(
                 &url,
                 &term,
+                &lang,
                 entries
                     .iter()
                     .map(|(v, t, p)| (v, t.0, p.0))
@@ -500,6 +548,7 @@ fn feeds(inp: &Inputs<'_>, of: FeedOf, url: String, by_pub: &[u32], out: &mut Ve
             Job::Feed(Box::new(FeedJob {
                 coll,
                 term: term.clone(),
+                lang: lang.clone(),
                 url,
                 entries: entries.clone(),
                 rss,

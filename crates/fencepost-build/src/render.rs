@@ -126,6 +126,9 @@ impl<'a> Renderer<'a> {
             search: site.config.search.enabled,
             build_search_index: site.config.search.build_search_index,
             extra: serde_json::to_value(&site.config.extra).unwrap_or_default(),
+            languages: super::languages::links(&site.collections),
+            description: None,
+            home_url: "/".into(),
         };
         let mut site_context = tera::Context::new();
         site_context.insert("site", &view);
@@ -161,17 +164,17 @@ impl Renderer<'_> {
         terms: &str,
     ) -> std::collections::BTreeMap<String, Vec<TermRef>> {
         let mut out = std::collections::BTreeMap::new();
-        let carried = &self.collections.list[coll].taxonomies;
-        if carried.is_empty() {
+        let c = &self.collections.list[coll];
+        if c.taxonomies.is_empty() {
             return out;
         }
         let parsed = view::parse_data(terms);
         for t in &self.collections.taxonomies {
-            if !carried.contains(&t.name) {
+            if !c.taxonomies.contains(&t.key) || t.lang != c.lang {
                 continue;
             }
             let list = parsed
-                .get(&t.name)
+                .get(&t.key)
                 .and_then(|v| v.as_array())
                 .into_iter()
                 .flatten()
@@ -181,7 +184,7 @@ impl Renderer<'_> {
                     url: t.term_url(&fencepost_config::taxonomies::term_slug(name)),
                 })
                 .collect();
-            out.insert(t.name.clone(), list);
+            out.insert(t.key.clone(), list);
         }
         out
     }
@@ -242,6 +245,7 @@ impl Renderer<'_> {
             }
         }
         let mut c = self.ctx();
+        super::languages::put_lang(self, &mut c, p);
         let out = p.path.as_str();
         let template: &str = match &p.job {
             Job::Item(i) => {
@@ -421,7 +425,8 @@ impl Renderer<'_> {
                 body: b,
             })
             .collect();
-        let site = &self.site.title;
+        let site = &super::languages::title(self, &f.lang);
+        let lang_home = super::languages::home_url(self.collections, &f.lang);
         let (title, home) = match (&f.term, f.coll.map(|ci| &self.collections.list[ci])) {
             (Some((ti, name, url)), _) => {
                 let tax = &self.collections.taxonomies[*ti].title;
@@ -431,7 +436,7 @@ impl Renderer<'_> {
                 let home = c.list_url.as_deref().unwrap_or("/");
                 (format!("{} · {site}", c.title), home)
             }
-            (None, None) => (site.clone(), "/"),
+            (None, None) => (site.clone(), lang_home.as_str()),
         };
         let head = xml::FeedHead {
             title: &title,

@@ -197,7 +197,13 @@ pub(super) fn read_tree_item(
             path: rel.into(),
             why: "belongs to no collection".into(),
         })?;
-    let (item, _) = content::read_item(&site.root, rel, site.config.publish.max_item_bytes, coll)?;
+    let (item, _) = content::read_item(
+        &site.root,
+        rel,
+        site.config.publish.max_item_bytes,
+        coll,
+        &site.collections,
+    )?;
     let image = preview_image(site, &item);
     let rendered = preview_body(site, shortcodes, &item);
     let body_html: Arc<str> = rendered.body_html.into();
@@ -230,6 +236,8 @@ pub(super) fn read_tree_item(
             draft: item.draft,
             summary_html: rendered.summary_html.map(Arc::from),
             withdrawn_at: None,
+            lang: coll.lang.as_str().into(),
+            translations: Arc::from([]),
             terms: item.terms.as_str().into(),
             data: item.data.as_str().into(),
             content_hash: fencepost_core::digest::sha256_hex(&hashed),
@@ -388,11 +396,12 @@ fn days_parse_as_chrono_does() {
 /// names the file).
 fn read_text(
     (rel, text): (&str, &str),
-    reserved: &[String],
+    (reserved, languages): (&[String], &fencepost_config::collections::Languages),
     markdown: &fencepost_config::MarkdownConfig,
     shortcodes: Option<&Shortcodes>,
 ) -> Result<(content::plain::PlainPage, String), String> {
-    let p = content::plain::parse_plain(rel, text, reserved).map_err(|e| e.to_string())?;
+    let p =
+        content::plain::parse_plain(rel, text, reserved, languages).map_err(|e| e.to_string())?;
     let html = render_with(
         &p.body,
         markdown,
@@ -427,7 +436,8 @@ pub(super) fn plain_pages(
     let reserved = content::plain::reserved_names(collections);
     let (mut out, mut root, mut left_out) = (Vec::new(), None, Vec::new());
     for (rel, text) in &files.plain {
-        match read_text((rel, text), &reserved, markdown, shortcodes) {
+        let langs = &collections.languages;
+        match read_text((rel, text), (&reserved, langs), markdown, shortcodes) {
             Ok((p, html)) if zola && rel == ROOT_TEXT => {
                 root = Some(super::view::ListText {
                     title: p.title,
@@ -446,6 +456,7 @@ pub(super) fn plain_pages(
                 extra: extra_of(&p.extra),
                 body_html,
                 slug: p.slug,
+                lang: p.lang,
             }),
             Err(why) => left_out.push(super::report::LeftOut {
                 what: rel.clone(),
@@ -470,7 +481,12 @@ pub(super) fn list_texts(
     let text_of = |c: &fencepost_config::collections::Collection| {
         let rel = format!("content/{}/{}", c.dir, c.list_text.as_ref()?);
         let (rel, text) = files.list_texts.iter().find(|(r, _)| *r == rel)?;
-        match read_text((rel, text), &[], markdown, shortcodes) {
+        match read_text(
+            (rel, text),
+            (&[], &collections.languages),
+            markdown,
+            shortcodes,
+        ) {
             Ok((p, html)) => Some(super::view::ListText {
                 title: p.title,
                 html,

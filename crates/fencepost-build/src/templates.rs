@@ -2,6 +2,7 @@
 //! file and line.
 
 pub mod files;
+mod trans;
 
 use fencepost_site::guard;
 pub(crate) use fencepost_site::guard::readable_values;
@@ -128,7 +129,8 @@ impl Templates {
         tera.set_escape_fn(escape_html);
         tera.register_function("asset_url", AssetUrl(assets.clone()));
         let images = crate::images::Session::new(image_cache, &config.images);
-        files::register(&mut tera, root, &config.translations, public);
+        let strings = trans::Strings::load(root, config, &collections.languages);
+        files::register(&mut tera, root, strings, public);
         let session = images.clone();
         tera.register_function(
             "resize_image",

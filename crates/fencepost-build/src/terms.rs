@@ -34,9 +34,7 @@ pub fn collect(pages: &[PageInput], collections: &Collections, by_pub: &[u32]) -
                 .iter()
                 .filter_map(|t| {
                     collections
-                        .taxonomies
-                        .iter()
-                        .position(|x| x.name == *t)
+                        .taxonomy_index(t, &c.lang)
                         .map(|i| (i, t.as_str()))
                 })
                 .collect()

@@ -23,6 +23,21 @@ pub struct SiteView {
     pub build_search_index: bool,
     /// The config's `[extra]`.
     pub extra: serde_json::Value,
+    /// The site's languages, the default first (`site.languages`: code, name, home URL);
+    /// one on a site of one language.
+    pub languages: Vec<LanguageLink>,
+    /// `[languages.<code>] description` of the page's language (null elsewhere).
+    pub description: Option<String>,
+    /// The home page of the page's language: `/`, `/fr/` (what its own links start from).
+    pub home_url: String,
+}
+
+/// A language of the site, for a language switcher: its code, its name, its home page.
+#[derive(Debug, Clone, Serialize)]
+pub struct LanguageLink {
+    pub code: String,
+    pub name: String,
+    pub url: String,
 }
 
 /// A neighbour of an item page (`page.prev`, `page.next`).
@@ -31,6 +46,16 @@ pub struct LinkView {
     pub url: String,
     pub title: String,
     pub day: Option<String>,
+}
+
+/// One public version of an item (`page.translations`): its language's code and name, its
+/// URL and title.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Translation {
+    pub lang: Arc<str>,
+    pub name: Arc<str>,
+    pub url: String,
+    pub title: String,
 }
 
 /// An item's id as templates see it: a number in an integer collection, else the slug.
@@ -93,6 +118,11 @@ pub struct ItemPage {
     pub summary_html: Option<Arc<str>>,
     /// Notice pages only: when it was withdrawn (RFC 3339).
     pub withdrawn_at: Option<String>,
+    /// Its language's code (`page.lang`).
+    pub lang: Arc<str>,
+    /// Every public version of it in the revision, itself included, in the site's order of
+    /// languages (`page.translations`; see `languages.rs`): empty on a site of one language.
+    pub translations: Arc<[Translation]>,
     /// Taxonomy terms as the ledger stores them (canonical JSON, `""` for none); templates
     /// see them as `page.taxonomies` (see `render.rs`).
     #[serde(skip)]
@@ -203,6 +233,8 @@ pub struct HomeView {
     pub collections: std::collections::BTreeMap<String, CollectionView>,
     /// The root section's text (Zola mode).
     pub root_text: Option<ListText>,
+    /// The language whose home page it is.
+    pub lang: String,
 }
 
 /// One term's page: `url` (its newest entries, newest first) or `url + "page/N/"` (numbered
@@ -250,4 +282,6 @@ pub struct PlainView {
     pub extra: serde_json::Value,
     #[serde(skip)]
     pub body_html: String,
+    /// Its language's code (`page.lang`).
+    pub lang: String,
 }

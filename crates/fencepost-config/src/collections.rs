@@ -10,8 +10,12 @@
 mod checks;
 mod kinds;
 mod lists;
+mod translated;
+mod zones;
+use zones::{parse_due_time, parse_tz, timing, warn_fixed_zone};
 mod urls;
 
+pub use super::languages::{Language, Languages};
 use super::names::{check_url, is_name};
 pub use super::names::{FRONT_MATTER, TEMPLATE_ONLY, YIELDING};
 use super::{Config, ConfigError};
@@ -143,6 +147,14 @@ pub struct Collection {
     pub commit_before_reveal: bool,
     /// Its place among its siblings in navigation: lightest first (see `weight`).
     pub weight: i64,
+    /// The language of its items (the site's default language for the collections written
+    /// in `[collections]`).
+    pub lang: String,
+    /// A collection of translations (`posts.fr`): the collection it translates.
+    pub original: Option<String>,
+    /// Its translations are files beside the originals named `*.<lang>.md` (else, for a
+    /// collection of translations, the files of its own `dir`).
+    pub beside: bool,
 }
 
 /// The site's collections, sorted by name.
@@ -152,6 +164,8 @@ pub struct Collections {
     pub naming: Naming,
     /// The site's taxonomies, sorted by name.
     pub taxonomies: Vec<super::taxonomies::Taxonomy>,
+    /// The site's languages (one, the default, unless `[languages]` names others).
+    pub languages: Languages,
 }
 
 impl Collections {
@@ -194,6 +208,9 @@ impl Collections {
             pagination: Pagination::OldestFirst,
             list_text: None,
             commit_before_reveal: false,
+            lang: String::new(),
+            original: None,
+            beside: false,
         }
     }
 
@@ -212,18 +229,28 @@ impl Collections {
             None => None,
         };
         let taxonomies = super::taxonomies::resolve(config, path)?;
+        let languages = super::languages::resolve(&config.default_language, &config.languages)
+            .map_err(|(key, why)| bad(key, why))?;
         let rss = config.feeds.iter().any(|f| f == "rss");
-        let checked = |c: Collections| match urls::check_generated(&c, rss) {
-            Ok(()) => Ok(c),
-            Err((key, why)) => Err(bad(key, why)),
+        let checked = |mut c: Collections| {
+            translated::add_translations(&mut c).map_err(|(key, why)| bad(key, why))?;
+            match urls::check_generated(&c, rss) {
+                Ok(()) => Ok(c),
+                Err((key, why)) => Err(bad(key, why)),
+            }
         };
         if config.collections.is_empty() {
             let mut only = Collections::default_for(config, site_tz);
             only.due_time = site_due_time;
+            let naming = match languages.many() {
+                false => Naming::Legacy,
+                true => Naming::Qualified,
+            };
             return checked(Collections {
                 list: vec![only],
-                naming: Naming::Legacy,
+                naming,
                 taxonomies,
+                languages,
             });
         }
         let mut list = Vec::new();
@@ -261,6 +288,7 @@ impl Collections {
             list,
             naming: Naming::Qualified,
             taxonomies,
+            languages,
         })
     }
 
@@ -286,7 +314,7 @@ impl Collections {
             }
         }
         for t in &self.taxonomies {
-            if self.list.iter().any(|c| c.taxonomies.contains(&t.name)) {
+            if self.list.iter().any(|c| c.taxonomies.contains(&t.key)) {
                 out.push(t.template.clone());
                 if t.index_url.is_some() {
                     out.push(t.index_template.clone());
@@ -297,85 +325,6 @@ impl Collections {
         out.dedup();
         out
     }
-}
-
-/// `"HH:MM"`, 00:00 to 23:59.
-fn parse_due_time(t: &str) -> Result<NaiveTime, String> {
-    NaiveTime::parse_from_str(t, "%H:%M")
-        .map_err(|_| format!("{t:?} is no time of day: write \"HH:MM\", like \"09:00\""))
-}
-
-/// Zones named for a region's standard time that keep it all year (`EST` is UTC−5 in July
-/// too), or legacy names for a region: almost always a mistake for the region's own zone,
-/// whose clocks change. Warned about, naming the zone to use.
-const FIXED_ZONES: &[(&str, &str)] = &[
-    (
-        "EST",
-        "America/New_York (or America/Panama, which keeps UTC-5 all year)",
-    ),
-    (
-        "MST",
-        "America/Denver (or America/Phoenix, which keeps UTC-7 all year)",
-    ),
-    ("HST", "Pacific/Honolulu"),
-    ("CET", "Europe/Paris, Europe/Berlin or another city's zone"),
-    ("MET", "Europe/Paris, Europe/Berlin or another city's zone"),
-    (
-        "EET",
-        "Europe/Athens, Europe/Helsinki or another city's zone",
-    ),
-    ("WET", "Europe/Lisbon"),
-    ("EST5EDT", "America/New_York"),
-    ("CST6CDT", "America/Chicago"),
-    ("MST7MDT", "America/Denver"),
-    ("PST8PDT", "America/Los_Angeles"),
-];
-
-fn warn_fixed_zone(key: &str, name: &str) {
-    if let Some((_, instead)) = FIXED_ZONES
-        .iter()
-        .find(|(z, _)| z.eq_ignore_ascii_case(name))
-    {
-        tracing::warn!(
-            "{key} = {name:?} is a legacy zone name, not a region's: its daylight-saving rules may not be the region's; use {instead}"
-        );
-    }
-}
-
-fn parse_tz(name: &str) -> Result<chrono_tz::Tz, String> {
-    name.parse::<chrono_tz::Tz>().map_err(|_| {
-        format!("{name:?} is not a time zone of the IANA database (like \"UTC\", \"Europe/Berlin\" or \"America/New_York\")")
-    })
-}
-
-/// A collection's time zone (warned about when it is a legacy name), due rule and due time.
-fn timing(
-    name: &str,
-    c: &CollectionConfig,
-    site_tz: chrono_tz::Tz,
-    bad: &dyn Fn(String, String) -> ConfigError,
-) -> Result<(chrono_tz::Tz, DueRule, Option<NaiveTime>), ConfigError> {
-    let key = |k: &str| format!("collections.{name}.{k}");
-    let timezone = match &c.timezone {
-        Some(t) => {
-            let tz = parse_tz(t).map_err(|why| bad(key("timezone"), why))?;
-            warn_fixed_zone(&key("timezone"), t);
-            tz
-        }
-        None => site_tz,
-    };
-    let due = c.due.unwrap_or(DueRule::EndOfDay);
-    let due_time = match (&c.due_time, due) {
-        (None, _) => None,
-        (Some(_), DueRule::PublishAt) => {
-            return Err(bad(
-                key("due_time"),
-                "applies to the day rules (due = \"start_of_day\" or \"end_of_day\"): items due by `publish_at` carry their own time".into(),
-            ))
-        }
-        (Some(t), _) => Some(parse_due_time(t).map_err(|why| bad(key("due_time"), why))?),
-    };
-    Ok((timezone, due, due_time))
 }
 
 fn resolve_one(
@@ -401,18 +350,14 @@ fn resolve_one(
     let template = or(&c.template, format!("{name}.html"));
     let list_template = or(&c.list_template, "list.html".into());
     let withdrawn_template = or(&c.withdrawn_template, "withdrawn.html".into());
-    for (k, t) in [
-        ("template", &template),
-        ("list_template", &list_template),
-        ("withdrawn_template", &withdrawn_template),
-    ] {
-        if t.is_empty() || t.starts_with('/') || t.split('/').any(|p| p == ".." || p.is_empty()) {
-            return Err(bad(
-                key(k),
-                format!("{t:?} must name a file under templates/"),
-            ));
-        }
-    }
+    check_templates(
+        [
+            ("template", &template),
+            ("list_template", &list_template),
+            ("withdrawn_template", &withdrawn_template),
+        ],
+        &|k, why| bad(key(k), why),
+    )?;
     let list_text = lists::list_text(c).map_err(|why| bad(key("list_text"), why))?;
     let title = or(&c.title, name.to_string());
     let page_title = or(&c.page_title, title.clone());
@@ -455,7 +400,23 @@ fn resolve_one(
         pagination: c.pagination.unwrap_or_default(),
         list_text,
         commit_before_reveal: c.commit_before_reveal.unwrap_or(false),
+        lang: String::new(),
+        original: None,
+        beside: false,
     })
+}
+
+/// Each template names a file under `templates/`.
+fn check_templates(
+    list: [(&str, &String); 3],
+    bad: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    for (k, t) in list {
+        if t.is_empty() || t.starts_with('/') || t.split('/').any(|p| p == ".." || p.is_empty()) {
+            return Err(bad(k, format!("{t:?} must name a file under templates/")));
+        }
+    }
+    Ok(())
 }
 
 /// The collection's folder under `content/` (default: its name), without `..`, `.` or

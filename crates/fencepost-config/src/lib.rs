@@ -4,6 +4,7 @@
 
 pub mod collections;
 pub mod images;
+pub mod languages;
 mod markdown;
 pub mod names;
 pub mod preview;
@@ -84,6 +85,10 @@ pub struct Config {
     pub translations: BTreeMap<String, String>,
     /// Previews (`fencepost preview`, docs/previews.md).
     pub preview: preview::PreviewConfig,
+    /// The language of the site's own files and collections (docs/languages.md).
+    pub default_language: String,
+    /// The other languages it publishes in (`[languages.<code>]`; see [`languages`]).
+    pub languages: BTreeMap<String, languages::LanguageConfig>,
 }
 
 /// `[security]`: what a template may reach of the machine that builds, as Hugo's
@@ -454,6 +459,8 @@ impl Default for Config {
             transparency: transparency::TransparencyConfig::default(),
             security: SecurityConfig::default(),
             translations: BTreeMap::new(),
+            default_language: "en".into(),
+            languages: BTreeMap::new(),
             preview: preview::PreviewConfig::default(),
         }
     }

@@ -41,6 +41,11 @@ pub struct Taxonomy {
     pub index_template: String,
     pub feed: bool,
     pub page_size: usize,
+    /// The front-matter key its terms are written under (its name, but for a language's
+    /// taxonomy `tags.fr`: `tags`).
+    pub key: String,
+    /// The language of the items it lists (each language has its own terms and pages).
+    pub lang: String,
 }
 
 impl Taxonomy {
@@ -130,6 +135,8 @@ pub fn resolve(config: &Config, path: &Path) -> Result<Vec<Taxonomy>, ConfigErro
             index_template,
             feed: t.feed.unwrap_or(true),
             page_size,
+            key: name.clone(),
+            lang: String::new(),
         });
     }
     Ok(out)

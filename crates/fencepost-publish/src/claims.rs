@@ -28,7 +28,9 @@ pub(super) fn check_plain_pages(site: &Site, scan: &mut Scan) -> Vec<(String, St
                 path: PathBuf::from(&rel),
                 source,
             })
-            .and_then(|text| content::plain::parse_plain(&rel, &text, &reserved));
+            .and_then(|text| {
+                content::plain::parse_plain(&rel, &text, &reserved, &site.collections.languages)
+            });
         match read {
             Ok(p) => urls.push((p.url, rel)),
             Err(error) => scan.broken.push(Broken {

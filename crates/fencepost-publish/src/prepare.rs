@@ -45,7 +45,13 @@ pub(super) fn prepare(
         return failed(c.lease, why);
     };
     let max_bytes = site.config.publish.max_item_bytes;
-    let (item, hash) = match content::read_item(&site.root, &c.view.source_path, max_bytes, coll) {
+    let (item, hash) = match content::read_item(
+        &site.root,
+        &c.view.source_path,
+        max_bytes,
+        coll,
+        &site.collections,
+    ) {
         Ok(x) => x,
         Err(e) => return failed(c.lease, e.to_string()),
     };
@@ -98,20 +104,24 @@ fn still_withdrawn(site: &Site, c: &Claimed, coll: Option<&Collection>, now: Ins
                     &c.view.source_path,
                     site.config.publish.max_item_bytes,
                     coll,
+                    &site.collections,
                 )
                 .is_ok_and(|(item, _)| item.name != c.view.name)
         }
         (Some(_), None) => false,
         (Some(seen), Some(coll)) => {
             let max_bytes = site.config.publish.max_item_bytes;
-            content::read_item(&site.root, &c.view.source_path, max_bytes, coll).is_ok_and(
-                |(item, hash)| {
-                    &hash == seen
-                        && (item.withdrawn
-                            || item.draft
-                            || item.expire_at.is_some_and(|t| t <= now))
-                },
+            content::read_item(
+                &site.root,
+                &c.view.source_path,
+                max_bytes,
+                coll,
+                &site.collections,
             )
+            .is_ok_and(|(item, hash)| {
+                &hash == seen
+                    && (item.withdrawn || item.draft || item.expire_at.is_some_and(|t| t <= now))
+            })
         }
     }
 }

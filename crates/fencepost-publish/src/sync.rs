@@ -159,7 +159,7 @@ pub(super) fn read_tree(
     if content::scan::reads_terms(&scan) {
         // Spellings already published win over a new one with the same slug.
         let known = ledger.read(items::terms_by_file)?;
-        content::scan::hold_respelled_terms(&mut scan, &known, clock.now());
+        content::scan::hold_respelled_terms(&mut scan, &known, clock.now(), &site.collections);
     }
     let plain = super::claims::check_plain_pages(site, &mut scan);
     super::claims::hold_taken_urls(site, ledger, &mut scan, &plain)?;

@@ -16,14 +16,17 @@ pub mod fields;
 pub mod item;
 pub mod new;
 pub mod plain;
+mod read;
 pub mod scan;
+pub mod translation;
 pub mod yaml;
 
 use fencepost_core::item::ItemName;
 pub use item::{guess_due, parse_item, Item};
+pub use read::read_item;
 pub use scan::{
-    list_item_files, list_item_paths, owner, read_item, scan_listed, unclaimed, Broken, Listing,
-    ReadFile, Scan,
+    list_item_files, list_item_paths, owner, scan_listed, unclaimed, Broken, Listing, ReadFile,
+    Scan,
 };
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;

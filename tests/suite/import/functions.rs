@@ -205,8 +205,11 @@ fn trans_and_get_image_metadata_answer_as_zola_does() {
     }
     // A key the site lacks, another language, an image of content/: the page is held, named.
     for (call, why) in [
-        ("{{ trans(key=\"nope\") }}", "not in [translations]"),
-        ("{{ trans(key=\"other\", lang=\"fr\") }}", "one language"),
+        ("{{ trans(key=\"nope\") }}", "in no language's strings"),
+        (
+            "{{ trans(key=\"other\", lang=\"fr\") }}",
+            "not a language of this site",
+        ),
         (
             "{{ get_image_metadata(path=\"content/x.png\") }}",
             "a public page's files",

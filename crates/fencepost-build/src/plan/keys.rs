@@ -209,6 +209,13 @@ pub fn hash_item(
     f.opt(v.summary_html.as_deref());
     f.opt(v.withdrawn_at.as_deref());
     f.field(&v.terms);
+    f.field(&v.lang);
+    f.field(&v.translations.len().to_string());
+    for t in v.translations.iter() {
+        f.field(&t.lang);
+        f.field(&t.url);
+        f.field(&t.title);
+    }
     for l in [prev, next] {
         match l {
             Some((url, title, day)) => {

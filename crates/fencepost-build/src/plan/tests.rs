@@ -38,6 +38,8 @@ fn page(cs: &Collections, coll: usize, id: i64, day: &str, published: i64) -> Pa
             draft: false,
             summary_html: None,
             withdrawn_at: None,
+            lang: "en".into(),
+            translations: std::sync::Arc::from([]),
             terms: "".into(),
             data: "{}".into(),
             content_hash: format!("h{id}"),
@@ -330,10 +332,19 @@ fn every_field_of_an_item_view_changes_its_key() {
         Box::new(|v| v.summary_html = Some("<p>s</p>".into())),
         Box::new(|v| v.withdrawn_at = Some("2027".into())),
         Box::new(|v| v.terms = "{\"tags\":[\"a\"]}".into()),
+        Box::new(|v| v.lang = "fr".into()),
+        Box::new(|v| {
+            v.translations = std::sync::Arc::from([crate::view::Translation {
+                lang: "fr".into(),
+                name: "Français".into(),
+                url: "/fr/a/".into(),
+                title: "t".into(),
+            }])
+        }),
     ];
     // A new field must be added to hash_item and above; the count is the reminder (data and
     // the body are covered by content_hash).
-    each_change_changes_the_key(&base, &variants, k, 18);
+    each_change_changes_the_key(&base, &variants, k, 20);
 }
 
 #[test]

@@ -34,7 +34,9 @@ pub fn next_due_after(
     let due: Vec<Instant> = (files.par_iter())
         .filter_map(|(rel, _)| {
             let coll = fencepost_site::content::owner(&site.collections, rel)?;
-            let (item, _) = fencepost_site::content::read_item(&site.root, rel, max, coll).ok()?;
+            let (item, _) =
+                fencepost_site::content::read_item(&site.root, rel, max, coll, &site.collections)
+                    .ok()?;
             let shown = !item.withdrawn && (drafts || !item.draft);
             (shown && item.due > now).then_some(item.due)
         })

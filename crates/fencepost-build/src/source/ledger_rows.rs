@@ -240,6 +240,8 @@ fn page_input(
             draft: false,
             summary_html: r.summary_html.map(Arc::from),
             withdrawn_at: r.withdrawn.then(|| r.updated_at.rfc3339()),
+            lang: coll.lang.as_str().into(),
+            translations: Arc::from([]),
             terms: r.terms,
             data: r.data,
             content_hash: r.content_hash,

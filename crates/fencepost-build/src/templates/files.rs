@@ -20,8 +20,8 @@
 //! `get_image_metadata(path, allow_missing=false)` reads an image the same way and answers
 //! `width`, `height`, `format` and `mime` as Zola does (`imagesize` reads the header: PNG,
 //! JPEG, GIF, WebP, AVIF, BMP, …; an SVG's `width`/`height`, else its `viewBox`).
-//! `trans(key, lang)` answers from the site's `[translations]` (one language: a `lang` other
-//! than the default's is an error naming it). Zola's `resize_image` is `images.rs`'.
+//! `trans(key, lang)` answers from each language's strings (`trans.rs`). Zola's
+//! `resize_image` is `images.rs`'.
 
 use base64::Engine;
 use serde_json::{json, Value};
@@ -58,7 +58,7 @@ fn arg<'a>(a: &'a Args, name: &str) -> Option<&'a str> {
 pub(crate) fn register(
     tera: &mut tera::Tera,
     root: &Path,
-    translations: &std::collections::BTreeMap<String, String>,
+    strings: super::trans::Strings,
     public: PublicContent,
 ) {
     let files = SiteFiles::new(root, public);
@@ -74,8 +74,7 @@ pub(crate) fn register(
     tera.register_function("get_image_metadata", move |a: &Args| {
         get_image_metadata(&f, a)
     });
-    let strings = translations.clone();
-    tera.register_function("trans", move |a: &Args| trans(&strings, a));
+    tera.register_function("trans", move |a: &Args| strings.trans(a));
     tera.register_filter("base64_encode", |v: &Value, _: &Args| {
         let s = v
             .as_str()
@@ -353,21 +352,6 @@ fn get_image_metadata(files: &SiteFiles, a: &Args) -> tera::Result<Value> {
         };
     };
     fencepost_site::image_size::metadata(&bytes, path).map_err(|e| err(format!("{f}: {e}")))
-}
-
-/// `trans(key=…, lang=…)`: the site's `[translations]` string for `key`.
-fn trans(strings: &std::collections::BTreeMap<String, String>, a: &Args) -> tera::Result<Value> {
-    let key = arg(a, "key").ok_or_else(|| err("trans needs key=\"…\"".into()))?;
-    if let Some(lang) = arg(a, "lang").filter(|l| *l != "en" && !l.is_empty()) {
-        if strings.is_empty() || !strings.contains_key(key) {
-            return Err(err(format!("trans: no {lang:?} translation of {key:?}: fencepost sites have one language ([translations] in fencepost.toml)")));
-        }
-    }
-    strings.get(key).map(|v| json!(v)).ok_or_else(|| {
-        err(format!(
-            "trans: {key:?} is not in [translations] of fencepost.toml: add it there"
-        ))
-    })
 }
 
 #[cfg(test)]

@@ -70,14 +70,24 @@ pub fn default_id(path: &Path, coll: &Collection) -> String {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        None => stem(path),
+        None => {
+            let stem = stem(path);
+            // A translation beside its original (`hello.fr.md`) has the original's id.
+            match coll.beside {
+                true => (stem.strip_suffix(&format!(".{}", coll.lang)))
+                    .map_or(stem.clone(), str::to_string),
+                false => stem,
+            }
+        }
     }
 }
 
 /// The folder of a page bundle, when `path` is one's `index.md` (in a folder below the
 /// collection's own).
 pub fn bundle_folder<'a>(path: &'a Path, coll: &Collection) -> Option<&'a Path> {
-    if path.file_name()? != "index.md" {
+    let name = path.file_name()?;
+    let translated = coll.beside && *name == *format!("index.{}.md", coll.lang);
+    if name != "index.md" && !translated {
         return None;
     }
     let folder = path.parent()?;
@@ -96,6 +106,17 @@ pub fn stem(path: &Path) -> String {
 /// slug id its default. Keys are checked in a fixed order, so a file with two mistakes
 /// always reports the same one first.
 pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, ContentError> {
+    parse_item_with(text, path, coll, None)
+}
+
+/// [`parse_item`] of a translation: without an instant of its own (`day`, `publish_at`) it
+/// takes its original's, `inherited` (see [`super::translation`]).
+pub fn parse_item_with(
+    text: &str,
+    path: &Path,
+    coll: &Collection,
+    inherited: Option<super::translation::Inherited>,
+) -> Result<Item, ContentError> {
     let split = split_front_matter(text).map_err(|e| ContentError::Unterminated {
         path: path.into(),
         fence: e.0.fence(),
@@ -114,6 +135,10 @@ pub fn parse_item(text: &str, path: &Path, coll: &Collection) -> Result<Item, Co
     let withdrawn = front.flag("withdrawn", false)?;
     let draft = front.flag("draft", false)?;
     let publish_at = front.instant("publish_at")?;
+    let (day, publish_at) = match (day, publish_at, inherited) {
+        (None, None, Some(i)) => (i.day, i.publish_at),
+        own => (own.0, own.1),
+    };
     let expire_at = front.instant("expire_at")?;
     let due = front.due(day, publish_at, expire_at)?;
     let terms = front.terms()?;

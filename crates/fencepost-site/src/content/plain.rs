@@ -29,6 +29,8 @@ pub struct PlainPage {
     /// Its `[extra]`: anything its template wants (`page.extra`; a Zola section's `extra`).
     pub extra: toml::Table,
     pub body: String,
+    /// Its language's code (`about.fr.md` is `about` in French).
+    pub lang: String,
 }
 
 /// The keys a plain page takes (named in the error for any other).
@@ -112,15 +114,49 @@ pub fn list(root: &std::path::Path) -> Vec<String> {
     out
 }
 
-/// Reads the plain page `rel` (`content/<name>.md`) from its text. `reserved` comes from
-/// [`reserved_names`].
-pub fn parse_plain(rel: &str, text: &str, reserved: &[String]) -> Result<PlainPage, ContentError> {
-    let slug = std::path::Path::new(rel)
+/// A plain page's name and language: `about.fr.md` is the page `about` in French, at
+/// `/fr/about/` (docs/languages.md).
+fn slug_and_language<'a>(
+    rel: &str,
+    languages: &'a fencepost_config::collections::Languages,
+) -> (String, Option<&'a fencepost_config::collections::Language>) {
+    let stem = std::path::Path::new(rel)
         .file_stem()
         .unwrap_or_default()
         .to_string_lossy()
         .into_owned();
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    match languages.of_file_name(name) {
+        Some((l, _)) => (stem[..stem.len() - l.code.len() - 1].to_string(), Some(l)),
+        None => (stem, None),
+    }
+}
+
+/// A plain page's URL, its name (`about.fr` for a translation: names are unique) and its
+/// language's code.
+fn placed(
+    slug: String,
+    lang: Option<&fencepost_config::collections::Language>,
+    languages: &fencepost_config::collections::Languages,
+) -> (String, String, String) {
+    let prefix = lang.map_or("", |l| l.url_prefix.as_str());
+    let url = format!("{prefix}/{slug}/");
+    match lang {
+        Some(l) => (url, format!("{slug}.{}", l.code), l.code.clone()),
+        None => (url, slug, languages.default_code().to_string()),
+    }
+}
+
+/// Reads the plain page `rel` (`content/<name>.md`) from its text. `reserved` comes from
+/// [`reserved_names`].
+pub fn parse_plain(
+    rel: &str,
+    text: &str,
+    reserved: &[String],
+    languages: &fencepost_config::collections::Languages,
+) -> Result<PlainPage, ContentError> {
     let path = PathBuf::from(rel);
+    let (slug, lang) = slug_and_language(rel, languages);
     if slug.is_empty()
         || !slug
             .bytes()
@@ -155,7 +191,7 @@ pub fn parse_plain(rel: &str, text: &str, reserved: &[String]) -> Result<PlainPa
             .unwrap_or(1),
         message: why,
     };
-    let url = format!("/{slug}/");
+    let (url, slug, lang) = placed(slug, lang, languages);
     let mut aliases: Vec<String> = Vec::new();
     for a in &fm.aliases {
         let a = crate::content::alias_url(a).map_err(|why| invalid("aliases", why))?;
@@ -187,6 +223,7 @@ pub fn parse_plain(rel: &str, text: &str, reserved: &[String]) -> Result<PlainPa
         },
         extra: fm.extra,
         body: split.body.to_string(),
+        lang,
     })
 }
 
@@ -219,6 +256,28 @@ fn plain_front_matter(fm: &str, format: Format) -> Result<FrontMatter, super::Un
 mod tests {
     use super::*;
 
+    fn one() -> fencepost_config::collections::Languages {
+        fencepost_config::languages::resolve("en", &Default::default()).unwrap()
+    }
+
+    #[test]
+    fn a_translated_page_is_at_its_language_prefix() {
+        let fr = std::collections::BTreeMap::from([("fr".to_string(), Default::default())]);
+        let langs = fencepost_config::languages::resolve("en", &fr).unwrap();
+        let p = parse_plain(
+            "content/about.fr.md",
+            "+++\ntitle = \"À propos\"\n+++\nx\n",
+            &[],
+            &langs,
+        );
+        let p = p.unwrap();
+        assert_eq!(
+            (p.url.as_str(), p.slug.as_str(), p.lang.as_str()),
+            ("/fr/about/", "about.fr", "fr")
+        );
+        assert!(parse_plain("content/about.de.md", "x", &[], &langs).is_err());
+    }
+
     #[test]
     fn an_unknown_key_is_named_with_its_line() {
         let reserved = vec!["images".to_string()];
@@ -226,16 +285,18 @@ mod tests {
             "content/about.md",
             "+++\ntitle = \"A\"\ntitel = \"B\"\n+++\nx\n",
             &reserved,
+            &one(),
         )
         .unwrap_err();
         let text = e.to_string();
         assert!(text.contains("content/about.md:3:"), "{text}");
         assert!(text.contains("titel"), "{text}");
-        assert!(parse_plain("content/images.md", "x", &reserved).is_err());
+        assert!(parse_plain("content/images.md", "x", &reserved, &one()).is_err());
         let p = parse_plain(
             "content/about.md",
             "+++\ntitle = \"A\"\n+++\nBody\n",
             &reserved,
+            &one(),
         )
         .unwrap();
         assert_eq!((p.url.as_str(), p.title.as_deref()), ("/about/", Some("A")));
@@ -248,6 +309,7 @@ mod tests {
             "content/about.md",
             "+++\ndate = 2019-02-28\nlastmod = \"2020-01-02T03:04:05Z\"\naliases = [\"/about-us\", \"/about/\", \"/about-us/\", \"/old.html\"]\n+++\nx\n",
             &reserved,
+            &one(),
         )
         .unwrap();
         assert_eq!(p.aliases, ["/about-us/", "/old.html"]);
@@ -262,7 +324,7 @@ mod tests {
             ("+++\ndate = \"last week\"\n+++\n", 2, "`date`"),
             ("+++\nlastmod = 3\n+++\n", 2, "not a date"),
         ] {
-            let e = parse_plain("content/about.md", text, &reserved)
+            let e = parse_plain("content/about.md", text, &reserved, &one())
                 .unwrap_err()
                 .to_string();
             assert!(

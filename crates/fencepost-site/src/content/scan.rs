@@ -8,11 +8,11 @@
 
 mod links;
 
-use super::item::{guess_name, parse_item, Item};
+use super::item::Item;
+use super::read::read_item_or_name;
 use super::{relative, ContentError};
 use fencepost_config::collections::{Collection, Collections};
 use fencepost_core::clock::Instant;
-use fencepost_core::digest::sha256_hex;
 use fencepost_core::item::{FileStat, FolderStats, ItemName};
 use links::{check_collection_dir, check_linked};
 use rayon::prelude::*;
@@ -75,10 +75,17 @@ pub struct Listing {
 /// The collection whose folder holds `rel` (a site-relative path).
 pub fn owner<'a>(collections: &'a Collections, rel: &str) -> Option<&'a Collection> {
     let under = rel.strip_prefix("content/")?;
+    let name = under.rsplit('/').next()?;
+    // `hello.fr.md` beside `hello.md` is the French translation's (docs/languages.md).
+    let beside = (collections.languages.of_file_name(name)).map(|(l, _)| l.code.as_str());
     collections.list.iter().find(|c| {
         under
             .strip_prefix(c.dir.as_str())
             .is_some_and(|r| r.starts_with('/'))
+            && match beside {
+                Some(code) => c.beside && c.lang == code,
+                None => !c.beside,
+            }
     })
 }
 
@@ -109,7 +116,8 @@ fn list_item_groups(
 ) -> Result<(Groups, Vec<Broken>), ContentError> {
     let mut out = Vec::new();
     let mut broken = Vec::new();
-    for c in &collections.list {
+    // Translations kept beside their originals are listed with them.
+    for c in collections.list.iter().filter(|c| !c.beside) {
         let dir = root.join("content").join(&c.dir);
         if !dir.exists() {
             continue;
@@ -119,9 +127,17 @@ fn list_item_groups(
         let from = out.len();
         walk_items(root, &dir, &mut out, &mut broken, &mut linked)?;
         // The list page's text (`list_text`) is the site's own, not an item.
-        if let Some(text) = &c.list_text {
+        let texts: Vec<&str> = (collections.list.iter())
+            .filter(|t| t.name == c.name || (t.beside && t.original.as_ref() == Some(&c.name)))
+            .filter_map(|t| t.list_text.as_deref())
+            .collect();
+        if !texts.is_empty() {
             for (_, names) in out[from..].iter_mut().filter(|(d, _)| *d == dir) {
-                names.retain(|n| n.as_os_str() != std::ffi::OsStr::new(text));
+                names.retain(|n| {
+                    !texts
+                        .iter()
+                        .any(|t| n.as_os_str() == std::ffi::OsStr::new(t))
+                });
             }
             out.retain(|(_, names)| !names.is_empty());
         }
@@ -205,6 +221,7 @@ fn walk_items(
 /// name, not the whole path.
 pub fn list_item_files(root: &Path, collections: &Collections) -> Result<Listing, ContentError> {
     let (groups, broken) = list_item_groups(root, collections)?;
+    let many = collections.languages.many();
     let mut files = Vec::with_capacity(groups.iter().map(|(_, n)| n.len()).sum());
     for (dir, names) in groups {
         let folder_stat = FolderStats::open(&dir).map_err(|source| ContentError::Read {
@@ -225,13 +242,19 @@ pub fn list_item_files(root: &Path, collections: &Collections) -> Result<Listing
                     // Deleted between the listing and the stat: not there.
                     return Ok(None);
                 };
-                if name == "index.md" {
+                let text = name.to_string_lossy();
+                if text == "index.md" || (text.starts_with("index.") && many) {
                     stat = super::bundle::stat_with_resources(&dir, stat);
                 }
-                Ok(Some((
-                    format!("{folder}/{}", name.to_string_lossy().replace('\\', "/")),
-                    stat,
-                )))
+                let rel = format!("{folder}/{}", text.replace('\\', "/"));
+                if many {
+                    let original = owner(collections, &rel)
+                        .and_then(|c| super::translation::original_path(collections, c, &rel));
+                    if let Some(o) = original {
+                        stat = super::translation::with_original(root, &o, stat);
+                    }
+                }
+                Ok(Some((rel, stat)))
             })
             .collect();
         for r in stats {
@@ -239,81 +262,6 @@ pub fn list_item_files(root: &Path, collections: &Collections) -> Result<Listing
         }
     }
     Ok(Listing { files, broken })
-}
-
-/// Reads and parses one item file of `coll` (at most `max` bytes, see
-/// `publish.max_item_bytes`), returning it with its content hash.
-pub fn read_item(
-    root: &Path,
-    rel: &str,
-    max: u64,
-    coll: &Collection,
-) -> Result<(Item, String), ContentError> {
-    read_item_or_name(root, rel, max, coll).map_err(|(e, _)| e)
-}
-
-/// [`read_item`], with a broken file's item when it can still be told.
-fn read_item_or_name(
-    root: &Path,
-    rel: &str,
-    max: u64,
-    coll: &Collection,
-) -> Result<(Item, String), (ContentError, Option<ItemName>)> {
-    let path = root.join(rel);
-    let stem_name = || guess_name("", Path::new(rel), coll);
-    let bytes = read_bounded(&path, max).map_err(|e| (e, stem_name()))?;
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
-        (
-            ContentError::Invalid {
-                path: PathBuf::from(rel),
-                line: Some(
-                    bytes[..e.valid_up_to()]
-                        .iter()
-                        .filter(|b| **b == b'\n')
-                        .count()
-                        + 1,
-                ),
-                key: "(file)".into(),
-                why: format!("is not UTF-8 ({e})"),
-            },
-            stem_name(),
-        )
-    })?;
-    match parse_item(text, Path::new(rel), coll) {
-        Ok(item) => super::bundle::with_resources(root, rel, coll, item, sha256_hex(&bytes))
-            .map_err(|e| (e, guess_name(text, Path::new(rel), coll))),
-        Err(e) => Err((e, guess_name(text, Path::new(rel), coll))),
-    }
-}
-
-/// Reads a content file of at most `max` bytes; never blocks on a FIFO.
-fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, ContentError> {
-    use std::io::Read;
-    let read_err = |source| ContentError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = fencepost_core::os::open_nonblocking(path).map_err(read_err)?;
-    let meta = file.metadata().map_err(read_err)?;
-    if !meta.is_file() {
-        return Err(ContentError::Unreadable {
-            path: path.to_path_buf(),
-            why: "is not a regular file (a FIFO, socket or device)".into(),
-        });
-    }
-    let mut bytes = Vec::with_capacity(meta.len().min(max) as usize);
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_err)?;
-    if bytes.len() as u64 > max {
-        return Err(ContentError::TooLarge {
-            path: path.to_path_buf(),
-            why: format!(
-                "is larger than publish.max_item_bytes = {max}; shorten it or raise the limit in fencepost.toml"
-            ),
-        });
-    }
-    Ok(bytes)
 }
 
 /// Scans the listed files against the stat cache: unchanged files by their cached item,
@@ -358,7 +306,7 @@ pub fn scan_listed(
         .into_par_iter()
         .map(|(rel, stat)| {
             let coll = owner(collections, &rel)?;
-            match read_item_or_name(root, &rel, max_item_bytes, coll) {
+            match read_item_or_name(root, &rel, max_item_bytes, coll, collections) {
                 Ok((item, source_hash)) => Some(Ok(ReadFile {
                     path: rel,
                     stat,
@@ -400,20 +348,28 @@ pub fn reads_terms(scan: &Scan) -> bool {
 /// the embargoed file is held (and it is not due yet anyway). (A spelling that still reaches
 /// the ledger twice, by files changed apart, is reconciled by the build: see
 /// `build::terms`.)
-pub fn hold_respelled_terms(scan: &mut Scan, known: &[(String, String)], now: Instant) {
+pub fn hold_respelled_terms(
+    scan: &mut Scan,
+    known: &[(String, String)],
+    now: Instant,
+    collections: &Collections,
+) {
     if !reads_terms(scan) {
         return;
     }
     scan.read.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut first = published_spellings(scan, known);
+    // Each language has terms of its own (`/fr/tags/meta/` is not `/tags/meta/`).
+    let lang = |path: &str| owner(collections, path).map_or(String::new(), |c| c.lang.clone());
+    let mut first = published_spellings(scan, known, &lang);
     let mut order: Vec<usize> = (0..scan.read.len()).collect();
     order.sort_by_key(|&i| (scan.read[i].item.due > now, i));
     let mut bad: Vec<(usize, Broken)> = Vec::new();
     for i in order {
         let r = &scan.read[i];
+        let language = lang(&r.path);
         'file: for (tax, t) in terms_of(&r.item.terms) {
             let slug = fencepost_config::taxonomies::term_slug(&t);
-            match first.get(&(tax.clone(), slug.clone())) {
+            match first.get(&(language.clone(), tax.clone(), slug.clone())) {
                 Some((spelt, path)) if *spelt != t && *path != r.path => {
                     let why = format!(
                         "the term {t:?} has the URL slug {slug:?}, as {spelt:?} in {path} has: spell it the same in both files"
@@ -437,7 +393,7 @@ pub fn hold_respelled_terms(scan: &mut Scan, known: &[(String, String)], now: In
                 }
                 Some(_) => {}
                 None => {
-                    first.insert((tax, slug), (t, r.path.clone()));
+                    first.insert((language.clone(), tax, slug), (t, r.path.clone()));
                 }
             }
         }
@@ -449,13 +405,14 @@ pub fn hold_respelled_terms(scan: &mut Scan, known: &[(String, String)], now: In
     }
 }
 
-/// (taxonomy, slug) → (spelling, file) of the terms already published, each file's by path.
+/// (language, taxonomy, slug) → (spelling, file) of the terms already published, each file's by path.
 /// A file read again with the terms it was published with (a touched file, one inside the
 /// racy window) still holds its spelling; one whose terms changed does not.
 fn published_spellings(
     scan: &Scan,
     known: &[(String, String)],
-) -> HashMap<(String, String), (String, String)> {
+    lang: &dyn Fn(&str) -> String,
+) -> HashMap<(String, String, String), (String, String)> {
     let read: HashMap<&str, &str> = scan
         .read
         .iter()
@@ -468,10 +425,11 @@ fn published_spellings(
     seeds.sort();
     let mut first = HashMap::new();
     for (path, terms) in seeds {
+        let language = lang(path);
         for (tax, t) in terms_of(terms) {
             let slug = fencepost_config::taxonomies::term_slug(&t);
             first
-                .entry((tax, slug))
+                .entry((language.clone(), tax, slug))
                 .or_insert_with(|| (t, path.clone()));
         }
     }
