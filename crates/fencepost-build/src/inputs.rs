@@ -111,7 +111,8 @@ fn statics_kept(
 /// mode), each list's text.
 struct Texts {
     plain: Vec<super::view::PlainView>,
-    root: Option<super::view::ListText>,
+    /// Each language's root text (Zola mode), by language code.
+    roots: std::collections::BTreeMap<String, super::view::ListText>,
     lists: Vec<Option<super::view::ListText>>,
 }
 
@@ -121,7 +122,7 @@ fn site_texts(site: &Site, inputs: &SiteInputs) -> (Texts, Vec<LeftOut>) {
     let sc = shortcodes.as_ref();
     let markdown = &site.config.markdown;
     let zola = site.config.build.templates == fencepost_config::TemplateDialect::Zola;
-    let (plain, root, mut left_out) =
+    let (plain, roots, mut left_out) =
         plain_pages(&inputs.files, &site.collections, markdown, (sc, zola));
     let texts = list_texts(
         &inputs.files,
@@ -131,7 +132,14 @@ fn site_texts(site: &Site, inputs: &SiteInputs) -> (Texts, Vec<LeftOut>) {
         &mut left_out,
     );
     let lists = texts;
-    (Texts { plain, root, lists }, left_out)
+    (
+        Texts {
+            plain,
+            roots,
+            lists,
+        },
+        left_out,
+    )
 }
 
 /// Plans every file of the site from `source`. One item's source never fails the revision:
@@ -148,7 +156,7 @@ fn prepare(
     let (
         Texts {
             mut plain,
-            root,
+            roots,
             lists: texts,
         },
         mut left_out,
@@ -174,7 +182,7 @@ fn prepare(
             pages: &source.pages,
             plain: &plain,
             list_texts: &texts,
-            root_text: root.as_ref(),
+            root_texts: &roots,
             copies: &copies,
             resources: &resources,
             render_fingerprint: &render_fingerprint,

@@ -84,7 +84,7 @@ pub(super) fn title(r: &Renderer<'_>, code: &str) -> String {
 
 /// The language of planned file `p`: its page's, its list's or term's, a language's home
 /// page's; the default language's for the site's own files.
-pub(super) fn lang_of<'a>(r: &'a Renderer<'_>, p: &'a Planned) -> &'a str {
+pub(crate) fn lang_of<'a>(r: &'a Renderer<'_>, p: &'a Planned) -> &'a str {
     let cs = r.collections;
     match &p.job {
         Job::Item(i) => &r.pages[*i].view.lang,
@@ -94,7 +94,13 @@ pub(super) fn lang_of<'a>(r: &'a Renderer<'_>, p: &'a Planned) -> &'a str {
         Job::Term(v) => &cs.taxonomies[v.taxonomy].lang,
         Job::Terms(ti, _) => &cs.taxonomies[*ti].lang,
         Job::Plain(v) if !v.lang.is_empty() => &v.lang,
-        _ => cs.languages.default_code(),
+        // A language's own files (`fr/404.html`) are under its prefix.
+        _ => (cs.languages.others().iter())
+            .find(|l| {
+                p.path
+                    .starts_with(&format!("{}/", l.url_prefix.trim_matches('/')))
+            })
+            .map_or(cs.languages.default_code(), |l| l.code.as_str()),
     }
 }
 

@@ -145,7 +145,9 @@ pub struct Inputs<'a> {
     /// Each collection's list text (by index into `collections.list`).
     pub list_texts: &'a [Option<super::view::ListText>],
     /// The root section's text (Zola mode's `content/_index.md`).
-    pub root_text: Option<&'a super::view::ListText>,
+    /// Each language's root section text (Zola mode's `content/_index.md`,
+    /// `_index.<code>.md`), by language code.
+    pub root_texts: &'a std::collections::BTreeMap<String, super::view::ListText>,
     pub copies: &'a [CopyInput],
     /// The files of the page bundles in `pages`.
     pub resources: &'a [ResourceInput],
@@ -291,7 +293,7 @@ fn collection_pages(inp: &Inputs<'_>, out: &mut Vec<Planned>, maps: &mut Sitemap
     let mut home = HomeView {
         latest: Vec::new(),
         collections: Default::default(),
-        root_text: inp.root_text.cloned(),
+        root_text: None,
         lang: String::new(),
     };
     for (ci, coll) in inp.collections.list.iter().enumerate() {
@@ -335,11 +337,10 @@ fn home_of(inp: &Inputs<'_>, all: &HomeView, lang: &str) -> HomeView {
                 .map(|v| (name.clone(), v.clone()))
         })
         .collect();
-    let default = inp.collections.languages.default_code() == lang;
     HomeView {
         latest: Vec::new(),
         collections,
-        root_text: all.root_text.clone().filter(|_| default),
+        root_text: inp.root_texts.get(lang).cloned(),
         lang: lang.to_string(),
     }
 }
@@ -420,13 +421,16 @@ fn notices_and_plain_pages(inp: &Inputs<'_>, out: &mut Vec<Planned>) {
 /// 404.html, the sitemaps and robots.txt.
 fn site_files(inp: &Inputs<'_>, mut maps: Sitemaps, out: &mut Vec<Planned>) {
     let (b, g) = (inp.render_fingerprint, inp.generated_fingerprint);
-    let k = key(b, "404", &(), "");
-    out.push(planned(
-        "404.html".into(),
-        Job::NotFound,
-        CacheClass::Content,
-        k,
-    ));
+    // Each language's 404 page (`404.html`, `fr/404.html`), as Hugo writes them.
+    for lang in &inp.collections.languages.list {
+        let dir = lang.url_prefix.trim_matches('/');
+        let path = match dir {
+            "" => "404.html".to_string(),
+            d => format!("{d}/404.html"),
+        };
+        let k = key(b, "404", &(), dir);
+        out.push(planned(path, Job::NotFound, CacheClass::Content, k));
+    }
     let indexable = inp.plain.iter().filter(|p| p.indexable);
     // A sitemap's `lastmod` is a W3C date: the day of the page's last change, or of its date.
     let day = |p: &PlainView| {

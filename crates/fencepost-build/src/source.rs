@@ -430,20 +430,30 @@ pub(super) fn plain_pages(
     (shortcodes, zola): (Option<&Shortcodes>, bool),
 ) -> (
     Vec<PlainView>,
-    Option<super::view::ListText>,
+    std::collections::BTreeMap<String, super::view::ListText>,
     Vec<super::report::LeftOut>,
 ) {
     let reserved = content::plain::reserved_names(collections);
-    let (mut out, mut root, mut left_out) = (Vec::new(), None, Vec::new());
+    let (mut out, mut roots, mut left_out) =
+        (Vec::new(), std::collections::BTreeMap::new(), Vec::new());
+    let langs = &collections.languages;
+    // Zola's root section texts: `content/_index.md`, and `_index.<code>.md` of each language.
+    let root_of = |rel: &str| match rel == ROOT_TEXT {
+        true => Some(langs.default_code().to_string()),
+        false => (langs.others().iter())
+            .find(|l| rel == format!("content/_index.{}.md", l.code))
+            .map(|l| l.code.clone()),
+    };
     for (rel, text) in &files.plain {
-        let langs = &collections.languages;
+        let root = root_of(rel).filter(|_| zola);
         match read_text((rel, text), (&reserved, langs), markdown, shortcodes) {
-            Ok((p, html)) if zola && rel == ROOT_TEXT => {
-                root = Some(super::view::ListText {
+            Ok((p, html)) if root.is_some() => {
+                let text = super::view::ListText {
                     title: p.title,
                     html,
                     extra: extra_of(&p.extra),
-                });
+                };
+                roots.insert(root.unwrap_or_default(), text);
             }
             Ok((p, body_html)) => out.push(PlainView {
                 url: p.url,
@@ -465,7 +475,7 @@ pub(super) fn plain_pages(
             }),
         }
     }
-    (out, root, left_out)
+    (out, roots, left_out)
 }
 
 /// Each collection's list text (`list_text`, by collection index; None without one), and the

@@ -23,7 +23,11 @@
 
 mod context;
 mod functions;
+mod langs;
 mod toc;
+
+pub(super) use langs::paths_in;
+pub(crate) use langs::Langs;
 
 pub(super) use context::render;
 
@@ -69,6 +73,10 @@ pub(super) struct ZolaSite {
     pub(super) terms: Vec<Vec<ZolaTerm>>,
     pub(super) config: Value,
     pub(super) tera: tera::Tera,
+    /// The site's languages, for Zola's file names of translated sections and pages.
+    pub(super) langs: Langs,
+    /// Each taxonomy (as `Collections::taxonomies`): its name and language, and its value.
+    pub(super) taxonomies: Vec<(String, String, Value)>,
 }
 
 /// A term: its name, slug and URL, and its pages (plan indices) newest first.
@@ -92,12 +100,16 @@ impl ZolaSite {
     pub(super) fn new(
         r: &Renderer<'_>,
         plain: &[&PlainView],
-        texts: &HashMap<Option<usize>, ListText>,
+        texts: (
+            &HashMap<Option<usize>, ListText>,
+            &HashMap<String, ListText>,
+        ),
         bodies: &HashMap<i64, Arc<str>>,
     ) -> ZolaSite {
         let colls = &r.collections.list;
+        let langs = Langs::of(r.collections);
         let coll_sections: Vec<String> = colls.iter().map(section_of).collect();
-        let mut sections = sections_of(r, &coll_sections, plain, texts);
+        let mut sections = sections_of(r, &langs, &coll_sections, plain, texts);
         let pages: Vec<Value> = (0..r.pages.len())
             .map(|i| page_value(r, i, bodies.get(&r.pages[i].view.row).map_or("", |b| b)))
             .collect();
@@ -115,7 +127,7 @@ impl ZolaSite {
             }
         }
         let mut pages = pages;
-        book_order(&sections, &mut pages);
+        book_order(&langs, &sections, &mut pages);
         let by_pub: Vec<u32> = (0..r.pages.len() as u32).collect();
         let terms = super::terms::collect(r.pages, r.collections, &by_pub)
             .into_iter()
@@ -136,7 +148,10 @@ impl ZolaSite {
             .collect();
         let plain = plain
             .iter()
-            .map(|v| (v.url.clone(), plain_value(v)))
+            .map(|v| (v.url.clone(), plain_value(&langs, v)))
+            .collect();
+        let taxonomies = (r.collections.taxonomies.iter())
+            .map(|t| (t.key.clone(), t.lang.clone(), taxonomy_value(t)))
             .collect();
         ZolaSite {
             pages,
@@ -146,6 +161,8 @@ impl ZolaSite {
             terms,
             config: config_value(r),
             tera: r.templates.tera.clone(),
+            langs,
+            taxonomies,
         }
     }
 
@@ -166,6 +183,7 @@ impl<'a> Renderer<'a> {
     ) -> Renderer<'a> {
         let mut plain = Vec::new();
         let mut texts = std::collections::HashMap::new();
+        let mut lang_texts = std::collections::HashMap::new();
         for p in planned {
             match &p.job {
                 Job::Plain(v) => plain.push(&**v),
@@ -174,15 +192,19 @@ impl<'a> Renderer<'a> {
                         texts.insert(Some(*ci), t.clone());
                     }
                 }
-                Job::Home(h) => {
-                    if let Some(t) = &h.root_text {
+                Job::Home(h) => match &h.root_text {
+                    Some(t) if h.lang == self.collections.languages.default_code() => {
                         texts.insert(None, t.clone());
                     }
-                }
+                    Some(t) => {
+                        lang_texts.insert(h.lang.clone(), t.clone());
+                    }
+                    None => {}
+                },
                 _ => {}
             }
         }
-        let site = ZolaSite::new(self, &plain, &texts, bodies);
+        let site = ZolaSite::new(self, &plain, (&texts, &lang_texts), bodies);
         Renderer {
             zola: Some(site.with_functions() as Arc<dyn OtherTemplates>),
             ..self.clone()
@@ -200,9 +222,13 @@ impl OtherTemplates for ZolaSite {
 /// subsections), and the root; each with its title, its text and its subsections.
 fn sections_of(
     r: &Renderer<'_>,
+    langs: &Langs,
     coll_sections: &[String],
     plain: &[&PlainView],
-    texts: &HashMap<Option<usize>, ListText>,
+    (texts, lang_texts): (
+        &HashMap<Option<usize>, ListText>,
+        &HashMap<String, ListText>,
+    ),
 ) -> BTreeMap<String, SectionData> {
     let mut out: BTreeMap<String, SectionData> = BTreeMap::new();
     out.insert(String::new(), SectionData::default());
@@ -232,8 +258,9 @@ fn sections_of(
             None if !path.is_empty() => String::new(),
             None => continue,
         };
-        if let Some(p) = out.get_mut(&parent) {
-            p.subsections.push(format!("{path}/_index.md"));
+        // A language's root section (`ca`) is no subsection of the default language's.
+        if let Some(p) = out.get_mut(&parent).filter(|_| !langs.is_root(path)) {
+            p.subsections.push(langs.section_name(path));
         }
         let s = out.get_mut(path).expect("listed");
         if s.coll.is_none() {
@@ -248,7 +275,7 @@ fn sections_of(
     // Subsections as Zola orders them: by weight (the collection's), then by path.
     let weights: HashMap<String, i64> = out
         .iter()
-        .map(|(p, s)| (format!("{p}/_index.md"), s.weight))
+        .map(|(p, s)| (langs.section_name(p), s.weight))
         .collect();
     for s in out.values_mut() {
         s.subsections
@@ -264,23 +291,46 @@ fn sections_of(
         root.content = t.html.clone();
         root.extra = t.extra.clone();
     }
+    language_roots(r, langs, lang_texts, &mut out);
     out
+}
+
+/// Each language's root section (`content/_index.<code>.md`), titled by the language.
+fn language_roots(
+    r: &Renderer<'_>,
+    langs: &Langs,
+    lang_texts: &HashMap<String, ListText>,
+    out: &mut BTreeMap<String, SectionData>,
+) {
+    for (code, _) in &langs.others {
+        let s = out.entry(langs.key("", code)).or_default();
+        let lang = r.collections.languages.get(code);
+        s.title = lang
+            .and_then(|l| l.title.clone())
+            .unwrap_or_else(|| r.site.title.clone());
+        if let Some(t) = lang_texts.get(code) {
+            s.title = t.title.clone().unwrap_or_else(|| s.title.clone());
+            s.content = t.html.clone();
+            s.extra = t.extra.clone();
+        }
+    }
 }
 
 /// Each page's neighbours in book order — the root section's pages, then each subsection's
 /// (by weight) depth first, each section's pages as its list reads them — as `book_prev` and
 /// `book_next` (`title`, `permalink`; null at the ends): a documentation site's "next
 /// chapter" across sections, where Zola's `lower`/`higher` stop at a section's end.
-fn book_order(sections: &BTreeMap<String, SectionData>, pages: &mut [Value]) {
-    fn walk(sections: &BTreeMap<String, SectionData>, path: &str, out: &mut Vec<usize>) {
+fn book_order(langs: &Langs, sections: &BTreeMap<String, SectionData>, pages: &mut [Value]) {
+    type Sections = BTreeMap<String, SectionData>;
+    fn walk(langs: &Langs, sections: &Sections, path: &str, out: &mut Vec<usize>) {
         let Some(s) = sections.get(path) else { return };
         out.extend(&s.pages);
         for sub in &s.subsections {
-            walk(sections, sub.trim_end_matches("/_index.md"), out);
+            walk(langs, sections, &langs.key_of_name(sub), out);
         }
     }
     let mut order = Vec::new();
-    walk(sections, "", &mut order);
+    walk(langs, sections, "", &mut order);
     let link = |p: &Value| json!({ "title": p["title"], "permalink": p["permalink"] });
     let links: Vec<Value> = order.iter().map(|&i| link(&pages[i])).collect();
     for (n, &i) in order.iter().enumerate() {
@@ -306,10 +356,9 @@ fn config_value(r: &Renderer<'_>) -> Value {
         true => vec!["atom.xml", "rss.xml"],
         false => vec!["atom.xml"],
     };
-    let taxonomies: Vec<Value> = r
-        .collections
-        .taxonomies
-        .iter()
+    let default = r.collections.languages.default_code();
+    let taxonomies: Vec<Value> = (r.collections.taxonomies.iter())
+        .filter(|t| t.lang == default)
         .map(taxonomy_value)
         .collect();
     json!({
@@ -317,8 +366,8 @@ fn config_value(r: &Renderer<'_>) -> Value {
         "base_url": r.base_url.trim_end_matches('/'),
         "description": r.site.extra.get("description").cloned().unwrap_or(Value::Null),
         "extra": r.site.extra,
-        "default_language": "en",
-        "languages": {},
+        "default_language": r.collections.languages.default_code(),
+        "languages": langs::languages_value(r),
         "mode": "build",
         // Zola's [markdown] as its templates read it: fencepost renders links as written.
         "markdown": {
@@ -337,7 +386,7 @@ fn config_value(r: &Renderer<'_>) -> Value {
 /// A taxonomy's configuration as Zola's templates see it (`config.taxonomies`, `taxonomy`).
 pub(super) fn taxonomy_value(t: &fencepost_config::taxonomies::Taxonomy) -> Value {
     json!({
-        "name": t.name, "slug": t.name, "feed": t.feed, "lang": "en", "render": true,
+        "name": t.key, "slug": t.key, "feed": t.feed, "lang": t.lang, "render": true,
         "paginate_by": null, "paginate_path": "page",
     })
 }
@@ -391,7 +440,8 @@ fn page_value(r: &Renderer<'_>, i: usize, content: &str) -> Value {
     m.insert("word_count".into(), json!(words));
     m.insert("reading_time".into(), json!(words.div_ceil(200)));
     m.insert("toc".into(), toc::of(content, &p.view.url));
-    for (k, v) in paths_of(&p.view.url, false) {
+    let langs = Langs::of(r.collections);
+    for (k, v) in paths_in(&langs, &p.view.url, false) {
         m.insert(k.into(), v);
     }
     // A bundle's folder under content/ (`blog/a/`) and its files' paths, as Zola gives them.
@@ -408,8 +458,11 @@ fn page_value(r: &Renderer<'_>, i: usize, content: &str) -> Value {
         .collect();
     m.insert("colocated_path".into(), json!(folder));
     m.insert("assets".into(), json!(assets));
-    m.insert("translations".into(), json!([]));
-    m.insert("lang".into(), json!("en"));
+    m.insert(
+        "translations".into(),
+        langs::translations_value(&p.view.translations),
+    );
+    m.insert("lang".into(), json!(&*p.view.lang));
     for (k, v) in data.into_iter().filter(|(k, _)| k != "extra") {
         m.entry(k).or_insert(v);
     }
@@ -462,17 +515,17 @@ fn word_count(html: &str) -> usize {
 }
 
 /// A plain page (a page at the root) as Zola's templates see a page.
-fn plain_value(v: &PlainView) -> Value {
+fn plain_value(langs: &Langs, v: &PlainView) -> Value {
     let mut page = json!({
         "title": v.title, "content": v.body_html, "summary": null, "description": null,
         "permalink": v.url, "path": v.url, "slug": v.slug, "date": v.date, "updated": v.lastmod,
         "taxonomies": {}, "extra": v.extra, "draft": false, "lower": null, "higher": null,
-        "toc": toc::of(&v.body_html, &v.url), "assets": [], "translations": [], "lang": "en",
+        "toc": toc::of(&v.body_html, &v.url), "assets": [], "translations": [], "lang": v.lang,
         "colocated_path": null,
     });
     let words = word_count(&v.body_html);
     if let Value::Object(m) = &mut page {
-        for (k, x) in paths_of(&v.url, false) {
+        for (k, x) in paths_in(langs, &v.url, false) {
             m.insert(k.into(), x);
         }
         m.insert("word_count".into(), json!(words));

@@ -81,9 +81,10 @@ pub(super) fn copy_site_files(
     if sass {
         kept.push("sass");
     }
+    // Both generators' `i18n/` is what `trans` reads (Hugo's `i18n/<code>.toml`, docs/languages.md).
+    kept.push("i18n");
     if config.dialect == Dialect::Zola {
         kept.push("data");
-        kept.push("i18n");
     }
     for dir in kept {
         for (rel, path) in files_under(src, dir, plan) {
@@ -94,7 +95,7 @@ pub(super) fn copy_site_files(
     }
     let own: &[&str] = match config.dialect {
         Dialect::Zola => &["templates", "themes", "sass"],
-        Dialect::Hugo => &["layouts", "themes", "data", "i18n", "archetypes"],
+        Dialect::Hugo => &["layouts", "themes", "data", "archetypes"],
     };
     for dir in own
         .iter()

@@ -39,7 +39,8 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
     })?;
     let taxonomies = taxonomies_of(&table);
     let permalinks = permalinks_of(&table);
-    let content_dir = content_dir(&table, name, plan)?;
+    let content_dir = content_dir(&table, name)?;
+    let languages = super::languages::Languages::read(&table, Dialect::Hugo, name)?;
     report_config(name, &table, plan);
     let path_to_lower = table.get("disablePathToLower").and_then(|v| v.as_bool()) != Some(true);
     Ok(Config {
@@ -55,6 +56,7 @@ fn read_config(src: &Path, plan: &mut Plan) -> Result<Config, ImportError> {
         keep_templates: false,
         page_templates: BTreeMap::new(),
         shortcodes: Default::default(),
+        languages,
     })
 }
 
@@ -121,7 +123,6 @@ fn report_config(name: &str, table: &toml::Table, plan: &mut Plan) {
     for (key, why) in [
         ("menu", menus),
         ("menus", menus),
-        ("languages", "fencepost sites have one language: only the default language's content was imported"),
         ("theme", "themes are Go templates, which cannot be ported: the starter templates were written instead"),
         ("outputFormats", "custom output formats are rendered by Go templates: fencepost writes HTML pages, Atom and RSS feeds, sitemaps and robots.txt; write another format as a template of a plain page, or a static file"),
         ("outputs", "the outputs a kind of page gets (JSON, AMP, a search index…) are Hugo's: each page here is HTML, each list has its Atom (and RSS) feed; the others were not made"),
@@ -134,12 +135,8 @@ fn report_config(name: &str, table: &toml::Table, plan: &mut Plan) {
 }
 
 /// The default language's content folder: its `[languages.X] contentDir`, else the top
-/// level's `contentDir`, else `content`. Other languages' folders are reported.
-fn content_dir(
-    table: &toml::Table,
-    config_file: &str,
-    plan: &mut Plan,
-) -> Result<String, ImportError> {
+/// level's `contentDir`, else `content` (the other languages' are read by `languages.rs`).
+fn content_dir(table: &toml::Table, config_file: &str) -> Result<String, ImportError> {
     let str_of = |t: &toml::Table, k: &str| t.get(k).and_then(|v| v.as_str()).map(str::to_string);
     let top = str_of(table, "contentDir").unwrap_or_else(|| "content".to_string());
     let default = str_of(table, "defaultContentLanguage").unwrap_or_else(|| "en".to_string());
@@ -152,11 +149,6 @@ fn content_dir(
             .and_then(|v| v.as_table())
             .and_then(|t| str_of(t, "contentDir"))
     };
-    for lang in languages.keys().filter(|l| **l != default) {
-        if let Some(dir) = dir_of(lang) {
-            plan.report.skip(&format!("{}/", dir.trim_end_matches('/')), None, &format!("language {lang}"), &format!("fencepost sites have one language: only the default language's content ({config_file}'s defaultContentLanguage) was imported"));
-        }
-    }
     let dir = dir_of(&default).unwrap_or(top);
     super::plan::inside_source(config_file, "contentDir", &dir)
 }
@@ -184,7 +176,8 @@ pub(super) fn plan_with(
     if config.dialect == Dialect::Zola {
         config.shortcodes = super::zola_templates::shortcodes(src, &config, &mut plan)?;
     }
-    let (mut pages, sections) = collect(src, &config, &mut plan)?;
+    let collected = super::collect::collect(src, &config, &mut plan)?;
+    let (mut pages, sections) = (collected.pages, collected.sections);
     let templates = templates.or_else(|| {
         let docs = super::docs_starter::choose(&config, &pages, &sections, &mut plan);
         config.keep_templates |= docs.is_some();
@@ -216,7 +209,8 @@ pub(super) fn plan_with(
     for p in &pages {
         super::page::write(src, &config, p, &urls, &mut plan, now)?;
     }
-    let texts = super::section::write_texts(&config, &sections, &with_pages, &urls, &mut plan);
+    let all = (&sections, &collected.translated_sections);
+    let texts = super::section::write_texts(&config, all, &with_pages, &urls, &mut plan);
     let mut templates = templates;
     if let Some(t) = templates
         .as_mut()
@@ -250,7 +244,7 @@ pub(super) fn plan_with(
 
 /// The folders of headless bundles (`headless = true` in their `index.md`): pages that are
 /// never rendered, nor their files.
-fn headless_bundles(
+pub(super) fn headless_bundles(
     src: &Path,
     content_dir: &str,
     plan: &mut Plan,
@@ -280,84 +274,6 @@ fn headless_bundles(
     Ok(out)
 }
 
-/// Every page of the content folder that can be imported (the others are reported), and
-/// what each section's `_index.md` says, by section.
-fn collect(
-    src: &Path,
-    config: &Config,
-    plan: &mut Plan,
-) -> Result<(Vec<Page>, BTreeMap<String, Section>), ImportError> {
-    let mut pages = Vec::new();
-    let mut sections = BTreeMap::new();
-    let dir = &config.content_dir;
-    let headless = headless_bundles(src, dir, plan)?;
-    let mut ids: BTreeSet<(Option<String>, String)> = BTreeSet::new();
-    for (rel, path) in files_under(src, dir, plan) {
-        let file = format!("{dir}/{rel}");
-        if headless.iter().any(|h| rel.starts_with(h.as_str())) {
-            continue;
-        }
-        if !rel.ends_with(".md") {
-            continue; // Bundle files go with their page; others are reported below.
-        }
-        let parts: Vec<&str> = rel.split('/').collect();
-        let name = parts[parts.len() - 1];
-        if name.matches('.').count() > 1 {
-            plan.report.skip(&file, None, "translation", "fencepost sites have one language: only the default language's files were imported");
-            continue;
-        }
-        // One page that is not UTF-8 is reported; the rest is imported.
-        let text = match std::fs::read(&path).map(String::from_utf8) {
-            Ok(Ok(text)) => text,
-            Ok(Err(e)) => {
-                let at = e.utf8_error().valid_up_to();
-                let line = e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
-                plan.report.skip(&file, Some(line), "page", &format!("not UTF-8 text (byte {at} is not): save it as UTF-8 and import it again, or copy it by hand"));
-                continue;
-            }
-            Err(source) => return Err(ImportError::Read { path, source }),
-        };
-        let Some((mut table, body)) = read_front(&file, &text, plan) else {
-            continue;
-        };
-        if config.dialect == Dialect::Zola {
-            super::dialect::normalize(&mut table);
-        }
-        let body_line = text[..text.len() - body.len()].matches('\n').count() + 1;
-        if name == "_index.md" {
-            let root = parts.len() == 1;
-            let s = super::section::read(config, (&file, body_line), &table, &body, root, plan);
-            let section = match root {
-                true => config.root_posts.clone(),
-                false => parts[..parts.len() - 1].join("/"),
-            };
-            sections.insert(section, s);
-            continue;
-        }
-        let bundle = (name == "index.md" && parts.len() > 1)
-            .then(|| format!("{dir}/{}", parts[..parts.len() - 1].join("/")));
-        let (section, stem) = section_of(config, &parts, bundle.is_some(), &table);
-        if let Some(u) = table
-            .get("url")
-            .and_then(|v| v.as_str())
-            .filter(|u| !u.chars().any(|c| c.is_ascii_alphanumeric()))
-        {
-            plan.report.skip(
-                &file,
-                None,
-                "url",
-                &format!("url = {u:?} names no page of its own: the page keeps its section's URL"),
-            );
-        }
-        let mut page = place(
-            config, &file, section, bundle, stem, table, body, &mut ids, plan,
-        );
-        page.body_line = body_line;
-        pages.push(page);
-    }
-    Ok((pages, sections))
-}
-
 /// The name of the collection for Zola's dated root pages: `posts`, else `blog`, else
 /// `articles`, whichever no section of the site has taken.
 fn root_posts(src: &Path, config: &Config) -> String {
@@ -378,7 +294,7 @@ fn root_posts(src: &Path, config: &Config) -> String {
 ///   whose root section is a blog: item `a` of the root posts' collection, at `/a/` still;
 /// - a page in a section with no date and a one-segment `url`/`path` (`path = "about"`, as
 ///   a Zola section with `render = false` holds): plain page `about`, at the URL it had.
-fn section_of(
+pub(super) fn section_of(
     config: &Config,
     parts: &[&str],
     bundle: bool,
@@ -411,7 +327,7 @@ fn section_of(
     }
 }
 
-fn read_front(file: &str, text: &str, plan: &mut Plan) -> Option<(toml::Table, String)> {
+pub(super) fn read_front(file: &str, text: &str, plan: &mut Plan) -> Option<(toml::Table, String)> {
     if text.trim_start().starts_with('{') {
         plan.report.skip(
             file,
@@ -476,7 +392,7 @@ fn cased(config: &Config, s: &str) -> String {
 
 /// Where a page goes: its id, its new URL and the URL it had.
 #[allow(clippy::too_many_arguments)]
-fn place(
+pub(super) fn place(
     config: &Config,
     file: &str,
     section: Option<String>,
@@ -553,6 +469,7 @@ fn place(
         id,
         at,
         body_line: 1,
+        lang: None,
     }
 }
 

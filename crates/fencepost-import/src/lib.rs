@@ -10,10 +10,12 @@
 //! so an import that fails leaves nothing half-written. DST must be absent or empty.
 
 mod assets;
+mod collect;
 mod dialect;
 mod docs_starter;
 mod front;
 pub mod hugo;
+mod languages;
 mod page;
 mod plan;
 mod section;

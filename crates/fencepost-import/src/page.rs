@@ -38,20 +38,24 @@ pub(super) fn write(
         plain_page(config, p, &body, plan);
         // A bundle at the root (`about/index.md`): its files are static files at the URL
         // they had (`/about/photo.jpg`); a plain page has no embargo to keep them behind.
-        if let Some(dir) = &p.bundle {
+        if let Some(dir) = p.bundle.as_ref().filter(|_| p.lang.is_none()) {
             bundle_files(src, dir, &format!("static/{}", p.id), plan)?;
         }
         return Ok(());
     };
     let out = item_front(config, p, section, plan, now);
     let collection = super::source::collection_name(section);
+    // A translation is written beside its original, named for its language (docs/languages.md).
+    let suffix = p.lang.as_ref().map_or(String::new(), |c| format!(".{c}"));
     let dst = match &p.bundle {
-        Some(_) => format!("content/{collection}/{}/index.md", p.id),
-        None => format!("content/{collection}/{}.md", p.id),
+        Some(_) => format!("content/{collection}/{}/index{suffix}.md", p.id),
+        None => format!("content/{collection}/{}{suffix}.md", p.id),
     };
     plan.put(&dst, item_text(&out, &body));
     plan.report.items += 1;
-    if let Some(dir) = &p.bundle {
+    super::languages::count(plan, p.lang.as_deref(), &config.languages.default);
+    // A translated bundle shares its original's files (the original copies them).
+    if let Some(dir) = p.bundle.as_ref().filter(|_| p.lang.is_none()) {
         bundle_files(src, dir, &format!("content/{collection}/{}", p.id), plan)?;
     }
     Ok(())
@@ -294,10 +298,12 @@ fn aliases_of(p: &Page, section: &str, plan: &mut Plan) -> Vec<String> {
         _ => Vec::new(),
     };
     let mut bad = Vec::new();
+    // A translation's relative alias is under its language's prefix, as Hugo resolves it.
+    let prefix = super::languages::Languages::prefix(p.lang.as_deref());
     for a in listed {
         let base = match section {
-            "" => "/".to_string(),
-            s => format!("/{s}/"),
+            "" => format!("{prefix}/"),
+            s => format!("{prefix}/{s}/"),
         };
         match alias(&a, &base) {
             Ok(a) => add(a),
@@ -373,8 +379,9 @@ fn plain_page(config: &Config, p: &Page, body: &str, plan: &mut Plan) {
     if !extra.is_empty() {
         fm.insert("extra".into(), toml::Value::Table(extra));
     }
+    let suffix = p.lang.as_ref().map_or(String::new(), |c| format!(".{c}"));
     let name = p.id.clone();
-    plan.put(&format!("content/{name}.md"), item_text(&fm, body));
+    plan.put(&format!("content/{name}{suffix}.md"), item_text(&fm, body));
     plan.report.plain_pages += 1;
 }
 

@@ -86,6 +86,8 @@ pub struct Report {
     /// Files of `content/` that belong to no page (a section's images), and Hugo's `assets/`,
     /// copied to `static/` at their path.
     pub section_assets: usize,
+    /// Pages (items) imported per language, by code.
+    pub languages: std::collections::BTreeMap<String, usize>,
     /// Aliases written: the source's own, and old URLs the new pattern does not give.
     pub aliases: usize,
     pub shortcodes_converted: usize,

@@ -219,7 +219,10 @@ fn final_target<'a>(sections: &'a BTreeMap<String, Section>, s: &'a Section) -> 
 /// whose collection has a `list_text`.
 pub(super) fn write_texts(
     config: &Config,
-    sections: &BTreeMap<String, Section>,
+    (sections, translated): (
+        &BTreeMap<String, Section>,
+        &BTreeMap<(String, String), Section>,
+    ),
     with_pages: &BTreeSet<String>,
     urls: &BTreeMap<String, String>,
     plan: &mut Plan,
@@ -270,7 +273,53 @@ pub(super) fn write_texts(
             }
         }
     }
+    write_translated(config, translated, &out, urls, plan);
     out
+}
+
+/// The other languages' section texts (`_index.<code>.md`): beside the original's list text
+/// where its collection has one (`content/<collection>/_index.<code>.md`), the root's as
+/// `content/_index.<code>.md` (Zola mode); any other is reported.
+fn write_translated(
+    config: &Config,
+    translated: &BTreeMap<(String, String), Section>,
+    texts: &BTreeSet<String>,
+    urls: &BTreeMap<String, String>,
+    plan: &mut Plan,
+) {
+    for ((name, code), s) in translated {
+        let plain = format!("content/{name}.md");
+        let as_plain = plan.files.iter().any(|(p, _)| *p == plain);
+        let dst = match (s.root, texts.contains(name)) {
+            (true, _) if config.keep_templates && config.dialect == super::plan::Dialect::Zola => {
+                format!("content/_index.{code}.md")
+            }
+            (false, true) => format!("content/{}/_index.{code}.md", collection_name(name)),
+            // The original is a plain page (a section of no pages): so is its translation.
+            (false, false) if as_plain => format!("content/{name}.{code}.md"),
+            _ => {
+                let why = "a section text whose default-language original was not imported as a list text: its list page shows the default language's title";
+                plan.report.skip(&s.file, None, "section", why);
+                continue;
+            }
+        };
+        let body = convert_body(config, (&s.file, s.body_line), &s.body, urls, plan);
+        let mut front = toml::Table::new();
+        if let Some(t) = &s.title {
+            front.insert("title".into(), toml::Value::String(t.clone()));
+        }
+        if let Some(t) = s
+            .template
+            .as_ref()
+            .filter(|_| as_plain && config.keep_templates)
+        {
+            front.insert("template".into(), toml::Value::String(t.clone()));
+        }
+        if !s.extra.is_empty() {
+            front.insert("extra".into(), toml::Value::Table(s.extra.clone()));
+        }
+        plan.put(&dst, item_text(&front, &body));
+    }
 }
 
 /// With Zola's templates kept, the root section's `_index.md` — its title, text and `[extra]`,

@@ -39,6 +39,7 @@ pub(super) fn text(config: &Config, colls: &Collections<'_>, pages: &[Page]) -> 
         false => "[\"atom\"]",
     };
     out.push_str(&format!("feeds = {feeds}\n"));
+    out.push_str(&config.languages.top_keys());
     if let Some(tz) = get("timeZone").or(get("timezone")) {
         out.push_str(&format!(
             "\n[publish]\ntimezone = {}\n",
@@ -87,6 +88,7 @@ pub(super) fn text(config: &Config, colls: &Collections<'_>, pages: &[Page]) -> 
         ));
     }
     out.push_str(&extra_table(config));
+    out.push_str(&config.languages.tables(config.dialect));
     out
 }
 

@@ -33,6 +33,8 @@ pub(super) struct Config {
     /// The names of the Zola shortcodes whose templates were kept (`templates/shortcodes/`):
     /// their calls stay in the bodies, and render at publish.
     pub(super) shortcodes: std::collections::BTreeSet<String>,
+    /// Its languages besides the default (see `languages.rs`).
+    pub(super) languages: super::languages::Languages,
 }
 
 /// One page of the source.
@@ -49,6 +51,8 @@ pub(super) struct Page {
     pub(super) at: Option<toml::value::Datetime>,
     /// The file's line where the body starts.
     pub(super) body_line: usize,
+    /// A translation's language (None: the default language's page).
+    pub(super) lang: Option<String>,
 }
 
 /// The collection a section's pages go to. A section is named by its folder's path under

@@ -38,7 +38,6 @@ pub fn plan(src: &Path, now: fencepost_core::clock::Instant) -> Result<Plan, Imp
         .unwrap_or_default();
     let mut plan = Plan::default();
     for (key, why) in [
-        ("languages", "fencepost sites have one language: only the default language's content was imported"),
         ("theme", "themes are Zola (Tera) templates written for Zola's variables: the starter templates were written instead"),
     ] {
         if table.contains_key(key) {
@@ -50,6 +49,7 @@ pub fn plan(src: &Path, now: fencepost_core::clock::Instant) -> Result<Plan, Imp
         .and_then(|s| s.get("paths"))
         .and_then(|p| p.as_str())
         .is_none_or(|p| p == "on");
+    let languages = super::languages::Languages::read(&table, Dialect::Zola, "config.toml")?;
     let config = Config {
         file: "config.toml".to_string(),
         slugify_paths,
@@ -63,6 +63,7 @@ pub fn plan(src: &Path, now: fencepost_core::clock::Instant) -> Result<Plan, Imp
         keep_templates: false,
         page_templates: BTreeMap::new(),
         shortcodes: Default::default(),
+        languages,
     };
     hugo::plan_with(src, config, plan, now)
 }

@@ -95,10 +95,22 @@ fn resolve(path: &str, url_of: &dyn Fn(&str) -> Option<String>) -> Option<String
     if let Some(url) = url_of(path) {
         return Some(url);
     }
-    let dir = path.strip_suffix("_index.md")?.trim_end_matches('/');
+    // A translated section (`blog/_index.es.md`) is at its language's prefix.
+    let (dir, lang) = match path.strip_suffix("_index.md") {
+        Some(dir) => (dir, None),
+        None => {
+            let stem = path.strip_suffix(".md")?;
+            let (dir, code) = stem.rsplit_once("_index.")?;
+            let ok =
+                !code.is_empty() && code.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-');
+            (dir, Some(code).filter(|_| ok)?.into())
+        }
+    };
+    let dir = dir.trim_end_matches('/');
+    let prefix: String = lang.map_or(String::new(), |c: &str| format!("/{c}"));
     match dir.is_empty() {
-        true => Some("/".into()),
-        false => Some(format!("/{dir}/")),
+        true => Some(format!("{prefix}/")),
+        false => Some(format!("{prefix}/{dir}/")),
     }
 }
 

@@ -48,6 +48,24 @@ fn the_sidebar_is_the_books_tree(page: &str) {
     );
 }
 
+/// Issue 83: its Hebrew and Chinese content folders (`content.he`, `content.zh`), at Hugo's
+/// URLs, in their language.
+fn its_other_languages_are_at_hugos_urls(srv: &Under<'_>) {
+    for url in [
+        "/he/",
+        "/he/docs/",
+        "/he/tags/",
+        "/he/404.html",
+        "/zh/",
+        "/zh/docs/",
+        "/zh/categories/",
+    ] {
+        assert_eq!(srv.get(url).status, 200, "{url}");
+    }
+    let he = srv.get("/he/docs/").text();
+    assert!(he.contains("lang=\"he\""), "{he}");
+}
+
 #[test]
 fn hugo_books_example_site_keeps_its_navigation_toc_and_book_order() {
     let (_tmp, s, r) = imported();
@@ -69,6 +87,7 @@ fn hugo_books_example_site_keeps_its_navigation_toc_and_book_order() {
     ] {
         assert_eq!(srv.get(url).status, 200, "{url}");
     }
+    its_other_languages_are_at_hugos_urls(&srv);
     let intro = srv.get("/docs/getting-started/introduction/").text();
     the_sidebar_is_the_books_tree(&intro);
     // Its table of contents, and the next chapter.

@@ -120,25 +120,25 @@ fn hugos_own_example_site_imports_publishes_and_keeps_every_url() {
 /// under `[languages.en] contentDir = "content/en"` beside a French one, a bundle at the root
 /// (`about/index.md`), `figure` and a custom shortcode.
 #[test]
-fn the_ananke_example_site_imports_its_default_language_and_keeps_every_url() {
+fn the_ananke_example_site_imports_both_languages_and_keeps_every_url() {
     let tmp = tempfile::tempdir().unwrap();
     let dst = tmp.path().join("site");
     let r = import(tmp.path(), "hugo", &fixture_dir("import/hugo-ananke"), &dst);
     assert_eq!(
         (r["items"].as_i64(), r["plain_pages"].as_i64()),
-        (Some(6), Some(2)),
+        (Some(7), Some(3)),
         "{r}"
     );
+    // Issue 83: the French content folder is imported, each page beside its original.
+    assert_eq!(r["languages"], serde_json::json!({"en": 6, "fr": 1}), "{r}");
+    assert!(dst.join("content/post/chapter-1.fr.md").is_file());
     assert_eq!(r["collections"], serde_json::json!(["post"]), "{r}");
     let skipped = not_converted(&r);
-    for expected in [
-        ("content/fr/".into(), None, "language fr".into()),
-        (
-            "content/en/contact.md".into(),
-            Some(14),
-            "shortcode form-contact".into(),
-        ),
-    ] {
+    for expected in [(
+        "content/en/contact.md".into(),
+        Some(14),
+        "shortcode form-contact".into(),
+    )] {
         assert!(skipped.contains(&expected), "{expected:?} in {r}");
     }
     // The post's own instant, offset and all.
@@ -150,7 +150,7 @@ fn the_ananke_example_site_imports_its_default_language_and_keeps_every_url() {
 
     let s = site_at(&dst);
     let p = s.json(&["publish", "--build", "--now", NOW]);
-    assert_eq!(p["published"].as_array().unwrap().len(), 6, "{p}");
+    assert_eq!(p["published"].as_array().unwrap().len(), 7, "{p}");
     assert_eq!(p["build"]["broken_links"], serde_json::json!([]), "{p}");
     assert_no_shortcodes(&s);
     let srv = s.serve(&[]);
@@ -168,7 +168,20 @@ fn the_ananke_example_site_imports_its_default_language_and_keeps_every_url() {
     );
     assert_eq!(srv.get("/images/Victor_Hugo-Hunchback.jpg").status, 200);
     assert_eq!(srv.get("/contact/").status, 200);
-    assert_eq!(srv.get("/fr/").status, 404, "one language only");
+    // Hugo's French URLs: the language's home, its post, its contact page.
+    for url in [
+        "/fr/",
+        "/fr/post/chapter-1/",
+        "/fr/contact/",
+        "/fr/404.html",
+    ] {
+        assert_eq!(srv.get(url).status, 200, "{url}");
+    }
+    let fr = srv.get("/fr/post/chapter-1/").text();
+    assert!(
+        fr.contains("<html lang=\"fr\">") && fr.contains("hreflang=\"en\""),
+        "{fr}"
+    );
     let home = srv.get("/").text();
     let at = |t: &str| {
         home.find(t)
@@ -256,11 +269,14 @@ fn papermods_example_site_imports_with_nested_sections_at_their_urls() {
     let s = site_at(&dst);
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
-    assert_eq!(p["published"].as_array().unwrap().len(), 10, "{p}");
+    let published = p["published"].as_array().unwrap().len();
+    assert_eq!(published, 12, "and 2 translations: {p}");
     let origin = s.serve(&[]);
     let srv = Under(&origin, "/hugo-PaperMod");
     for url in [
         "/posts/audio-video/",
+        "/fr/posts/markdown-syntax/",
+        "/fa/posts/markdown-syntax/",
         "/posts/code_syntax/",
         "/posts/emoji-support/",
         "/posts/markdown-syntax/",

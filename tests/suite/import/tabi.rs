@@ -52,6 +52,9 @@ fn tabis_own_site_renders_with_its_templates_sass_shortcodes_and_files() {
     let dst = tmp.path().join("site");
     let r = import(tmp.path(), "zola", src.path(), &dst);
     assert_eq!(r["starter"], "kept", "{r}");
+    // Issue 83: every language's pages are imported, each beside its original.
+    let langs = serde_json::json!({"ar": 3, "ca": 23, "en": 22, "es": 23});
+    assert_eq!(r["languages"], langs, "{r}");
     let s = site_at(&dst);
     let p = s.json(&["publish", "--build", "--now", NOW]);
     assert_eq!(p["invalid"], serde_json::json!([]), "{p}");
@@ -108,19 +111,22 @@ fn tabis_own_site_renders_with_its_templates_sass_shortcodes_and_files() {
     every_page_and_file_zola_wrote_is_there(&srv);
 }
 
-/// Every page Zola wrote (the default language's) at its URL — a page, or its redirect —
-/// and every non-HTML file at its path.
+/// Every page Zola wrote, in every language (issue 83: the Spanish, Catalan and Arabic ones
+/// too, 136 of them), at its URL — a page, or its redirect — and every non-HTML file of the
+/// default language at its path.
 fn every_page_and_file_zola_wrote_is_there(srv: &Under<'_>) {
     let pages: Vec<String> =
         std::fs::read_to_string(fixture_dir("import/zola-tabi/ZOLA_OUTPUT.txt"))
             .unwrap()
             .lines()
-            .filter(|p| {
-                p.ends_with("index.html") && !["es/", "ca/", "ar/"].iter().any(|l| p.starts_with(l))
-            })
+            .filter(|p| p.ends_with("index.html"))
             .map(|p| format!("/{}", p.trim_end_matches("index.html")))
             .collect();
-    assert!(pages.len() > 40, "{pages:?}");
+    let other = |u: &&String| ["/es/", "/ca/", "/ar/"].iter().any(|l| u.starts_with(l));
+    assert!(
+        pages.len() > 190 && pages.iter().filter(other).count() == 136,
+        "{pages:?}"
+    );
     let gone: Vec<&String> = pages
         .iter()
         .filter(|u| ![200, 301].contains(&srv.get(u).status))

@@ -79,7 +79,7 @@ fn planned_for(cs: &Collections, pages: &[PageInput]) -> Vec<Planned> {
         pages,
         plain: &[],
         list_texts: &[],
-        root_text: None,
+        root_texts: &Default::default(),
         copies: &[],
         resources: &[],
         render_fingerprint: "b",

@@ -61,7 +61,8 @@ pub(crate) fn register(
     strings: super::trans::Strings,
     public: PublicContent,
 ) {
-    let files = SiteFiles::new(root, public);
+    let mut files = SiteFiles::new(root, public);
+    files.lang_prefixes = strings.prefixes();
     let f = files.clone();
     tera.register_function("load_data", move |a: &Args| load_data(&f, a));
     let f = files.clone();
@@ -149,6 +150,8 @@ struct SiteFiles {
     folders: Vec<PathBuf>,
     content: PathBuf,
     public: PublicContent,
+    /// The URL prefixes of the languages besides the default (`ca`), without slashes.
+    lang_prefixes: Vec<String>,
 }
 
 impl SiteFiles {
@@ -162,6 +165,7 @@ impl SiteFiles {
             folders,
             content: root.join("content"),
             public,
+            lang_prefixes: Vec::new(),
         }
     }
 
@@ -343,7 +347,20 @@ fn csv_value(text: &str) -> Result<Value, String> {
 fn get_image_metadata(files: &SiteFiles, a: &Args) -> tera::Result<Value> {
     let f = "get_image_metadata";
     let path = arg(a, "path").ok_or_else(|| err(format!("{f} needs path=\"…\"")))?;
-    let Some(bytes) = files.read(f, path)? else {
+    // A path under another language's prefix (`ca/blog/card.jpg`) is the file its page's
+    // original has (Zola writes a section's files into every language's folder).
+    let bare = path.trim_start_matches('/');
+    let unprefixed = (files.lang_prefixes.iter())
+        .find_map(|p| bare.strip_prefix(p.as_str())?.strip_prefix('/'))
+        .map(|rest| rest.trim_start_matches('/'));
+    let found = match files.read(f, path)? {
+        Some(b) => Some(b),
+        None => match unprefixed {
+            Some(rest) => files.read(f, rest)?,
+            None => None,
+        },
+    };
+    let Some(bytes) = found else {
         return match a.get("allow_missing").and_then(Value::as_bool) == Some(true) {
             true => Ok(Value::Null),
             false => Err(err(format!(

@@ -16,6 +16,8 @@ use std::path::Path;
 pub(crate) struct Strings {
     default: String,
     by_lang: HashMap<String, BTreeMap<String, String>>,
+    /// The other languages' URL prefixes, without slashes (`ca`).
+    prefixes: Vec<String>,
 }
 
 impl Strings {
@@ -34,7 +36,19 @@ impl Strings {
             }
             by_lang.insert(l.code.clone(), strings);
         }
-        Strings { default, by_lang }
+        let prefixes = (langs.others().iter())
+            .map(|l| l.url_prefix.trim_matches('/').to_string())
+            .collect();
+        Strings {
+            default,
+            by_lang,
+            prefixes,
+        }
+    }
+
+    /// The other languages' URL prefixes, without slashes.
+    pub(crate) fn prefixes(&self) -> Vec<String> {
+        self.prefixes.clone()
     }
 
     /// `trans(key=…, lang=…)`.

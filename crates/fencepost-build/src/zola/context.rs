@@ -17,7 +17,7 @@ pub(crate) fn render(
     z: &ZolaSite,
     p: &Planned,
 ) -> Option<Result<String, BuildError>> {
-    let mut c = base_context(r, z, &p.path);
+    let mut c = base_context(r, z, p);
     let template = match &p.job {
         Job::Item(i) => {
             c.insert("page", &z.pages[*i]);
@@ -30,10 +30,7 @@ pub(crate) fn render(
                 .withdrawn_template
                 .clone()
         }
-        Job::Home(_) => {
-            home(r, z, &mut c);
-            "index.html".to_string()
-        }
+        Job::Home(h) => home(r, z, &z.langs.key("", &h.lang), &mut c),
         Job::ListIndex(ci, v) => {
             let pager = Pager {
                 entries: &v.latest,
@@ -80,7 +77,7 @@ pub(crate) fn render(
             let dir = v.url.trim_matches('/');
             let section = match z.sections.contains_key(dir) {
                 true => z.section_value(dir, false),
-                false => section_of_plain(&z.plain.get(&v.url).cloned().unwrap_or(Value::Null)),
+                false => section_of_plain(z, &z.plain.get(&v.url).cloned().unwrap_or(Value::Null)),
             };
             c.insert("section", &section);
             v.template.clone()
@@ -94,11 +91,12 @@ pub(crate) fn render(
 }
 
 /// What every page sees: `config`, `site`, `lang`, `current_path` and `current_url`.
-fn base_context(r: &Renderer<'_>, z: &ZolaSite, file: &str) -> tera::Context {
+fn base_context(r: &Renderer<'_>, z: &ZolaSite, p: &Planned) -> tera::Context {
+    let file = p.path.as_str();
     let mut c = tera::Context::new();
     c.insert("config", &z.config);
     c.insert("site", &r.site);
-    c.insert("lang", "en");
+    c.insert("lang", crate::languages::lang_of(r, p));
     let path = current_path(file);
     let url = format!("{}{path}", r.base_url.trim_end_matches('/'));
     c.insert("current_url", &url);
@@ -164,10 +162,21 @@ fn list(
     coll.list_template.clone()
 }
 
-/// The home page: the root section, and a paginator over the root section's collection.
-fn home(r: &Renderer<'_>, z: &ZolaSite, c: &mut tera::Context) {
-    let root = &z.sections[""];
-    c.insert("section", &z.section_value("", false));
+/// The home page (of the language whose root section is `key`): the root section, and a
+/// paginator over the root section's collection.
+/// Returns its template.
+fn home(r: &Renderer<'_>, z: &ZolaSite, key: &str, c: &mut tera::Context) -> String {
+    home_of(r, z, key, c);
+    "index.html".to_string()
+}
+
+fn home_of(r: &Renderer<'_>, z: &ZolaSite, key: &str, c: &mut tera::Context) {
+    let Some(root) = z.sections.get(key) else {
+        c.insert("section", &Value::Null);
+        c.insert("paginator", &Value::Null);
+        return;
+    };
+    c.insert("section", &z.section_value(key, false));
     let Some(ci) = root.coll else {
         c.insert("paginator", &Value::Null);
         return;
@@ -189,14 +198,14 @@ fn home(r: &Renderer<'_>, z: &ZolaSite, c: &mut tera::Context) {
         "paginator",
         &json!({
             "paginate_by": coll.page_size, "pages": first, "current_index": 1,
-            "number_pagers": n, "first": section_url(""), "previous": null, "next": older,
+            "number_pagers": n, "first": section_url(key), "previous": null, "next": older,
         }),
     );
 }
 
 /// A plain page seen as the section it was (one of no pages and no subsections: Zola's
 /// archive): its title, text and paths, no pages.
-fn section_of_plain(page: &Value) -> Value {
+fn section_of_plain(z: &ZolaSite, page: &Value) -> Value {
     let mut s = page.clone();
     if let Value::Object(m) = &mut s {
         m.insert("pages".into(), json!([]));
@@ -206,7 +215,7 @@ fn section_of_plain(page: &Value) -> Value {
             .and_then(Value::as_str)
             .unwrap_or("/")
             .to_string();
-        for (k, x) in super::paths_of(&url, true) {
+        for (k, x) in super::paths_in(&z.langs, &url, true) {
             m.insert(k.into(), x);
         }
     }

@@ -47,7 +47,7 @@ pub(super) fn register(mut tera: tera::Tera, mut site: ZolaSite) -> Arc<ZolaSite
     tera.register_function("get_section", move |a: &Args| {
         let path = text(a, "path", "get_section")?;
         let z = s.get()?;
-        let (dir, _) = split_path(path);
+        let (dir, _) = z.key_of(path, a.get("lang").and_then(Value::as_str));
         match z.sections.contains_key(&dir) {
             true => Ok(z.section_value(&dir, flag(a, "metadata_only", false))),
             false => Err(tera::Error::msg(format!(
@@ -74,10 +74,11 @@ pub(super) fn register(mut tera: tera::Tera, mut site: ZolaSite) -> Arc<ZolaSite
         );
         let z = s.get()?;
         let slug = fencepost_config::taxonomies::term_slug(name);
+        let lang = a.get("lang").and_then(Value::as_str);
         let found = z
-            .taxonomy(kind)
+            .taxonomy(kind, lang)
             .and_then(|t| z.terms[t].iter().find(|x| x.slug == slug));
-        match (found, z.taxonomy(kind)) {
+        match (found, z.taxonomy(kind, lang)) {
             (Some(t), _) => Ok(json!(t.url)),
             (None, Some(_)) => {
                 tracing::warn!(
@@ -97,7 +98,8 @@ pub(super) fn register(mut tera: tera::Tera, mut site: ZolaSite) -> Arc<ZolaSite
     tera.register_function("get_taxonomy", move |a: &Args| {
         let kind = text(a, "kind", "get_taxonomy")?;
         let z = s.get()?;
-        match (z.taxonomy(kind), flag(a, "required", true)) {
+        let lang = a.get("lang").and_then(Value::as_str);
+        match (z.taxonomy(kind, lang), flag(a, "required", true)) {
             (Some(t), _) => Ok(z.taxonomy_value(t)),
             (None, false) => Ok(Value::Null),
             (None, true) => Err(tera::Error::msg(format!(
@@ -117,10 +119,11 @@ pub(super) fn register(mut tera: tera::Tera, mut site: ZolaSite) -> Arc<ZolaSite
 /// page before its instant neither reveals it nor stops the site's build.
 fn get_url(z: &ZolaSite, a: &Args) -> tera::Result<Value> {
     let path = text(a, "path", "get_url")?;
+    let lang = a.get("lang").and_then(Value::as_str);
     if path.starts_with("@/") {
-        let (dir, name) = split_path(path);
+        let (dir, name) = z.key_of(path, lang);
         let url = match name {
-            Some(_) => z.page_at(path).and_then(|p| p.get("path").cloned()),
+            Some(_) => z.page_in(path, lang).and_then(|p| p.get("path").cloned()),
             None => z
                 .sections
                 .contains_key(&dir)
@@ -137,7 +140,16 @@ fn get_url(z: &ZolaSite, a: &Args) -> tera::Result<Value> {
     if path.contains("://") {
         return Ok(json!(path));
     }
-    let mut url = format!("/{}", path.trim_start_matches('/'));
+    // Another language's path is under its prefix (`get_url(path="blog", lang="ca")`).
+    // A path already under it (a translated section's `path`) is left as it is.
+    let prefix = lang.map_or(String::new(), |l| z.langs.key("", l));
+    let bare = path.trim_start_matches('/');
+    let under = bare == prefix || bare.starts_with(&format!("{prefix}/"));
+    let prefix = match prefix.is_empty() || under {
+        true => String::new(),
+        false => format!("/{prefix}"),
+    };
+    let mut url = format!("{prefix}/{}", path.trim_start_matches('/'));
     // As Zola: a trailing slash only when asked for (`get_url(path="blog/") ~ "/"` is
     // `/blog/`, not `/blog//`).
     match flag(a, "trailing_slash", false) {
@@ -156,10 +168,19 @@ pub(super) fn section_url(dir: &str) -> String {
 }
 
 impl ZolaSite {
-    /// The index of taxonomy `kind`.
-    fn taxonomy(&self, kind: &str) -> Option<usize> {
-        let names = self.config["taxonomies"].as_array()?;
-        names.iter().position(|t| t["name"] == kind)
+    /// The index of taxonomy `kind` in language `lang` (the default language's without one).
+    fn taxonomy(&self, kind: &str, lang: Option<&str>) -> Option<usize> {
+        let lang = lang.unwrap_or(&self.langs.default);
+        (self.taxonomies.iter()).position(|(k, l, _)| k == kind && l == lang)
+    }
+
+    /// The section key and page name a Zola path names (`blog/_index.ca.md` is `ca/blog`),
+    /// in language `lang` when given.
+    pub(super) fn key_of(&self, path: &str, lang: Option<&str>) -> (String, Option<String>) {
+        let (plain, own) = self.langs.strip(path);
+        let (dir, name) = split_path(&plain);
+        let code = lang.or(own).unwrap_or(&self.langs.default);
+        (self.langs.key(&dir, code), name)
     }
 
     /// A term as Zola's templates see it.
@@ -171,15 +192,24 @@ impl ZolaSite {
     /// `get_taxonomy`'s answer: the taxonomy and its terms.
     pub(super) fn taxonomy_value(&self, ti: usize) -> Value {
         let items: Vec<Value> = self.terms[ti].iter().map(|t| self.term_value(t)).collect();
-        json!({ "kind": self.config["taxonomies"][ti], "items": items })
+        json!({ "kind": self.taxonomies[ti].2, "items": items })
     }
 
     /// The page `path` (`blog/a.md`, `@/blog/a/index.md`, `about.md`) names.
     pub(super) fn page_at(&self, path: &str) -> Option<Value> {
-        let (dir, name) = split_path(path);
+        self.page_in(path, None)
+    }
+
+    /// [`Self::page_at`] in language `lang` when given (else the path's own).
+    pub(super) fn page_in(&self, path: &str, lang: Option<&str>) -> Option<Value> {
+        let (dir, name) = self.key_of(path, lang);
         let name = name?;
-        if dir.is_empty() {
-            if let Some(p) = self.plain.get(&format!("/{name}/")) {
+        if dir.is_empty() || self.langs.is_root(&dir) {
+            let prefix = match dir.is_empty() {
+                true => String::new(),
+                false => format!("/{dir}"),
+            };
+            if let Some(p) = self.plain.get(&format!("{prefix}/{name}/")) {
                 return Some(p.clone());
             }
         }
@@ -203,13 +233,33 @@ impl ZolaSite {
             "title": s.title, "content": s.content, "permalink": url, "path": url,
             "pages": pages, "subsections": s.subsections, "description": null,
             "extra": if s.extra.is_object() { s.extra.clone() } else { json!({}) },
-            "toc": [], "assets": [], "translations": [], "lang": "en",
+            "toc": [], "assets": [], "translations": self.section_translations(dir),
+            "lang": self.langs.split(dir).0,
         });
         if let Value::Object(m) = &mut v {
-            for (k, x) in super::paths_of(&url, true) {
+            for (k, x) in super::paths_in(&self.langs, &url, true) {
                 m.insert(k.into(), x);
             }
         }
         v
+    }
+
+    /// Every language's version of section `dir` the site has (itself included).
+    fn section_translations(&self, dir: &str) -> Value {
+        if self.langs.others.is_empty() {
+            return json!([]);
+        }
+        let rest = self.langs.split(dir).1;
+        let codes =
+            std::iter::once(&self.langs.default).chain(self.langs.others.iter().map(|(c, _)| c));
+        let list: Vec<Value> = codes
+            .filter_map(|code| {
+                let key = self.langs.key(rest, code);
+                let s = self.sections.get(&key)?;
+                let url = section_url(&key);
+                Some(json!({ "lang": code, "permalink": url, "path": url, "title": s.title }))
+            })
+            .collect();
+        Value::Array(list)
     }
 }
