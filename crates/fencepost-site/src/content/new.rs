@@ -219,7 +219,12 @@ pub fn create(
     })?;
     let title = title.unwrap_or("Untitled").to_string();
     let id = new_id(root, coll, id, &title, known)?;
-    let rel = format!("content/{}/{id}.md", coll.dir);
+    // A translation kept beside its original is named for its language (`hello.fr.md`).
+    let suffix = match coll.beside {
+        true => format!(".{}", coll.lang),
+        false => String::new(),
+    };
+    let rel = format!("content/{}/{id}{suffix}.md", coll.dir);
     let path = root.join(&rel);
     let text = item_text(coll, &id, &title, now);
     // What is written must be an item the collection accepts.
