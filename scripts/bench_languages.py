@@ -34,6 +34,14 @@ def translate(text, lang):
     return f"{head}+++\n\n[{lang}] {body}"
 
 
+def day_of(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("day = "):
+                return line.strip()
+    return ""
+
+
 def make_site(b, site, c, three):
     b.new_site(site, c)
     if three:
@@ -42,7 +50,10 @@ def make_site(b, site, c, three):
         src = os.path.join(site, "content", "answers")
         de = os.path.join(site, "content", "de", "answers")
         os.makedirs(de, exist_ok=True)
-        names = sorted(os.listdir(src), key=lambda n: int(n[:-3]))
+        # By date (then id): the newest items are left untranslated, so (c) adds the newest
+        # French item, as (b) adds the newest original (an older one would shift the lists
+        # numbered from the oldest, in any language).
+        names = sorted(os.listdir(src), key=lambda n: (day_of(os.path.join(src, n)), int(n[:-3])))
         for i, name in enumerate(names):
             with open(os.path.join(src, name)) as f:
                 text = f.read()
@@ -52,7 +63,8 @@ def make_site(b, site, c, three):
             with open(os.path.join(de, name), "w") as f:
                 f.write(translate(text, "de"))
     subprocess.run([b.FP, "--site", site, "publish", "--now", b.NOW], check=True, stdout=subprocess.DEVNULL)
-    return sorted(os.listdir(os.path.join(site, "content", "answers")))
+    src = os.path.join(site, "content", "answers")
+    return sorted(os.listdir(src), key=lambda n: (day_of(os.path.join(src, n)), n))
 
 
 def cold(b, site):

@@ -12,46 +12,69 @@ use super::plan::{Job, Planned};
 use super::render::Renderer;
 use super::view::Translation;
 use fencepost_config::collections::Collections;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Fills in `page.translations` of every page (nothing on a site of one language).
+/// Fills in `page.translations` of every page (nothing on a site of one language). The
+/// versions of an item are found by sorting (original collection, id, language) once: one
+/// pass over the pages, no map of strings.
 pub(super) fn link(pages: &mut [PageInput], collections: &Collections) {
     let langs = &collections.languages;
     if !langs.many() {
         return;
     }
-    let order = |code: &str| langs.list.iter().position(|l| l.code == code);
-    let mut groups: HashMap<(&str, String), Vec<usize>> = HashMap::new();
-    for (i, p) in pages.iter().enumerate() {
-        let c = &collections.list[p.coll];
-        let original = c.original.as_deref().unwrap_or(&c.name);
-        groups
-            .entry((original, p.view.id.text()))
-            .or_default()
-            .push(i);
+    let list = &collections.list;
+    let original: Vec<usize> = (list.iter().enumerate())
+        .map(|(i, c)| {
+            let o = c.original.as_deref();
+            o.and_then(|o| list.iter().position(|x| x.name == o))
+                .unwrap_or(i)
+        })
+        .collect();
+    let order: Vec<usize> = (list.iter())
+        .map(|c| {
+            langs
+                .list
+                .iter()
+                .position(|l| l.code == c.lang)
+                .unwrap_or(usize::MAX)
+        })
+        .collect();
+    let name: Vec<Arc<str>> = (list.iter())
+        .map(|c| {
+            langs
+                .get(&c.lang)
+                .map_or(c.lang.as_str(), |l| l.name.as_str())
+                .into()
+        })
+        .collect();
+    let mut keys: Vec<(usize, &super::view::IdView, usize, u32)> = (pages.iter().enumerate())
+        .map(|(i, p)| (original[p.coll], &p.view.id, order[p.coll], i as u32))
+        .collect();
+    keys.sort_unstable();
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut start = 0;
+    for i in 1..=keys.len() {
+        if i == keys.len() || (keys[i].0, keys[i].1) != (keys[start].0, keys[start].1) {
+            runs.push(start..i);
+            start = i;
+        }
     }
-    let mut found: Vec<(usize, Arc<[Translation]>)> = Vec::with_capacity(pages.len());
-    for members in groups.into_values() {
-        let mut list: Vec<(Option<usize>, Translation)> = (members.iter())
+    let members: Vec<u32> = keys.into_iter().map(|k| k.3).collect();
+    for run in runs {
+        let shared: Arc<[Translation]> = (members[run.clone()].iter())
             .map(|&i| {
-                let v = &pages[i].view;
-                let name = langs.get(&v.lang).map_or(&*v.lang, |l| l.name.as_str());
-                let t = Translation {
-                    lang: v.lang.clone(),
-                    name: name.into(),
-                    url: v.url.clone(),
-                    title: v.title.clone(),
-                };
-                (order(&v.lang), t)
+                let p = &pages[i as usize];
+                Translation {
+                    lang: p.view.lang.clone(),
+                    name: name[p.coll].clone(),
+                    url: p.view.url.clone(),
+                    title: p.view.title.clone(),
+                }
             })
             .collect();
-        list.sort_by(|a, b| (a.0, &a.1.lang).cmp(&(b.0, &b.1.lang)));
-        let shared: Arc<[Translation]> = list.into_iter().map(|(_, t)| t).collect();
-        found.extend(members.iter().map(|&i| (i, shared.clone())));
-    }
-    for (i, t) in found {
-        pages[i].view.translations = t;
+        for &i in &members[run] {
+            pages[i as usize].view.translations = shared.clone();
+        }
     }
 }
 
@@ -104,11 +127,31 @@ pub(crate) fn lang_of<'a>(r: &'a Renderer<'_>, p: &'a Planned) -> &'a str {
     }
 }
 
-/// `lang` and `translations` (its page's versions; none but on an item page) in the context
-/// of planned file `p`, and on a site of many languages `site` as its
-/// language shows it (its title and description).
-pub(super) fn put_lang(r: &Renderer<'_>, c: &mut tera::Context, p: &Planned) {
+/// Each other language's `site` (its title, description and home page), in a context of its
+/// own, made once per build.
+pub(super) fn site_contexts(
+    collections: &Collections,
+    site: &super::view::SiteView,
+) -> Vec<(String, tera::Context)> {
+    (collections.languages.others().iter())
+        .map(|l| {
+            let mut v = site.clone();
+            v.title = l.title.clone().unwrap_or_else(|| site.title.clone());
+            v.description = l.description.clone();
+            v.home_url = format!("{}/", l.url_prefix);
+            let mut c = tera::Context::new();
+            c.insert("site", &v);
+            (l.code.clone(), c)
+        })
+        .collect()
+}
+
+/// The context planned file `p` starts from: its language's `site`, `lang`, and
+/// `translations` (its page's versions; none but on an item page).
+pub(super) fn context(r: &Renderer<'_>, p: &Planned) -> tera::Context {
     let code = lang_of(r, p);
+    let own = r.lang_contexts.iter().find(|(c, _)| c == code);
+    let mut c = own.map_or_else(|| r.site_context.clone(), |(_, c)| c.clone());
     c.insert("lang", code);
     let none: &[Translation] = &[];
     let translations = match &p.job {
@@ -116,15 +159,5 @@ pub(super) fn put_lang(r: &Renderer<'_>, c: &mut tera::Context, p: &Planned) {
         _ => none,
     };
     c.insert("translations", translations);
-    let langs = &r.collections.languages;
-    if !langs.many() || code == langs.default_code() {
-        return;
-    }
-    if let Some(l) = langs.get(code) {
-        let mut site = r.site.clone();
-        site.title = title(r, code);
-        site.description = l.description.clone();
-        site.home_url = format!("{}/", l.url_prefix);
-        c.insert("site", &site);
-    }
+    c
 }

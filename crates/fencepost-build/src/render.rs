@@ -25,6 +25,9 @@ pub(super) struct Renderer<'a> {
     /// A template context holding `site` alone, made once: each page's starts as its copy
     /// (a copy of the value costs less than serializing the view again for every page).
     pub(super) site_context: tera::Context,
+    /// The same for each other language (its `site.title`, `description`, `home_url`), made
+    /// once: by language code.
+    pub(super) lang_contexts: Arc<Vec<(String, tera::Context)>>,
     pub(super) base_url: String,
     /// `Config::base_path`: put in front of every root-relative URL of an HTML page.
     pub(super) base_path: String,
@@ -132,6 +135,7 @@ impl<'a> Renderer<'a> {
         };
         let mut site_context = tera::Context::new();
         site_context.insert("site", &view);
+        let lang_contexts = Arc::new(super::languages::site_contexts(&site.collections, &view));
         Renderer {
             templates,
             pages,
@@ -140,6 +144,7 @@ impl<'a> Renderer<'a> {
             collections: &site.collections,
             site: view,
             site_context,
+            lang_contexts,
             base_url: site.config.base_url.clone(),
             base_path: site.config.base_path(),
             rss: site.config.rss(),
@@ -207,10 +212,6 @@ impl Renderer<'_> {
         }
     }
 
-    fn ctx(&self) -> tera::Context {
-        self.site_context.clone()
-    }
-
     /// The bytes of planned file `p`; the images it asked for made once it is rendered (an
     /// image that cannot be made holds it, as its template failing would).
     pub(super) fn render(
@@ -244,8 +245,7 @@ impl Renderer<'_> {
                 return made.map(|html| self.rebased_page(html, &p.path));
             }
         }
-        let mut c = self.ctx();
-        super::languages::put_lang(self, &mut c, p);
+        let mut c = super::languages::context(self, p);
         let out = p.path.as_str();
         let template: &str = match &p.job {
             Job::Item(i) => {
