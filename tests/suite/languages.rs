@@ -41,12 +41,12 @@ fn site() -> TestSite {
 }
 
 const FR_SECRETS: &[&str] = &[
-    "uiscalefrance",
+    "uiscalefr", // the word, and its French stem in an index ("quiscalefr")
     "/fr/posts/2026/12/advisory",
     "sécurité",
     "curit&#xe9;",
 ];
-const DE_SECRETS: &[&str] = &["ugspitzwort", "/de/posts/2026/12/advisory"];
+const DE_SECRETS: &[&str] = &["ugspitzw", "/de/posts/2026/12/advisory"];
 
 fn sorted(v: &serde_json::Value) -> Vec<String> {
     let mut out: Vec<String> = (v.as_array().unwrap().iter())
@@ -276,4 +276,65 @@ fn a_translation_without_an_instant_follows_its_original() {
         ["posts.fr/advisory", "posts/advisory"],
         "{v}"
     );
+}
+
+/// Guards: issue 83 (point 4, with issue 82). Search in every language: each page's
+/// `<html lang>` puts it in its language's Pagefind index, and the adversary who unpacks every
+/// index file of `public/` finds nothing of the French translation before its instant — then
+/// finds it in the French index, not the English one.
+#[test]
+fn each_language_has_its_own_index_and_none_holds_a_translation_early() {
+    let s = site();
+    let config = std::fs::read_to_string(s.path("fencepost.toml")).unwrap();
+    s.write(
+        "fencepost.toml",
+        &format!("{config}\n[search]\nenabled = true\n"),
+    );
+    s.json(&["publish", "--build", "--now", NOW]);
+    let before = crate::search::readable_files(&s.path("public"));
+    assert!(
+        before.iter().any(|(n, _)| n.contains("pf_fragment")),
+        "indexed"
+    );
+    assert_nothing_reveals("the indexes before the French instant", &before, FR_SECRETS);
+    s.json(&["publish", "--build", "--now", FR]);
+    let entry =
+        std::fs::read_to_string(s.path("public/current/pagefind/pagefind-entry.json")).unwrap();
+    let entry: serde_json::Value = serde_json::from_str(&entry).unwrap();
+    let langs = entry["languages"].as_object().unwrap();
+    assert!(
+        langs.contains_key("en") && langs.contains_key("fr"),
+        "{entry}"
+    );
+    assert!(
+        !langs.contains_key("de"),
+        "German is not public yet: {entry}"
+    );
+    let files = crate::search::readable_files(&s.path("public/current/pagefind"));
+    let meta = |lang: &str| {
+        let hash = langs[lang]["hash"].as_str().unwrap();
+        let name = format!("pagefind.{hash}.pf_meta");
+        let (_, bytes) = (files.iter()).find(|(n, _)| n.ends_with(&name)).unwrap();
+        String::from_utf8_lossy(bytes).into_owned()
+    };
+    let (fr, en) = (meta("fr"), meta("en"));
+    // The word chunks holding the French word: the French meta names each, the English none.
+    let word = |b: &[u8]| String::from_utf8_lossy(b).contains("quiscalefr");
+    let chunks: Vec<String> = (files.iter())
+        .filter(|(n, b)| n.ends_with(".pf_index") && word(b))
+        .map(|(n, _)| {
+            n.rsplit('/')
+                .next()
+                .unwrap()
+                .trim_end_matches(".pf_index")
+                .to_string()
+        })
+        .collect();
+    assert!(!chunks.is_empty(), "the word is indexed");
+    for c in &chunks {
+        assert!(
+            fr.contains(c.as_str()) && !en.contains(c.as_str()),
+            "{c}: in the French index only"
+        );
+    }
 }

@@ -86,7 +86,7 @@ pub(crate) fn elasticlunr(index: &Path, word: &str) -> Vec<String> {
 
 /// Every file under `dir`, Pagefind's gzipped data files (`pagefind_dcd` behind gzip)
 /// unpacked, so a grep sees their words.
-fn readable_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn readable_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     use std::io::Read;
     (files_under(dir).into_iter())
         .map(|(name, bytes)| {
