@@ -241,24 +241,9 @@ pub(super) fn write_texts(
         if own && !has_text && s.title.is_none() && s.extra.is_empty() {
             continue;
         }
-        let body = convert_body(config, (&s.file, s.body_line), &s.body, urls, plan);
-        let mut front = toml::Table::new();
-        if let Some(t) = &s.title {
-            front.insert("title".into(), toml::Value::String(t.clone()));
-        }
         // A section of no pages of its own is a plain page: with Zola's templates kept, it
         // renders with the section's own template, which reads `section`.
-        if let Some(t) = s
-            .template
-            .as_ref()
-            .filter(|_| !own && config.keep_templates)
-        {
-            front.insert("template".into(), toml::Value::String(t.clone()));
-        }
-        if !s.extra.is_empty() {
-            front.insert("extra".into(), toml::Value::Table(s.extra.clone()));
-        }
-        let text = item_text(&front, &body);
+        let text = section_text(config, s, !own, urls, plan);
         match own {
             true => {
                 plan.put(
@@ -303,23 +288,36 @@ fn write_translated(
                 continue;
             }
         };
-        let body = convert_body(config, (&s.file, s.body_line), &s.body, urls, plan);
-        let mut front = toml::Table::new();
-        if let Some(t) = &s.title {
-            front.insert("title".into(), toml::Value::String(t.clone()));
-        }
-        if let Some(t) = s
-            .template
-            .as_ref()
-            .filter(|_| as_plain && config.keep_templates)
-        {
-            front.insert("template".into(), toml::Value::String(t.clone()));
-        }
-        if !s.extra.is_empty() {
-            front.insert("extra".into(), toml::Value::Table(s.extra.clone()));
-        }
-        plan.put(&dst, item_text(&front, &body));
+        let text = section_text(config, s, as_plain, urls, plan);
+        plan.put(&dst, text);
     }
+}
+
+/// A section's text as the new site's file: its title, its template (`with_template`, where
+/// Zola's templates are kept), its `[extra]`, its body converted.
+fn section_text(
+    config: &Config,
+    s: &Section,
+    with_template: bool,
+    urls: &BTreeMap<String, String>,
+    plan: &mut Plan,
+) -> String {
+    let body = convert_body(config, (&s.file, s.body_line), &s.body, urls, plan);
+    let mut front = toml::Table::new();
+    if let Some(t) = &s.title {
+        front.insert("title".into(), toml::Value::String(t.clone()));
+    }
+    if let Some(t) = s
+        .template
+        .as_ref()
+        .filter(|_| with_template && config.keep_templates)
+    {
+        front.insert("template".into(), toml::Value::String(t.clone()));
+    }
+    if !s.extra.is_empty() {
+        front.insert("extra".into(), toml::Value::Table(s.extra.clone()));
+    }
+    item_text(&front, &body)
 }
 
 /// With Zola's templates kept, the root section's `_index.md` — its title, text and `[extra]`,
