@@ -11,6 +11,9 @@ use fencepost_site::Site;
 use serde::Serialize;
 use std::sync::Arc;
 
+mod lang;
+pub(crate) use lang::lang_of;
+
 /// Renders one planned file.
 #[derive(Clone)]
 pub(super) struct Renderer<'a> {
@@ -245,7 +248,7 @@ impl Renderer<'_> {
                 return made.map(|html| self.rebased_page(html, &p.path));
             }
         }
-        let mut c = super::languages::context(self, p);
+        let mut c = lang::context(self, p);
         let out = p.path.as_str();
         let template: &str = match &p.job {
             Job::Item(i) => {
@@ -425,7 +428,7 @@ impl Renderer<'_> {
                 body: b,
             })
             .collect();
-        let site = &super::languages::title(self, &f.lang);
+        let site = &lang::title(self, &f.lang);
         let lang_home = super::languages::home_url(self.collections, &f.lang);
         let (title, home) = match (&f.term, f.coll.map(|ci| &self.collections.list[ci])) {
             (Some((ti, name, url)), _) => {

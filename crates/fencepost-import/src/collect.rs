@@ -3,7 +3,7 @@
 //! each language's own (Hugo's `contentDir`); a file named for a language (`page.es.md`,
 //! `_index.es.md`) is that language's version of the page it is named for.
 
-use super::hugo::{headless_bundles, place, read_front, section_of};
+use super::place::{headless_bundles, place, read_front, section_of};
 use super::plan::{files_under, Dialect, ImportError, Plan};
 use super::section::Section;
 use super::source::{Config, Page};

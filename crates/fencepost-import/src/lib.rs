@@ -17,6 +17,7 @@ mod front;
 pub mod hugo;
 mod languages;
 mod page;
+mod place;
 mod plan;
 mod section;
 mod settings;

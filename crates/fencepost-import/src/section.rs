@@ -145,7 +145,7 @@ fn site_path(config: &Config, to: &str) -> String {
 /// A page of a section Zola never renders (`render = false`: a folder of pages such as
 /// `pages/about/`) whose `path` is one segment (`path = "privacy"`) is a plain page at that
 /// URL, dated or not: its section has no list here either (no new `/pages/`), and it keeps
-/// its date. (An undated one is placed so already: `hugo::section_of`.)
+/// its date. (An undated one is placed so already: `place::section_of`.)
 pub(super) fn unrendered_pages(sections: &BTreeMap<String, Section>, pages: &mut [Page]) {
     for p in pages.iter_mut() {
         let unrendered = (p.section.as_ref())

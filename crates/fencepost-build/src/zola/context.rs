@@ -96,7 +96,7 @@ fn base_context(r: &Renderer<'_>, z: &ZolaSite, p: &Planned) -> tera::Context {
     let mut c = tera::Context::new();
     c.insert("config", &z.config);
     c.insert("site", &r.site);
-    c.insert("lang", crate::languages::lang_of(r, p));
+    c.insert("lang", crate::render::lang_of(r, p));
     let path = current_path(file);
     let url = format!("{}{path}", r.base_url.trim_end_matches('/'));
     c.insert("current_url", &url);
