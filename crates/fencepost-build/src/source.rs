@@ -237,7 +237,7 @@ pub(super) fn read_tree_item(
             summary_html: rendered.summary_html.map(Arc::from),
             withdrawn_at: None,
             lang: coll.lang.as_str().into(),
-            translations: Arc::from([]),
+            translations: super::view::no_translations(),
             terms: item.terms.as_str().into(),
             data: item.data.as_str().into(),
             content_hash: fencepost_core::digest::sha256_hex(&hashed),

@@ -58,6 +58,13 @@ pub struct Translation {
     pub title: String,
 }
 
+/// The translations of a page that has none yet (one shared empty list, not one a page).
+pub fn no_translations() -> Arc<[Translation]> {
+    static NONE: std::sync::LazyLock<Arc<[Translation]>> =
+        std::sync::LazyLock::new(|| Arc::from([]));
+    NONE.clone()
+}
+
 /// An item's id as templates see it: a number in an integer collection, else the slug.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum IdView {

@@ -29,13 +29,17 @@ pub(crate) fn ledger_source(
     let store = site.image_store();
     let colls = &site.collections;
     let (mut rows, weights) = in_reading_order(colls, rows)?;
+    // Each collection's language, shared by its pages (one allocation, not one a page).
+    let langs: Vec<Arc<str>> = (colls.list.iter())
+        .map(|c| c.lang.as_str().into())
+        .collect();
     let others = rows.split_off(weights.len());
     // Each page viewed on every core, in reading order, straight into its place in the list
     // (a page is a few hundred bytes: viewed first and moved into order after, 100,000 of
     // them were moved once more, and a list of views as large faulted in beside the pages).
     let (pages, copies): (Vec<PageInput>, Vec<Option<CopyInput>>) = (rows.into_par_iter())
         .zip(weights)
-        .map(|(r, (ci, weight))| view_page(&colls.list[ci], ci, &store, r, weight))
+        .map(|(r, (ci, weight))| view_page(&colls.list[ci], (ci, &langs[ci]), &store, r, weight))
         .unzip();
     let mut images: HashMap<String, CopyInput> = (copies.into_iter().flatten())
         .map(|c| (c.path.clone(), c))
@@ -45,7 +49,7 @@ pub(crate) fn ledger_source(
         if let Place::Notice(ci) = place_of(colls, &r) {
             let coll = &colls.list[ci];
             let weight = PageInput::weight_of(coll, &r.data);
-            let (notice, copy) = view_page(coll, ci, &store, r, weight);
+            let (notice, copy) = view_page(coll, (ci, &langs[ci]), &store, r, weight);
             images.extend(copy.map(|c| (c.path.clone(), c)));
             notices.push(notice);
         }
@@ -194,20 +198,20 @@ fn page_image(store: &Path, r: &PublicPage) -> Option<CopyInput> {
 /// A public page row viewed (or a withdrawn one, as its notice) and its image's copy.
 fn view_page(
     coll: &Collection,
-    ci: usize,
+    (ci, lang): (usize, &Arc<str>),
     store: &Path,
     r: PublicPage,
     weight: Option<i64>,
 ) -> (PageInput, Option<CopyInput>) {
     let copy = page_image(store, &r);
     let image_url = copy.as_ref().map(|c| format!("/{}", c.path));
-    (page_input(coll, ci, r, image_url, weight), copy)
+    (page_input(coll, (ci, lang), r, image_url, weight), copy)
 }
 
 /// A public page as the plan sees it; `weight` as [`PageInput::weight_of`] gives it.
 fn page_input(
     coll: &Collection,
-    ci: usize,
+    (ci, lang): (usize, &Arc<str>),
     r: PublicPage,
     image_url: Option<String>,
     weight: Option<i64>,
@@ -240,8 +244,8 @@ fn page_input(
             draft: false,
             summary_html: r.summary_html.map(Arc::from),
             withdrawn_at: r.withdrawn.then(|| r.updated_at.rfc3339()),
-            lang: coll.lang.as_str().into(),
-            translations: Arc::from([]),
+            lang: lang.clone(),
+            translations: crate::view::no_translations(),
             terms: r.terms,
             data: r.data,
             content_hash: r.content_hash,

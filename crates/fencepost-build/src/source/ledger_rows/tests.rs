@@ -80,7 +80,8 @@ fn rows_are_put_in_the_reading_order_of_their_pages() {
                 .position(|c| *c.name == *r.collection)
                 .unwrap();
             let weight = PageInput::weight_of(&colls.list[ci], &r.data);
-            view_page(&colls.list[ci], ci, store, r, weight).0
+            let lang: Arc<str> = colls.list[ci].lang.as_str().into();
+            view_page(&colls.list[ci], (ci, &lang), store, r, weight).0
         })
         .collect();
     let want: Vec<i64> = PageInput::in_order(viewed)
