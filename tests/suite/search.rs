@@ -42,19 +42,8 @@ fn checkers() -> std::path::PathBuf {
 /// (tests/search/query.mjs) over the origin's index files — for `word`: the results' URL
 /// paths.
 fn query(server: &Server, word: &str) -> Vec<String> {
-    let script = checkers().join("query.mjs");
     let origin = format!("http://{}", server.addr);
-    let out = std::process::Command::new("node")
-        .arg(&script)
-        .args([&origin, word])
-        .output()
-        .expect("node (Node.js) must be installed: scripts/test installs it");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = node("query.mjs", &[origin.as_ref(), word.as_ref()]);
     (v.as_array().unwrap().iter())
         .map(|r| {
             r["url"]
@@ -69,11 +58,14 @@ fn query(server: &Server, word: &str) -> Vec<String> {
 /// elasticlunr itself (its npm package, tests/search/elasticlunr.mjs) loads Zola's index file
 /// and searches it for `word`: the refs (permalinks) found.
 pub(crate) fn elasticlunr(index: &Path, word: &str) -> Vec<String> {
-    let script = checkers().join("elasticlunr.mjs");
+    serde_json::from_value(node("elasticlunr.mjs", &[index.as_os_str(), word.as_ref()])).unwrap()
+}
+
+/// Runs checker `script` of tests/search with Node, which must succeed: its JSON output.
+fn node(script: &str, args: &[&std::ffi::OsStr]) -> Value {
     let out = std::process::Command::new("node")
-        .arg(&script)
-        .arg(index)
-        .arg(word)
+        .arg(checkers().join(script))
+        .args(args)
         .output()
         .expect("node (Node.js) must be installed: scripts/test installs it");
     assert!(

@@ -111,7 +111,14 @@ impl ZolaSite {
         let coll_sections: Vec<String> = colls.iter().map(section_of).collect();
         let mut sections = sections_of(r, &langs, &coll_sections, plain, texts);
         let pages: Vec<Value> = (0..r.pages.len())
-            .map(|i| page_value(r, i, bodies.get(&r.pages[i].view.row).map_or("", |b| b)))
+            .map(|i| {
+                page_value(
+                    r,
+                    &langs,
+                    i,
+                    bodies.get(&r.pages[i].view.row).map_or("", |b| b),
+                )
+            })
             .collect();
         for (i, p) in r.pages.iter().enumerate() {
             sections
@@ -393,7 +400,7 @@ pub(super) fn taxonomy_value(t: &fencepost_config::taxonomies::Taxonomy) -> Valu
 
 /// A page as Zola's templates see it (`lower` is the previous page in its section's order,
 /// older or lighter; `higher` the next).
-fn page_value(r: &Renderer<'_>, i: usize, content: &str) -> Value {
+fn page_value(r: &Renderer<'_>, langs: &Langs, i: usize, content: &str) -> Value {
     let p = &r.pages[i];
     let coll = &r.collections.list[p.coll];
     let data = parse_data(&p.view.data);
@@ -440,8 +447,7 @@ fn page_value(r: &Renderer<'_>, i: usize, content: &str) -> Value {
     m.insert("word_count".into(), json!(words));
     m.insert("reading_time".into(), json!(words.div_ceil(200)));
     m.insert("toc".into(), toc::of(content, &p.view.url));
-    let langs = Langs::of(r.collections);
-    for (k, v) in paths_in(&langs, &p.view.url, false) {
+    for (k, v) in paths_in(langs, &p.view.url, false) {
         m.insert(k.into(), v);
     }
     // A bundle's folder under content/ (`blog/a/`) and its files' paths, as Zola gives them.

@@ -210,7 +210,7 @@ pub fn hash_item(
     f.opt(v.withdrawn_at.as_deref());
     f.field(&v.terms);
     f.field(&v.lang);
-    f.field(&v.translations.len().to_string());
+    f.field_bytes(&(v.translations.len() as u64).to_le_bytes());
     for t in v.translations.iter() {
         f.field(&t.lang);
         f.field(&t.url);

@@ -81,9 +81,4 @@ impl Collections {
     pub fn of_lang<'a>(&'a self, code: &'a str) -> impl Iterator<Item = (usize, &'a Collection)> {
         (self.list.iter().enumerate()).filter(move |(_, c)| c.lang == code)
     }
-
-    /// The collection a translation's original is in (itself for an original).
-    pub fn original_of<'a>(&'a self, c: &'a Collection) -> &'a Collection {
-        (c.original.as_ref()).and_then(|o| self.get(o)).unwrap_or(c)
-    }
 }
